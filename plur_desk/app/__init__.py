@@ -1,0 +1,1 @@
+"""plur_desk.app layer (see docs/architecture.md)."""

@@ -1,0 +1,1 @@
+"""plur_desk.domain layer (see docs/architecture.md)."""

@@ -1,0 +1,1 @@
+"""plur_desk.index layer (see docs/architecture.md)."""

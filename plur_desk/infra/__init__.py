@@ -1,0 +1,1 @@
+"""plur_desk.infra layer (see docs/architecture.md)."""

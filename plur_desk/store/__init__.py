@@ -1,0 +1,1 @@
+"""plur_desk.store layer (see docs/architecture.md)."""

@@ -1,0 +1,1 @@
+"""plur_desk.ui layer (see docs/architecture.md)."""

@@ -1,0 +1,45 @@
+"""Runs the real PLUR and js-yaml (npm packages under tests/node) from the tests."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+NODE_DIR = Path(__file__).resolve().parent.parent / "node"
+
+
+def ensure_node_modules() -> Path:
+    """tests/node/node_modules, installed from the lock file when missing (CI installs it up front)."""
+    if not (NODE_DIR / "node_modules" / "@plur-ai" / "core").is_dir():
+        npm = shutil.which("npm")
+        if npm is None:
+            raise RuntimeError("npm is required for the interop tests (install Node.js 20 and npm)")
+        subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=NODE_DIR, check=True)
+    return NODE_DIR
+
+
+def plur_env(store: Path, home: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        HOME=str(home), PLUR_PATH=str(store), PLUR_DISABLE_EMBEDDINGS="1", PLUR_AUTO_DISCOVER="0", PLUR_TELEMETRY="0"
+    )
+    return env
+
+
+def run_node(script: str, *, payload: object = None, env: dict[str, str] | None = None, timeout: float = 300) -> object:
+    """Run tests/node/<script> with `payload` as JSON on stdin; its stdout is parsed as JSON."""
+    ensure_node_modules()
+    proc = subprocess.run(
+        ["node", str(NODE_DIR / script)],
+        input=json.dumps(payload).encode() if payload is not None else b"null",
+        capture_output=True,
+        env=env,
+        cwd=NODE_DIR,
+        timeout=timeout,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"node {script} failed ({proc.returncode}):\n{proc.stderr.decode()[-4000:]}")
+    return json.loads(proc.stdout)
