@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 import re
 
+from plur_desk.infra.jsvalues import JsTimestamp  # noqa: F401 - re-exported
+
 _INT_RE = re.compile(r"[-+]?(?:0b[01]+|0x[0-9a-fA-F]+|0o[0-7]+|[0-9]+)\Z")
 _FLOAT_RE = re.compile(
     r"(?:[-+]?[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?|\.[0-9]+(?:[eE][-+]?[0-9]+)?"
@@ -23,15 +25,6 @@ _TIMESTAMP_RE = re.compile(
 )
 _NUMBER_START = frozenset("0123456789+-.")
 MAX_SAFE_INT = 2**53
-
-
-class JsTimestamp(str):
-    """An *unquoted* YAML timestamp. js-yaml loads it as a JS Date, which PLUR's schema rejects.
-
-    The text is kept as written so the entry can be shown and reported; it is never written back by us.
-    """
-
-    __slots__ = ()
 
 
 def is_timestamp(text: str) -> bool:

@@ -1,0 +1,57 @@
+"""Error types every layer raises; each carries a message a person can act on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class PlurDeskError(Exception):
+    """Base class: `str(error)` is the plain-words message shown to the user."""
+
+
+class NotAPlurStore(PlurDeskError):
+    pass
+
+
+class StoreUnreadable(PlurDeskError):
+    """A store file PLUR itself would refuse; the store is opened read-only (or not at all)."""
+
+    def __init__(self, path: Path, reason: str, line: int | None = None) -> None:
+        where = f"{path}" + (f", line {line}" if line else "")
+        super().__init__(f"{where}: {reason}")
+        self.path = path
+        self.reason = reason
+        self.line = line
+
+
+class ReadOnlyStore(PlurDeskError):
+    pass
+
+
+class ChangedSinceError(PlurDeskError):
+    """What the reviewer saw is no longer what is on disk; nothing was written."""
+
+    def __init__(self, engram_id: str, fields: list[str]) -> None:
+        super().__init__(
+            f"{engram_id} changed since you looked ({', '.join(fields)}); nothing was written. Reload and decide again."
+        )
+        self.engram_id = engram_id
+        self.fields = fields
+
+
+class LockTimeout(PlurDeskError):
+    def __init__(self, lock_path: Path, holder: str, waited: float) -> None:
+        super().__init__(
+            f"{lock_path.name} is held by {holder or 'another process'}; gave up after {waited:.1f} s. "
+            "Nothing was written; try again when PLUR is done."
+        )
+        self.lock_path = lock_path
+        self.holder = holder
+
+
+class ActionRefused(PlurDeskError):
+    """A review action that does not apply (a winner outside the pair, an engram that is not a draft, …)."""
+
+
+class WriteFailed(PlurDeskError):
+    pass

@@ -1,0 +1,131 @@
+"""PLUR's hash-chained history (newer than 0.20): canonical bytes, hash, and the chain mode of a store.
+
+Canonical bytes = JSON.stringify of the event without top-level hash/signature/signer, keys sorted as JavaScript
+rebuilds objects (array-index keys first in numeric order, then UTF-16 order; `__proto__` dropped), numbers in
+JavaScript form, strings escaped as JSON.stringify does. See shared/PLUR-HISTORY-CHAIN.md §1.1.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from enum import Enum
+from pathlib import Path
+
+from plur_desk.store.yaml_types import is_array_index, js_number_to_string
+
+_EXCLUDED = ("hash", "signature", "signer")
+_SHORT = {"\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", '"': '\\"', "\\": "\\\\"}
+
+
+def _js_string(text: str) -> str:
+    out = ['"']
+    for ch in text:
+        code = ord(ch)
+        if ch in _SHORT:
+            out.append(_SHORT[ch])
+        elif code < 0x20 or 0xD800 <= code <= 0xDFFF:
+            out.append("\\u%04x" % code)
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def _sort_key(key: str) -> tuple[int, int, bytes]:
+    if is_array_index(key):
+        return (0, int(key), b"")
+    return (1, 0, key.encode("utf-16-be", "surrogatepass"))
+
+
+def js_stringify(value: object, *, sort: bool = False) -> str:
+    """JSON.stringify(value) without spacing; with sort=True, keys in canonical (sortKeysDeep) order."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return js_number_to_string(value)
+    if isinstance(value, float):
+        return js_number_to_string(value) if math.isfinite(value) else "null"
+    if isinstance(value, str):
+        return _js_string(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(js_stringify(v, sort=sort) for v in value) + "]"
+    if isinstance(value, dict):
+        keys = [k for k in value if k != "__proto__"] if sort else list(value)
+        if sort:
+            keys.sort(key=_sort_key)
+        return "{" + ",".join(_js_string(k) + ":" + js_stringify(value[k], sort=sort) for k in keys) + "}"
+    raise TypeError(f"cannot serialise {type(value).__name__}")
+
+
+def canonical_bytes(event: dict[str, object]) -> bytes:
+    stripped = {k: v for k, v in event.items() if k not in _EXCLUDED}
+    return js_stringify(stripped, sort=True).encode("utf-8", "surrogatepass")
+
+
+def event_hash(event: dict[str, object]) -> str:
+    return hashlib.sha256(canonical_bytes(event)).hexdigest()
+
+
+class ChainMode(Enum):
+    LEGACY = "legacy"  # PLUR 0.20: no hashes; we never start a chain
+    CHAINED = "chained"  # the tail is hashed: append with prev/hash under history/chain.lock
+    MIXED = "mixed"  # a chain exists but a non-chaining writer wrote last: chain with prev null (declared gap)
+
+
+def last_line(path: Path) -> bytes | None:
+    """The last non-empty line of a file, read from its end (8 KiB window doubling to the whole file)."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return None
+    if size == 0:
+        return None
+    window = 8192
+    with open(path, "rb") as handle:
+        while True:
+            start = max(0, size - window)
+            handle.seek(start)
+            chunk = handle.read(size - start).rstrip(b"\n")
+            cut = chunk.rfind(b"\n")
+            if cut != -1 or start == 0:
+                tail = chunk[cut + 1:]
+                return tail if tail.strip() else None
+            window *= 2
+
+
+def hash_of_line(line: bytes | None) -> str | None:
+    if not line:
+        return None
+    try:
+        event = json.loads(line)
+    except ValueError:
+        return None
+    value = event.get("hash") if isinstance(event, dict) else None
+    return value if isinstance(value, str) and len(value) == 64 else None
+
+
+def predecessor_line(history_dir: Path, month_file: Path) -> bytes | None:
+    """Node's rule: the current month file's last line, else the newest other month file's last line."""
+    line = last_line(month_file)
+    if line is not None:
+        return line
+    others = sorted((p for p in history_dir.glob("*.jsonl") if p.name != month_file.name), reverse=True)
+    return last_line(others[0]) if others else None
+
+
+def detect_mode(history_dir: Path, month_file: Path) -> ChainMode:
+    if hash_of_line(predecessor_line(history_dir, month_file)) is not None:
+        return ChainMode.CHAINED
+    if (history_dir / ".chain-head").exists() or (history_dir / "chain.lock").exists():
+        return ChainMode.MIXED
+    for path in history_dir.glob("*.jsonl"):
+        with open(path, "rb") as handle:
+            if b'"hash":' in handle.read():
+                return ChainMode.MIXED
+    return ChainMode.LEGACY

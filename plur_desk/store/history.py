@@ -1,0 +1,155 @@
+"""PLUR's history log, `history/YYYY-MM.jsonl`: reading every month, appending events safely.
+
+Append: one complete JSON line per `os.write` on an O_APPEND descriptor, then fsync (PLUR 0.20's shape:
+event, engram_id, timestamp, data, actor). On a hash-chained store the append happens under
+`history/chain.lock` with `prev` and `hash`, so `plur verify` stays green; on a 0.20 store no chain is started.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from plur_desk.infra.errors import LockTimeout, WriteFailed
+from plur_desk.store.chain import ChainMode, detect_mode, event_hash, hash_of_line, js_stringify, predecessor_line
+from plur_desk.store.lock import CHAIN_POLICY, locked
+
+
+@dataclass
+class MalformedLine:
+    file: str
+    line: int
+    reason: str
+
+
+@dataclass
+class HistoryRead:
+    events: list[dict[str, object]] = field(default_factory=list)
+    malformed: list[MalformedLine] = field(default_factory=list)
+
+
+@dataclass
+class AppendResult:
+    mode: ChainMode
+    warnings: list[str] = field(default_factory=list)
+
+
+def read_file(path: Path, result: HistoryRead) -> None:
+    month = path.stem
+    with open(path, "rb") as handle:
+        data = handle.read()
+    lines = data.split(b"\n")
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            event = json.loads(raw)
+        except ValueError as exc:
+            cut = " (cut off: the last line has no end)" if number == len(lines) else ""
+            result.malformed.append(MalformedLine(path.name, number, f"not valid JSON: {exc.msg}{cut}"))
+            continue
+        if not isinstance(event, dict):
+            result.malformed.append(MalformedLine(path.name, number, "not a JSON object"))
+            continue
+        event["_month"] = month
+        event["_line"] = number
+        result.events.append(event)
+
+
+class HistoryLog:
+    def __init__(self, root: Path) -> None:
+        self.dir = root / "history"
+
+    def month_files(self) -> list[Path]:
+        if not self.dir.is_dir():
+            return []
+        return sorted(p for p in self.dir.glob("*.jsonl") if p.is_file())
+
+    def read_all(self) -> HistoryRead:
+        result = HistoryRead()
+        for path in self.month_files():
+            read_file(path, result)
+        return result
+
+    def mode(self, month: str) -> ChainMode:
+        if not self.dir.is_dir():
+            return ChainMode.LEGACY
+        return detect_mode(self.dir, self.dir / f"{month}.jsonl")
+
+    def append(self, events: list[dict[str, object]]) -> AppendResult:
+        """Append events (each with a `timestamp` in toISOString form). Raises WriteFailed on I/O errors."""
+        if not events:
+            return AppendResult(ChainMode.LEGACY)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        by_month: dict[str, list[dict[str, object]]] = {}
+        for event in events:
+            by_month.setdefault(str(event["timestamp"])[:7], []).append(event)
+        result = AppendResult(ChainMode.LEGACY)
+        for month, month_events in by_month.items():
+            mode = self.mode(month)
+            result.mode = mode
+            if mode is ChainMode.LEGACY:
+                self._write(self.dir / f"{month}.jsonl", [js_stringify(e) for e in month_events])
+            else:
+                self._append_chained(month, month_events, mode, result)
+        return result
+
+    def _append_chained(self, month: str, events: list[dict[str, object]], mode: ChainMode,
+                        result: AppendResult) -> None:
+        month_file = self.dir / f"{month}.jsonl"
+        try:
+            with locked(self.dir / "chain", CHAIN_POLICY):
+                self._chain_and_write(month_file, events, gap=False)
+        except LockTimeout:
+            result.warnings.append(
+                "history/chain.lock stayed busy; the review events were appended without a link (a declared gap "
+                "in `plur verify`, not tampering)"
+            )
+            self._chain_and_write(month_file, events, gap=True)
+        if mode is ChainMode.MIXED:
+            result.warnings.append(
+                "a writer that does not chain history (an older PLUR process) wrote last; `plur verify` will show a "
+                "declared gap there"
+            )
+
+    def _chain_and_write(self, month_file: Path, events: list[dict[str, object]], *, gap: bool) -> None:
+        if month_file.exists() and month_file.stat().st_size:
+            with open(month_file, "rb") as handle:
+                handle.seek(-1, os.SEEK_END)
+                if handle.read(1) != b"\n":
+                    raise WriteFailed(
+                        f"{month_file} ends in a cut-off line (a writer crashed mid-line); appending would bury it "
+                        "inside the chain. Nothing was written; let PLUR repair it or remove the partial line."
+                    )
+        prev = None if gap else hash_of_line(predecessor_line(self.dir, month_file))
+        lines = []
+        for event in events:
+            event["prev"] = prev
+            event["hash"] = event_hash(event)
+            prev = event["hash"]  # type: ignore[assignment]
+            lines.append(js_stringify(event))
+        self._write(month_file, lines)
+        try:
+            os.unlink(self.dir / ".chain-head")
+        except FileNotFoundError:
+            pass
+
+    @staticmethod
+    def _write(path: Path, lines: list[str]) -> None:
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise WriteFailed(f"cannot open {path} to append history: {exc.strerror}") from exc
+        try:
+            for line in lines:
+                payload = (line + "\n").encode("utf-8")
+                written = os.write(fd, payload)
+                if written != len(payload):
+                    raise WriteFailed(f"short write to {path} ({written} of {len(payload)} bytes)")
+            os.fsync(fd)
+        except OSError as exc:
+            raise WriteFailed(f"cannot append history to {path}: {exc.strerror}") from exc
+        finally:
+            os.close(fd)

@@ -1,0 +1,305 @@
+"""One of PLUR's list files (`engrams.yaml`, `tensions.yaml`) read as byte blocks, one per entry.
+
+js-yaml writes every entry as a run of lines starting with `  - ` (engrams) or `- ` (tensions) at a fixed
+column, every other line of the entry deeper. Cutting the file there is a byte scan; each block is parsed on its
+own (fast parser, libyaml fallback) and cached by content digest, and a write replaces only the blocks it
+changes, so every other byte of the file stays identical. A file in any other layout is read whole with libyaml
+("irregular"); writing it is a full js-yaml-identical rewrite.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from plur_desk.store.yaml_load import JsYamlLoader, YamlSyntaxError, load_general, parse_item
+from plur_desk.store.yaml_types import JsTimestamp
+
+
+@dataclass(frozen=True)
+class FileIdentity:
+    size: int
+    mtime_ns: int
+    inode: int
+
+    @staticmethod
+    def of(stat: os.stat_result) -> FileIdentity:
+        return FileIdentity(stat.st_size, stat.st_mtime_ns, stat.st_ino)
+
+
+@dataclass(frozen=True)
+class Layout:
+    kind: str  # "engrams" | "tensions"
+    header: bytes  # bytes before the first entry in a regular file
+    empty: bytes  # the whole file of an empty list, as PLUR writes it
+    item_indent: int
+    marker: re.Pattern[bytes]  # start of an entry
+    bad_line: re.Pattern[str]  # any line that cannot belong to a regular file
+    draft_probe: bytes  # bytes that appear in a draft's block
+
+
+ENGRAMS = Layout(
+    kind="engrams",
+    header=b"engrams:\n",
+    empty=b"engrams: []\n",
+    item_indent=2,
+    marker=re.compile(rb"^  - ", re.M),
+    bad_line=re.compile(r"^(?!  - |    |$)", re.M),
+    draft_probe=b"\n    commitment: draft\n",
+)
+TENSIONS = Layout(
+    kind="tensions",
+    header=b"",
+    empty=b"[]\n",
+    item_indent=0,
+    marker=re.compile(rb"^- ", re.M),
+    bad_line=re.compile(r"^(?!- |  |$)", re.M),
+    draft_probe=b"",
+)
+
+
+@dataclass
+class Entry:
+    """One list entry. `value` is None until parsed or when its YAML is broken (`syntax_error`)."""
+
+    index: int
+    line: int
+    start: int = -1  # byte offsets in the file; -1 for irregular files
+    end: int = -1
+    value: object = None
+    parsed: bool = False
+    syntax_error: str | None = None
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def key(self) -> str | None:
+        if isinstance(self.value, dict):
+            ident = self.value.get("id")
+            return ident if isinstance(ident, str) else None
+        return None
+
+    @property
+    def valid(self) -> bool:
+        return self.parsed and self.syntax_error is None and not self.problems
+
+
+class BlockCache:
+    """Parsed blocks by content digest (derived data: loaded from and saved to the platformdirs cache)."""
+
+    def __init__(self, entries: dict[bytes, object] | None = None) -> None:
+        self.entries: dict[bytes, object] = entries or {}
+        self.dirty = False
+
+    def get(self, digest: bytes) -> object | None:
+        return self.entries.get(digest)
+
+    def put(self, digest: bytes, value: object) -> None:
+        self.entries[digest] = value
+        self.dirty = True
+
+
+def digest_of(block: bytes) -> bytes:
+    return hashlib.blake2b(block, digest_size=16).digest()
+
+
+def _line_of(data: bytes, offset: int) -> int:
+    return data.count(b"\n", 0, offset) + 1
+
+
+def _contains_date(value: object) -> bool:
+    if isinstance(value, JsTimestamp):
+        return True
+    if isinstance(value, dict):
+        return any(_contains_date(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_contains_date(v) for v in value)
+    return False
+
+
+class ListFile:
+    """A parsed snapshot of one list file. `fatal` says why PLUR would refuse the whole file (then read-only)."""
+
+    def __init__(self, path: Path, layout: Layout, data: bytes, identity: FileIdentity | None) -> None:
+        self.path = path
+        self.layout = layout
+        self.data = data
+        self.identity = identity
+        self.exists = identity is not None
+        self.fatal: str | None = None
+        self.fatal_line: int | None = None
+        self.regular = True
+        self.entries: list[Entry] = []
+        self.extra_top_level: dict[str, object] = {}
+
+    # -- reading -------------------------------------------------------------------------------------------
+
+    @classmethod
+    def read(
+        cls, path: Path, layout: Layout, validate: Callable[[object], list[str]], cache: BlockCache | None = None,
+        *, parse: bool = True,
+    ) -> ListFile:
+        try:
+            with open(path, "rb") as handle:
+                identity = FileIdentity.of(os.fstat(handle.fileno()))
+                data = handle.read()
+        except FileNotFoundError:
+            return cls(path, layout, b"", None)
+        snapshot = cls(path, layout, data, identity)
+        snapshot._validate = validate  # type: ignore[attr-defined]
+        snapshot._cache = cache  # type: ignore[attr-defined]
+        snapshot._split()
+        if parse and snapshot.fatal is None:
+            snapshot.parse_all()
+        return snapshot
+
+    def _refuse(self, reason: str, line: int | None = None) -> None:
+        self.fatal = reason
+        self.fatal_line = line
+
+    def _split(self) -> None:
+        data = self.data
+        if not data:
+            self._refuse("the file is empty (0 bytes); PLUR refuses an empty store file")
+            return
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            self._refuse(f"invalid UTF-8 at byte {exc.start}", _line_of(data, exc.start))
+            return
+        layout = self.layout
+        if data == layout.empty:
+            return
+        body = data[len(layout.header):]
+        if (
+            data.startswith(layout.header)
+            and body.startswith(b"  - " if layout.item_indent else b"- ")
+            and data.endswith(b"\n")
+            and layout.bad_line.search(text, len(layout.header), len(text) - 1) is None
+            and "\r" not in text
+        ):
+            self._split_regular()
+        else:
+            self.regular = False
+            self._read_irregular(text)
+
+    def _split_regular(self) -> None:
+        data = self.data
+        starts = [m.start() for m in self.layout.marker.finditer(data, len(self.layout.header))]
+        line = _line_of(data, starts[0])
+        prev = starts[0]
+        entries = []
+        for index, start in enumerate(starts):
+            line += data.count(b"\n", prev, start)
+            prev = start
+            end = starts[index + 1] if index + 1 < len(starts) else len(data)
+            entries.append(Entry(index=index, line=line, start=start, end=end))
+        self.entries = entries
+
+    def _read_irregular(self, text: str) -> None:
+        try:
+            loader = JsYamlLoader(text)
+            try:
+                node = loader.get_single_node()
+                doc = loader.construct_document(node) if node is not None else None
+            finally:
+                loader.dispose()
+        except Exception:
+            node = None
+            try:
+                doc = load_general(text)
+            except YamlSyntaxError as exc:
+                self._refuse(f"YAML error: {exc}; PLUR cannot read this file either", exc.line)
+                return
+        items = self._top_level_items(doc)
+        if items is None:
+            return
+        item_nodes = self._item_nodes(node)
+        for index, value in enumerate(items):
+            line = item_nodes[index].start_mark.line + 1 if index < len(item_nodes) else 0
+            entry = Entry(index=index, line=line, value=value, parsed=True)
+            entry.problems = self._validate(value)  # type: ignore[attr-defined]
+            self.entries.append(entry)
+
+    def _item_nodes(self, node: object) -> list:  # type: ignore[type-arg]
+        import yaml
+
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                if key.value == "engrams" and isinstance(value, yaml.SequenceNode):
+                    return list(value.value)
+            return []
+        if isinstance(node, yaml.SequenceNode):
+            return list(node.value)
+        return []
+
+    def _top_level_items(self, doc: object) -> list[object] | None:
+        name = self.path.name
+        if doc is None:
+            self._refuse(f"{name} parses to null; PLUR refuses it")
+            return None
+        if self.layout.kind == "tensions":
+            if not isinstance(doc, list):
+                self._refuse(f"the top level of {name} is a {type(doc).__name__}, not a list; PLUR refuses it")
+                return None
+            return doc
+        if not isinstance(doc, dict):
+            self._refuse(f"the top level of {name} is a {type(doc).__name__}, not a mapping; PLUR refuses it")
+            return None
+        if "engrams" not in doc:
+            self._refuse(f"{name} has no 'engrams' key; PLUR refuses it")
+            return None
+        engrams = doc["engrams"]
+        if not isinstance(engrams, list):
+            shown = "null" if engrams is None else type(engrams).__name__
+            self._refuse(f"'engrams' is {shown}, not a list; PLUR refuses it")
+            return None
+        self.extra_top_level = {k: v for k, v in doc.items() if k != "engrams"}
+        return engrams
+
+    def block(self, entry: Entry) -> bytes:
+        return self.data[entry.start:entry.end]
+
+    def parse_entries(self, entries: Iterable[Entry]) -> None:
+        validate = self._validate  # type: ignore[attr-defined]
+        cache: BlockCache | None = self._cache  # type: ignore[attr-defined]
+        indent = self.layout.item_indent
+        data = self.data
+        for entry in entries:
+            if entry.parsed:
+                continue
+            raw = data[entry.start:entry.end]
+            digest = digest_of(raw) if cache is not None else b""
+            cached = cache.get(digest) if cache is not None else None
+            if cached is not None:
+                entry.value = cached
+            else:
+                try:
+                    entry.value = parse_item(raw.decode("utf-8"), indent)
+                except YamlSyntaxError as exc:
+                    entry.syntax_error = str(exc)
+                    line = entry.line + (exc.line - 1 if exc.line else 0)
+                    if self.fatal is None:
+                        self._refuse(f"YAML error in the entry at line {entry.line}: {exc}; "
+                                     "PLUR cannot read this file either", line)
+            entry.parsed = True
+            if entry.syntax_error is None:
+                entry.problems = validate(entry.value)
+                if cached is None and cache is not None and not entry.problems and not _contains_date(entry.value):
+                    cache.put(digest, entry.value)
+
+    def parse_all(self) -> None:
+        self.parse_entries(self.entries)
+
+    def draft_entries(self) -> list[Entry]:
+        """Entries whose bytes say `commitment: draft` (a cheap scan; confirmed when parsed)."""
+        probe = self.layout.draft_probe
+        data = self.data
+        found = []
+        for entry in self.entries:
+            if entry.start >= 0 and data.find(probe, entry.start, entry.end + 1) != -1:
+                found.append(entry)
+        return found

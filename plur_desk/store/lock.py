@@ -1,0 +1,165 @@
+"""PLUR's lock-file protocol (`<file>.lock`, O_EXCL, token `host:pid:ms:counter`), spoken exactly as Node does.
+
+fcntl/flock locks do not interoperate with PLUR: only this protocol does (TECH-NOTES.md). A dead holder on
+this host is stolen at once, an unverifiable one after 60 s of mtime age, a live one never. A hold is released
+only if the lock still holds our token.
+"""
+
+from __future__ import annotations
+
+import errno
+import itertools
+import os
+import re
+import socket
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from plur_desk.infra.errors import LockTimeout
+
+STALE_UNKNOWN_SECONDS = 60.0
+_counter = itertools.count(1)
+
+
+@dataclass(frozen=True)
+class LockPolicy:
+    """How long to wait. Node's engram lock waits up to 180 s; we are interactive and give up sooner."""
+
+    max_wait: float = 20.0
+    first_delay: float = 0.005
+    max_delay: float = 0.25
+
+
+ENGRAMS_POLICY = LockPolicy()
+# Node gives up on the tensions lock after ~3.1 s, and on the chain lock after ~8.2 s; we wait like it does.
+TENSIONS_POLICY = LockPolicy(max_wait=6.0)
+CHAIN_POLICY = LockPolicy(max_wait=8.0, first_delay=0.002)
+
+
+def make_token() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{int(time.time() * 1000)}:{next(_counter)}"
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return ""
+
+
+def holder_alive(token: str) -> bool | None:
+    """True/False when the holder runs on this host; None when that cannot be checked."""
+    parts = token.split(":")
+    if len(parts) < 2 or parts[0] != socket.gethostname():
+        return None
+    try:
+        pid = int(parts[1])
+    except ValueError:
+        return None
+    if pid <= 0:
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OSError as exc:
+        return exc.errno == errno.EPERM
+    return True
+
+
+def describe_holder(token: str) -> str:
+    parts = token.split(":")
+    if len(parts) >= 2 and parts[1].isdigit():
+        who = "this computer" if parts[0] == socket.gethostname() else f"host {parts[0]}"
+        return f"process {parts[1]} on {who}"
+    return "an unknown process"
+
+
+def _is_stale(lock: Path, token: str) -> bool:
+    alive = holder_alive(token)
+    if alive is True:
+        return False
+    if alive is False:
+        return True
+    try:
+        age = time.time() - lock.stat().st_mtime
+    except FileNotFoundError:
+        return False
+    return age > STALE_UNKNOWN_SECONDS
+
+
+def _steal(lock: Path, stale_token: str, own_token: str) -> None:
+    claim = lock.with_name(lock.name + ".steal." + re.sub(r"[^A-Za-z0-9._-]", "_", own_token))
+    try:
+        os.rename(lock, claim)
+    except OSError:
+        return  # someone else won the steal
+    try:
+        if _read(claim) == stale_token:
+            return
+        # A newer lock was claimed by mistake: put it back unless yet another one appeared.
+        try:
+            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            return
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(_read(claim) or "")
+    finally:
+        try:
+            os.unlink(claim)
+        except FileNotFoundError:
+            pass
+
+
+def try_acquire(lock: Path, token: str) -> bool:
+    try:
+        fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    except FileExistsError:
+        return False
+    try:
+        os.write(fd, token.encode("utf-8"))
+    finally:
+        os.close(fd)
+    return True
+
+
+def current_holder(target: Path) -> str | None:
+    """The token in `<target>.lock`, or None when nobody holds it."""
+    return _read(target.with_name(target.name + ".lock"))
+
+
+@contextmanager
+def locked(target: Path, policy: LockPolicy = ENGRAMS_POLICY) -> Iterator[str]:
+    """Hold `<target>.lock` for the body. Raises LockTimeout if a live holder keeps it past policy.max_wait."""
+    lock = target.with_name(target.name + ".lock")
+    token = make_token()
+    start = time.monotonic()
+    delay = policy.first_delay
+    holder = ""
+    while not try_acquire(lock, token):
+        holder = _read(lock)
+        if holder is None:
+            continue  # released between our attempt and the read
+        if _is_stale(lock, holder):
+            _steal(lock, holder, token)
+            continue
+        waited = time.monotonic() - start
+        if waited >= policy.max_wait:
+            raise LockTimeout(lock, describe_holder(holder), waited)
+        time.sleep(min(delay, max(0.0, policy.max_wait - waited)))
+        delay = min(delay * 2, policy.max_delay)
+    try:
+        yield token
+    finally:
+        if _read(lock) == token:
+            try:
+                os.unlink(lock)
+            except FileNotFoundError:
+                pass

@@ -1,0 +1,86 @@
+"""History hashing matches PLUR's chain (vectors from plur-ai/plur test/fixtures/history-chain/vectors.json)."""
+
+import json
+
+from plur_desk.store.chain import ChainMode, canonical_bytes, event_hash
+from plur_desk.store.history import HistoryLog
+
+CJK = {
+    "event": "engram_created", "engram_id": "ENG-2026-0101-001", "timestamp": "2026-01-01T00:00:00.000Z",
+    "data": {"statement": "日本語のテスト記録", "type": "behavioral"}, "prev": None,
+}
+NESTED = {
+    "event": "engram_updated", "engram_id": "ENG-2026-0101-002", "timestamp": "2026-01-01T00:01:00.000Z",
+    "data": {"top_level": "value", "nested": {"tags": ["a", "b"], "count": 3, "meta": {"active": True}}},
+    "prev": "b252e6b38f8a651b12a566bae304b03a6f3af8370d45285999bbae7d777c5eff",
+}
+
+
+def test_vectors_from_plur():
+    assert event_hash(CJK) == "b252e6b38f8a651b12a566bae304b03a6f3af8370d45285999bbae7d777c5eff"
+    assert canonical_bytes(NESTED).decode() == (
+        '{"data":{"nested":{"count":3,"meta":{"active":true},"tags":["a","b"]},"top_level":"value"},'
+        '"engram_id":"ENG-2026-0101-002","event":"engram_updated",'
+        '"prev":"b252e6b38f8a651b12a566bae304b03a6f3af8370d45285999bbae7d777c5eff","timestamp":"2026-01-01T00:01:00.000Z"}'
+    )
+    assert event_hash(NESTED) == "37a75402d49bb970710019c424b459e98a2dfcfba492187e2d45b8da6bf791cb"
+
+
+def test_javascript_key_order_and_exclusions():
+    event = {"10": 1, "9": 2, "a": 3, "B": 4, "-1": 5, "01": 6, "\U0001F600": 7, "\ue000": 8, "__proto__": 9,
+             "hash": "x", "signature": "y", "signer": "z"}
+    assert canonical_bytes(event).decode() == '{"9":2,"10":1,"-1":5,"01":6,"B":4,"a":3,"\U0001F600":7,"\ue000":8}'
+
+
+def _event(i, ts="2026-12-02T10:00:00.000Z"):
+    return {"event": "engram_updated", "engram_id": f"ENG-2026-12-02-{i:03d}", "timestamp": ts, "data": {"n": i},
+            "actor": {"asserted_by": "alice", "kind": "human"}}
+
+
+def test_legacy_store_never_starts_a_chain(tmp_path):
+    log = HistoryLog(tmp_path)
+    (tmp_path / "history").mkdir()
+    (tmp_path / "history" / "2026-12.jsonl").write_text(json.dumps(_event(0)) + "\n")
+    result = log.append([_event(1), _event(2)])
+    assert result.mode is ChainMode.LEGACY
+    lines = [json.loads(x) for x in (tmp_path / "history" / "2026-12.jsonl").read_text().splitlines()]
+    assert [e["engram_id"][-3:] for e in lines] == ["000", "001", "002"]
+    assert all("hash" not in e and "prev" not in e for e in lines)
+
+
+def test_chained_store_is_continued_across_months(tmp_path):
+    hist = tmp_path / "history"
+    hist.mkdir()
+    first = dict(CJK)
+    first["hash"] = event_hash(first)
+    (hist / "2026-11.jsonl").write_text(json.dumps(first, ensure_ascii=False) + "\n")
+    (hist / ".chain-head").write_text("stale")
+    log = HistoryLog(tmp_path)
+    result = log.append([_event(1), _event(2)])
+    assert result.mode is ChainMode.CHAINED and not result.warnings
+    lines = [json.loads(x) for x in (hist / "2026-12.jsonl").read_text().splitlines()]
+    assert lines[0]["prev"] == first["hash"]
+    assert lines[1]["prev"] == lines[0]["hash"]
+    for line in lines:
+        assert line["hash"] == event_hash(line)
+    assert not (hist / ".chain-head").exists()
+    assert not (hist / "chain.lock").exists()
+
+
+def test_torn_tail_refuses_to_bury_a_partial_line(tmp_path):
+    hist = tmp_path / "history"
+    hist.mkdir()
+    first = dict(CJK)
+    first["hash"] = event_hash(first)
+    month = hist / "2026-12.jsonl"
+    month.write_text(json.dumps(first) + "\n" + '{"event":"engram_up')
+    before = month.read_bytes()
+    log = HistoryLog(tmp_path)
+    assert log.mode("2026-12") is ChainMode.MIXED
+    try:
+        log.append([_event(1)])
+    except Exception as exc:  # noqa: BLE001
+        assert "cut-off line" in str(exc)
+    else:
+        raise AssertionError("append should have been refused")
+    assert month.read_bytes() == before
