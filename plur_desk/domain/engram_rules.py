@@ -69,12 +69,15 @@ def _check_enum(engram: dict[str, object], key: str, allowed: tuple[object, ...]
         problems.append(f"{key} is {engram[key]!r}; PLUR accepts {shown}")
 
 
-def engram_problems(engram: object) -> list[str]:
-    """Why PLUR's schema would reject this entry; empty when it is valid."""
+def engram_problems(engram: object, *, dates: bool = True) -> list[str]:
+    """Why PLUR's schema would reject this entry; empty when it is valid.
+
+    `dates=False` skips the search for unquoted timestamps (the caller knows the text has none).
+    """
     if not isinstance(engram, dict):
         return [f"entry is a {type(engram).__name__}, not a mapping"]
     problems: list[str] = []
-    date_path = _dates_in(engram, "")
+    date_path = _dates_in(engram, "") if dates else None
     if date_path:
         problems.append(f"{date_path} is an unquoted YAML timestamp (js-yaml reads it as a Date); quote it")
     for key in ("id", "status", "type", "scope", "statement"):
@@ -191,12 +194,12 @@ def _nested_problems(engram: dict[str, object]) -> list[str]:
     return problems
 
 
-def tension_problems(record: object) -> list[str]:
+def tension_problems(record: object, *, dates: bool = True) -> list[str]:
     """Why PLUR's tension schema would reject this record; empty when valid."""
     if not isinstance(record, dict):
         return [f"entry is a {type(record).__name__}, not a mapping"]
     problems: list[str] = []
-    date_path = _dates_in(record, "")
+    date_path = _dates_in(record, "") if dates else None
     if date_path:
         problems.append(f"{date_path} is an unquoted YAML timestamp; quote it")
     for key in ("id", "engram_a", "engram_b", "statement_a", "statement_b", "reason", "detected_at"):

@@ -37,8 +37,8 @@ class Layout:
     header: bytes  # bytes before the first entry in a regular file
     empty: bytes  # the whole file of an empty list, as PLUR writes it
     item_indent: int
-    marker: re.Pattern[bytes]  # start of an entry
-    bad_line: re.Pattern[str]  # any line that cannot belong to a regular file
+    marker: re.Pattern[bytes]  # a line feed followed by the start of an entry
+    bad_line: re.Pattern[bytes]  # a line feed followed by a line that cannot belong to a regular file
     draft_probe: bytes  # bytes that appear in a draft's block
 
 
@@ -47,8 +47,8 @@ ENGRAMS = Layout(
     header=b"engrams:\n",
     empty=b"engrams: []\n",
     item_indent=2,
-    marker=re.compile(rb"^  - ", re.M),
-    bad_line=re.compile(r"^(?!  - |    |$)", re.M),
+    marker=re.compile(rb"\n  - "),
+    bad_line=re.compile(rb"\n(?!  - |    |\n)"),
     draft_probe=b"\n    commitment: draft\n",
 )
 TENSIONS = Layout(
@@ -56,8 +56,8 @@ TENSIONS = Layout(
     header=b"",
     empty=b"[]\n",
     item_indent=0,
-    marker=re.compile(rb"^- ", re.M),
-    bad_line=re.compile(r"^(?!- |  |$)", re.M),
+    marker=re.compile(rb"\n- "),
+    bad_line=re.compile(rb"\n(?!- |  |\n)"),
     draft_probe=b"",
 )
 
@@ -100,6 +100,10 @@ class BlockCache:
     def put(self, digest: bytes, value: object) -> None:
         self.entries[digest] = value
         self.dirty = True
+
+
+# An unquoted YAML timestamp can only be a plain scalar after `: ` or `- `; blocks without one skip that check.
+_DATE_PROBE = re.compile(rb"(?:: |- )[0-9]{4}-[0-9]")
 
 
 def digest_of(block: bytes) -> bytes:
@@ -165,11 +169,6 @@ class ListFile:
         if not data:
             self._refuse("the file is empty (0 bytes); PLUR refuses an empty store file")
             return
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            self._refuse(f"invalid UTF-8 at byte {exc.start}", _line_of(data, exc.start))
-            return
         layout = self.layout
         if data == layout.empty:
             return
@@ -178,17 +177,23 @@ class ListFile:
             data.startswith(layout.header)
             and body.startswith(b"  - " if layout.item_indent else b"- ")
             and data.endswith(b"\n")
-            and layout.bad_line.search(text, len(layout.header), len(text) - 1) is None
-            and "\r" not in text
+            and layout.bad_line.search(data, max(0, len(layout.header) - 1), len(data) - 1) is None
+            and b"\r" not in data
         ):
-            self._split_regular()
-        else:
-            self.regular = False
-            self._read_irregular(text)
+            self._split_regular()  # UTF-8 is checked block by block as they are decoded
+            return
+        self.regular = False
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            self._refuse(f"invalid UTF-8 at byte {exc.start}", _line_of(data, exc.start))
+            return
+        self._read_irregular(text)
 
     def _split_regular(self) -> None:
         data = self.data
-        starts = [m.start() for m in self.layout.marker.finditer(data, len(self.layout.header))]
+        header = len(self.layout.header)
+        starts = [header] + [m.start() + 1 for m in self.layout.marker.finditer(data, header)]
         line = _line_of(data, starts[0])
         prev = starts[0]
         entries = []
@@ -221,7 +226,7 @@ class ListFile:
         for index, value in enumerate(items):
             line = item_nodes[index].start_mark.line + 1 if index < len(item_nodes) else 0
             entry = Entry(index=index, line=line, value=value, parsed=True)
-            entry.problems = self._validate(value)  # type: ignore[attr-defined]
+            entry.problems = self._validate(value, dates=True)  # type: ignore[attr-defined]
             self.entries.append(entry)
 
     def _item_nodes(self, node: object) -> list:  # type: ignore[type-arg]
@@ -275,10 +280,16 @@ class ListFile:
             digest = digest_of(raw) if cache is not None else b""
             cached = cache.get(digest) if cache is not None else None
             if cached is not None:
-                entry.value = cached
+                entry.value = cached  # only valid entries are cached: no need to validate again
+                entry.parsed = True
+                continue
             else:
                 try:
                     entry.value = parse_item(raw.decode("utf-8"), indent)
+                except UnicodeDecodeError as exc:
+                    entry.syntax_error = f"invalid UTF-8 at byte {entry.start + exc.start}"
+                    if self.fatal is None:
+                        self._refuse(entry.syntax_error, _line_of(data, entry.start + exc.start))
                 except YamlSyntaxError as exc:
                     entry.syntax_error = str(exc)
                     line = entry.line + (exc.line - 1 if exc.line else 0)
@@ -287,7 +298,7 @@ class ListFile:
                                      "PLUR cannot read this file either", line)
             entry.parsed = True
             if entry.syntax_error is None:
-                entry.problems = validate(entry.value)
+                entry.problems = validate(entry.value, dates=_DATE_PROBE.search(raw) is not None)
                 if cached is None and cache is not None and not entry.problems and not _contains_date(entry.value):
                     cache.put(digest, entry.value)
 
