@@ -1,0 +1,7 @@
+"""`python -m plur_desk` runs the same command line as `plur-desk`."""
+
+import sys
+
+from plur_desk.cli import main
+
+sys.exit(main())

@@ -1,0 +1,27 @@
+"""Assembles the Qt-free objects for one open store: store, history, session (the only place that does)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from plur_desk.app.session import ReviewSession
+from plur_desk.domain.review import Reviewer
+from plur_desk.infra.clock import Clock
+from plur_desk.infra.paths import cache_dir
+from plur_desk.store.plur_store import PlurStore
+
+
+def open_store(path: Path, *, use_cache: bool = True) -> PlurStore:
+    return PlurStore(path, cache_dir=cache_dir() if use_cache else None)
+
+
+def open_session(path: Path, reviewer_name: str, *, clock: Clock | None = None, load_history: bool = True,
+                 use_cache: bool = True) -> ReviewSession:
+    """Open and load a store fully (blocking); the GUI does the same steps in a worker thread."""
+    store = open_store(path, use_cache=use_cache)
+    store.load()
+    store.save_cache()
+    session = ReviewSession(store, Reviewer(reviewer_name), clock)
+    if load_history:
+        session.load_history()
+    return session

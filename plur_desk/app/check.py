@@ -1,0 +1,134 @@
+"""`plur-desk check`: what is in a store and what PLUR would quarantine, without writing anything."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from plur_desk.infra.errors import NotAPlurStore
+from plur_desk.store.list_file import ListFile
+from plur_desk.store.plur_store import PlurStore
+
+
+@dataclass
+class CheckReport:
+    store: str
+    readable: bool = True
+    unreadable_reasons: list[str] = field(default_factory=list)
+    engrams: dict[str, object] = field(default_factory=dict)
+    tensions: dict[str, object] = field(default_factory=dict)
+    history: dict[str, object] = field(default_factory=dict)
+    invalid: list[dict[str, object]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        if not self.readable:
+            return 2
+        if self.invalid or self.history.get("malformed_lines"):
+            return 1
+        return 0
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {"store": self.store, "ok": self.exit_code == 0, "exit_code": self.exit_code,
+             "readable": self.readable, "unreadable_reasons": self.unreadable_reasons,
+             "engrams": self.engrams, "tensions": self.tensions, "history": self.history,
+             "invalid": self.invalid, "warnings": self.warnings},
+            indent=2, ensure_ascii=False,
+        )
+
+    def to_text(self) -> str:
+        lines = [f"PLUR store: {self.store}"]
+        if not self.readable:
+            lines += [f"  cannot be read: {r}" for r in self.unreadable_reasons]
+        e, t, h = self.engrams, self.tensions, self.history
+        if e:
+            lines.append(f"engrams: {e['total']}  ({_fmt(e['by_status'])}; commitment: {_fmt(e['by_commitment'])})")
+        if t:
+            lines.append(f"tensions: {t['total']}  ({_fmt(t['by_status'])})")
+        if h:
+            lines.append(f"history: {h['total']} events in {len(h['events'])} months; "
+                         f"{len(h['malformed_lines'])} malformed lines; chain: {h['chain']}")
+            for month, types in h["events"].items():
+                lines.append(f"  {month}: {_fmt(types)}")
+            for bad in h["malformed_lines"][:50]:
+                lines.append(f"  malformed: {bad['file']} line {bad['line']}: {bad['reason']}")
+        for item in self.invalid:
+            lines.append(f"INVALID {item['file']} line {item['line']} {item['id'] or '(no id)'}: {item['reason']}")
+        for warning in self.warnings:
+            lines.append(f"warning: {warning}")
+        verdict = {0: "OK: every entry is valid", 1: "PROBLEMS FOUND (see above); nothing was changed",
+                   2: "UNREADABLE (see above); nothing was changed"}[self.exit_code]
+        lines.append(verdict)
+        return "\n".join(lines)
+
+
+def _fmt(counts: object) -> str:
+    assert isinstance(counts, dict)
+    return ", ".join(f"{k} {v}" for k, v in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))) or "none"
+
+
+def _invalid_entries(snapshot: ListFile, report: CheckReport) -> None:
+    seen: dict[str, int] = {}
+    for entry in snapshot.entries:
+        key = entry.key
+        reason = entry.syntax_error or ("; ".join(entry.problems) if entry.problems else None)
+        if reason is None and key is not None and key in seen:
+            reason = f"duplicate id (first at line {seen[key]})"
+        if key is not None:
+            seen.setdefault(key, entry.line)
+        if reason:
+            if key is None and isinstance(entry.value, dict) and isinstance(entry.value.get("id"), object):
+                key = str(entry.value.get("id")) if entry.value.get("id") is not None else None
+            report.invalid.append({"file": snapshot.path.name, "id": key, "line": entry.line, "reason": reason})
+
+
+def run_check(root: Path) -> CheckReport:
+    report = CheckReport(store=str(root))
+    try:
+        store = PlurStore(root)
+    except NotAPlurStore as exc:
+        report.readable = False
+        report.unreadable_reasons.append(str(exc))
+        return report
+    store.load()
+    reasons = [r for r in store.read_only_reasons() if "not writable" not in r]
+    if reasons:
+        report.readable = False
+        report.unreadable_reasons = reasons
+    engram_values = [e.value for e in store.engrams.entries if isinstance(e.value, dict)]
+    report.engrams = {
+        "total": len(store.engrams.entries),
+        "valid": sum(1 for e in store.engrams.entries if e.valid),
+        "by_status": dict(Counter(str(v.get("status", "(none)")) for v in engram_values)),
+        "by_commitment": dict(Counter(str(v.get("commitment", "(none)")) for v in engram_values)),
+        "layout": "plur" if store.engrams.regular else "other (read whole; a write rewrites the file)",
+    }
+    tension_values = [e.value for e in store.tensions.entries if isinstance(e.value, dict)]
+    report.tensions = {
+        "total": len(store.tensions.entries),
+        "by_status": dict(Counter(str(v.get("status", "detected")) for v in tension_values)),
+    }
+    _invalid_entries(store.engrams, report)
+    _invalid_entries(store.tensions, report)
+    ids = {e.key for e in store.engrams.entries if e.key}
+    for value in tension_values:
+        for side in ("engram_a", "engram_b"):
+            if value.get(side) not in ids:
+                report.warnings.append(f"tension {value.get('id')} names {value.get(side)}, which is not in "
+                                       "engrams.yaml (compacted or deleted)")
+    history = store.history.read_all()
+    months: dict[str, Counter[str]] = {}
+    for event in history.events:
+        months.setdefault(str(event["_month"]), Counter())[str(event.get("event"))] += 1
+    month = sorted(months)[-1] if months else "0000-00"
+    report.history = {
+        "total": len(history.events),
+        "events": {m: dict(c) for m, c in sorted(months.items())},
+        "malformed_lines": [{"file": b.file, "line": b.line, "reason": b.reason} for b in history.malformed],
+        "chain": store.history.mode(month).value,
+    }
+    return report

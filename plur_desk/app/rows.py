@@ -1,0 +1,168 @@
+"""Frozen rows the panes display (display text and sort keys), built from store snapshots; no Qt here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from plur_desk.domain.lint import text_flags
+from plur_desk.domain.review import engram_fingerprint
+from plur_desk.domain.validity import Window
+from plur_desk.infra.clock import parse_instant
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """An earlier rejection of the same statement (content_hash): the tombstone PLUR lacks."""
+
+    engram_id: str
+    by: str
+    at: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class DraftRow:
+    id: str
+    statement: str
+    scope: str
+    domain: str
+    type: str
+    created: str  # ISO instant or date
+    age_days: float
+    writer: str
+    model: str
+    runtime: str
+    flags: tuple[str, ...]
+    rejected_before: Verdict | None
+    fingerprint: tuple[tuple[str, object], ...]
+
+    @property
+    def flag_text(self) -> str:
+        return ", ".join(self.flags)
+
+
+@dataclass(frozen=True)
+class TensionRow:
+    id: str
+    status: str
+    category: str
+    confidence: float
+    detected_at: str
+    age_days: float
+    engram_a: str
+    engram_b: str
+    statement_a: str
+    statement_b: str
+    reason: str
+    resolved_by: str | None
+
+
+def created_of(engram: dict[str, object]) -> str:
+    for key in ("created_at",):
+        value = engram.get(key)
+        if isinstance(value, str):
+            return value
+    sources = engram.get("sources")
+    if isinstance(sources, list) and sources and isinstance(sources[0], dict):
+        stored = sources[0].get("stored_at")
+        if isinstance(stored, str):
+            return stored
+    ident = str(engram.get("id", ""))
+    parts = ident.split("-")
+    if len(parts) >= 5 and parts[1].isdigit():
+        return f"{parts[1]}-{parts[2]}-{parts[3]}"
+    if len(parts) == 4 and len(parts[2]) == 4:
+        return f"{parts[1]}-{parts[2][:2]}-{parts[2][2:]}"
+    return ""
+
+
+def _age(created: str, now: datetime) -> float:
+    moment = parse_instant(created)
+    return max(0.0, (now - moment).total_seconds() / 86400) if moment else 0.0
+
+
+def attribution_of(engram: dict[str, object]) -> tuple[str, str, str]:
+    attribution = engram.get("attribution")
+    if not isinstance(attribution, dict):
+        return ("(unattributed)", "", "")
+    writer = str(attribution.get("asserted_by") or "(unattributed)")
+    model = attribution.get("model")
+    runtime = attribution.get("runtime")
+    model_name = str(model.get("name", "")) if isinstance(model, dict) else ""
+    runtime_name = str(runtime.get("name", "")) if isinstance(runtime, dict) else ""
+    return writer, model_name, runtime_name
+
+
+def draft_row(engram: dict[str, object], now: datetime, open_tension_ids: set[str],
+              rejected: dict[str, Verdict]) -> DraftRow:
+    created = created_of(engram)
+    writer, model, runtime = attribution_of(engram)
+    statement = str(engram.get("statement", ""))
+    flags: list[str] = []
+    verdict = rejected.get(str(engram.get("content_hash")))
+    if verdict is not None and verdict.engram_id == engram.get("id"):
+        verdict = None
+    if verdict is not None:
+        flags.append("rejected before")
+    if engram.get("id") in open_tension_ids:
+        flags.append("in tension")
+    relations = engram.get("relations")
+    if isinstance(relations, dict) and relations.get("superseded_by"):
+        flags.append("superseded")
+    state = Window.of(engram).state(now)
+    if state == "expired":
+        flags.append("expired")
+    elif state == "not_yet_valid":
+        flags.append("not yet valid")
+    flags.extend(text_flags(statement))
+    return DraftRow(
+        id=str(engram.get("id")),
+        statement=statement,
+        scope=str(engram.get("scope", "")),
+        domain=str(engram.get("domain", "") or ""),
+        type=str(engram.get("type", "")),
+        created=created,
+        age_days=_age(created, now),
+        writer=writer,
+        model=model,
+        runtime=runtime,
+        flags=tuple(flags),
+        rejected_before=verdict,
+        fingerprint=tuple(engram_fingerprint(engram).items()),
+    )
+
+
+def tension_row(record: dict[str, object], now: datetime) -> TensionRow:
+    detected = str(record.get("detected_at", ""))
+    confidence = record.get("confidence")
+    return TensionRow(
+        id=str(record.get("id")),
+        status=str(record.get("status", "detected")),
+        category=str(record.get("category", "factual")),
+        confidence=float(confidence) if isinstance(confidence, (int, float)) else 0.0,
+        detected_at=detected,
+        age_days=_age(detected, now),
+        engram_a=str(record.get("engram_a")),
+        engram_b=str(record.get("engram_b")),
+        statement_a=str(record.get("statement_a", "")),
+        statement_b=str(record.get("statement_b", "")),
+        reason=str(record.get("reason", "")),
+        resolved_by=record.get("resolved_by") if isinstance(record.get("resolved_by"), str) else None,  # type: ignore[arg-type]
+    )
+
+
+def scope_impact(scope: str) -> str:
+    """In which sessions PLUR's inject will start offering an approved engram of this scope."""
+    if scope == "global":
+        return "every session, in every project (global scope)"
+    kind, _, name = scope.partition(":")
+    if kind == "project":
+        return f"sessions scoped to project {name} (and sessions that include global + project:{name})"
+    if kind == "group":
+        return f"sessions of group {name}"
+    if kind == "user":
+        return f"sessions of user {name}"
+    if scope == "local":
+        return "local sessions on this machine"
+    return f"sessions whose scope includes {scope}"

@@ -1,0 +1,424 @@
+"""ReviewSession: the one Qt-free entry point for everything a pane shows or changes on one open store.
+
+Each action takes what the reviewer saw (the session's snapshot, or explicit fingerprints), writes the store and
+its history events in one locked step, records an undoable Operation, and returns a ChangeSet naming what changed.
+Undo and redo are themselves audited forward changes that refuse when the record moved on since.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from plur_desk.app.history_index import HistoryIndex
+from plur_desk.app.rows import DraftRow, TensionRow, Verdict, draft_row, tension_row
+from plur_desk.domain import review
+from plur_desk.domain.review import Operation, Patch, Reviewer, engram_fingerprint, tension_fingerprint
+from plur_desk.infra.clock import Clock, SystemClock
+from plur_desk.infra.errors import ActionRefused
+from plur_desk.store.plur_store import Edit, PlurStore, WriteResult
+
+
+@dataclass
+class ChangeSet:
+    """What an action or a reload changed, by id, so panes refresh only that."""
+
+    engrams: set[str] = field(default_factory=set)
+    tensions: set[str] = field(default_factory=set)
+    events: int = 0
+    reloaded: bool = False
+    warnings: list[str] = field(default_factory=list)
+    message: str = ""
+
+    def merge(self, other: ChangeSet) -> ChangeSet:
+        self.engrams |= other.engrams
+        self.tensions |= other.tensions
+        self.events += other.events
+        self.reloaded = self.reloaded or other.reloaded
+        self.warnings += other.warnings
+        return self
+
+
+class ReviewSession:
+    def __init__(self, store: PlurStore, reviewer: Reviewer, clock: Clock | None = None) -> None:
+        self.store = store
+        self.reviewer = reviewer
+        self.clock = clock or SystemClock()
+        self.history = HistoryIndex(store.history)
+        self._undo: list[Operation] = []
+        self._redo: list[Operation] = []
+        self._engrams: dict[str, dict[str, object]] = {}
+        self._tensions: dict[str, dict[str, object]] = {}
+        self.reindex()
+
+    # -- snapshot ------------------------------------------------------------------------------------------
+
+    def reindex(self) -> None:
+        self._engrams = {e.key: e.value for e in self.store.engrams.entries if e.valid and e.key}  # type: ignore[misc]
+        self._tensions = {e.key: e.value for e in self.store.tensions.entries if e.valid and e.key}  # type: ignore[misc]
+
+    def load_history(self) -> None:
+        self.history.load()
+
+    def reload_if_changed(self) -> ChangeSet:
+        """Re-read files PLUR changed; report which ids differ from what the session showed."""
+        change = ChangeSet(reloaded=True)
+        old_engrams, old_tensions = self._engrams, self._tensions
+        if self.store.engrams_changed_on_disk() or self.store.tensions_changed_on_disk():
+            self.store.load()
+            self.reindex()
+            change.engrams = _differing(old_engrams, self._engrams)
+            change.tensions = _differing(old_tensions, self._tensions)
+        if self.history.refresh():
+            change.events = 1
+        return change
+
+    @property
+    def read_only_reasons(self) -> list[str]:
+        return self.store.read_only_reasons()
+
+    def engram(self, engram_id: str) -> dict[str, object] | None:
+        return self._engrams.get(engram_id)
+
+    def tension(self, tension_id: str) -> dict[str, object] | None:
+        return self._tensions.get(tension_id)
+
+    def all_engrams(self) -> Iterable[dict[str, object]]:
+        return self._engrams.values()
+
+    def invalid_entries(self) -> list[tuple[str, int, str]]:
+        out = []
+        for snapshot in (self.store.engrams, self.store.tensions):
+            for entry in snapshot.entries:
+                if not entry.valid:
+                    reason = entry.syntax_error or "; ".join(entry.problems)
+                    out.append((f"{snapshot.path.name}:{entry.line}", entry.line, f"{entry.key or '(no id)'}: {reason}"))
+        return out
+
+    # -- queries -------------------------------------------------------------------------------------------
+
+    def now(self) -> datetime:
+        return self.clock.now()
+
+    def open_tension_ids(self) -> set[str]:
+        ids: set[str] = set()
+        for record in self._tensions.values():
+            if record.get("status", "detected") in ("detected", "confirmed"):
+                ids.add(str(record.get("engram_a")))
+                ids.add(str(record.get("engram_b")))
+        return ids
+
+    def rejected_verdicts(self) -> dict[str, Verdict]:
+        """content_hash -> the latest human rejection, from review records and from history (survives compaction)."""
+        verdicts = self.history.rejections()
+        for engram in self._engrams.values():
+            rec = engram.get("review")
+            if isinstance(rec, dict) and rec.get("state") == "rejected" and engram.get("content_hash"):
+                verdicts.setdefault(str(engram["content_hash"]), Verdict(
+                    str(engram["id"]), str(rec.get("by", "")), str(rec.get("at", "")), str(rec.get("reason", ""))))
+        return verdicts
+
+    def drafts(self, sort: str = "age", descending: bool = False) -> list[DraftRow]:
+        now = self.now()
+        tension_ids = self.open_tension_ids()
+        rejected = self.rejected_verdicts()
+        rows = [
+            draft_row(e, now, tension_ids, rejected)
+            for e in self._engrams.values()
+            if e.get("commitment") == "draft" and e.get("status") == "active"
+        ]
+        keys: dict[str, Callable[[DraftRow], object]] = {
+            "age": lambda r: (r.created, r.id), "scope": lambda r: (r.scope, r.created), "domain": lambda r: (r.domain, r.created),
+            "writer": lambda r: (r.writer, r.created), "type": lambda r: (r.type, r.created), "id": lambda r: r.id,
+            "statement": lambda r: r.statement.lower(), "flags": lambda r: (-len(r.flags), r.created),
+        }
+        rows.sort(key=keys.get(sort, keys["age"]), reverse=descending)  # type: ignore[arg-type]
+        return rows
+
+    def tensions(self, statuses: Iterable[str] = ("detected", "confirmed")) -> list[TensionRow]:
+        wanted = set(statuses)
+        now = self.now()
+        rows = [tension_row(t, now) for t in self._tensions.values() if t.get("status", "detected") in wanted]
+        rows.sort(key=lambda r: r.detected_at)
+        return rows
+
+    def counts(self) -> dict[str, int]:
+        drafts = sum(1 for e in self._engrams.values() if e.get("commitment") == "draft" and e.get("status") == "active")
+        open_t = sum(1 for t in self._tensions.values() if t.get("status", "detected") in ("detected", "confirmed"))
+        return {"drafts": drafts, "open_tensions": open_t, "engrams": len(self._engrams)}
+
+    # -- actions -------------------------------------------------------------------------------------------
+
+    def _seen(self, engram_id: str) -> dict[str, object]:
+        engram = self._engrams.get(engram_id)
+        if engram is None:
+            raise ActionRefused(f"{engram_id} is not in the store (or is an invalid entry)")
+        return engram_fingerprint(engram)
+
+    def _engram_action(self, action: str, label: str, ids: list[str],
+                       fn: Callable[[dict[str, object]], tuple[dict[str, object], list[dict[str, object]]]],
+                       seen: dict[str, dict[str, object]] | None = None) -> ChangeSet:
+        if not ids:
+            raise ActionRefused("nothing selected")
+        edits = [Edit(i, fn, (seen or {}).get(i) or self._seen(i)) for i in dict.fromkeys(ids)]
+        result = self.store.write_engrams(edits, engram_fingerprint)
+        op = Operation(action, label, [Patch.between("engrams", k, result.before[k], result.after[k])
+                                       for k in result.changed])
+        return self._done(op, result)
+
+    def _done(self, op: Operation, *results: WriteResult) -> ChangeSet:
+        self._undo.append(op)
+        self._redo.clear()
+        return self._changes(op, *results)
+
+    def _changes(self, op: Operation, *results: WriteResult) -> ChangeSet:
+        change = ChangeSet(message=op.label)
+        for result in results:
+            for patch_file, key in ((p.file, p.key) for p in op.patches):
+                (change.engrams if patch_file == "engrams" else change.tensions).add(key)
+            change.events += len(result.events)
+            if result.history is not None:
+                change.warnings += result.history.warnings
+            self.history.add(result.events)
+        self.reindex()
+        return change
+
+    def approve(self, ids: list[str], level: str = "decided", note: str = "",
+                seen: dict[str, dict[str, object]] | None = None) -> ChangeSet:
+        now = self.now()
+        label = f"approve {_names(ids)} as {level}"
+        return self._engram_action(
+            "approve", label, ids, lambda e: review.approve(e, level, note, self.reviewer, now), seen)
+
+    def reject(self, ids: list[str], reason: str, seen: dict[str, dict[str, object]] | None = None) -> ChangeSet:
+        now = self.now()
+        return self._engram_action(
+            "reject", f"reject {_names(ids)}", ids, lambda e: review.reject(e, reason, self.reviewer, now), seen)
+
+    def edit_statement(self, engram_id: str, statement: str, seen: dict[str, object] | None = None) -> ChangeSet:
+        now = self.now()
+        return self._engram_action(
+            "edit", f"edit {engram_id}", [engram_id],
+            lambda e: review.edit_statement(e, statement, self.reviewer, now), {engram_id: seen} if seen else None)
+
+    def set_validity(self, ids: list[str], valid_from: str | None, valid_until: str | None,
+                     action: str = "set_validity") -> ChangeSet:
+        now = self.now()
+        return self._engram_action(
+            action, f"set validity of {_names(ids)}", ids,
+            lambda e: review.set_validity(e, valid_from, valid_until, self.reviewer, now, action))
+
+    def expire_now(self, ids: list[str]) -> ChangeSet:
+        from plur_desk.infra.clock import iso_ms
+
+        now = self.now()
+        instant = iso_ms(now).split(".")[0] + "Z"
+        now_ids = list(ids)
+
+        def fn(engram: dict[str, object]) -> tuple[dict[str, object], list[dict[str, object]]]:
+            temporal = engram.get("temporal") if isinstance(engram.get("temporal"), dict) else {}
+            start = temporal.get("valid_from") if isinstance(temporal, dict) else None
+            return review.set_validity(engram, start if isinstance(start, str) else None, instant, self.reviewer,
+                                       now, "expire_now")
+
+        return self._engram_action("expire_now", f"expire {_names(now_ids)} now", now_ids, fn)
+
+    # -- tensions ------------------------------------------------------------------------------------------
+
+    def _tension_write(self, tension_id: str, fn: Callable[[dict[str, object]], dict[str, object]], action: str,
+                       **extra: object) -> WriteResult:
+        record = self._tensions.get(tension_id)
+        if record is None:
+            raise ActionRefused(f"{tension_id} is not in tensions.yaml (or is an invalid record)")
+        now = self.now()
+
+        def apply(value: dict[str, object]) -> tuple[dict[str, object], list[dict[str, object]]]:
+            event = review.tension_event(action, value, self.reviewer, now, **extra)
+            new = fn(value)
+            event["data"]["to"] = new.get("status")  # type: ignore[index]
+            return new, [event]
+
+        return self.store.write_tensions([Edit(tension_id, apply, tension_fingerprint(record))], tension_fingerprint)
+
+    def confirm_tension(self, tension_id: str) -> ChangeSet:
+        result = self._tension_write(tension_id, review.confirm_tension, "confirm")
+        op = Operation("confirm_tension", f"confirm {tension_id}",
+                       [Patch.between("tensions", tension_id, result.before[tension_id], result.after[tension_id])])
+        return self._done(op, result)
+
+    def dismiss_tension(self, tension_id: str, reason: str = "") -> ChangeSet:
+        result = self._tension_write(tension_id, review.dismiss_tension, "dismiss", reason=reason or None)
+        op = Operation("dismiss_tension", f"dismiss {tension_id}",
+                       [Patch.between("tensions", tension_id, result.before[tension_id], result.after[tension_id])])
+        return self._done(op, result)
+
+    def resolve_tension(self, tension_id: str, winner: str) -> ChangeSet:
+        """PLUR's order: the record under the tensions lock, then the loser retired under the engrams lock,
+        the record rolled back if the second step fails. The two locks are never held together."""
+        record = self._tensions.get(tension_id)
+        if record is None:
+            raise ActionRefused(f"{tension_id} is not in tensions.yaml")
+        pair = (record.get("engram_a"), record.get("engram_b"))
+        if winner not in pair:
+            raise ActionRefused(f"{winner} is not one of the two engrams of {tension_id}")
+        loser = str(pair[1] if winner == pair[0] else pair[0])
+        winner_engram = self._engrams.get(winner)
+        if winner_engram is not None and winner_engram.get("status") == "retired":
+            raise ActionRefused(f"{winner} is already retired; it cannot win {tension_id}")
+        if loser not in self._engrams:
+            raise ActionRefused(f"{loser} is not in the store; resolve {tension_id} by hand or dismiss it")
+        now = self.now()
+        first = self._tension_write(tension_id, lambda r: review.resolve_tension(r, winner, now), "resolve",
+                                    winner=winner, loser=loser)
+        record_patch = Patch.between("tensions", tension_id, first.before[tension_id], first.after[tension_id])
+        try:
+            second = self.store.write_engrams(
+                [Edit(loser, lambda e: review.retire_loser(e, tension_id, winner, self.reviewer, now), self._seen(loser))],
+                engram_fingerprint)
+        except Exception:
+            self._rollback(record_patch, "resolve")
+            raise
+        op = Operation("resolve_tension", f"resolve {tension_id} for {winner}",
+                       [record_patch, Patch.between("engrams", loser, second.before[loser], second.after[loser])])
+        return self._done(op, first, second)
+
+    def split_in_time(self, tension_id: str, at: str) -> ChangeSet:
+        """Both were true at different times: the earlier engram ends the day before `at`, the later one starts
+        on `at`, and the tension is dismissed with that reason. Nothing is retired."""
+        review.check_bound(at, "split date")
+        if len(at) != 10:
+            raise ActionRefused("split in time takes a date (YYYY-MM-DD)")
+        record = self._tensions.get(tension_id)
+        if record is None:
+            raise ActionRefused(f"{tension_id} is not in tensions.yaml")
+        a, b = str(record.get("engram_a")), str(record.get("engram_b"))
+        ea, eb = self._engrams.get(a), self._engrams.get(b)
+        if ea is None or eb is None:
+            raise ActionRefused(f"both engrams of {tension_id} must be in the store to split it in time")
+        from plur_desk.app.rows import created_of
+
+        earlier, later = (a, b) if (created_of(ea), a) <= (created_of(eb), b) else (b, a)
+        now = self.now()
+        first = self._tension_write(tension_id, review.dismiss_tension, "split_in_time",
+                                    reason=f"both true at different times: {earlier} until {review.day_before(at)}, "
+                                           f"{later} from {at}", earlier=earlier, later=later, at=at)
+        record_patch = Patch.between("tensions", tension_id, first.before[tension_id], first.after[tension_id])
+
+        def window(engram_id: str, start: str | None, end: str | None) -> Edit:
+            def fn(e: dict[str, object]) -> tuple[dict[str, object], list[dict[str, object]]]:
+                from plur_desk.domain.validity import Window
+
+                current = Window.of(e)
+                return review.set_validity(e, start if start is not None else current.valid_from,
+                                           end if end is not None else current.valid_until, self.reviewer, now,
+                                           "split_in_time")
+            return Edit(engram_id, fn, self._seen(engram_id))
+
+        try:
+            second = self.store.write_engrams(
+                [window(earlier, None, review.day_before(at)), window(later, at, None)], engram_fingerprint)
+        except Exception:
+            self._rollback(record_patch, "split_in_time")
+            raise
+        patches = [record_patch] + [Patch.between("engrams", k, second.before[k], second.after[k])
+                                    for k in second.changed]
+        return self._done(Operation("split_in_time", f"split {tension_id} at {at}", patches), first, second)
+
+    def _rollback(self, patch: Patch, action: str) -> None:
+        now = self.now()
+        back = patch.reversed()
+
+        def apply(value: dict[str, object]) -> tuple[dict[str, object], list[dict[str, object]]]:
+            return back.apply(value), [review.tension_event(f"rollback_{action}", value, self.reviewer, now)]
+
+        self.store.write_tensions([Edit(patch.key, apply)], tension_fingerprint)
+        self.reindex()
+
+    # -- undo / redo ---------------------------------------------------------------------------------------
+
+    @property
+    def can_undo(self) -> bool:
+        return bool(self._undo)
+
+    @property
+    def can_redo(self) -> bool:
+        return bool(self._redo)
+
+    def undo_label(self) -> str:
+        return self._undo[-1].label if self._undo else ""
+
+    def redo_label(self) -> str:
+        return self._redo[-1].label if self._redo else ""
+
+    def undo(self) -> ChangeSet:
+        if not self._undo:
+            raise ActionRefused("nothing to undo")
+        op = self._undo[-1]
+        change = self._replay(op, [p.reversed() for p in reversed(op.patches)], "undo")
+        self._redo.append(self._undo.pop())
+        return change
+
+    def redo(self) -> ChangeSet:
+        if not self._redo:
+            raise ActionRefused("nothing to redo")
+        op = self._redo[-1]
+        change = self._replay(op, list(op.patches), "redo")
+        self._undo.append(self._redo.pop())
+        return change
+
+    def _replay(self, op: Operation, patches: list[Patch], verb: str) -> ChangeSet:
+        now = self.now()
+        results: list[WriteResult] = []
+        done: list[Patch] = []
+        try:
+            for file, group in _groups(patches):
+                edits = [Edit(p.key, self._replay_fn(p, op, verb, now)) for p in group]
+                if file == "engrams":
+                    results.append(self.store.write_engrams(edits, engram_fingerprint))
+                else:
+                    results.append(self.store.write_tensions(edits, tension_fingerprint))
+                done.extend(group)
+        except Exception:
+            if done:  # put back what this undo already changed, so the store is as it was before the attempt
+                self._replay(op, [p.reversed() for p in reversed(done)], f"rollback_{verb}")
+            raise
+        change = self._changes(Operation(op.action, f"{verb} {op.label}", patches), *results)
+        change.message = f"{verb}: {op.label}"
+        return change
+
+    def _replay_fn(self, patch: Patch, op: Operation, verb: str, now: datetime):  # type: ignore[no-untyped-def]
+        def apply(value: dict[str, object]) -> tuple[dict[str, object], list[dict[str, object]]]:
+            new = patch.apply(value)
+            fields = {k: {"from": _plain(old), "to": _plain(after)} for k, old, after in patch.changes}
+            data = {"action": verb, verb + "s": op.action, "label": op.label, "fields": fields}
+            if patch.file == "engrams":
+                kind = "engram_retired" if new.get("status") == "retired" and "status" in fields else "engram_updated"
+                return new, [review.make_event(kind, patch.key, now, data, self.reviewer)]
+            return new, [review.make_event("tension_reviewed", str(new.get("engram_a")), now,
+                                           {**data, "tension_id": patch.key}, self.reviewer)]
+        return apply
+
+
+def _plain(value: object) -> object:
+    return None if value is review.ABSENT else value
+
+
+def _groups(patches: list[Patch]) -> list[tuple[str, list[Patch]]]:
+    groups: list[tuple[str, list[Patch]]] = []
+    for patch in patches:
+        if groups and groups[-1][0] == patch.file:
+            groups[-1][1].append(patch)
+        else:
+            groups.append((patch.file, [patch]))
+    return groups
+
+
+def _names(ids: list[str]) -> str:
+    ids = list(dict.fromkeys(ids))
+    return ids[0] if len(ids) == 1 else f"{len(ids)} drafts"
+
+
+def _differing(old: dict[str, dict[str, object]], new: dict[str, dict[str, object]]) -> set[str]:
+    keys = set(old) | set(new)
+    return {k for k in keys if old.get(k) is not new.get(k) and old.get(k) != new.get(k)}

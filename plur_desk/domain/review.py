@@ -1,0 +1,267 @@
+"""Human review decisions as pure functions over engram and tension records, and the patches that undo them.
+
+Every action takes a private copy of the record as it is on disk and returns the new record plus the history
+events that explain it. The difference between the two is a `Patch` (field: before -> after); undoing is
+applying the patch backwards, refused when a field no longer holds the value the action left there.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from typing import Literal
+
+from plur_desk import RUNTIME_NAME, __version__
+from plur_desk.domain.engram_rules import LADDER, content_hash, generate_summary
+from plur_desk.infra.clock import iso_ms
+from plur_desk.infra.errors import ActionRefused, ChangedSinceError
+
+ABSENT: object = type("Absent", (), {"__repr__": lambda self: "<absent>"})()
+FINGERPRINT_FIELDS = ("statement", "status", "commitment", "scope", "valid_from", "valid_until")
+DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}\Z")
+INSTANT_RE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,3})?)?Z\Z")
+
+
+@dataclass(frozen=True)
+class Reviewer:
+    name: str
+
+    def actor(self) -> dict[str, object]:
+        return {"asserted_by": self.name, "kind": "human", "runtime": {"name": RUNTIME_NAME, "version": __version__}}
+
+
+def engram_fingerprint(engram: dict[str, object]) -> dict[str, object]:
+    """What a reviewer's decision rests on; a change to any of these since they looked refuses the write."""
+    temporal = engram.get("temporal") if isinstance(engram.get("temporal"), dict) else {}
+    assert isinstance(temporal, dict)
+    return {
+        "statement": engram.get("statement"),
+        "status": engram.get("status"),
+        "commitment": engram.get("commitment"),
+        "scope": engram.get("scope"),
+        "valid_from": temporal.get("valid_from"),
+        "valid_until": temporal.get("valid_until"),
+    }
+
+
+def tension_fingerprint(record: dict[str, object]) -> dict[str, object]:
+    return {"status": record.get("status", "detected"), "resolved_by": record.get("resolved_by")}
+
+
+def make_event(kind: str, engram_id: str, now: datetime, data: dict[str, object], reviewer: Reviewer) -> dict[str, object]:
+    return {"event": kind, "engram_id": engram_id, "timestamp": iso_ms(now), "data": data, "actor": reviewer.actor()}
+
+
+# -- patches ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Patch:
+    """Top-level fields of one record, before and after an action (ABSENT for a missing key)."""
+
+    file: Literal["engrams", "tensions"]
+    key: str
+    changes: tuple[tuple[str, object, object], ...]
+
+    @staticmethod
+    def between(file: Literal["engrams", "tensions"], key: str, before: dict[str, object],
+                after: dict[str, object]) -> Patch:
+        fields = [k for k in before if k not in after or before[k] != after[k]]
+        fields += [k for k in after if k not in before]
+        return Patch(file, key, tuple((k, before.get(k, ABSENT), after.get(k, ABSENT)) for k in fields))
+
+    def reversed(self) -> Patch:
+        return Patch(self.file, self.key, tuple((k, new, old) for k, old, new in self.changes))
+
+    def apply(self, record: dict[str, object]) -> dict[str, object]:
+        """Apply to `record`; ChangedSinceError when a field is not at its `before` value."""
+        moved = [k for k, old, _ in self.changes if record.get(k, ABSENT) != old]
+        if moved:
+            raise ChangedSinceError(self.key, moved)
+        for k, _, new in self.changes:
+            if new is ABSENT:
+                record.pop(k, None)
+            else:
+                record[k] = new
+        return record
+
+    def fields(self) -> list[str]:
+        return [k for k, _, _ in self.changes]
+
+
+@dataclass
+class Operation:
+    """One undoable human action: its patches in the order they were applied."""
+
+    action: str
+    label: str
+    patches: list[Patch] = field(default_factory=list)
+
+
+# -- engram actions --------------------------------------------------------------------------------------------
+
+
+def _review(state: str, reviewer: Reviewer, now: datetime, **extra: object) -> dict[str, object]:
+    record: dict[str, object] = {"state": state, "by": reviewer.name, "at": iso_ms(now)}
+    record.update({k: v for k, v in extra.items() if v not in (None, "")})
+    return record
+
+
+def approve(engram: dict[str, object], level: str, note: str, reviewer: Reviewer, now: datetime,
+            locked_reason: str = "") -> tuple[dict[str, object], list[dict[str, object]]]:
+    if level not in LADDER:
+        raise ActionRefused(f"{level!r} is not a commitment level ({', '.join(LADDER)})")
+    if engram.get("commitment") != "draft":
+        raise ActionRefused(f"{engram.get('id')} is not a draft (commitment: {engram.get('commitment')})")
+    if engram.get("status") != "active":
+        raise ActionRefused(f"{engram.get('id')} is {engram.get('status')}, not active; approving it changes nothing")
+    engram["commitment"] = level
+    if level == "locked":
+        engram["locked_at"] = iso_ms(now)
+        engram["locked_reason"] = locked_reason or note or f"approved as locked by {reviewer.name}"
+    engram["updated_at"] = iso_ms(now)
+    engram["review"] = _review("approved", reviewer, now, level=level, note=note)
+    data = {"action": "approve", "field": "commitment", "from": "draft", "to": level}
+    if note:
+        data["note"] = note
+    return engram, [make_event("engram_updated", str(engram["id"]), now, data, reviewer)]
+
+
+def reject(engram: dict[str, object], reason: str, reviewer: Reviewer,
+           now: datetime) -> tuple[dict[str, object], list[dict[str, object]]]:
+    reason = reason.strip()
+    if not reason:
+        raise ActionRefused("a rejection needs a reason")
+    if engram.get("status") == "retired":
+        raise ActionRefused(f"{engram.get('id')} is already retired")
+    engram["status"] = "retired"
+    if not engram.get("rationale"):
+        engram["rationale"] = f"Retired: rejected in review: {reason}"
+    engram["updated_at"] = iso_ms(now)
+    engram["review"] = _review("rejected", reviewer, now, reason=reason)
+    data = {"action": "reject", "reason": reason, "content_hash": engram.get("content_hash"),
+            "statement": engram.get("statement")}
+    return engram, [make_event("engram_retired", str(engram["id"]), now, data, reviewer)]
+
+
+def edit_statement(engram: dict[str, object], statement: str, reviewer: Reviewer,
+                   now: datetime) -> tuple[dict[str, object], list[dict[str, object]]]:
+    new = " ".join(statement.split()) if "\n" not in statement.strip() else statement.strip()
+    if not new:
+        raise ActionRefused("the statement cannot be empty")
+    old = engram.get("statement")
+    if new == old:
+        raise ActionRefused("the statement is unchanged")
+    engram["statement"] = new
+    engram["content_hash"] = content_hash(new)
+    summary = generate_summary(new)
+    if summary is not None:
+        engram["summary"] = summary
+    else:
+        engram.pop("summary", None)
+    version = engram.get("engram_version")
+    engram["engram_version"] = (version if isinstance(version, int) and not isinstance(version, bool) else 1) + 1
+    engram["updated_at"] = iso_ms(now)
+    data = {"action": "edit", "field": "statement", "from": old, "to": new}
+    return engram, [make_event("engram_updated", str(engram["id"]), now, data, reviewer)]
+
+
+def check_bound(value: str | None, name: str) -> str | None:
+    if value is None or value == "":
+        return None
+    if not (DATE_RE.match(value) or INSTANT_RE.match(value)):
+        raise ActionRefused(f"{name} {value!r} must be a date (YYYY-MM-DD) or a UTC instant (YYYY-MM-DDTHH:MM:SSZ)")
+    try:
+        if DATE_RE.match(value):
+            date.fromisoformat(value)
+        else:
+            datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise ActionRefused(f"{name} {value!r} is not a real date") from None
+    return value
+
+
+def set_validity(engram: dict[str, object], valid_from: str | None, valid_until: str | None, reviewer: Reviewer,
+                 now: datetime, action: str = "set_validity") -> tuple[dict[str, object], list[dict[str, object]]]:
+    from plur_desk.domain.validity import closes_at, opens_at
+
+    valid_from = check_bound(valid_from, "valid_from")
+    valid_until = check_bound(valid_until, "valid_until")
+    if valid_from and valid_until:
+        start, end = opens_at(valid_from), closes_at(valid_until)
+        if start is not None and end is not None and start > end:
+            raise ActionRefused(f"valid_from {valid_from} is after valid_until {valid_until}")
+    temporal = engram.get("temporal")
+    old = dict(temporal) if isinstance(temporal, dict) else {}
+    before = {"valid_from": old.get("valid_from"), "valid_until": old.get("valid_until")}
+    after = {"valid_from": valid_from, "valid_until": valid_until}
+    if before == after:
+        raise ActionRefused("the validity window is unchanged")
+    new = dict(old)
+    if not new and (valid_from or valid_until):
+        new["learned_at"] = iso_ms(now)  # PLUR quarantines a temporal block without learned_at
+    for key, value in after.items():
+        if value is None:
+            new.pop(key, None)
+        else:
+            new[key] = value
+    if new:
+        new.setdefault("learned_at", iso_ms(now))
+        engram["temporal"] = new
+    else:
+        engram.pop("temporal", None)
+    engram["updated_at"] = iso_ms(now)
+    data = {"action": action, "field": "temporal", "from": before, "to": after}
+    return engram, [make_event("engram_updated", str(engram["id"]), now, data, reviewer)]
+
+
+def retire_loser(engram: dict[str, object], tension_id: str, winner: str, reviewer: Reviewer,
+                 now: datetime) -> tuple[dict[str, object], list[dict[str, object]]]:
+    reason = f"tension {tension_id} resolved in favor of {winner}"
+    engram["status"] = "retired"
+    if not engram.get("rationale"):
+        engram["rationale"] = f"Retired: {reason}"
+    engram["updated_at"] = iso_ms(now)
+    data = {"reason": reason, "action": "resolve_tension", "tension_id": tension_id, "winner": winner}
+    return engram, [make_event("engram_retired", str(engram["id"]), now, data, reviewer)]
+
+
+def day_before(value: str) -> str:
+    return (date.fromisoformat(value) - timedelta(days=1)).isoformat()
+
+
+# -- tension actions -------------------------------------------------------------------------------------------
+
+
+def tension_event(action: str, record: dict[str, object], reviewer: Reviewer, now: datetime,
+                  **extra: object) -> dict[str, object]:
+    data: dict[str, object] = {"action": action, "tension_id": record["id"], "engram_b": record.get("engram_b"),
+                               "from": record.get("status", "detected")}
+    data.update({k: v for k, v in extra.items() if v is not None})
+    return make_event("tension_reviewed", str(record.get("engram_a")), now, data, reviewer)
+
+
+def confirm_tension(record: dict[str, object]) -> dict[str, object]:
+    if record.get("status", "detected") in ("resolved", "dismissed"):
+        raise ActionRefused(f"{record['id']} is {record.get('status')}; only an open tension can be confirmed")
+    record["status"] = "confirmed"
+    return record
+
+
+def dismiss_tension(record: dict[str, object]) -> dict[str, object]:
+    if record.get("status", "detected") == "resolved":
+        raise ActionRefused(f"{record['id']} is already resolved")
+    record["status"] = "dismissed"
+    return record
+
+
+def resolve_tension(record: dict[str, object], winner: str, now: datetime) -> dict[str, object]:
+    if record.get("status", "detected") in ("resolved", "dismissed"):
+        raise ActionRefused(f"{record['id']} is {record.get('status')}; it cannot be resolved")
+    if winner not in (record.get("engram_a"), record.get("engram_b")):
+        raise ActionRefused(f"{winner} is not one of the two engrams of {record['id']}")
+    record["status"] = "resolved"
+    record["resolved_by"] = winner
+    record["resolved_at"] = iso_ms(now)
+    return record
