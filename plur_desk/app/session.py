@@ -16,7 +16,7 @@ from plur_desk.app.rows import DraftRow, TensionRow, Verdict, draft_row, tension
 from plur_desk.domain import review
 from plur_desk.domain.review import Operation, Patch, Reviewer, engram_fingerprint, tension_fingerprint
 from plur_desk.infra.clock import Clock, SystemClock
-from plur_desk.infra.errors import ActionRefused
+from plur_desk.infra.errors import ActionRefused, ReadOnlyStore
 from plur_desk.store.plur_store import Edit, PlurStore, WriteResult
 
 
@@ -55,7 +55,12 @@ class ReviewSession:
     # -- snapshot ------------------------------------------------------------------------------------------
 
     def reindex(self) -> None:
-        self._engrams = {e.key: e.value for e in self.store.engrams.entries if e.valid and e.key}  # type: ignore[misc]
+        counts: dict[str, int] = {}
+        for entry in self.store.engrams.entries:
+            if entry.key:
+                counts[entry.key] = counts.get(entry.key, 0) + 1
+        self._engrams = {e.key: e.value for e in self.store.engrams.entries  # type: ignore[misc]
+                         if e.valid and e.key and counts[e.key] == 1}
         self._tensions = {e.key: e.value for e in self.store.tensions.entries if e.valid and e.key}  # type: ignore[misc]
 
     def load_history(self) -> None:
@@ -150,10 +155,26 @@ class ReviewSession:
 
     # -- actions -------------------------------------------------------------------------------------------
 
+    def _check_writable(self) -> None:
+        reasons = [r for r in self.store.read_only_reasons()]
+        if reasons:
+            raise ReadOnlyStore("the store is open read-only: " + "; ".join(reasons))
+
     def _seen(self, engram_id: str) -> dict[str, object]:
+        self._check_writable()
         engram = self._engrams.get(engram_id)
         if engram is None:
-            raise ActionRefused(f"{engram_id} is not in the store (or is an invalid entry)")
+            for entry in self.store.engrams.entries:
+                if entry.key == engram_id:
+                    reason = entry.syntax_error or "; ".join(entry.problems) or "listed more than once"
+                    duplicates = sum(1 for e in self.store.engrams.entries if e.key == engram_id)
+                    if duplicates > 1:
+                        lines = ", ".join(str(e.line) for e in self.store.engrams.entries if e.key == engram_id)
+                        raise ActionRefused(f"{engram_id} appears {duplicates} times in engrams.yaml (lines {lines}); "
+                                            "fix that first")
+                    raise ActionRefused(f"{engram_id} at line {entry.line} is an entry PLUR quarantines ({reason}); "
+                                        "fix it by hand first")
+            raise ActionRefused(f"{engram_id} is not in the store")
         return engram_fingerprint(engram)
 
     def _engram_action(self, action: str, label: str, ids: list[str],
@@ -228,9 +249,10 @@ class ReviewSession:
 
     def _tension_write(self, tension_id: str, fn: Callable[[dict[str, object]], dict[str, object]], action: str,
                        **extra: object) -> WriteResult:
+        self._check_writable()
         record = self._tensions.get(tension_id)
         if record is None:
-            raise ActionRefused(f"{tension_id} is not in tensions.yaml (or is an invalid record)")
+            raise ActionRefused(f"{tension_id} is not in tensions.yaml, or PLUR quarantines it (see plur-desk check)")
         now = self.now()
 
         def apply(value: dict[str, object]) -> tuple[dict[str, object], list[dict[str, object]]]:

@@ -58,6 +58,18 @@ def read_file(path: Path, result: HistoryRead) -> None:
         result.events.append(event)
 
 
+def _ends_mid_line(path: Path) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            if handle.tell() == 0:
+                return False
+            handle.seek(-1, os.SEEK_END)
+            return handle.read(1) != b"\n"
+    except FileNotFoundError:
+        return False
+
+
 class HistoryLog:
     def __init__(self, root: Path) -> None:
         self.dir = root / "history"
@@ -91,7 +103,15 @@ class HistoryLog:
             mode = self.mode(month)
             result.mode = mode
             if mode is ChainMode.LEGACY:
-                self._write(self.dir / f"{month}.jsonl", [js_stringify(e) for e in month_events])
+                path = self.dir / f"{month}.jsonl"
+                lines = [js_stringify(e) for e in month_events]
+                if _ends_mid_line(path):
+                    # Seal the cut-off line on its own line (it stays a skipped, malformed line) so it cannot
+                    # swallow the start of ours.
+                    lines[0] = "\n" + lines[0]
+                    result.warnings.append(f"{path.name} ended in a cut-off line; it was left as it is, and the "
+                                           "review events start on a new line")
+                self._write(path, lines)
             else:
                 self._append_chained(month, month_events, mode, result)
         return result

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from plur_desk.store.yaml_load import JsYamlLoader, YamlSyntaxError, load_general, parse_item
+from plur_desk.store.yaml_load import JsYamlLoader, YamlSyntaxError, check_parse_safety, load_general, parse_item
 from plur_desk.store.yaml_types import JsTimestamp
 
 
@@ -172,6 +172,10 @@ class ListFile:
         layout = self.layout
         if data == layout.empty:
             return
+        if not data.endswith(b"\n"):
+            self._refuse(f"{self.path.name} does not end with a newline: it looks cut short (PLUR always writes one)",
+                         data.count(b"\n") + 1)
+            return
         body = data[len(layout.header):]
         if (
             data.startswith(layout.header)
@@ -205,6 +209,11 @@ class ListFile:
         self.entries = entries
 
     def _read_irregular(self, text: str) -> None:
+        try:
+            check_parse_safety(text)
+        except YamlSyntaxError as exc:
+            self._refuse(f"YAML error: {exc}; PLUR cannot read this file either", exc.line)
+            return
         try:
             loader = JsYamlLoader(text)
             try:

@@ -102,7 +102,26 @@ def load_general(text: str) -> object:
     return _load_general(text)
 
 
-def _load_general(text: str) -> object:
+MAX_DEPTH = 200
+_BRACKETS = re.compile(r"[\[\]{}]")
+_DEEP_INDENT = re.compile(r"^ {%d,}\S" % (MAX_DEPTH * 2), re.M)
+
+
+def _too_deep(text: str) -> bool:
+    """libyaml and PyYAML recurse per nesting level and crash the process on very deep documents."""
+    if text.count("[") + text.count("{") > MAX_DEPTH:
+        depth = 0
+        for match in _BRACKETS.finditer(text):
+            depth += 1 if match.group() in "[{" else -1
+            if depth > MAX_DEPTH:
+                return True
+    return _DEEP_INDENT.search(text) is not None
+
+
+def check_parse_safety(text: str) -> None:
+    """Refuse what would crash or blow up the parser: very deep nesting, aliases."""
+    if _too_deep(text):
+        raise YamlSyntaxError(f"YAML nesting is too deep (more than {MAX_DEPTH} levels); refusing to parse it")
     if "&" in text or "*" in text:
         try:
             for event in yaml.parse(text, Loader=_Loader):
@@ -111,6 +130,10 @@ def _load_general(text: str) -> object:
                     raise YamlSyntaxError("YAML aliases are not supported (PLUR never writes them)", line)
         except yaml.YAMLError as exc:
             raise _syntax_error(exc) from None
+
+
+def _load_general(text: str) -> object:
+    check_parse_safety(text)
     try:
         return yaml.load(text, Loader=JsYamlLoader)  # noqa: S506 - a safe loader subclass
     except yaml.YAMLError as exc:
