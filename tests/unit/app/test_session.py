@@ -1,0 +1,229 @@
+"""ReviewSession actions, their refusals, and audited undo/redo (no Qt, no Node)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from plur_desk.app.session import ReviewSession
+from plur_desk.domain.review import Reviewer
+from plur_desk.infra.clock import FixedClock
+from plur_desk.infra.errors import ActionRefused, ChangedSinceError
+from plur_desk.store.plur_store import PlurStore
+from plur_desk.store.yaml_dump import dump_engrams_document, dump_tensions_document
+
+NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
+
+
+def _engram(i, **extra):
+    e = {"id": f"ENG-2026-11-0{i}-001", "version": 2, "status": "active", "type": "behavioral", "scope": "project:web",
+         "statement": f"Statement number {i}", "commitment": "draft", "created_at": f"2026-11-0{i}T10:00:00.000Z",
+         "content_hash": f"{i}" * 64, "x_custom": {"kept": True}}
+    e.update(extra)
+    return e
+
+
+@pytest.fixture
+def session(tmp_path) -> ReviewSession:
+    root = tmp_path / "store"
+    root.mkdir()
+    engrams = [_engram(i) for i in range(1, 7)]
+    engrams[4]["commitment"] = "leaning"
+    engrams[5]["commitment"] = "decided"
+    (root / "engrams.yaml").write_text(dump_engrams_document({"engrams": engrams}))
+    (root / "tensions.yaml").write_text(dump_tensions_document([
+        {"id": "T-2026-1201-001", "engram_a": "ENG-2026-11-05-001", "engram_b": "ENG-2026-11-06-001",
+         "statement_a": "Statement number 5", "statement_b": "Statement number 6", "confidence": 0.9,
+         "reason": "conflict", "detected_at": "2026-12-01T10:00:00.000Z", "status": "detected", "resolved_by": None,
+         "resolved_at": None, "category": "factual"}]))
+    store = PlurStore(root)
+    store.load()
+    s = ReviewSession(store, Reviewer("Ada Reviewer"), FixedClock(NOW))
+    s.load_history()
+    return s
+
+
+def _events(session):
+    path = session.store.root / "history" / "2026-12.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def _disk(session, engram_id):
+    store = PlurStore(session.store.root)
+    store.load()
+    return next(e.value for e in store.engrams.entries if e.key == engram_id)
+
+
+def test_drafts_queue_oldest_first(session):
+    assert [r.id for r in session.drafts()] == [f"ENG-2026-11-0{i}-001" for i in range(1, 5)]
+
+
+def test_approve_sets_commitment_review_and_event(session):
+    session.approve(["ENG-2026-11-01-001"], level="decided", note="looks right")
+    disk = _disk(session, "ENG-2026-11-01-001")
+    assert disk["commitment"] == "decided"
+    assert disk["review"] == {"state": "approved", "by": "Ada Reviewer", "at": "2026-12-02T12:00:00.000Z",
+                              "level": "decided", "note": "looks right"}
+    assert disk["updated_at"] == "2026-12-02T12:00:00.000Z"
+    assert disk["x_custom"] == {"kept": True}
+    (event,) = _events(session)
+    assert event["event"] == "engram_updated"
+    assert event["data"] == {"action": "approve", "field": "commitment", "from": "draft", "to": "decided",
+                             "note": "looks right"}
+    assert event["actor"] == {"asserted_by": "Ada Reviewer", "kind": "human",
+                              "runtime": {"name": "plur-desk", "version": "0.1.0"}}
+
+
+def test_approve_locked_sets_lock_fields(session):
+    session.approve(["ENG-2026-11-01-001"], level="locked", note="team rule")
+    disk = _disk(session, "ENG-2026-11-01-001")
+    assert disk["locked_at"] == "2026-12-02T12:00:00.000Z" and disk["locked_reason"] == "team rule"
+
+
+def test_bulk_approve_is_one_write_with_an_event_each(session):
+    ids = [r.id for r in session.drafts()]
+    before_inode = (session.store.root / "engrams.yaml").stat().st_ino
+    change = session.approve(ids)
+    assert change.engrams == set(ids) and change.events == len(ids)
+    assert (session.store.root / "engrams.yaml").stat().st_ino != before_inode
+    assert [e["engram_id"] for e in _events(session)] == ids
+    assert session.drafts() == []
+
+
+def test_refusals(session):
+    with pytest.raises(ActionRefused, match="not a draft"):
+        session.approve(["ENG-2026-11-05-001"])
+    with pytest.raises(ActionRefused, match="needs a reason"):
+        session.reject(["ENG-2026-11-01-001"], "")
+    with pytest.raises(ActionRefused, match="not a commitment level"):
+        session.approve(["ENG-2026-11-01-001"], level="maybe")
+    with pytest.raises(ActionRefused, match="after valid_until"):
+        session.set_validity(["ENG-2026-11-01-001"], "2027-01-02", "2027-01-01")
+    with pytest.raises(ActionRefused, match="must be a date"):
+        session.set_validity(["ENG-2026-11-01-001"], "next week", None)
+    with pytest.raises(ActionRefused, match="not one of the two"):
+        session.resolve_tension("T-2026-1201-001", "ENG-2026-11-01-001")
+    assert _events(session) == []
+
+
+def test_changed_since_you_looked(session):
+    engram_id = "ENG-2026-11-01-001"
+    path = session.store.root / "engrams.yaml"
+    path.write_text(path.read_text().replace("Statement number 1\n", "Statement number 1, edited by an agent\n"))
+    with pytest.raises(ChangedSinceError, match="statement"):
+        session.approve([engram_id])
+    # a routine PLUR rewrite (counters) is not a conflict
+    session.reload_if_changed()
+    path.write_text(path.read_text().replace("    x_custom:", "    injection_count: 3\n    x_custom:", 1))
+    session.approve([engram_id])
+    assert _disk(session, engram_id)["injection_count"] == 3
+
+
+def test_reject_retires_flags_reassertions_and_undo_clears_it(session):
+    session.reject(["ENG-2026-11-01-001"], "not true")
+    disk = _disk(session, "ENG-2026-11-01-001")
+    assert disk["status"] == "retired" and disk["rationale"] == "Retired: rejected in review: not true"
+    path = session.store.root / "engrams.yaml"
+    again = _engram(7, statement="Statement number 1", content_hash="1" * 64)
+    path.write_text(path.read_text() + dump_engrams_document({"engrams": [again]}).split("\n", 1)[1])
+    session.reload_if_changed()
+    row = next(r for r in session.drafts() if r.id == again["id"])
+    assert "rejected before" in row.flags
+    assert row.rejected_before.reason == "not true" and row.rejected_before.by == "Ada Reviewer"
+    session.undo()
+    row = next(r for r in session.drafts() if r.id == again["id"])
+    assert "rejected before" not in row.flags
+
+
+def test_edit_keeps_old_text_in_history_and_bumps_version(session):
+    session.edit_statement("ENG-2026-11-01-001", "A clearer statement about the build")
+    disk = _disk(session, "ENG-2026-11-01-001")
+    assert disk["engram_version"] == 2
+    from plur_desk.domain.engram_rules import content_hash
+
+    assert disk["content_hash"] == content_hash("A clearer statement about the build")
+    (event,) = _events(session)
+    assert event["data"]["from"] == "Statement number 1"
+    assert event["data"]["to"] == "A clearer statement about the build"
+
+
+def test_validity_creates_temporal_with_learned_at(session):
+    session.set_validity(["ENG-2026-11-02-001"], "2026-01-01", "2027-06-30T12:00:00Z")
+    disk = _disk(session, "ENG-2026-11-02-001")
+    assert disk["temporal"] == {"learned_at": "2026-12-02T12:00:00.000Z", "valid_from": "2026-01-01",
+                                "valid_until": "2027-06-30T12:00:00Z"}
+
+
+def test_undo_redo_are_audited_and_refuse_when_changed(session):
+    engram_id = "ENG-2026-11-01-001"
+    session.approve([engram_id])
+    session.undo()
+    assert _disk(session, engram_id)["commitment"] == "draft"
+    assert "review" not in _disk(session, engram_id)
+    session.redo()
+    assert _disk(session, engram_id)["commitment"] == "decided"
+    kinds = [(e["data"]["action"], e["data"].get("undos") or e["data"].get("redos")) for e in _events(session)]
+    assert kinds == [("approve", None), ("undo", "approve"), ("redo", "approve")]
+    path = session.store.root / "engrams.yaml"
+    path.write_text(path.read_text().replace("commitment: decided\n", "commitment: locked\n", 1))
+    session.reload_if_changed()
+    with pytest.raises(ChangedSinceError):
+        session.undo()
+    assert _disk(session, engram_id)["commitment"] == "locked"
+
+
+def test_resolve_retires_loser_and_undo_restores_both(session):
+    session.resolve_tension("T-2026-1201-001", "ENG-2026-11-06-001")
+    loser = _disk(session, "ENG-2026-11-05-001")
+    assert loser["status"] == "retired"
+    assert loser["rationale"] == "Retired: tension T-2026-1201-001 resolved in favor of ENG-2026-11-06-001"
+    record = session.tension("T-2026-1201-001")
+    assert record["status"] == "resolved" and record["resolved_by"] == "ENG-2026-11-06-001"
+    session.undo()
+    assert _disk(session, "ENG-2026-11-05-001")["status"] == "active"
+    assert session.tension("T-2026-1201-001")["status"] == "detected"
+    assert session.tension("T-2026-1201-001")["resolved_by"] is None
+
+
+def test_resolve_rolls_back_the_record_when_retiring_fails(session):
+    path = session.store.root / "engrams.yaml"
+    path.write_text(path.read_text().replace("Statement number 5\n", "Statement number 5 (changed)\n"))
+    with pytest.raises(ChangedSinceError):
+        session.resolve_tension("T-2026-1201-001", "ENG-2026-11-06-001")
+    assert session.tension("T-2026-1201-001")["status"] == "detected"
+    actions = [e["data"]["action"] for e in _events(session)]
+    assert actions == ["resolve", "rollback_resolve"]
+
+
+def test_split_in_time(session):
+    session.split_in_time("T-2026-1201-001", "2026-11-06")
+    earlier, later = _disk(session, "ENG-2026-11-05-001"), _disk(session, "ENG-2026-11-06-001")
+    assert earlier["temporal"]["valid_until"] == "2026-11-05"
+    assert later["temporal"]["valid_from"] == "2026-11-06"
+    assert earlier["status"] == later["status"] == "active"
+    assert session.tension("T-2026-1201-001")["status"] == "dismissed"
+
+
+def test_confirm_and_dismiss_write_events(session):
+    session.confirm_tension("T-2026-1201-001")
+    session.dismiss_tension("T-2026-1201-001", "not a real conflict")
+    events = _events(session)
+    assert [e["data"]["action"] for e in events] == ["confirm", "dismiss"]
+    assert events[1]["data"]["reason"] == "not a real conflict"
+    assert all(e["actor"]["kind"] == "human" for e in events)
+
+
+def test_timeline_and_history_filters(session):
+    from plur_desk.app.history_index import HistoryFilter
+
+    session.approve(["ENG-2026-11-01-001"])
+    session.reject(["ENG-2026-11-02-001"], "nope")
+    timeline = session.history.timeline("ENG-2026-11-01-001")
+    assert [e["data"]["action"] for e in timeline] == ["approve"]
+    page = session.history.page(HistoryFilter(types=frozenset({"engram_retired"})), 0, 10)
+    assert [e["engram_id"] for e in page] == ["ENG-2026-11-02-001"]
+    assert session.history.page(HistoryFilter(actor_kinds=frozenset({"agent"})), 0, 10) == []
+    assert len(session.history.page(HistoryFilter(reviewer="ada"), 0, 10)) == 2

@@ -1,0 +1,80 @@
+"""A writer killed at random points leaves the store readable and either exactly before or exactly after."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from plur_desk.store.list_file import ENGRAMS, ListFile
+from plur_desk.domain.engram_rules import engram_problems
+from tests_support_paths import write_big_store  # noqa: F401  (see conftest sys.path)
+
+WRITER = r"""
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from plur_desk.app.session import ReviewSession
+from plur_desk.domain.review import Reviewer
+from plur_desk.infra.clock import FixedClock
+from plur_desk.store.plur_store import PlurStore
+store = PlurStore(Path(sys.argv[1])); store.load()
+session = ReviewSession(store, Reviewer("Crash Tester"), FixedClock(datetime(2026, 12, 2, 12, 0, tzinfo=timezone.utc)))
+print("ready", flush=True)
+sys.stdin.readline()
+session.approve(sys.argv[2].split(","), note="crash trial")
+print("done", flush=True)
+"""
+
+
+def _run(root: Path, ids: str, kill_after: float | None) -> bool:
+    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(root), ids], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "ready"
+    proc.stdin.write("go\n")
+    proc.stdin.flush()
+    if kill_after is None:
+        assert proc.stdout.readline().strip() == "done"
+        proc.wait(timeout=60)
+        return True
+    time.sleep(kill_after)
+    proc.kill()
+    proc.wait()
+    return False
+
+
+def test_killed_writer_leaves_before_or_after(tmp_path):
+    base = tmp_path / "base"
+    write_big_store(base, 3000)
+    ids = ",".join(f"ENG-2026-12-01-{i:03d}" for i in (5, 1500, 2999))
+    before = (base / "engrams.yaml").read_bytes()
+    reference = tmp_path / "reference"
+    subprocess.run(["cp", "-r", str(base), str(reference)], check=True)
+    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(reference), ids], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "ready"
+    t0 = time.monotonic()
+    proc.stdin.write("go\n")
+    proc.stdin.flush()
+    assert proc.stdout.readline().strip() == "done"
+    duration = time.monotonic() - t0  # from the order to the change being complete
+    proc.wait(timeout=60)
+    after = (reference / "engrams.yaml").read_bytes()
+    assert after != before
+    rng = random.Random(7)
+    outcomes = {"before": 0, "after": 0}
+    for trial in range(30):
+        root = tmp_path / f"trial{trial}"
+        subprocess.run(["cp", "-r", str(base), str(root)], check=True)
+        _run(root, ids, rng.uniform(0, duration * 1.1))
+        data = (root / "engrams.yaml").read_bytes()
+        assert data in (before, after), f"trial {trial}: the file is neither the old nor the new version"
+        snapshot = ListFile.read(root / "engrams.yaml", ENGRAMS, engram_problems)
+        assert snapshot.fatal is None and all(e.valid for e in snapshot.entries)
+        outcomes["before" if data == before else "after"] += 1
+        # The next writer is never blocked by what the dead one left (a stale lock, a temp file).
+        _run(root, "ENG-2026-12-01-010", None)
+        assert not (root / "engrams.yaml.lock").exists()
+    assert outcomes["before"] and outcomes["after"], outcomes  # the kills really landed on both sides
