@@ -1,0 +1,26 @@
+// PLUR's own cost on a store, for bench/: list(), approve one draft (getById + updateEngram), peak RSS.
+// stdin: {op: "list" | "approve" | "bump", id?, n?}. Prints JSON with seconds and maxRSS (MB).
+import { Plur, loadEngrams, saveEngrams } from '@plur-ai/core'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+
+const req = JSON.parse(readFileSync(0, 'utf8'))
+const root = process.env.PLUR_PATH
+const t0 = performance.now()
+let result = {}
+if (req.op === 'bump') {  // PLUR's own serializer rewrites the file after bumping counters on a few engrams
+  const file = join(root, 'engrams.yaml')
+  const engrams = loadEngrams(file)
+  for (let i = 0; i < (req.n ?? 5); i++) engrams[i * 97 % engrams.length].injection_count += 1
+  saveEngrams(file, engrams)
+} else {
+  const plur = new Plur({ path: root, autoDiscover: false })
+  await plur.ready?.()
+  if (req.op === 'list') result.count = (await plur.list()).length
+  if (req.op === 'approve') {
+    const e = await plur.getById(req.id)
+    await plur.updateEngram({ ...e, commitment: 'decided' })
+  }
+}
+const seconds = (performance.now() - t0) / 1000
+process.stdout.write(JSON.stringify({ seconds, max_rss_mb: process.resourceUsage().maxRSS / 1024, ...result }))
