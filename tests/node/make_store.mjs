@@ -65,6 +65,8 @@ for (let i = 0; i < n; i++) {
 }
 engrams.sort((a, b) => a.id < b.id ? -1 : 1)
 saveEngrams(join(root, 'engrams.yaml'), engrams, { allowShrink: true })
+// Round-trip once through PLUR's own loader so keys are in PLUR's schema order, as in any store PLUR has written.
+saveEngrams(join(root, 'engrams.yaml'), loadEngrams(join(root, 'engrams.yaml')), { allowShrink: true })
 // History in PLUR's own shape for the engrams that exist.
 mkdirSync(join(root, 'history'), { recursive: true })
 const months = {}
