@@ -1,0 +1,161 @@
+"""Every user action, declared once: id, text, shortcut, menu, pane, icon, when it is enabled.
+
+Menus, the toolbar, button captions, the shortcut sheet (F1) and the command palette (Ctrl+K) are all generated
+from ACTIONS; a test checks that ids and (pane, shortcut) pairs are unique and that every action has a handler.
+Actions that belong to a pane use single-key shortcuts scoped to that pane (WidgetWithChildrenShortcut), so the
+same key can mean different things in different panes and never fires while typing in a text field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QWidget
+
+
+@dataclass(frozen=True)
+class UiContext:
+    has_store: bool = False
+    read_only: bool = False
+    has_selection: bool = False
+    multi_selection: bool = False
+    can_undo: bool = False
+    can_redo: bool = False
+    editing: bool = False
+
+
+Predicate = Callable[[UiContext], bool]
+
+
+def _writable(ctx: UiContext) -> bool:
+    return ctx.has_store and not ctx.read_only
+
+
+def _act_on_selection(ctx: UiContext) -> bool:
+    return _writable(ctx) and ctx.has_selection and not ctx.editing
+
+
+def _store(ctx: UiContext) -> bool:
+    return ctx.has_store
+
+
+@dataclass(frozen=True)
+class ActionSpec:
+    id: str
+    text: str
+    menu: str
+    handler: str  # method name on the main window
+    shortcuts: tuple[str | QKeySequence.StandardKey, ...] = ()
+    pane: str = ""  # "" = application-wide
+    icon: str = ""
+    enabled: Predicate | None = None
+    tip: str = ""
+
+    def key_text(self) -> str:
+        texts = []
+        for shortcut in self.shortcuts:
+            seq = QKeySequence(shortcut)
+            texts.append(seq.toString(QKeySequence.SequenceFormat.NativeText))
+        return " or ".join(t for t in texts if t)
+
+
+ACTIONS: tuple[ActionSpec, ...] = (
+    # File
+    ActionSpec("file.open", "Open Store…", "&File", "open_store_dialog", (QKeySequence.StandardKey.Open,),
+               tip="Open a PLUR store directory"),
+    ActionSpec("file.demo", "Open Demo Store", "&File", "open_demo", tip="Open a copy of the bundled demo store"),
+    ActionSpec("file.reload", "Reload", "&File", "reload", ("F5",), icon="reload", enabled=_store,
+               tip="Re-read the store from disk"),
+    ActionSpec("file.quit", "Quit", "&File", "close", (QKeySequence.StandardKey.Quit,)),
+    # Edit
+    ActionSpec("edit.undo", "Undo", "&Edit", "undo", ("Ctrl+Z",), icon="undo",
+               enabled=lambda c: _writable(c) and c.can_undo, tip="Undo your last decision (itself recorded)"),
+    ActionSpec("edit.redo", "Redo", "&Edit", "redo", ("Ctrl+Shift+Z",), icon="redo",
+               enabled=lambda c: _writable(c) and c.can_redo),
+    ActionSpec("edit.find", "Search", "&Edit", "focus_search", ("Ctrl+F",), icon="search"),
+    ActionSpec("edit.palette", "Command Palette…", "&Edit", "show_palette", ("Ctrl+K",)),
+    # View
+    ActionSpec("view.drafts", "Drafts", "&View", "show_drafts", ("Ctrl+1",)),
+    ActionSpec("view.tensions", "Tensions", "&View", "show_tensions", ("Ctrl+2",)),
+    ActionSpec("view.validity", "Validity", "&View", "show_validity", ("Ctrl+3",)),
+    ActionSpec("view.history", "History", "&View", "show_history", ("Ctrl+4",)),
+    # Review (drafts pane)
+    ActionSpec("review.approve", "Approve", "&Review", "approve_selected", ("A",), "drafts", "approve",
+               _act_on_selection, "Approve at the default level (decided)"),
+    ActionSpec("review.approve_level", "Approve as…", "&Review", "approve_selected_level", ("Shift+A",), "drafts",
+               "approve", _act_on_selection, "Approve choosing the level: exploring, leaning, decided, locked"),
+    ActionSpec("review.reject", "Reject…", "&Review", "reject_selected", ("R",), "drafts", "reject",
+               _act_on_selection, "Reject with a reason; the statement stays rejected if it comes back"),
+    ActionSpec("review.edit", "Edit Statement", "&Review", "edit_selected", ("E",), "drafts", "edit",
+               _act_on_selection, "Edit the statement in place; Ctrl+Return saves"),
+    ActionSpec("review.skip", "Skip", "&Review", "skip", ("S", "Space"), "drafts", "skip",
+               lambda c: c.has_selection and not c.editing, "Next draft without deciding"),
+    ActionSpec("review.next", "Next", "&Review", "select_next", ("J",), "drafts",
+               enabled=lambda c: not c.editing),
+    ActionSpec("review.previous", "Previous", "&Review", "select_previous", ("K",), "drafts",
+               enabled=lambda c: not c.editing),
+    # Tensions pane
+    ActionSpec("tension.confirm", "Confirm Tension", "&Tensions", "confirm_tension", ("C",), "tensions", "confirm",
+               _act_on_selection, "A real conflict, to be resolved"),
+    ActionSpec("tension.dismiss", "Dismiss Tension", "&Tensions", "dismiss_tension", ("D",), "tensions", "reject",
+               _act_on_selection, "Not a conflict; PLUR will not raise this pair again"),
+    ActionSpec("tension.keep_left", "Keep Left", "&Tensions", "keep_left", ("1", "Left"), "tensions", "approve",
+               _act_on_selection, "Keep the left engram, retire the right one (preview first)"),
+    ActionSpec("tension.keep_right", "Keep Right", "&Tensions", "keep_right", ("2", "Right"), "tensions", "approve",
+               _act_on_selection, "Keep the right engram, retire the left one (preview first)"),
+    ActionSpec("tension.split", "Split in Time…", "&Tensions", "split_tension", ("T",), "tensions", "split",
+               _act_on_selection, "Both were true, at different times: pick the date"),
+    # Validity pane
+    ActionSpec("validity.edit", "Edit Window…", "&Validity", "edit_validity", ("W",), "validity", "edit",
+               _act_on_selection, "Set or clear valid_from / valid_until"),
+    ActionSpec("validity.expire", "Expire Now", "&Validity", "expire_now", ("X",), "validity", "reject",
+               _act_on_selection, "End the selected engrams' validity now"),
+    # History pane
+    ActionSpec("history.export_csv", "Export View as CSV…", "&History", "export_csv", (), "history",
+               enabled=_store),
+    ActionSpec("history.export_jsonl", "Export View as JSONL…", "&History", "export_jsonl", (), "history",
+               enabled=_store),
+    ActionSpec("history.timeline", "Engram Timeline", "&History", "show_timeline", ("Ctrl+T",), "",
+               enabled=_store, tip="Everything that happened to the selected engram"),
+    # Help
+    ActionSpec("help.shortcuts", "Keyboard Shortcuts", "&Help", "show_shortcuts", ("F1",)),
+    ActionSpec("help.about", "About plur_desk", "&Help", "show_about"),
+)
+
+MENU_ORDER = ("&File", "&Edit", "&View", "&Review", "&Tensions", "&Validity", "&History", "&Help")
+
+
+def build_actions(owner: QWidget, panes: dict[str, QWidget], handler_of: Callable[[str], Callable[[], None]],
+                  icon_of: Callable[[str], object]) -> dict[str, QAction]:
+    """QActions for ACTIONS, parented to the main window or to their pane (pane-scoped shortcuts)."""
+    actions: dict[str, QAction] = {}
+    for spec in ACTIONS:
+        parent = panes.get(spec.pane, owner)
+        action = QAction(spec.text, parent)
+        action.setObjectName(spec.id)
+        if spec.shortcuts:
+            action.setShortcuts([QKeySequence(s) for s in spec.shortcuts])
+        if spec.pane:
+            action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            parent.addAction(action)
+        else:
+            action.setShortcutContext(Qt.ShortcutContext.ApplicationShortcut)
+            owner.addAction(action)
+        if spec.icon:
+            action.setIcon(icon_of(spec.icon))  # type: ignore[arg-type]
+        tip = spec.tip or spec.text
+        key = spec.key_text()
+        action.setToolTip(f"{tip} ({key})" if key else tip)
+        action.setStatusTip(tip)
+        action.triggered.connect(handler_of(spec.handler))
+        actions[spec.id] = action
+    return actions
+
+
+def update_enabled(actions: dict[str, QAction], ctx: UiContext) -> None:
+    for spec in ACTIONS:
+        if spec.enabled is not None:
+            actions[spec.id].setEnabled(spec.enabled(ctx))

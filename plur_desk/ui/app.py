@@ -1,0 +1,71 @@
+"""Builds the QApplication and the main window around a store (the only place Qt objects are assembled)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from importlib import resources
+from pathlib import Path
+
+from plur_desk import APP_ID, __version__
+
+
+def _ensure_platform(self_check: bool) -> None:
+    if self_check or not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY") or sys.platform != "linux"):
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+
+def make_application(argv: list[str] | None = None):  # type: ignore[no-untyped-def]
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance() or QApplication(argv or [sys.argv[0]])
+    app.setApplicationName("plur_desk")
+    app.setApplicationVersion(__version__)
+    app.setOrganizationName("plur-desk")
+    app.setDesktopFileName(APP_ID)
+    from plur_desk.ui.icons import app_icon
+
+    app.setWindowIcon(app_icon())
+    qss = resources.files("plur_desk.resources") / "app.qss"
+    app.setStyleSheet(qss.read_text(encoding="utf-8"))
+    return app
+
+
+def ask_reviewer(settings_store, settings, given: str | None) -> str | None:  # type: ignore[no-untyped-def]
+    from plur_desk.app.settings import suggested_reviewer_name
+    from plur_desk.ui.dialogs import ReviewerDialog
+
+    name = (given or settings.reviewer_name or "").strip()
+    if not name:
+        dialog = ReviewerDialog(suggested_reviewer_name())
+        if dialog.exec() != ReviewerDialog.DialogCode.Accepted:
+            return None
+        name = dialog.name.text().strip()
+    if name != settings.reviewer_name:
+        settings.reviewer_name = name
+        settings_store.save(settings)
+    return name
+
+
+def run_app(store: str | None, reviewer: str | None, demo: bool, self_check: bool) -> int:
+    _ensure_platform(self_check)
+    if self_check:
+        from plur_desk.ui.self_check import run_self_check
+
+        return run_self_check()
+    from plur_desk.app.demo import copy_demo_store
+    from plur_desk.app.settings import SettingsStore
+    from plur_desk.infra.paths import default_store_path
+    from plur_desk.ui.main_window import MainWindow
+
+    app = make_application()
+    settings_store = SettingsStore()
+    settings = settings_store.load()
+    name = ask_reviewer(settings_store, settings, reviewer)
+    if name is None:
+        return 1
+    window = MainWindow(settings_store, settings, name)
+    window.show()
+    path = copy_demo_store() if demo else default_store_path(store)
+    window.open_path(Path(path))
+    return int(app.exec())

@@ -1,0 +1,99 @@
+"""HTML for the detail panels: everything a reviewer needs to decide on one engram or tension."""
+
+from __future__ import annotations
+
+import html
+import json
+
+from plur_desk.app.rows import attribution_of, created_of, scope_impact
+from plur_desk.app.session import ReviewSession
+from plur_desk.domain.lint import text_flags
+from plur_desk.domain.validity import Window
+
+E = html.escape
+
+
+def _section(title: str, body: str) -> str:
+    return f"<h3 style='margin:14px 0 4px 0'>{E(title)}</h3>{body}"
+
+
+def _kv(rows: list[tuple[str, str]]) -> str:
+    cells = "".join(f"<tr><td style='padding:1px 12px 1px 0; color:palette(mid)'><b>{E(k)}</b></td>"
+                    f"<td>{v}</td></tr>" for k, v in rows if v)
+    return f"<table cellspacing='0'>{cells}</table>"
+
+
+def _event_line(event: dict[str, object]) -> str:
+    data = event.get("data") if isinstance(event.get("data"), dict) else {}
+    assert isinstance(data, dict)
+    actor = event.get("actor") if isinstance(event.get("actor"), dict) else {}
+    assert isinstance(actor, dict)
+    who = str(actor.get("asserted_by", "unknown"))
+    human = actor.get("kind") == "human"
+    what = str(data.get("action") or event.get("event"))
+    extra = ""
+    if "from" in data and "to" in data and data.get("field") == "statement":
+        extra = f"<br><s>{E(str(data['from']))}</s><br><u>{E(str(data['to']))}</u>"
+    elif data.get("reason"):
+        extra = f" — “{E(str(data['reason']))}”"
+    elif "to" in data:
+        extra = f": {E(json.dumps(data.get('from'), ensure_ascii=False))} → {E(json.dumps(data.get('to'), ensure_ascii=False))}"
+    badge = "<u>human</u> " if human else ""
+    return (f"<li><code>{E(str(event.get('timestamp', ''))[:19].replace('T', ' '))}</code> {badge}<b>{E(who)}</b> "
+            f"{E(what)}{extra}</li>")
+
+
+def engram_html(session: ReviewSession, engram_id: str, *, rejected_before: object = None) -> str:
+    engram = session.engram(engram_id)
+    if engram is None:
+        return f"<p>{E(engram_id)} is no longer in the store.</p>"
+    statement = str(engram.get("statement", ""))
+    writer, model, runtime = attribution_of(engram)
+    parts = [f"<p style='font-size:15pt; margin:4px 0 8px 0'>{E(statement).replace(chr(10), '<br>')}</p>"]
+    flags = text_flags(statement)
+    warnings = []
+    if rejected_before is not None:
+        v = rejected_before
+        warnings.append(f"Rejected before: {E(v.engram_id)} by {E(v.by)} on {E(v.at[:10])} — “{E(v.reason)}”. "  # type: ignore[attr-defined]
+                        "Press R to reject it again.")
+    warnings += [f"Contains {E(f)} — check before approving." for f in flags]
+    window = Window.of(engram)
+    state = window.state(session.now())
+    if state in ("expired", "not_yet_valid"):
+        warnings.append(f"Validity: {state.replace('_', ' ')} — PLUR will not inject it now even if approved.")
+    relations = engram.get("relations") if isinstance(engram.get("relations"), dict) else {}
+    assert isinstance(relations, dict)
+    if relations.get("superseded_by"):
+        warnings.append("Superseded by " + ", ".join(E(str(x)) for x in relations["superseded_by"]) + ".")
+    if warnings:
+        parts.append("".join(f"<p>⚠ <b>{w}</b></p>" for w in warnings))
+    sources = engram.get("sources") if isinstance(engram.get("sources"), list) else []
+    assert isinstance(sources, list)
+    session_ids = ", ".join(sorted({str(s.get("session_id")) for s in sources
+                                    if isinstance(s, dict) and s.get("session_id")}))
+    parts.append(_section("Provenance", _kv([
+        ("Id", E(engram_id)), ("Asserted by", E(writer)), ("Model", E(model)), ("Runtime", E(runtime)),
+        ("Created", E(created_of(engram))), ("Scope", E(str(engram.get("scope", "")))),
+        ("Domain", E(str(engram.get("domain", "") or ""))), ("Type", E(str(engram.get("type", "")))),
+        ("Sessions", E(session_ids)), ("Episode", E(", ".join(map(str, engram.get("episode_ids") or []))) if isinstance(engram.get("episode_ids"), list) else ""),
+        ("Written", f"{engram.get('write_count', 1)}× (same scope), recurred {engram.get('recurrence_count', 0)}× elsewhere"),
+        ("Rationale", E(str(engram.get("rationale", "") or ""))), ("Tags", E(", ".join(map(str, engram.get("tags") or [])))),
+    ])))
+    validity = "always" if not window.present else f"{window.valid_from or '…'} → {window.valid_until or '…'} ({state.replace('_', ' ')})"
+    parts.append(_section("Validity", f"<p>{E(validity)}</p>"))
+    rel_rows = [(k.replace("_", " "), E(", ".join(map(str, v)))) for k, v in relations.items() if isinstance(v, list) and v]
+    if rel_rows:
+        parts.append(_section("Relations", _kv(rel_rows)))
+    tensions = [t for t in session.tensions(("detected", "confirmed", "dismissed", "resolved"))
+                if engram_id in (t.engram_a, t.engram_b)]
+    if tensions:
+        items = "".join(f"<li><b>{E(t.id)}</b> ({E(t.status)}, {t.confidence:.2f}): "
+                        f"“{E(t.statement_b if t.engram_a == engram_id else t.statement_a)}”</li>" for t in tensions)
+        parts.append(_section("Tensions", f"<ul>{items}</ul>"))
+    if engram.get("commitment") == "draft":
+        parts.append(_section("What approving changes",
+                              f"<p>PLUR starts injecting it into {E(scope_impact(str(engram.get('scope', ''))))}.</p>"))
+    events = session.history.timeline(engram_id)
+    if events:
+        parts.append(_section("History", "<ul style='margin-left:-20px'>" + "".join(_event_line(e) for e in events[-12:]) + "</ul>"))
+    return "".join(parts)

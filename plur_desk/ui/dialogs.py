@@ -1,0 +1,187 @@
+"""Small dialogs: reject reason, approval level, reviewer name, bulk confirmation, shortcut sheet, command palette."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from plur_desk.domain.engram_rules import LADDER
+from plur_desk.ui.actions import ACTIONS
+
+
+def _buttons(dialog: QDialog, ok_text: str) -> QDialogButtonBox:
+    box = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+    box.button(QDialogButtonBox.StandardButton.Ok).setText(ok_text)
+    box.accepted.connect(dialog.accept)
+    box.rejected.connect(dialog.reject)
+    return box
+
+
+class ReasonDialog(QDialog):
+    """Asks why (reject, dismiss, bulk). Enter confirms, Esc cancels; recent reasons are offered."""
+
+    def __init__(self, title: str, prompt: str, recent: list[str], parent: QWidget | None = None,
+                 ok_text: str = "Reject", required: bool = True) -> None:
+        super().__init__(parent)
+        self.setObjectName("reasonDialog")
+        self.setWindowTitle(title)
+        self.required = required
+        layout = QVBoxLayout(self)
+        label = QLabel(prompt)
+        label.setWordWrap(True)
+        layout.addWidget(label)
+        self.combo = QComboBox()
+        self.combo.setObjectName("reasonField")
+        self.combo.setEditable(True)
+        self.combo.addItems(recent)
+        self.combo.setCurrentText("")
+        self.combo.setAccessibleName("Reason")
+        self.combo.lineEdit().setPlaceholderText("Why? (recent reasons in the list)")
+        layout.addWidget(self.combo)
+        self.buttons = _buttons(self, ok_text)
+        layout.addWidget(self.buttons)
+        self.combo.lineEdit().textChanged.connect(self._update)
+        self._update()
+        self.resize(460, self.sizeHint().height())
+
+    def _update(self) -> None:
+        ok = self.buttons.button(QDialogButtonBox.StandardButton.Ok)
+        ok.setEnabled(bool(self.reason) or not self.required)
+
+    @property
+    def reason(self) -> str:
+        return self.combo.currentText().strip()
+
+
+class LevelDialog(QDialog):
+    def __init__(self, count: int, default: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("levelDialog")
+        self.setWindowTitle("Approve as…")
+        layout = QVBoxLayout(self)
+        layout.addWidget(QLabel(f"Commitment level for {count} draft{'s' if count != 1 else ''}:"))
+        self.list = QListWidget()
+        self.list.setAccessibleName("Commitment level")
+        hints = {"exploring": "a hypothesis, injected with low weight", "leaning": "likely true (PLUR's default)",
+                 "decided": "settled; injected with high weight", "locked": "a rule; also records who locked it"}
+        for level in LADDER:
+            item = QListWidgetItem(f"{level}  —  {hints[level]}")
+            item.setData(Qt.ItemDataRole.UserRole, level)
+            self.list.addItem(item)
+        self.list.setCurrentRow(LADDER.index(default) if default in LADDER else 2)
+        self.list.itemActivated.connect(lambda _item: self.accept())
+        layout.addWidget(self.list)
+        self.note = QLineEdit()
+        self.note.setPlaceholderText("Note (optional; the reason for a lock)")
+        self.note.setAccessibleName("Note")
+        layout.addWidget(self.note)
+        layout.addWidget(_buttons(self, "Approve"))
+
+    @property
+    def level(self) -> str:
+        item = self.list.currentItem()
+        return str(item.data(Qt.ItemDataRole.UserRole)) if item else "decided"
+
+
+class ReviewerDialog(QDialog):
+    def __init__(self, suggested: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Who is reviewing?")
+        layout = QVBoxLayout(self)
+        text = QLabel("Every decision you make is recorded in the store's history with your name as a human "
+                      "reviewer. You can change it later in settings.yaml.")
+        text.setWordWrap(True)
+        layout.addWidget(text)
+        self.name = QLineEdit(suggested)
+        self.name.setAccessibleName("Your name")
+        layout.addWidget(self.name)
+        self.buttons = _buttons(self, "Start reviewing")
+        layout.addWidget(self.buttons)
+        self.name.textChanged.connect(
+            lambda t: self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(bool(t.strip())))
+
+
+class ShortcutSheet(QDialog):
+    """Every action and its keys, generated from the action table."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("shortcutSheet")
+        self.setWindowTitle("Keyboard shortcuts")
+        layout = QVBoxLayout(self)
+        rows = [s for s in ACTIONS if s.shortcuts]
+        self.table = QTableWidget(len(rows), 3)
+        self.table.setHorizontalHeaderLabels(["Keys", "Action", "Where"])
+        for i, spec in enumerate(rows):
+            for j, text in enumerate((spec.key_text(), spec.text, spec.pane.title() or "Everywhere")):
+                self.table.setItem(i, j, QTableWidgetItem(text))
+        self.table.resizeColumnsToContents()
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.verticalHeader().hide()
+        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        layout.addWidget(self.table)
+        box = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        box.rejected.connect(self.reject)
+        layout.addWidget(box)
+        self.resize(560, 640)
+
+
+class CommandPalette(QDialog):
+    """Type to find any action; Enter runs it."""
+
+    def __init__(self, run: Callable[[str], None], enabled: Callable[[str], bool], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("commandPalette")
+        self.setWindowTitle("Command palette")
+        self._run = run
+        layout = QVBoxLayout(self)
+        self.field = QLineEdit()
+        self.field.setPlaceholderText("Type a command…")
+        self.field.setAccessibleName("Command")
+        layout.addWidget(self.field)
+        self.list = QListWidget()
+        self.list.setAccessibleName("Commands")
+        for spec in ACTIONS:
+            if not enabled(spec.id):
+                continue
+            item = QListWidgetItem(f"{spec.text}    {spec.key_text()}".rstrip())
+            item.setData(Qt.ItemDataRole.UserRole, spec.id)
+            self.list.addItem(item)
+        layout.addWidget(self.list)
+        self.field.textChanged.connect(self._filter)
+        self.field.returnPressed.connect(self._accept_current)
+        self.list.itemActivated.connect(lambda _i: self._accept_current())
+        self._filter("")
+        self.resize(480, 420)
+
+    def _filter(self, text: str) -> None:
+        words = text.lower().split()
+        first = None
+        for i in range(self.list.count()):
+            item = self.list.item(i)
+            hidden = not all(w in item.text().lower() for w in words)
+            item.setHidden(hidden)
+            if not hidden and first is None:
+                first = item
+        if first is not None:
+            self.list.setCurrentItem(first)
+
+    def _accept_current(self) -> None:
+        item = self.list.currentItem()
+        if item is not None and not item.isHidden():
+            self.accept()
+            self._run(str(item.data(Qt.ItemDataRole.UserRole)))

@@ -1,0 +1,251 @@
+"""The Drafts pane: the queue of drafts, the selected draft's detail, in-place editing, decision buttons."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QItemSelectionModel, Qt, Signal
+from PySide6.QtGui import QAction, QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    QTableView,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from plur_desk.app.rows import DraftRow
+from plur_desk.ui.models import ID_ROLE, DraftColumn, drafts_model
+
+
+def action_button(action: QAction, key: str, primary: bool = False) -> QPushButton:
+    """A button that shows the action's text and key, and follows its enabled state."""
+    button = QPushButton(action.icon(), f"{action.text()}   {key}")
+    button.setObjectName("primary" if primary else action.objectName().replace(".", "_") + "_button")
+    button.setAccessibleName(action.text())
+    button.setToolTip(action.toolTip())
+    button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
+    button.clicked.connect(action.trigger)
+    button.setEnabled(action.isEnabled())
+    action.changed.connect(lambda: button.setEnabled(action.isEnabled()))
+    return button
+
+
+class DraftsPane(QWidget):
+    selection_changed = Signal()
+    edit_saved = Signal(str, str)
+    edit_cancelled = Signal()
+    sort_requested = Signal(int, bool)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("draftsPane")
+        self.model = drafts_model(self)
+        self._editing_id: str | None = None
+        self._build()
+        self._connect()
+
+    # -- construction --------------------------------------------------------------------------------------
+
+    def _build(self) -> None:
+        self.table = QTableView(self)
+        self.table.setObjectName("draftsTable")
+        self.table.setAccessibleName("Drafts waiting for review")
+        self.table.setModel(self.model)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.table.setAlternatingRowColors(True)
+        self.table.setWordWrap(False)
+        self.table.setSortingEnabled(False)
+        self.table.verticalHeader().hide()
+        self.table.verticalHeader().setDefaultSectionSize(28)
+        header = self.table.horizontalHeader()
+        header.setSectionsClickable(True)
+        header.setSortIndicatorShown(True)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setSectionResizeMode(DraftColumn.STATEMENT, QHeaderView.ResizeMode.Stretch)
+        for column, width in ((DraftColumn.FLAGS, 170), (DraftColumn.SCOPE, 150), (DraftColumn.DOMAIN, 110),
+                              (DraftColumn.TYPE, 105), (DraftColumn.AGE, 80), (DraftColumn.WRITER, 160)):
+            self.table.setColumnWidth(column, width)
+
+        self.empty = QLabel("No drafts are waiting. New drafts appear here as soon as an agent writes them.")
+        self.empty.setObjectName("emptyDrafts")
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty.setWordWrap(True)
+        self.empty.hide()
+
+        self.banner = QLabel()
+        self.banner.setObjectName("banner")
+        self.banner.setWordWrap(True)
+        self.banner.setAccessibleName("Notice")
+        self.banner.hide()
+
+        self.detail = QTextBrowser(self)
+        self.detail.setObjectName("draftDetail")
+        self.detail.setAccessibleName("Draft details")
+        self.detail.setOpenExternalLinks(False)
+        self.detail.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
+        self.editor = QPlainTextEdit(self)
+        self.editor.setObjectName("statementEditor")
+        self.editor.setAccessibleName("Edit statement")
+        self.editor.setPlaceholderText("Statement")
+        self.editor.hide()
+        self.edit_hint = QLabel("Editing — Ctrl+Return saves, Esc cancels. Then A approves the edited text.")
+        self.edit_hint.hide()
+
+        self.buttons = QHBoxLayout()
+        self.buttons.setSpacing(8)
+
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addWidget(self.banner)
+        left_layout.addWidget(self.table)
+        left_layout.addWidget(self.empty)
+        right = QWidget()
+        right_layout = QVBoxLayout(right)
+        right_layout.setContentsMargins(0, 6, 0, 0)
+        right_layout.addWidget(self.edit_hint)
+        right_layout.addWidget(self.editor, 1)
+        right_layout.addWidget(self.detail, 3)
+        right_layout.addLayout(self.buttons)
+        self.splitter = QSplitter(Qt.Orientation.Vertical, self)
+        self.splitter.setObjectName("draftsSplitter")
+        self.splitter.addWidget(left)
+        self.splitter.addWidget(right)
+        self.splitter.setStretchFactor(0, 2)
+        self.splitter.setStretchFactor(1, 3)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 8, 8, 8)
+        layout.addWidget(self.splitter)
+
+        self._save = QShortcut(QKeySequence("Ctrl+Return"), self.editor, self._save_edit)
+        self._save.setContext(Qt.ShortcutContext.WidgetShortcut)
+        self._cancel = QShortcut(QKeySequence("Escape"), self.editor, self.cancel_edit)
+        self._cancel.setContext(Qt.ShortcutContext.WidgetShortcut)
+
+    def _connect(self) -> None:
+        self.table.selectionModel().selectionChanged.connect(lambda *_: self.selection_changed.emit())
+        self.table.horizontalHeader().sectionClicked.connect(self._header_clicked)
+
+    def add_buttons(self, buttons: list[QPushButton]) -> None:
+        for button in buttons:
+            self.buttons.addWidget(button)
+        self.buttons.addStretch(1)
+
+    # -- rows and selection --------------------------------------------------------------------------------
+
+    def set_rows(self, rows: list[DraftRow], keep: str | None = None) -> None:
+        """Replace the queue, keeping (or moving to) the row with id `keep`, else the current one."""
+        keep = keep or self.current_id()
+        self.model.set_rows(rows)
+        self.empty.setVisible(not rows)
+        self.table.setVisible(bool(rows))
+        row = self.model.row_of(keep) if keep else -1
+        if rows:
+            self.select_row(row if row >= 0 else 0)
+
+    def select_row(self, row: int) -> None:
+        if not self.model.rows:
+            return
+        row = max(0, min(row, len(self.model.rows) - 1))
+        index = self.model.index(row, DraftColumn.STATEMENT)
+        self.table.selectionModel().setCurrentIndex(
+            index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+        self.table.scrollTo(index)
+
+    def select_id(self, engram_id: str) -> bool:
+        row = self.model.row_of(engram_id)
+        if row >= 0:
+            self.select_row(row)
+        return row >= 0
+
+    def current_row(self) -> int:
+        index = self.table.currentIndex()
+        return index.row() if index.isValid() else -1
+
+    def current_id(self) -> str | None:
+        row = self.current_row()
+        return self.model.rows[row].id if 0 <= row < len(self.model.rows) else None
+
+    def current(self) -> DraftRow | None:
+        row = self.current_row()
+        return self.model.rows[row] if 0 <= row < len(self.model.rows) else None
+
+    def selected_ids(self) -> list[str]:
+        rows = sorted({i.row() for i in self.table.selectionModel().selectedRows()})
+        ids = [str(self.model.index(r, 0).data(ID_ROLE)) for r in rows]
+        if not ids and self.current_id():
+            ids = [self.current_id()]  # type: ignore[list-item]
+        return ids
+
+    def id_after(self, ids: list[str]) -> str | None:
+        """The draft that should be selected once `ids` leave the queue (the next one, else the previous)."""
+        gone = set(ids)
+        rows = self.model.rows
+        positions = [i for i, r in enumerate(rows) if r.id in gone]
+        if not positions:
+            return self.current_id()
+        for r in rows[positions[-1] + 1:]:
+            if r.id not in gone:
+                return r.id
+        for r in reversed(rows[: positions[0]]):
+            if r.id not in gone:
+                return r.id
+        return None
+
+    def move(self, step: int) -> None:
+        self.select_row(self.current_row() + step)
+
+    def _header_clicked(self, column: int) -> None:
+        header = self.table.horizontalHeader()
+        descending = header.sortIndicatorOrder() == Qt.SortOrder.DescendingOrder
+        self.model.sorted_by(column, descending)
+        self.sort_requested.emit(column, descending)
+        self.select_row(0)
+
+    def focus_queue(self) -> None:
+        self.table.setFocus(Qt.FocusReason.OtherFocusReason)
+
+    # -- detail and editing --------------------------------------------------------------------------------
+
+    def show_detail(self, html: str) -> None:
+        self.detail.setHtml(html)
+
+    @property
+    def editing(self) -> bool:
+        return self._editing_id is not None
+
+    def start_edit(self, engram_id: str, statement: str) -> None:
+        self._editing_id = engram_id
+        self.editor.setPlainText(statement)
+        self.editor.show()
+        self.edit_hint.show()
+        self.editor.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.editor.selectAll()
+
+    def _save_edit(self) -> None:
+        if self._editing_id is None:
+            return
+        engram_id, text = self._editing_id, self.editor.toPlainText()
+        self._end_edit()
+        self.edit_saved.emit(engram_id, text)
+
+    def cancel_edit(self) -> None:
+        if self._editing_id is not None:
+            self._end_edit()
+            self.edit_cancelled.emit()
+
+    def _end_edit(self) -> None:
+        self._editing_id = None
+        self.editor.hide()
+        self.edit_hint.hide()
+        self.focus_queue()
+
+    def show_banner(self, text: str) -> None:
+        self.banner.setText(text)
+        self.banner.setVisible(bool(text))

@@ -1,0 +1,551 @@
+"""The main window: assembles panes, actions, status bar, store watching and background work."""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCore import QFileSystemWatcher, QObject, Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QCloseEvent
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QLabel,
+    QLineEdit,
+    QMainWindow,
+    QMessageBox,
+    QPushButton,
+    QStackedWidget,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from plur_desk import __version__
+from plur_desk.app.rows import DraftRow, draft_row
+from plur_desk.app.session import ChangeSet, ReviewSession
+from plur_desk.app.settings import Settings, SettingsStore
+from plur_desk.domain.review import Reviewer
+from plur_desk.infra.clock import Clock, SystemClock
+from plur_desk.infra.errors import ChangedSinceError, PlurDeskError
+from plur_desk.ui import icons
+from plur_desk.ui.actions import ACTIONS, MENU_ORDER, UiContext, build_actions, update_enabled
+from plur_desk.ui.detail import engram_html
+from plur_desk.ui.dialogs import CommandPalette, LevelDialog, ReasonDialog, ShortcutSheet
+from plur_desk.ui.drafts_pane import DraftsPane, action_button
+from plur_desk.ui.history_pane import HistoryPane
+from plur_desk.ui.runner import Runner
+from plur_desk.ui.tensions_pane import TensionsPane
+from plur_desk.ui.validity_pane import ValidityPane
+
+PANES = ("drafts", "tensions", "validity", "history")
+
+
+class _LoadSignals(QObject):
+    drafts_ready = Signal(object)
+
+
+class MainWindow(QMainWindow):
+    store_opened = Signal()
+    changes_applied = Signal(object)
+    error_shown = Signal(str)
+
+    def __init__(self, settings_store: SettingsStore, settings: Settings, reviewer_name: str,
+                 clock: Clock | None = None, open_store: Callable[[Path], ReviewSession] | None = None) -> None:
+        super().__init__()
+        self.setObjectName("mainWindow")
+        self.settings_store, self.settings = settings_store, settings
+        self.reviewer_name = reviewer_name
+        self.clock = clock or SystemClock()
+        self.session: ReviewSession | None = None
+        self.store_path: Path | None = None
+        self.runner = Runner(self)
+        self._load_signals = _LoadSignals(self)
+        self._approvals: deque[float] = deque(maxlen=64)
+        self._error = ""
+        self._build()
+        self._connect()
+
+    # -- construction --------------------------------------------------------------------------------------
+
+    def _build(self) -> None:
+        self.setWindowTitle("plur_desk")
+        self.resize(1360, 860)
+        self.drafts = DraftsPane(self)
+        self.tensions = TensionsPane(self)
+        self.validity = ValidityPane(self)
+        self.history = HistoryPane(self)
+        self.tabs = QTabWidget(self)
+        self.tabs.setObjectName("panes")
+        self.tabs.setDocumentMode(True)
+        for pane, title in ((self.drafts, "Drafts"), (self.tensions, "Tensions"), (self.validity, "Validity"),
+                            (self.history, "History")):
+            self.tabs.addTab(pane, title)
+        self.banner = QLabel()
+        self.banner.setObjectName("banner")
+        self.banner.setWordWrap(True)
+        self.banner.setAccessibleName("Messages")
+        self.banner.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.banner.hide()
+        main = QWidget()
+        layout = QVBoxLayout(main)
+        layout.setContentsMargins(0, 4, 0, 0)
+        layout.addWidget(self.banner)
+        layout.addWidget(self.tabs)
+        self.start = self._start_screen()
+        self.stack = QStackedWidget(self)
+        self.stack.addWidget(self.start)
+        self.stack.addWidget(main)
+        self.setCentralWidget(self.stack)
+
+        panes = {"drafts": self.drafts, "tensions": self.tensions, "validity": self.validity, "history": self.history}
+        self.actions = build_actions(self, panes, self._handler, icons.icon)
+        self._build_menus()
+        toolbar = self.addToolBar("Main")
+        toolbar.setObjectName("mainToolbar")
+        toolbar.setMovable(False)
+        for action_id in ("edit.undo", "edit.redo", "file.reload"):
+            toolbar.addAction(self.actions[action_id])
+        spacer = QWidget()
+        spacer.setSizePolicy(spacer.sizePolicy().horizontalPolicy().Expanding, spacer.sizePolicy().verticalPolicy())
+        toolbar.addWidget(spacer)
+        self.search = QLineEdit()
+        self.search.setObjectName("search")
+        self.search.setPlaceholderText("Search this pane  (Ctrl+F)")
+        self.search.setAccessibleName("Search")
+        self.search.setClearButtonEnabled(True)
+        toolbar.addWidget(self.search)
+        self.drafts.add_buttons([
+            action_button(self.actions["review.approve"], "A", primary=True),
+            action_button(self.actions["review.approve_level"], "Shift+A"),
+            action_button(self.actions["review.reject"], "R"),
+            action_button(self.actions["review.edit"], "E"),
+            action_button(self.actions["review.skip"], "S"),
+        ])
+        self.tensions.add_buttons(self.actions)
+        self.validity.add_buttons(self.actions)
+        self.history.add_buttons(self.actions)
+        self._status_labels = {name: QLabel() for name in ("path", "counts", "reviewer", "lock", "busy")}
+        for name, label in self._status_labels.items():
+            label.setObjectName(f"status_{name}")
+            label.setAccessibleName(name)
+            (self.statusBar().addPermanentWidget if name != "path" else self.statusBar().addWidget)(label)
+        self._search_timer = QTimer(self, singleShot=True, interval=150)
+        self._reload_timer = QTimer(self, singleShot=True, interval=200)
+        self._poll_timer = QTimer(self, interval=1000)
+        self.watcher = QFileSystemWatcher(self)
+        self._update_context()
+
+    def _start_screen(self) -> QWidget:
+        page = QWidget()
+        page.setObjectName("startScreen")
+        layout = QVBoxLayout(page)
+        layout.addStretch(1)
+        self.start_text = QLabel()
+        self.start_text.setWordWrap(True)
+        self.start_text.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        layout.addWidget(self.start_text)
+        demo = QPushButton("Open the demo store")
+        demo.setObjectName("openDemo")
+        demo.clicked.connect(self.open_demo)
+        other = QPushButton("Open a store…")
+        other.clicked.connect(self.open_store_dialog)
+        for button in (demo, other):
+            button.setMaximumWidth(260)
+            layout.addWidget(button, 0, Qt.AlignmentFlag.AlignHCenter)
+        layout.addStretch(2)
+        return page
+
+    def _build_menus(self) -> None:
+        menus = {name: self.menuBar().addMenu(name) for name in MENU_ORDER}
+        for spec in ACTIONS:
+            menus[spec.menu].addAction(self.actions[spec.id])
+
+    def _handler(self, name: str) -> Callable[[], None]:
+        for owner in (self, self.tensions, self.validity, self.history):
+            method = getattr(owner, name, None)
+            if callable(method):
+                return lambda *_: method()  # type: ignore[misc]
+        raise AttributeError(f"no handler {name} for an action")
+
+    def _connect(self) -> None:
+        self.drafts.selection_changed.connect(self._draft_selected)
+        self.drafts.edit_saved.connect(self._save_edit)
+        self.drafts.edit_cancelled.connect(self._update_context)
+        self.tabs.currentChanged.connect(self._pane_changed)
+        self.search.textChanged.connect(lambda _t: self._search_timer.start())
+        self._search_timer.timeout.connect(self._apply_search)
+        self._reload_timer.timeout.connect(self.reload_quiet)
+        self._poll_timer.timeout.connect(self._poll)
+        self.watcher.fileChanged.connect(lambda _p: self._reload_timer.start())
+        self.watcher.directoryChanged.connect(lambda _p: self._reload_timer.start())
+        self._load_signals.drafts_ready.connect(self._early_drafts)
+        self.runner.busy_changed.connect(lambda busy: self._status_labels["busy"].setText("saving…" if busy else ""))
+        for pane in (self.tensions, self.validity, self.history):
+            pane.attach(self)
+
+    # -- opening -------------------------------------------------------------------------------------------
+
+    def open_path(self, path: Path) -> None:
+        from plur_desk.store.plur_store import find_store_problem
+
+        problem = find_store_problem(path)
+        if problem:
+            self.start_text.setText(f"<h2>No PLUR store here</h2><p>{problem}</p>"
+                                    "<p>Open the demo store to see plur_desk on realistic data, or pick a store.</p>")
+            self.stack.setCurrentWidget(self.start)
+            return
+        self.store_path = path
+        self.setWindowTitle(f"plur_desk — {path}")
+        self._status_labels["path"].setText(str(path))
+        self.stack.setCurrentIndex(1)
+        self.show_message(f"Opening {path}…")
+        reviewer = Reviewer(self.reviewer_name)
+        clock = self.clock
+        signals = self._load_signals
+
+        def load() -> ReviewSession:
+            from plur_desk.app.bootstrap import open_store
+
+            store = open_store(path)
+
+            def drafts_ready(snapshot: object) -> None:
+                now = clock.now()
+                rows = [draft_row(e.value, now, set(), {}) for e in snapshot.entries  # type: ignore[attr-defined]
+                        if e.parsed and isinstance(e.value, dict) and e.value.get("commitment") == "draft"
+                        and e.value.get("status") == "active" and e.valid]
+                rows.sort(key=lambda r: (r.created, r.id))
+                signals.drafts_ready.emit(rows)
+
+            store.load(on_drafts=drafts_ready)
+            session = ReviewSession(store, reviewer, clock)
+            return session
+
+        self.runner.submit(load, self._loaded, self._failed)
+        self.settings_store.remember_store(self.settings, str(path))
+
+    @Slot(object)
+    def _early_drafts(self, rows: list[DraftRow]) -> None:
+        if self.session is None:
+            self.drafts.set_rows(rows)
+            self.drafts.focus_queue()
+            self._status_labels["counts"].setText(f"{len(rows)} drafts waiting · loading the rest…")
+
+    def _loaded(self, session: object) -> None:
+        assert isinstance(session, ReviewSession)
+        self.session = session
+        self.refresh_all()
+        self.drafts.focus_queue()
+        self._watch()
+        self._poll_timer.start()
+        reasons = session.read_only_reasons
+        invalid = session.invalid_entries()
+        notes = []
+        if reasons:
+            notes.append("Read-only: " + "; ".join(reasons))
+        if invalid:
+            shown = "; ".join(f"{where}: {why}" for where, _line, why in invalid[:3])
+            notes.append(f"{len(invalid)} entr{'y' if len(invalid) == 1 else 'ies'} PLUR quarantines (kept, never "
+                         f"rewritten): {shown}" + (" …" if len(invalid) > 3 else ""))
+        self.show_message("\n".join(notes))
+        self.store_opened.emit()
+        self.runner.submit(lambda: (session.load_history(), session.store.save_cache()), lambda _r: self._history_loaded())
+
+    def _history_loaded(self) -> None:
+        self.refresh_all()
+
+    def _watch(self) -> None:
+        assert self.store_path is not None
+        paths = [str(self.store_path), str(self.store_path / "engrams.yaml"), str(self.store_path / "tensions.yaml")]
+        history = self.store_path / "history"
+        if history.is_dir():
+            paths.append(str(history))
+        existing = [p for p in paths if Path(p).exists() and p not in self.watcher.files() + self.watcher.directories()]
+        if existing:
+            self.watcher.addPaths(existing)
+
+    def open_store_dialog(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Open a PLUR store", str(self.store_path or Path.home()))
+        if path:
+            self.open_path(Path(path))
+
+    def open_demo(self) -> None:
+        from plur_desk.app.demo import copy_demo_store
+
+        self.open_path(copy_demo_store())
+
+    # -- refreshing ----------------------------------------------------------------------------------------
+
+    def refresh_all(self, change: ChangeSet | None = None) -> None:
+        session = self.session
+        if session is None:
+            return
+        self.drafts.set_rows(self._filtered(session.drafts(), self.search.text()), keep=self._next_selection())
+        self._pending_select = None
+        self._draft_selected()
+        for pane in (self.tensions, self.validity, self.history):
+            pane.refresh(change)
+        counts = session.counts()
+        self._status_labels["counts"].setText(f"{counts['drafts']} drafts waiting · {counts['open_tensions']} open tensions")
+        self._status_labels["reviewer"].setText(f"reviewer: {self.reviewer_name}")
+        self._poll()
+        self._update_context()
+
+    def _next_selection(self) -> str | None:
+        return getattr(self, "_pending_select", None) or self.drafts.current_id()
+
+    @staticmethod
+    def _filtered(rows: list[DraftRow], text: str) -> list[DraftRow]:
+        words = text.lower().split()
+        if not words:
+            return rows
+        return [r for r in rows if all(w in f"{r.statement} {r.scope} {r.domain} {r.writer} {r.id}".lower()
+                                       for w in words)]
+
+    def _apply_search(self) -> None:
+        pane = PANES[self.tabs.currentIndex()]
+        if pane == "drafts":
+            self.refresh_all()
+        else:
+            getattr(self, pane).apply_search(self.search.text())
+
+    def reload(self) -> None:
+        self.reload_quiet(explicit=True)
+
+    def reload_quiet(self, explicit: bool = False) -> None:
+        session = self.session
+        if session is None:
+            return
+        if self.runner.pending and not explicit:
+            self._reload_timer.start()
+            return
+        self.runner.submit(session.reload_if_changed, lambda c: self._reloaded(c, explicit), self._failed)
+
+    def _reloaded(self, change: object, explicit: bool) -> None:
+        assert isinstance(change, ChangeSet)
+        self._watch()
+        if change.engrams or change.tensions or change.events or explicit:
+            self.refresh_all(change)
+            if change.engrams or change.tensions:
+                self.statusBar().showMessage(
+                    f"PLUR changed the store: {len(change.engrams)} engrams, {len(change.tensions)} tensions", 4000)
+
+    def _poll(self) -> None:
+        session = self.session
+        if session is None:
+            return
+        holder = session.store.lock_holder()
+        self._status_labels["lock"].setText("🔒 store locked by " + holder.split(":")[1] if holder and ":" in holder
+                                            else "store idle")
+        if session.store.engrams_changed_on_disk() or session.store.tensions_changed_on_disk():
+            self._reload_timer.start()
+
+    # -- context and messages ------------------------------------------------------------------------------
+
+    def ui_context(self) -> UiContext:
+        session = self.session
+        ids = self.drafts.selected_ids() if PANES[self.tabs.currentIndex()] == "drafts" else []
+        pane = getattr(self, PANES[self.tabs.currentIndex()])
+        has_selection = bool(ids) if pane is self.drafts else bool(getattr(pane, "has_selection", lambda: False)())
+        return UiContext(
+            has_store=session is not None, read_only=bool(session and session.read_only_reasons),
+            has_selection=has_selection, multi_selection=len(ids) > 1,
+            can_undo=bool(session and session.can_undo), can_redo=bool(session and session.can_redo),
+            editing=self.drafts.editing)
+
+    def _update_context(self) -> None:
+        update_enabled(self.actions, self.ui_context())
+        session = self.session
+        if session is not None:
+            self.actions["edit.undo"].setText(f"Undo {session.undo_label()}" if session.can_undo else "Undo")
+            self.actions["edit.redo"].setText(f"Redo {session.redo_label()}" if session.can_redo else "Redo")
+
+    def show_message(self, text: str) -> None:
+        self.banner.setText(text)
+        self.banner.setVisible(bool(text))
+
+    def show_error(self, text: str) -> None:
+        self._error = text
+        self.show_message("⛔ " + text)
+        self.statusBar().showMessage(text, 8000)
+        self.error_shown.emit(text)
+
+    def _failed(self, error: Exception) -> None:
+        if isinstance(error, ChangedSinceError):
+            self.show_error(f"{error} (refreshed)")
+            self.reload_quiet(explicit=True)
+        elif isinstance(error, PlurDeskError):
+            self.show_error(str(error))
+        else:
+            self.show_error(f"Unexpected error: {error!r}. Nothing was written. Details: "
+                            f"{getattr(error, '__traceback_text__', '')[-600:]}")
+        self._update_context()
+
+    # -- draft actions ---------------------------------------------------------------------------------------
+
+    def _draft_selected(self) -> None:
+        session, row = self.session, self.drafts.current()
+        if session is not None and row is not None:
+            self.drafts.show_detail(engram_html(session, row.id, rejected_before=row.rejected_before))
+        elif row is None:
+            self.drafts.show_detail("")
+        self._update_context()
+
+    def run_change(self, fn: Callable[[], ChangeSet], select_after: str | None = None) -> None:
+        self._pending_select = select_after
+        if select_after:
+            self.drafts.select_id(select_after)  # move on at once; the write finishes in the background
+        self.runner.submit(fn, self._applied, self._failed)
+
+    def _applied(self, change: object) -> None:
+        assert isinstance(change, ChangeSet)
+        self.show_message(" · ".join(change.warnings))
+        self.statusBar().showMessage(change.message.capitalize(), 5000)
+        self.refresh_all(change)
+        self.changes_applied.emit(change)
+
+    def _selection(self) -> list[str]:
+        if self.session is None or self.drafts.editing:
+            return []
+        return self.drafts.selected_ids()
+
+    def _confirm_bulk(self, ids: list[str], verb: str) -> tuple[bool, str]:
+        if len(ids) <= 1:
+            return True, ""
+        dialog = ReasonDialog(f"{verb.capitalize()} {len(ids)} drafts", f"{verb.capitalize()} all {len(ids)} selected "
+                              "drafts? Give a reason; it is recorded on each of them.", self.settings.recent_reasons,
+                              self, ok_text=f"{verb.capitalize()} {len(ids)}")
+        if dialog.exec() != ReasonDialog.DialogCode.Accepted:
+            return False, ""
+        return True, dialog.reason
+
+    def approve_selected(self, level: str | None = None, note: str = "") -> None:
+        ids = self._selection()
+        if not ids or self.session is None:
+            return
+        ok, bulk_note = self._confirm_bulk(ids, "approve")
+        if not ok:
+            return
+        self._note_approval(len(ids))
+        session, chosen = self.session, level or self.settings.default_level
+        text = note or bulk_note
+        self.run_change(lambda: session.approve(ids, chosen, text), self.drafts.id_after(ids))
+
+    def approve_selected_level(self) -> None:
+        ids = self._selection()
+        if not ids:
+            return
+        dialog = LevelDialog(len(ids), self.settings.default_level, self)
+        if dialog.exec() == LevelDialog.DialogCode.Accepted:
+            self.approve_selected(dialog.level, dialog.note.text().strip())
+
+    def reject_selected(self) -> None:
+        ids = self._selection()
+        if not ids or self.session is None:
+            return
+        title = f"Reject {len(ids)} drafts" if len(ids) > 1 else f"Reject {ids[0]}"
+        dialog = ReasonDialog(title, "Why is this wrong? The reason is recorded, and the same statement is flagged "
+                              "if an agent asserts it again.", self.settings.recent_reasons, self)
+        if dialog.exec() != ReasonDialog.DialogCode.Accepted or not dialog.reason:
+            return
+        reason, session = dialog.reason, self.session
+        self.settings_store.remember_reason(self.settings, reason)
+        self.run_change(lambda: session.reject(ids, reason), self.drafts.id_after(ids))
+
+    def edit_selected(self) -> None:
+        row = self.drafts.current()
+        if row is not None and self.session is not None:
+            self.drafts.start_edit(row.id, row.statement)
+            self._update_context()
+
+    def _save_edit(self, engram_id: str, text: str) -> None:
+        session = self.session
+        if session is not None:
+            self.run_change(lambda: session.edit_statement(engram_id, text), engram_id)
+
+    def skip(self) -> None:
+        self.drafts.move(1)
+
+    def select_next(self) -> None:
+        self.drafts.move(1)
+
+    def select_previous(self) -> None:
+        self.drafts.move(-1)
+
+    def _note_approval(self, count: int) -> None:
+        """A long run of approvals, each a second or less after the last, gets a gentle warning."""
+        now = time.monotonic()
+        self._approvals.append(now)
+        run, limit = self.settings.rubber_stamp_run, self.settings.rubber_stamp_seconds
+        recent = list(self._approvals)[-run:]
+        if count == 1 and len(recent) == run and all(b - a <= limit for a, b in zip(recent, recent[1:])):
+            self.drafts.show_banner(f"You approved {run} drafts in {recent[-1] - recent[0]:.0f} s. Review must not "
+                                    "become a reflex: each approval puts the statement into your agents' context.")
+            self._approvals.clear()
+        elif count == 1 and len(recent) >= 2 and recent[-1] - recent[-2] > 3 * limit:
+            self.drafts.show_banner("")
+
+    # -- undo ------------------------------------------------------------------------------------------------
+
+    def undo(self) -> None:
+        if self.session is not None and self.session.can_undo:
+            self.runner.submit(self.session.undo, self._applied, self._failed)
+
+    def redo(self) -> None:
+        if self.session is not None and self.session.can_redo:
+            self.runner.submit(self.session.redo, self._applied, self._failed)
+
+    # -- navigation, help ----------------------------------------------------------------------------------
+
+    def _pane_changed(self, index: int) -> None:
+        self.search.blockSignals(True)
+        self.search.clear()
+        self.search.blockSignals(False)
+        pane = getattr(self, PANES[index])
+        pane.focus_queue()
+        self._update_context()
+
+    def show_drafts(self) -> None:
+        self.tabs.setCurrentWidget(self.drafts)
+
+    def show_tensions(self) -> None:
+        self.tabs.setCurrentWidget(self.tensions)
+
+    def show_validity(self) -> None:
+        self.tabs.setCurrentWidget(self.validity)
+
+    def show_history(self) -> None:
+        self.tabs.setCurrentWidget(self.history)
+
+    def focus_search(self) -> None:
+        self.search.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.search.selectAll()
+
+    def show_shortcuts(self) -> None:
+        ShortcutSheet(self).exec()
+
+    def show_palette(self) -> None:
+        CommandPalette(lambda action_id: self.actions[action_id].trigger(),
+                       lambda action_id: self.actions[action_id].isEnabled(), self).exec()
+
+    def show_timeline(self) -> None:
+        engram_id = self.current_engram_id()
+        if engram_id:
+            self.history.show_engram(engram_id)
+            self.show_history()
+
+    def current_engram_id(self) -> str | None:
+        pane = PANES[self.tabs.currentIndex()]
+        if pane == "drafts":
+            return self.drafts.current_id()
+        return getattr(self, pane).current_engram_id()
+
+    def show_about(self) -> None:
+        QMessageBox.about(self, "About plur_desk", f"<h3>plur_desk {__version__}</h3><p>A review console for PLUR "
+                          "memory stores: every human decision applied, audited and undoable.</p>")
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+        self._poll_timer.stop()
+        self.runner.wait(10000)
+        super().closeEvent(event)

@@ -1,0 +1,78 @@
+"""Runs session work (loading, writes, reloads) off the GUI thread, one job at a time, results back as slots."""
+
+from __future__ import annotations
+
+import itertools
+import traceback
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
+
+
+class _Signals(QObject):
+    done = Signal(int, object)
+    failed = Signal(int, object)
+    progress = Signal(int, object)
+
+
+class _Job(QRunnable):
+    def __init__(self, token: int, fn: Callable[[], object], signals: _Signals) -> None:
+        super().__init__()
+        self.token, self.fn, self.signals = token, fn, signals
+
+    def run(self) -> None:
+        try:
+            result = self.fn()
+        except Exception as exc:  # noqa: BLE001 - every failure goes back to the GUI to be shown
+            exc.__traceback_text__ = traceback.format_exc()  # type: ignore[attr-defined]
+            self.signals.failed.emit(self.token, exc)
+        else:
+            self.signals.done.emit(self.token, result)
+
+
+class Runner(QObject):
+    """A serial queue: session reads and writes never overlap, and the window never waits for them."""
+
+    busy_changed = Signal(bool)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._pool = QThreadPool(self)
+        self._pool.setMaxThreadCount(1)
+        self._signals = _Signals(self)
+        self._signals.done.connect(self._on_done)
+        self._signals.failed.connect(self._on_failed)
+        self._callbacks: dict[int, tuple[Callable[[object], None] | None, Callable[[Exception], None] | None]] = {}
+        self._tokens = itertools.count(1)
+
+    @property
+    def pending(self) -> int:
+        return len(self._callbacks)
+
+    def submit(self, fn: Callable[[], object], on_done: Callable[[object], None] | None = None,
+               on_error: Callable[[Exception], None] | None = None) -> int:
+        token = next(self._tokens)
+        self._callbacks[token] = (on_done, on_error)
+        if len(self._callbacks) == 1:
+            self.busy_changed.emit(True)
+        self._pool.start(_Job(token, fn, self._signals))
+        return token
+
+    def wait(self, msecs: int = 30000) -> bool:
+        return self._pool.waitForDone(msecs)
+
+    @Slot(int, object)
+    def _on_done(self, token: int, result: object) -> None:
+        on_done, _ = self._callbacks.pop(token, (None, None))
+        if not self._callbacks:
+            self.busy_changed.emit(False)
+        if on_done is not None:
+            on_done(result)
+
+    @Slot(int, object)
+    def _on_failed(self, token: int, error: object) -> None:
+        _, on_error = self._callbacks.pop(token, (None, None))
+        if not self._callbacks:
+            self.busy_changed.emit(False)
+        if on_error is not None:
+            on_error(error)  # type: ignore[arg-type]

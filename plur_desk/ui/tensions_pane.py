@@ -1,0 +1,336 @@
+"""The Tensions pane: open contradictions side by side, a word diff, and the four outcomes (keys C, D, 1/2, T)."""
+
+from __future__ import annotations
+
+import difflib
+import html
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QDate, QItemSelectionModel, Qt
+from PySide6.QtGui import QAction, QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QDateEdit,
+    QDialog,
+    QDialogButtonBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QSplitter,
+    QTableView,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from plur_desk.app.rows import TensionRow, attribution_of, created_of
+from plur_desk.domain.validity import Window
+from plur_desk.ui.dialogs import ReasonDialog
+from plur_desk.ui.drafts_pane import action_button
+from plur_desk.ui.models import tensions_model
+
+if TYPE_CHECKING:
+    from plur_desk.ui.main_window import MainWindow
+
+E = html.escape
+FILTERS = {"Open (detected, confirmed)": ("detected", "confirmed"), "Detected": ("detected",),
+           "Confirmed": ("confirmed",), "Dismissed": ("dismissed",), "Resolved": ("resolved",),
+           "All": ("detected", "confirmed", "dismissed", "resolved")}
+
+
+def word_diff(left: str, right: str) -> tuple[str, str]:
+    """HTML of both statements with the differing words struck (left) and underlined (right), not colour alone."""
+    a, b = left.split(), right.split()
+    out_a, out_b = [], []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        left_words, right_words = " ".join(a[i1:i2]), " ".join(b[j1:j2])
+        if op == "equal":
+            out_a.append(E(left_words))
+            out_b.append(E(right_words))
+            continue
+        if left_words:
+            out_a.append(f"<s style='background:#f4c7c3; color:#5b0f0b'>{E(left_words)}</s>")
+        if right_words:
+            out_b.append(f"<u style='background:#c6efce; color:#0b4d1c'><b>{E(right_words)}</b></u>")
+    return " ".join(out_a), " ".join(out_b)
+
+
+class SplitDialog(QDialog):
+    def __init__(self, earlier: str, later: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("splitDialog")
+        self.setWindowTitle("Split in time")
+        layout = QVBoxLayout(self)
+        layout.addWidget(QLabel("Both were true, at different times. From which date does the later one hold?"))
+        self.date = QDateEdit(QDate.currentDate())
+        self.date.setCalendarPopup(True)
+        self.date.setDisplayFormat("yyyy-MM-dd")
+        self.date.setAccessibleName("Split date")
+        layout.addWidget(self.date)
+        self.preview = QLabel()
+        self.preview.setWordWrap(True)
+        layout.addWidget(self.preview)
+        box = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        box.button(QDialogButtonBox.StandardButton.Ok).setText("Split")
+        box.accepted.connect(self.accept)
+        box.rejected.connect(self.reject)
+        layout.addWidget(box)
+        self._earlier, self._later = earlier, later
+        self.date.dateChanged.connect(self._update)
+        self._update()
+
+    @property
+    def iso(self) -> str:
+        return self.date.date().toString("yyyy-MM-dd")
+
+    def _update(self) -> None:
+        before = self.date.date().addDays(-1).toString("yyyy-MM-dd")
+        self.preview.setText(f"<p><b>{E(self._earlier)}</b>: valid until {before}<br><b>{E(self._later)}</b>: valid "
+                             f"from {self.iso}<br>The tension is dismissed; nothing is retired.</p>")
+
+
+class TensionsPane(QWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("tensionsPane")
+        self.window_: MainWindow | None = None
+        self.model = tensions_model(self)
+        self.pending: tuple[str, str] | None = None  # (tension id, winner) awaiting Enter
+        self._search = ""
+        self._build()
+
+    def _build(self) -> None:
+        self.filter = QComboBox()
+        self.filter.setObjectName("tensionFilter")
+        self.filter.setAccessibleName("Show tensions")
+        self.filter.addItems(list(FILTERS))
+        self.table = QTableView()
+        self.table.setObjectName("tensionsTable")
+        self.table.setAccessibleName("Tensions")
+        self.table.setModel(self.model)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.verticalHeader().hide()
+        self.table.setAlternatingRowColors(True)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        for column, width in enumerate((90, 90, 90, 80, 330)):
+            self.table.setColumnWidth(column, width)
+        self.table.horizontalHeader().sectionClicked.connect(
+            lambda c: (self.model.sorted_by(c, self.table.horizontalHeader().sortIndicatorOrder()
+                                            == Qt.SortOrder.DescendingOrder), self._select(0)))
+        self.table.horizontalHeader().setSortIndicatorShown(True)
+        self.preview = QLabel()
+        self.preview.setObjectName("banner")
+        self.preview.setWordWrap(True)
+        self.preview.setAccessibleName("Resolution preview")
+        self.preview.hide()
+        self.detail = QTextBrowser()
+        self.detail.setObjectName("tensionDetail")
+        self.detail.setAccessibleName("Tension details")
+        self.detail.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
+        self.buttons = QHBoxLayout()
+        top = QHBoxLayout()
+        top.addWidget(QLabel("Show:"))
+        top.addWidget(self.filter)
+        top.addStretch(1)
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addLayout(top)
+        left_layout.addWidget(self.table)
+        right = QWidget()
+        right_layout = QVBoxLayout(right)
+        right_layout.setContentsMargins(8, 0, 0, 0)
+        right_layout.addWidget(self.preview)
+        right_layout.addWidget(self.detail, 1)
+        right_layout.addLayout(self.buttons)
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.addWidget(left)
+        splitter.addWidget(right)
+        splitter.setStretchFactor(0, 2)
+        splitter.setStretchFactor(1, 3)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 8, 8, 8)
+        layout.addWidget(splitter)
+        self._commit = QShortcut(QKeySequence("Return"), self, self.commit_pending)
+        self._commit.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self._commit_enter = QShortcut(QKeySequence("Enter"), self, self.commit_pending)
+        self._commit_enter.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self._cancel = QShortcut(QKeySequence("Escape"), self, self.cancel_pending)
+        self._cancel.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+
+    def attach(self, window: MainWindow) -> None:
+        self.window_ = window
+        self.filter.currentIndexChanged.connect(lambda _i: self.refresh(None))
+        self.table.selectionModel().selectionChanged.connect(lambda *_: self._selected())
+
+    def add_buttons(self, actions: dict[str, QAction]) -> None:
+        for action_id, key in (("tension.confirm", "C"), ("tension.dismiss", "D"), ("tension.keep_left", "1"),
+                               ("tension.keep_right", "2"), ("tension.split", "T")):
+            self.buttons.addWidget(action_button(actions[action_id], key))
+        self.buttons.addStretch(1)
+
+    # -- rows ----------------------------------------------------------------------------------------------
+
+    def refresh(self, change: object) -> None:
+        window = self.window_
+        if window is None or window.session is None:
+            return
+        keep = self.current_id()
+        rows = window.session.tensions(FILTERS[self.filter.currentText()])
+        words = self._search.lower().split()
+        if words:
+            rows = [r for r in rows if all(w in f"{r.id} {r.statement_a} {r.statement_b} {r.reason}".lower()
+                                           for w in words)]
+        self.model.set_rows(rows)
+        row = self.model.row_of(keep) if keep else -1
+        self._select(row if row >= 0 else 0)
+        self._selected()
+
+    def apply_search(self, text: str) -> None:
+        self._search = text
+        self.refresh(None)
+
+    def _select(self, row: int) -> None:
+        if not self.model.rows:
+            self.detail.setHtml("<p>No tensions to show with this filter.</p>")
+            return
+        row = max(0, min(row, len(self.model.rows) - 1))
+        index = self.model.index(row, 0)
+        self.table.selectionModel().setCurrentIndex(
+            index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+
+    def current(self) -> TensionRow | None:
+        index = self.table.currentIndex()
+        return self.model.rows[index.row()] if index.isValid() and index.row() < len(self.model.rows) else None
+
+    def current_id(self) -> str | None:
+        row = self.current()
+        return row.id if row else None
+
+    def has_selection(self) -> bool:
+        return self.current() is not None
+
+    def current_engram_id(self) -> str | None:
+        row = self.current()
+        return row.engram_a if row else None
+
+    def focus_queue(self) -> None:
+        self.table.setFocus()
+
+    # -- detail --------------------------------------------------------------------------------------------
+
+    def _selected(self) -> None:
+        self.cancel_pending()
+        window, row = self.window_, self.current()
+        if window is None or window.session is None or row is None:
+            return
+        self.detail.setHtml(self._detail_html(row))
+        window._update_context()
+
+    def _side(self, engram_id: str, snapshot: str, diffed: str) -> str:
+        window = self.window_
+        assert window is not None and window.session is not None
+        engram = window.session.engram(engram_id)
+        if engram is None:
+            return f"<p><b>{E(engram_id)}</b> is no longer in the store.</p><p>{diffed}</p>"
+        current = str(engram.get("statement", ""))
+        warnings = []
+        if engram.get("status") == "retired":
+            warnings.append("already retired")
+        relations = engram.get("relations") if isinstance(engram.get("relations"), dict) else {}
+        if isinstance(relations, dict) and relations.get("superseded_by"):
+            warnings.append("superseded by " + ", ".join(map(str, relations["superseded_by"])))
+        state = Window.of(engram).state(window.session.now())
+        if state in ("expired", "not_yet_valid"):
+            warnings.append(state.replace("_", " "))
+        writer, model, _runtime = attribution_of(engram)
+        window_text = Window.of(engram)
+        rows = [("Id", engram_id), ("Created", created_of(engram)), ("Scope", str(engram.get("scope", ""))),
+                ("Domain", str(engram.get("domain", "") or "")), ("Asserted by", writer + (f" · {model}" if model else "")),
+                ("Commitment", str(engram.get("commitment", ""))), ("Status", str(engram.get("status", ""))),
+                ("Validity", f"{window_text.valid_from or '…'} → {window_text.valid_until or '…'}"
+                 if window_text.present else "always")]
+        table = "".join(f"<tr><td><b>{E(k)}</b>&nbsp;&nbsp;</td><td>{E(v)}</td></tr>" for k, v in rows)
+        changed = "" if current == snapshot else (f"<p><i>Changed since detection.</i> The judge saw: "
+                                                  f"<s>{E(snapshot)}</s></p>")
+        warn = "".join(f"<p>⚠ <b>{E(w)}</b></p>" for w in warnings)
+        return f"<p style='font-size:14pt'>{diffed}</p>{changed}{warn}<table>{table}</table>"
+
+    def _detail_html(self, row: TensionRow) -> str:
+        left, right = word_diff(row.statement_a, row.statement_b)
+        return (f"<p><b>{E(row.id)}</b> — {E(row.status)}, {E(row.category)}, confidence {row.confidence:.2f}"
+                f"<br>Judge: “{E(row.reason)}”</p>"
+                "<table width='100%' cellspacing='6'><tr>"
+                f"<td width='50%' valign='top'><h3>1 · Left</h3>{self._side(row.engram_a, row.statement_a, left)}</td>"
+                f"<td width='50%' valign='top'><h3>2 · Right</h3>{self._side(row.engram_b, row.statement_b, right)}</td>"
+                "</tr></table><p><small>Struck words appear only on the left, underlined words only on the right."
+                "</small></p>")
+
+    # -- actions -------------------------------------------------------------------------------------------
+
+    def _run(self, fn) -> None:  # type: ignore[no-untyped-def]
+        assert self.window_ is not None
+        self.window_.run_change(fn)
+
+    def confirm_tension(self) -> None:
+        row, window = self.current(), self.window_
+        if row and window and window.session:
+            session = window.session
+            self._run(lambda: session.confirm_tension(row.id))
+
+    def dismiss_tension(self) -> None:
+        row, window = self.current(), self.window_
+        if not (row and window and window.session):
+            return
+        dialog = ReasonDialog(f"Dismiss {row.id}", "Why is this not a real conflict? (optional) PLUR will not raise "
+                              "this pair again.", [], self, ok_text="Dismiss", required=False)
+        if dialog.exec() == ReasonDialog.DialogCode.Accepted:
+            session, reason = window.session, dialog.reason
+            self._run(lambda: session.dismiss_tension(row.id, reason))
+
+    def keep_left(self) -> None:
+        self._preview(keep_right=False)
+
+    def keep_right(self) -> None:
+        self._preview(keep_right=True)
+
+    def _preview(self, keep_right: bool) -> None:
+        row = self.current()
+        if row is None:
+            return
+        winner, loser = (row.engram_b, row.engram_a) if keep_right else (row.engram_a, row.engram_b)
+        self.pending = (row.id, winner)
+        self.preview.setText(f"Keep <b>{E(winner)}</b> and retire <b>{E(loser)}</b>? "
+                             "<b>Enter</b> commits, <b>Esc</b> cancels. Undo with Ctrl+Z.")
+        self.preview.show()
+
+    def commit_pending(self) -> None:
+        window = self.window_
+        if self.pending is None or window is None or window.session is None:
+            return
+        tension_id, winner = self.pending
+        self.cancel_pending()
+        session = window.session
+        self._run(lambda: session.resolve_tension(tension_id, winner))
+
+    def cancel_pending(self) -> None:
+        self.pending = None
+        self.preview.hide()
+
+    def split_tension(self) -> None:
+        row, window = self.current(), self.window_
+        if not (row and window and window.session):
+            return
+        a, b = window.session.engram(row.engram_a), window.session.engram(row.engram_b)
+        if a is None or b is None:
+            window.show_error(f"Both engrams of {row.id} must be in the store to split it in time.")
+            return
+        earlier, later = ((row.engram_a, row.engram_b) if (created_of(a), row.engram_a) <= (created_of(b), row.engram_b)
+                          else (row.engram_b, row.engram_a))
+        dialog = SplitDialog(earlier, later, self)
+        if dialog.exec() == QDialog.DialogCode.Accepted:
+            session, at = window.session, dialog.iso
+            self._run(lambda: session.split_in_time(row.id, at))

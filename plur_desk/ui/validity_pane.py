@@ -1,0 +1,321 @@
+"""The Validity pane: windows grouped by state as of a chosen moment (PLUR 0.20 rules), an editor, a timeline."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QDate, QDateTime, QItemSelectionModel, QRectF, Qt, QTime, QTimeZone
+from PySide6.QtGui import QAction, QColor, QPainter, QPalette, QPen
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QDateEdit,
+    QDateTimeEdit,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QSplitter,
+    QTableView,
+    QTimeEdit,
+    QVBoxLayout,
+    QWidget,
+)
+
+from plur_desk.domain.validity import Window, closes_at, opens_at
+from plur_desk.ui.drafts_pane import action_button
+from plur_desk.ui.models import Column, RowsModel
+
+if TYPE_CHECKING:
+    from plur_desk.ui.main_window import MainWindow
+
+GROUPS = ("expiring_soon", "expired", "not_yet_valid", "current")
+GROUP_TEXT = {"expiring_soon": "⏳ expiring soon", "expired": "✖ expired", "not_yet_valid": "◔ not yet valid",
+              "current": "✔ current"}
+
+
+@dataclass(frozen=True)
+class ValidityRow:
+    id: str
+    statement: str
+    scope: str
+    domain: str
+    state: str
+    valid_from: str
+    valid_until: str
+
+
+COLUMNS: list[Column[ValidityRow]] = [
+    Column("State", lambda r: GROUP_TEXT[r.state], lambda r: (GROUPS.index(r.state), r.valid_until or "~")),
+    Column("From", lambda r: r.valid_from or "…", lambda r: r.valid_from or ""),
+    Column("Until", lambda r: r.valid_until or "…", lambda r: r.valid_until or "~"),
+    Column("Scope", lambda r: r.scope, lambda r: r.scope),
+    Column("Statement", lambda r: r.statement, lambda r: r.statement.lower()),
+]
+
+
+class WindowDialog(QDialog):
+    """valid_from / valid_until as dates with an optional UTC time; either bound may be cleared."""
+
+    def __init__(self, engram_id: str, window: Window, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("windowDialog")
+        self.setWindowTitle(f"Validity of {engram_id}")
+        form = QFormLayout(self)
+        self.fields = {}
+        for name, value in (("valid_from", window.valid_from), ("valid_until", window.valid_until)):
+            enabled = QCheckBox("set")
+            enabled.setAccessibleName(f"{name} set")
+            date = QDateEdit()
+            date.setCalendarPopup(True)
+            date.setDisplayFormat("yyyy-MM-dd")
+            date.setAccessibleName(name)
+            timed = QCheckBox("at a UTC time")
+            time = QTimeEdit()
+            time.setDisplayFormat("HH:mm")
+            time.setAccessibleName(f"{name} time")
+            moment = (opens_at if name == "valid_from" else closes_at)(value) if value else None
+            enabled.setChecked(moment is not None)
+            if moment is not None:
+                date.setDate(QDate(moment.year, moment.month, moment.day))
+                if value and len(value) > 10:
+                    timed.setChecked(True)
+                    time.setTime(QTime(moment.hour, moment.minute))
+            else:
+                date.setDate(QDate.currentDate())
+            row = QHBoxLayout()
+            for widget in (enabled, date, timed, time):
+                row.addWidget(widget)
+            form.addRow(name, row)
+            self.fields[name] = (enabled, date, timed, time)
+        self.error = QLabel()
+        self.error.setWordWrap(True)
+        form.addRow(self.error)
+        note = QLabel("A date alone is the whole UTC day: valid_until 2026-12-31 holds until 23:59:59.999Z.")
+        note.setWordWrap(True)
+        form.addRow(note)
+        box = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
+        box.accepted.connect(self._accept)
+        box.rejected.connect(self.reject)
+        form.addRow(box)
+
+    def value(self, name: str) -> str | None:
+        enabled, date, timed, time = self.fields[name]
+        if not enabled.isChecked():
+            return None
+        day = date.date().toString("yyyy-MM-dd")
+        return f"{day}T{time.time().toString('HH:mm')}:00Z" if timed.isChecked() else day
+
+    def _accept(self) -> None:
+        start, end = self.value("valid_from"), self.value("valid_until")
+        if start and end and (opens_at(start) or datetime.min.replace(tzinfo=UTC)) > (
+                closes_at(end) or datetime.max.replace(tzinfo=UTC)):
+            self.error.setText("⛔ valid_from is after valid_until.")
+            return
+        self.accept()
+
+
+class Timeline(QWidget):
+    """Windows of engrams about the same subject (domain), one bar each, so overlaps and gaps show."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("validityTimeline")
+        self.setAccessibleName("Validity timeline")
+        self.setMinimumHeight(120)
+        self.bars: list[tuple[str, datetime | None, datetime | None, bool]] = []
+        self.now = datetime.now(UTC)
+
+    def set_bars(self, bars: list[tuple[str, datetime | None, datetime | None, bool]], now: datetime) -> None:
+        self.bars, self.now = bars, now
+        self.setMinimumHeight(40 + 24 * len(bars))
+        self.update()
+
+    def paintEvent(self, event: object) -> None:  # noqa: N802
+        if not self.bars:
+            return
+        painter = QPainter(self)
+        palette = self.palette()
+        moments = [m for _, a, b, _ in self.bars for m in (a, b) if m] + [self.now]
+        lo, hi = min(moments) - timedelta(days=30), max(moments) + timedelta(days=30)
+        span = (hi - lo).total_seconds() or 1.0
+        left, width = 200.0, max(50.0, self.width() - 220.0)
+
+        def x(moment: datetime | None, default: float) -> float:
+            return default if moment is None else left + width * (moment - lo).total_seconds() / span
+
+        painter.setPen(palette.color(QPalette.ColorRole.Text))
+        for i, (label, start, end, selected) in enumerate(self.bars):
+            y = 12 + i * 24
+            painter.drawText(QRectF(4, y, left - 8, 20), Qt.AlignmentFlag.AlignVCenter, label[:28])
+            x0, x1 = x(start, left), x(end, left + width)
+            color = palette.color(QPalette.ColorRole.Highlight) if selected else QColor(120, 140, 170)
+            painter.fillRect(QRectF(x0, y + 4, max(2.0, x1 - x0), 12), color)
+            if start is None:
+                painter.drawText(QRectF(x0 - 2, y, 12, 20), Qt.AlignmentFlag.AlignVCenter, "‹")
+            if end is None:
+                painter.drawText(QRectF(x1 - 8, y, 12, 20), Qt.AlignmentFlag.AlignVCenter, "›")
+        pen = QPen(palette.color(QPalette.ColorRole.Text))
+        pen.setStyle(Qt.PenStyle.DashLine)
+        painter.setPen(pen)
+        nx = x(self.now, left)
+        painter.drawLine(int(nx), 4, int(nx), self.height() - 4)
+        painter.drawText(QRectF(nx + 3, self.height() - 18, 80, 16), Qt.AlignmentFlag.AlignLeft, "as of")
+        painter.end()
+
+
+class ValidityPane(QWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("validityPane")
+        self.window_: MainWindow | None = None
+        self.model: RowsModel[ValidityRow] = RowsModel(COLUMNS, lambda r: r.id, self)
+        self._search = ""
+        self._extra: set[str] = set()
+        self._build()
+
+    def _build(self) -> None:
+        self.as_of = QDateTimeEdit(QDateTime.currentDateTimeUtc())
+        self.as_of.setObjectName("asOf")
+        self.as_of.setTimeZone(QTimeZone.utc())
+        self.as_of.setDisplayFormat("yyyy-MM-dd HH:mm 'UTC'")
+        self.as_of.setCalendarPopup(True)
+        self.as_of.setAccessibleName("As of")
+        self.summary = QLabel()
+        self.table = QTableView()
+        self.table.setObjectName("validityTable")
+        self.table.setAccessibleName("Engrams with validity windows")
+        self.table.setModel(self.model)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.table.verticalHeader().hide()
+        self.table.setAlternatingRowColors(True)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        for column, width in enumerate((140, 110, 170, 130)):
+            self.table.setColumnWidth(column, width)
+        self.timeline = Timeline()
+        self.buttons = QHBoxLayout()
+        top = QHBoxLayout()
+        top.addWidget(QLabel("As of:"))
+        top.addWidget(self.as_of)
+        top.addWidget(self.summary, 1)
+        bottom = QWidget()
+        bottom_layout = QVBoxLayout(bottom)
+        bottom_layout.setContentsMargins(0, 0, 0, 0)
+        bottom_layout.addWidget(QLabel("Windows of engrams in the same domain (dashed line: the 'as of' moment):"))
+        bottom_layout.addWidget(self.timeline, 1)
+        bottom_layout.addLayout(self.buttons)
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.addWidget(self.table)
+        splitter.addWidget(bottom)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 8, 8, 8)
+        layout.addLayout(top)
+        layout.addWidget(splitter)
+
+    def attach(self, window: MainWindow) -> None:
+        self.window_ = window
+        self.as_of.dateTimeChanged.connect(lambda _d: self.refresh(None))
+        self.table.selectionModel().selectionChanged.connect(lambda *_: self._selected())
+
+    def add_buttons(self, actions: dict[str, QAction]) -> None:
+        self.buttons.addWidget(action_button(actions["validity.edit"], "W"))
+        self.buttons.addWidget(action_button(actions["validity.expire"], "X"))
+        self.buttons.addStretch(1)
+
+    def moment(self) -> datetime:
+        return self.as_of.dateTime().toPython().replace(tzinfo=UTC)  # type: ignore[no-any-return]
+
+    def refresh(self, change: object) -> None:
+        window = self.window_
+        if window is None or window.session is None:
+            return
+        keep = self.current_engram_id()
+        now = self.moment()
+        rows = []
+        for engram in window.session.all_engrams():
+            window_ = Window.of(engram)
+            engram_id = str(engram.get("id"))
+            if not window_.present and engram_id not in self._extra:
+                continue
+            text = f"{engram_id} {engram.get('statement', '')} {engram.get('scope', '')}".lower()
+            if self._search and not all(w in text for w in self._search.lower().split()):
+                continue
+            rows.append(ValidityRow(engram_id, str(engram.get("statement", "")), str(engram.get("scope", "")),
+                                    str(engram.get("domain", "") or ""), window_.state(now),
+                                    window_.valid_from or "", window_.valid_until or ""))
+        rows.sort(key=COLUMNS[0].sort)
+        self.model.set_rows(rows)
+        counts = {g: sum(1 for r in rows if r.state == g) for g in GROUPS}
+        self.summary.setText("   ".join(f"{GROUP_TEXT[g]}: {counts[g]}" for g in GROUPS))
+        row = self.model.row_of(keep) if keep else -1
+        if rows:
+            index = self.model.index(max(row, 0), 0)
+            self.table.selectionModel().setCurrentIndex(
+                index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+        self._selected()
+
+    def apply_search(self, text: str) -> None:
+        self._search = text
+        self.refresh(None)
+
+    def show_engram(self, engram_id: str) -> None:
+        """Bring any engram here (from search or another pane) to give it a window."""
+        self._extra.add(engram_id)
+        self.refresh(None)
+        row = self.model.row_of(engram_id)
+        if row >= 0:
+            self.table.selectRow(row)
+
+    def selected_ids(self) -> list[str]:
+        rows = sorted({i.row() for i in self.table.selectionModel().selectedRows()})
+        return [self.model.rows[r].id for r in rows if r < len(self.model.rows)]
+
+    def current_engram_id(self) -> str | None:
+        index = self.table.currentIndex()
+        return self.model.rows[index.row()].id if index.isValid() and index.row() < len(self.model.rows) else None
+
+    def has_selection(self) -> bool:
+        return self.current_engram_id() is not None
+
+    def focus_queue(self) -> None:
+        self.table.setFocus()
+
+    def _selected(self) -> None:
+        window = self.window_
+        current = self.current_engram_id()
+        if window is None or window.session is None:
+            return
+        engram = window.session.engram(current) if current else None
+        bars = []
+        if engram is not None:
+            domain = engram.get("domain")
+            for other in window.session.all_engrams():
+                same = other is engram or (domain and other.get("domain") == domain)
+                w = Window.of(other)
+                if same and (w.present or other is engram) and other.get("status") == "active":
+                    bars.append((str(other.get("statement", "")), opens_at(w.valid_from), closes_at(w.valid_until),
+                                 other is engram))
+        self.timeline.set_bars(bars[:12], self.moment())
+        window._update_context()
+
+    def edit_validity(self) -> None:
+        window, engram_id = self.window_, self.current_engram_id()
+        if not (window and window.session and engram_id):
+            return
+        engram = window.session.engram(engram_id)
+        dialog = WindowDialog(engram_id, Window.of(engram or {}), self)
+        if dialog.exec() == QDialog.DialogCode.Accepted:
+            session, start, end = window.session, dialog.value("valid_from"), dialog.value("valid_until")
+            window.run_change(lambda: session.set_validity([engram_id], start, end))
+
+    def expire_now(self) -> None:
+        window, ids = self.window_, self.selected_ids()
+        if window and window.session and ids:
+            session = window.session
+            window.run_change(lambda: session.expire_now(ids))
