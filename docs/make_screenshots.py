@@ -10,7 +10,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from plur_desk import __version__
 from plur_desk.infra.paths import default_store_path

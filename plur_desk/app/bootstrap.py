@@ -8,7 +8,25 @@ from plur_desk.app.session import ReviewSession
 from plur_desk.domain.review import Reviewer
 from plur_desk.infra.clock import Clock
 from plur_desk.infra.paths import cache_dir
-from plur_desk.store.plur_store import PlurStore
+from plur_desk.store.plur_store import PlurStore, find_store_problem
+
+
+def store_problem(path: Path) -> str | None:
+    """Why `path` cannot be opened as a PLUR store, or None."""
+    return find_store_problem(path)
+
+
+def embedding_check() -> str:
+    """One line for --self-check: whether semantic search works in this installation."""
+    try:
+        from plur_desk.index.embeddings import Embedder
+    except ImportError:
+        return "semantic search: not available in this build"
+    embedder = Embedder.load()
+    if embedder is None:
+        return "semantic search: the embedding model is not installed (optional)"
+    vector = embedder.embed(["deploy freezes on Friday"])[0]
+    return f"embedding query: a {len(vector)}-dimensional vector"
 
 
 def open_store(path: Path, *, use_cache: bool = True) -> PlurStore:

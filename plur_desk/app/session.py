@@ -195,6 +195,14 @@ class ReviewSession:
 
     def _changes(self, op: Operation, *results: WriteResult) -> ChangeSet:
         change = ChangeSet(message=op.label)
+        if any(r.reloaded for r in results):
+            self.reindex()  # PLUR had rewritten a file meanwhile: everything may have moved
+        else:
+            for patch in op.patches:
+                index = self._engrams if patch.file == "engrams" else self._tensions
+                for result in results:
+                    if patch.key in result.after:
+                        index[patch.key] = result.after[patch.key]
         for result in results:
             for patch_file, key in ((p.file, p.key) for p in op.patches):
                 (change.engrams if patch_file == "engrams" else change.tensions).add(key)
@@ -202,7 +210,6 @@ class ReviewSession:
             if result.history is not None:
                 change.warnings += result.history.warnings
             self.history.add(result.events)
-        self.reindex()
         return change
 
     def approve(self, ids: list[str], level: str = "decided", note: str = "",

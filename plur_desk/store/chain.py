@@ -26,7 +26,7 @@ def _js_string(text: str) -> str:
         if ch in _SHORT:
             out.append(_SHORT[ch])
         elif code < 0x20 or 0xD800 <= code <= 0xDFFF:
-            out.append("\\u%04x" % code)
+            out.append(f"\\u{code:04x}")
         else:
             out.append(ch)
     out.append('"')
@@ -119,13 +119,34 @@ def predecessor_line(history_dir: Path, month_file: Path) -> bytes | None:
     return last_line(others[0]) if others else None
 
 
-def detect_mode(history_dir: Path, month_file: Path) -> ChainMode:
+class HashScan:
+    """Remembers how far each month file was searched for a `"hash":` key; only appended bytes are read again."""
+
+    def __init__(self) -> None:
+        self._scanned: dict[str, tuple[int, int, bool]] = {}  # name -> (inode, bytes scanned, found)
+
+    def any_hash(self, history_dir: Path) -> bool:
+        found_any = False
+        for path in history_dir.glob("*.jsonl"):
+            stat = path.stat()
+            inode, done, found = self._scanned.get(path.name, (stat.st_ino, 0, False))
+            if inode != stat.st_ino or stat.st_size < done:
+                done, found = 0, False  # replaced or truncated: scan again
+            if not found and stat.st_size > done:
+                with open(path, "rb") as handle:
+                    handle.seek(max(0, done - 8))
+                    found = b'"hash":' in handle.read()
+                done = stat.st_size
+            self._scanned[path.name] = (stat.st_ino, done, found)
+            found_any = found_any or found
+        return found_any
+
+
+def detect_mode(history_dir: Path, month_file: Path, scan: HashScan | None = None) -> ChainMode:
     if hash_of_line(predecessor_line(history_dir, month_file)) is not None:
         return ChainMode.CHAINED
     if (history_dir / ".chain-head").exists() or (history_dir / "chain.lock").exists():
         return ChainMode.MIXED
-    for path in history_dir.glob("*.jsonl"):
-        with open(path, "rb") as handle:
-            if b'"hash":' in handle.read():
-                return ChainMode.MIXED
+    if (scan or HashScan()).any_hash(history_dir):
+        return ChainMode.MIXED
     return ChainMode.LEGACY

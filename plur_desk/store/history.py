@@ -13,7 +13,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from plur_desk.infra.errors import LockTimeout, WriteFailed
-from plur_desk.store.chain import ChainMode, detect_mode, event_hash, hash_of_line, js_stringify, predecessor_line
+from plur_desk.store.chain import (
+    ChainMode,
+    HashScan,
+    detect_mode,
+    event_hash,
+    hash_of_line,
+    js_stringify,
+    predecessor_line,
+)
 from plur_desk.store.lock import CHAIN_POLICY, locked
 
 
@@ -73,6 +81,7 @@ def _ends_mid_line(path: Path) -> bool:
 class HistoryLog:
     def __init__(self, root: Path) -> None:
         self.dir = root / "history"
+        self._hash_scan = HashScan()
 
     def month_files(self) -> list[Path]:
         if not self.dir.is_dir():
@@ -88,7 +97,7 @@ class HistoryLog:
     def mode(self, month: str) -> ChainMode:
         if not self.dir.is_dir():
             return ChainMode.LEGACY
-        return detect_mode(self.dir, self.dir / f"{month}.jsonl")
+        return detect_mode(self.dir, self.dir / f"{month}.jsonl", self._hash_scan)
 
     def append(self, events: list[dict[str, object]]) -> AppendResult:
         """Append events (each with a `timestamp` in toISOString form). Raises WriteFailed on I/O errors."""

@@ -138,6 +138,19 @@ class ListFile:
         self.regular = True
         self.entries: list[Entry] = []
         self.extra_top_level: dict[str, object] = {}
+        self._by_key: dict[str, list[Entry]] | None = None
+
+    def by_key(self) -> dict[str, list[Entry]]:
+        """Entries by id (a list, since a hand-edited file can repeat an id); built once per snapshot."""
+        if self._by_key is None:
+            index: dict[str, list[Entry]] = {}
+            for entry in self.entries:
+                value = entry.value
+                key = value.get("id") if isinstance(value, dict) else None
+                if isinstance(key, str):
+                    index.setdefault(key, []).append(entry)
+            self._by_key = index
+        return self._by_key
 
     # -- reading -------------------------------------------------------------------------------------------
 

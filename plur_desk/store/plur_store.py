@@ -44,6 +44,7 @@ class Edit:
 
 @dataclass
 class WriteResult:
+    reloaded: bool = False  # the file had changed on disk since the last load: callers re-index everything
     changed: list[str] = field(default_factory=list)
     events: list[dict[str, object]] = field(default_factory=list)
     before: dict[str, dict[str, object]] = field(default_factory=dict)
@@ -199,8 +200,8 @@ class PlurStore:
         validate = engram_problems if layout is ENGRAMS else tension_problems
         with locked(path, policy):
             fresh = self._fresh(layout, path)
-            by_key = _index_by_key(fresh)
-            result = WriteResult()
+            by_key = fresh.by_key()
+            result = WriteResult(reloaded=fresh is not self._current(layout))
             replacements: dict[int, tuple[bytes, dict[str, object]]] = {}
             for edit in edits:
                 entry = _entry_for(by_key, edit.key, path)
@@ -212,6 +213,8 @@ class PlurStore:
                     if differing:
                         raise ChangedSinceError(edit.key, differing)
                 new_value, events = edit.apply(copy.deepcopy(value))
+                if new_value.get("id") != value.get("id"):
+                    raise ActionRefused(f"{edit.key}: a review action may not change an id")
                 problems = validate(new_value)
                 if problems:
                     raise ActionRefused(f"{edit.key}: the change would make an entry PLUR rejects: {problems[0]}")
@@ -221,8 +224,9 @@ class PlurStore:
                 result.events.extend(events)
                 result.before[edit.key] = value
                 result.after[edit.key] = new_value
-            new_file = _replaced(fresh, replacements)
-            atomic_write(path, new_file.data)
+            new_data = _spliced(fresh, replacements)
+            atomic_write(path, new_data)
+            new_file = _replaced_in_place(fresh, replacements, new_data)
             new_file.identity = FileIdentity.of(os.stat(path))
             new_file.exists = True
             if layout is ENGRAMS:
@@ -232,15 +236,6 @@ class PlurStore:
             if result.events:
                 result.history = self.history.append(result.events)
         return result
-
-
-def _index_by_key(snapshot: ListFile) -> dict[str, list[Entry]]:
-    by_key: dict[str, list[Entry]] = {}
-    for entry in snapshot.entries:
-        key = entry.key
-        if key is not None:
-            by_key.setdefault(key, []).append(entry)
-    return by_key
 
 
 def _entry_for(by_key: dict[str, list[Entry]], key: str, path: Path) -> Entry:
@@ -260,12 +255,8 @@ def _entry_for(by_key: dict[str, list[Entry]], key: str, path: Path) -> Entry:
     return entry
 
 
-def _replaced(snapshot: ListFile, replacements: dict[int, tuple[bytes, dict[str, object]]]) -> ListFile:
-    """A new snapshot with some entries replaced; every other byte is the old file's."""
-    layout = snapshot.layout
-    result = ListFile(snapshot.path, layout, b"", snapshot.identity)
-    result._validate = snapshot._validate  # type: ignore[attr-defined]
-    result._cache = getattr(snapshot, "_cache", None)  # type: ignore[attr-defined]
+def _spliced(snapshot: ListFile, replacements: dict[int, tuple[bytes, dict[str, object]]]) -> bytes:
+    """The new file: changed entries re-emitted, every other byte the old file's."""
     if not snapshot.regular:
         values = [replacements[e.index][1] if e.index in replacements else e.value for e in snapshot.entries]
         if any(not e.valid for e in snapshot.entries):
@@ -273,15 +264,9 @@ def _replaced(snapshot: ListFile, replacements: dict[int, tuple[bytes, dict[str,
                 f"{snapshot.path.name} is not in PLUR's own layout and holds entries PLUR quarantines; rewriting it "
                 "would change them. Let PLUR rewrite the file once, or fix those entries by hand."
             )
-        if layout is ENGRAMS:
-            data = dump_engrams_document({"engrams": values, **snapshot.extra_top_level}).encode("utf-8")
-        else:
-            data = dump_tensions_document(values).encode("utf-8")
-        result.data = data
-        result.regular = False
-        result.entries = [Entry(index=i, line=e.line, value=v, parsed=True)
-                          for i, (e, v) in enumerate(zip(snapshot.entries, values, strict=True))]
-        return result
+        if snapshot.layout is ENGRAMS:
+            return dump_engrams_document({"engrams": values, **snapshot.extra_top_level}).encode("utf-8")
+        return dump_tensions_document(values).encode("utf-8")
     data = memoryview(snapshot.data)
     pieces: list[bytes | memoryview] = []
     pos = 0
@@ -291,20 +276,28 @@ def _replaced(snapshot: ListFile, replacements: dict[int, tuple[bytes, dict[str,
         pieces.append(replacements[index][0])
         pos = entry.end
     pieces.append(data[pos:])
-    result.data = b"".join(pieces)
-    # Offsets and line numbers move by what each replacement added; untouched entries keep their values.
-    entries = []
+    return b"".join(pieces)
+
+
+def _replaced_in_place(snapshot: ListFile, replacements: dict[int, tuple[bytes, dict[str, object]]],
+                       data: bytes) -> ListFile:
+    """Once the new file is on disk: the snapshot now describes it (offsets and lines move, values replaced)."""
+    old = snapshot.data
+    snapshot.data = data
+    if not snapshot.regular:
+        for index, (_block, value) in replacements.items():
+            snapshot.entries[index].value = value
+        return snapshot
     shift = line_shift = 0
-    for entry in snapshot.entries:
-        new = Entry(entry.index, entry.line + line_shift, entry.start + shift, entry.end + shift, entry.value,
-                    entry.parsed, entry.syntax_error, entry.problems)
+    first = min(replacements)
+    for entry in snapshot.entries[first:]:
+        old_start, old_end = entry.start, entry.end
+        entry.start += shift
+        entry.line += line_shift
         if entry.index in replacements:
             block, value = replacements[entry.index]
-            old_len = entry.end - entry.start
-            line_shift += block.count(b"\n") - snapshot.data.count(b"\n", entry.start, entry.end)
-            shift += len(block) - old_len
-            new.end = new.start + len(block)
-            new.value, new.parsed, new.syntax_error, new.problems = value, True, None, []
-        entries.append(new)
-    result.entries = entries
-    return result
+            shift += len(block) - (old_end - old_start)
+            line_shift += block.count(b"\n") - old.count(b"\n", old_start, old_end)
+            entry.value, entry.parsed, entry.syntax_error, entry.problems = value, True, None, []
+        entry.end = old_end + shift
+    return snapshot

@@ -199,11 +199,11 @@ def _escape(string: str) -> str:
         elif seq is not None:
             out.append(seq)
         elif c <= 0xFF:
-            out.append("\\x%02X" % c)
+            out.append(f"\\x{c:02X}")
         elif c <= 0xFFFF:
-            out.append("\\u%04X" % c)
+            out.append(f"\\u{c:04X}")
         else:
-            out.append("\\U%08X" % c)
+            out.append(f"\\U{c:08X}")
     return "".join(out)
 
 

@@ -104,7 +104,7 @@ def load_general(text: str) -> object:
 
 MAX_DEPTH = 200
 _BRACKETS = re.compile(r"[\[\]{}]")
-_DEEP_INDENT = re.compile(r"^ {%d,}\S" % (MAX_DEPTH * 2), re.M)
+_DEEP_INDENT = re.compile(r"^ {" + str(MAX_DEPTH * 2) + r",}\S", re.M)
 
 
 def _too_deep(text: str) -> bool:

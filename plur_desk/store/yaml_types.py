@@ -94,7 +94,7 @@ def is_ambiguous(text: str) -> bool:
     if text == "<<":
         return True  # merge type
     value = resolve_plain(text)
-    return not (type(value) is str)
+    return type(value) is not str
 
 
 def is_js_integer(value: int | float) -> bool:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
@@ -31,8 +30,8 @@ from plur_desk.infra.clock import Clock, SystemClock
 from plur_desk.infra.errors import ChangedSinceError, PlurDeskError
 from plur_desk.ui import icons
 from plur_desk.ui.actions import ACTIONS, MENU_ORDER, UiContext, build_actions, update_enabled
-from plur_desk.ui.detail import engram_html
-from plur_desk.ui.dialogs import CommandPalette, LevelDialog, ReasonDialog, ShortcutSheet
+from plur_desk.ui.dialogs import CommandPalette, ShortcutSheet
+from plur_desk.ui.draft_actions import DraftActionsMixin
 from plur_desk.ui.drafts_pane import DraftsPane, action_button
 from plur_desk.ui.history_pane import HistoryPane
 from plur_desk.ui.runner import Runner
@@ -46,7 +45,7 @@ class _LoadSignals(QObject):
     drafts_ready = Signal(object)
 
 
-class MainWindow(QMainWindow):
+class MainWindow(DraftActionsMixin, QMainWindow):
     store_opened = Signal()
     changes_applied = Signal(object)
     error_shown = Signal(str)
@@ -188,9 +187,9 @@ class MainWindow(QMainWindow):
     # -- opening -------------------------------------------------------------------------------------------
 
     def open_path(self, path: Path) -> None:
-        from plur_desk.store.plur_store import find_store_problem
+        from plur_desk.app.bootstrap import store_problem
 
-        problem = find_store_problem(path)
+        problem = store_problem(path)
         if problem:
             self.start_text.setText(f"<h2>No PLUR store here</h2><p>{problem}</p>"
                                     "<p>Open the demo store to see plur_desk on realistic data, or pick a store.</p>")
@@ -381,110 +380,6 @@ class MainWindow(QMainWindow):
             self.show_error(f"Unexpected error: {error!r}. Nothing was written. Details: "
                             f"{getattr(error, '__traceback_text__', '')[-600:]}")
         self._update_context()
-
-    # -- draft actions ---------------------------------------------------------------------------------------
-
-    def _draft_selected(self) -> None:
-        session, row = self.session, self.drafts.current()
-        if session is not None and row is not None:
-            self.drafts.show_detail(engram_html(session, row.id, rejected_before=row.rejected_before))
-        elif row is None:
-            self.drafts.show_detail("")
-        self._update_context()
-
-    def run_change(self, fn: Callable[[], ChangeSet], select_after: str | None = None) -> None:
-        self._pending_select = select_after
-        if select_after:
-            self.drafts.select_id(select_after)  # move on at once; the write finishes in the background
-        self.runner.submit(fn, self._applied, self._failed)
-
-    def _applied(self, change: object) -> None:
-        assert isinstance(change, ChangeSet)
-        self.show_message(" · ".join(change.warnings))
-        self.statusBar().showMessage(change.message.capitalize(), 5000)
-        self.refresh_all(change)
-        self.changes_applied.emit(change)
-
-    def _selection(self) -> list[str]:
-        if self.session is None or self.drafts.editing:
-            return []
-        return self.drafts.selected_ids()
-
-    def _confirm_bulk(self, ids: list[str], verb: str) -> tuple[bool, str]:
-        if len(ids) <= 1:
-            return True, ""
-        dialog = ReasonDialog(f"{verb.capitalize()} {len(ids)} drafts", f"{verb.capitalize()} all {len(ids)} selected "
-                              "drafts? Give a reason; it is recorded on each of them.", self.settings.recent_reasons,
-                              self, ok_text=f"{verb.capitalize()} {len(ids)}")
-        if dialog.exec() != ReasonDialog.DialogCode.Accepted:
-            return False, ""
-        return True, dialog.reason
-
-    def approve_selected(self, level: str | None = None, note: str = "") -> None:
-        ids = self._selection()
-        if not ids or self.session is None:
-            return
-        ok, bulk_note = self._confirm_bulk(ids, "approve")
-        if not ok:
-            return
-        self._note_approval(len(ids))
-        session, chosen = self.session, level or self.settings.default_level
-        text = note or bulk_note
-        self.run_change(lambda: session.approve(ids, chosen, text), self.drafts.id_after(ids))
-
-    def approve_selected_level(self) -> None:
-        ids = self._selection()
-        if not ids:
-            return
-        dialog = LevelDialog(len(ids), self.settings.default_level, self)
-        if dialog.exec() == LevelDialog.DialogCode.Accepted:
-            self.approve_selected(dialog.level, dialog.note.text().strip())
-
-    def reject_selected(self) -> None:
-        ids = self._selection()
-        if not ids or self.session is None:
-            return
-        title = f"Reject {len(ids)} drafts" if len(ids) > 1 else f"Reject {ids[0]}"
-        dialog = ReasonDialog(title, "Why is this wrong? The reason is recorded, and the same statement is flagged "
-                              "if an agent asserts it again.", self.settings.recent_reasons, self)
-        if dialog.exec() != ReasonDialog.DialogCode.Accepted or not dialog.reason:
-            return
-        reason, session = dialog.reason, self.session
-        self.settings_store.remember_reason(self.settings, reason)
-        self.run_change(lambda: session.reject(ids, reason), self.drafts.id_after(ids))
-
-    def edit_selected(self) -> None:
-        row = self.drafts.current()
-        if row is not None and self.session is not None:
-            self.drafts.start_edit(row.id, row.statement)
-            self._update_context()
-
-    def _save_edit(self, engram_id: str, text: str) -> None:
-        session = self.session
-        if session is not None:
-            self.run_change(lambda: session.edit_statement(engram_id, text), engram_id)
-
-    def skip(self) -> None:
-        self.drafts.move(1)
-
-    def select_next(self) -> None:
-        self.drafts.move(1)
-
-    def select_previous(self) -> None:
-        self.drafts.move(-1)
-
-    def _note_approval(self, count: int) -> None:
-        """A long run of approvals, each a second or less after the last, gets a gentle warning."""
-        now = time.monotonic()
-        self._approvals.append(now)
-        run, limit = self.settings.rubber_stamp_run, self.settings.rubber_stamp_seconds
-        recent = list(self._approvals)[-run:]
-        if count == 1 and len(recent) == run and all(b - a <= limit for a, b in zip(recent, recent[1:])):
-            self.drafts.show_banner(f"You approved {run} drafts in {recent[-1] - recent[0]:.0f} s. Review must not "
-                                    "become a reflex: each approval puts the statement into your agents' context.")
-            self._approvals.clear()
-        elif count == 1 and len(recent) >= 2 and recent[-1] - recent[-2] > 3 * limit:
-            self.drafts.show_banner("")
 
     # -- undo ------------------------------------------------------------------------------------------------
 

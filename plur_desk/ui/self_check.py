@@ -40,17 +40,9 @@ def run_self_check() -> int:
             window.search.setText("deploy")
             window._apply_search()
             checks.append(f"searched 'deploy': {window.drafts.model.rowCount()} drafts match")
-            try:
-                from plur_desk.index.embeddings import Embedder
+            from plur_desk.app.bootstrap import embedding_check
 
-                embedder = Embedder.load()
-                if embedder is None:
-                    checks.append("semantic search: model not installed (optional)")
-                else:
-                    vector = embedder.embed(["deploy freezes on Friday"])[0]
-                    checks.append(f"embedding query: {len(vector)}-dimensional vector")
-            except ImportError:
-                checks.append("semantic search: not available in this build")
+            checks.append(embedding_check())
             window.close()
     except Exception as exc:  # noqa: BLE001
         print(f"FAIL: {exc!r}")

@@ -1,6 +1,7 @@
 import pytest
 
 from plur_desk.domain.review import Reviewer  # noqa: F401
+
 from support.stores import copy_store, make_plur_store
 
 

@@ -12,6 +12,7 @@ import pytest
 from plur_desk.app.bootstrap import open_session
 from plur_desk.store.lock import locked
 from plur_desk.store.plur_store import PlurStore
+
 from support.node import NODE_DIR, plur_env, run_node
 from support.stores import plur
 

@@ -8,8 +8,9 @@ import sys
 import time
 from pathlib import Path
 
-from plur_desk.store.list_file import ENGRAMS, ListFile
 from plur_desk.domain.engram_rules import engram_problems
+from plur_desk.store.list_file import ENGRAMS, ListFile
+
 from tests_support_paths import write_big_store  # noqa: F401  (see conftest sys.path)
 
 WRITER = r"""
