@@ -26,6 +26,7 @@ from plur_desk.ui.actions import ACTIONS
 def _buttons(dialog: QDialog, ok_text: str) -> QDialogButtonBox:
     box = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
     box.button(QDialogButtonBox.StandardButton.Ok).setText(ok_text)
+    box.button(QDialogButtonBox.StandardButton.Ok).setDefault(True)
     box.accepted.connect(dialog.accept)
     box.rejected.connect(dialog.reject)
     return box

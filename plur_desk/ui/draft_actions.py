@@ -38,7 +38,7 @@ class DraftActionsMixin(_Base):
     def _applied(self, change: object) -> None:
         assert isinstance(change, ChangeSet)
         self.show_message(" · ".join(change.warnings))
-        self.statusBar().showMessage(change.message.capitalize(), 5000)
+        self.statusBar().showMessage(change.message[:1].upper() + change.message[1:], 5000)
         self.refresh_all(change)
         self.changes_applied.emit(change)
 

@@ -73,6 +73,7 @@ class SplitDialog(QDialog):
         layout.addWidget(self.preview)
         box = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         box.button(QDialogButtonBox.StandardButton.Ok).setText("Split")
+        box.button(QDialogButtonBox.StandardButton.Ok).setDefault(True)
         box.accepted.connect(self.accept)
         box.rejected.connect(self.reject)
         layout.addWidget(box)

@@ -101,6 +101,7 @@ class WindowDialog(QDialog):
         box = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
         box.accepted.connect(self._accept)
         box.rejected.connect(self.reject)
+        box.button(QDialogButtonBox.StandardButton.Save).setDefault(True)  # Enter saves from any field
         form.addRow(box)
 
     def value(self, name: str) -> str | None:
@@ -274,7 +275,9 @@ class ValidityPane(QWidget):
 
     def selected_ids(self) -> list[str]:
         rows = sorted({i.row() for i in self.table.selectionModel().selectedRows()})
-        return [self.model.rows[r].id for r in rows if r < len(self.model.rows)]
+        ids = [self.model.rows[r].id for r in rows if r < len(self.model.rows)]
+        current = self.current_engram_id()
+        return ids or ([current] if current else [])
 
     def current_engram_id(self) -> str | None:
         index = self.table.currentIndex()
@@ -310,7 +313,9 @@ class ValidityPane(QWidget):
             return
         engram = window.session.engram(engram_id)
         dialog = WindowDialog(engram_id, Window.of(engram or {}), self)
-        if dialog.exec() == QDialog.DialogCode.Accepted:
+        accepted = dialog.exec() == QDialog.DialogCode.Accepted
+        self.table.setFocus()
+        if accepted:
             session, start, end = window.session, dialog.value("valid_from"), dialog.value("valid_until")
             window.run_change(lambda: session.set_validity([engram_id], start, end))
 

@@ -1,0 +1,82 @@
+"""Opens the real main window on a copy of a fixture store; helpers to answer modal dialogs by keyboard."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication, QWidget
+
+from plur_desk.app.demo import demo_source
+from plur_desk.app.settings import Settings, SettingsStore
+from plur_desk.infra.clock import FixedClock
+from plur_desk.ui.app import make_application
+from plur_desk.ui.main_window import MainWindow
+
+NOW = datetime(2026, 12, 2, 15, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def store_copy(tmp_path) -> Path:
+    dest = tmp_path / "store"
+    shutil.copytree(demo_source(), dest)
+    return dest
+
+
+@pytest.fixture
+def window(qtbot, store_copy, tmp_path) -> MainWindow:
+    make_application()
+    settings = Settings(reviewer_name="Grace Tester")
+    win = MainWindow(SettingsStore(tmp_path / "settings.yaml"), settings, "Grace Tester", FixedClock(NOW))
+    qtbot.addWidget(win)
+    win.show()
+    qtbot.waitExposed(win)
+    win.activateWindow()
+    win.open_path(store_copy)
+    qtbot.waitUntil(lambda: win.session is not None and win.session.history.loaded and win.runner.pending == 0,
+                    timeout=20000)
+    return win
+
+
+def answer_modal(handler: Callable[[QWidget], None], delay: int = 50) -> None:
+    """Run `handler` on the next modal dialog that opens (the key that opens it is pressed right after)."""
+
+    def poll(tries: int = 0) -> None:
+        modal = QApplication.activeModalWidget()
+        if modal is not None:
+            handler(modal)
+        elif tries < 100:
+            QTimer.singleShot(20, lambda: poll(tries + 1))
+
+    QTimer.singleShot(delay, poll)
+
+
+def engrams_on_disk(store: Path) -> dict[str, dict]:
+    from plur_desk.store.plur_store import PlurStore
+
+    s = PlurStore(store)
+    s.load()
+    return {e.key: e.value for e in s.engrams.entries}
+
+
+def tensions_on_disk(store: Path) -> dict[str, dict]:
+    from plur_desk.store.plur_store import PlurStore
+
+    s = PlurStore(store)
+    s.load()
+    return {e.key: e.value for e in s.tensions.entries}
+
+
+def human_events(store: Path) -> list[dict]:
+    events = []
+    for path in sorted((store / "history").glob("*.jsonl")):
+        for line in path.read_text().splitlines():
+            event = json.loads(line)
+            if (event.get("actor") or {}).get("kind") == "human":
+                events.append(event)
+    return events

@@ -1,0 +1,186 @@
+"""The Drafts pane driven by its keys on the real window; assertions on the YAML and history written."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
+
+from ui.conftest import answer_modal, engrams_on_disk, human_events
+
+
+def _press(qtbot, window, key, modifier=Qt.KeyboardModifier.NoModifier):
+    qtbot.keyClick(window.drafts.table, key, modifier)
+
+
+def _settle(qtbot, window):
+    qtbot.waitUntil(lambda: window.runner.pending == 0, timeout=10000)
+
+
+def test_starts_with_the_queue_focused_and_first_draft_selected(window):
+    assert window.drafts.table.hasFocus() or window.drafts.table.isAncestorOf(QApplication.focusWidget()) or \
+        QApplication.focusWidget() is window.drafts.table
+    assert window.drafts.current_row() == 0
+    assert window.drafts.model.rowCount() == 15
+
+
+def test_approve_with_a_moves_on_and_writes(qtbot, window, store_copy):
+    first, second = window.drafts.model.rows[0].id, window.drafts.model.rows[1].id
+    with qtbot.waitSignal(window.changes_applied, timeout=10000):
+        _press(qtbot, window, Qt.Key.Key_A)
+    _settle(qtbot, window)
+    engram = engrams_on_disk(store_copy)[first]
+    assert engram["commitment"] == "decided" and engram["review"]["by"] == "Grace Tester"
+    (event,) = human_events(store_copy)
+    assert event["engram_id"] == first and event["data"]["action"] == "approve"
+    assert window.drafts.current_id() == second
+    assert first not in [r.id for r in window.drafts.model.rows]
+
+
+def test_reject_asks_for_a_reason(qtbot, window, store_copy):
+    target = window.drafts.model.rows[0].id
+
+    def fill(dialog):
+        dialog.combo.setCurrentText("duplicate of an older engram")
+        qtbot.keyClick(dialog.combo.lineEdit(), Qt.Key.Key_Return)
+
+    answer_modal(fill)
+    with qtbot.waitSignal(window.changes_applied, timeout=10000):
+        _press(qtbot, window, Qt.Key.Key_R)
+    engram = engrams_on_disk(store_copy)[target]
+    assert engram["status"] == "retired"
+    assert engram["review"]["reason"] == "duplicate of an older engram"
+    assert human_events(store_copy)[0]["event"] == "engram_retired"
+
+
+def test_reject_cancelled_with_escape_writes_nothing(qtbot, window, store_copy):
+    before = (store_copy / "engrams.yaml").read_bytes()
+    answer_modal(lambda dialog: qtbot.keyClick(dialog, Qt.Key.Key_Escape))
+    _press(qtbot, window, Qt.Key.Key_R)
+    _settle(qtbot, window)
+    assert (store_copy / "engrams.yaml").read_bytes() == before
+
+
+def test_edit_then_approve(qtbot, window, store_copy):
+    target = window.drafts.model.rows[0].id
+    _press(qtbot, window, Qt.Key.Key_E)
+    assert window.drafts.editor.isVisible() and window.drafts.editing
+    window.drafts.editor.setPlainText("Run make test-fast before pushing; the full suite takes 40 minutes on CI")
+    with qtbot.waitSignal(window.changes_applied, timeout=10000):
+        qtbot.keyClick(window.drafts.editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    assert not window.drafts.editing
+    assert window.drafts.current_id() == target
+    with qtbot.waitSignal(window.changes_applied, timeout=10000):
+        _press(qtbot, window, Qt.Key.Key_A)
+    engram = engrams_on_disk(store_copy)[target]
+    assert engram["statement"].endswith("40 minutes on CI")
+    assert engram["commitment"] == "decided" and engram["engram_version"] == 2
+    assert [e["data"]["action"] for e in human_events(store_copy)] == ["edit", "approve"]
+
+
+def test_typing_in_the_editor_does_not_trigger_shortcuts(qtbot, window, store_copy):
+    before = (store_copy / "engrams.yaml").read_bytes()
+    _press(qtbot, window, Qt.Key.Key_E)
+    qtbot.keyClicks(window.drafts.editor, "a r s e")
+    qtbot.keyClick(window.drafts.editor, Qt.Key.Key_Escape)
+    _settle(qtbot, window)
+    assert (store_copy / "engrams.yaml").read_bytes() == before
+    assert not window.drafts.editing
+
+
+def test_skip_and_navigation_keys_write_nothing(qtbot, window, store_copy):
+    before = (store_copy / "engrams.yaml").read_bytes()
+    _press(qtbot, window, Qt.Key.Key_S)
+    assert window.drafts.current_row() == 1
+    _press(qtbot, window, Qt.Key.Key_Space)
+    assert window.drafts.current_row() == 2
+    _press(qtbot, window, Qt.Key.Key_K)
+    assert window.drafts.current_row() == 1
+    _press(qtbot, window, Qt.Key.Key_J)
+    _press(qtbot, window, Qt.Key.Key_Down)
+    assert window.drafts.current_row() == 3
+    assert (store_copy / "engrams.yaml").read_bytes() == before
+
+
+def test_bulk_approve_asks_once(qtbot, window, store_copy):
+    ids = [r.id for r in window.drafts.model.rows[:3]]
+    window.drafts.select_row(0)
+    qtbot.keyClick(window.drafts.table, Qt.Key.Key_Down, Qt.KeyboardModifier.ShiftModifier)
+    qtbot.keyClick(window.drafts.table, Qt.Key.Key_Down, Qt.KeyboardModifier.ShiftModifier)
+    assert window.drafts.selected_ids() == ids
+
+    def fill(dialog):
+        dialog.combo.setCurrentText("checked with the team")
+        qtbot.keyClick(dialog.combo.lineEdit(), Qt.Key.Key_Return)
+
+    answer_modal(fill)
+    with qtbot.waitSignal(window.changes_applied, timeout=10000):
+        _press(qtbot, window, Qt.Key.Key_A)
+    on_disk = engrams_on_disk(store_copy)
+    assert all(on_disk[i]["commitment"] == "decided" for i in ids)
+    events = human_events(store_copy)
+    assert [e["engram_id"] for e in events] == ids
+    assert all(e["data"]["note"] == "checked with the team" for e in events)
+
+
+def test_approve_as_level_locked(qtbot, window, store_copy):
+    target = window.drafts.model.rows[0].id
+
+    def choose(dialog):
+        dialog.list.setCurrentRow(3)
+        dialog.note.setText("team rule")
+        qtbot.keyClick(dialog.note, Qt.Key.Key_Return)
+
+    answer_modal(choose)
+    with qtbot.waitSignal(window.changes_applied, timeout=10000):
+        _press(qtbot, window, Qt.Key.Key_A, Qt.KeyboardModifier.ShiftModifier)
+    engram = engrams_on_disk(store_copy)[target]
+    assert engram["commitment"] == "locked" and engram["locked_reason"] == "team rule"
+
+
+def test_undo_and_redo_by_keys(qtbot, window, store_copy):
+    target = window.drafts.model.rows[0].id
+    with qtbot.waitSignal(window.changes_applied, timeout=10000):
+        _press(qtbot, window, Qt.Key.Key_A)
+    with qtbot.waitSignal(window.changes_applied, timeout=10000):
+        qtbot.keyClick(window.drafts.table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert engrams_on_disk(store_copy)[target]["commitment"] == "draft"
+    assert target in [r.id for r in window.drafts.model.rows]
+    with qtbot.waitSignal(window.changes_applied, timeout=10000):
+        qtbot.keyClick(window.drafts.table, Qt.Key.Key_Z,
+                       Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    assert engrams_on_disk(store_copy)[target]["commitment"] == "decided"
+    assert [e["data"]["action"] for e in human_events(store_copy)] == ["approve", "undo", "redo"]
+
+
+def test_outside_change_refreshes_and_keeps_selection(qtbot, window, store_copy):
+    window.drafts.select_row(2)
+    selected = window.drafts.current_id()
+    other = window.drafts.model.rows[5]
+    path = store_copy / "engrams.yaml"
+    text = path.read_text()
+    path.write_text(text.replace(other.statement, other.statement + " (confirmed by the agent)", 1))
+    qtbot.waitUntil(lambda: any(r.statement.endswith("(confirmed by the agent)") for r in window.drafts.model.rows),
+                    timeout=3000)
+    assert window.drafts.current_id() == selected
+
+
+def test_collision_is_refused_with_a_clear_message(qtbot, window, store_copy):
+    window._poll_timer.stop()
+    window.watcher.removePaths(window.watcher.files() + window.watcher.directories())
+    row = window.drafts.model.rows[0]
+    path = store_copy / "engrams.yaml"
+    path.write_text(path.read_text().replace(row.statement, row.statement + " — rewritten by an agent", 1))
+    with qtbot.waitSignal(window.error_shown, timeout=10000) as blocker:
+        _press(qtbot, window, Qt.Key.Key_A)
+    assert "changed since you looked" in blocker.args[0]
+    assert engrams_on_disk(store_copy)[row.id]["commitment"] == "draft"
+    assert human_events(store_copy) == []
+
+
+def test_fast_approvals_raise_a_gentle_warning(qtbot, window):
+    window.settings.rubber_stamp_run = 4
+    for _ in range(4):
+        with qtbot.waitSignal(window.changes_applied, timeout=10000):
+            _press(qtbot, window, Qt.Key.Key_A)
+    assert window.drafts.banner.isVisible()
+    assert "reflex" in window.drafts.banner.text()
