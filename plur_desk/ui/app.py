@@ -66,6 +66,14 @@ def run_app(store: str | None, reviewer: str | None, demo: bool, self_check: boo
         return 1
     window = MainWindow(settings_store, settings, name)
     window.show()
-    path = copy_demo_store() if demo else default_store_path(store)
+    from plur_desk.app.bootstrap import store_problem
+
+    path = default_store_path(store)
+    fallback = not demo and store is None and store_problem(path) is not None
+    if demo or fallback:
+        path = copy_demo_store()  # no store yet: show the real thing on the bundled demo
+    if fallback:
+        window.sticky_note = (f"No PLUR store at {default_store_path(None)} yet, so this is a copy of the demo store. "
+                              "Use File > Open Store… (Ctrl+O) for yours.")
     window.open_path(Path(path))
     return int(app.exec())

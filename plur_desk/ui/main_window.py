@@ -63,6 +63,7 @@ class MainWindow(DraftActionsMixin, QMainWindow):
         self._load_signals = _LoadSignals(self)
         self._approvals: deque[float] = deque(maxlen=64)
         self._error = ""
+        self.sticky_note = ""  # shown with every message until another store is opened
         self._build()
         self._connect()
 
@@ -267,6 +268,7 @@ class MainWindow(DraftActionsMixin, QMainWindow):
     def open_store_dialog(self) -> None:
         path = QFileDialog.getExistingDirectory(self, "Open a PLUR store", str(self.store_path or Path.home()))
         if path:
+            self.sticky_note = ""
             self.open_path(Path(path))
 
     def open_demo(self) -> None:
@@ -361,6 +363,7 @@ class MainWindow(DraftActionsMixin, QMainWindow):
             self.actions["edit.redo"].setText(f"Redo {session.redo_label()}" if session.can_redo else "Redo")
 
     def show_message(self, text: str) -> None:
+        text = "\n".join(t for t in (self.sticky_note, text) if t)
         self.banner.setText(text)
         self.banner.setVisible(bool(text))
 
