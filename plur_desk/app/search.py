@@ -1,0 +1,189 @@
+"""Search over one open store: the query language on Tantivy, optional embeddings, fused by reciprocal rank."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from plur_desk.app.rows import created_of
+from plur_desk.app.session import ReviewSession
+from plur_desk.index.fulltext import FulltextIndex, Hit, words
+from plur_desk.index.query import parse
+from plur_desk.store.list_file import digest_of
+
+RRF_K = 60  # as PLUR's own hybrid recall
+MIN_COSINE = 0.35  # below this a semantic neighbour is noise, not a result
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class SearchResult:
+    hits: list[Hit] = field(default_factory=list)
+    total: int = 0
+    ignored: list[str] = field(default_factory=list)
+    semantic: bool = False
+
+    @property
+    def ids(self) -> list[str]:
+        return [h.id for h in self.hits]
+
+
+class SearchService:
+    def __init__(self, session: ReviewSession, cache_root: Path, *, embeddings: bool = True) -> None:
+        self.session = session
+        digest = hashlib.sha256(str(session.store.root).encode()).hexdigest()[:16]
+        base = cache_root / "stores" / digest
+        self.index = FulltextIndex(base / "tantivy")
+        self._embeddings_wanted = embeddings
+        self._embedder: object | None = None
+        self._embedder_tried = False
+        from plur_desk.index.embeddings import VectorCache
+
+        self.vectors = VectorCache(base / "vectors.npz" if embeddings else None)
+
+    # -- keeping in step -----------------------------------------------------------------------------------
+
+    def _digests(self, ids: Iterable[str] | None = None) -> dict[str, tuple[str, dict[str, object], str]]:
+        wanted = set(ids) if ids is not None else None
+        out: dict[str, tuple[str, dict[str, object], str]] = {}
+        snapshot = self.session.store.engrams
+        for entry in snapshot.entries:
+            key = entry.key
+            if key is None or (wanted is not None and key not in wanted):
+                continue
+            value = self.session.engram(key)
+            if value is None:
+                continue
+            if entry.start >= 0:
+                digest = digest_of(snapshot.block(entry)).hex()
+            else:
+                digest = hashlib.blake2b(json.dumps(value, sort_keys=True, default=str).encode(), digest_size=16).hexdigest()
+            out[key] = (digest, value, created_of(value))
+        return out
+
+    def sync(self, progress: Progress | None = None) -> int:
+        """Full comparison with the store (after opening, or after PLUR changed the file)."""
+        return self.index.sync(self._digests(), progress)
+
+    def sync_ids(self, ids: Iterable[str]) -> int:
+        """After our own writes: only the engrams we know changed."""
+        return self.index.sync(self._digests(ids), partial=True)
+
+    # -- embeddings ----------------------------------------------------------------------------------------
+
+    def embedder(self):  # type: ignore[no-untyped-def]
+        if not self._embeddings_wanted:
+            return None
+        if not self._embedder_tried:
+            self._embedder_tried = True
+            from plur_desk.index.embeddings import Embedder
+
+            self._embedder = Embedder.load()
+        return self._embedder
+
+    @property
+    def semantic_available(self) -> bool:
+        return self.embedder() is not None
+
+    def embed_missing(self, progress: Progress | None = None, batch: int = 256) -> int:
+        """Embed every engram whose content_hash has no cached vector (background work: minutes at 50k)."""
+        embedder = self.embedder()
+        if embedder is None:
+            return 0
+        by_hash: dict[str, str] = {}
+        for engram in self.session.all_engrams():
+            digest = engram.get("content_hash")
+            if isinstance(digest, str) and digest:
+                by_hash.setdefault(digest, str(engram.get("statement", "")))
+        missing = self.vectors.missing(list(by_hash))
+        for start in range(0, len(missing), batch):
+            chunk = missing[start:start + batch]
+            self.vectors.add(chunk, embedder.embed([by_hash[h] for h in chunk]))  # type: ignore[attr-defined]
+            if progress is not None:
+                progress(min(start + batch, len(missing)), len(missing))
+        self.vectors.save()
+        return len(missing)
+
+    def _semantic_rank(self, text: str, candidates: set[str] | None, limit: int) -> list[Hit]:
+        embedder = self.embedder()
+        if embedder is None or not self.vectors.vectors:
+            return []
+        query = embedder.embed([text])[0]  # type: ignore[attr-defined]
+        ids, mats = [], []
+        for engram in self.session.all_engrams():
+            engram_id = str(engram.get("id"))
+            vector = self.vectors.vectors.get(str(engram.get("content_hash")))
+            if vector is not None and (candidates is None or engram_id in candidates):
+                ids.append(engram_id)
+                mats.append(vector)
+        if not ids:
+            return []
+        scores = np.stack(mats) @ query
+        top = np.argsort(-scores)[:limit]
+        return [Hit(ids[i], float(scores[i])) for i in top if scores[i] >= MIN_COSINE]
+
+    # -- queries -------------------------------------------------------------------------------------------
+
+    def search(self, text: str, limit: int = 50) -> SearchResult:
+        parsed = parse(text)
+        sets = {"tension": self.session.open_tension_ids()}
+        now = self.session.now()
+        query = self.index.build_query(parsed, now, sets)
+        hits, total = self.index.search(query, limit if parsed.has_text else max(limit, 1))
+        result = SearchResult(hits, total, parsed.ignored)
+        if parsed.has_text and self.semantic_available and self.vectors.vectors:
+            filters_only = self.index.build_query(parsed, now, sets, text=False)
+            candidates = self.index.ids_matching(filters_only) if (parsed.filters or parsed.excluded_terms) else None
+            depth = max(limit * 4, 100)
+            bm25, _ = self.index.search(query, depth)
+            semantic = self._semantic_rank(parsed.text(), candidates, depth)
+            result.hits = fuse([bm25, semantic])[:limit]
+            result.total = max(total, len(result.hits))
+            result.semantic = True
+        return result
+
+    def all_ids(self, text: str) -> set[str]:
+        """Every engram matching the query (for bulk actions over all results, not only the visible rows)."""
+        parsed = parse(text)
+        query = self.index.build_query(parsed, self.session.now(), {"tension": self.session.open_tension_ids()})
+        return self.index.ids_matching(query)
+
+    def similar(self, engram_id: str, k: int = 5) -> list[Hit]:
+        """Likely restatements or near-duplicates of one engram; advisory only."""
+        engram = self.session.engram(engram_id)
+        if engram is None:
+            return []
+        statement = str(engram.get("statement", ""))
+        embedder = self.embedder()
+        if embedder is not None and self.vectors.vectors:
+            digest = str(engram.get("content_hash"))
+            vector = self.vectors.vectors.get(digest)
+            if vector is None:
+                vector = embedder.embed([statement])[0]  # type: ignore[attr-defined]
+            ids, mats = [], []
+            for other in self.session.all_engrams():
+                other_vec = self.vectors.vectors.get(str(other.get("content_hash")))
+                if other_vec is not None and other.get("id") != engram_id:
+                    ids.append(str(other.get("id")))
+                    mats.append(other_vec)
+            if ids:
+                scores = np.stack(mats) @ vector
+                top = np.argsort(-scores)[:k]
+                return [Hit(ids[i], float(scores[i])) for i in top]
+        query = self.index._text_query(words(statement.split()))
+        hits, _ = self.index.search(query, k + 1)
+        return [h for h in hits if h.id != engram_id][:k]
+
+
+def fuse(rankings: list[list[Hit]], k: int = RRF_K) -> list[Hit]:
+    """Reciprocal rank fusion: score = sum over rankings of 1 / (k + rank)."""
+    scores: dict[str, float] = {}
+    for ranking in rankings:
+        for rank, hit in enumerate(ranking, start=1):
+            scores[hit.id] = scores.get(hit.id, 0.0) + 1.0 / (k + rank)
+    return [Hit(i, s) for i, s in sorted(scores.items(), key=lambda kv: -kv[1])]

