@@ -43,7 +43,8 @@ def _event_line(event: dict[str, object]) -> str:
             f"{E(what)}{extra}</li>")
 
 
-def engram_html(session: ReviewSession, engram_id: str, *, rejected_before: object = None) -> str:
+def engram_html(session: ReviewSession, engram_id: str, *, rejected_before: object = None,
+                similar: list[tuple[str, str, float]] | None = None) -> str:
     engram = session.engram(engram_id)
     if engram is None:
         return f"<p>{E(engram_id)} is no longer in the store.</p>"
@@ -93,6 +94,9 @@ def engram_html(session: ReviewSession, engram_id: str, *, rejected_before: obje
     if engram.get("commitment") == "draft":
         parts.append(_section("What approving changes",
                               f"<p>PLUR starts injecting it into {E(scope_impact(str(engram.get('scope', ''))))}.</p>"))
+    if similar:
+        items = "".join(f"<li>{score:.2f} · <b>{E(other)}</b> “{E(text)}”</li>" for other, text, score in similar)
+        parts.append(_section("Similar engrams (advisory)", f"<ul style='margin-left:-20px'>{items}</ul>"))
     events = session.history.timeline(engram_id)
     if events:
         parts.append(_section("History", "<ul style='margin-left:-20px'>" + "".join(_event_line(e) for e in events[-12:]) + "</ul>"))

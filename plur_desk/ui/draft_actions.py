@@ -24,7 +24,8 @@ class DraftActionsMixin(_Base):
     def _draft_selected(self) -> None:
         session, row = self.session, self.drafts.current()
         if session is not None and row is not None:
-            self.drafts.show_detail(engram_html(session, row.id, rejected_before=row.rejected_before))
+            self.drafts.show_detail(engram_html(session, row.id, rejected_before=row.rejected_before,
+                                                similar=self.similar_to(row.id)))
         elif row is None:
             self.drafts.show_detail("")
         self._update_context()
@@ -40,6 +41,8 @@ class DraftActionsMixin(_Base):
         self.show_message(" · ".join(change.warnings))
         self.statusBar().showMessage(change.message[:1].upper() + change.message[1:], 5000)
         self.refresh_all(change)
+        if change.engrams:
+            self.search_after_change(change.engrams, False)
         self.changes_applied.emit(change)
 
     def _selection(self) -> list[str]:

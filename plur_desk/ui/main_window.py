@@ -35,6 +35,7 @@ from plur_desk.ui.draft_actions import DraftActionsMixin
 from plur_desk.ui.drafts_pane import DraftsPane, action_button
 from plur_desk.ui.history_pane import HistoryPane
 from plur_desk.ui.runner import Runner
+from plur_desk.ui.search_support import SearchMixin
 from plur_desk.ui.tensions_pane import TensionsPane
 from plur_desk.ui.validity_pane import ValidityPane
 
@@ -45,7 +46,7 @@ class _LoadSignals(QObject):
     drafts_ready = Signal(object)
 
 
-class MainWindow(DraftActionsMixin, QMainWindow):
+class MainWindow(SearchMixin, DraftActionsMixin, QMainWindow):
     store_opened = Signal()
     changes_applied = Signal(object)
     error_shown = Signal(str)
@@ -60,6 +61,7 @@ class MainWindow(DraftActionsMixin, QMainWindow):
         self.session: ReviewSession | None = None
         self.store_path: Path | None = None
         self.runner = Runner(self)
+        self._init_search()
         self._load_signals = _LoadSignals(self)
         self._approvals: deque[float] = deque(maxlen=64)
         self._error = ""
@@ -126,7 +128,7 @@ class MainWindow(DraftActionsMixin, QMainWindow):
         self.tensions.add_buttons(self.actions)
         self.validity.add_buttons(self.actions)
         self.history.add_buttons(self.actions)
-        self._status_labels = {name: QLabel() for name in ("path", "counts", "reviewer", "lock", "busy")}
+        self._status_labels = {name: QLabel() for name in ("path", "counts", "search", "reviewer", "lock", "busy")}
         for name, label in self._status_labels.items():
             label.setObjectName(f"status_{name}")
             label.setAccessibleName(name)
@@ -251,6 +253,7 @@ class MainWindow(DraftActionsMixin, QMainWindow):
         self.show_message("\n".join(notes))
         self.store_opened.emit()
         self.runner.submit(lambda: (session.load_history(), session.store.save_cache()), lambda _r: self._history_loaded())
+        self.start_search()
 
     def _history_loaded(self) -> None:
         self.refresh_all()
@@ -296,11 +299,14 @@ class MainWindow(DraftActionsMixin, QMainWindow):
     def _next_selection(self) -> str | None:
         return getattr(self, "_pending_select", None) or self.drafts.current_id()
 
-    @staticmethod
-    def _filtered(rows: list[DraftRow], text: str) -> list[DraftRow]:
-        words = text.lower().split()
-        if not words:
+    def _filtered(self, rows: list[DraftRow], text: str) -> list[DraftRow]:
+        """The queue narrowed to every draft the query matches (the query language when the index is ready)."""
+        if not text.strip():
             return rows
+        ids = self.matching_ids(text)
+        if ids is not None:
+            return [r for r in rows if r.id in ids]
+        words = text.lower().split()
         return [r for r in rows if all(w in f"{r.statement} {r.scope} {r.domain} {r.writer} {r.id}".lower()
                                        for w in words)]
 
@@ -328,6 +334,8 @@ class MainWindow(DraftActionsMixin, QMainWindow):
         self._watch()
         if change.engrams or change.tensions or change.events or explicit:
             self.refresh_all(change)
+            if change.engrams or change.reloaded:
+                self.search_after_change(change.engrams, True)
             if change.engrams or change.tensions:
                 self.statusBar().showMessage(
                     f"PLUR changed the store: {len(change.engrams)} engrams, {len(change.tensions)} tensions", 4000)
@@ -446,4 +454,5 @@ class MainWindow(DraftActionsMixin, QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
         self._poll_timer.stop()
         self.runner.wait(10000)
+        self.search_runner.wait(10000)
         super().closeEvent(event)
