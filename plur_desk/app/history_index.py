@@ -1,15 +1,27 @@
-"""The history log in memory: every month's events, per-engram timelines, rejection tombstones, filtered pages."""
+"""The history log in memory, built for a million lines: raw lines kept as bytes, parsed only when shown or
+matched; filters look at the bytes first and parse only candidates; a refresh reads only appended bytes.
+
+Newest first means the reverse of file order (month files by name, lines in append order), which is the order
+PLUR and plur_desk write them in.
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
+from typing import overload
 
 from plur_desk.app.rows import Verdict
 from plur_desk.infra.clock import parse_instant
-from plur_desk.store.history import HistoryLog, HistoryRead, MalformedLine, read_file
+from plur_desk.store.chain import js_stringify
+from plur_desk.store.history import HistoryLog
+
+Line = tuple[bytes, str, int]  # raw JSON, month ("2026-12"), 1-based line number (0: appended by us)
+_EVENT_TYPE = re.compile(rb'"event"\s*:\s*"([^"\\]*)"')
 
 
 def actor_kind(event: dict[str, object]) -> str:
@@ -34,6 +46,20 @@ def actor_name(event: dict[str, object]) -> str:
     return ""
 
 
+@lru_cache(maxsize=4096)
+def parse_line(raw: bytes, month: str, number: int) -> dict[str, object]:
+    try:
+        event = json.loads(raw)
+    except ValueError:
+        event = None
+    if not isinstance(event, dict):
+        return {"event": "(malformed line)", "engram_id": "", "timestamp": "", "_month": month, "_line": number,
+                "_raw": raw.decode("utf-8", "replace")[:500]}
+    event["_month"] = month
+    event["_line"] = number
+    return event
+
+
 @dataclass(frozen=True)
 class HistoryFilter:
     types: frozenset[str] = frozenset()
@@ -43,6 +69,27 @@ class HistoryFilter:
     text: str = ""
     since: datetime | None = None
     until: datetime | None = None
+
+    @property
+    def empty(self) -> bool:
+        return not (self.types or self.actor_kinds or self.reviewer or self.engram_id or self.text or self.since
+                    or self.until)
+
+    def maybe(self, raw: bytes) -> bool:
+        """A cheap byte-level test: False means the line certainly does not match."""
+        if self.engram_id and self.engram_id.encode() not in raw:
+            return False
+        if self.types and not any(t.encode() in raw for t in self.types):
+            return False
+        if self.actor_kinds == frozenset({"human"}) and b'"human"' not in raw:
+            return False
+        if self.reviewer and not raw.isascii():
+            return True
+        if self.reviewer and self.reviewer.lower().encode() not in raw.lower():
+            return False
+        if self.text and raw.isascii() and self.text.lower().encode() not in raw.lower():
+            return False
+        return True
 
     def matches(self, event: dict[str, object]) -> bool:
         if self.types and event.get("event") not in self.types:
@@ -78,58 +125,129 @@ def _names_engram(event: dict[str, object], engram_id: str) -> bool:
     return False
 
 
+class Events(Sequence[dict[str, object]]):
+    """A newest-first view of lines, parsed on access."""
+
+    def __init__(self, lines: list[Line], reverse: bool = True) -> None:
+        self._lines = lines
+        self._reverse = reverse
+
+    def __len__(self) -> int:
+        return len(self._lines)
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, object]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, object]]: ...
+
+    def __getitem__(self, index: int | slice) -> dict[str, object] | list[dict[str, object]]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        line = self._lines[len(self._lines) - 1 - index] if self._reverse else self._lines[index]
+        return parse_line(*line)
+
+    def __iter__(self) -> Iterator[dict[str, object]]:
+        for i in range(len(self)):
+            yield self[i]
+
+
 class HistoryIndex:
     def __init__(self, log: HistoryLog) -> None:
         self.log = log
-        self.events: list[dict[str, object]] = []
-        self.malformed: list[MalformedLine] = []
-        self._sizes: dict[str, int] = {}
+        self.lines: list[Line] = []
+        self._files: dict[str, tuple[int, int, int]] = {}  # name -> (inode, size read, lines read)
+        self._types: set[str] = set()
         self.loaded = False
 
+    # -- loading -------------------------------------------------------------------------------------------
+
+    def _read(self, name: str, start: int, first_line: int) -> int:
+        path = self.log.dir / name
+        with open(path, "rb") as handle:
+            handle.seek(start)
+            data = handle.read()
+        end = data.rfind(b"\n") + 1  # a cut-off last line is read once it is complete
+        month = name[:-6]
+        number = first_line
+        append = self.lines.append
+        for raw in data[:end].split(b"\n")[:-1]:
+            number += 1
+            if raw.strip():
+                append((raw, month, number))
+        self._types.update(m.decode("utf-8", "replace") for m in _EVENT_TYPE.findall(data[:end]))
+        stat = path.stat()
+        self._files[name] = (stat.st_ino, start + end, number)
+        return end
+
     def load(self) -> None:
-        read = HistoryRead()
-        sizes = {}
+        self.lines, self._files, self._types = [], {}, set()
         for path in self.log.month_files():
-            sizes[path.name] = path.stat().st_size
-            read_file(path, read)
-        self.events, self.malformed, self._sizes = read.events, read.malformed, sizes
+            self._read(path.name, 0, 0)
         self.loaded = True
 
     def refresh(self) -> bool:
-        """Re-read when a month file grew or appeared (PLUR appended); True when something changed."""
+        """Pick up what PLUR appended (only the new bytes); a replaced or shrunk file is read again."""
         if not self.loaded:
             return False
-        current = {p.name: p.stat().st_size for p in self.log.month_files()}
-        if current != self._sizes:
+        changed = False
+        names = {p.name: p for p in self.log.month_files()}
+        if set(self._files) - set(names):
             self.load()
             return True
-        return False
+        for name in sorted(names):
+            stat = names[name].stat()
+            inode, size, lines = self._files.get(name, (stat.st_ino, 0, 0))
+            if inode != stat.st_ino or stat.st_size < size:
+                self.load()
+                return True
+            if stat.st_size > size:
+                if name in self._files and name != max(self._files):
+                    self.load()  # an older month grew: keep file order right by reading again
+                    return True
+                self._read(name, size, lines)
+                changed = True
+        return changed
 
     def add(self, events: Iterable[dict[str, object]]) -> None:
         """Our own appends, without re-reading the files."""
-        added = False
         for event in events:
-            copy = dict(event)
-            copy["_month"] = str(event.get("timestamp", ""))[:7]
-            self.events.append(copy)
-            added = True
-        if added and self.loaded:
-            self._sizes = {p.name: p.stat().st_size for p in self.log.month_files()}
+            raw = js_stringify(event).encode("utf-8")
+            self.lines.append((raw, str(event.get("timestamp", ""))[:7], 0))
+            self._types.add(str(event.get("event")))
+        if self.loaded:
+            for path in self.log.month_files():
+                stat = path.stat()
+                inode, _size, lines = self._files.get(path.name, (stat.st_ino, 0, 0))
+                self._files[path.name] = (stat.st_ino, stat.st_size, lines)
 
-    def newest_first(self, flt: HistoryFilter | None = None) -> list[dict[str, object]]:
-        events = self.events if flt is None else [e for e in self.events if flt.matches(e)]
-        return sorted(events, key=lambda e: str(e.get("timestamp", "")), reverse=True)
+    # -- queries -------------------------------------------------------------------------------------------
+
+    @property
+    def events(self) -> Events:
+        return Events(self.lines, reverse=False)
+
+    def newest_first(self, flt: HistoryFilter | None = None) -> Events:
+        if flt is None or flt.empty:
+            return Events(self.lines)
+        matched = [line for line in self.lines if flt.maybe(line[0]) and flt.matches(parse_line(*line))]
+        return Events(matched)
 
     def page(self, flt: HistoryFilter, offset: int, limit: int) -> list[dict[str, object]]:
         return self.newest_first(flt)[offset:offset + limit]
 
     def timeline(self, engram_id: str) -> list[dict[str, object]]:
         """Everything that happened to one engram across all months, oldest first."""
-        return sorted((e for e in self.events if _names_engram(e, engram_id)), key=lambda e: str(e.get("timestamp")))
+        needle = engram_id.encode()
+        events = [parse_line(*line) for line in self.lines if needle in line[0]]
+        return sorted((e for e in events if _names_engram(e, engram_id)), key=lambda e: str(e.get("timestamp")))
 
     def rejections(self) -> dict[str, Verdict]:
         verdicts: dict[str, Verdict] = {}
-        for event in sorted(self.events, key=lambda e: str(e.get("timestamp", ""))):
+        candidates = [parse_line(*line) for line in self.lines if b'"reject"' in line[0]]
+        for event in sorted(candidates, key=lambda e: str(e.get("timestamp", ""))):
             data = event.get("data")
             if isinstance(data, dict) and data.get("action") == "undo" and data.get("undos") == "reject":
                 undone = event.get("engram_id")
@@ -143,4 +261,8 @@ class HistoryIndex:
         return verdicts
 
     def types(self) -> list[str]:
-        return sorted({str(e.get("event")) for e in self.events})
+        return sorted(self._types)
+
+    def malformed_count(self) -> int:
+        """Lines that cannot be a JSON object (a byte-level count; `plur-desk check` gives the exact list)."""
+        return sum(1 for raw, _m, _n in self.lines if not (raw[:1] == b"{" and raw.rstrip()[-1:] == b"}"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -48,12 +49,12 @@ class HistoryModel(QAbstractTableModel):
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
-        self.events: list[dict[str, object]] = []
+        self.events: Sequence[dict[str, object]] = []
         self.shown = 0
         self._bold = QFont()
         self._bold.setBold(True)
 
-    def set_events(self, events: list[dict[str, object]]) -> None:
+    def set_events(self, events: Sequence[dict[str, object]]) -> None:
         self.beginResetModel()
         self.events = events
         self.shown = min(PAGE, len(events))
@@ -220,7 +221,7 @@ class HistoryPane(QWidget):
             self.type_filter.blockSignals(False)
         events = index.newest_first(self.current_filter())
         self.model.set_events(events)
-        malformed = len(index.malformed)
+        malformed = index.malformed_count()
         self.count.setText(f"{len(events):,} events" + (f" · {malformed} malformed lines skipped" if malformed else ""))
         if events:
             self.table.selectRow(0)

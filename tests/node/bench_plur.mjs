@@ -17,6 +17,14 @@ if (req.op === 'bump') {  // PLUR's own serializer rewrites the file after bumpi
   const plur = new Plur({ path: root, autoDiscover: false })
   await plur.ready?.()
   if (req.op === 'list') result.count = (await plur.list()).length
+  if (req.op === 'recall') {
+    result.per_query = []
+    for (const q of req.queries) {
+      const t = performance.now()
+      await plur.recall(q, { limit: 20 })
+      result.per_query.push((performance.now() - t) / 1000)
+    }
+  }
   if (req.op === 'approve') {
     const e = await plur.getById(req.id)
     await plur.updateEngram({ ...e, commitment: 'decided' })
