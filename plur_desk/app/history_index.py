@@ -232,7 +232,16 @@ class HistoryIndex:
     def newest_first(self, flt: HistoryFilter | None = None) -> Events:
         if flt is None or flt.empty:
             return Events(self.lines)
-        matched = [line for line in self.lines if flt.maybe(line[0]) and flt.matches(parse_line(*line))]
+        text_only = flt.text and flt == HistoryFilter(text=flt.text)
+        matched = []
+        for line in self.lines:
+            raw = line[0]
+            if not flt.maybe(raw):
+                continue
+            if text_only and raw.isascii() and b"\\" not in raw and b"_month" not in raw:
+                matched.append(line)  # the byte test was already exact for this line
+            elif flt.matches(parse_line(*line)):
+                matched.append(line)
         return Events(matched)
 
     def page(self, flt: HistoryFilter, offset: int, limit: int) -> list[dict[str, object]]:
