@@ -57,13 +57,14 @@ def main() -> None:
         window.runner.wait()
         pump(0.5)
         suffix = "-dark" if dark else ""
-        window.drafts.select_row(3)
+        window.drafts.select_row(4)  # an instruction-shaped draft: the lint speaks up
         pump(0.3)
         window.grab().save(str(OUT / f"drafts{suffix}.png"))
         window.show_tensions()
         pump(0.3)
         window.grab().save(str(OUT / f"tensions{suffix}.png"))
         window.show_validity()
+        window.validity.table.selectRow(1)
         pump(0.3)
         window.grab().save(str(OUT / f"validity{suffix}.png"))
         window.show_history()

@@ -18,6 +18,7 @@ from plur_desk.store.list_file import digest_of
 
 RRF_K = 60  # as PLUR's own hybrid recall
 MIN_COSINE = 0.35  # below this a semantic neighbour is noise, not a result
+MIN_SIMILAR = 0.45  # "similar engram" means a likely restatement or near-duplicate
 Progress = Callable[[int, int], None]
 
 
@@ -49,15 +50,17 @@ class SearchService:
     # -- keeping in step -----------------------------------------------------------------------------------
 
     def _digests(self, ids: Iterable[str] | None = None) -> dict[str, tuple[str, dict[str, object], str]]:
-        wanted = set(ids) if ids is not None else None
-        out: dict[str, tuple[str, dict[str, object], str]] = {}
         snapshot = self.session.store.engrams
-        for entry in snapshot.entries:
+        if ids is None:
+            entries = [e for e in snapshot.entries if e.key is not None]
+        else:
+            by_key = snapshot.by_key()
+            entries = [e for i in set(ids) for e in by_key.get(i, [])]
+        out: dict[str, tuple[str, dict[str, object], str]] = {}
+        for entry in entries:
             key = entry.key
-            if key is None or (wanted is not None and key not in wanted):
-                continue
-            value = self.session.engram(key)
-            if value is None:
+            value = self.session.engram(key) if key else None
+            if key is None or value is None:
                 continue
             if entry.start >= 0:
                 digest = digest_of(snapshot.block(entry)).hex()
@@ -174,7 +177,7 @@ class SearchService:
             if ids:
                 scores = np.stack(mats) @ vector
                 top = np.argsort(-scores)[:k]
-                return [Hit(ids[i], float(scores[i])) for i in top]
+                return [Hit(ids[i], float(scores[i])) for i in top if scores[i] >= MIN_SIMILAR]
         query = self.index._text_query(words(statement.split()))
         hits, _ = self.index.search(query, k + 1)
         return [h for h in hits if h.id != engram_id][:k]

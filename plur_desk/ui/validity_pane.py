@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from plur_desk.ui.main_window import MainWindow
 
 GROUPS = ("expiring_soon", "expired", "not_yet_valid", "current")
-GROUP_TEXT = {"expiring_soon": "⏳ expiring soon", "expired": "✖ expired", "not_yet_valid": "◔ not yet valid",
+GROUP_TEXT = {"expiring_soon": "△ expiring soon", "expired": "✖ expired", "not_yet_valid": "◔ not yet valid",
               "current": "✔ current"}
 
 

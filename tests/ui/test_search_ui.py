@@ -36,6 +36,8 @@ def test_query_filters_the_queue_and_bulk_applies_to_all_results(qtbot, window, 
 
 def test_detail_shows_similar_engrams(qtbot, window):
     qtbot.waitUntil(lambda: window.search_ready, timeout=20000)
-    window.drafts.select_row(1)
+    target = next(r.id for r in window.drafts.model.rows if r.statement == "Use spaces for indentation in every file")
+    window.drafts.select_id(target)
     window._draft_selected()
-    assert "Similar engrams" in window.drafts.detail.toHtml()
+    html = window.drafts.detail.toHtml()
+    assert "Similar engrams" in html and "Use spaces, never tabs, for indentation in every file" in html
