@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Builds the one-folder bundle and runs its --self-check.
+#   packaging/pyinstaller/build.sh [OUT_DIR]      (default: dist/; the bundle is OUT_DIR/plur-desk/)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+out="${1:-dist}"
+work="${out%/}/.build"
+python3 -m pip install -q 'pyinstaller>=6.10'
+rm -rf "$work" "${out%/}/plur-desk"
+python3 -m PyInstaller --noconfirm --log-level ERROR --workpath "$work" --distpath "$out" \
+  packaging/pyinstaller/plur-desk.spec
+rm -rf "$work"
+QT_QPA_PLATFORM=offscreen "${out%/}/plur-desk/plur-desk" --self-check
+du -sh "${out%/}/plur-desk"
