@@ -29,10 +29,11 @@ from plur_desk.app.history_index import HistoryFilter, HistoryIndex
 from plur_desk.store.history import HistoryLog
 t0 = time.perf_counter()
 index = HistoryIndex(HistoryLog(Path(sys.argv[1])))
-index.load()
+index.load_newest(200)
 page = index.newest_first()[0:200]
 first = time.perf_counter() - t0
-out = {"first_page_s": first, "lines": len(index.lines)}
+t = time.perf_counter(); index.load(); full = time.perf_counter() - t
+out = {"first_page_s": first, "full_load_s": full, "lines": len(index.lines)}
 for name, flt in (("type", HistoryFilter(types=frozenset({"engram_updated"}))),
                   ("engram", HistoryFilter(engram_id="ENG-2026-06-01-4242")),
                   ("human", HistoryFilter(actor_kinds=frozenset({"human"}))),
@@ -87,10 +88,10 @@ def main() -> None:
     size_mb = sum(p.stat().st_size for p in (root / "history").glob("*.jsonl")) / 1e6 if root.exists() else 0
     del size_mb
     text = "\n".join([
-        "| history lines | first page (load + 200 newest) | filter: type | filter: engram id | filter: human "
+        "| history lines | first page (200 newest) | all months loaded (background) | filter: type | filter: engram id | filter: human "
         "| filter: text | one engram's timeline | peak RSS | PLUR `readHistory` of one month |",
-        "|---|---|---|---|---|---|---|---|---|",
-        f"| {ours['lines']:,} | {ours['first_page_s']:.2f} s | {ours['type_s']:.2f} s | {ours['engram_s']:.2f} s | "
+        "|---|---|---|---|---|---|---|---|---|---|",
+        f"| {ours['lines']:,} | {ours['first_page_s']:.2f} s | {ours['full_load_s']:.2f} s | {ours['type_s']:.2f} s | {ours['engram_s']:.2f} s | "
         f"{ours['human_s']:.2f} s | {ours['text_s']:.2f} s | {ours['timeline_s']:.2f} s | {ours['peak_rss_mb']:.0f} MB "
         f"| {theirs['seconds']:.2f} s ({theirs['events']:,} events) |",
     ])

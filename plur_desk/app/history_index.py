@@ -161,6 +161,7 @@ class HistoryIndex:
         self._files: dict[str, tuple[int, int, int]] = {}  # name -> (inode, size read, lines read)
         self._types: set[str] = set()
         self.loaded = False
+        self.partial = False  # only the newest months are in (load_newest); the rest is being read
 
     # -- loading -------------------------------------------------------------------------------------------
 
@@ -187,6 +188,21 @@ class HistoryIndex:
         for path in self.log.month_files():
             self._read(path.name, 0, 0)
         self.loaded = True
+        self.partial = False
+
+    def load_newest(self, count: int = 200) -> None:
+        """Just enough of the newest month files for a first page; `load()` then reads everything."""
+        if self.loaded:
+            return
+        self.lines, self._files, self._types = [], {}, set()
+        for path in reversed(self.log.month_files()):
+            before = self.lines
+            self.lines = []
+            self._read(path.name, 0, 0)
+            self.lines.extend(before)
+            if len(self.lines) >= count:
+                break
+        self.partial = True
 
     def refresh(self) -> bool:
         """Pick up what PLUR appended (only the new bytes); a replaced or shrunk file is read again."""

@@ -150,6 +150,11 @@ class SearchService:
             result.semantic = True
         return result
 
+    @staticmethod
+    def ignored_parts(text: str) -> list[str]:
+        """What the query language could not use in `text` (shown to the user)."""
+        return parse(text).ignored
+
     def all_ids(self, text: str) -> set[str]:
         """Every engram matching the query (for bulk actions over all results, not only the visible rows)."""
         parsed = parse(text)

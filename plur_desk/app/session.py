@@ -66,6 +66,9 @@ class ReviewSession:
     def load_history(self) -> None:
         self.history.load()
 
+    def load_history_first_page(self) -> None:
+        self.history.load_newest()
+
     def reload_if_changed(self) -> ChangeSet:
         """Re-read files PLUR changed; report which ids differ from what the session showed."""
         change = ChangeSet(reloaded=True)

@@ -222,7 +222,8 @@ class HistoryPane(QWidget):
         events = index.newest_first(self.current_filter())
         self.model.set_events(events)
         malformed = index.malformed_count()
-        self.count.setText(f"{len(events):,} events" + (f" · {malformed} malformed lines skipped" if malformed else ""))
+        more = " · reading older months…" if index.partial else ""
+        self.count.setText(f"{len(events):,} events" + (f" · {malformed} malformed lines" if malformed else "") + more)
         if events:
             self.table.selectRow(0)
         self._selected()

@@ -252,6 +252,7 @@ class MainWindow(SearchMixin, DraftActionsMixin, QMainWindow):
                          f"rewritten): {shown}" + (" …" if len(invalid) > 3 else ""))
         self.show_message("\n".join(notes))
         self.store_opened.emit()
+        self.runner.submit(session.load_history_first_page, lambda _r: self.history.refresh(None))
         self.runner.submit(lambda: (session.load_history(), session.store.save_cache()), lambda _r: self._history_loaded())
         self.start_search()
 

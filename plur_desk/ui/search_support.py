@@ -86,9 +86,7 @@ class SearchMixin(_Base):
         """Every engram the query matches (all results, not a page), or None when search is not ready."""
         if not self.search_ready or self.search_service is None or not text.strip():
             return None
-        from plur_desk.index.query import parse
-
-        ignored = parse(text).ignored
+        ignored = self.search_service.ignored_parts(text)
         if ignored:
             self.statusBar().showMessage("Ignored: " + "; ".join(ignored), 6000)
         return self.search_service.all_ids(text)
