@@ -163,6 +163,23 @@ class MainWindow(SearchMixin, DraftActionsMixin, QMainWindow):
         menus = {name: self.menuBar().addMenu(name) for name in MENU_ORDER}
         for spec in ACTIONS:
             menus[spec.menu].addAction(self.actions[spec.id])
+            if spec.id == "file.demo":
+                self.recent_menu = menus[spec.menu].addMenu("Recent Stores")
+                self.recent_menu.setObjectName("recentStores")
+                self.recent_menu.aboutToShow.connect(self._fill_recent)
+
+    def _fill_recent(self) -> None:
+        self.recent_menu.clear()
+        stores = [s for s in self.settings.recent_stores if "/demo/demo-" not in s]
+        for path in stores[:9]:
+            action = self.recent_menu.addAction(path)
+            action.triggered.connect(lambda _checked=False, p=path: self._open_recent(p))
+        if not stores:
+            self.recent_menu.addAction("(none yet)").setEnabled(False)
+
+    def _open_recent(self, path: str) -> None:
+        self.sticky_note = ""
+        self.open_path(Path(path))
 
     def _handler(self, name: str) -> Callable[[], None]:
         for owner in (self, self.tensions, self.validity, self.history):
@@ -183,9 +200,13 @@ class MainWindow(SearchMixin, DraftActionsMixin, QMainWindow):
         self.watcher.fileChanged.connect(lambda _p: self._reload_timer.start())
         self.watcher.directoryChanged.connect(lambda _p: self._reload_timer.start())
         self._load_signals.drafts_ready.connect(self._early_drafts)
-        self.runner.busy_changed.connect(lambda busy: self._status_labels["busy"].setText("saving…" if busy else ""))
+        self.runner.busy_changed.connect(self._busy)
         for pane in (self.tensions, self.validity, self.history):
             pane.attach(self)
+
+    def _busy(self, busy: bool) -> None:
+        text = ("loading…" if self.session is None else "working…") if busy else ""
+        self._status_labels["busy"].setText(text)
 
     # -- opening -------------------------------------------------------------------------------------------
 
@@ -202,6 +223,11 @@ class MainWindow(SearchMixin, DraftActionsMixin, QMainWindow):
         self.setWindowTitle(f"plur_desk — {path}")
         self._status_labels["path"].setText(str(path))
         self.stack.setCurrentIndex(1)
+        self.session = None  # the previous store's session, watcher and index are left behind
+        self.search_service, self.search_ready = None, False
+        watched = self.watcher.files() + self.watcher.directories()
+        if watched:
+            self.watcher.removePaths(watched)
         self.show_message(f"Opening {path}…")
         reviewer = Reviewer(self.reviewer_name)
         clock = self.clock
