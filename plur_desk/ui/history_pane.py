@@ -11,15 +11,12 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QAction, QFont
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QComboBox,
     QFileDialog,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QLineEdit,
     QSplitter,
-    QTableView,
     QTextBrowser,
     QVBoxLayout,
     QWidget,
@@ -27,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from plur_desk.app.history_index import HistoryFilter, actor_kind, actor_name
 from plur_desk.ui.drafts_pane import action_button
+from plur_desk.ui.widgets import make_table
 
 if TYPE_CHECKING:
     from plur_desk.ui.main_window import MainWindow
@@ -152,18 +150,7 @@ class HistoryPane(QWidget):
         for widget in (self.type_filter, self.actor_filter, self.reviewer, self.engram, self.since, self.until):
             filters.addWidget(widget)
         filters.addWidget(self.count, 1)
-        self.table = QTableView()
-        self.table.setObjectName("historyTable")
-        self.table.setAccessibleName("History events")
-        self.table.setModel(self.model)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.verticalHeader().hide()
-        self.table.setAlternatingRowColors(True)
-        self.table.horizontalHeader().setStretchLastSection(True)
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        for column, width in enumerate((150, 200, 170, 170)):
-            self.table.setColumnWidth(column, width)
+        self.table = make_table(self.model, "historyTable", "History events", multi=False, widths=(150, 200, 170, 170))
         self.detail = QTextBrowser()
         self.detail.setObjectName("historyDetail")
         self.detail.setAccessibleName("Event details")

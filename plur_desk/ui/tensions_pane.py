@@ -9,16 +9,13 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QDate, QItemSelectionModel, Qt
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QComboBox,
     QDateEdit,
     QDialog,
     QDialogButtonBox,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QSplitter,
-    QTableView,
     QTextBrowser,
     QVBoxLayout,
     QWidget,
@@ -29,6 +26,7 @@ from plur_desk.domain.validity import Window
 from plur_desk.ui.dialogs import ReasonDialog
 from plur_desk.ui.drafts_pane import action_button
 from plur_desk.ui.models import tensions_model
+from plur_desk.ui.widgets import make_table
 
 if TYPE_CHECKING:
     from plur_desk.ui.main_window import MainWindow
@@ -106,18 +104,7 @@ class TensionsPane(QWidget):
         self.filter.setObjectName("tensionFilter")
         self.filter.setAccessibleName("Show tensions")
         self.filter.addItems(list(FILTERS))
-        self.table = QTableView()
-        self.table.setObjectName("tensionsTable")
-        self.table.setAccessibleName("Tensions")
-        self.table.setModel(self.model)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.verticalHeader().hide()
-        self.table.setAlternatingRowColors(True)
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        self.table.horizontalHeader().setStretchLastSection(True)
-        for column, width in enumerate((90, 90, 90, 80, 330)):
-            self.table.setColumnWidth(column, width)
+        self.table = make_table(self.model, "tensionsTable", "Tensions", multi=False, widths=(90, 90, 90, 80, 330))
         self.table.horizontalHeader().sectionClicked.connect(
             lambda c: (self.model.sorted_by(c, self.table.horizontalHeader().sortIndicatorOrder()
                                             == Qt.SortOrder.DescendingOrder), self._select(0)))

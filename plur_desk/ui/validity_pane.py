@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QDate, QDateTime, QItemSelectionModel, QRectF, Qt, QTime, QTimeZone
 from PySide6.QtGui import QAction, QColor, QPainter, QPalette, QPen
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QCheckBox,
     QDateEdit,
     QDateTimeEdit,
@@ -17,10 +16,8 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QFormLayout,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QSplitter,
-    QTableView,
     QTimeEdit,
     QVBoxLayout,
     QWidget,
@@ -29,6 +26,7 @@ from PySide6.QtWidgets import (
 from plur_desk.domain.validity import Window, closes_at, opens_at
 from plur_desk.ui.drafts_pane import action_button
 from plur_desk.ui.models import Column, RowsModel
+from plur_desk.ui.widgets import make_table
 
 if TYPE_CHECKING:
     from plur_desk.ui.main_window import MainWindow
@@ -187,18 +185,8 @@ class ValidityPane(QWidget):
         self.as_of.setCalendarPopup(True)
         self.as_of.setAccessibleName("As of")
         self.summary = QLabel()
-        self.table = QTableView()
-        self.table.setObjectName("validityTable")
-        self.table.setAccessibleName("Engrams with validity windows")
-        self.table.setModel(self.model)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-        self.table.verticalHeader().hide()
-        self.table.setAlternatingRowColors(True)
-        self.table.horizontalHeader().setStretchLastSection(True)
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        for column, width in enumerate((140, 110, 170, 130)):
-            self.table.setColumnWidth(column, width)
+        self.table = make_table(self.model, "validityTable", "Engrams with validity windows", multi=True,
+                                widths=(140, 110, 170, 130))
         self.timeline = Timeline()
         self.buttons = QHBoxLayout()
         top = QHBoxLayout()
