@@ -111,6 +111,8 @@ ACTIONS: tuple[ActionSpec, ...] = (
     # Validity pane
     ActionSpec("validity.edit", "Edit Window…", "&Validity", "edit_validity", ("W",), "validity", "edit",
                _act_on_selection, "Set or clear valid_from / valid_until"),
+    ActionSpec("validity.open", "Validity Window of Selected Engram", "&Validity", "open_validity_of_current",
+               ("Ctrl+Shift+W",), "", "edit", _store, "Show the selected engram in the Validity pane to give it a window"),
     ActionSpec("validity.expire", "Expire Now", "&Validity", "expire_now", ("X",), "validity", "reject",
                _act_on_selection, "End the selected engrams' validity now"),
     # History pane

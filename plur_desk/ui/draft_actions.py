@@ -87,6 +87,9 @@ class DraftActionsMixin(_Base):
         title = f"Reject {len(ids)} drafts" if len(ids) > 1 else f"Reject {ids[0]}"
         dialog = ReasonDialog(title, "Why is this wrong? The reason is recorded, and the same statement is flagged "
                               "if an agent asserts it again.", self.settings.recent_reasons, self)
+        earlier = self.drafts.current().rejected_before if len(ids) == 1 and self.drafts.current() else None
+        if earlier is not None:  # a re-assertion: Enter rejects it again for the same reason
+            dialog.combo.setCurrentText(earlier.reason)
         if dialog.exec() != ReasonDialog.DialogCode.Accepted or not dialog.reason:
             return
         reason, session = dialog.reason, self.session

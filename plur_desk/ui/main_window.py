@@ -462,6 +462,12 @@ class MainWindow(SearchMixin, DraftActionsMixin, QMainWindow):
         CommandPalette(lambda action_id: self.actions[action_id].trigger(),
                        lambda action_id: self.actions[action_id].isEnabled(), self).exec()
 
+    def open_validity_of_current(self) -> None:
+        engram_id = self.current_engram_id()
+        if engram_id:
+            self.validity.show_engram(engram_id)
+            self.show_validity()
+
     def show_timeline(self) -> None:
         engram_id = self.current_engram_id()
         if engram_id:

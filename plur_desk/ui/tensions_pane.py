@@ -245,7 +245,11 @@ class TensionsPane(QWidget):
         changed = "" if current == snapshot else (f"<p><i>Changed since detection.</i> The judge saw: "
                                                   f"<s>{E(snapshot)}</s></p>")
         warn = "".join(f"<p>⚠ <b>{E(w)}</b></p>" for w in warnings)
-        return f"<p style='font-size:14pt'>{diffed}</p>{changed}{warn}<table>{table}</table>"
+        similar = [s for s in window.similar_to(engram_id) if s[0] not in (self.current().engram_a, self.current().engram_b)
+                   ] if self.current() else []
+        similar_html = ("<p><b>Similar engrams (advisory)</b><br>" + "<br>".join(
+            f"{score:.2f} · {E(other)} “{E(text)}”" for other, text, score in similar[:3]) + "</p>") if similar else ""
+        return f"<p style='font-size:14pt'>{diffed}</p>{changed}{warn}<table>{table}</table>{similar_html}"
 
     def _detail_html(self, row: TensionRow) -> str:
         left, right = word_diff(row.statement_a, row.statement_b)

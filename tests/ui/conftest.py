@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+import shiboken6
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication, QWidget
 
@@ -43,15 +44,29 @@ def window(qtbot, store_copy, tmp_path) -> MainWindow:
     return win
 
 
-def answer_modal(handler: Callable[[QWidget], None], delay: int = 50) -> None:
-    """Run `handler` on the next modal dialog that opens (the key that opens it is pressed right after)."""
+def answer_modal(handler: Callable[[QWidget], None], delay: int = 50, patience: float = 20.0) -> None:
+    """Run `handler` on the next modal dialog that opens (the key that opens it is pressed right after).
 
-    def poll(tries: int = 0) -> None:
+    If the handler leaves the dialog open (or raises), the dialog is rejected so a test can never hang on it.
+    """
+    import time
+
+    deadline = time.monotonic() + patience
+
+    def poll() -> None:
         modal = QApplication.activeModalWidget()
-        if modal is not None:
+        if modal is None:
+            if time.monotonic() < deadline:
+                QTimer.singleShot(20, poll)
+            return
+        def close_if_still_open() -> None:
+            if shiboken6.isValid(modal) and modal.isVisible():
+                getattr(modal, "reject", modal.close)()
+
+        try:
             handler(modal)
-        elif tries < 100:
-            QTimer.singleShot(20, lambda: poll(tries + 1))
+        finally:
+            QTimer.singleShot(2000, close_if_still_open)
 
     QTimer.singleShot(delay, poll)
 

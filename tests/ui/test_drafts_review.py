@@ -184,3 +184,35 @@ def test_fast_approvals_raise_a_gentle_warning(qtbot, window):
             _press(qtbot, window, Qt.Key.Key_A)
     assert window.drafts.banner.isVisible()
     assert "reflex" in window.drafts.banner.text()
+
+
+def test_a_reasserted_rejection_is_flagged_and_rejected_again_with_enter(qtbot, window, store_copy):
+    target = window.drafts.model.rows[0]
+
+    def fill(dialog):
+        dialog.combo.setCurrentText("we never do this")
+        qtbot.keyClick(dialog.combo.lineEdit(), Qt.Key.Key_Return)
+
+    answer_modal(fill)
+    with qtbot.waitSignal(window.changes_applied, timeout=10000):
+        _press(qtbot, window, Qt.Key.Key_R)
+    # an agent asserts the same statement again (same content_hash, new id)
+    from plur_desk.domain.engram_rules import content_hash
+    from plur_desk.store.yaml_dump import dump_engram_item
+
+    again = {"id": "ENG-2026-12-02-901", "status": "active", "type": "procedural", "scope": "project:web",
+             "statement": target.statement, "commitment": "draft", "content_hash": content_hash(target.statement),
+             "created_at": "2026-12-02T16:00:00.000Z"}
+    path = store_copy / "engrams.yaml"
+    path.write_text(path.read_text() + dump_engram_item(again))
+    qtbot.waitUntil(lambda: "ENG-2026-12-02-901" in [r.id for r in window.drafts.model.rows], timeout=3000)
+    window.drafts.select_id("ENG-2026-12-02-901")
+    window.activateWindow()  # the offscreen platform gives focus back to no one after a dialog
+    window.drafts.focus_queue()
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is window.drafts.table)
+    row = window.drafts.current()
+    assert "rejected before" in row.flags and row.rejected_before.reason == "we never do this"
+    answer_modal(lambda dialog: qtbot.keyClick(dialog.combo.lineEdit(), Qt.Key.Key_Return))
+    with qtbot.waitSignal(window.changes_applied, timeout=10000):
+        _press(qtbot, window, Qt.Key.Key_R)
+    assert engrams_on_disk(store_copy)["ENG-2026-12-02-901"]["review"]["reason"] == "we never do this"
