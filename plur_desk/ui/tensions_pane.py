@@ -148,6 +148,12 @@ class TensionsPane(QWidget):
         self._commit_enter.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         self._cancel = QShortcut(QKeySequence("Escape"), self, self.cancel_pending)
         self._cancel.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self._preview_keys(False)
+
+    def _preview_keys(self, live: bool) -> None:
+        """Enter and Esc belong to the pane only while a resolution preview waits; otherwise to whoever has them."""
+        for shortcut in (self._commit, self._commit_enter, self._cancel):
+            shortcut.setEnabled(live)
 
     def attach(self, window: MainWindow) -> None:
         self.window_ = window
@@ -298,6 +304,7 @@ class TensionsPane(QWidget):
         self.preview.setText(f"Keep <b>{E(winner)}</b> and retire <b>{E(loser)}</b>? "
                              "<b>Enter</b> commits, <b>Esc</b> cancels. Undo with Ctrl+Z.")
         self.preview.show()
+        self._preview_keys(True)
 
     def commit_pending(self) -> None:
         window = self.window_
@@ -311,6 +318,7 @@ class TensionsPane(QWidget):
     def cancel_pending(self) -> None:
         self.pending = None
         self.preview.hide()
+        self._preview_keys(False)
 
     def split_tension(self) -> None:
         row, window = self.current(), self.window_

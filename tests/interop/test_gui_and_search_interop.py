@@ -13,6 +13,7 @@ from plur_desk.app.settings import Settings, SettingsStore
 from plur_desk.infra.clock import FixedClock
 from plur_desk.ui.app import make_application
 from plur_desk.ui.main_window import MainWindow
+
 from support.stores import plur
 from ui.conftest import answer_modal
 

@@ -6,6 +6,7 @@ import pytest
 
 from plur_desk.store.plur_store import PlurStore
 from plur_desk.store.yaml_dump import dump_engrams_document
+
 from support.stores import plur
 
 pytestmark = pytest.mark.interop

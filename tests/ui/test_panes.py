@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QApplication
 
 from plur_desk.ui.actions import ACTIONS
 from plur_desk.ui.main_window import MainWindow
+
 from ui.conftest import answer_modal, engrams_on_disk, human_events, tensions_on_disk
 
 
@@ -76,8 +77,11 @@ def test_split_in_time_with_t(qtbot, window, store_copy):
         qtbot.keyClick(dialog.date, Qt.Key.Key_Return)
 
     answer_modal(pick)
+    errors = []
+    window.error_shown.connect(errors.append)
     with qtbot.waitSignal(window.changes_applied, timeout=10000):
         qtbot.keyClick(table, Qt.Key.Key_T)
+    assert not errors, errors
     engrams = engrams_on_disk(store_copy)
     windows = {engrams[i]["temporal"].get("valid_until"): i for i in (row.engram_a, row.engram_b)}
     assert "2026-09-30" in windows
