@@ -45,16 +45,19 @@ class CheckReport:
         if not self.readable:
             lines += [f"  cannot be read: {r}" for r in self.unreadable_reasons]
         e, t, h = self.engrams, self.tensions, self.history
+        events = h.get("events") if isinstance(h.get("events"), dict) else {}
+        malformed = h.get("malformed_lines") if isinstance(h.get("malformed_lines"), list) else []
+        assert isinstance(events, dict) and isinstance(malformed, list)
         if e:
             lines.append(f"engrams: {e['total']}  ({_fmt(e['by_status'])}; commitment: {_fmt(e['by_commitment'])})")
         if t:
             lines.append(f"tensions: {t['total']}  ({_fmt(t['by_status'])})")
         if h:
-            lines.append(f"history: {h['total']} events in {len(h['events'])} months; "
-                         f"{len(h['malformed_lines'])} malformed lines; chain: {h['chain']}")
-            for month, types in h["events"].items():
+            lines.append(f"history: {h['total']} events in {len(events)} months; "
+                         f"{len(malformed)} malformed lines; chain: {h['chain']}")
+            for month, types in events.items():
                 lines.append(f"  {month}: {_fmt(types)}")
-            for bad in h["malformed_lines"][:50]:
+            for bad in malformed[:50]:
                 lines.append(f"  malformed: {bad['file']} line {bad['line']}: {bad['reason']}")
         for item in self.invalid:
             lines.append(f"INVALID {item['file']} line {item['line']} {item['id'] or '(no id)'}: {item['reason']}")

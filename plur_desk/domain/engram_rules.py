@@ -180,11 +180,9 @@ def _nested_problems(engram: dict[str, object]) -> list[str]:
             knowledge_type.get("cognitive_level") not in COGNITIVE_LEVELS
         ):
             problems.append("knowledge_type needs a valid memory_class and cognitive_level")
-    for key in ("feedback_signals",):
-        if key in engram and not (
-            isinstance(engram[key], dict) and all(_is_int(v) for v in engram[key].values())  # type: ignore[union-attr]
-        ):
-            problems.append(f"{key} must be a mapping of whole numbers")
+    signals = engram.get("feedback_signals")
+    if "feedback_signals" in engram and not (isinstance(signals, dict) and all(_is_int(v) for v in signals.values())):
+        problems.append("feedback_signals must be a mapping of whole numbers")
     for key in ("associations", "knowledge_anchors", "entities"):
         if key in engram and not isinstance(engram[key], list):
             problems.append(f"{key} must be a list")

@@ -8,6 +8,7 @@ applying the patch backwards, refused when a field no longer holds the value the
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Literal
@@ -49,8 +50,10 @@ def tension_fingerprint(record: dict[str, object]) -> dict[str, object]:
     return {"status": record.get("status", "detected"), "resolved_by": record.get("resolved_by")}
 
 
-def make_event(kind: str, engram_id: str, now: datetime, data: dict[str, object], reviewer: Reviewer) -> dict[str, object]:
-    return {"event": kind, "engram_id": engram_id, "timestamp": iso_ms(now), "data": data, "actor": reviewer.actor()}
+def make_event(kind: str, engram_id: str, now: datetime, data: Mapping[str, object],
+               reviewer: Reviewer) -> dict[str, object]:
+    return {"event": kind, "engram_id": engram_id, "timestamp": iso_ms(now), "data": dict(data),
+            "actor": reviewer.actor()}
 
 
 # -- patches ---------------------------------------------------------------------------------------------------

@@ -98,7 +98,8 @@ class FulltextIndex:
             self.directory.mkdir(parents=True)
             self.index = tantivy.Index(self.schema, path=str(self.directory), reuse=True)
             meta = {}
-        self.digests = dict(meta.get("digests", {}))  # type: ignore[arg-type]
+        digests = meta.get("digests", {})
+        self.digests = {str(k): str(v) for k, v in digests.items()} if isinstance(digests, dict) else {}
 
     def sync(self, engrams: dict[str, tuple[str, dict[str, object], str]], progress: Progress | None = None,
              *, partial: bool = False) -> int:
@@ -207,7 +208,7 @@ class FulltextIndex:
         limit = max(1, min(limit, max(1, searcher.num_docs)))
         result = searcher.search(query, limit=limit, count=True)
         hits = [Hit(str(searcher.doc(address)["id"][0]), float(score)) for score, address in result.hits]
-        return hits, int(result.count or len(hits))
+        return hits, int(getattr(result, "count", None) or len(hits))
 
     def ids_matching(self, query: tantivy.Query) -> set[str]:
         searcher = self.index.searcher()

@@ -56,7 +56,8 @@ def read_file(path: Path, result: HistoryRead) -> None:
             event = json.loads(raw)
         except ValueError as exc:
             cut = " (cut off: the last line has no end)" if number == len(lines) else ""
-            result.malformed.append(MalformedLine(path.name, number, f"not valid JSON: {exc.msg}{cut}"))
+            what = getattr(exc, "msg", None) or ("invalid UTF-8" if isinstance(exc, UnicodeDecodeError) else str(exc))
+            result.malformed.append(MalformedLine(path.name, number, f"not valid JSON: {what}{cut}"))
             continue
         if not isinstance(event, dict):
             result.malformed.append(MalformedLine(path.name, number, "not a JSON object"))

@@ -142,7 +142,6 @@ def locked(target: Path, policy: LockPolicy = ENGRAMS_POLICY) -> Iterator[str]:
     token = make_token()
     start = time.monotonic()
     delay = policy.first_delay
-    holder = ""
     while not try_acquire(lock, token):
         holder = _read(lock)
         if holder is None:

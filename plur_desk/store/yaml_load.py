@@ -277,6 +277,7 @@ class _Parser:
                 return self.sequence(ind)
             return self.mapping(ind)
         first = rest[0]
+        value: object
         if first == '"':
             value, tail = _double_quoted(rest)
         elif first == "'":
