@@ -66,6 +66,7 @@ class MainWindow(SearchMixin, DraftActionsMixin, QMainWindow):
         self._approvals: deque[float] = deque(maxlen=64)
         self._error = ""
         self.sticky_note = ""  # shown with every message until another store is opened
+        self._stale: set[QWidget] = set()
         self._build()
         self._connect()
 
@@ -315,8 +316,12 @@ class MainWindow(SearchMixin, DraftActionsMixin, QMainWindow):
         self.drafts.set_rows(self._filtered(session.drafts(), self.search.text()), keep=self._next_selection())
         self._pending_select = None
         self._draft_selected()
+        current = self.tabs.currentWidget()
         for pane in (self.tensions, self.validity, self.history):
-            pane.refresh(change)
+            if pane is current:
+                pane.refresh(change)
+            else:
+                self._stale.add(pane)  # refreshed when shown: a hidden pane costs nothing per keypress
         counts = session.counts()
         self._status_labels["counts"].setText(f"{counts['drafts']} drafts waiting · {counts['open_tensions']} open tensions")
         self._status_labels["reviewer"].setText(f"reviewer: {self.reviewer_name}")
@@ -436,6 +441,9 @@ class MainWindow(SearchMixin, DraftActionsMixin, QMainWindow):
         self.search.clear()
         self.search.blockSignals(False)
         pane = getattr(self, PANES[index])
+        if pane in self._stale:
+            self._stale.discard(pane)
+            pane.refresh(None)
         pane.focus_queue()
         self._update_context()
 
