@@ -123,6 +123,16 @@ def run_check(root: Path) -> CheckReport:
             if value.get(side) not in ids:
                 report.warnings.append(f"tension {value.get('id')} names {value.get(side)}, which is not in "
                                        "engrams.yaml (compacted or deleted)")
+    from plur_desk.app.history_index import HistoryIndex
+
+    index = HistoryIndex(store.history)
+    index.load()
+    logged = index.human_decisions()
+    for value in engram_values:
+        record = value.get("review")
+        if isinstance(record, dict) and (str(value.get("id")), str(record.get("at"))) not in logged:
+            report.warnings.append(f"{value.get('id')} has a review record ({record.get('at')}) but no history "
+                                   "event: a plur_desk write was interrupted before its event was appended")
     history = store.history.read_all()
     months: dict[str, Counter[str]] = {}
     for event in history.events:

@@ -285,6 +285,15 @@ class HistoryIndex:
                                                str(event.get("timestamp", "")), str(data.get("reason", "")))
         return verdicts
 
+    def human_decisions(self) -> set[tuple[str, str]]:
+        """(engram id, timestamp) of every event plur_desk wrote (byte prefilter on our runtime name)."""
+        found = set()
+        for line in self.lines:
+            if b'"plur-desk"' in line[0]:
+                event = parse_line(*line)
+                found.add((str(event.get("engram_id")), str(event.get("timestamp"))))
+        return found
+
     def types(self) -> list[str]:
         return sorted(self._types)
 

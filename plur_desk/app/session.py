@@ -104,6 +104,17 @@ class ReviewSession:
                     out.append((f"{snapshot.path.name}:{entry.line}", entry.line, f"{entry.key or '(no id)'}: {reason}"))
         return out
 
+    def unlogged_reviews(self) -> list[str]:
+        """Engrams whose review record has no history event: a crash between the file write and the history
+        append (the file is replaced first, as PLUR does). Reported, never silently repaired."""
+        logged = self.history.human_decisions()
+        missing = []
+        for engram in self._engrams.values():
+            record = engram.get("review")
+            if isinstance(record, dict) and (str(engram.get("id")), str(record.get("at"))) not in logged:
+                missing.append(str(engram.get("id")))
+        return sorted(missing)
+
     # -- queries -------------------------------------------------------------------------------------------
 
     def now(self) -> datetime:

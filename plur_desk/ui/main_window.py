@@ -285,6 +285,12 @@ class MainWindow(SearchMixin, DraftActionsMixin, QMainWindow):
 
     def _history_loaded(self) -> None:
         self.refresh_all()
+        session = self.session
+        missing = session.unlogged_reviews() if session is not None else []
+        if missing:
+            self.show_message(f"{len(missing)} reviewed engram(s) have no history event ({', '.join(missing[:3])}"
+                              f"{' …' if len(missing) > 3 else ''}): a write was interrupted before its event was "
+                              "appended. Their review record (who, when) is on the engram.")
 
     def _watch(self) -> None:
         assert self.store_path is not None

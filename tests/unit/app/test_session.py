@@ -226,3 +226,15 @@ def test_timeline_and_history_filters(session):
     assert [e["engram_id"] for e in page] == ["ENG-2026-11-02-001"]
     assert session.history.page(HistoryFilter(actor_kinds=frozenset({"agent"})), 0, 10) == []
     assert len(session.history.page(HistoryFilter(reviewer="ada"), 0, 10)) == 2
+
+
+def test_a_review_without_its_event_is_reported(session):
+    from plur_desk.app.check import run_check
+
+    session.approve(["ENG-2026-11-01-001"])
+    assert session.unlogged_reviews() == []
+    (session.store.root / "history" / "2026-12.jsonl").write_text("")  # as if we crashed before the append
+    session.history.load()
+    assert session.unlogged_reviews() == ["ENG-2026-11-01-001"]
+    report = run_check(session.store.root)
+    assert any("no history event" in w for w in report.warnings)
