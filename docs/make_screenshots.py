@@ -57,7 +57,11 @@ def main() -> None:
         window.runner.wait()
         pump(0.5)
         suffix = "-dark" if dark else ""
-        window.drafts.select_row(4)  # an instruction-shaped draft: the lint speaks up
+        deadline = time.monotonic() + 20
+        while not any("rejected before" in r.flags for r in window.drafts.model.rows) and time.monotonic() < deadline:
+            pump(0.1)  # flags that need the history arrive with the second loading step
+        target = next(r.id for r in window.drafts.model.rows if "rejected before" in r.flags)
+        window.drafts.select_id(target)  # an agent re-asserted a rejected statement: the tombstone speaks up
         pump(0.3)
         window.grab().save(str(OUT / f"drafts{suffix}.png"))
         window.show_tensions()

@@ -22,6 +22,7 @@ from plur_desk.infra.errors import LockTimeout
 
 STALE_UNKNOWN_SECONDS = 60.0
 _counter = itertools.count(1)
+_held: set[str] = set()  # tokens this process holds right now
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,9 @@ def holder_alive(token: str) -> bool | None:
         return None
     if pid <= 0:
         return None
+    if pid == os.getpid():
+        # Our own pid but not a token we hold: a dead process that had this pid before us left it.
+        return token in _held
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -140,25 +144,29 @@ def locked(target: Path, policy: LockPolicy = ENGRAMS_POLICY) -> Iterator[str]:
     """Hold `<target>.lock` for the body. Raises LockTimeout if a live holder keeps it past policy.max_wait."""
     lock = target.with_name(target.name + ".lock")
     token = make_token()
-    start = time.monotonic()
-    delay = policy.first_delay
-    while not try_acquire(lock, token):
-        holder = _read(lock)
-        if holder is None:
-            continue  # released between our attempt and the read
-        if _is_stale(lock, holder):
-            _steal(lock, holder, token)
-            continue
-        waited = time.monotonic() - start
-        if waited >= policy.max_wait:
-            raise LockTimeout(lock, describe_holder(holder), waited)
-        time.sleep(min(delay, max(0.0, policy.max_wait - waited)))
-        delay = min(delay * 2, policy.max_delay)
+    _held.add(token)  # before the lock file exists, so no thread of ours can take it for a dead predecessor's
     try:
-        yield token
+        start = time.monotonic()
+        delay = policy.first_delay
+        while not try_acquire(lock, token):
+            holder = _read(lock)
+            if holder is None:
+                continue  # released between our attempt and the read
+            if _is_stale(lock, holder):
+                _steal(lock, holder, token)
+                continue
+            waited = time.monotonic() - start
+            if waited >= policy.max_wait:
+                raise LockTimeout(lock, describe_holder(holder), waited)
+            time.sleep(min(delay, max(0.0, policy.max_wait - waited)))
+            delay = min(delay * 2, policy.max_delay)
+        try:
+            yield token
+        finally:
+            if _read(lock) == token:
+                try:
+                    os.unlink(lock)
+                except FileNotFoundError:
+                    pass
     finally:
-        if _read(lock) == token:
-            try:
-                os.unlink(lock)
-            except FileNotFoundError:
-                pass
+        _held.discard(token)

@@ -87,7 +87,7 @@ class HistoryModel(QAbstractTableModel):
                 return str(event.get("timestamp", ""))[:19].replace("T", " ")
             if column == 1:
                 kind = actor_kind(event)
-                marker = {"human": "■ human", "agent": "□ agent", "unknown": "· unknown"}[kind]
+                marker = {"human": "HUMAN", "agent": "agent", "unknown": "unknown"}[kind]
                 return f"{marker} · {actor_name(event)}" if actor_name(event) else marker
             if column == 2:
                 return str(event.get("event", ""))

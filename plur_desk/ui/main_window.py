@@ -13,7 +13,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QMainWindow,
-    QMessageBox,
     QPushButton,
     QStackedWidget,
     QTabWidget,
@@ -21,7 +20,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from plur_desk import __version__
 from plur_desk.app.rows import DraftRow, draft_row
 from plur_desk.app.session import ChangeSet, ReviewSession
 from plur_desk.app.settings import Settings, SettingsStore
@@ -30,23 +28,21 @@ from plur_desk.infra.clock import Clock, SystemClock
 from plur_desk.infra.errors import ChangedSinceError, PlurDeskError
 from plur_desk.ui import icons
 from plur_desk.ui.actions import ACTIONS, MENU_ORDER, UiContext, build_actions, update_enabled
-from plur_desk.ui.dialogs import CommandPalette, ShortcutSheet
 from plur_desk.ui.draft_actions import DraftActionsMixin
 from plur_desk.ui.drafts_pane import DraftsPane, action_button
 from plur_desk.ui.history_pane import HistoryPane
+from plur_desk.ui.navigation import PANES, NavigationMixin
 from plur_desk.ui.runner import Runner
 from plur_desk.ui.search_support import SearchMixin
 from plur_desk.ui.tensions_pane import TensionsPane
 from plur_desk.ui.validity_pane import ValidityPane
-
-PANES = ("drafts", "tensions", "validity", "history")
 
 
 class _LoadSignals(QObject):
     drafts_ready = Signal(object)
 
 
-class MainWindow(SearchMixin, DraftActionsMixin, QMainWindow):
+class MainWindow(NavigationMixin, SearchMixin, DraftActionsMixin, QMainWindow):
     store_opened = Signal()
     changes_applied = Signal(object)
     error_shown = Signal(str)
@@ -439,64 +435,6 @@ class MainWindow(SearchMixin, DraftActionsMixin, QMainWindow):
     def redo(self) -> None:
         if self.session is not None and self.session.can_redo:
             self.runner.submit(self.session.redo, self._applied, self._failed)
-
-    # -- navigation, help ----------------------------------------------------------------------------------
-
-    def _pane_changed(self, index: int) -> None:
-        self.search.blockSignals(True)
-        self.search.clear()
-        self.search.blockSignals(False)
-        pane = getattr(self, PANES[index])
-        if pane in self._stale:
-            self._stale.discard(pane)
-            pane.refresh(None)
-        pane.focus_queue()
-        self._update_context()
-
-    def show_drafts(self) -> None:
-        self.tabs.setCurrentWidget(self.drafts)
-
-    def show_tensions(self) -> None:
-        self.tabs.setCurrentWidget(self.tensions)
-
-    def show_validity(self) -> None:
-        self.tabs.setCurrentWidget(self.validity)
-
-    def show_history(self) -> None:
-        self.tabs.setCurrentWidget(self.history)
-
-    def focus_search(self) -> None:
-        self.search.setFocus(Qt.FocusReason.ShortcutFocusReason)
-        self.search.selectAll()
-
-    def show_shortcuts(self) -> None:
-        ShortcutSheet(self).exec()
-
-    def show_palette(self) -> None:
-        CommandPalette(lambda action_id: self.actions[action_id].trigger(),
-                       lambda action_id: self.actions[action_id].isEnabled(), self).exec()
-
-    def open_validity_of_current(self) -> None:
-        engram_id = self.current_engram_id()
-        if engram_id:
-            self.validity.show_engram(engram_id)
-            self.show_validity()
-
-    def show_timeline(self) -> None:
-        engram_id = self.current_engram_id()
-        if engram_id:
-            self.history.show_engram(engram_id)
-            self.show_history()
-
-    def current_engram_id(self) -> str | None:
-        pane = PANES[self.tabs.currentIndex()]
-        if pane == "drafts":
-            return self.drafts.current_id()
-        return getattr(self, pane).current_engram_id()
-
-    def show_about(self) -> None:
-        QMessageBox.about(self, "About plur_desk", f"<h3>plur_desk {__version__}</h3><p>A review console for PLUR "
-                          "memory stores: every human decision applied, audited and undoable.</p>")
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
         self._poll_timer.stop()

@@ -87,11 +87,12 @@ def tensions_on_disk(store: Path) -> dict[str, dict]:
     return {e.key: e.value for e in s.tensions.entries}
 
 
-def human_events(store: Path) -> list[dict]:
+def human_events(store: Path, reviewer: str = "Grace Tester") -> list[dict]:
+    """Events this test's reviewer wrote (the demo store already holds an earlier reviewer's decisions)."""
     events = []
     for path in sorted((store / "history").glob("*.jsonl")):
         for line in path.read_text().splitlines():
-            event = json.loads(line)
-            if (event.get("actor") or {}).get("kind") == "human":
-                events.append(event)
+            actor = json.loads(line).get("actor") or {}
+            if actor.get("kind") == "human" and actor.get("asserted_by") == reviewer:
+                events.append(json.loads(line))
     return events

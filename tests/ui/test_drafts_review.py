@@ -20,7 +20,9 @@ def test_starts_with_the_queue_focused_and_first_draft_selected(window):
     assert window.drafts.table.hasFocus() or window.drafts.table.isAncestorOf(QApplication.focusWidget()) or \
         QApplication.focusWidget() is window.drafts.table
     assert window.drafts.current_row() == 0
-    assert window.drafts.model.rowCount() == 15
+    waiting = [e for e in engrams_on_disk(window.store_path).values()
+               if e.get("commitment") == "draft" and e.get("status") == "active"]
+    assert window.drafts.model.rowCount() == len(waiting) >= 10
 
 
 def test_approve_with_a_moves_on_and_writes(qtbot, window, store_copy):

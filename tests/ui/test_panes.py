@@ -132,8 +132,12 @@ def test_history_filters_and_export(qtbot, window, store_copy, tmp_path):
     pane = window.history
     total = len(pane.model.events)
     pane.actor_filter.setCurrentText("human")
-    assert len(pane.model.events) == 1
+    humans = list(pane.model.events)
+    assert len(humans) == 1 + 3  # ours, and the demo reviewer's reject, approve and confirm
+    assert all(e["actor"]["kind"] == "human" for e in humans)
+    assert humans[0]["actor"]["asserted_by"] == "Grace Tester"  # newest first
     assert pane.model.data(pane.model.index(0, 1), Qt.ItemDataRole.FontRole).bold()
+    assert "HUMAN" in pane.model.data(pane.model.index(0, 1))
     pane.actor_filter.setCurrentText("all actors")
     assert len(pane.model.events) == total
     out = tmp_path / "view.csv"

@@ -32,12 +32,13 @@ print("done", flush=True)
 
 def _run(root: Path, ids: str, kill_after: float | None) -> bool:
     proc = subprocess.Popen([sys.executable, "-c", WRITER, str(root), ids], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True)
-    assert proc.stdout.readline().strip() == "ready"
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
     proc.stdin.write("go\n")
     proc.stdin.flush()
     if kill_after is None:
-        assert proc.stdout.readline().strip() == "done"
+        line = proc.stdout.readline().strip()
+        assert line == "done", proc.stderr.read()[-3000:]
         proc.wait(timeout=60)
         return True
     time.sleep(kill_after)

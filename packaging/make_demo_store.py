@@ -1,0 +1,62 @@
+"""Rebuilds the bundled demo store: the real PLUR writes it (tests/node/make_demo_store.mjs), a reviewer's earlier
+decisions are made with plur_desk itself, then an agent re-asserts a rejected statement (shown as "rejected before").
+
+    python packaging/make_demo_store.py
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from plur_desk.app.session import ReviewSession  # noqa: E402
+from plur_desk.domain.review import Reviewer  # noqa: E402
+from plur_desk.infra.clock import FixedClock  # noqa: E402
+from plur_desk.store.plur_store import PlurStore  # noqa: E402
+
+from support.node import plur_env, run_node  # noqa: E402
+
+TARGET = ROOT / "plur_desk" / "resources" / "demo_store"
+
+
+def _id_of(session: ReviewSession, statement: str) -> str:
+    return next(str(e["id"]) for e in session.all_engrams() if e.get("statement") == statement)
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory(prefix="plur-demo-") as tmp:
+        store, home = Path(tmp) / "store", Path(tmp) / "home"
+        home.mkdir()
+        run_node("make_demo_store.mjs", env=plur_env(store, home))
+        plur_store = PlurStore(store)
+        plur_store.load()
+        session = ReviewSession(plur_store, Reviewer("Ada Lovelace"), FixedClock(datetime.now(UTC)))
+        session.load_history()
+        session.reject([_id_of(session, "Use spaces for indentation in every file")],
+                       "Makefiles need tabs; the style guide only bans tabs elsewhere")
+        session.approve([_id_of(session, "The design system lives in packages/ui and uses Radix primitives")],
+                        "decided", "checked against the repo")
+        session.confirm_tension(next(t.id for t in session.tensions(("detected",))))
+        # An agent asserts the rejected statement again, in another session.
+        run_node("plur_ops.mjs", payload=[{"op": "learn", "statement": "Use spaces for indentation in every file",
+                                           "options": {"scope": "global", "domain": "dev.style",
+                                                       "commitment": "draft"}}], env=plur_env(store, home))
+        for leftover in ("packs", "backups", "config.yaml"):
+            path = store / leftover
+            if path.is_dir():
+                shutil.rmtree(path)
+            elif path.exists():
+                path.unlink()
+        shutil.rmtree(TARGET, ignore_errors=True)
+        shutil.copytree(store, TARGET)
+    print("demo store written to", TARGET)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,91 @@
+"""PLUR's lock protocol in Python: waiting, stealing from the dead, never from the living, token-checked release."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from plur_desk.infra.errors import LockTimeout
+from plur_desk.store.lock import LockPolicy, locked
+
+
+def test_acquire_and_release(tmp_path):
+    target = tmp_path / "engrams.yaml"
+    with locked(target) as token:
+        content = (tmp_path / "engrams.yaml.lock").read_text()
+        assert content == token and token.split(":")[:2] == [socket.gethostname(), str(os.getpid())]
+    assert not (tmp_path / "engrams.yaml.lock").exists()
+
+
+def test_a_live_holder_is_waited_for_then_refused(tmp_path):
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        (tmp_path / "t.lock").write_text(f"{socket.gethostname()}:{sleeper.pid}:1:1")
+        start = time.monotonic()
+        with pytest.raises(LockTimeout, match=str(sleeper.pid)):
+            with locked(tmp_path / "t", LockPolicy(max_wait=0.5)):
+                pass
+        assert time.monotonic() - start >= 0.5
+        assert (tmp_path / "t.lock").read_text().startswith(socket.gethostname())  # never stolen from the living
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+def test_a_dead_holders_lock_is_taken_at_once(tmp_path):
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    (tmp_path / "t.lock").write_text(f"{socket.gethostname()}:{dead.pid}:1:1")
+    start = time.monotonic()
+    with locked(tmp_path / "t", LockPolicy(max_wait=5)):
+        pass
+    assert time.monotonic() - start < 1
+    assert not list(tmp_path.glob("t.lock*"))
+
+
+def test_a_dead_predecessor_with_our_recycled_pid_is_not_mistaken_for_us(tmp_path):
+    (tmp_path / "t.lock").write_text(f"{socket.gethostname()}:{os.getpid()}:1:999999")
+    with locked(tmp_path / "t", LockPolicy(max_wait=2)):
+        pass
+
+
+def test_an_unknown_host_is_respected_until_its_lock_is_60_s_old(tmp_path):
+    lock = tmp_path / "t.lock"
+    lock.write_text("other-host:123:1:1")
+    with pytest.raises(LockTimeout):
+        with locked(tmp_path / "t", LockPolicy(max_wait=0.2)):
+            pass
+    old = time.time() - 61
+    os.utime(lock, (old, old))
+    with locked(tmp_path / "t", LockPolicy(max_wait=2)):
+        pass
+
+
+def test_release_only_removes_our_own_token(tmp_path):
+    lock = tmp_path / "t.lock"
+    with locked(tmp_path / "t"):
+        lock.write_text("someone-else:1:1:1")  # taken over meanwhile (e.g. after a steal)
+    assert lock.read_text() == "someone-else:1:1:1"
+
+
+def test_threads_exclude_each_other(tmp_path):
+    counter = tmp_path / "n"
+    counter.write_text("0")
+
+    def bump():
+        for _ in range(50):
+            with locked(counter, LockPolicy(max_wait=30)):
+                counter.write_text(str(int(counter.read_text()) + 1))
+
+    threads = [threading.Thread(target=bump) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert counter.read_text() == "200"
