@@ -21,6 +21,7 @@ from pathlib import Path
 from plur_desk.infra.errors import LockTimeout
 
 STALE_UNKNOWN_SECONDS = 60.0
+EMPTY_ABANDONED_SECONDS = 10.0  # a lock file with no token yet: its creator died before writing it
 _counter = itertools.count(1)
 _held: set[str] = set()  # tokens this process holds right now
 
@@ -96,11 +97,11 @@ def _is_stale(lock: Path, token: str) -> bool:
         age = time.time() - lock.stat().st_mtime
     except FileNotFoundError:
         return False
-    return age > STALE_UNKNOWN_SECONDS
+    return age > (EMPTY_ABANDONED_SECONDS if not token.strip() else STALE_UNKNOWN_SECONDS)
 
 
 def _steal(lock: Path, stale_token: str, own_token: str) -> None:
-    claim = lock.with_name(lock.name + ".steal." + re.sub(r"[^A-Za-z0-9._-]", "_", own_token))
+    claim = lock.with_name(lock.name + ".steal." + _safe(own_token))
     try:
         os.rename(lock, claim)
     except OSError:
@@ -122,16 +123,47 @@ def _steal(lock: Path, stale_token: str, own_token: str) -> None:
             pass
 
 
+def _safe(token: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]", "_", token)
+
+
 def try_acquire(lock: Path, token: str) -> bool:
-    try:
-        fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-    except FileExistsError:
-        return False
+    """Publish the lock complete: the token goes to a private file that is hard-linked into place, so nobody ever
+    sees our lock file empty (a writer killed between create and write would leave one)."""
+    publish = lock.with_name(f"{lock.name}.publish.{_safe(token)}")
+    fd = os.open(publish, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
     try:
         os.write(fd, token.encode("utf-8"))
     finally:
         os.close(fd)
-    return True
+    try:
+        os.link(publish, lock)
+        return True
+    except FileExistsError:
+        return False
+    except OSError:  # no hard links here: fall back to PLUR's own create-then-write
+        try:
+            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            return False
+        try:
+            os.write(fd, token.encode("utf-8"))
+        finally:
+            os.close(fd)
+        return True
+    finally:
+        os.unlink(publish)
+
+
+def _sweep_publish_files(lock: Path) -> None:
+    """Remove publish files that dead processes of this host left behind (killed between writing and linking)."""
+    for path in lock.parent.glob(f"{lock.name}.publish.*"):
+        token = _read(path)
+        if token is not None and holder_alive(token) is False:
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                pass
 
 
 def current_holder(target: Path) -> str | None:
@@ -160,6 +192,7 @@ def locked(target: Path, policy: LockPolicy = ENGRAMS_POLICY) -> Iterator[str]:
                 raise LockTimeout(lock, describe_holder(holder), waited)
             time.sleep(min(delay, max(0.0, policy.max_wait - waited)))
             delay = min(delay * 2, policy.max_delay)
+        _sweep_publish_files(lock)
         try:
             yield token
         finally:

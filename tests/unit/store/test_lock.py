@@ -89,3 +89,47 @@ def test_threads_exclude_each_other(tmp_path):
     for t in threads:
         t.join()
     assert counter.read_text() == "200"
+
+
+def test_an_empty_lock_is_abandoned_after_ten_seconds_but_not_before(tmp_path):
+    lock = tmp_path / "t.lock"
+    lock.write_text("")  # a creator that died before writing its token (PLUR's own create-then-write can do this)
+    with pytest.raises(LockTimeout):
+        with locked(tmp_path / "t", LockPolicy(max_wait=0.2)):
+            pass
+    old = time.time() - 11
+    os.utime(lock, (old, old))
+    with locked(tmp_path / "t", LockPolicy(max_wait=2)):
+        pass
+
+
+def test_our_lock_is_never_seen_empty_and_leaves_no_litter(tmp_path):
+    seen = []
+    stop = threading.Event()
+
+    def watch():
+        while not stop.is_set():
+            try:
+                seen.append((tmp_path / "t.lock").read_text())
+            except FileNotFoundError:
+                pass
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    for _ in range(200):
+        with locked(tmp_path / "t"):
+            pass
+    stop.set()
+    watcher.join()
+    assert seen and all(s for s in seen)
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("t.")] == []
+
+
+def test_publish_files_of_dead_processes_are_swept(tmp_path):
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    litter = tmp_path / f"t.lock.publish.{socket.gethostname()}_{dead.pid}_1_1"
+    litter.write_text(f"{socket.gethostname()}:{dead.pid}:1:1")
+    with locked(tmp_path / "t"):
+        pass
+    assert not litter.exists()
