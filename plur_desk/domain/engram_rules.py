@@ -69,17 +69,22 @@ def _check_enum(engram: dict[str, object], key: str, allowed: tuple[object, ...]
         problems.append(f"{key} is {engram[key]!r}; PLUR accepts {shown}")
 
 
+def _shared_problems(entry: object, dates: bool) -> list[str]:
+    """What every PLUR record must be: a mapping without unquoted timestamps (js-yaml reads those as Dates)."""
+    if not isinstance(entry, dict):
+        return [f"entry is a {type(entry).__name__}, not a mapping"]
+    date_path = _dates_in(entry, "") if dates else None
+    return [f"{date_path} is an unquoted YAML timestamp (js-yaml reads it as a Date); quote it"] if date_path else []
+
+
 def engram_problems(engram: object, *, dates: bool = True) -> list[str]:
     """Why PLUR's schema would reject this entry; empty when it is valid.
 
     `dates=False` skips the search for unquoted timestamps (the caller knows the text has none).
     """
+    problems = _shared_problems(engram, dates)
     if not isinstance(engram, dict):
-        return [f"entry is a {type(engram).__name__}, not a mapping"]
-    problems: list[str] = []
-    date_path = _dates_in(engram, "") if dates else None
-    if date_path:
-        problems.append(f"{date_path} is an unquoted YAML timestamp (js-yaml reads it as a Date); quote it")
+        return problems
     for key in ("id", "status", "type", "scope", "statement"):
         if key not in engram or engram[key] is None:
             problems.append(f"required field {key} is missing")
@@ -194,12 +199,9 @@ def _nested_problems(engram: dict[str, object]) -> list[str]:
 
 def tension_problems(record: object, *, dates: bool = True) -> list[str]:
     """Why PLUR's tension schema would reject this record; empty when valid."""
+    problems = _shared_problems(record, dates)
     if not isinstance(record, dict):
-        return [f"entry is a {type(record).__name__}, not a mapping"]
-    problems: list[str] = []
-    date_path = _dates_in(record, "") if dates else None
-    if date_path:
-        problems.append(f"{date_path} is an unquoted YAML timestamp; quote it")
+        return problems
     for key in ("id", "engram_a", "engram_b", "statement_a", "statement_b", "reason", "detected_at"):
         if not _is_str(record.get(key)):
             problems.append(f"{key} is required (a string)")
