@@ -19,6 +19,7 @@ else:
 
 
 class DraftActionsMixin(_Base):
+    approval_clock = staticmethod(time.monotonic)  # when each approval happened (tests substitute their own)
     # -- draft actions ---------------------------------------------------------------------------------------
 
     def _draft_selected(self) -> None:
@@ -118,7 +119,7 @@ class DraftActionsMixin(_Base):
 
     def _note_approval(self, count: int) -> None:
         """A long run of approvals, each a second or less after the last, gets a gentle warning."""
-        now = time.monotonic()
+        now = self.approval_clock()
         self._approvals.append(now)
         run, limit = self.settings.rubber_stamp_run, self.settings.rubber_stamp_seconds
         recent = list(self._approvals)[-run:]

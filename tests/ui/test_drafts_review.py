@@ -179,13 +179,32 @@ def test_collision_is_refused_with_a_clear_message(qtbot, window, store_copy):
     assert human_events(store_copy) == []
 
 
+class _Ticks:
+    def __init__(self, step: float) -> None:
+        self.now, self.step = 1000.0, step
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
 def test_fast_approvals_raise_a_gentle_warning(qtbot, window):
     window.settings.rubber_stamp_run = 4
+    window.approval_clock = _Ticks(0.6)  # each approval 0.6 s after the last
     for _ in range(4):
         with qtbot.waitSignal(window.changes_applied, timeout=10000):
             _press(qtbot, window, Qt.Key.Key_A)
     assert window.drafts.banner.isVisible()
     assert "reflex" in window.drafts.banner.text()
+
+
+def test_considered_approvals_raise_no_warning(qtbot, window):
+    window.settings.rubber_stamp_run = 4
+    window.approval_clock = _Ticks(4.0)
+    for _ in range(5):
+        with qtbot.waitSignal(window.changes_applied, timeout=10000):
+            _press(qtbot, window, Qt.Key.Key_A)
+    assert not window.drafts.banner.isVisible()
 
 
 def test_a_reasserted_rejection_is_flagged_and_rejected_again_with_enter(qtbot, window, store_copy):
