@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from plur_desk.store.yaml_load import JsYamlLoader, YamlSyntaxError, check_parse_safety, load_general, parse_item
-from plur_desk.store.yaml_types import JsTimestamp
 
 
 @dataclass(frozen=True)
@@ -102,8 +101,10 @@ class BlockCache:
         self.dirty = True
 
 
-# An unquoted YAML timestamp can only be a plain scalar after `: ` or `- `; blocks without one skip that check.
-_DATE_PROBE = re.compile(rb"(?:: |- )[0-9]{4}-[0-9]")
+# An unquoted YAML timestamp is a whole plain scalar, so it starts after whitespace, a line start or a flow indicator
+# (`key: 2026-…`, `- 2026-…`, `[2026-…`, `, 2026-…`); a quoted one follows a quote. Blocks without a match skip the
+# (costly) search for timestamps; a match, even inside a statement's text, only means the search is done.
+_DATE_PROBE = re.compile(rb"(?:^|[\s\[{,])[0-9]{4}-[0-9]", re.M)
 
 
 def digest_of(block: bytes) -> bytes:
@@ -112,16 +113,6 @@ def digest_of(block: bytes) -> bytes:
 
 def _line_of(data: bytes, offset: int) -> int:
     return data.count(b"\n", 0, offset) + 1
-
-
-def _contains_date(value: object) -> bool:
-    if isinstance(value, JsTimestamp):
-        return True
-    if isinstance(value, dict):
-        return any(_contains_date(v) for v in value.values())
-    if isinstance(value, list):
-        return any(_contains_date(v) for v in value)
-    return False
 
 
 class ListFile:
@@ -321,8 +312,8 @@ class ListFile:
             entry.parsed = True
             if entry.syntax_error is None:
                 entry.problems = validate(entry.value, dates=_DATE_PROBE.search(raw) is not None)
-                if cached is None and cache is not None and not entry.problems and not _contains_date(entry.value):
-                    cache.put(digest, entry.value)
+                if cached is None and cache is not None and not entry.problems:
+                    cache.put(digest, entry.value)  # a block with an unquoted timestamp has a problem: never cached
 
     def parse_all(self) -> None:
         self.parse_entries(self.entries)

@@ -125,6 +125,9 @@ CASES = {
     "unquoted_date": (lambda r: write_store(r, good_engrams().replace('created_at: "2026-12-01T10:00:00.000Z"',
                                                                         "created_at: 2026-12-01T10:00:00.000Z", 1)),
                       1, "unquoted YAML timestamp", approve_first, "quarantines"),
+    "unquoted_date_in_flow_list": (lambda r: write_store(r, good_engrams().replace("    commitment: draft\n",
+                                                                                      "    commitment: draft\n    tags: [2026-01-01]\n", 1)),
+                                   1, "tags[0] is an unquoted YAML timestamp", approve_first, "quarantines"),
     "temporal_without_learned_at": (
         lambda r: write_store(r, dump_engrams_document({"engrams": [engram(1, temporal={"valid_until": "2027-01-01"})]})),
         1, "temporal.learned_at is required", approve_first, "quarantines"),
