@@ -1,37 +1,111 @@
 #!/usr/bin/env bash
-# plur_desk's two entry points on a fresh Debian/Ubuntu machine (idempotent):
+# plur_desk's entry points on a fresh Debian/Ubuntu machine (idempotent, never touches the system Python):
 #   ./dev.sh run [STORE] [--demo] [--reviewer NAME]   install what the app needs, then launch it
 #   ./dev.sh test [PYTEST ARGS]                        install what the tests need, then run them
+#   ./dev.sh lint                                      ruff check, ruff format --check and mypy
+# Everything Python goes into a project virtual environment, .venv (ignored by git). It is created with the
+# first `python3` on PATH (or $PYTHON) and reinstalled only when pyproject.toml or that interpreter changed.
 set -euo pipefail
 cd "$(dirname "$0")"
 mode="${1:-run}"; shift || true
 
-QT_LIBS="libegl1 libgl1 libfontconfig1 libglib2.0-0 libxkbcommon0 libdbus-1-3 libx11-6 libxcb-cursor0 libxcb-icccm4
- libxcb-keysyms1 libxcb-image0 libxcb-randr0 libxcb-render-util0 libxcb-shape0 libxcb-xkb1 libxkbcommon-x11-0 xvfb xauth"
+VENV=".venv"
+PYTHON="${PYTHON:-python3}"
+export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
+
+say() { printf 'dev.sh: %s\n' "$*" >&2; }
+
+# What Qt needs to show a window (offscreen and on X11/Wayland), plus fonts with the glyphs stored text uses.
+RUN_LIBS="libegl1 libgl1 libfontconfig1 libglib2.0-0 libxkbcommon0 libdbus-1-3 libx11-6 libxcb-cursor0
+ libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-randr0 libxcb-render-util0 libxcb-shape0 libxcb-xkb1
+ libxkbcommon-x11-0 fonts-dejavu-core"
+# Only the tests need a virtual screen (screenshots), the AppStream validator and Node (the real PLUR as oracle).
+TEST_LIBS="xvfb xauth appstream"
 
 apt_install() {
-  command -v apt-get >/dev/null || { echo "note: not a Debian system; install Qt's libraries yourself" >&2; return 0; }
+  local why="$1"; shift
+  command -v dpkg >/dev/null || { say "not a Debian system: make sure these are installed: $*"; return 0; }
   local missing=()
   for pkg in "$@"; do dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done
   [ ${#missing[@]} -eq 0 ] && return 0
-  local sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  local sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { say "need root to install ${missing[*]} ($why); install them and run again"; exit 1; }
+    sudo="sudo"
+    say "installing ${missing[*]} with apt ($why); this uses sudo and may ask for your password"
+  else
+    say "installing ${missing[*]} with apt ($why)"
+  fi
   export DEBIAN_FRONTEND=noninteractive
   $sudo apt-get update -qq
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
+python_ok() { "$1" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; }
+
+ensure_venv() {
+  command -v "$PYTHON" >/dev/null || { apt_install "a Python interpreter" python3; }
+  python_ok "$PYTHON" || { say "plur_desk needs Python 3.11 or newer; $PYTHON is $("$PYTHON" -V 2>&1)"; exit 1; }
+  local base; base="$("$PYTHON" -c 'import sys; print(sys.base_prefix, sys.version.split()[0])')"
+  if [ -x "$VENV/bin/python" ] && [ "$(cat "$VENV/.base" 2>/dev/null)" = "$base" ] && python_ok "$VENV/bin/python"; then
+    return 0
+  fi
+  rm -rf "$VENV"
+  if ! "$PYTHON" -m venv "$VENV" >/dev/null 2>&1; then
+    # Debian and Ubuntu ship venv and ensurepip in a separate package, named after the interpreter's version.
+    rm -rf "$VENV"
+    local ver; ver="$("$PYTHON" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')"
+    apt_install "to create the project's virtual environment" python3-venv "python${ver}-venv"
+    "$PYTHON" -m venv "$VENV"
+  fi
+  echo "$base" >"$VENV/.base"
+}
+
+# pip install -e '.[extras]' into the venv, only when pyproject.toml, the extras or the interpreter changed.
+ensure_installed() {
+  local extras="$1" stamp="$VENV/.installed"
+  local want; want="$(cat "$VENV/.base") [$extras] $(sha256sum pyproject.toml | cut -c1-16)"
+  if [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then return 0; fi
+  # A stamp for a superset of these extras is good enough (test includes everything run needs).
+  if [ "$extras" = "embeddings" ] && grep -q "test,embeddings\] $(sha256sum pyproject.toml | cut -c1-16)" "$stamp" 2>/dev/null; then
+    return 0
+  fi
+  say "installing plur_desk and its dependencies into $VENV ($extras)"
+  "$VENV/bin/python" -m pip install -q --upgrade pip
+  "$VENV/bin/python" -m pip install -q -e ".[$extras]"
+  echo "$want" >"$stamp"
+}
+
+ensure_node_modules() {
+  command -v node >/dev/null && command -v npm >/dev/null || apt_install "Node runs the real PLUR used as the tests' oracle" nodejs npm
+  local want; want="$(sha256sum tests/node/package-lock.json | cut -c1-16)"
+  if [ "$(cat tests/node/node_modules/.stamp 2>/dev/null)" != "$want" ]; then
+    say "installing the real PLUR (npm) for the interop tests"
+    (cd tests/node && npm ci --no-audit --no-fund --loglevel=error)
+    echo "$want" >tests/node/node_modules/.stamp
+  fi
+}
+
 case "$mode" in
   run)
-    apt_install $QT_LIBS
-    python3 -m pip install -q -e '.[embeddings]'
-    exec python3 -m plur_desk "$@"
+    apt_install "Qt's system libraries" $RUN_LIBS
+    ensure_venv
+    ensure_installed "embeddings"
+    exec "$VENV/bin/python" -m plur_desk "$@"
     ;;
   test)
-    apt_install $QT_LIBS appstream
-    command -v node >/dev/null && command -v npm >/dev/null || apt_install nodejs npm
-    python3 -m pip install -q -e '.[test,embeddings]'
-    (cd tests/node && npm ci --no-audit --no-fund --loglevel=error)
-    exec python3 -m pytest -q "$@"
+    apt_install "Qt's system libraries and the test tools" $RUN_LIBS $TEST_LIBS
+    ensure_venv
+    ensure_installed "test,embeddings"
+    ensure_node_modules
+    exec "$VENV/bin/python" -m pytest -q "$@"
     ;;
-  *) echo "usage: ./dev.sh run|test [args]" >&2; exit 2 ;;
+  lint)
+    ensure_venv
+    ensure_installed "test,embeddings"
+    "$VENV/bin/python" -m ruff check .
+    "$VENV/bin/python" -m ruff format --check .
+    exec "$VENV/bin/python" -m mypy
+    ;;
+  *) echo "usage: ./dev.sh run|test|lint [args]" >&2; exit 2 ;;
 esac

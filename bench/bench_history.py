@@ -59,11 +59,13 @@ def generate(root: Path, lines: int) -> None:
     for month in range(1, 13):
         with open(root / "history" / f"2026-{month:02d}.jsonl", "w") as handle:
             for i in range(per):
-                event = {"event": rng.choice(["engram_created", "co_injection", "engram_updated", "feedback_received"]),
-                         "engram_id": f"ENG-2026-{month:02d}-01-{i:03d}",
-                         "timestamp": f"2026-{month:02d}-01T{(i // 3600) % 24:02d}:{(i // 60) % 60:02d}:{i % 60:02d}.000Z",
-                         "data": {"type": "behavioral", "scope": rng.choice(["project:web", "project:api"])},
-                         "actor": {"asserted_by": "agent:codex", "runtime": {"name": "plur-core"}}}
+                event = {
+                    "event": rng.choice(["engram_created", "co_injection", "engram_updated", "feedback_received"]),
+                    "engram_id": f"ENG-2026-{month:02d}-01-{i:03d}",
+                    "timestamp": f"2026-{month:02d}-01T{(i // 3600) % 24:02d}:{(i // 60) % 60:02d}:{i % 60:02d}.000Z",
+                    "data": {"type": "behavioral", "scope": rng.choice(["project:web", "project:api"])},
+                    "actor": {"asserted_by": "agent:codex", "runtime": {"name": "plur-core"}},
+                }
                 handle.write(json.dumps(event, separators=(",", ":")) + "\n")
 
 
@@ -75,25 +77,36 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="plur-bench-history-") as tmp:
         root = Path(tmp) / "store"
         generate(root, args.lines)
-        ours = json.loads(subprocess.run([sys.executable, "-c", PROBE, str(root)], capture_output=True, text=True,
-                                         check=True).stdout)
+        ours = json.loads(
+            subprocess.run([sys.executable, "-c", PROBE, str(root)], capture_output=True, text=True, check=True).stdout
+        )
         (NODE_DIR / "_read_history.mjs").write_text(READ)
         try:
             env = plur_env(root, Path(tmp) / "home")
-            theirs = json.loads(subprocess.run(["node", str(NODE_DIR / "_read_history.mjs")], capture_output=True,
-                                               text=True, check=True, env=env, cwd=NODE_DIR).stdout)
+            theirs = json.loads(
+                subprocess.run(
+                    ["node", str(NODE_DIR / "_read_history.mjs")],
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                    env=env,
+                    cwd=NODE_DIR,
+                ).stdout
+            )
         finally:
             (NODE_DIR / "_read_history.mjs").unlink()
     size_mb = sum(p.stat().st_size for p in (root / "history").glob("*.jsonl")) / 1e6 if root.exists() else 0
     del size_mb
-    text = "\n".join([
-        "| history lines | first page (200 newest) | all months loaded (background) | filter: type | filter: engram id | filter: human "
-        "| filter: text | one engram's timeline | peak RSS | PLUR `readHistory` of one month |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-        f"| {ours['lines']:,} | {ours['first_page_s']:.2f} s | {ours['full_load_s']:.2f} s | {ours['type_s']:.2f} s | {ours['engram_s']:.2f} s | "
-        f"{ours['human_s']:.2f} s | {ours['text_s']:.2f} s | {ours['timeline_s']:.2f} s | {ours['peak_rss_mb']:.0f} MB "
-        f"| {theirs['seconds']:.2f} s ({theirs['events']:,} events) |",
-    ])
+    text = "\n".join(
+        [
+            "| history lines | first page (200 newest) | all months loaded (background) | filter: type | filter: engram id | filter: human "
+            "| filter: text | one engram's timeline | peak RSS | PLUR `readHistory` of one month |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+            f"| {ours['lines']:,} | {ours['first_page_s']:.2f} s | {ours['full_load_s']:.2f} s | {ours['type_s']:.2f} s | {ours['engram_s']:.2f} s | "
+            f"{ours['human_s']:.2f} s | {ours['text_s']:.2f} s | {ours['timeline_s']:.2f} s | {ours['peak_rss_mb']:.0f} MB "
+            f"| {theirs['seconds']:.2f} s ({theirs['events']:,} events) |",
+        ]
+    )
     print(text)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(text + "\n")

@@ -21,10 +21,26 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from support.node import plur_env, run_node  # noqa: E402
 
-QUERIES = ["deploy production", "build cache weekly", "database migration schema", "token rotates",
-           "release notes review", "python lint format", "oncall alert threshold", "docker image tag pinned"]
-FILTERS = ["", " is:draft", " scope:project:web", " domain:dev -staging", " status:active type:procedural",
-           " after:2026-06-01", " tag:ci", " is:expired"]
+QUERIES = [
+    "deploy production",
+    "build cache weekly",
+    "database migration schema",
+    "token rotates",
+    "release notes review",
+    "python lint format",
+    "oncall alert threshold",
+    "docker image tag pinned",
+]
+FILTERS = [
+    "",
+    " is:draft",
+    " scope:project:web",
+    " domain:dev -staging",
+    " status:active type:procedural",
+    " after:2026-06-01",
+    " tag:ci",
+    " is:expired",
+]
 
 PROBE = r"""
 import json, resource, statistics, sys, time
@@ -65,23 +81,35 @@ def main() -> None:
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "search.md"))
     args = parser.parse_args()
     queries = [q + f for q in QUERIES for f in FILTERS]
-    rows = ["| engrams | index build | incremental update of one engram | BM25 query with filters p50 / p95 "
-            "(plur_desk, 320 queries) | PLUR `recall()` per query (median) | peak RSS plur_desk |",
-            "|---|---|---|---|---|---|"]
+    rows = [
+        "| engrams | index build | incremental update of one engram | BM25 query with filters p50 / p95 "
+        "(plur_desk, 320 queries) | PLUR `recall()` per query (median) | peak RSS plur_desk |",
+        "|---|---|---|---|---|---|",
+    ]
     with tempfile.TemporaryDirectory(prefix="plur-bench-search-") as tmp:
         for n in (int(x) for x in args.sizes.split(",")):
             store, home = Path(tmp) / f"s{n}", Path(tmp) / "home"
             home.mkdir(exist_ok=True)
             run_node("make_store.mjs", payload={"n": n, "drafts_ratio": 0.08}, env=plur_env(store, home), timeout=900)
-            proc = subprocess.run([sys.executable, "-c", PROBE, str(store), str(Path(tmp) / f"c{n}"),
-                                   json.dumps(queries)], capture_output=True, text=True, check=True)
+            proc = subprocess.run(
+                [sys.executable, "-c", PROBE, str(store), str(Path(tmp) / f"c{n}"), json.dumps(queries)],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
             ours = json.loads(proc.stdout)
-            theirs = run_node("bench_plur.mjs", payload={"op": "recall", "queries": QUERIES[: args.plur_queries]},
-                              env=plur_env(store, home), timeout=1800)
+            theirs = run_node(
+                "bench_plur.mjs",
+                payload={"op": "recall", "queries": QUERIES[: args.plur_queries]},
+                env=plur_env(store, home),
+                timeout=1800,
+            )
             print(json.dumps({"n": n, "ours": ours, "plur": theirs}), file=sys.stderr)
-            rows.append(f"| {n:,} | {ours['build_s']:.2f} s | {ours['update_ms']:.1f} ms | "
-                        f"{ours['p50_ms']:.2f} ms / {ours['p95_ms']:.2f} ms | "
-                        f"{statistics.median(theirs['per_query']):.2f} s | {ours['peak_rss_mb']:.0f} MB |")
+            rows.append(
+                f"| {n:,} | {ours['build_s']:.2f} s | {ours['update_ms']:.1f} ms | "
+                f"{ours['p50_ms']:.2f} ms / {ours['p95_ms']:.2f} ms | "
+                f"{statistics.median(theirs['per_query']):.2f} s | {ours['peak_rss_mb']:.0f} MB |"
+            )
     text = "\n".join(rows)
     print(text)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

@@ -57,8 +57,9 @@ print(json.dumps(out))
 
 
 def ours(mode: str, store: Path, cache: Path) -> dict:
-    proc = subprocess.run([sys.executable, "-c", PROBE, mode, str(store), str(cache)], capture_output=True, text=True,
-                          check=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, mode, str(store), str(cache)], capture_output=True, text=True, check=True
+    )
     return json.loads(proc.stdout)
 
 
@@ -108,7 +109,8 @@ def table(results: list[dict]) -> str:
             f"{r['after_plur_rewrite']['load_s']:.2f} s | {r['approve']['approve_median_s'] * 1000:.0f} ms | "
             f"{r['plur_approve']['seconds']:.2f} s | {r['approve']['bulk_s']:.2f} s ({r['approve']['bulk_n']}) | "
             f"{max(r['first']['peak_rss_mb'], r['approve']['peak_rss_mb']):.0f} MB | "
-            f"{r['plur_list']['max_rss_mb']:.0f} MB |")
+            f"{r['plur_list']['max_rss_mb']:.0f} MB |"
+        )
     return "\n".join(rows)
 
 

@@ -1,6 +1,6 @@
 """Renders screenshots of the real main window on the demo store (run under Xvfb: see README).
 
-    xvfb-run -a -s "-screen 0 1600x1000x24" python docs/make_screenshots.py [--dark]
+xvfb-run -a -s "-screen 0 1600x1000x24" python docs/make_screenshots.py [--dark]
 """
 
 from __future__ import annotations
@@ -23,12 +23,20 @@ OUT = Path(__file__).resolve().parent / "screenshots"
 
 def dark_palette() -> QPalette:
     p = QPalette()
-    for role, color in ((QPalette.ColorRole.Window, "#1f2329"), (QPalette.ColorRole.WindowText, "#e6e6e6"),
-                        (QPalette.ColorRole.Base, "#16191d"), (QPalette.ColorRole.AlternateBase, "#22262c"),
-                        (QPalette.ColorRole.Text, "#e6e6e6"), (QPalette.ColorRole.Button, "#2a2f36"),
-                        (QPalette.ColorRole.ButtonText, "#e6e6e6"), (QPalette.ColorRole.Highlight, "#3d6fb6"),
-                        (QPalette.ColorRole.HighlightedText, "#ffffff"), (QPalette.ColorRole.Mid, "#4a505a"),
-                        (QPalette.ColorRole.ToolTipBase, "#2a2f36"), (QPalette.ColorRole.ToolTipText, "#e6e6e6")):
+    for role, color in (
+        (QPalette.ColorRole.Window, "#1f2329"),
+        (QPalette.ColorRole.WindowText, "#e6e6e6"),
+        (QPalette.ColorRole.Base, "#16191d"),
+        (QPalette.ColorRole.AlternateBase, "#22262c"),
+        (QPalette.ColorRole.Text, "#e6e6e6"),
+        (QPalette.ColorRole.Button, "#2a2f36"),
+        (QPalette.ColorRole.ButtonText, "#e6e6e6"),
+        (QPalette.ColorRole.Highlight, "#3d6fb6"),
+        (QPalette.ColorRole.HighlightedText, "#ffffff"),
+        (QPalette.ColorRole.Mid, "#4a505a"),
+        (QPalette.ColorRole.ToolTipBase, "#2a2f36"),
+        (QPalette.ColorRole.ToolTipText, "#e6e6e6"),
+    ):
         p.setColor(role, QColor(color))
     return p
 

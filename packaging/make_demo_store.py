@@ -38,15 +38,28 @@ def main() -> None:
         plur_store.load()
         session = ReviewSession(plur_store, Reviewer("Ada Lovelace"), FixedClock(datetime.now(UTC)))
         session.load_history()
-        session.reject([_id_of(session, "Use spaces for indentation in every file")],
-                       "Makefiles need tabs; the style guide only bans tabs elsewhere")
-        session.approve([_id_of(session, "The design system lives in packages/ui and uses Radix primitives")],
-                        "decided", "checked against the repo")
+        session.reject(
+            [_id_of(session, "Use spaces for indentation in every file")],
+            "Makefiles need tabs; the style guide only bans tabs elsewhere",
+        )
+        session.approve(
+            [_id_of(session, "The design system lives in packages/ui and uses Radix primitives")],
+            "decided",
+            "checked against the repo",
+        )
         session.confirm_tension(next(t.id for t in session.tensions(("detected",))))
         # An agent asserts the rejected statement again, in another session.
-        run_node("plur_ops.mjs", payload=[{"op": "learn", "statement": "Use spaces for indentation in every file",
-                                           "options": {"scope": "global", "domain": "dev.style",
-                                                       "commitment": "draft"}}], env=plur_env(store, home))
+        run_node(
+            "plur_ops.mjs",
+            payload=[
+                {
+                    "op": "learn",
+                    "statement": "Use spaces for indentation in every file",
+                    "options": {"scope": "global", "domain": "dev.style", "commitment": "draft"},
+                }
+            ],
+            env=plur_env(store, home),
+        )
         for leftover in ("packs", "backups", "config.yaml"):
             path = store / leftover
             if path.is_dir():

@@ -1,6 +1,6 @@
 """Renders the application icon's PNG sizes from the SVG master (resources/icons/plur-desk.svg).
 
-    QT_QPA_PLATFORM=offscreen python packaging/make_icons.py
+QT_QPA_PLATFORM=offscreen python packaging/make_icons.py
 """
 
 from __future__ import annotations

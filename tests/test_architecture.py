@@ -44,6 +44,9 @@ def test_layers_import_only_what_they_may():
 
 
 def test_modules_stay_small():
-    big = [f"{p.relative_to(PACKAGE)}: {n} lines" for p in PACKAGE.rglob("*.py")
-           if (n := len(p.read_text().splitlines())) > 500]
+    big = [
+        f"{p.relative_to(PACKAGE)}: {n} lines"
+        for p in PACKAGE.rglob("*.py")
+        if (n := len(p.read_text().splitlines())) > 500
+    ]
     assert not big, big

@@ -20,8 +20,11 @@ def test_metainfo_validates_with_appstreamcli():
     tool = shutil.which("appstreamcli")
     if tool is None:
         pytest.fail("appstreamcli is required (Debian package 'appstream'; ./dev.sh test installs it)")
-    out = subprocess.run([tool, "validate", "--no-net", "--pedantic", str(LINUX / f"{APP_ID}.metainfo.xml")],
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [tool, "validate", "--no-net", "--pedantic", str(LINUX / f"{APP_ID}.metainfo.xml")],
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 0, out.stdout + out.stderr
 
 
@@ -58,18 +61,28 @@ def test_self_check_runs(tmp_path):
     import os
     import sys
 
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_CACHE_HOME=str(tmp_path / "cache"),
-               XDG_CONFIG_HOME=str(tmp_path / "config"))
-    out = subprocess.run([sys.executable, "-m", "plur_desk", "--self-check"], capture_output=True, text=True, env=env,
-                         timeout=300)
+    env = dict(
+        os.environ,
+        QT_QPA_PLATFORM="offscreen",
+        XDG_CACHE_HOME=str(tmp_path / "cache"),
+        XDG_CONFIG_HOME=str(tmp_path / "config"),
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "plur_desk", "--self-check"], capture_output=True, text=True, env=env, timeout=300
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     assert "self-check passed" in out.stdout and "embedding query" in out.stdout
 
 
 def test_pyinstaller_bundle_builds_and_passes_its_self_check(tmp_path):
     """The one-folder bundle (about 25 s to build here) runs on every CI run."""
-    out = subprocess.run(["bash", str(ROOT / "packaging" / "pyinstaller" / "build.sh"), str(tmp_path / "dist")],
-                         capture_output=True, text=True, timeout=900, cwd=ROOT,
-                         env={**__import__("os").environ, "XDG_CACHE_HOME": str(tmp_path / "cache")})
+    out = subprocess.run(
+        ["bash", str(ROOT / "packaging" / "pyinstaller" / "build.sh"), str(tmp_path / "dist")],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=ROOT,
+        env={**__import__("os").environ, "XDG_CACHE_HOME": str(tmp_path / "cache")},
+    )
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     assert "self-check passed" in out.stdout

@@ -33,8 +33,9 @@ def open_store(path: Path, *, use_cache: bool = True) -> PlurStore:
     return PlurStore(path, cache_dir=cache_dir() if use_cache else None)
 
 
-def open_session(path: Path, reviewer_name: str, *, clock: Clock | None = None, load_history: bool = True,
-                 use_cache: bool = True) -> ReviewSession:
+def open_session(
+    path: Path, reviewer_name: str, *, clock: Clock | None = None, load_history: bool = True, use_cache: bool = True
+) -> ReviewSession:
     """Open and load a store fully (blocking); the GUI does the same steps in a worker thread."""
     store = open_store(path, use_cache=use_cache)
     store.load()

@@ -33,11 +33,20 @@ class CheckReport:
 
     def to_json(self) -> str:
         return json.dumps(
-            {"store": self.store, "ok": self.exit_code == 0, "exit_code": self.exit_code,
-             "readable": self.readable, "unreadable_reasons": self.unreadable_reasons,
-             "engrams": self.engrams, "tensions": self.tensions, "history": self.history,
-             "invalid": self.invalid, "warnings": self.warnings},
-            indent=2, ensure_ascii=False,
+            {
+                "store": self.store,
+                "ok": self.exit_code == 0,
+                "exit_code": self.exit_code,
+                "readable": self.readable,
+                "unreadable_reasons": self.unreadable_reasons,
+                "engrams": self.engrams,
+                "tensions": self.tensions,
+                "history": self.history,
+                "invalid": self.invalid,
+                "warnings": self.warnings,
+            },
+            indent=2,
+            ensure_ascii=False,
         )
 
     def to_text(self) -> str:
@@ -53,8 +62,10 @@ class CheckReport:
         if t:
             lines.append(f"tensions: {t['total']}  ({_fmt(t['by_status'])})")
         if h:
-            lines.append(f"history: {h['total']} events in {len(events)} months; "
-                         f"{len(malformed)} malformed lines; chain: {h['chain']}")
+            lines.append(
+                f"history: {h['total']} events in {len(events)} months; "
+                f"{len(malformed)} malformed lines; chain: {h['chain']}"
+            )
             for month, types in events.items():
                 lines.append(f"  {month}: {_fmt(types)}")
             for bad in malformed[:50]:
@@ -63,8 +74,11 @@ class CheckReport:
             lines.append(f"INVALID {item['file']} line {item['line']} {item['id'] or '(no id)'}: {item['reason']}")
         for warning in self.warnings:
             lines.append(f"warning: {warning}")
-        verdict = {0: "OK: every entry is valid", 1: "PROBLEMS FOUND (see above); nothing was changed",
-                   2: "UNREADABLE (see above); nothing was changed"}[self.exit_code]
+        verdict = {
+            0: "OK: every entry is valid",
+            1: "PROBLEMS FOUND (see above); nothing was changed",
+            2: "UNREADABLE (see above); nothing was changed",
+        }[self.exit_code]
         lines.append(verdict)
         return "\n".join(lines)
 
@@ -121,8 +135,10 @@ def run_check(root: Path) -> CheckReport:
     for value in tension_values:
         for side in ("engram_a", "engram_b"):
             if value.get(side) not in ids:
-                report.warnings.append(f"tension {value.get('id')} names {value.get(side)}, which is not in "
-                                       "engrams.yaml (compacted or deleted)")
+                report.warnings.append(
+                    f"tension {value.get('id')} names {value.get(side)}, which is not in "
+                    "engrams.yaml (compacted or deleted)"
+                )
     from plur_desk.app.history_index import HistoryIndex
 
     index = HistoryIndex(store.history)
@@ -131,8 +147,10 @@ def run_check(root: Path) -> CheckReport:
     for value in engram_values:
         record = value.get("review")
         if isinstance(record, dict) and (str(value.get("id")), str(record.get("at"))) not in logged:
-            report.warnings.append(f"{value.get('id')} has a review record ({record.get('at')}) but no history "
-                                   "event: a plur_desk write was interrupted before its event was appended")
+            report.warnings.append(
+                f"{value.get('id')} has a review record ({record.get('at')}) but no history "
+                "event: a plur_desk write was interrupted before its event was appended"
+            )
     history = store.history.read_all()
     months: dict[str, Counter[str]] = {}
     for event in history.events:

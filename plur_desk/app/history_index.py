@@ -53,8 +53,14 @@ def parse_line(raw: bytes, month: str, number: int) -> dict[str, object]:
     except ValueError:
         event = None
     if not isinstance(event, dict):
-        return {"event": "(malformed line)", "engram_id": "", "timestamp": "", "_month": month, "_line": number,
-                "_raw": raw.decode("utf-8", "replace")[:500]}
+        return {
+            "event": "(malformed line)",
+            "engram_id": "",
+            "timestamp": "",
+            "_month": month,
+            "_line": number,
+            "_raw": raw.decode("utf-8", "replace")[:500],
+        }
     event["_month"] = month
     event["_line"] = number
     return event
@@ -72,8 +78,9 @@ class HistoryFilter:
 
     @property
     def empty(self) -> bool:
-        return not (self.types or self.actor_kinds or self.reviewer or self.engram_id or self.text or self.since
-                    or self.until)
+        return not (
+            self.types or self.actor_kinds or self.reviewer or self.engram_id or self.text or self.since or self.until
+        )
 
     def maybe(self, raw: bytes) -> bool:
         """A cheap byte-level test: False means the line certainly does not match."""
@@ -87,9 +94,7 @@ class HistoryFilter:
             return True
         if self.reviewer and self.reviewer.lower().encode() not in raw.lower():
             return False
-        if self.text and raw.isascii() and self.text.lower().encode() not in raw.lower():
-            return False
-        return True
+        return not (self.text and raw.isascii() and self.text.lower().encode() not in raw.lower())
 
     def matches(self, event: dict[str, object]) -> bool:
         if self.types and event.get("event") not in self.types:
@@ -116,8 +121,13 @@ def _names_engram(event: dict[str, object], engram_id: str) -> bool:
         return True
     data = event.get("data")
     if isinstance(data, dict):
-        if engram_id in (data.get("engram_b"), data.get("winner"), data.get("loser"), data.get("earlier"),
-                         data.get("later")):
+        if engram_id in (
+            data.get("engram_b"),
+            data.get("winner"),
+            data.get("loser"),
+            data.get("earlier"),
+            data.get("later"),
+        ):
             return True
         ids = data.get("ids")
         if isinstance(ids, list) and engram_id in ids:
@@ -236,7 +246,7 @@ class HistoryIndex:
         if self.loaded:
             for path in self.log.month_files():
                 stat = path.stat()
-                inode, _size, lines = self._files.get(path.name, (stat.st_ino, 0, 0))
+                _inode, _size, lines = self._files.get(path.name, (stat.st_ino, 0, 0))
                 self._files[path.name] = (stat.st_ino, stat.st_size, lines)
 
     # -- queries -------------------------------------------------------------------------------------------
@@ -261,7 +271,7 @@ class HistoryIndex:
         return Events(matched)
 
     def page(self, flt: HistoryFilter, offset: int, limit: int) -> list[dict[str, object]]:
-        return self.newest_first(flt)[offset:offset + limit]
+        return self.newest_first(flt)[offset : offset + limit]
 
     def timeline(self, engram_id: str) -> list[dict[str, object]]:
         """Everything that happened to one engram across all months, oldest first."""
@@ -281,8 +291,12 @@ class HistoryIndex:
             if event.get("event") == "engram_retired" and isinstance(data, dict) and data.get("action") == "reject":
                 digest = data.get("content_hash")
                 if isinstance(digest, str):
-                    verdicts[digest] = Verdict(str(event.get("engram_id")), actor_name(event),
-                                               str(event.get("timestamp", "")), str(data.get("reason", "")))
+                    verdicts[digest] = Verdict(
+                        str(event.get("engram_id")),
+                        actor_name(event),
+                        str(event.get("timestamp", "")),
+                        str(data.get("reason", "")),
+                    )
         return verdicts
 
     def human_decisions(self) -> set[tuple[str, str]]:

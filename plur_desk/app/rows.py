@@ -94,8 +94,9 @@ def attribution_of(engram: dict[str, object]) -> tuple[str, str, str]:
     return writer, model_name, runtime_name
 
 
-def draft_row(engram: dict[str, object], now: datetime, open_tension_ids: set[str],
-              rejected: dict[str, Verdict]) -> DraftRow:
+def draft_row(
+    engram: dict[str, object], now: datetime, open_tension_ids: set[str], rejected: dict[str, Verdict]
+) -> DraftRow:
     created = created_of(engram)
     writer, model, runtime = attribution_of(engram)
     statement = str(engram.get("statement", ""))

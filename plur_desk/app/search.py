@@ -7,6 +7,7 @@ import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -15,6 +16,9 @@ from plur_desk.app.session import ReviewSession
 from plur_desk.index.fulltext import FulltextIndex, Hit, words
 from plur_desk.index.query import parse
 from plur_desk.store.list_file import digest_of
+
+if TYPE_CHECKING:
+    from plur_desk.index.embeddings import Embedder
 
 RRF_K = 60  # as PLUR's own hybrid recall
 MIN_COSINE = 0.35  # below this a semantic neighbour is noise, not a result
@@ -41,7 +45,7 @@ class SearchService:
         base = cache_root / "stores" / digest
         self.index = FulltextIndex(base / "tantivy")
         self._embeddings_wanted = embeddings
-        self._embedder: object | None = None
+        self._embedder: Embedder | None = None
         self._embedder_tried = False
         from plur_desk.index.embeddings import VectorCache
 
@@ -65,7 +69,9 @@ class SearchService:
             if entry.start >= 0:
                 digest = digest_of(snapshot.block(entry)).hex()
             else:
-                digest = hashlib.blake2b(json.dumps(value, sort_keys=True, default=str).encode(), digest_size=16).hexdigest()
+                digest = hashlib.blake2b(
+                    json.dumps(value, sort_keys=True, default=str).encode(), digest_size=16
+                ).hexdigest()
             out[key] = (digest, value, created_of(value))
         return out
 
@@ -79,7 +85,7 @@ class SearchService:
 
     # -- embeddings ----------------------------------------------------------------------------------------
 
-    def embedder(self):  # type: ignore[no-untyped-def]
+    def embedder(self) -> Embedder | None:
         if not self._embeddings_wanted:
             return None
         if not self._embedder_tried:
@@ -105,8 +111,8 @@ class SearchService:
                 by_hash.setdefault(digest, str(engram.get("statement", "")))
         missing = self.vectors.missing(list(by_hash))
         for start in range(0, len(missing), batch):
-            chunk = missing[start:start + batch]
-            self.vectors.add(chunk, embedder.embed([by_hash[h] for h in chunk]))  # type: ignore[attr-defined]
+            chunk = missing[start : start + batch]
+            self.vectors.add(chunk, embedder.embed([by_hash[h] for h in chunk]))
             if progress is not None:
                 progress(min(start + batch, len(missing)), len(missing))
         self.vectors.save()
@@ -116,7 +122,7 @@ class SearchService:
         embedder = self.embedder()
         if embedder is None or not self.vectors.vectors:
             return []
-        query = embedder.embed([text])[0]  # type: ignore[attr-defined]
+        query = embedder.embed([text])[0]
         ids, mats = [], []
         for engram in self.session.all_engrams():
             engram_id = str(engram.get("id"))
@@ -172,7 +178,7 @@ class SearchService:
             digest = str(engram.get("content_hash"))
             vector = self.vectors.vectors.get(digest)
             if vector is None:
-                vector = embedder.embed([statement])[0]  # type: ignore[attr-defined]
+                vector = embedder.embed([statement])[0]
             ids, mats = [], []
             for other in self.session.all_engrams():
                 other_vec = self.vectors.vectors.get(str(other.get("content_hash")))

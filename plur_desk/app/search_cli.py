@@ -44,15 +44,35 @@ def main(argv: list[str]) -> int:
         rows = []
         for hit in result.hits:
             engram = session.engram(hit.id) or {}
-            rows.append({"id": hit.id, "score": round(hit.score, 6), "statement": engram.get("statement"),
-                         "status": engram.get("status"), "commitment": engram.get("commitment"),
-                         "scope": engram.get("scope")})
-        print(json.dumps({"query": query, "total": result.total, "semantic": result.semantic,
-                          "ignored": result.ignored, "hits": rows}, indent=2, ensure_ascii=False))
+            rows.append(
+                {
+                    "id": hit.id,
+                    "score": round(hit.score, 6),
+                    "statement": engram.get("statement"),
+                    "status": engram.get("status"),
+                    "commitment": engram.get("commitment"),
+                    "scope": engram.get("scope"),
+                }
+            )
+        print(
+            json.dumps(
+                {
+                    "query": query,
+                    "total": result.total,
+                    "semantic": result.semantic,
+                    "ignored": result.ignored,
+                    "hits": rows,
+                },
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
     else:
         for hit in result.hits:
             engram = session.engram(hit.id) or {}
             print(f"{hit.id}\t{hit.score:.3f}\t{engram.get('statement', '')}")
-        print(f"({len(result.hits)} of {result.total} shown{'; hybrid BM25+embeddings' if result.semantic else ''})",
-              file=sys.stderr)
+        print(
+            f"({len(result.hits)} of {result.total} shown{'; hybrid BM25+embeddings' if result.semantic else ''})",
+            file=sys.stderr,
+        )
     return 0

@@ -59,8 +59,11 @@ class ReviewSession:
         for entry in self.store.engrams.entries:
             if entry.key:
                 counts[entry.key] = counts.get(entry.key, 0) + 1
-        self._engrams = {e.key: e.value for e in self.store.engrams.entries  # type: ignore[misc]
-                         if e.valid and e.key and counts[e.key] == 1}
+        self._engrams = {
+            e.key: e.value  # type: ignore[misc]
+            for e in self.store.engrams.entries
+            if e.valid and e.key and counts[e.key] == 1
+        }
         self._tensions = {e.key: e.value for e in self.store.tensions.entries if e.valid and e.key}  # type: ignore[misc]
 
     def load_history(self) -> None:
@@ -101,7 +104,9 @@ class ReviewSession:
             for entry in snapshot.entries:
                 if not entry.valid:
                     reason = entry.syntax_error or "; ".join(entry.problems)
-                    out.append((f"{snapshot.path.name}:{entry.line}", entry.line, f"{entry.key or '(no id)'}: {reason}"))
+                    out.append(
+                        (f"{snapshot.path.name}:{entry.line}", entry.line, f"{entry.key or '(no id)'}: {reason}")
+                    )
         return out
 
     def unlogged_reviews(self) -> list[str]:
@@ -134,8 +139,12 @@ class ReviewSession:
         for engram in self._engrams.values():
             rec = engram.get("review")
             if isinstance(rec, dict) and rec.get("state") == "rejected" and engram.get("content_hash"):
-                verdicts.setdefault(str(engram["content_hash"]), Verdict(
-                    str(engram["id"]), str(rec.get("by", "")), str(rec.get("at", "")), str(rec.get("reason", ""))))
+                verdicts.setdefault(
+                    str(engram["content_hash"]),
+                    Verdict(
+                        str(engram["id"]), str(rec.get("by", "")), str(rec.get("at", "")), str(rec.get("reason", ""))
+                    ),
+                )
         return verdicts
 
     def drafts(self, sort: str = "age", descending: bool = False) -> list[DraftRow]:
@@ -148,9 +157,14 @@ class ReviewSession:
             if e.get("commitment") == "draft" and e.get("status") == "active"
         ]
         keys: dict[str, Callable[[DraftRow], object]] = {
-            "age": lambda r: (r.created, r.id), "scope": lambda r: (r.scope, r.created), "domain": lambda r: (r.domain, r.created),
-            "writer": lambda r: (r.writer, r.created), "type": lambda r: (r.type, r.created), "id": lambda r: r.id,
-            "statement": lambda r: r.statement.lower(), "flags": lambda r: (-len(r.flags), r.created),
+            "age": lambda r: (r.created, r.id),
+            "scope": lambda r: (r.scope, r.created),
+            "domain": lambda r: (r.domain, r.created),
+            "writer": lambda r: (r.writer, r.created),
+            "type": lambda r: (r.type, r.created),
+            "id": lambda r: r.id,
+            "statement": lambda r: r.statement.lower(),
+            "flags": lambda r: (-len(r.flags), r.created),
         }
         rows.sort(key=keys.get(sort, keys["age"]), reverse=descending)  # type: ignore[arg-type]
         return rows
@@ -163,7 +177,9 @@ class ReviewSession:
         return rows
 
     def counts(self) -> dict[str, int]:
-        drafts = sum(1 for e in self._engrams.values() if e.get("commitment") == "draft" and e.get("status") == "active")
+        drafts = sum(
+            1 for e in self._engrams.values() if e.get("commitment") == "draft" and e.get("status") == "active"
+        )
         open_t = sum(1 for t in self._tensions.values() if t.get("status", "detected") in ("detected", "confirmed"))
         return {"drafts": drafts, "open_tensions": open_t, "engrams": len(self._engrams)}
 
@@ -184,22 +200,31 @@ class ReviewSession:
                     duplicates = sum(1 for e in self.store.engrams.entries if e.key == engram_id)
                     if duplicates > 1:
                         lines = ", ".join(str(e.line) for e in self.store.engrams.entries if e.key == engram_id)
-                        raise ActionRefused(f"{engram_id} appears {duplicates} times in engrams.yaml (lines {lines}); "
-                                            "fix that first")
-                    raise ActionRefused(f"{engram_id} at line {entry.line} is an entry PLUR quarantines ({reason}); "
-                                        "fix it by hand first")
+                        raise ActionRefused(
+                            f"{engram_id} appears {duplicates} times in engrams.yaml (lines {lines}); fix that first"
+                        )
+                    raise ActionRefused(
+                        f"{engram_id} at line {entry.line} is an entry PLUR quarantines ({reason}); "
+                        "fix it by hand first"
+                    )
             raise ActionRefused(f"{engram_id} is not in the store")
         return engram_fingerprint(engram)
 
-    def _engram_action(self, action: str, label: str, ids: list[str],
-                       fn: Callable[[dict[str, object]], tuple[dict[str, object], list[dict[str, object]]]],
-                       seen: dict[str, dict[str, object]] | None = None) -> ChangeSet:
+    def _engram_action(
+        self,
+        action: str,
+        label: str,
+        ids: list[str],
+        fn: Callable[[dict[str, object]], tuple[dict[str, object], list[dict[str, object]]]],
+        seen: dict[str, dict[str, object]] | None = None,
+    ) -> ChangeSet:
         if not ids:
             raise ActionRefused("nothing selected")
         edits = [Edit(i, fn, (seen or {}).get(i) or self._seen(i)) for i in dict.fromkeys(ids)]
         result = self.store.write_engrams(edits, engram_fingerprint)
-        op = Operation(action, label, [Patch.between("engrams", k, result.before[k], result.after[k])
-                                       for k in result.changed])
+        op = Operation(
+            action, label, [Patch.between("engrams", k, result.before[k], result.after[k]) for k in result.changed]
+        )
         return self._done(op, result)
 
     def _done(self, op: Operation, *results: WriteResult) -> ChangeSet:
@@ -226,30 +251,41 @@ class ReviewSession:
             self.history.add(result.events)
         return change
 
-    def approve(self, ids: list[str], level: str = "decided", note: str = "",
-                seen: dict[str, dict[str, object]] | None = None) -> ChangeSet:
+    def approve(
+        self, ids: list[str], level: str = "decided", note: str = "", seen: dict[str, dict[str, object]] | None = None
+    ) -> ChangeSet:
         now = self.now()
         label = f"approve {_names(ids)} as {level}"
         return self._engram_action(
-            "approve", label, ids, lambda e: review.approve(e, level, note, self.reviewer, now), seen)
+            "approve", label, ids, lambda e: review.approve(e, level, note, self.reviewer, now), seen
+        )
 
     def reject(self, ids: list[str], reason: str, seen: dict[str, dict[str, object]] | None = None) -> ChangeSet:
         now = self.now()
         return self._engram_action(
-            "reject", f"reject {_names(ids)}", ids, lambda e: review.reject(e, reason, self.reviewer, now), seen)
+            "reject", f"reject {_names(ids)}", ids, lambda e: review.reject(e, reason, self.reviewer, now), seen
+        )
 
     def edit_statement(self, engram_id: str, statement: str, seen: dict[str, object] | None = None) -> ChangeSet:
         now = self.now()
         return self._engram_action(
-            "edit", f"edit {engram_id}", [engram_id],
-            lambda e: review.edit_statement(e, statement, self.reviewer, now), {engram_id: seen} if seen else None)
+            "edit",
+            f"edit {engram_id}",
+            [engram_id],
+            lambda e: review.edit_statement(e, statement, self.reviewer, now),
+            {engram_id: seen} if seen else None,
+        )
 
-    def set_validity(self, ids: list[str], valid_from: str | None, valid_until: str | None,
-                     action: str = "set_validity") -> ChangeSet:
+    def set_validity(
+        self, ids: list[str], valid_from: str | None, valid_until: str | None, action: str = "set_validity"
+    ) -> ChangeSet:
         now = self.now()
         return self._engram_action(
-            action, f"set validity of {_names(ids)}", ids,
-            lambda e: review.set_validity(e, valid_from, valid_until, self.reviewer, now, action))
+            action,
+            f"set validity of {_names(ids)}",
+            ids,
+            lambda e: review.set_validity(e, valid_from, valid_until, self.reviewer, now, action),
+        )
 
     def expire_now(self, ids: list[str]) -> ChangeSet:
         from plur_desk.infra.clock import iso_ms
@@ -261,15 +297,17 @@ class ReviewSession:
         def fn(engram: dict[str, object]) -> tuple[dict[str, object], list[dict[str, object]]]:
             temporal = engram.get("temporal") if isinstance(engram.get("temporal"), dict) else {}
             start = temporal.get("valid_from") if isinstance(temporal, dict) else None
-            return review.set_validity(engram, start if isinstance(start, str) else None, instant, self.reviewer,
-                                       now, "expire_now")
+            return review.set_validity(
+                engram, start if isinstance(start, str) else None, instant, self.reviewer, now, "expire_now"
+            )
 
         return self._engram_action("expire_now", f"expire {_names(now_ids)} now", now_ids, fn)
 
     # -- tensions ------------------------------------------------------------------------------------------
 
-    def _tension_write(self, tension_id: str, fn: Callable[[dict[str, object]], dict[str, object]], action: str,
-                       **extra: object) -> WriteResult:
+    def _tension_write(
+        self, tension_id: str, fn: Callable[[dict[str, object]], dict[str, object]], action: str, **extra: object
+    ) -> WriteResult:
         self._check_writable()
         record = self._tensions.get(tension_id)
         if record is None:
@@ -286,14 +324,20 @@ class ReviewSession:
 
     def confirm_tension(self, tension_id: str) -> ChangeSet:
         result = self._tension_write(tension_id, review.confirm_tension, "confirm")
-        op = Operation("confirm_tension", f"confirm {tension_id}",
-                       [Patch.between("tensions", tension_id, result.before[tension_id], result.after[tension_id])])
+        op = Operation(
+            "confirm_tension",
+            f"confirm {tension_id}",
+            [Patch.between("tensions", tension_id, result.before[tension_id], result.after[tension_id])],
+        )
         return self._done(op, result)
 
     def dismiss_tension(self, tension_id: str, reason: str = "") -> ChangeSet:
         result = self._tension_write(tension_id, review.dismiss_tension, "dismiss", reason=reason or None)
-        op = Operation("dismiss_tension", f"dismiss {tension_id}",
-                       [Patch.between("tensions", tension_id, result.before[tension_id], result.after[tension_id])])
+        op = Operation(
+            "dismiss_tension",
+            f"dismiss {tension_id}",
+            [Patch.between("tensions", tension_id, result.before[tension_id], result.after[tension_id])],
+        )
         return self._done(op, result)
 
     def resolve_tension(self, tension_id: str, winner: str) -> ChangeSet:
@@ -312,18 +356,29 @@ class ReviewSession:
         if loser not in self._engrams:
             raise ActionRefused(f"{loser} is not in the store; resolve {tension_id} by hand or dismiss it")
         now = self.now()
-        first = self._tension_write(tension_id, lambda r: review.resolve_tension(r, winner, now), "resolve",
-                                    winner=winner, loser=loser)
+        first = self._tension_write(
+            tension_id, lambda r: review.resolve_tension(r, winner, now), "resolve", winner=winner, loser=loser
+        )
         record_patch = Patch.between("tensions", tension_id, first.before[tension_id], first.after[tension_id])
         try:
             second = self.store.write_engrams(
-                [Edit(loser, lambda e: review.retire_loser(e, tension_id, winner, self.reviewer, now), self._seen(loser))],
-                engram_fingerprint)
+                [
+                    Edit(
+                        loser,
+                        lambda e: review.retire_loser(e, tension_id, winner, self.reviewer, now),
+                        self._seen(loser),
+                    )
+                ],
+                engram_fingerprint,
+            )
         except Exception:
             self._rollback(record_patch, "resolve")
             raise
-        op = Operation("resolve_tension", f"resolve {tension_id} for {winner}",
-                       [record_patch, Patch.between("engrams", loser, second.before[loser], second.after[loser])])
+        op = Operation(
+            "resolve_tension",
+            f"resolve {tension_id} for {winner}",
+            [record_patch, Patch.between("engrams", loser, second.before[loser], second.after[loser])],
+        )
         return self._done(op, first, second)
 
     def split_in_time(self, tension_id: str, at: str) -> ChangeSet:
@@ -343,9 +398,15 @@ class ReviewSession:
 
         earlier, later = (a, b) if (created_of(ea), a) <= (created_of(eb), b) else (b, a)
         now = self.now()
-        first = self._tension_write(tension_id, review.dismiss_tension, "split_in_time",
-                                    reason=f"both true at different times: {earlier} until {review.day_before(at)}, "
-                                           f"{later} from {at}", earlier=earlier, later=later, at=at)
+        first = self._tension_write(
+            tension_id,
+            review.dismiss_tension,
+            "split_in_time",
+            reason=f"both true at different times: {earlier} until {review.day_before(at)}, {later} from {at}",
+            earlier=earlier,
+            later=later,
+            at=at,
+        )
         record_patch = Patch.between("tensions", tension_id, first.before[tension_id], first.after[tension_id])
 
         def window(engram_id: str, start: str | None, end: str | None) -> Edit:
@@ -353,19 +414,27 @@ class ReviewSession:
                 from plur_desk.domain.validity import Window
 
                 current = Window.of(e)
-                return review.set_validity(e, start if start is not None else current.valid_from,
-                                           end if end is not None else current.valid_until, self.reviewer, now,
-                                           "split_in_time")
+                return review.set_validity(
+                    e,
+                    start if start is not None else current.valid_from,
+                    end if end is not None else current.valid_until,
+                    self.reviewer,
+                    now,
+                    "split_in_time",
+                )
+
             return Edit(engram_id, fn, self._seen(engram_id))
 
         try:
             second = self.store.write_engrams(
-                [window(earlier, None, review.day_before(at)), window(later, at, None)], engram_fingerprint)
+                [window(earlier, None, review.day_before(at)), window(later, at, None)], engram_fingerprint
+            )
         except Exception:
             self._rollback(record_patch, "split_in_time")
             raise
-        patches = [record_patch] + [Patch.between("engrams", k, second.before[k], second.after[k])
-                                    for k in second.changed]
+        patches = [record_patch] + [
+            Patch.between("engrams", k, second.before[k], second.after[k]) for k in second.changed
+        ]
         return self._done(Operation("split_in_time", f"split {tension_id} at {at}", patches), first, second)
 
     def _rollback(self, patch: Patch, action: str) -> None:
@@ -438,8 +507,12 @@ class ReviewSession:
             if patch.file == "engrams":
                 kind = "engram_retired" if new.get("status") == "retired" and "status" in fields else "engram_updated"
                 return new, [review.make_event(kind, patch.key, now, data, self.reviewer)]
-            return new, [review.make_event("tension_reviewed", str(new.get("engram_a")), now,
-                                           {**data, "tension_id": patch.key}, self.reviewer)]
+            return new, [
+                review.make_event(
+                    "tension_reviewed", str(new.get("engram_a")), now, {**data, "tension_id": patch.key}, self.reviewer
+                )
+            ]
+
         return apply
 
 

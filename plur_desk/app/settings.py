@@ -55,7 +55,7 @@ class SettingsStore:
             self._doc = self._yaml.load(self.path.read_text(encoding="utf-8"))
             data = dict(self._doc) if isinstance(self._doc, dict) else {}
             return Settings.model_validate(data)
-        except Exception:  # noqa: BLE001 - a broken settings file must not stop the app
+        except Exception:
             return Settings()
 
     def save(self, settings: Settings) -> None:
@@ -73,9 +73,9 @@ class SettingsStore:
         tmp.replace(self.path)
 
     def remember_store(self, settings: Settings, store: str) -> None:
-        settings.recent_stores = [store] + [s for s in settings.recent_stores if s != store][:9]
+        settings.recent_stores = [store, *[s for s in settings.recent_stores if s != store][:9]]
         self.save(settings)
 
     def remember_reason(self, settings: Settings, reason: str) -> None:
-        settings.recent_reasons = [reason] + [r for r in settings.recent_reasons if r != reason][:11]
+        settings.recent_reasons = [reason, *[r for r in settings.recent_reasons if r != reason][:11]]
         self.save(settings)

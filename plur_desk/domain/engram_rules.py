@@ -26,8 +26,17 @@ RELATION_KEYS = ("broader", "narrower", "related", "conflicts", "supersedes", "s
 MEMORY_CLASSES = ("semantic", "episodic", "procedural", "metacognitive")
 COGNITIVE_LEVELS = ("remember", "understand", "apply", "analyze", "evaluate", "create")
 
-_STRING_FIELDS = ("rationale", "source", "domain", "content_hash", "locked_at", "locked_reason", "created_at",
-                  "updated_at", "summary")
+_STRING_FIELDS = (
+    "rationale",
+    "source",
+    "domain",
+    "content_hash",
+    "locked_at",
+    "locked_reason",
+    "created_at",
+    "updated_at",
+    "summary",
+)
 _NULLABLE_STRING_FIELDS = ("pack", "abstract", "derived_from")
 _STRING_LIST_FIELDS = ("contraindications", "source_patterns", "tags", "episode_ids")
 _NONNEG_INT_FIELDS = ("derivation_count", "write_count", "injection_count", "recurrence_count")
@@ -38,9 +47,7 @@ def _is_str(value: object) -> bool:
 
 
 def _is_int(value: object) -> bool:
-    return (isinstance(value, int) and not isinstance(value, bool)) or (
-        isinstance(value, float) and value.is_integer()
-    )
+    return (isinstance(value, int) and not isinstance(value, bool)) or (isinstance(value, float) and value.is_integer())
 
 
 def _is_num(value: object) -> bool:
@@ -77,7 +84,7 @@ def _shared_problems(entry: object, dates: bool) -> list[str]:
     return [f"{date_path} is an unquoted YAML timestamp (js-yaml reads it as a Date); quote it"] if date_path else []
 
 
-def engram_problems(engram: object, *, dates: bool = True) -> list[str]:
+def engram_problems(engram: object, *, dates: bool = True) -> list[str]:  # noqa: C901 -- one flat list of PLUR schema rules
     """Why PLUR's schema would reject this entry; empty when it is valid.
 
     `dates=False` skips the search for unquoted timestamps (the caller knows the text has none).
@@ -88,9 +95,8 @@ def engram_problems(engram: object, *, dates: bool = True) -> list[str]:
     for key in ("id", "status", "type", "scope", "statement"):
         if key not in engram or engram[key] is None:
             problems.append(f"required field {key} is missing")
-    if "id" in engram and engram["id"] is not None:
-        if not _is_str(engram["id"]) or not ID_RE.match(engram["id"]):
-            problems.append(f"id {engram['id']!r} does not match ENG-/ABS-/META- followed by letters, digits, -")
+    if "id" in engram and engram["id"] is not None and (not _is_str(engram["id"]) or not ID_RE.match(engram["id"])):
+        problems.append(f"id {engram['id']!r} does not match ENG-/ABS-/META- followed by letters, digits, -")
     for key, allowed in (("status", STATUSES), ("type", TYPES)):
         if engram.get(key) is not None and engram[key] not in allowed:
             problems.append(f"{key} is {engram[key]!r}; PLUR accepts {', '.join(allowed)}")
@@ -116,10 +122,10 @@ def engram_problems(engram: object, *, dates: bool = True) -> list[str]:
         if key in engram and not (isinstance(engram[key], list) and all(_is_str(v) for v in engram[key])):
             problems.append(f"{key} must be a list of strings")
     for key in _NONNEG_INT_FIELDS:
-        if key in engram and not (_is_int(engram[key]) and engram[key] >= 0):  # type: ignore[operator]
+        if key in engram and not (_is_int(engram[key]) and engram[key] >= 0):
             problems.append(f"{key} must be a whole number >= 0")
     for key in ("version", "engram_version"):
-        if key in engram and not (_is_int(engram[key]) and engram[key] >= 1):  # type: ignore[operator]
+        if key in engram and not (_is_int(engram[key]) and engram[key] >= 1):
             problems.append(f"{key} must be a whole number >= 1")
     for key in ("consolidated", "pinned"):
         if key in engram and not isinstance(engram[key], bool):
@@ -132,7 +138,7 @@ def _u16len(text: str) -> int:
     return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
 
 
-def _nested_problems(engram: dict[str, object]) -> list[str]:
+def _nested_problems(engram: dict[str, object]) -> list[str]:  # noqa: C901 -- one flat list of PLUR schema rules
     problems: list[str] = []
     temporal = engram.get("temporal")
     if "temporal" in engram:
@@ -163,7 +169,7 @@ def _nested_problems(engram: dict[str, object]) -> list[str]:
                 value = activation.get(key)
                 if not (_is_num(value) and 0 <= value <= 1):  # type: ignore[operator]
                     problems.append(f"activation.{key} must be a number from 0 to 1")
-            if not (_is_int(activation.get("frequency")) and activation["frequency"] >= 0):  # type: ignore[operator]
+            if not (_is_int(activation.get("frequency")) and activation["frequency"] >= 0):
                 problems.append("activation.frequency must be a whole number >= 0")
             if not _is_str(activation.get("last_accessed")):
                 problems.append("activation.last_accessed must be a string")
@@ -173,18 +179,21 @@ def _nested_problems(engram: dict[str, object]) -> list[str]:
             problems.append("sources must be a list")
         else:
             for index, source in enumerate(sources):
-                if not isinstance(source, dict) or not _is_str(source.get("scope")) or not _is_str(
-                    source.get("stored_at")
+                if (
+                    not isinstance(source, dict)
+                    or not _is_str(source.get("scope"))
+                    or not _is_str(source.get("stored_at"))
                 ):
                     problems.append(f"sources[{index}] needs scope and stored_at strings")
                 elif source.get("session_id") is not None and not _is_str(source["session_id"]):
                     problems.append(f"sources[{index}].session_id must be a string or null")
     knowledge_type = engram.get("knowledge_type")
-    if "knowledge_type" in engram:
-        if not isinstance(knowledge_type, dict) or knowledge_type.get("memory_class") not in MEMORY_CLASSES or (
-            knowledge_type.get("cognitive_level") not in COGNITIVE_LEVELS
-        ):
-            problems.append("knowledge_type needs a valid memory_class and cognitive_level")
+    if "knowledge_type" in engram and (
+        not isinstance(knowledge_type, dict)
+        or knowledge_type.get("memory_class") not in MEMORY_CLASSES
+        or (knowledge_type.get("cognitive_level") not in COGNITIVE_LEVELS)
+    ):
+        problems.append("knowledge_type needs a valid memory_class and cognitive_level")
     signals = engram.get("feedback_signals")
     if "feedback_signals" in engram and not (isinstance(signals, dict) and all(_is_int(v) for v in signals.values())):
         problems.append("feedback_signals must be a mapping of whole numbers")

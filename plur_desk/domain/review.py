@@ -50,10 +50,16 @@ def tension_fingerprint(record: dict[str, object]) -> dict[str, object]:
     return {"status": record.get("status", "detected"), "resolved_by": record.get("resolved_by")}
 
 
-def make_event(kind: str, engram_id: str, now: datetime, data: Mapping[str, object],
-               reviewer: Reviewer) -> dict[str, object]:
-    return {"event": kind, "engram_id": engram_id, "timestamp": iso_ms(now), "data": dict(data),
-            "actor": reviewer.actor()}
+def make_event(
+    kind: str, engram_id: str, now: datetime, data: Mapping[str, object], reviewer: Reviewer
+) -> dict[str, object]:
+    return {
+        "event": kind,
+        "engram_id": engram_id,
+        "timestamp": iso_ms(now),
+        "data": dict(data),
+        "actor": reviewer.actor(),
+    }
 
 
 # -- patches ---------------------------------------------------------------------------------------------------
@@ -68,8 +74,9 @@ class Patch:
     changes: tuple[tuple[str, object, object], ...]
 
     @staticmethod
-    def between(file: Literal["engrams", "tensions"], key: str, before: dict[str, object],
-                after: dict[str, object]) -> Patch:
+    def between(
+        file: Literal["engrams", "tensions"], key: str, before: dict[str, object], after: dict[str, object]
+    ) -> Patch:
         fields = [k for k in before if k not in after or before[k] != after[k]]
         fields += [k for k in after if k not in before]
         return Patch(file, key, tuple((k, before.get(k, ABSENT), after.get(k, ABSENT)) for k in fields))
@@ -111,8 +118,9 @@ def _review(state: str, reviewer: Reviewer, now: datetime, **extra: object) -> d
     return record
 
 
-def approve(engram: dict[str, object], level: str, note: str, reviewer: Reviewer, now: datetime,
-            locked_reason: str = "") -> tuple[dict[str, object], list[dict[str, object]]]:
+def approve(
+    engram: dict[str, object], level: str, note: str, reviewer: Reviewer, now: datetime, locked_reason: str = ""
+) -> tuple[dict[str, object], list[dict[str, object]]]:
     if level not in LADDER:
         raise ActionRefused(f"{level!r} is not a commitment level ({', '.join(LADDER)})")
     if engram.get("commitment") != "draft":
@@ -131,8 +139,9 @@ def approve(engram: dict[str, object], level: str, note: str, reviewer: Reviewer
     return engram, [make_event("engram_updated", str(engram["id"]), now, data, reviewer)]
 
 
-def reject(engram: dict[str, object], reason: str, reviewer: Reviewer,
-           now: datetime) -> tuple[dict[str, object], list[dict[str, object]]]:
+def reject(
+    engram: dict[str, object], reason: str, reviewer: Reviewer, now: datetime
+) -> tuple[dict[str, object], list[dict[str, object]]]:
     reason = reason.strip()
     if not reason:
         raise ActionRefused("a rejection needs a reason")
@@ -143,13 +152,18 @@ def reject(engram: dict[str, object], reason: str, reviewer: Reviewer,
         engram["rationale"] = f"Retired: rejected in review: {reason}"
     engram["updated_at"] = iso_ms(now)
     engram["review"] = _review("rejected", reviewer, now, reason=reason)
-    data = {"action": "reject", "reason": reason, "content_hash": engram.get("content_hash"),
-            "statement": engram.get("statement")}
+    data = {
+        "action": "reject",
+        "reason": reason,
+        "content_hash": engram.get("content_hash"),
+        "statement": engram.get("statement"),
+    }
     return engram, [make_event("engram_retired", str(engram["id"]), now, data, reviewer)]
 
 
-def edit_statement(engram: dict[str, object], statement: str, reviewer: Reviewer,
-                   now: datetime) -> tuple[dict[str, object], list[dict[str, object]]]:
+def edit_statement(
+    engram: dict[str, object], statement: str, reviewer: Reviewer, now: datetime
+) -> tuple[dict[str, object], list[dict[str, object]]]:
     new = " ".join(statement.split()) if "\n" not in statement.strip() else statement.strip()
     if not new:
         raise ActionRefused("the statement cannot be empty")
@@ -185,8 +199,14 @@ def check_bound(value: str | None, name: str) -> str | None:
     return value
 
 
-def set_validity(engram: dict[str, object], valid_from: str | None, valid_until: str | None, reviewer: Reviewer,
-                 now: datetime, action: str = "set_validity") -> tuple[dict[str, object], list[dict[str, object]]]:
+def set_validity(
+    engram: dict[str, object],
+    valid_from: str | None,
+    valid_until: str | None,
+    reviewer: Reviewer,
+    now: datetime,
+    action: str = "set_validity",
+) -> tuple[dict[str, object], list[dict[str, object]]]:
     from plur_desk.domain.validity import closes_at, opens_at
 
     valid_from = check_bound(valid_from, "valid_from")
@@ -219,8 +239,9 @@ def set_validity(engram: dict[str, object], valid_from: str | None, valid_until:
     return engram, [make_event("engram_updated", str(engram["id"]), now, data, reviewer)]
 
 
-def retire_loser(engram: dict[str, object], tension_id: str, winner: str, reviewer: Reviewer,
-                 now: datetime) -> tuple[dict[str, object], list[dict[str, object]]]:
+def retire_loser(
+    engram: dict[str, object], tension_id: str, winner: str, reviewer: Reviewer, now: datetime
+) -> tuple[dict[str, object], list[dict[str, object]]]:
     reason = f"tension {tension_id} resolved in favor of {winner}"
     engram["status"] = "retired"
     if not engram.get("rationale"):
@@ -237,10 +258,15 @@ def day_before(value: str) -> str:
 # -- tension actions -------------------------------------------------------------------------------------------
 
 
-def tension_event(action: str, record: dict[str, object], reviewer: Reviewer, now: datetime,
-                  **extra: object) -> dict[str, object]:
-    data: dict[str, object] = {"action": action, "tension_id": record["id"], "engram_b": record.get("engram_b"),
-                               "from": record.get("status", "detected")}
+def tension_event(
+    action: str, record: dict[str, object], reviewer: Reviewer, now: datetime, **extra: object
+) -> dict[str, object]:
+    data: dict[str, object] = {
+        "action": action,
+        "tension_id": record["id"],
+        "engram_b": record.get("engram_b"),
+        "from": record.get("status", "detected"),
+    }
     data.update({k: v for k, v in extra.items() if v is not None})
     return make_event("tension_reviewed", str(record.get("engram_a")), now, data, reviewer)
 

@@ -33,9 +33,16 @@ def _is_punct(ch: str) -> bool:
 
 
 def _is_cjk(code: int) -> bool:
-    return (0x4E00 <= code <= 0x9FFF or 0x3400 <= code <= 0x4DBF or 0x20000 <= code <= 0x2A6DF
-            or 0x2A700 <= code <= 0x2B73F or 0x2B740 <= code <= 0x2B81F or 0x2B820 <= code <= 0x2CEAF
-            or 0xF900 <= code <= 0xFAFF or 0x2F800 <= code <= 0x2FA1F)
+    return (
+        0x4E00 <= code <= 0x9FFF
+        or 0x3400 <= code <= 0x4DBF
+        or 0x20000 <= code <= 0x2A6DF
+        or 0x2A700 <= code <= 0x2B73F
+        or 0x2B740 <= code <= 0x2B81F
+        or 0x2B820 <= code <= 0x2CEAF
+        or 0xF900 <= code <= 0xFAFF
+        or 0x2F800 <= code <= 0x2FA1F
+    )
 
 
 def _normalize(text: str) -> str:
@@ -100,7 +107,7 @@ def tokenize(text: str, max_tokens: int = MAX_TOKENS) -> list[int]:
         ids.extend(_wordpiece(word, vocab))
         if len(ids) >= max_tokens - 1:
             break
-    return ids[: max_tokens - 1] + [vocab["[SEP]"]]
+    return [*ids[: max_tokens - 1], vocab["[SEP]"]]
 
 
 class Embedder:
@@ -134,7 +141,7 @@ class Embedder:
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # length-sorted batches pad less
         out = np.zeros((len(texts), DIM), dtype=np.float32)
         for start in range(0, len(order), batch):
-            chunk = order[start:start + batch]
+            chunk = order[start : start + batch]
             encoded = [tokenize(texts[i]) for i in chunk]
             width = max(len(e) for e in encoded)
             ids = np.zeros((len(chunk), width), dtype=np.int64)
@@ -142,8 +149,9 @@ class Embedder:
             for row, tokens in enumerate(encoded):
                 ids[row, : len(tokens)] = tokens
                 mask[row, : len(tokens)] = 1
-            hidden = self.session.run(None, {"input_ids": ids, "attention_mask": mask,
-                                             "token_type_ids": np.zeros_like(ids)})[0]
+            hidden = self.session.run(
+                None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+            )[0]
             summed = (hidden * mask[:, :, None]).sum(axis=1)
             pooled = summed / np.maximum(mask.sum(axis=1, keepdims=True), 1)
             norms = np.linalg.norm(pooled, axis=1, keepdims=True)

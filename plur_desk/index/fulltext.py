@@ -101,8 +101,13 @@ class FulltextIndex:
         digests = meta.get("digests", {})
         self.digests = {str(k): str(v) for k, v in digests.items()} if isinstance(digests, dict) else {}
 
-    def sync(self, engrams: dict[str, tuple[str, dict[str, object], str]], progress: Progress | None = None,
-             *, partial: bool = False) -> int:
+    def sync(
+        self,
+        engrams: dict[str, tuple[str, dict[str, object], str]],
+        progress: Progress | None = None,
+        *,
+        partial: bool = False,
+    ) -> int:
         """Bring the index in line with `engrams` (id -> (digest, value, created)); returns documents touched.
 
         With partial=True only the given engrams are looked at (after our own writes); otherwise engrams missing
@@ -135,7 +140,7 @@ class FulltextIndex:
 
     # -- querying ------------------------------------------------------------------------------------------
 
-    def _filter_query(self, flt: Filter, now: datetime, sets: dict[str, set[str]]) -> tantivy.Query | None:
+    def _filter_query(self, flt: Filter, now: datetime, sets: dict[str, set[str]]) -> tantivy.Query | None:  # noqa: C901 -- one branch per query field
         s = self.schema
         value = flt.value
         if flt.field in ("status", "commitment", "scope", "type", "id"):
@@ -156,10 +161,12 @@ class FulltextIndex:
             return tantivy.Query.term_set_query(s, "id", ids) if ids else tantivy.Query.empty_query()
         now_ms = int(now.timestamp() * 1000)
         if value == "draft":  # waiting for review: a rejected draft is retired and no longer one
-            return tantivy.Query.boolean_query([
-                (tantivy.Occur.Must, tantivy.Query.term_query(s, "commitment", "draft")),
-                (tantivy.Occur.Must, tantivy.Query.term_query(s, "status", "active")),
-            ])
+            return tantivy.Query.boolean_query(
+                [
+                    (tantivy.Occur.Must, tantivy.Query.term_query(s, "commitment", "draft")),
+                    (tantivy.Occur.Must, tantivy.Query.term_query(s, "status", "active")),
+                ]
+            )
         if value == "locked":
             return tantivy.Query.term_query(s, "commitment", "locked")
         if value in ("active", "retired"):
@@ -171,18 +178,27 @@ class FulltextIndex:
         if value == "future":
             return tantivy.Query.range_query(s, "opens", tantivy.FieldType.Integer, now_ms, None, False, True)
         if value == "current":
-            return tantivy.Query.boolean_query([
-                (tantivy.Occur.Must, tantivy.Query.range_query(s, "opens", tantivy.FieldType.Integer, None, now_ms)),
-                (tantivy.Occur.Must, tantivy.Query.range_query(s, "closes", tantivy.FieldType.Integer, now_ms, None)),
-            ])
+            return tantivy.Query.boolean_query(
+                [
+                    (
+                        tantivy.Occur.Must,
+                        tantivy.Query.range_query(s, "opens", tantivy.FieldType.Integer, None, now_ms),
+                    ),
+                    (
+                        tantivy.Occur.Must,
+                        tantivy.Query.range_query(s, "closes", tantivy.FieldType.Integer, now_ms, None),
+                    ),
+                ]
+            )
         return None
 
     def _text_query(self, text: str) -> tantivy.Query:
         query, _errors = self.index.parse_query_lenient(text, ["statement"])
         return query
 
-    def build_query(self, parsed: ParsedQuery, now: datetime, sets: dict[str, set[str]] | None = None,
-                    text: bool = True) -> tantivy.Query:
+    def build_query(
+        self, parsed: ParsedQuery, now: datetime, sets: dict[str, set[str]] | None = None, text: bool = True
+    ) -> tantivy.Query:
         sets = sets or {}
         clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []
         if text and parsed.terms:

@@ -94,7 +94,7 @@ def last_line(path: Path) -> bytes | None:
             chunk = handle.read(size - start).rstrip(b"\n")
             cut = chunk.rfind(b"\n")
             if cut != -1 or start == 0:
-                tail = chunk[cut + 1:]
+                tail = chunk[cut + 1 :]
                 return tail if tail.strip() else None
             window *= 2
 

@@ -7,6 +7,7 @@ event, engram_id, timestamp, data, actor). On a hash-chained store the append ha
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from dataclasses import dataclass, field
@@ -119,15 +120,18 @@ class HistoryLog:
                     # Seal the cut-off line on its own line (it stays a skipped, malformed line) so it cannot
                     # swallow the start of ours.
                     lines[0] = "\n" + lines[0]
-                    result.warnings.append(f"{path.name} ended in a cut-off line; it was left as it is, and the "
-                                           "review events start on a new line")
+                    result.warnings.append(
+                        f"{path.name} ended in a cut-off line; it was left as it is, and the "
+                        "review events start on a new line"
+                    )
                 self._write(path, lines)
             else:
                 self._append_chained(month, month_events, mode, result)
         return result
 
-    def _append_chained(self, month: str, events: list[dict[str, object]], mode: ChainMode,
-                        result: AppendResult) -> None:
+    def _append_chained(
+        self, month: str, events: list[dict[str, object]], mode: ChainMode, result: AppendResult
+    ) -> None:
         month_file = self.dir / f"{month}.jsonl"
         try:
             with locked(self.dir / "chain", CHAIN_POLICY):
@@ -161,10 +165,8 @@ class HistoryLog:
             prev = event["hash"]  # type: ignore[assignment]
             lines.append(js_stringify(event))
         self._write(month_file, lines)
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(self.dir / ".chain-head")
-        except FileNotFoundError:
-            pass
 
     @staticmethod
     def _write(path: Path, lines: list[str]) -> None:

@@ -147,8 +147,13 @@ class ListFile:
 
     @classmethod
     def read(
-        cls, path: Path, layout: Layout, validate: Callable[[object], list[str]], cache: BlockCache | None = None,
-        *, parse: bool = True,
+        cls,
+        path: Path,
+        layout: Layout,
+        validate: Callable[[object], list[str]],
+        cache: BlockCache | None = None,
+        *,
+        parse: bool = True,
     ) -> ListFile:
         try:
             with open(path, "rb") as handle:
@@ -177,10 +182,12 @@ class ListFile:
         if data == layout.empty:
             return
         if not data.endswith(b"\n"):
-            self._refuse(f"{self.path.name} does not end with a newline: it looks cut short (PLUR always writes one)",
-                         data.count(b"\n") + 1)
+            self._refuse(
+                f"{self.path.name} does not end with a newline: it looks cut short (PLUR always writes one)",
+                data.count(b"\n") + 1,
+            )
             return
-        body = data[len(layout.header):]
+        body = data[len(layout.header) :]
         if (
             data.startswith(layout.header)
             and body.startswith(b"  - " if layout.item_indent else b"- ")
@@ -279,7 +286,7 @@ class ListFile:
         return engrams
 
     def block(self, entry: Entry) -> bytes:
-        return self.data[entry.start:entry.end]
+        return self.data[entry.start : entry.end]
 
     def parse_entries(self, entries: Iterable[Entry]) -> None:
         validate = self._validate  # type: ignore[attr-defined]
@@ -289,26 +296,27 @@ class ListFile:
         for entry in entries:
             if entry.parsed:
                 continue
-            raw = data[entry.start:entry.end]
+            raw = data[entry.start : entry.end]
             digest = digest_of(raw) if cache is not None else b""
             cached = cache.get(digest) if cache is not None else None
             if cached is not None:
                 entry.value = cached  # only valid entries are cached: no need to validate again
                 entry.parsed = True
                 continue
-            else:
-                try:
-                    entry.value = parse_item(raw.decode("utf-8"), indent)
-                except UnicodeDecodeError as exc:
-                    entry.syntax_error = f"invalid UTF-8 at byte {entry.start + exc.start}"
-                    if self.fatal is None:
-                        self._refuse(entry.syntax_error, _line_of(data, entry.start + exc.start))
-                except YamlSyntaxError as exc:
-                    entry.syntax_error = str(exc)
-                    line = entry.line + (exc.line - 1 if exc.line else 0)
-                    if self.fatal is None:
-                        self._refuse(f"YAML error in the entry at line {entry.line}: {exc}; "
-                                     "PLUR cannot read this file either", line)
+            try:
+                entry.value = parse_item(raw.decode("utf-8"), indent)
+            except UnicodeDecodeError as exc:
+                entry.syntax_error = f"invalid UTF-8 at byte {entry.start + exc.start}"
+                if self.fatal is None:
+                    self._refuse(entry.syntax_error, _line_of(data, entry.start + exc.start))
+            except YamlSyntaxError as exc:
+                entry.syntax_error = str(exc)
+                line = entry.line + (exc.line - 1 if exc.line else 0)
+                if self.fatal is None:
+                    self._refuse(
+                        f"YAML error in the entry at line {entry.line}: {exc}; PLUR cannot read this file either",
+                        line,
+                    )
             entry.parsed = True
             if entry.syntax_error is None:
                 entry.problems = validate(entry.value, dates=_DATE_PROBE.search(raw) is not None)

@@ -14,7 +14,7 @@ import re
 import socket
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -117,10 +117,8 @@ def _steal(lock: Path, stale_token: str, own_token: str) -> None:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(_read(claim) or "")
     finally:
-        try:
+        with suppress(FileNotFoundError):
             os.unlink(claim)
-        except FileNotFoundError:
-            pass
 
 
 def _safe(token: str) -> str:
@@ -160,10 +158,8 @@ def _sweep_publish_files(lock: Path) -> None:
     for path in lock.parent.glob(f"{lock.name}.publish.*"):
         token = _read(path)
         if token is not None and holder_alive(token) is False:
-            try:
+            with suppress(FileNotFoundError):
                 path.unlink()
-            except FileNotFoundError:
-                pass
 
 
 def current_holder(target: Path) -> str | None:
@@ -197,9 +193,7 @@ def locked(target: Path, policy: LockPolicy = ENGRAMS_POLICY) -> Iterator[str]:
             yield token
         finally:
             if _read(lock) == token:
-                try:
+                with suppress(FileNotFoundError):
                     os.unlink(lock)
-                except FileNotFoundError:
-                    pass
     finally:
         _held.discard(token)

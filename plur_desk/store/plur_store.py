@@ -59,14 +59,22 @@ def find_store_problem(root: Path) -> str | None:
         return f"{root} is not a directory"
     markers = ("engrams.yaml", "tensions.yaml", "history")
     if not any((root / name).exists() for name in markers):
-        return (f"{root} is not a PLUR store: it has no engrams.yaml, tensions.yaml or history/ "
-                "(set PLUR_PATH or pass the store directory)")
+        return (
+            f"{root} is not a PLUR store: it has no engrams.yaml, tensions.yaml or history/ "
+            "(set PLUR_PATH or pass the store directory)"
+        )
     return None
 
 
 class PlurStore:
-    def __init__(self, root: Path, *, cache_dir: Path | None = None,
-                 engrams_policy: LockPolicy = ENGRAMS_POLICY, tensions_policy: LockPolicy = TENSIONS_POLICY) -> None:
+    def __init__(
+        self,
+        root: Path,
+        *,
+        cache_dir: Path | None = None,
+        engrams_policy: LockPolicy = ENGRAMS_POLICY,
+        tensions_policy: LockPolicy = TENSIONS_POLICY,
+    ) -> None:
         problem = find_store_problem(root)
         if problem:
             raise NotAPlurStore(problem)
@@ -190,8 +198,9 @@ class PlurStore:
             raise StoreUnreadable(path, fresh.fatal, fresh.fatal_line)
         return fresh
 
-    def _write(self, layout: Layout, path: Path, policy: LockPolicy, edits: list[Edit],
-               fingerprint: Fingerprint) -> WriteResult:
+    def _write(
+        self, layout: Layout, path: Path, policy: LockPolicy, edits: list[Edit], fingerprint: Fingerprint
+    ) -> WriteResult:
         if not edits:
             return WriteResult()
         for snapshot in (self.engrams, self.tensions):
@@ -272,15 +281,16 @@ def _spliced(snapshot: ListFile, replacements: dict[int, tuple[bytes, dict[str, 
     pos = 0
     for index in sorted(replacements):
         entry = snapshot.entries[index]
-        pieces.append(data[pos:entry.start])
+        pieces.append(data[pos : entry.start])
         pieces.append(replacements[index][0])
         pos = entry.end
     pieces.append(data[pos:])
     return b"".join(pieces)
 
 
-def _replaced_in_place(snapshot: ListFile, replacements: dict[int, tuple[bytes, dict[str, object]]],
-                       data: bytes) -> ListFile:
+def _replaced_in_place(
+    snapshot: ListFile, replacements: dict[int, tuple[bytes, dict[str, object]]], data: bytes
+) -> ListFile:
     """Once the new file is on disk: the snapshot now describes it (offsets and lines move, values replaced)."""
     old = snapshot.data
     snapshot.data = data

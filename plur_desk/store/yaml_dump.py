@@ -16,8 +16,21 @@ from collections.abc import Callable
 from plur_desk.store.yaml_types import is_ambiguous, is_js_integer, js_key, js_key_order, js_number_to_string
 
 _ESCAPES = {
-    0x00: "\\0", 0x07: "\\a", 0x08: "\\b", 0x09: "\\t", 0x0A: "\\n", 0x0B: "\\v", 0x0C: "\\f", 0x0D: "\\r",
-    0x1B: "\\e", 0x22: '\\"', 0x5C: "\\\\", 0x85: "\\N", 0xA0: "\\_", 0x2028: "\\L", 0x2029: "\\P",
+    0x00: "\\0",
+    0x07: "\\a",
+    0x08: "\\b",
+    0x09: "\\t",
+    0x0A: "\\n",
+    0x0B: "\\v",
+    0x0C: "\\f",
+    0x0D: "\\r",
+    0x1B: "\\e",
+    0x22: '\\"',
+    0x5C: "\\\\",
+    0x85: "\\N",
+    0xA0: "\\_",
+    0x2028: "\\L",
+    0x2029: "\\P",
 }
 _DEPRECATED_BOOLEANS = frozenset(
     ["y", "Y", "yes", "Yes", "YES", "on", "On", "ON", "n", "N", "no", "No", "NO", "off", "Off", "OFF"]
@@ -52,10 +65,7 @@ def _white(c: int | None) -> bool:
 def _plain_safe(c: int, prev: int | None, inblock: bool) -> bool:
     c_ns_or_white = _ns_char_or_white(c)
     c_ns = c_ns_or_white and not _white(c)
-    if inblock:
-        safe = c_ns_or_white
-    else:
-        safe = c_ns_or_white and chr(c) not in _FLOW_INDICATORS
+    safe = c_ns_or_white if inblock else c_ns_or_white and chr(c) not in _FLOW_INDICATORS
     return (
         (safe and c != 0x23 and not (prev == 0x3A and not c_ns))
         or (prev is not None and _ns_char_or_white(prev) and not _white(prev) and c == 0x23)

@@ -68,7 +68,7 @@ def _construct_plain(loader: JsYamlLoader, node: yaml.ScalarNode) -> object:
 def _construct_map(loader: JsYamlLoader, node: yaml.MappingNode):  # type: ignore[no-untyped-def]
     data: dict[str, object] = {}
     yield data
-    data.update(loader.construct_mapping(node))
+    data.update(loader.construct_mapping(node))  # type: ignore[no-untyped-call]
 
 
 JsYamlLoader.add_constructor("tag:plur-desk:plain", _construct_plain)
@@ -135,7 +135,7 @@ def check_parse_safety(text: str) -> None:
 def _load_general(text: str) -> object:
     check_parse_safety(text)
     try:
-        return yaml.load(text, Loader=JsYamlLoader)  # noqa: S506 - a safe loader subclass
+        return yaml.load(text, Loader=JsYamlLoader)
     except yaml.YAMLError as exc:
         raise _syntax_error(exc) from None
     except RecursionError:
@@ -158,9 +158,24 @@ _DQ = re.compile(r'"((?:[^"\\]|\\.)*)"')
 _SQ = re.compile(r"'((?:[^']|'')*)'")
 _DQ_ESC = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|.)")
 _SIMPLE_ESC = {
-    "0": "\x00", "a": "\x07", "b": "\x08", "t": "\t", "\t": "\t", "n": "\n", "v": "\x0b", "f": "\x0c",
-    "r": "\r", "e": "\x1b", " ": " ", '"': '"', "/": "/", "\\": "\\", "N": "\x85", "_": "\xa0",
-    "L": "\u2028", "P": "\u2029",
+    "0": "\x00",
+    "a": "\x07",
+    "b": "\x08",
+    "t": "\t",
+    "\t": "\t",
+    "n": "\n",
+    "v": "\x0b",
+    "f": "\x0c",
+    "r": "\r",
+    "e": "\x1b",
+    " ": " ",
+    '"': '"',
+    "/": "/",
+    "\\": "\\",
+    "N": "\x85",
+    "_": "\xa0",
+    "L": "\u2028",
+    "P": "\u2029",
 }
 _PLAIN_BAD_FIRST = frozenset("-?:,[]{}#&*!|>'\"%@`")
 _BLOCK_HEADERS = frozenset(["|", "|-", "|+", ">", ">-", ">+"])
@@ -204,7 +219,7 @@ def _plain(text: str) -> object:
 class _Parser:
     """Indentation parser over a list of lines; raises Unsupported outside js-yaml's dump subset."""
 
-    __slots__ = ("lines", "pos", "n")
+    __slots__ = ("lines", "n", "pos")
 
     def __init__(self, lines: list[str]) -> None:
         self.lines = lines
@@ -223,7 +238,7 @@ class _Parser:
             pos += 1
         return None
 
-    def mapping(self, indent: int) -> dict[str, object]:
+    def mapping(self, indent: int) -> dict[str, object]:  # noqa: C901 -- the parser's hot loop, kept inline for speed
         result: dict[str, object] = {}
         lines = self.lines
         while self.pos < self.n:
@@ -237,7 +252,7 @@ class _Parser:
             ind = len(line) - len(content)
             if ind < indent:
                 break
-            if ind > indent or content[0] == "-" and content[1:2] in (" ", ""):
+            if ind > indent or (content[0] == "-" and content[1:2] in (" ", "")):
                 raise Unsupported
             if content[0] == '"':
                 key, rest = _double_quoted(content)
@@ -294,7 +309,7 @@ class _Parser:
             raise Unsupported
         return value
 
-    def sequence(self, indent: int) -> list[object]:
+    def sequence(self, indent: int) -> list[object]:  # noqa: C901 -- the parser's hot loop, kept inline for speed
         result: list[object] = []
         lines = self.lines
         while self.pos < self.n:
@@ -338,7 +353,7 @@ class _Parser:
             result.append(_plain(item))
         return result
 
-    def block_scalar(self, header: str, parent_indent: int) -> str:
+    def block_scalar(self, header: str, parent_indent: int) -> str:  # noqa: C901 -- the parser's hot loop, kept inline for speed
         lines = self.lines
         start = self.pos
         end = start

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 
-from plur_desk.infra.jsvalues import JsTimestamp  # noqa: F401 - re-exported
+from plur_desk.infra.jsvalues import JsTimestamp
 
 _INT_RE = re.compile(r"[-+]?(?:0b[01]+|0x[0-9a-fA-F]+|0o[0-7]+|[0-9]+)\Z")
 _FLOAT_RE = re.compile(

@@ -73,7 +73,9 @@ def run_app(store: str | None, reviewer: str | None, demo: bool, self_check: boo
     if demo or fallback:
         path = copy_demo_store()  # no store yet: show the real thing on the bundled demo
     if fallback:
-        window.sticky_note = (f"No PLUR store at {default_store_path(None)} yet, so this is a copy of the demo store. "
-                              "Use File > Open Store… (Ctrl+O) for yours.")
+        window.sticky_note = (
+            f"No PLUR store at {default_store_path(None)} yet, so this is a copy of the demo store. "
+            "Use File > Open Store… (Ctrl+O) for yours."
+        )
     window.open_path(Path(path))
     return int(app.exec())

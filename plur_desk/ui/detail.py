@@ -18,8 +18,11 @@ def _section(title: str, body: str) -> str:
 
 
 def _kv(rows: list[tuple[str, str]]) -> str:
-    cells = "".join(f"<tr><td style='padding:1px 12px 1px 0; color:palette(mid)'><b>{E(k)}</b></td>"
-                    f"<td>{v}</td></tr>" for k, v in rows if v)
+    cells = "".join(
+        f"<tr><td style='padding:1px 12px 1px 0; color:palette(mid)'><b>{E(k)}</b></td><td>{v}</td></tr>"
+        for k, v in rows
+        if v
+    )
     return f"<table cellspacing='0'>{cells}</table>"
 
 
@@ -39,12 +42,19 @@ def _event_line(event: dict[str, object]) -> str:
     elif "to" in data:
         extra = f": {E(json.dumps(data.get('from'), ensure_ascii=False))} → {E(json.dumps(data.get('to'), ensure_ascii=False))}"
     badge = "<u>human</u> " if human else ""
-    return (f"<li><code>{E(str(event.get('timestamp', ''))[:19].replace('T', ' '))}</code> {badge}<b>{E(who)}</b> "
-            f"{E(what)}{extra}</li>")
+    return (
+        f"<li><code>{E(str(event.get('timestamp', ''))[:19].replace('T', ' '))}</code> {badge}<b>{E(who)}</b> "
+        f"{E(what)}{extra}</li>"
+    )
 
 
-def engram_html(session: ReviewSession, engram_id: str, *, rejected_before: object = None,
-                similar: list[tuple[str, str, float]] | None = None) -> str:
+def engram_html(
+    session: ReviewSession,
+    engram_id: str,
+    *,
+    rejected_before: object = None,
+    similar: list[tuple[str, str, float]] | None = None,
+) -> str:
     engram = session.engram(engram_id)
     if engram is None:
         return f"<p>{E(engram_id)} is no longer in the store.</p>"
@@ -55,8 +65,10 @@ def engram_html(session: ReviewSession, engram_id: str, *, rejected_before: obje
     warnings = []
     if rejected_before is not None:
         v = rejected_before
-        warnings.append(f"Rejected before: {E(v.engram_id)} by {E(v.by)} on {E(v.at[:10])} — “{E(v.reason)}”. "  # type: ignore[attr-defined]
-                        "Press R to reject it again.")
+        warnings.append(
+            f"Rejected before: {E(v.engram_id)} by {E(v.by)} on {E(v.at[:10])} — “{E(v.reason)}”. "  # type: ignore[attr-defined]
+            "Press R to reject it again."
+        )
     warnings += [f"Contains {E(f)} — check before approving." for f in flags]
     window = Window.of(engram)
     state = window.state(session.now())
@@ -70,34 +82,77 @@ def engram_html(session: ReviewSession, engram_id: str, *, rejected_before: obje
         parts.append("".join(f"<p>⚠ <b>{w}</b></p>" for w in warnings))
     sources = engram.get("sources") if isinstance(engram.get("sources"), list) else []
     assert isinstance(sources, list)
-    session_ids = ", ".join(sorted({str(s.get("session_id")) for s in sources
-                                    if isinstance(s, dict) and s.get("session_id")}))
-    parts.append(_section("Provenance", _kv([
-        ("Id", E(engram_id)), ("Asserted by", E(writer)), ("Model", E(model)), ("Runtime", E(runtime)),
-        ("Created", E(created_of(engram))), ("Scope", E(str(engram.get("scope", "")))),
-        ("Domain", E(str(engram.get("domain", "") or ""))), ("Type", E(str(engram.get("type", "")))),
-        ("Sessions", E(session_ids)), ("Episode", E(", ".join(map(str, engram.get("episode_ids") or []))) if isinstance(engram.get("episode_ids"), list) else ""),
-        ("Written", f"{engram.get('write_count', 1)}× (same scope), recurred {engram.get('recurrence_count', 0)}× elsewhere"),
-        ("Rationale", E(str(engram.get("rationale", "") or ""))), ("Tags", E(", ".join(map(str, engram.get("tags") or [])))),
-    ])))
-    validity = "always" if not window.present else f"{window.valid_from or '…'} → {window.valid_until or '…'} ({state.replace('_', ' ')})"
+    session_ids = ", ".join(
+        sorted({str(s.get("session_id")) for s in sources if isinstance(s, dict) and s.get("session_id")})
+    )
+    parts.append(
+        _section(
+            "Provenance",
+            _kv(
+                [
+                    ("Id", E(engram_id)),
+                    ("Asserted by", E(writer)),
+                    ("Model", E(model)),
+                    ("Runtime", E(runtime)),
+                    ("Created", E(created_of(engram))),
+                    ("Scope", E(str(engram.get("scope", "")))),
+                    ("Domain", E(str(engram.get("domain", "") or ""))),
+                    ("Type", E(str(engram.get("type", "")))),
+                    ("Sessions", E(session_ids)),
+                    (
+                        "Episode",
+                        E(", ".join(map(str, engram.get("episode_ids") or [])))
+                        if isinstance(engram.get("episode_ids"), list)
+                        else "",
+                    ),
+                    (
+                        "Written",
+                        f"{engram.get('write_count', 1)}× (same scope), recurred {engram.get('recurrence_count', 0)}× elsewhere",
+                    ),
+                    ("Rationale", E(str(engram.get("rationale", "") or ""))),
+                    ("Tags", E(", ".join(map(str, engram.get("tags") or [])))),
+                ]
+            ),
+        )
+    )
+    validity = (
+        "always"
+        if not window.present
+        else f"{window.valid_from or '…'} → {window.valid_until or '…'} ({state.replace('_', ' ')})"
+    )
     parts.append(_section("Validity", f"<p>{E(validity)}</p>"))
-    rel_rows = [(k.replace("_", " "), E(", ".join(map(str, v)))) for k, v in relations.items() if isinstance(v, list) and v]
+    rel_rows = [
+        (k.replace("_", " "), E(", ".join(map(str, v)))) for k, v in relations.items() if isinstance(v, list) and v
+    ]
     if rel_rows:
         parts.append(_section("Relations", _kv(rel_rows)))
-    tensions = [t for t in session.tensions(("detected", "confirmed", "dismissed", "resolved"))
-                if engram_id in (t.engram_a, t.engram_b)]
+    tensions = [
+        t
+        for t in session.tensions(("detected", "confirmed", "dismissed", "resolved"))
+        if engram_id in (t.engram_a, t.engram_b)
+    ]
     if tensions:
-        items = "".join(f"<li><b>{E(t.id)}</b> ({E(t.status)}, {t.confidence:.2f}): "
-                        f"“{E(t.statement_b if t.engram_a == engram_id else t.statement_a)}”</li>" for t in tensions)
+        items = "".join(
+            f"<li><b>{E(t.id)}</b> ({E(t.status)}, {t.confidence:.2f}): "
+            f"“{E(t.statement_b if t.engram_a == engram_id else t.statement_a)}”</li>"
+            for t in tensions
+        )
         parts.append(_section("Tensions", f"<ul>{items}</ul>"))
     if engram.get("commitment") == "draft":
-        parts.append(_section("What approving changes",
-                              f"<p>PLUR starts injecting it into {E(scope_impact(str(engram.get('scope', ''))))}.</p>"))
+        parts.append(
+            _section(
+                "What approving changes",
+                f"<p>PLUR starts injecting it into {E(scope_impact(str(engram.get('scope', ''))))}.</p>",
+            )
+        )
     if similar:
         items = "".join(f"<li>{score:.2f} · <b>{E(other)}</b> “{E(text)}”</li>" for other, text, score in similar)
         parts.append(_section("Similar engrams (advisory)", f"<ul style='margin-left:-20px'>{items}</ul>"))
     events = session.history.timeline(engram_id)
     if events:
-        parts.append(_section("History", "<ul style='margin-left:-20px'>" + "".join(_event_line(e) for e in events[-12:]) + "</ul>"))
+        parts.append(
+            _section(
+                "History", "<ul style='margin-left:-20px'>" + "".join(_event_line(e) for e in events[-12:]) + "</ul>"
+            )
+        )
     return "".join(parts)

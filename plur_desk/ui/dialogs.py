@@ -35,8 +35,15 @@ def _buttons(dialog: QDialog, ok_text: str) -> QDialogButtonBox:
 class ReasonDialog(QDialog):
     """Asks why (reject, dismiss, bulk). Enter confirms, Esc cancels; recent reasons are offered."""
 
-    def __init__(self, title: str, prompt: str, recent: list[str], parent: QWidget | None = None,
-                 ok_text: str = "Reject", required: bool = True) -> None:
+    def __init__(
+        self,
+        title: str,
+        prompt: str,
+        recent: list[str],
+        parent: QWidget | None = None,
+        ok_text: str = "Reject",
+        required: bool = True,
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("reasonDialog")
         self.setWindowTitle(title)
@@ -77,8 +84,12 @@ class LevelDialog(QDialog):
         layout.addWidget(QLabel(f"Commitment level for {count} draft{'s' if count != 1 else ''}:"))
         self.list = QListWidget()
         self.list.setAccessibleName("Commitment level")
-        hints = {"exploring": "a hypothesis, injected with low weight", "leaning": "likely true (PLUR's default)",
-                 "decided": "settled; injected with high weight", "locked": "a rule; also records who locked it"}
+        hints = {
+            "exploring": "a hypothesis, injected with low weight",
+            "leaning": "likely true (PLUR's default)",
+            "decided": "settled; injected with high weight",
+            "locked": "a rule; also records who locked it",
+        }
         for level in LADDER:
             item = QListWidgetItem(f"{level}  —  {hints[level]}")
             item.setData(Qt.ItemDataRole.UserRole, level)
@@ -103,8 +114,10 @@ class ReviewerDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle("Who is reviewing?")
         layout = QVBoxLayout(self)
-        text = QLabel("Every decision you make is recorded in the store's history with your name as a human "
-                      "reviewer. You can change it later in settings.yaml.")
+        text = QLabel(
+            "Every decision you make is recorded in the store's history with your name as a human "
+            "reviewer. You can change it later in settings.yaml."
+        )
         text.setWordWrap(True)
         layout.addWidget(text)
         self.name = QLineEdit(suggested)
@@ -113,7 +126,8 @@ class ReviewerDialog(QDialog):
         self.buttons = _buttons(self, "Start reviewing")
         layout.addWidget(self.buttons)
         self.name.textChanged.connect(
-            lambda t: self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(bool(t.strip())))
+            lambda t: self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(bool(t.strip()))
+        )
 
 
 class ShortcutSheet(QDialog):
@@ -144,7 +158,9 @@ class ShortcutSheet(QDialog):
 class CommandPalette(QDialog):
     """Type to find any action; Enter runs it."""
 
-    def __init__(self, run: Callable[[str], None], enabled: Callable[[str], bool], parent: QWidget | None = None) -> None:
+    def __init__(
+        self, run: Callable[[str], None], enabled: Callable[[str], bool], parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("commandPalette")
         self.setWindowTitle("Command palette")

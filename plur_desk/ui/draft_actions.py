@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -25,8 +26,9 @@ class DraftActionsMixin(_Base):
     def _draft_selected(self) -> None:
         session, row = self.session, self.drafts.current()
         if session is not None and row is not None:
-            self.drafts.show_detail(engram_html(session, row.id, rejected_before=row.rejected_before,
-                                                similar=self.similar_to(row.id)))
+            self.drafts.show_detail(
+                engram_html(session, row.id, rejected_before=row.rejected_before, similar=self.similar_to(row.id))
+            )
         elif row is None:
             self.drafts.show_detail("")
         self._update_context()
@@ -54,9 +56,13 @@ class DraftActionsMixin(_Base):
     def _confirm_bulk(self, ids: list[str], verb: str) -> tuple[bool, str]:
         if len(ids) <= 1:
             return True, ""
-        dialog = ReasonDialog(f"{verb.capitalize()} {len(ids)} drafts", f"{verb.capitalize()} all {len(ids)} selected "
-                              "drafts? Give a reason; it is recorded on each of them.", self.settings.recent_reasons,
-                              self, ok_text=f"{verb.capitalize()} {len(ids)}")
+        dialog = ReasonDialog(
+            f"{verb.capitalize()} {len(ids)} drafts",
+            f"{verb.capitalize()} all {len(ids)} selected drafts? Give a reason; it is recorded on each of them.",
+            self.settings.recent_reasons,
+            self,
+            ok_text=f"{verb.capitalize()} {len(ids)}",
+        )
         if dialog.exec() != ReasonDialog.DialogCode.Accepted:
             return False, ""
         return True, dialog.reason
@@ -86,8 +92,13 @@ class DraftActionsMixin(_Base):
         if not ids or self.session is None:
             return
         title = f"Reject {len(ids)} drafts" if len(ids) > 1 else f"Reject {ids[0]}"
-        dialog = ReasonDialog(title, "Why is this wrong? The reason is recorded, and the same statement is flagged "
-                              "if an agent asserts it again.", self.settings.recent_reasons, self)
+        dialog = ReasonDialog(
+            title,
+            "Why is this wrong? The reason is recorded, and the same statement is flagged "
+            "if an agent asserts it again.",
+            self.settings.recent_reasons,
+            self,
+        )
         earlier = self.drafts.current().rejected_before if len(ids) == 1 and self.drafts.current() else None
         if earlier is not None:  # a re-assertion: Enter rejects it again for the same reason
             dialog.combo.setCurrentText(earlier.reason)
@@ -123,10 +134,11 @@ class DraftActionsMixin(_Base):
         self._approvals.append(now)
         run, limit = self.settings.rubber_stamp_run, self.settings.rubber_stamp_seconds
         recent = list(self._approvals)[-run:]
-        if count == 1 and len(recent) == run and all(b - a <= limit for a, b in zip(recent, recent[1:], strict=False)):
-            self.drafts.show_banner(f"You approved {run} drafts in {recent[-1] - recent[0]:.0f} s. Review must not "
-                                    "become a reflex: each approval puts the statement into your agents' context.")
+        if count == 1 and len(recent) == run and all(b - a <= limit for a, b in itertools.pairwise(recent)):
+            self.drafts.show_banner(
+                f"You approved {run} drafts in {recent[-1] - recent[0]:.0f} s. Review must not "
+                "become a reflex: each approval puts the statement into your agents' context."
+            )
             self._approvals.clear()
         elif count == 1 and len(recent) >= 2 and recent[-1] - recent[-2] > 3 * limit:
             self.drafts.show_banner("")
-

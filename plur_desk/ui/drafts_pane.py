@@ -68,8 +68,14 @@ class DraftsPane(QWidget):
         header.setSortIndicatorShown(True)
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(DraftColumn.STATEMENT, QHeaderView.ResizeMode.Stretch)
-        for column, width in ((DraftColumn.FLAGS, 170), (DraftColumn.SCOPE, 150), (DraftColumn.DOMAIN, 110),
-                              (DraftColumn.TYPE, 105), (DraftColumn.AGE, 80), (DraftColumn.WRITER, 160)):
+        for column, width in (
+            (DraftColumn.FLAGS, 170),
+            (DraftColumn.SCOPE, 150),
+            (DraftColumn.DOMAIN, 110),
+            (DraftColumn.TYPE, 105),
+            (DraftColumn.AGE, 80),
+            (DraftColumn.WRITER, 160),
+        ):
             self.table.setColumnWidth(column, width)
 
         self.empty = QLabel("No drafts are waiting. New drafts appear here as soon as an agent writes them.")
@@ -155,7 +161,8 @@ class DraftsPane(QWidget):
         row = max(0, min(row, len(self.model.rows) - 1))
         index = self.model.index(row, DraftColumn.STATEMENT)
         self.table.selectionModel().setCurrentIndex(
-            index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+            index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+        )
         self.table.scrollTo(index)
 
     def select_id(self, engram_id: str) -> bool:
@@ -190,7 +197,7 @@ class DraftsPane(QWidget):
         positions = [i for i, r in enumerate(rows) if r.id in gone]
         if not positions:
             return self.current_id()
-        for r in rows[positions[-1] + 1:]:
+        for r in rows[positions[-1] + 1 :]:
             if r.id not in gone:
                 return r.id
         for r in reversed(rows[: positions[0]]):

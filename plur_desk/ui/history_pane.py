@@ -58,16 +58,16 @@ class HistoryModel(QAbstractTableModel):
         self.shown = min(PAGE, len(events))
         self.endResetModel()
 
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008, N802
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else self.shown
 
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008, N802
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(HEADERS)
 
-    def canFetchMore(self, parent: QModelIndex | QPersistentModelIndex) -> bool:  # noqa: N802
+    def canFetchMore(self, parent: QModelIndex | QPersistentModelIndex) -> bool:
         return not parent.isValid() and self.shown < len(self.events)
 
-    def fetchMore(self, parent: QModelIndex | QPersistentModelIndex) -> None:  # noqa: N802
+    def fetchMore(self, parent: QModelIndex | QPersistentModelIndex) -> None:
         if parent.isValid():
             return
         more = min(PAGE, len(self.events) - self.shown)
@@ -100,7 +100,7 @@ class HistoryModel(QAbstractTableModel):
             return event
         return None
 
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:  # noqa: N802
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole and section < len(HEADERS):
             return HEADERS[section]
         return None
@@ -190,15 +190,19 @@ class HistoryPane(QWidget):
         return HistoryFilter(
             types=frozenset() if not kind_text or kind_text == "all events" else frozenset({kind_text}),
             actor_kinds=frozenset() if kind == "all actors" else frozenset({kind}),
-            reviewer=self.reviewer.text().strip(), engram_id=self.engram.text().strip(), text=self._text,
-            since=_parse_day(self.since.text(), False), until=_parse_day(self.until.text(), True))
+            reviewer=self.reviewer.text().strip(),
+            engram_id=self.engram.text().strip(),
+            text=self._text,
+            since=_parse_day(self.since.text(), False),
+            until=_parse_day(self.until.text(), True),
+        )
 
     def refresh(self, change: object) -> None:
         window = self.window_
         if window is None or window.session is None:
             return
         index = window.session.history
-        types = ["all events"] + index.types()
+        types = ["all events", *index.types()]
         if [self.type_filter.itemText(i) for i in range(self.type_filter.count())] != types:
             current = self.type_filter.currentText()
             self.type_filter.blockSignals(True)
@@ -244,11 +248,16 @@ class HistoryPane(QWidget):
             return
         clean = {k: v for k, v in event.items() if not k.startswith("_")}
         engram = window.session.engram(str(event.get("engram_id", "")))
-        about = f"<p><b>Engram now:</b> {engram.get('statement')} ({engram.get('status')}, {engram.get('commitment')})</p>" \
-            if engram else ""
+        about = (
+            f"<p><b>Engram now:</b> {engram.get('statement')} ({engram.get('status')}, {engram.get('commitment')})</p>"
+            if engram
+            else ""
+        )
         where = f"history/{event.get('_month')}.jsonl" + (f", line {event['_line']}" if event.get("_line") else "")
-        self.detail.setHtml(f"<p><small>{where}</small></p>{about}<pre>"
-                            f"{json.dumps(clean, indent=2, ensure_ascii=False).replace('<', '&lt;')}</pre>")
+        self.detail.setHtml(
+            f"<p><small>{where}</small></p>{about}<pre>"
+            f"{json.dumps(clean, indent=2, ensure_ascii=False).replace('<', '&lt;')}</pre>"
+        )
 
     def _export(self, suffix: str) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Export history view", f"plur-history.{suffix}")
@@ -269,8 +278,16 @@ class HistoryPane(QWidget):
                 writer = csv.writer(handle)
                 writer.writerow(["timestamp", "event", "engram_id", "actor_kind", "actor", "data"])
                 for e in events:
-                    writer.writerow([e.get("timestamp"), e.get("event"), e.get("engram_id"), actor_kind(e),
-                                     actor_name(e), json.dumps(e.get("data"), ensure_ascii=False)])
+                    writer.writerow(
+                        [
+                            e.get("timestamp"),
+                            e.get("event"),
+                            e.get("engram_id"),
+                            actor_kind(e),
+                            actor_name(e),
+                            json.dumps(e.get("data"), ensure_ascii=False),
+                        ]
+                    )
             else:
                 for e in events:
                     handle.write(json.dumps(e, ensure_ascii=False) + "\n")

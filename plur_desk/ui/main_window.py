@@ -47,8 +47,14 @@ class MainWindow(NavigationMixin, SearchMixin, DraftActionsMixin, QMainWindow):
     changes_applied = Signal(object)
     error_shown = Signal(str)
 
-    def __init__(self, settings_store: SettingsStore, settings: Settings, reviewer_name: str,
-                 clock: Clock | None = None, open_store: Callable[[Path], ReviewSession] | None = None) -> None:
+    def __init__(
+        self,
+        settings_store: SettingsStore,
+        settings: Settings,
+        reviewer_name: str,
+        clock: Clock | None = None,
+        open_store: Callable[[Path], ReviewSession] | None = None,
+    ) -> None:
         super().__init__()
         self.setObjectName("mainWindow")
         self.settings_store, self.settings = settings_store, settings
@@ -78,8 +84,12 @@ class MainWindow(NavigationMixin, SearchMixin, DraftActionsMixin, QMainWindow):
         self.tabs = QTabWidget(self)
         self.tabs.setObjectName("panes")
         self.tabs.setDocumentMode(True)
-        for pane, title in ((self.drafts, "Drafts"), (self.tensions, "Tensions"), (self.validity, "Validity"),
-                            (self.history, "History")):
+        for pane, title in (
+            (self.drafts, "Drafts"),
+            (self.tensions, "Tensions"),
+            (self.validity, "Validity"),
+            (self.history, "History"),
+        ):
             self.tabs.addTab(pane, title)
         self.banner = QLabel()
         self.banner.setObjectName("banner")
@@ -115,13 +125,15 @@ class MainWindow(NavigationMixin, SearchMixin, DraftActionsMixin, QMainWindow):
         self.search.setAccessibleName("Search")
         self.search.setClearButtonEnabled(True)
         toolbar.addWidget(self.search)
-        self.drafts.add_buttons([
-            action_button(self.actions["review.approve"], "A", primary=True),
-            action_button(self.actions["review.approve_level"], "Shift+A"),
-            action_button(self.actions["review.reject"], "R"),
-            action_button(self.actions["review.edit"], "E"),
-            action_button(self.actions["review.skip"], "S"),
-        ])
+        self.drafts.add_buttons(
+            [
+                action_button(self.actions["review.approve"], "A", primary=True),
+                action_button(self.actions["review.approve_level"], "Shift+A"),
+                action_button(self.actions["review.reject"], "R"),
+                action_button(self.actions["review.edit"], "E"),
+                action_button(self.actions["review.skip"], "S"),
+            ]
+        )
         self.tensions.add_buttons(self.actions)
         self.validity.add_buttons(self.actions)
         self.history.add_buttons(self.actions)
@@ -212,8 +224,10 @@ class MainWindow(NavigationMixin, SearchMixin, DraftActionsMixin, QMainWindow):
 
         problem = store_problem(path)
         if problem:
-            self.start_text.setText(f"<h2>No PLUR store here</h2><p>{problem}</p>"
-                                    "<p>Open the demo store to see plur_desk on realistic data, or pick a store.</p>")
+            self.start_text.setText(
+                f"<h2>No PLUR store here</h2><p>{problem}</p>"
+                "<p>Open the demo store to see plur_desk on realistic data, or pick a store.</p>"
+            )
             self.stack.setCurrentWidget(self.start)
             return
         self.store_path = path
@@ -237,15 +251,20 @@ class MainWindow(NavigationMixin, SearchMixin, DraftActionsMixin, QMainWindow):
 
             def drafts_ready(snapshot: object) -> None:
                 now = clock.now()
-                rows = [draft_row(e.value, now, set(), {}) for e in snapshot.entries  # type: ignore[attr-defined]
-                        if e.parsed and isinstance(e.value, dict) and e.value.get("commitment") == "draft"
-                        and e.value.get("status") == "active" and e.valid]
+                rows = [
+                    draft_row(e.value, now, set(), {})
+                    for e in snapshot.entries  # type: ignore[attr-defined]
+                    if e.parsed
+                    and isinstance(e.value, dict)
+                    and e.value.get("commitment") == "draft"
+                    and e.value.get("status") == "active"
+                    and e.valid
+                ]
                 rows.sort(key=lambda r: (r.created, r.id))
                 signals.drafts_ready.emit(rows)
 
             store.load(on_drafts=drafts_ready)
-            session = ReviewSession(store, reviewer, clock)
-            return session
+            return ReviewSession(store, reviewer, clock)
 
         self.runner.submit(load, self._loaded, self._failed)
         self.settings_store.remember_store(self.settings, str(path))
@@ -271,12 +290,16 @@ class MainWindow(NavigationMixin, SearchMixin, DraftActionsMixin, QMainWindow):
             notes.append("Read-only: " + "; ".join(reasons))
         if invalid:
             shown = "; ".join(f"{where}: {why}" for where, _line, why in invalid[:3])
-            notes.append(f"{len(invalid)} entr{'y' if len(invalid) == 1 else 'ies'} PLUR quarantines (kept, never "
-                         f"rewritten): {shown}" + (" …" if len(invalid) > 3 else ""))
+            notes.append(
+                f"{len(invalid)} entr{'y' if len(invalid) == 1 else 'ies'} PLUR quarantines (kept, never "
+                f"rewritten): {shown}" + (" …" if len(invalid) > 3 else "")
+            )
         self.show_message("\n".join(notes))
         self.store_opened.emit()
         self.runner.submit(session.load_history_first_page, lambda _r: self.history.refresh(None))
-        self.runner.submit(lambda: (session.load_history(), session.store.save_cache()), lambda _r: self._history_loaded())
+        self.runner.submit(
+            lambda: (session.load_history(), session.store.save_cache()), lambda _r: self._history_loaded()
+        )
         self.start_search()
 
     def _history_loaded(self) -> None:
@@ -284,9 +307,11 @@ class MainWindow(NavigationMixin, SearchMixin, DraftActionsMixin, QMainWindow):
         session = self.session
         missing = session.unlogged_reviews() if session is not None else []
         if missing:
-            self.show_message(f"{len(missing)} reviewed engram(s) have no history event ({', '.join(missing[:3])}"
-                              f"{' …' if len(missing) > 3 else ''}): a write was interrupted before its event was "
-                              "appended. Their review record (who, when) is on the engram.")
+            self.show_message(
+                f"{len(missing)} reviewed engram(s) have no history event ({', '.join(missing[:3])}"
+                f"{' …' if len(missing) > 3 else ''}): a write was interrupted before its event was "
+                "appended. Their review record (who, when) is on the engram."
+            )
 
     def _watch(self) -> None:
         assert self.store_path is not None
@@ -325,7 +350,9 @@ class MainWindow(NavigationMixin, SearchMixin, DraftActionsMixin, QMainWindow):
             else:
                 self._stale.add(pane)  # refreshed when shown: a hidden pane costs nothing per keypress
         counts = session.counts()
-        self._status_labels["counts"].setText(f"{counts['drafts']} drafts waiting · {counts['open_tensions']} open tensions")
+        self._status_labels["counts"].setText(
+            f"{counts['drafts']} drafts waiting · {counts['open_tensions']} open tensions"
+        )
         self._status_labels["reviewer"].setText(f"reviewer: {self.reviewer_name}")
         self._poll()
         self._update_context()
@@ -341,8 +368,9 @@ class MainWindow(NavigationMixin, SearchMixin, DraftActionsMixin, QMainWindow):
         if ids is not None:
             return [r for r in rows if r.id in ids]
         words = text.lower().split()
-        return [r for r in rows if all(w in f"{r.statement} {r.scope} {r.domain} {r.writer} {r.id}".lower()
-                                       for w in words)]
+        return [
+            r for r in rows if all(w in f"{r.statement} {r.scope} {r.domain} {r.writer} {r.id}".lower() for w in words)
+        ]
 
     def _apply_search(self) -> None:
         pane = PANES[self.tabs.currentIndex()]
@@ -372,15 +400,17 @@ class MainWindow(NavigationMixin, SearchMixin, DraftActionsMixin, QMainWindow):
                 self.search_after_change(change.engrams, True)
             if change.engrams or change.tensions:
                 self.statusBar().showMessage(
-                    f"PLUR changed the store: {len(change.engrams)} engrams, {len(change.tensions)} tensions", 4000)
+                    f"PLUR changed the store: {len(change.engrams)} engrams, {len(change.tensions)} tensions", 4000
+                )
 
     def _poll(self) -> None:
         session = self.session
         if session is None:
             return
         holder = session.store.lock_holder()
-        self._status_labels["lock"].setText("🔒 store locked by " + holder.split(":")[1] if holder and ":" in holder
-                                            else "store idle")
+        self._status_labels["lock"].setText(
+            "🔒 store locked by " + holder.split(":")[1] if holder and ":" in holder else "store idle"
+        )
         if session.store.engrams_changed_on_disk() or session.store.tensions_changed_on_disk():
             self._reload_timer.start()
 
@@ -392,10 +422,14 @@ class MainWindow(NavigationMixin, SearchMixin, DraftActionsMixin, QMainWindow):
         pane = getattr(self, PANES[self.tabs.currentIndex()])
         has_selection = bool(ids) if pane is self.drafts else bool(getattr(pane, "has_selection", lambda: False)())
         return UiContext(
-            has_store=session is not None, read_only=bool(session and session.read_only_reasons),
-            has_selection=has_selection, multi_selection=len(ids) > 1,
-            can_undo=bool(session and session.can_undo), can_redo=bool(session and session.can_redo),
-            editing=self.drafts.editing)
+            has_store=session is not None,
+            read_only=bool(session and session.read_only_reasons),
+            has_selection=has_selection,
+            multi_selection=len(ids) > 1,
+            can_undo=bool(session and session.can_undo),
+            can_redo=bool(session and session.can_redo),
+            editing=self.drafts.editing,
+        )
 
     def _update_context(self) -> None:
         update_enabled(self.actions, self.ui_context())
@@ -422,8 +456,10 @@ class MainWindow(NavigationMixin, SearchMixin, DraftActionsMixin, QMainWindow):
         elif isinstance(error, PlurDeskError):
             self.show_error(str(error))
         else:
-            self.show_error(f"Unexpected error: {error!r}. Nothing was written. Details: "
-                            f"{getattr(error, '__traceback_text__', '')[-600:]}")
+            self.show_error(
+                f"Unexpected error: {error!r}. Nothing was written. Details: "
+                f"{getattr(error, '__traceback_text__', '')[-600:]}"
+            )
         self._update_context()
 
     # -- undo ------------------------------------------------------------------------------------------------
@@ -436,7 +472,7 @@ class MainWindow(NavigationMixin, SearchMixin, DraftActionsMixin, QMainWindow):
         if self.session is not None and self.session.can_redo:
             self.runner.submit(self.session.redo, self._applied, self._failed)
 
-    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+    def closeEvent(self, event: QCloseEvent) -> None:
         self._poll_timer.stop()
         self.runner.wait(10000)
         self.search_runner.wait(10000)

@@ -51,10 +51,10 @@ class RowsModel(QAbstractTableModel, Generic[R]):
         self.rows = rows
         self.endResetModel()
 
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008, N802
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self.rows)
 
-    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008, N802
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self.columns)
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
@@ -74,10 +74,13 @@ class RowsModel(QAbstractTableModel, Generic[R]):
             return row
         return None
 
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:  # noqa: N802
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            if 0 <= section < len(self.columns):
-                return self.columns[section].title
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if (
+            orientation == Qt.Orientation.Horizontal
+            and role == Qt.ItemDataRole.DisplayRole
+            and 0 <= section < len(self.columns)
+        ):
+            return self.columns[section].title
         return None
 
     def row_of(self, row_id: str) -> int:
@@ -111,8 +114,9 @@ def _writer(row: DraftRow) -> str:
 
 DRAFT_COLUMNS: list[Column[DraftRow]] = [
     Column("Flags", _flags_text, lambda r: (-len(r.flags), r.created)),
-    Column("Statement", lambda r: r.statement.replace("\n", " ⏎ "), lambda r: r.statement.lower(),
-           lambda r: r.statement),
+    Column(
+        "Statement", lambda r: r.statement.replace("\n", " ⏎ "), lambda r: r.statement.lower(), lambda r: r.statement
+    ),
     Column("Scope", lambda r: r.scope, lambda r: (r.scope, r.created)),
     Column("Domain", lambda r: r.domain, lambda r: (r.domain, r.created)),
     Column("Type", lambda r: r.type, lambda r: (r.type, r.created)),

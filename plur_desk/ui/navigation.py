@@ -54,8 +54,11 @@ class NavigationMixin(_Base):
         ShortcutSheet(self).exec()
 
     def show_palette(self) -> None:
-        CommandPalette(lambda action_id: self.actions[action_id].trigger(),
-                       lambda action_id: self.actions[action_id].isEnabled(), self).exec()
+        CommandPalette(
+            lambda action_id: self.actions[action_id].trigger(),
+            lambda action_id: self.actions[action_id].isEnabled(),
+            self,
+        ).exec()
 
     def open_validity_of_current(self) -> None:
         engram_id = self.current_engram_id()
@@ -76,6 +79,9 @@ class NavigationMixin(_Base):
         return getattr(self, pane).current_engram_id()
 
     def show_about(self) -> None:
-        QMessageBox.about(self, "About plur_desk", f"<h3>plur_desk {__version__}</h3><p>A review console for PLUR "
-                          "memory stores: every human decision applied, audited and undoable.</p>")
-
+        QMessageBox.about(
+            self,
+            "About plur_desk",
+            f"<h3>plur_desk {__version__}</h3><p>A review console for PLUR "
+            "memory stores: every human decision applied, audited and undoable.</p>",
+        )

@@ -23,7 +23,7 @@ class _Job(QRunnable):
     def run(self) -> None:
         try:
             result = self.fn()
-        except Exception as exc:  # noqa: BLE001 - every failure goes back to the GUI to be shown
+        except Exception as exc:
             exc.__traceback_text__ = traceback.format_exc()  # type: ignore[attr-defined]
             self.signals.failed.emit(self.token, exc)
         else:
@@ -49,8 +49,12 @@ class Runner(QObject):
     def pending(self) -> int:
         return len(self._callbacks)
 
-    def submit(self, fn: Callable[[], object], on_done: Callable[[object], None] | None = None,
-               on_error: Callable[[Exception], None] | None = None) -> int:
+    def submit(
+        self,
+        fn: Callable[[], object],
+        on_done: Callable[[object], None] | None = None,
+        on_error: Callable[[Exception], None] | None = None,
+    ) -> int:
         token = next(self._tokens)
         self._callbacks[token] = (on_done, on_error)
         if len(self._callbacks) == 1:

@@ -62,7 +62,9 @@ class SearchMixin(_Base):
             progress.changed.emit("search ready · computing embeddings…")
             self.search_runner.submit(
                 lambda: service.embed_missing(lambda n, t: progress.changed.emit(f"embedding {n:,}/{t:,}")),
-                lambda _n: self._search_status("search: full text + semantic"), self._search_failed)
+                lambda _n: self._search_status("search: full text + semantic"),
+                self._search_failed,
+            )
         else:
             self._search_status("search: full text (semantic search unavailable: model not installed)")
         if self.search.text():
@@ -79,8 +81,9 @@ class SearchMixin(_Base):
             return
         ids = set(changed_ids)
         job = service.sync if reloaded else (lambda: service.sync_ids(ids))
-        self.search_runner.submit(job, lambda _n: self._apply_search() if self.search.text() else None,
-                                  self._search_failed)
+        self.search_runner.submit(
+            job, lambda _n: self._apply_search() if self.search.text() else None, self._search_failed
+        )
 
     def matching_ids(self, text: str) -> set[str] | None:
         """Every engram the query matches (all results, not a page), or None when search is not ready."""

@@ -32,8 +32,10 @@ def run_self_check() -> int:
             window.runner.wait()
             QApplication.processEvents()
             counts = window.session.counts()
-            checks.append(f"opened the demo store: {counts['engrams']} engrams, {counts['drafts']} drafts, "
-                          f"{counts['open_tensions']} open tensions")
+            checks.append(
+                f"opened the demo store: {counts['engrams']} engrams, {counts['drafts']} drafts, "
+                f"{counts['open_tensions']} open tensions"
+            )
             if counts["drafts"] == 0:
                 print("FAIL: the demo store shows no drafts")
                 return 1
@@ -44,7 +46,7 @@ def run_self_check() -> int:
 
             checks.append(embedding_check())
             window.close()
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         print(f"FAIL: {exc!r}")
         return 1
     for line in checks:

@@ -32,9 +32,14 @@ if TYPE_CHECKING:
     from plur_desk.ui.main_window import MainWindow
 
 E = html.escape
-FILTERS = {"Open (detected, confirmed)": ("detected", "confirmed"), "Detected": ("detected",),
-           "Confirmed": ("confirmed",), "Dismissed": ("dismissed",), "Resolved": ("resolved",),
-           "All": ("detected", "confirmed", "dismissed", "resolved")}
+FILTERS = {
+    "Open (detected, confirmed)": ("detected", "confirmed"),
+    "Detected": ("detected",),
+    "Confirmed": ("confirmed",),
+    "Dismissed": ("dismissed",),
+    "Resolved": ("resolved",),
+    "All": ("detected", "confirmed", "dismissed", "resolved"),
+}
 
 
 def word_diff(left: str, right: str) -> tuple[str, str]:
@@ -85,8 +90,10 @@ class SplitDialog(QDialog):
 
     def _update(self) -> None:
         before = self.date.date().addDays(-1).toString("yyyy-MM-dd")
-        self.preview.setText(f"<p><b>{E(self._earlier)}</b>: valid until {before}<br><b>{E(self._later)}</b>: valid "
-                             f"from {self.iso}<br>The tension is dismissed; nothing is retired.</p>")
+        self.preview.setText(
+            f"<p><b>{E(self._earlier)}</b>: valid until {before}<br><b>{E(self._later)}</b>: valid "
+            f"from {self.iso}<br>The tension is dismissed; nothing is retired.</p>"
+        )
 
 
 class TensionsPane(QWidget):
@@ -106,8 +113,13 @@ class TensionsPane(QWidget):
         self.filter.addItems(list(FILTERS))
         self.table = make_table(self.model, "tensionsTable", "Tensions", multi=False, widths=(90, 90, 90, 80, 330))
         self.table.horizontalHeader().sectionClicked.connect(
-            lambda c: (self.model.sorted_by(c, self.table.horizontalHeader().sortIndicatorOrder()
-                                            == Qt.SortOrder.DescendingOrder), self._select(0)))
+            lambda c: (
+                self.model.sorted_by(
+                    c, self.table.horizontalHeader().sortIndicatorOrder() == Qt.SortOrder.DescendingOrder
+                ),
+                self._select(0),
+            )
+        )
         self.table.horizontalHeader().setSortIndicatorShown(True)
         self.preview = QLabel()
         self.preview.setObjectName("banner")
@@ -161,8 +173,13 @@ class TensionsPane(QWidget):
         self.table.selectionModel().selectionChanged.connect(lambda *_: self._selected())
 
     def add_buttons(self, actions: dict[str, QAction]) -> None:
-        for action_id, key in (("tension.confirm", "C"), ("tension.dismiss", "D"), ("tension.keep_left", "1"),
-                               ("tension.keep_right", "2"), ("tension.split", "T")):
+        for action_id, key in (
+            ("tension.confirm", "C"),
+            ("tension.dismiss", "D"),
+            ("tension.keep_left", "1"),
+            ("tension.keep_right", "2"),
+            ("tension.split", "T"),
+        ):
             self.buttons.addWidget(action_button(actions[action_id], key))
         self.buttons.addStretch(1)
 
@@ -176,8 +193,9 @@ class TensionsPane(QWidget):
         rows = window.session.tensions(FILTERS[self.filter.currentText()])
         words = self._search.lower().split()
         if words:
-            rows = [r for r in rows if all(w in f"{r.id} {r.statement_a} {r.statement_b} {r.reason}".lower()
-                                           for w in words)]
+            rows = [
+                r for r in rows if all(w in f"{r.id} {r.statement_a} {r.statement_b} {r.reason}".lower() for w in words)
+            ]
         self.model.set_rows(rows)
         row = self.model.row_of(keep) if keep else -1
         self._select(row if row >= 0 else 0)
@@ -194,7 +212,8 @@ class TensionsPane(QWidget):
         row = max(0, min(row, len(self.model.rows) - 1))
         index = self.model.index(row, 0)
         self.table.selectionModel().setCurrentIndex(
-            index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+            index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+        )
 
     def current(self) -> TensionRow | None:
         index = self.table.currentIndex()
@@ -242,30 +261,55 @@ class TensionsPane(QWidget):
             warnings.append(state.replace("_", " "))
         writer, model, _runtime = attribution_of(engram)
         window_text = Window.of(engram)
-        rows = [("Id", engram_id), ("Created", created_of(engram)), ("Scope", str(engram.get("scope", ""))),
-                ("Domain", str(engram.get("domain", "") or "")), ("Asserted by", writer + (f" · {model}" if model else "")),
-                ("Commitment", str(engram.get("commitment", ""))), ("Status", str(engram.get("status", ""))),
-                ("Validity", f"{window_text.valid_from or '…'} → {window_text.valid_until or '…'}"
-                 if window_text.present else "always")]
+        rows = [
+            ("Id", engram_id),
+            ("Created", created_of(engram)),
+            ("Scope", str(engram.get("scope", ""))),
+            ("Domain", str(engram.get("domain", "") or "")),
+            ("Asserted by", writer + (f" · {model}" if model else "")),
+            ("Commitment", str(engram.get("commitment", ""))),
+            ("Status", str(engram.get("status", ""))),
+            (
+                "Validity",
+                f"{window_text.valid_from or '…'} → {window_text.valid_until or '…'}"
+                if window_text.present
+                else "always",
+            ),
+        ]
         table = "".join(f"<tr><td><b>{E(k)}</b>&nbsp;&nbsp;</td><td>{E(v)}</td></tr>" for k, v in rows)
-        changed = "" if current == snapshot else (f"<p><i>Changed since detection.</i> The judge saw: "
-                                                  f"<s>{E(snapshot)}</s></p>")
+        changed = (
+            ""
+            if current == snapshot
+            else (f"<p><i>Changed since detection.</i> The judge saw: <s>{E(snapshot)}</s></p>")
+        )
         warn = "".join(f"<p>⚠ <b>{E(w)}</b></p>" for w in warnings)
-        similar = [s for s in window.similar_to(engram_id) if s[0] not in (self.current().engram_a, self.current().engram_b)
-                   ] if self.current() else []
-        similar_html = ("<p><b>Similar engrams (advisory)</b><br>" + "<br>".join(
-            f"{score:.2f} · {E(other)} “{E(text)}”" for other, text, score in similar[:3]) + "</p>") if similar else ""
+        similar = (
+            [s for s in window.similar_to(engram_id) if s[0] not in (self.current().engram_a, self.current().engram_b)]
+            if self.current()
+            else []
+        )
+        similar_html = (
+            (
+                "<p><b>Similar engrams (advisory)</b><br>"
+                + "<br>".join(f"{score:.2f} · {E(other)} “{E(text)}”" for other, text, score in similar[:3])
+                + "</p>"
+            )
+            if similar
+            else ""
+        )
         return f"<p style='font-size:14pt'>{diffed}</p>{changed}{warn}<table>{table}</table>{similar_html}"
 
     def _detail_html(self, row: TensionRow) -> str:
         left, right = word_diff(row.statement_a, row.statement_b)
-        return (f"<p><b>{E(row.id)}</b> — {E(row.status)}, {E(row.category)}, confidence {row.confidence:.2f}"
-                f"<br>Judge: “{E(row.reason)}”</p>"
-                "<table width='100%' cellspacing='6'><tr>"
-                f"<td width='50%' valign='top'><h3>1 · Left</h3>{self._side(row.engram_a, row.statement_a, left)}</td>"
-                f"<td width='50%' valign='top'><h3>2 · Right</h3>{self._side(row.engram_b, row.statement_b, right)}</td>"
-                "</tr></table><p><small>Struck words appear only on the left, underlined words only on the right."
-                "</small></p>")
+        return (
+            f"<p><b>{E(row.id)}</b> — {E(row.status)}, {E(row.category)}, confidence {row.confidence:.2f}"
+            f"<br>Judge: “{E(row.reason)}”</p>"
+            "<table width='100%' cellspacing='6'><tr>"
+            f"<td width='50%' valign='top'><h3>1 · Left</h3>{self._side(row.engram_a, row.statement_a, left)}</td>"
+            f"<td width='50%' valign='top'><h3>2 · Right</h3>{self._side(row.engram_b, row.statement_b, right)}</td>"
+            "</tr></table><p><small>Struck words appear only on the left, underlined words only on the right."
+            "</small></p>"
+        )
 
     # -- actions -------------------------------------------------------------------------------------------
 
@@ -283,8 +327,14 @@ class TensionsPane(QWidget):
         row, window = self.current(), self.window_
         if not (row and window and window.session):
             return
-        dialog = ReasonDialog(f"Dismiss {row.id}", "Why is this not a real conflict? (optional) PLUR will not raise "
-                              "this pair again.", [], self, ok_text="Dismiss", required=False)
+        dialog = ReasonDialog(
+            f"Dismiss {row.id}",
+            "Why is this not a real conflict? (optional) PLUR will not raise this pair again.",
+            [],
+            self,
+            ok_text="Dismiss",
+            required=False,
+        )
         if dialog.exec() == ReasonDialog.DialogCode.Accepted:
             session, reason = window.session, dialog.reason
             self._run(lambda: session.dismiss_tension(row.id, reason))
@@ -301,8 +351,10 @@ class TensionsPane(QWidget):
             return
         winner, loser = (row.engram_b, row.engram_a) if keep_right else (row.engram_a, row.engram_b)
         self.pending = (row.id, winner)
-        self.preview.setText(f"Keep <b>{E(winner)}</b> and retire <b>{E(loser)}</b>? "
-                             "<b>Enter</b> commits, <b>Esc</b> cancels. Undo with Ctrl+Z.")
+        self.preview.setText(
+            f"Keep <b>{E(winner)}</b> and retire <b>{E(loser)}</b>? "
+            "<b>Enter</b> commits, <b>Esc</b> cancels. Undo with Ctrl+Z."
+        )
         self.preview.show()
         self._preview_keys(True)
 
@@ -328,8 +380,11 @@ class TensionsPane(QWidget):
         if a is None or b is None:
             window.show_error(f"Both engrams of {row.id} must be in the store to split it in time.")
             return
-        earlier, later = ((row.engram_a, row.engram_b) if (created_of(a), row.engram_a) <= (created_of(b), row.engram_b)
-                          else (row.engram_b, row.engram_a))
+        earlier, later = (
+            (row.engram_a, row.engram_b)
+            if (created_of(a), row.engram_a) <= (created_of(b), row.engram_b)
+            else (row.engram_b, row.engram_a)
+        )
         dialog = SplitDialog(earlier, later, self)
         if dialog.exec() == QDialog.DialogCode.Accepted:
             session, at = window.session, dialog.iso

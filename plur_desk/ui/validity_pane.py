@@ -32,8 +32,12 @@ if TYPE_CHECKING:
     from plur_desk.ui.main_window import MainWindow
 
 GROUPS = ("expiring_soon", "expired", "not_yet_valid", "current")
-GROUP_TEXT = {"expiring_soon": "△ expiring soon", "expired": "✖ expired", "not_yet_valid": "◔ not yet valid",
-              "current": "✔ current"}
+GROUP_TEXT = {
+    "expiring_soon": "△ expiring soon",
+    "expired": "✖ expired",
+    "not_yet_valid": "◔ not yet valid",
+    "current": "✔ current",
+}
 
 
 @dataclass(frozen=True)
@@ -111,8 +115,12 @@ class WindowDialog(QDialog):
 
     def _accept(self) -> None:
         start, end = self.value("valid_from"), self.value("valid_until")
-        if start and end and (opens_at(start) or datetime.min.replace(tzinfo=UTC)) > (
-                closes_at(end) or datetime.max.replace(tzinfo=UTC)):
+        if (
+            start
+            and end
+            and (opens_at(start) or datetime.min.replace(tzinfo=UTC))
+            > (closes_at(end) or datetime.max.replace(tzinfo=UTC))
+        ):
             self.error.setText("⛔ valid_from is after valid_until.")
             return
         self.accept()
@@ -134,7 +142,7 @@ class Timeline(QWidget):
         self.setMinimumHeight(40 + 24 * len(bars))
         self.update()
 
-    def paintEvent(self, event: object) -> None:  # noqa: N802
+    def paintEvent(self, event: object) -> None:
         if not self.bars:
             return
         painter = QPainter(self)
@@ -185,8 +193,9 @@ class ValidityPane(QWidget):
         self.as_of.setCalendarPopup(True)
         self.as_of.setAccessibleName("As of")
         self.summary = QLabel()
-        self.table = make_table(self.model, "validityTable", "Engrams with validity windows", multi=True,
-                                widths=(140, 110, 170, 130))
+        self.table = make_table(
+            self.model, "validityTable", "Engrams with validity windows", multi=True, widths=(140, 110, 170, 130)
+        )
         self.timeline = Timeline()
         self.buttons = QHBoxLayout()
         top = QHBoxLayout()
@@ -235,9 +244,17 @@ class ValidityPane(QWidget):
             text = f"{engram_id} {engram.get('statement', '')} {engram.get('scope', '')}".lower()
             if self._search and not all(w in text for w in self._search.lower().split()):
                 continue
-            rows.append(ValidityRow(engram_id, str(engram.get("statement", "")), str(engram.get("scope", "")),
-                                    str(engram.get("domain", "") or ""), window_.state(now),
-                                    window_.valid_from or "", window_.valid_until or ""))
+            rows.append(
+                ValidityRow(
+                    engram_id,
+                    str(engram.get("statement", "")),
+                    str(engram.get("scope", "")),
+                    str(engram.get("domain", "") or ""),
+                    window_.state(now),
+                    window_.valid_from or "",
+                    window_.valid_until or "",
+                )
+            )
         rows.sort(key=COLUMNS[0].sort)
         self.model.set_rows(rows)
         counts = {g: sum(1 for r in rows if r.state == g) for g in GROUPS}
@@ -246,7 +263,8 @@ class ValidityPane(QWidget):
         if rows:
             index = self.model.index(max(row, 0), 0)
             self.table.selectionModel().setCurrentIndex(
-                index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+                index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+            )
         self._selected()
 
     def apply_search(self, text: str) -> None:
@@ -290,8 +308,14 @@ class ValidityPane(QWidget):
                 same = other is engram or (domain and other.get("domain") == domain)
                 w = Window.of(other)
                 if same and (w.present or other is engram) and other.get("status") == "active":
-                    bars.append((str(other.get("statement", "")), opens_at(w.valid_from), closes_at(w.valid_until),
-                                 other is engram))
+                    bars.append(
+                        (
+                            str(other.get("statement", "")),
+                            opens_at(w.valid_from),
+                            closes_at(w.valid_until),
+                            other is engram,
+                        )
+                    )
         self.timeline.set_bars(bars[:12], self.moment())
         window._update_context()
 

@@ -23,8 +23,12 @@ pytestmark = pytest.mark.interop
 @pytest.fixture
 def gui(qtbot, store, tmp_path):
     make_application()
-    win = MainWindow(SettingsStore(tmp_path / "settings.yaml"), Settings(), "Grace Tester",
-                     FixedClock(datetime(2026, 12, 2, 15, 0, tzinfo=UTC)))
+    win = MainWindow(
+        SettingsStore(tmp_path / "settings.yaml"),
+        Settings(),
+        "Grace Tester",
+        FixedClock(datetime(2026, 12, 2, 15, 0, tzinfo=UTC)),
+    )
     qtbot.addWidget(win)
     win.show()
     qtbot.waitExposed(win)
@@ -63,8 +67,10 @@ def test_split_in_time_from_the_gui_is_what_plur_sees(qtbot, gui, store, node_ho
         qtbot.keyClick(gui.tensions.table, Qt.Key.Key_T)
     loaded, tensions = plur(store, node_home, [{"op": "load"}, {"op": "listTensions"}])
     assert loaded["quarantined"] == [] and loaded["validate"]["ok"]
-    windows = {loaded["engrams"][i]["temporal"].get("valid_until") or loaded["engrams"][i]["temporal"].get("valid_from")
-               for i in (row.engram_a, row.engram_b)}
+    windows = {
+        loaded["engrams"][i]["temporal"].get("valid_until") or loaded["engrams"][i]["temporal"].get("valid_from")
+        for i in (row.engram_a, row.engram_b)
+    }
     assert windows == {"2026-08-31", "2026-09-01"}
     assert all(loaded["engrams"][i]["temporal"]["learned_at"] for i in (row.engram_a, row.engram_b))
     assert next(t for t in tensions if t["id"] == row.id)["status"] == "dismissed"
@@ -75,8 +81,17 @@ def test_search_follows_plur_learn_and_forget(store, node_home, tmp_path):
     session = open_session(store, "Searcher", use_cache=False)
     service = SearchService(session, tmp_path / "cache", embeddings=False)
     service.sync()
-    learned = plur(store, node_home, [{"op": "learn", "statement": "Quokka builds run on the blue runners",
-                                       "options": {"scope": "project:web", "commitment": "draft"}}])[0]
+    learned = plur(
+        store,
+        node_home,
+        [
+            {
+                "op": "learn",
+                "statement": "Quokka builds run on the blue runners",
+                "options": {"scope": "project:web", "commitment": "draft"},
+            }
+        ],
+    )[0]
     assert session.reload_if_changed().engrams
     touched = service.sync()
     assert 1 <= touched < 10  # only what PLUR changed is re-indexed

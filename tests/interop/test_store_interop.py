@@ -52,8 +52,12 @@ def test_b_plur_reads_our_changes_with_nothing_quarantined(store, node_home):
     session.resolve_tension(tension.id, tension.engram_b)
     before_keys = {e.key: set(e.value) for e in session.store.engrams.entries}
 
-    ops = [{"op": "load"}, {"op": "listTensions"}, {"op": "history"},
-           {"op": "inject", "prompt": "deploy production reviewer friday build cache", "options": {"limit": 50}}]
+    ops = [
+        {"op": "load"},
+        {"op": "listTensions"},
+        {"op": "history"},
+        {"op": "inject", "prompt": "deploy production reviewer friday build cache", "options": {"limit": 50}},
+    ]
     loaded, tensions, history, _ = plur(store, node_home, ops)
     assert loaded["quarantined"] == [] and loaded["validate"]["ok"], loaded["validate"]
     engrams = loaded["engrams"]
@@ -84,10 +88,14 @@ def test_b_inject_follows_approval_and_rejection(store, node_home):
     session = open_session(store, "Alice", use_cache=False)
     text_a = "Zebra crossings in the staging parking lot are repainted every April"
     text_b = "Zebra crossings in the staging parking lot are repainted every October"
-    created = plur(store, node_home, [
-        {"op": "learn", "statement": text_a, "options": {"scope": "global", "commitment": "draft"}},
-        {"op": "learn", "statement": text_b, "options": {"scope": "global", "commitment": "draft"}},
-    ])
+    created = plur(
+        store,
+        node_home,
+        [
+            {"op": "learn", "statement": text_a, "options": {"scope": "global", "commitment": "draft"}},
+            {"op": "learn", "statement": text_b, "options": {"scope": "global", "commitment": "draft"}},
+        ],
+    )
     a, b = created[0]["id"], created[1]["id"]
     prompt = {"op": "inject", "prompt": "zebra crossings staging parking lot repainted", "options": {"scope": "global"}}
     before = plur(store, node_home, [prompt])[0]["ids"]
@@ -104,10 +112,17 @@ def test_b_plur_can_still_work_tensions_after_our_changes(store, node_home):
     rows = session.tensions()
     session.confirm_tension(rows[0].id)
     session.resolve_tension(rows[1].id, rows[1].engram_a)
-    results = plur(store, node_home, [
-        {"op": "confirm", "id": rows[2].id}, {"op": "dismiss", "id": rows[3].id},
-        {"op": "resolve", "id": rows[0].id, "winner": rows[0].engram_a}, {"op": "load"}, {"op": "listTensions"},
-    ])
+    results = plur(
+        store,
+        node_home,
+        [
+            {"op": "confirm", "id": rows[2].id},
+            {"op": "dismiss", "id": rows[3].id},
+            {"op": "resolve", "id": rows[0].id, "winner": rows[0].engram_a},
+            {"op": "load"},
+            {"op": "listTensions"},
+        ],
+    )
     assert not any(isinstance(r, dict) and "error" in r for r in results[:3]), results[:3]
     statuses = {t["id"]: t["status"] for t in results[4]}
     assert statuses[rows[0].id] == "resolved" and statuses[rows[1].id] == "resolved"
@@ -138,8 +153,14 @@ def test_c_concurrent_learn_loop_and_reviews_lose_nothing(store, node_home):
     drafts = [r.id for r in session.drafts()]
     env = plur_env(store, node_home)
     node_home.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.Popen(["node", str(NODE_DIR / "plur_ops.mjs")], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env=env, cwd=NODE_DIR)
+    proc = subprocess.Popen(
+        ["node", str(NODE_DIR / "plur_ops.mjs")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=NODE_DIR,
+    )
     proc.stdin.write(json.dumps([{"op": "learnLoop", "n": 40, "prefix": "Concurrent fact"}]).encode())
     proc.stdin.close()
     approved = []
@@ -209,8 +230,15 @@ def test_d_our_lock_makes_plur_wait_and_a_dead_holders_lock_is_taken(store, node
 def test_content_hash_matches_plur(node_home, tmp_path):
     from plur_desk.domain.engram_rules import content_hash
 
-    samples = ["The CI pipeline uses Node 20", "  Ünïcödé — “quotes”, emoji 🚀 and CJK 日本語!  ", "İstanbul ǅ ß ﬁ",
-               "tabs\tand\nnewlines", "___", "!!!", "Ⅻ ½ ²"]
+    samples = [
+        "The CI pipeline uses Node 20",
+        "  Ünïcödé — “quotes”, emoji 🚀 and CJK 日本語!  ",
+        "İstanbul ǅ ß ﬁ",
+        "tabs\tand\nnewlines",
+        "___",
+        "!!!",
+        "Ⅻ ½ ²",
+    ]
     (tmp_path / "s").mkdir()
     theirs = plur(tmp_path / "s", node_home, [{"op": "contentHash", "statements": samples}])[0]
     assert [content_hash(s) for s in samples] == theirs

@@ -13,27 +13,54 @@ pytestmark = pytest.mark.interop
 
 
 def _base(i: int, **extra) -> dict:
-    e = {"id": f"ENG-2026-12-01-{i:03d}", "status": "active", "type": "behavioral", "scope": "global",
-         "statement": f"Statement {i}"}
+    e = {
+        "id": f"ENG-2026-12-01-{i:03d}",
+        "status": "active",
+        "type": "behavioral",
+        "scope": "global",
+        "statement": f"Statement {i}",
+    }
     e.update(extra)
     return e
 
 
 CASES = [
     {},  # valid minimal
-    {"commitment": "approved"}, {"status": "archived"}, {"type": "opinion"}, {"visibility": "team"},
-    {"summary": "s" * 81}, {"summary": "s" * 80}, {"statement": ""}, {"scope": 5}, {"tags": "ci"},
-    {"tags": ["ci", 3]}, {"temporal": {"valid_until": "2027-01-01"}},
+    {"commitment": "approved"},
+    {"status": "archived"},
+    {"type": "opinion"},
+    {"visibility": "team"},
+    {"summary": "s" * 81},
+    {"summary": "s" * 80},
+    {"statement": ""},
+    {"scope": 5},
+    {"tags": "ci"},
+    {"tags": ["ci", 3]},
+    {"temporal": {"valid_until": "2027-01-01"}},
     {"temporal": {"learned_at": "2026-01-01T00:00:00.000Z", "valid_until": "whenever"}},
-    {"write_count": -1}, {"write_count": 2.5}, {"version": 0}, {"consolidated": "yes"}, {"pinned": 1},
-    {"claim_class": "rumour"}, {"claim_class": "observed"}, {"polarity": "maybe"}, {"polarity": None},
+    {"write_count": -1},
+    {"write_count": 2.5},
+    {"version": 0},
+    {"consolidated": "yes"},
+    {"pinned": 1},
+    {"claim_class": "rumour"},
+    {"claim_class": "observed"},
+    {"polarity": "maybe"},
+    {"polarity": None},
     {"activation": {"retrieval_strength": 1.5, "storage_strength": 1, "frequency": 0, "last_accessed": "2026-12-01"}},
     {"activation": {"retrieval_strength": 0.5, "storage_strength": 1, "frequency": 0, "last_accessed": "2026-12-01"}},
-    {"relations": {"supersedes": "ENG-1"}}, {"relations": {"supersedes": ["ENG-2026-12-01-001"]}},
-    {"sources": [{"scope": "global"}]}, {"sources": [{"scope": "global", "stored_at": "x", "session_id": None}]},
+    {"relations": {"supersedes": "ENG-1"}},
+    {"relations": {"supersedes": ["ENG-2026-12-01-001"]}},
+    {"sources": [{"scope": "global"}]},
+    {"sources": [{"scope": "global", "stored_at": "x", "session_id": None}]},
     {"knowledge_type": {"memory_class": "semantic", "cognitive_level": "guess"}},
-    {"pack": 3}, {"pack": None}, {"x_unknown": {"deep": [1, 2]}}, {"structured_data": {"anything": True}},
-    {"rationale": 7}, {"injection_count": 1}, {"content_hash": None},
+    {"pack": 3},
+    {"pack": None},
+    {"x_unknown": {"deep": [1, 2]}},
+    {"structured_data": {"anything": True}},
+    {"rationale": 7},
+    {"injection_count": 1},
+    {"content_hash": None},
 ]
 
 

@@ -17,8 +17,11 @@ def make_plur_store(base: Path, n: int = 60, drafts_ratio: float = 0.25, tension
         template = base / f"template-{n}-{drafts_ratio}-{tensions}"
         home = base / f"home-{n}"
         home.mkdir(parents=True, exist_ok=True)
-        run_node("make_store.mjs", payload={"n": n, "drafts_ratio": drafts_ratio, "tensions": tensions},
-                 env=plur_env(template, home))
+        run_node(
+            "make_store.mjs",
+            payload={"n": n, "drafts_ratio": drafts_ratio, "tensions": tensions},
+            env=plur_env(template, home),
+        )
         _TEMPLATES[key] = template
     return _TEMPLATES[key]
 

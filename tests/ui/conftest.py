@@ -39,8 +39,9 @@ def window(qtbot, store_copy, tmp_path) -> MainWindow:
     qtbot.waitExposed(win)
     win.activateWindow()
     win.open_path(store_copy)
-    qtbot.waitUntil(lambda: win.session is not None and win.session.history.loaded and win.runner.pending == 0,
-                    timeout=20000)
+    qtbot.waitUntil(
+        lambda: win.session is not None and win.session.history.loaded and win.runner.pending == 0, timeout=20000
+    )
     return win
 
 
@@ -59,6 +60,7 @@ def answer_modal(handler: Callable[[QWidget], None], delay: int = 50, patience: 
             if time.monotonic() < deadline:
                 QTimer.singleShot(20, poll)
             return
+
         def close_if_still_open() -> None:
             if shiboken6.isValid(modal) and modal.isVisible():
                 getattr(modal, "reject", modal.close)()

@@ -17,11 +17,17 @@ def _settle(qtbot, window):
 
 
 def test_starts_with_the_queue_focused_and_first_draft_selected(window):
-    assert window.drafts.table.hasFocus() or window.drafts.table.isAncestorOf(QApplication.focusWidget()) or \
-        QApplication.focusWidget() is window.drafts.table
+    assert (
+        window.drafts.table.hasFocus()
+        or window.drafts.table.isAncestorOf(QApplication.focusWidget())
+        or QApplication.focusWidget() is window.drafts.table
+    )
     assert window.drafts.current_row() == 0
-    waiting = [e for e in engrams_on_disk(window.store_path).values()
-               if e.get("commitment") == "draft" and e.get("status") == "active"]
+    waiting = [
+        e
+        for e in engrams_on_disk(window.store_path).values()
+        if e.get("commitment") == "draft" and e.get("status") == "active"
+    ]
     assert window.drafts.model.rowCount() == len(waiting) >= 10
 
 
@@ -148,8 +154,9 @@ def test_undo_and_redo_by_keys(qtbot, window, store_copy):
     assert engrams_on_disk(store_copy)[target]["commitment"] == "draft"
     assert target in [r.id for r in window.drafts.model.rows]
     with qtbot.waitSignal(window.changes_applied, timeout=10000):
-        qtbot.keyClick(window.drafts.table, Qt.Key.Key_Z,
-                       Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+        qtbot.keyClick(
+            window.drafts.table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
+        )
     assert engrams_on_disk(store_copy)[target]["commitment"] == "decided"
     assert [e["data"]["action"] for e in human_events(store_copy)] == ["approve", "undo", "redo"]
 
@@ -161,8 +168,9 @@ def test_outside_change_refreshes_and_keeps_selection(qtbot, window, store_copy)
     path = store_copy / "engrams.yaml"
     text = path.read_text()
     path.write_text(text.replace(other.statement, other.statement + " (confirmed by the agent)", 1))
-    qtbot.waitUntil(lambda: any(r.statement.endswith("(confirmed by the agent)") for r in window.drafts.model.rows),
-                    timeout=3000)
+    qtbot.waitUntil(
+        lambda: any(r.statement.endswith("(confirmed by the agent)") for r in window.drafts.model.rows), timeout=3000
+    )
     assert window.drafts.current_id() == selected
 
 
@@ -221,9 +229,16 @@ def test_a_reasserted_rejection_is_flagged_and_rejected_again_with_enter(qtbot, 
     from plur_desk.domain.engram_rules import content_hash
     from plur_desk.store.yaml_dump import dump_engram_item
 
-    again = {"id": "ENG-2026-12-02-901", "status": "active", "type": "procedural", "scope": "project:web",
-             "statement": target.statement, "commitment": "draft", "content_hash": content_hash(target.statement),
-             "created_at": "2026-12-02T16:00:00.000Z"}
+    again = {
+        "id": "ENG-2026-12-02-901",
+        "status": "active",
+        "type": "procedural",
+        "scope": "project:web",
+        "statement": target.statement,
+        "commitment": "draft",
+        "content_hash": content_hash(target.statement),
+        "created_at": "2026-12-02T16:00:00.000Z",
+    }
     path = store_copy / "engrams.yaml"
     path.write_text(path.read_text() + dump_engram_item(again))
     qtbot.waitUntil(lambda: "ENG-2026-12-02-901" in [r.id for r in window.drafts.model.rows], timeout=3000)

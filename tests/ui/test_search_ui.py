@@ -12,8 +12,10 @@ def test_query_filters_the_queue_and_bulk_applies_to_all_results(qtbot, window, 
     qtbot.keyClick(window.drafts.table, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
     assert window.search.hasFocus()
     qtbot.keyClicks(window.search, "scope:project:web")
-    qtbot.waitUntil(lambda: window.drafts.model.rowCount() and
-                    all(r.scope == "project:web" for r in window.drafts.model.rows), timeout=3000)
+    qtbot.waitUntil(
+        lambda: window.drafts.model.rowCount() and all(r.scope == "project:web" for r in window.drafts.model.rows),
+        timeout=3000,
+    )
     ids = [r.id for r in window.drafts.model.rows]
     assert len(ids) >= 3
     window.drafts.focus_queue()

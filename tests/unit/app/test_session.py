@@ -18,9 +18,18 @@ NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
 
 
 def _engram(i, **extra):
-    e = {"id": f"ENG-2026-11-0{i}-001", "version": 2, "status": "active", "type": "behavioral", "scope": "project:web",
-         "statement": f"Statement number {i}", "commitment": "draft", "created_at": f"2026-11-0{i}T10:00:00.000Z",
-         "content_hash": f"{i}" * 64, "x_custom": {"kept": True}}
+    e = {
+        "id": f"ENG-2026-11-0{i}-001",
+        "version": 2,
+        "status": "active",
+        "type": "behavioral",
+        "scope": "project:web",
+        "statement": f"Statement number {i}",
+        "commitment": "draft",
+        "created_at": f"2026-11-0{i}T10:00:00.000Z",
+        "content_hash": f"{i}" * 64,
+        "x_custom": {"kept": True},
+    }
     e.update(extra)
     return e
 
@@ -33,11 +42,26 @@ def session(tmp_path) -> ReviewSession:
     engrams[4]["commitment"] = "leaning"
     engrams[5]["commitment"] = "decided"
     (root / "engrams.yaml").write_text(dump_engrams_document({"engrams": engrams}))
-    (root / "tensions.yaml").write_text(dump_tensions_document([
-        {"id": "T-2026-1201-001", "engram_a": "ENG-2026-11-05-001", "engram_b": "ENG-2026-11-06-001",
-         "statement_a": "Statement number 5", "statement_b": "Statement number 6", "confidence": 0.9,
-         "reason": "conflict", "detected_at": "2026-12-01T10:00:00.000Z", "status": "detected", "resolved_by": None,
-         "resolved_at": None, "category": "factual"}]))
+    (root / "tensions.yaml").write_text(
+        dump_tensions_document(
+            [
+                {
+                    "id": "T-2026-1201-001",
+                    "engram_a": "ENG-2026-11-05-001",
+                    "engram_b": "ENG-2026-11-06-001",
+                    "statement_a": "Statement number 5",
+                    "statement_b": "Statement number 6",
+                    "confidence": 0.9,
+                    "reason": "conflict",
+                    "detected_at": "2026-12-01T10:00:00.000Z",
+                    "status": "detected",
+                    "resolved_by": None,
+                    "resolved_at": None,
+                    "category": "factual",
+                }
+            ]
+        )
+    )
     store = PlurStore(root)
     store.load()
     s = ReviewSession(store, Reviewer("Ada Reviewer"), FixedClock(NOW))
@@ -64,16 +88,29 @@ def test_approve_sets_commitment_review_and_event(session):
     session.approve(["ENG-2026-11-01-001"], level="decided", note="looks right")
     disk = _disk(session, "ENG-2026-11-01-001")
     assert disk["commitment"] == "decided"
-    assert disk["review"] == {"state": "approved", "by": "Ada Reviewer", "at": "2026-12-02T12:00:00.000Z",
-                              "level": "decided", "note": "looks right"}
+    assert disk["review"] == {
+        "state": "approved",
+        "by": "Ada Reviewer",
+        "at": "2026-12-02T12:00:00.000Z",
+        "level": "decided",
+        "note": "looks right",
+    }
     assert disk["updated_at"] == "2026-12-02T12:00:00.000Z"
     assert disk["x_custom"] == {"kept": True}
     (event,) = _events(session)
     assert event["event"] == "engram_updated"
-    assert event["data"] == {"action": "approve", "field": "commitment", "from": "draft", "to": "decided",
-                             "note": "looks right"}
-    assert event["actor"] == {"asserted_by": "Ada Reviewer", "kind": "human",
-                              "runtime": {"name": "plur-desk", "version": "0.1.0"}}
+    assert event["data"] == {
+        "action": "approve",
+        "field": "commitment",
+        "from": "draft",
+        "to": "decided",
+        "note": "looks right",
+    }
+    assert event["actor"] == {
+        "asserted_by": "Ada Reviewer",
+        "kind": "human",
+        "runtime": {"name": "plur-desk", "version": "0.1.0"},
+    }
 
 
 def test_approve_locked_sets_lock_fields(session):
@@ -152,8 +189,11 @@ def test_edit_keeps_old_text_in_history_and_bumps_version(session):
 def test_validity_creates_temporal_with_learned_at(session):
     session.set_validity(["ENG-2026-11-02-001"], "2026-01-01", "2027-06-30T12:00:00Z")
     disk = _disk(session, "ENG-2026-11-02-001")
-    assert disk["temporal"] == {"learned_at": "2026-12-02T12:00:00.000Z", "valid_from": "2026-01-01",
-                                "valid_until": "2027-06-30T12:00:00Z"}
+    assert disk["temporal"] == {
+        "learned_at": "2026-12-02T12:00:00.000Z",
+        "valid_from": "2026-01-01",
+        "valid_until": "2027-06-30T12:00:00Z",
+    }
 
 
 def test_undo_redo_are_audited_and_refuse_when_changed(session):

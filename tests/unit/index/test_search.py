@@ -21,13 +21,123 @@ from plur_desk.store.plur_store import PlurStore
 NOW = datetime(2026, 12, 2, 15, 0, tzinfo=UTC)
 GOLDEN_TOKENS = {  # ids from the model's own tokenizer.json (HuggingFace tokenizers), computed once
     "The CI pipeline uses Node 20 for all builds": [101, 1996, 25022, 13117, 3594, 13045, 2322, 2005, 2035, 16473, 102],
-    "Use spaces, never tabs, for indentation in every file!": [101, 2224, 7258, 1010, 2196, 21628, 2015, 1010, 2005, 27427, 19304, 1999, 2296, 5371, 999, 102],
-    "Café naïve über — “quoted” it's 0936e75230430234": [101, 7668, 15743, 19169, 1517, 1523, 9339, 1524, 2009, 1005, 1055, 5641, 21619, 2063, 23352, 21926, 2692, 23777, 2692, 21926, 2549, 102],
-    "日本語のテスト記録 and emoji 🚀": [101, 1864, 1876, 1950, 1671, 30239, 30233, 30240, 100, 100, 1998, 7861, 29147, 2072, 100, 102],
-    "Run `make test-fast`; see https://wiki.example.com/review?x=1": [101, 2448, 1036, 2191, 3231, 1011, 3435, 1036, 1025, 2156, 16770, 1024, 1013, 1013, 15536, 3211, 1012, 2742, 1012, 4012, 1013, 3319, 1029, 1060, 1027, 1015, 102],
-    "Supercalifragilisticexpialidocious unbelievably tokenization": [101, 3565, 9289, 10128, 29181, 24411, 4588, 10288, 19312, 21273, 10085, 6313, 4895, 8671, 2666, 3567, 6321, 19204, 3989, 102],
+    "Use spaces, never tabs, for indentation in every file!": [
+        101,
+        2224,
+        7258,
+        1010,
+        2196,
+        21628,
+        2015,
+        1010,
+        2005,
+        27427,
+        19304,
+        1999,
+        2296,
+        5371,
+        999,
+        102,
+    ],
+    "Café naïve über — “quoted” it's 0936e75230430234": [
+        101,
+        7668,
+        15743,
+        19169,
+        1517,
+        1523,
+        9339,
+        1524,
+        2009,
+        1005,
+        1055,
+        5641,
+        21619,
+        2063,
+        23352,
+        21926,
+        2692,
+        23777,
+        2692,
+        21926,
+        2549,
+        102,
+    ],
+    "日本語のテスト記録 and emoji 🚀": [
+        101,
+        1864,
+        1876,
+        1950,
+        1671,
+        30239,
+        30233,
+        30240,
+        100,
+        100,
+        1998,
+        7861,
+        29147,
+        2072,
+        100,
+        102,
+    ],
+    "Run `make test-fast`; see https://wiki.example.com/review?x=1": [
+        101,
+        2448,
+        1036,
+        2191,
+        3231,
+        1011,
+        3435,
+        1036,
+        1025,
+        2156,
+        16770,
+        1024,
+        1013,
+        1013,
+        15536,
+        3211,
+        1012,
+        2742,
+        1012,
+        4012,
+        1013,
+        3319,
+        1029,
+        1060,
+        1027,
+        1015,
+        102,
+    ],
+    "Supercalifragilisticexpialidocious unbelievably tokenization": [
+        101,
+        3565,
+        9289,
+        10128,
+        29181,
+        24411,
+        4588,
+        10288,
+        19312,
+        21273,
+        10085,
+        6313,
+        4895,
+        8671,
+        2666,
+        3567,
+        6321,
+        19204,
+        3989,
+        102,
+    ],
     "tabs\tand\nnewlines nbsp": [101, 21628, 2015, 1998, 2047, 12735, 1050, 5910, 2361, 102],
-    "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA": [101, 100, 102],
+    "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA": [
+        101,
+        100,
+        102,
+    ],
 }
 
 
@@ -65,11 +175,14 @@ def test_bm25_with_filters(session, service):
     result = service.search("deploy freezes", 10)
     assert _statements(session, result.hits)[0].startswith("Deploy freezes")
     drafts = service.search("is:draft", 100)
-    assert {h.id for h in drafts.hits} == {e["id"] for e in session.all_engrams()
-                                           if e.get("commitment") == "draft" and e.get("status") == "active"}
+    assert {h.id for h in drafts.hits} == {
+        e["id"] for e in session.all_engrams() if e.get("commitment") == "draft" and e.get("status") == "active"
+    }
     web = service.search("scope:project:web domain:ops", 50)
-    assert web.hits and all(session.engram(h.id)["scope"] == "project:web" and
-                            session.engram(h.id)["domain"].startswith("ops") for h in web.hits)
+    assert web.hits and all(
+        session.engram(h.id)["scope"] == "project:web" and session.engram(h.id)["domain"].startswith("ops")
+        for h in web.hits
+    )
     negated = service.search("deploy -caddy", 50)
     assert all("Caddy" not in s for s in _statements(session, negated.hits))
     phrase = service.search('"go through nginx"', 10)
@@ -90,7 +203,7 @@ def test_validity_and_tension_filters(session, service):
 
 
 def test_bad_syntax_never_raises(service):
-    for text in ['foo AND (', '"', 'status:', '-', ':::', 'domain:"', '*', 'a OR OR b', 'is:', 'x' * 5000]:
+    for text in ["foo AND (", '"', "status:", "-", ":::", 'domain:"', "*", "a OR OR b", "is:", "x" * 5000]:
         service.search(text, 5)
 
 
@@ -144,7 +257,8 @@ def test_real_model_hybrid_search_and_similar(session, tmp_path):
     result = service.search("reverse proxy for production deploys", 5)
     assert result.semantic
     assert {"Deploys to production go through Caddy", "Deploys to production go through nginx"} & set(
-        _statements(session, result.hits[:3]))
+        _statements(session, result.hits[:3])
+    )
     tabs = next(e["id"] for e in session.all_engrams() if e["statement"] == "Use tabs for indentation in Makefiles")
     similar = _statements(session, service.similar(tabs, 3))
     assert any("indentation" in s for s in similar)

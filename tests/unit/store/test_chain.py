@@ -2,15 +2,22 @@
 
 import json
 
+import pytest
+
 from plur_desk.store.chain import ChainMode, canonical_bytes, event_hash
 from plur_desk.store.history import HistoryLog
 
 CJK = {
-    "event": "engram_created", "engram_id": "ENG-2026-0101-001", "timestamp": "2026-01-01T00:00:00.000Z",
-    "data": {"statement": "日本語のテスト記録", "type": "behavioral"}, "prev": None,
+    "event": "engram_created",
+    "engram_id": "ENG-2026-0101-001",
+    "timestamp": "2026-01-01T00:00:00.000Z",
+    "data": {"statement": "日本語のテスト記録", "type": "behavioral"},
+    "prev": None,
 }
 NESTED = {
-    "event": "engram_updated", "engram_id": "ENG-2026-0101-002", "timestamp": "2026-01-01T00:01:00.000Z",
+    "event": "engram_updated",
+    "engram_id": "ENG-2026-0101-002",
+    "timestamp": "2026-01-01T00:01:00.000Z",
     "data": {"top_level": "value", "nested": {"tags": ["a", "b"], "count": 3, "meta": {"active": True}}},
     "prev": "b252e6b38f8a651b12a566bae304b03a6f3af8370d45285999bbae7d777c5eff",
 }
@@ -27,14 +34,31 @@ def test_vectors_from_plur():
 
 
 def test_javascript_key_order_and_exclusions():
-    event = {"10": 1, "9": 2, "a": 3, "B": 4, "-1": 5, "01": 6, "\U0001F600": 7, "\ue000": 8, "__proto__": 9,
-             "hash": "x", "signature": "y", "signer": "z"}
-    assert canonical_bytes(event).decode() == '{"9":2,"10":1,"-1":5,"01":6,"B":4,"a":3,"\U0001F600":7,"\ue000":8}'
+    event = {
+        "10": 1,
+        "9": 2,
+        "a": 3,
+        "B": 4,
+        "-1": 5,
+        "01": 6,
+        "\U0001f600": 7,
+        "\ue000": 8,
+        "__proto__": 9,
+        "hash": "x",
+        "signature": "y",
+        "signer": "z",
+    }
+    assert canonical_bytes(event).decode() == '{"9":2,"10":1,"-1":5,"01":6,"B":4,"a":3,"\U0001f600":7,"\ue000":8}'
 
 
 def _event(i, ts="2026-12-02T10:00:00.000Z"):
-    return {"event": "engram_updated", "engram_id": f"ENG-2026-12-02-{i:03d}", "timestamp": ts, "data": {"n": i},
-            "actor": {"asserted_by": "alice", "kind": "human"}}
+    return {
+        "event": "engram_updated",
+        "engram_id": f"ENG-2026-12-02-{i:03d}",
+        "timestamp": ts,
+        "data": {"n": i},
+        "actor": {"asserted_by": "alice", "kind": "human"},
+    }
 
 
 def test_legacy_store_never_starts_a_chain(tmp_path):
@@ -77,10 +101,6 @@ def test_torn_tail_refuses_to_bury_a_partial_line(tmp_path):
     before = month.read_bytes()
     log = HistoryLog(tmp_path)
     assert log.mode("2026-12") is ChainMode.MIXED
-    try:
+    with pytest.raises(Exception, match="cut-off line"):
         log.append([_event(1)])
-    except Exception as exc:  # noqa: BLE001
-        assert "cut-off line" in str(exc)
-    else:
-        raise AssertionError("append should have been refused")
     assert month.read_bytes() == before

@@ -11,7 +11,7 @@ from pathlib import Path
 from plur_desk.domain.engram_rules import engram_problems
 from plur_desk.store.list_file import ENGRAMS, ListFile
 
-from tests_support_paths import write_big_store  # noqa: F401  (see conftest sys.path)
+from tests_support_paths import write_big_store
 
 WRITER = r"""
 import sys
@@ -31,8 +31,13 @@ print("done", flush=True)
 
 
 def _run(root: Path, ids: str, kill_after: float | None) -> bool:
-    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(root), ids], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(root), ids],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
     proc.stdin.write("go\n")
     proc.stdin.flush()
@@ -54,8 +59,9 @@ def test_killed_writer_leaves_before_or_after(tmp_path):
     before = (base / "engrams.yaml").read_bytes()
     reference = tmp_path / "reference"
     subprocess.run(["cp", "-r", str(base), str(reference)], check=True)
-    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(reference), ids], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(reference), ids], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     assert proc.stdout.readline().strip() == "ready"
     t0 = time.monotonic()
     proc.stdin.write("go\n")

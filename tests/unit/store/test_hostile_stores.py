@@ -26,9 +26,15 @@ from plur_desk.store.yaml_dump import dump_engrams_document, dump_tensions_docum
 
 def engram(i: int, **extra) -> dict:
     base = {
-        "id": f"ENG-2026-12-01-{i:03d}", "version": 2, "status": "active", "type": "behavioral",
-        "scope": "project:web", "statement": f"Fact number {i} about the build", "commitment": "draft",
-        "content_hash": "0" * 64, "created_at": "2026-12-01T10:00:00.000Z",
+        "id": f"ENG-2026-12-01-{i:03d}",
+        "version": 2,
+        "status": "active",
+        "type": "behavioral",
+        "scope": "project:web",
+        "statement": f"Fact number {i} about the build",
+        "commitment": "draft",
+        "content_hash": "0" * 64,
+        "created_at": "2026-12-01T10:00:00.000Z",
         "activation": {"retrieval_strength": 0.7, "storage_strength": 1, "frequency": 0, "last_accessed": "2026-12-01"},
     }
     base.update(extra)
@@ -40,16 +46,30 @@ def good_engrams(count: int = 3) -> str:
 
 
 def tension(**extra) -> dict:
-    base = {"id": "T-2026-1201-001", "engram_a": "ENG-2026-12-01-001", "engram_b": "ENG-2026-12-01-002",
-            "statement_a": "a", "statement_b": "b", "confidence": 0.9, "reason": "r",
-            "detected_at": "2026-12-01T10:00:00.000Z", "status": "detected", "resolved_by": None, "resolved_at": None,
-            "category": "factual"}
+    base = {
+        "id": "T-2026-1201-001",
+        "engram_a": "ENG-2026-12-01-001",
+        "engram_b": "ENG-2026-12-01-002",
+        "statement_a": "a",
+        "statement_b": "b",
+        "confidence": 0.9,
+        "reason": "r",
+        "detected_at": "2026-12-01T10:00:00.000Z",
+        "status": "detected",
+        "resolved_by": None,
+        "resolved_at": None,
+        "category": "factual",
+    }
     base.update(extra)
     return base
 
 
-def write_store(root: Path, engrams: str | bytes | None = None, tensions: str | bytes | None = None,
-                history: str | bytes | None = None) -> Path:
+def write_store(
+    root: Path,
+    engrams: str | bytes | None = None,
+    tensions: str | bytes | None = None,
+    history: str | bytes | None = None,
+) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     for name, content in (("engrams.yaml", engrams), ("tensions.yaml", tensions)):
         if content is not None:
@@ -90,77 +110,212 @@ CASES = {
     # name: (build(root), expected exit code, text expected in the report, action, text expected in the refusal)
     "zero_bytes": (lambda r: write_store(r, b""), 2, "empty (0 bytes)", approve_first, "read-only"),
     "truncated": (lambda r: write_store(r, good_engrams()[:-40]), 2, "cut short", approve_first, "read-only"),
-    "invalid_utf8": (lambda r: write_store(r, good_engrams().encode().replace(b"Fact number 2", b"Fact \xff\xfe 2")),
-                     2, "invalid UTF-8", approve_first, "read-only"),
-    "tabs": (lambda r: write_store(r, good_engrams().replace("    status: active", "\tstatus: active", 1)), 2,
-             "YAML error", approve_first, "read-only"),
-    "alias_bomb": (lambda r: write_store(r, "engrams:\n  - &a [x, x, x, x]\n  - &b [*a, *a, *a, *a]\n"
-                                            "  - &c [*b, *b, *b, *b]\n  - [*c, *c, *c, *c, *c]\n"), 2, "aliases",
-                   approve_first, "read-only"),
+    "invalid_utf8": (
+        lambda r: write_store(r, good_engrams().encode().replace(b"Fact number 2", b"Fact \xff\xfe 2")),
+        2,
+        "invalid UTF-8",
+        approve_first,
+        "read-only",
+    ),
+    "tabs": (
+        lambda r: write_store(r, good_engrams().replace("    status: active", "\tstatus: active", 1)),
+        2,
+        "YAML error",
+        approve_first,
+        "read-only",
+    ),
+    "alias_bomb": (
+        lambda r: write_store(
+            r,
+            "engrams:\n  - &a [x, x, x, x]\n  - &b [*a, *a, *a, *a]\n"
+            "  - &c [*b, *b, *b, *b]\n  - [*c, *c, *c, *c, *c]\n",
+        ),
+        2,
+        "aliases",
+        approve_first,
+        "read-only",
+    ),
     "null_document": (lambda r: write_store(r, "~\n"), 2, "parses to null", approve_first, "read-only"),
     "engrams_null": (lambda r: write_store(r, "engrams: null\n"), 2, "'engrams' is null", approve_first, "read-only"),
     "engrams_not_list": (lambda r: write_store(r, "engrams:\n  a: 1\n"), 2, "not a list", approve_first, "read-only"),
-    "top_level_list": (lambda r: write_store(r, "- id: ENG-2026-12-01-001\n"), 2, "not a mapping", approve_first,
-                       "read-only"),
+    "top_level_list": (
+        lambda r: write_store(r, "- id: ENG-2026-12-01-001\n"),
+        2,
+        "not a mapping",
+        approve_first,
+        "read-only",
+    ),
     "no_engrams_key": (lambda r: write_store(r, "memories: []\n"), 2, "no 'engrams' key", approve_first, "read-only"),
-    "syntax_error": (lambda r: write_store(r, good_engrams().replace('statement: Fact number 2 about the build',
-                                                                       'statement: "Fact number 2', 1)), 2,
-                     "YAML error in the entry at line", approve_first, "read-only"),
-    "duplicate_key": (lambda r: write_store(r, good_engrams().replace("    type: behavioral\n",
-                                                                        "    type: behavioral\n    type: procedural\n", 1)),
-                      2, "duplicated mapping key", approve_first, "read-only"),
-    "merge_key": (lambda r: write_store(r, "engrams:\n  - id: ENG-2026-12-01-001\n    <<: {status: active}\n"), 2,
-                  "merge keys", approve_first, "read-only"),
-    "deep_nesting": (lambda r: write_store(r, "engrams:\n  - id: ENG-2026-12-01-001\n    x: " + "[" * 200000 + "]" * 200000
-                                           + "\n"), 2, "nesting is too deep", approve_first, "read-only"),
-    "deep_nesting_whole_file": (lambda r: write_store(r, "engrams: " + "[" * 300000 + "]" * 300000 + "\n"), 2,
-                                "nesting is too deep", approve_first, "read-only"),
+    "syntax_error": (
+        lambda r: write_store(
+            r, good_engrams().replace("statement: Fact number 2 about the build", 'statement: "Fact number 2', 1)
+        ),
+        2,
+        "YAML error in the entry at line",
+        approve_first,
+        "read-only",
+    ),
+    "duplicate_key": (
+        lambda r: write_store(
+            r, good_engrams().replace("    type: behavioral\n", "    type: behavioral\n    type: procedural\n", 1)
+        ),
+        2,
+        "duplicated mapping key",
+        approve_first,
+        "read-only",
+    ),
+    "merge_key": (
+        lambda r: write_store(r, "engrams:\n  - id: ENG-2026-12-01-001\n    <<: {status: active}\n"),
+        2,
+        "merge keys",
+        approve_first,
+        "read-only",
+    ),
+    "deep_nesting": (
+        lambda r: write_store(r, "engrams:\n  - id: ENG-2026-12-01-001\n    x: " + "[" * 200000 + "]" * 200000 + "\n"),
+        2,
+        "nesting is too deep",
+        approve_first,
+        "read-only",
+    ),
+    "deep_nesting_whole_file": (
+        lambda r: write_store(r, "engrams: " + "[" * 300000 + "]" * 300000 + "\n"),
+        2,
+        "nesting is too deep",
+        approve_first,
+        "read-only",
+    ),
     "alias_whole_file": (lambda r: write_store(r, "engrams: &x\n- *x\n"), 2, "aliases", approve_first, "read-only"),
-    "duplicate_ids": (lambda r: write_store(r, dump_engrams_document({"engrams": [engram(1), engram(2), engram(1)]})),
-                      1, "duplicate id (first at line 2)", approve_first, "appears 2 times"),
-    "wrong_types": (lambda r: write_store(r, dump_engrams_document({"engrams": [engram(1, status=5, tags="ci")]})),
-                    1, "tags must be a list of strings", approve_first, "quarantines"),
-    "unknown_enum": (lambda r: write_store(r, dump_engrams_document({"engrams": [engram(1, commitment="approved")]})),
-                     1, "commitment is 'approved'", approve_first, "quarantines"),
-    "unquoted_date": (lambda r: write_store(r, good_engrams().replace('created_at: "2026-12-01T10:00:00.000Z"',
-                                                                        "created_at: 2026-12-01T10:00:00.000Z", 1)),
-                      1, "unquoted YAML timestamp", approve_first, "quarantines"),
-    "unquoted_date_in_flow_list": (lambda r: write_store(r, good_engrams().replace("    commitment: draft\n",
-                                                                                      "    commitment: draft\n    tags: [2026-01-01]\n", 1)),
-                                   1, "tags[0] is an unquoted YAML timestamp", approve_first, "quarantines"),
+    "duplicate_ids": (
+        lambda r: write_store(r, dump_engrams_document({"engrams": [engram(1), engram(2), engram(1)]})),
+        1,
+        "duplicate id (first at line 2)",
+        approve_first,
+        "appears 2 times",
+    ),
+    "wrong_types": (
+        lambda r: write_store(r, dump_engrams_document({"engrams": [engram(1, status=5, tags="ci")]})),
+        1,
+        "tags must be a list of strings",
+        approve_first,
+        "quarantines",
+    ),
+    "unknown_enum": (
+        lambda r: write_store(r, dump_engrams_document({"engrams": [engram(1, commitment="approved")]})),
+        1,
+        "commitment is 'approved'",
+        approve_first,
+        "quarantines",
+    ),
+    "unquoted_date": (
+        lambda r: write_store(
+            r,
+            good_engrams().replace('created_at: "2026-12-01T10:00:00.000Z"', "created_at: 2026-12-01T10:00:00.000Z", 1),
+        ),
+        1,
+        "unquoted YAML timestamp",
+        approve_first,
+        "quarantines",
+    ),
+    "unquoted_date_in_flow_list": (
+        lambda r: write_store(
+            r, good_engrams().replace("    commitment: draft\n", "    commitment: draft\n    tags: [2026-01-01]\n", 1)
+        ),
+        1,
+        "tags[0] is an unquoted YAML timestamp",
+        approve_first,
+        "quarantines",
+    ),
     "temporal_without_learned_at": (
-        lambda r: write_store(r, dump_engrams_document({"engrams": [engram(1, temporal={"valid_until": "2027-01-01"})]})),
-        1, "temporal.learned_at is required", approve_first, "quarantines"),
-    "missing_statement": (lambda r: write_store(r, dump_engrams_document({"engrams": [
-        {k: v for k, v in engram(1).items() if k != "statement"}]})), 1, "required field statement", approve_first,
-        "quarantines"),
-    "long_summary": (lambda r: write_store(r, dump_engrams_document({"engrams": [engram(1, summary="s" * 81)]})), 1,
-                     "at most 80", approve_first, "quarantines"),
-    "bad_id": (lambda r: write_store(r, dump_engrams_document({"engrams": [engram(1, id="note-1")]})), 1,
-               "does not match", lambda root: approve_first(root, "note-1"), "quarantines"),
-    "tension_missing_engram": (lambda r: write_store(r, good_engrams(), dump_tensions_document(
-        [tension(engram_b="ENG-2026-01-01-999")])), 0, "not in engrams.yaml",
-        lambda root: session_for(root).resolve_tension("T-2026-1201-001", "ENG-2026-12-01-001"), "not in the store"),
-    "tension_bad_status": (lambda r: write_store(r, good_engrams(), dump_tensions_document([tension(status="open")])),
-                           1, "status is 'open'", lambda root: session_for(root).confirm_tension("T-2026-1201-001"),
-                           "not in tensions.yaml"),
-    "tensions_is_mapping": (lambda r: write_store(r, good_engrams(), "tensions: []\n"), 2, "not a list",
-                            approve_first, "read-only"),
-    "history_cut_in_half": (lambda r: write_store(r, good_engrams(), None,
-                                                  '{"event":"engram_created","engram_id":"ENG-2026-12-01-001"}\n'
-                                                  '{"event":"engram_upd'), 1, "line 2: not valid JSON",
-                            lambda root: session_for(root).approve(["ENG-2026-12-01-001"], level="sure"),
-                            "not a commitment level"),
-    "history_invalid_utf8": (lambda r: write_store(r, good_engrams(), None,
-                                                   b'{"event":"engram_created"}\n{"event":"x\xff\xfe"}\n'), 1,
-                             "line 2: not valid JSON: invalid UTF-8",
-                             lambda root: session_for(root).reject(["ENG-2026-12-01-001"], ""), "needs a reason"),
-    "history_not_objects": (lambda r: write_store(r, good_engrams(), None, '[1,2]\n"text"\n'), 1, "not a JSON object",
-                            lambda root: session_for(root).reject(["ENG-2026-12-01-001"], "  "), "needs a reason"),
-    "not_a_store": (lambda r: (r.mkdir(), (r / "notes.txt").write_text("hello"))[0], 2, "is not a PLUR store",
-                    lambda root: PlurStore(root), "is not a PLUR store"),
-    "store_is_a_file": (lambda r: (r.write_text("engrams: []\n"), r)[1], 2, "is not a directory",
-                        lambda root: PlurStore(root), "is not a directory"),
+        lambda r: write_store(
+            r, dump_engrams_document({"engrams": [engram(1, temporal={"valid_until": "2027-01-01"})]})
+        ),
+        1,
+        "temporal.learned_at is required",
+        approve_first,
+        "quarantines",
+    ),
+    "missing_statement": (
+        lambda r: write_store(
+            r, dump_engrams_document({"engrams": [{k: v for k, v in engram(1).items() if k != "statement"}]})
+        ),
+        1,
+        "required field statement",
+        approve_first,
+        "quarantines",
+    ),
+    "long_summary": (
+        lambda r: write_store(r, dump_engrams_document({"engrams": [engram(1, summary="s" * 81)]})),
+        1,
+        "at most 80",
+        approve_first,
+        "quarantines",
+    ),
+    "bad_id": (
+        lambda r: write_store(r, dump_engrams_document({"engrams": [engram(1, id="note-1")]})),
+        1,
+        "does not match",
+        lambda root: approve_first(root, "note-1"),
+        "quarantines",
+    ),
+    "tension_missing_engram": (
+        lambda r: write_store(r, good_engrams(), dump_tensions_document([tension(engram_b="ENG-2026-01-01-999")])),
+        0,
+        "not in engrams.yaml",
+        lambda root: session_for(root).resolve_tension("T-2026-1201-001", "ENG-2026-12-01-001"),
+        "not in the store",
+    ),
+    "tension_bad_status": (
+        lambda r: write_store(r, good_engrams(), dump_tensions_document([tension(status="open")])),
+        1,
+        "status is 'open'",
+        lambda root: session_for(root).confirm_tension("T-2026-1201-001"),
+        "not in tensions.yaml",
+    ),
+    "tensions_is_mapping": (
+        lambda r: write_store(r, good_engrams(), "tensions: []\n"),
+        2,
+        "not a list",
+        approve_first,
+        "read-only",
+    ),
+    "history_cut_in_half": (
+        lambda r: write_store(
+            r, good_engrams(), None, '{"event":"engram_created","engram_id":"ENG-2026-12-01-001"}\n{"event":"engram_upd'
+        ),
+        1,
+        "line 2: not valid JSON",
+        lambda root: session_for(root).approve(["ENG-2026-12-01-001"], level="sure"),
+        "not a commitment level",
+    ),
+    "history_invalid_utf8": (
+        lambda r: write_store(r, good_engrams(), None, b'{"event":"engram_created"}\n{"event":"x\xff\xfe"}\n'),
+        1,
+        "line 2: not valid JSON: invalid UTF-8",
+        lambda root: session_for(root).reject(["ENG-2026-12-01-001"], ""),
+        "needs a reason",
+    ),
+    "history_not_objects": (
+        lambda r: write_store(r, good_engrams(), None, '[1,2]\n"text"\n'),
+        1,
+        "not a JSON object",
+        lambda root: session_for(root).reject(["ENG-2026-12-01-001"], "  "),
+        "needs a reason",
+    ),
+    "not_a_store": (
+        lambda r: (r.mkdir(), (r / "notes.txt").write_text("hello"))[0],
+        2,
+        "is not a PLUR store",
+        lambda root: PlurStore(root),
+        "is not a PLUR store",
+    ),
+    "store_is_a_file": (
+        lambda r: (r.write_text("engrams: []\n"), r)[1],
+        2,
+        "is not a directory",
+        lambda root: PlurStore(root),
+        "is not a directory",
+    ),
 }
 
 
@@ -245,10 +400,12 @@ def test_read_only_directory(tmp_path):
         os.chmod(base, 0o755)
         root = write_store(base / "store", good_engrams())
         before = snapshot(root)
-        script = ("import sys; from pathlib import Path; from plur_desk.app.check import run_check;"
-                  "from plur_desk.store.plur_store import PlurStore; r = run_check(Path(sys.argv[1]));"
-                  "s = PlurStore(Path(sys.argv[1])); s.load(); print('reasons:', s.read_only_reasons());"
-                  "print('exit', r.exit_code)")
+        script = (
+            "import sys; from pathlib import Path; from plur_desk.app.check import run_check;"
+            "from plur_desk.store.plur_store import PlurStore; r = run_check(Path(sys.argv[1]));"
+            "s = PlurStore(Path(sys.argv[1])); s.load(); print('reasons:', s.read_only_reasons());"
+            "print('exit', r.exit_code)"
+        )
         cmd = [sys.executable, "-c", script, str(root)]
         if os.geteuid() == 0:
             cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *cmd]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -27,9 +28,8 @@ def test_a_live_holder_is_waited_for_then_refused(tmp_path):
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     try:
         (tmp_path / "t.lock").write_text(f"{socket.gethostname()}:{sleeper.pid}:1:1")
-        with pytest.raises(LockTimeout, match=str(sleeper.pid)):
-            with locked(tmp_path / "t", LockPolicy(max_wait=0.5)):
-                pass
+        with pytest.raises(LockTimeout, match=str(sleeper.pid)), locked(tmp_path / "t", LockPolicy(max_wait=0.5)):
+            pass
         assert (tmp_path / "t.lock").read_text().startswith(socket.gethostname())  # never stolen from the living
     finally:
         sleeper.kill()
@@ -54,9 +54,8 @@ def test_a_dead_predecessor_with_our_recycled_pid_is_not_mistaken_for_us(tmp_pat
 def test_an_unknown_host_is_respected_until_its_lock_is_60_s_old(tmp_path):
     lock = tmp_path / "t.lock"
     lock.write_text("other-host:123:1:1")
-    with pytest.raises(LockTimeout):
-        with locked(tmp_path / "t", LockPolicy(max_wait=0.2)):
-            pass
+    with pytest.raises(LockTimeout), locked(tmp_path / "t", LockPolicy(max_wait=0.2)):
+        pass
     old = time.time() - 61
     os.utime(lock, (old, old))
     with locked(tmp_path / "t", LockPolicy(max_wait=2)):
@@ -90,9 +89,8 @@ def test_threads_exclude_each_other(tmp_path):
 def test_an_empty_lock_is_abandoned_after_ten_seconds_but_not_before(tmp_path):
     lock = tmp_path / "t.lock"
     lock.write_text("")  # a creator that died before writing its token (PLUR's own create-then-write can do this)
-    with pytest.raises(LockTimeout):
-        with locked(tmp_path / "t", LockPolicy(max_wait=0.2)):
-            pass
+    with pytest.raises(LockTimeout), locked(tmp_path / "t", LockPolicy(max_wait=0.2)):
+        pass
     old = time.time() - 11
     os.utime(lock, (old, old))
     with locked(tmp_path / "t", LockPolicy(max_wait=2)):
@@ -105,10 +103,8 @@ def test_our_lock_is_never_seen_empty_and_leaves_no_litter(tmp_path):
 
     def watch():
         while not stop.is_set():
-            try:
+            with contextlib.suppress(FileNotFoundError):
                 seen.append((tmp_path / "t.lock").read_text())
-            except FileNotFoundError:
-                pass
 
     watcher = threading.Thread(target=watch)
     watcher.start()

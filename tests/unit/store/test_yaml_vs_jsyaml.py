@@ -14,20 +14,125 @@ from plur_desk.store.yaml_types import JsTimestamp, js_number_to_string, resolve
 from support.node import run_node
 
 TRICKY = [
-    "", " ", "a", "true", "True", "yes", "no", "on", "off", "y", "N", "null", "~", "NULL", "<<", "0", "-0", "+0",
-    "012", "0x1F", "0o17", "0b101", "1_000", "1e3", "1.50", ".5", "+.5", "-.inf", ".nan", ".NaN", "1e400", "1:30",
-    "0936e75230430234", "fb58da1a31e7a719", "2026-01-01", "2026-1-1", "2026-12-02T08:57:56.653Z", "2026-12-02 08:57",
-    "+_", "- a", "-a", "-", "? x", ":x", "a: b", "a:b", "a #b", "a#b", "#x", "x#", "'q'", '"dq"', "it's", 'say "hi"',
-    "tab\there", "cr\rx", "nl\nx", "trail\n", "\nlead", "two\n\n", "  indented", "x  ", "ünïcödé", "日本語のテスト記録",
-    "emoji 😀 here", "\u2028sep", "\x85nel", "\xa0nbsp", "\x00nul", "\x7fdel", "\ufeffbom", "[x]", "{x}", "[]", "{}",
-    "a, b", "&anchor", "*alias", "!tag", "|pipe", ">gt", "%pct", "@at", "`bt", "=eq", "a\\b", "c:\\path",
+    "",
+    " ",
+    "a",
+    "true",
+    "True",
+    "yes",
+    "no",
+    "on",
+    "off",
+    "y",
+    "N",
+    "null",
+    "~",
+    "NULL",
+    "<<",
+    "0",
+    "-0",
+    "+0",
+    "012",
+    "0x1F",
+    "0o17",
+    "0b101",
+    "1_000",
+    "1e3",
+    "1.50",
+    ".5",
+    "+.5",
+    "-.inf",
+    ".nan",
+    ".NaN",
+    "1e400",
+    "1:30",
+    "0936e75230430234",
+    "fb58da1a31e7a719",
+    "2026-01-01",
+    "2026-1-1",
+    "2026-12-02T08:57:56.653Z",
+    "2026-12-02 08:57",
+    "+_",
+    "- a",
+    "-a",
+    "-",
+    "? x",
+    ":x",
+    "a: b",
+    "a:b",
+    "a #b",
+    "a#b",
+    "#x",
+    "x#",
+    "'q'",
+    '"dq"',
+    "it's",
+    'say "hi"',
+    "tab\there",
+    "cr\rx",
+    "nl\nx",
+    "trail\n",
+    "\nlead",
+    "two\n\n",
+    "  indented",
+    "x  ",
+    "ünïcödé",
+    "日本語のテスト記録",
+    "emoji 😀 here",
+    "\u2028sep",
+    "\x85nel",
+    "\xa0nbsp",
+    "\x00nul",
+    "\x7fdel",
+    "\ufeffbom",
+    "[x]",
+    "{x}",
+    "[]",
+    "{}",
+    "a, b",
+    "&anchor",
+    "*alias",
+    "!tag",
+    "|pipe",
+    ">gt",
+    "%pct",
+    "@at",
+    "`bt",
+    "=eq",
+    "a\\b",
+    "c:\\path",
     "Retired: tension T-2026-1202-001 resolved in favor of ENG-2026-12-02-002",
 ]
 
 
 def _words(rng: random.Random) -> str:
-    vocab = ["the", "CI", "pipeline", "uses", "Node", "20", "for", "all", "builds", "deploy", "freezes", "🚀", "日本",
-             "x" * 30, "a", "—", "naïve", "e.g.", "foo:bar", "#tag", "-", "'", '"', "\\", "     "]
+    vocab = [
+        "the",
+        "CI",
+        "pipeline",
+        "uses",
+        "Node",
+        "20",
+        "for",
+        "all",
+        "builds",
+        "deploy",
+        "freezes",
+        "🚀",
+        "日本",
+        "x" * 30,
+        "a",
+        "—",
+        "naïve",
+        "e.g.",
+        "foo:bar",
+        "#tag",
+        "-",
+        "'",
+        '"',
+        "\\",
+        "     ",
+    ]
     return " ".join(rng.choice(vocab) for _ in range(rng.randint(1, 60)))
 
 
@@ -42,8 +147,10 @@ def _string(rng: random.Random) -> str:
         return "\n".join(parts) + rng.choice(["", "\n", "\n\n"])
     if kind < 0.85:
         return rng.choice(TRICKY) + rng.choice(TRICKY)
-    return "".join(chr(rng.choice([rng.randint(32, 126), rng.randint(160, 0x2FFF), rng.randint(0x1F300, 0x1F6FF)]))
-                   for _ in range(rng.randint(1, 150)))
+    return "".join(
+        chr(rng.choice([rng.randint(32, 126), rng.randint(160, 0x2FFF), rng.randint(0x1F300, 0x1F6FF)]))
+        for _ in range(rng.randint(1, 150))
+    )
 
 
 def _scalar(rng: random.Random) -> object:
@@ -51,7 +158,7 @@ def _scalar(rng: random.Random) -> object:
     if kind < 0.6:
         return _string(rng)
     if kind < 0.7:
-        return rng.randint(-10**6, 10**6)
+        return rng.randint(-(10**6), 10**6)
     if kind < 0.8:
         return rng.choice([0.7, 1.5, -2.25, 1e21, 1e-7, 123456.789, 0.1 + 0.2, 5e-324, 2**53 + 0.0, 1e16])
     return rng.choice([True, False, None])
@@ -68,7 +175,9 @@ def _value(rng: random.Random, depth: int) -> object:
 
 def _mapping(rng: random.Random, depth: int) -> dict:
     keys = ["id", "statement", "scope", "tags", "10", "2", "a b", "x:y", "é", _string(rng)[:20] or "k"]
-    return {rng.choice(keys) + ("" if rng.random() < 0.7 else str(i)): _value(rng, depth) for i in range(rng.randint(0, 8))}
+    return {
+        rng.choice(keys) + ("" if rng.random() < 0.7 else str(i)): _value(rng, depth) for i in range(rng.randint(0, 8))
+    }
 
 
 def _documents(seed: int, count: int) -> list[dict]:
@@ -118,8 +227,13 @@ def _same(a: object, b: object) -> bool:
         return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    return a == b and type(a) is type(b) or (isinstance(a, (int, float)) and isinstance(b, (int, float))
-                                             and not isinstance(a, bool) and not isinstance(b, bool) and a == b)
+    return (a == b and type(a) is type(b)) or (
+        isinstance(a, (int, float))
+        and isinstance(b, (int, float))
+        and not isinstance(a, bool)
+        and not isinstance(b, bool)
+        and a == b
+    )
 
 
 @pytest.mark.interop
@@ -167,15 +281,24 @@ def test_plain_scalars_resolve_like_jsyaml():
     answers = run_node("jsyaml_oracle.mjs", payload=requests)
     for req, ans in zip(requests, answers, strict=True):
         if "error" in ans:
-            with pytest.raises(Exception):  # noqa: B017 - js-yaml refuses it, so must we
+            with pytest.raises(Exception):  # noqa: PT011 -- js-yaml errored; any refusal of ours agrees
                 load_general(req["text"])
             continue
         assert _same(_ours(load_general(req["text"])), _untag(ans["value"])), req["text"]
 
 
 def test_js_number_formatting():
-    cases = {1e21: "1e+21", 1e-7: "1e-7", 1e16: "10000000000000000", 0.1 + 0.2: "0.30000000000000004",
-             123456.789: "123456.789", 5e-324: "5e-324", 1.5e300: "1.5e+300", 0.000001: "0.000001", -2.5: "-2.5"}
+    cases = {
+        1e21: "1e+21",
+        1e-7: "1e-7",
+        1e16: "10000000000000000",
+        0.1 + 0.2: "0.30000000000000004",
+        123456.789: "123456.789",
+        5e-324: "5e-324",
+        1.5e300: "1.5e+300",
+        0.000001: "0.000001",
+        -2.5: "-2.5",
+    }
     for value, text in cases.items():
         assert js_number_to_string(value) == text
 
