@@ -1,15 +1,39 @@
-"""Command line: `plur-desk [STORE]` opens the app; `check` and `search` work from a terminal."""
+"""Command line: `plur-desk [STORE]` opens the app; the terminal commands in COMMANDS work without a window."""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from plur_desk import __version__
 from plur_desk.infra.paths import default_store_path
 
 
-def _check(argv: list[str]) -> int:
+@dataclass(frozen=True)
+class Command:
+    """A terminal command: its name, one line of help, and `module:function` taking argv and returning the exit code."""
+
+    name: str
+    summary: str
+    entry: str
+
+    def run(self, argv: list[str]) -> int:
+        module, _, function = self.entry.partition(":")
+        main: Callable[[list[str]], int] = getattr(importlib.import_module(module), function)
+        return main(argv)
+
+
+# One line each; `plur-desk --help` lists them. Each command has its own `--help`.
+COMMANDS: tuple[Command, ...] = (
+    Command("check", "report on a store and every entry PLUR would quarantine (read-only)", "plur_desk.cli:check_main"),
+    Command("search", "search a store as the app does, from a script (read-only)", "plur_desk.app.search_cli:main"),
+)
+
+
+def check_main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="plur-desk check", description="Report on a PLUR store; writes nothing.")
     parser.add_argument("store", nargs="?", help="store directory (default: $PLUR_PATH, else ~/.plur)")
     parser.add_argument("--json", action="store_true", help="machine-readable output (a stable interface)")
@@ -21,14 +45,24 @@ def _check(argv: list[str]) -> int:
     return report.exit_code
 
 
-def _gui(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="plur-desk", description="Review console for PLUR memory stores.")
+def _gui_parser() -> argparse.ArgumentParser:
+    commands = "\n".join(f"  {c.name:<14}{c.summary}" for c in COMMANDS)
+    parser = argparse.ArgumentParser(
+        prog="plur-desk",
+        description="Review console for PLUR memory stores. Opens the window on STORE.",
+        epilog=f"terminal commands (plur-desk COMMAND --help for each):\n{commands}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("store", nargs="?", help="store directory (default: $PLUR_PATH, else ~/.plur)")
-    parser.add_argument("--reviewer", help="your name, recorded on every decision")
+    parser.add_argument("--reviewer", help="your name for this run, recorded on every decision")
     parser.add_argument("--demo", action="store_true", help="open a copy of the bundled demo store")
-    parser.add_argument("--self-check", action="store_true", help="smoke-test the installation and exit")
+    parser.add_argument("--self-check", action="store_true", help="smoke-test the installation off-screen and exit")
     parser.add_argument("--version", action="version", version=f"plur-desk {__version__}")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def _gui(argv: list[str]) -> int:
+    args = _gui_parser().parse_args(argv)
     from plur_desk.ui.app import run_app
 
     return run_app(store=args.store, reviewer=args.reviewer, demo=args.demo, self_check=args.self_check)
@@ -36,12 +70,9 @@ def _gui(argv: list[str]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["check"]:
-        return _check(argv[1:])
-    if argv[:1] == ["search"]:
-        from plur_desk.app.search_cli import main as search_main
-
-        return search_main(argv[1:])
+    for command in COMMANDS:
+        if argv[:1] == [command.name]:
+            return command.run(argv[1:])
     return _gui(argv)
 
 
