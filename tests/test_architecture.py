@@ -43,10 +43,15 @@ def test_layers_import_only_what_they_may():
     assert not problems, "\n".join(problems)
 
 
+def _code_lines(path: Path) -> int:
+    """Lines that carry code: blank lines and the formatter's lone closing brackets do not make a module bigger."""
+    return sum(
+        1
+        for line in path.read_text().splitlines()
+        if line.strip() and line.strip() not in {")", "]", "}", "),", "],", "},"}
+    )
+
+
 def test_modules_stay_small():
-    big = [
-        f"{p.relative_to(PACKAGE)}: {n} lines"
-        for p in PACKAGE.rglob("*.py")
-        if (n := len(p.read_text().splitlines())) > 500
-    ]
+    big = [f"{p.relative_to(PACKAGE)}: {n} code lines" for p in PACKAGE.rglob("*.py") if (n := _code_lines(p)) > 450]
     assert not big, big
