@@ -18,7 +18,7 @@ say() { printf 'dev.sh: %s\n' "$*" >&2; }
 # What Qt needs to show a window (offscreen and on X11/Wayland), plus fonts with the glyphs stored text uses.
 RUN_LIBS="libegl1 libgl1 libfontconfig1 libglib2.0-0 libxkbcommon0 libdbus-1-3 libx11-6 libxcb-cursor0
  libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-randr0 libxcb-render-util0 libxcb-shape0 libxcb-xkb1
- libxkbcommon-x11-0 fonts-dejavu-core"
+ libxkbcommon-x11-0 fonts-dejavu-core fonts-noto-color-emoji"
 # Only the tests need a virtual screen (screenshots), the AppStream validator and Node (the real PLUR as oracle).
 TEST_LIBS="xvfb xauth appstream"
 
@@ -37,8 +37,11 @@ apt_install() {
     say "installing ${missing[*]} with apt ($why)"
   fi
   export DEBIAN_FRONTEND=noninteractive
-  $sudo apt-get update -qq
-  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  local log; log="$(mktemp)"
+  if ! { $sudo apt-get update -qq && $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"; } >"$log" 2>&1; then
+    cat "$log" >&2; rm -f "$log"; say "apt could not install ${missing[*]}"; exit 1
+  fi
+  rm -f "$log"
 }
 
 python_ok() { "$1" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; }
@@ -72,7 +75,8 @@ ensure_installed() {
   fi
   say "installing plur_desk and its dependencies into $VENV ($extras)"
   "$VENV/bin/python" -m pip install -q --upgrade pip
-  "$VENV/bin/python" -m pip install -q -e ".[$extras]"
+  # PYTHONWARNINGS reaches the build backend: its notice about editable installs is for library authors, not users.
+  PYTHONWARNINGS=ignore "$VENV/bin/python" -m pip install -q -e ".[$extras]"
   echo "$want" >"$stamp"
 }
 

@@ -82,7 +82,11 @@ def test_pyinstaller_bundle_builds_and_passes_its_self_check(tmp_path):
         text=True,
         timeout=900,
         cwd=ROOT,
-        env={**__import__("os").environ, "XDG_CACHE_HOME": str(tmp_path / "cache")},
+        env={
+            **__import__("os").environ,
+            "XDG_CACHE_HOME": str(tmp_path / "cache"),
+            "PYTHON": __import__("sys").executable,
+        },
     )
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     assert "self-check passed" in out.stdout

@@ -5,9 +5,12 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 out="${1:-dist}"
 work="${out%/}/.build"
-python3 -m pip install -q 'pyinstaller>=6.10'
+# The project's venv when there is one (a system Python is externally managed), else $PYTHON or python3.
+py="${PYTHON:-}"
+if [ -z "$py" ]; then if [ -x .venv/bin/python ]; then py=.venv/bin/python; else py=python3; fi; fi
+"$py" -c 'import PyInstaller' 2>/dev/null || "$py" -m pip install -q 'pyinstaller>=6.10'
 rm -rf "$work" "${out%/}/plur-desk"
-python3 -m PyInstaller --noconfirm --log-level ERROR --workpath "$work" --distpath "$out" \
+"$py" -m PyInstaller --noconfirm --log-level ERROR --workpath "$work" --distpath "$out" \
   packaging/pyinstaller/plur-desk.spec
 rm -rf "$work"
 QT_QPA_PLATFORM=offscreen "${out%/}/plur-desk/plur-desk" --self-check

@@ -1,25 +1,68 @@
-"""The bundled demo store: always opened as a fresh copy, so the packaged one is never changed."""
+"""The bundled demo store: always opened as a fresh copy, so the packaged one is never changed.
+
+Copies live in the cache folder. Each launch removes the copies that no running plur_desk still has open (their
+owner process is gone), so `--demo` never piles copies up; a copy another window is using is left alone.
+"""
 
 from __future__ import annotations
 
+import os
 import shutil
+import socket
 import time
 from importlib import resources
 from pathlib import Path
 
 from plur_desk.infra.paths import cache_dir
 
+OWNER_FILE = ".plur-desk-demo-owner"  # "host:pid" of the process that opened this copy
+
 
 def demo_source() -> Path:
     return Path(str(resources.files("plur_desk.resources") / "demo_store"))
 
 
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _abandoned(copy: Path) -> bool:
+    try:
+        host, _, pid = (copy / OWNER_FILE).read_text(encoding="utf-8").strip().rpartition(":")
+    except OSError:
+        return True  # copies from before owners were recorded
+    if host != socket.gethostname() or not pid.isdigit():
+        return False  # a shared cache folder: another machine's copy is not ours to judge
+    return not _pid_alive(int(pid))
+
+
+def sweep_demo_copies(base: Path) -> list[Path]:
+    """Remove earlier copies nobody has open; returns what was removed."""
+    removed: list[Path] = []
+    if not base.is_dir():
+        return removed
+    for copy in sorted(base.iterdir()):
+        if copy.is_dir() and not copy.is_symlink() and copy.name.startswith("demo-") and _abandoned(copy):
+            shutil.rmtree(copy, ignore_errors=True)
+            removed.append(copy)
+    return removed
+
+
 def copy_demo_store(base: Path | None = None) -> Path:
     target_base = base or cache_dir() / "demo"
-    target = target_base / time.strftime("demo-%Y%m%d-%H%M%S")
+    sweep_demo_copies(target_base)
+    stamp = time.strftime("demo-%Y%m%d-%H%M%S")
+    target = target_base / stamp
     suffix = 0
     while target.exists():
         suffix += 1
-        target = target_base / f"{time.strftime('demo-%Y%m%d-%H%M%S')}-{suffix}"
+        target = target_base / f"{stamp}-{suffix}"
     shutil.copytree(demo_source(), target)
+    (target / OWNER_FILE).write_text(f"{socket.gethostname()}:{os.getpid()}\n", encoding="utf-8")
     return target

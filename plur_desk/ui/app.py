@@ -9,10 +9,22 @@ from pathlib import Path
 
 from plur_desk import APP_ID, __version__
 
+NO_DISPLAY = (
+    "plur-desk: no display to show the window on (neither DISPLAY nor WAYLAND_DISPLAY is set).\n"
+    "Run it in a desktop session, or over SSH with X forwarding (ssh -X). From a terminal without a display, use\n"
+    "'plur-desk check' or 'plur-desk search' (see plur-desk --help), or set QT_QPA_PLATFORM=offscreen to run the\n"
+    "window invisibly on purpose."
+)
 
-def _ensure_platform(self_check: bool) -> None:
-    if self_check or not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY") or sys.platform != "linux"):
+
+def _ensure_platform(self_check: bool) -> bool:
+    """False when there is nowhere to show a window: better to say so than to run invisibly forever."""
+    if self_check:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+        return True
+    if sys.platform != "linux" or os.environ.get("QT_QPA_PLATFORM"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
 def make_application(argv: list[str] | None = None):  # type: ignore[no-untyped-def]
@@ -48,7 +60,9 @@ def ask_reviewer(settings_store, settings, given: str | None) -> str | None:  # 
 
 
 def run_app(store: str | None, reviewer: str | None, demo: bool, self_check: bool) -> int:
-    _ensure_platform(self_check)
+    if not _ensure_platform(self_check):
+        print(NO_DISPLAY, file=sys.stderr)
+        return 2
     if self_check:
         from plur_desk.ui.self_check import run_self_check
 
@@ -63,6 +77,11 @@ def run_app(store: str | None, reviewer: str | None, demo: bool, self_check: boo
     settings = settings_store.load()
     name = ask_reviewer(settings_store, settings, reviewer)
     if name is None:
+        print(
+            "plur-desk: no reviewer name given, so nothing was opened (every decision is recorded under it).\n"
+            "Start again and enter your name, or pass --reviewer NAME.",
+            file=sys.stderr,
+        )
         return 1
     window = MainWindow(settings_store, settings, name)
     window.show()

@@ -26,7 +26,7 @@ from plur_desk.app.settings import Settings, SettingsStore
 from plur_desk.domain.review import Reviewer
 from plur_desk.infra.clock import Clock, SystemClock
 from plur_desk.infra.errors import ChangedSinceError, PlurDeskError
-from plur_desk.ui import icons
+from plur_desk.ui import icons, window_state
 from plur_desk.ui.actions import ACTIONS, MENU_ORDER, UiContext, build_actions, update_enabled
 from plur_desk.ui.draft_actions import DraftActionsMixin
 from plur_desk.ui.drafts_pane import DraftsPane, action_button
@@ -76,7 +76,7 @@ class MainWindow(NavigationMixin, SearchMixin, DraftActionsMixin, QMainWindow):
 
     def _build(self) -> None:
         self.setWindowTitle("plur_desk")
-        self.resize(1360, 860)
+        window_state.restore(self, self.settings_store.path.parent)
         self.drafts = DraftsPane(self)
         self.tensions = TensionsPane(self)
         self.validity = ValidityPane(self)
@@ -409,7 +409,7 @@ class MainWindow(NavigationMixin, SearchMixin, DraftActionsMixin, QMainWindow):
             return
         holder = session.store.lock_holder()
         self._status_labels["lock"].setText(
-            "🔒 store locked by " + holder.split(":")[1] if holder and ":" in holder else "store idle"
+            "locked by " + holder.split(":")[1] if holder and ":" in holder else "store idle"
         )
         if session.store.engrams_changed_on_disk() or session.store.tensions_changed_on_disk():
             self._reload_timer.start()
@@ -445,7 +445,7 @@ class MainWindow(NavigationMixin, SearchMixin, DraftActionsMixin, QMainWindow):
 
     def show_error(self, text: str) -> None:
         self._error = text
-        self.show_message("⛔ " + text)
+        self.show_message("✖ " + text)
         self.statusBar().showMessage(text, 8000)
         self.error_shown.emit(text)
 
@@ -473,6 +473,7 @@ class MainWindow(NavigationMixin, SearchMixin, DraftActionsMixin, QMainWindow):
             self.runner.submit(self.session.redo, self._applied, self._failed)
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        window_state.save(self, self.settings_store.path.parent)
         self._poll_timer.stop()
         self.runner.wait(10000)
         self.search_runner.wait(10000)

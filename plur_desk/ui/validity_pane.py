@@ -121,7 +121,7 @@ class WindowDialog(QDialog):
             and (opens_at(start) or datetime.min.replace(tzinfo=UTC))
             > (closes_at(end) or datetime.max.replace(tzinfo=UTC))
         ):
-            self.error.setText("⛔ valid_from is after valid_until.")
+            self.error.setText("✖ valid_from is after valid_until.")
             return
         self.accept()
 
