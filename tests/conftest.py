@@ -21,3 +21,16 @@ def _private_dirs(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
     monkeypatch.delenv("PLUR_PATH", raising=False)
     return
+
+
+@pytest.fixture(autouse=True)
+def _no_real_keyring():
+    """Never the developer's keyring: the fail backend, chosen explicitly, so reviewer keys go to the 0600 file
+    under this test's private data dir (tests that need a working keyring set their own backend)."""
+    import keyring
+    from keyring.backends import fail
+
+    previous = keyring.get_keyring()
+    keyring.set_keyring(fail.Keyring())
+    yield
+    keyring.set_keyring(previous)

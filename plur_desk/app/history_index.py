@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 from typing import overload
 
 from plur_desk.app.rows import Verdict
+from plur_desk.domain.trust import Trust, TrustState
 from plur_desk.infra.clock import parse_instant
 from plur_desk.store.chain import js_stringify
 from plur_desk.store.history import HistoryLog
@@ -75,11 +76,19 @@ class HistoryFilter:
     text: str = ""
     since: datetime | None = None
     until: datetime | None = None
+    trust: frozenset[TrustState] = frozenset()  # only human claims in these states
 
     @property
     def empty(self) -> bool:
         return not (
-            self.types or self.actor_kinds or self.reviewer or self.engram_id or self.text or self.since or self.until
+            self.types
+            or self.actor_kinds
+            or self.reviewer
+            or self.engram_id
+            or self.text
+            or self.since
+            or self.until
+            or self.trust
         )
 
     def maybe(self, raw: bytes) -> bool:
@@ -88,7 +97,9 @@ class HistoryFilter:
             return False
         if self.types and not any(t.encode() in raw for t in self.types):
             return False
-        if self.actor_kinds == frozenset({"human"}) and b'"human"' not in raw:
+        if (self.actor_kinds == frozenset({"human"}) or (self.trust and TrustState.NOT_HUMAN not in self.trust)) and (
+            b'"human"' not in raw
+        ):
             return False
         if self.reviewer and not raw.isascii():
             return True
@@ -164,9 +175,14 @@ class Events(Sequence[dict[str, object]]):
             yield self[i]
 
 
+def _no_check(event: dict[str, object]) -> Trust:
+    return Trust(TrustState.UNSIGNED if actor_kind(event) == "human" else TrustState.NOT_HUMAN, "not checked")
+
+
 class HistoryIndex:
-    def __init__(self, log: HistoryLog) -> None:
+    def __init__(self, log: HistoryLog, trust: Callable[[dict[str, object]], Trust] | None = None) -> None:
         self.log = log
+        self.trust = trust or _no_check
         self.lines: list[Line] = []
         self._files: dict[str, tuple[int, int, int]] = {}  # name -> (inode, size read, lines read)
         self._types: set[str] = set()
@@ -264,6 +280,11 @@ class HistoryIndex:
             raw = line[0]
             if not flt.maybe(raw):
                 continue
+            if flt.trust:
+                event = parse_line(*line)
+                if flt.matches(event) and self.trust(event).state in flt.trust:
+                    matched.append(line)
+                continue
             if text_only and raw.isascii() and b"\\" not in raw and b"_month" not in raw:
                 matched.append(line)  # the byte test was already exact for this line
             elif flt.matches(parse_line(*line)):
@@ -291,12 +312,16 @@ class HistoryIndex:
             if event.get("event") == "engram_retired" and isinstance(data, dict) and data.get("action") == "reject":
                 digest = data.get("content_hash")
                 if isinstance(digest, str):
-                    verdicts[digest] = Verdict(
+                    trust = self.trust(event)
+                    verdict = Verdict(
                         str(event.get("engram_id")),
                         actor_name(event),
                         str(event.get("timestamp", "")),
                         str(data.get("reason", "")),
+                        trust,
                     )
+                    if trust.counts_as_human or digest not in verdicts or not verdicts[digest].trust.counts_as_human:
+                        verdicts[digest] = verdict
         return verdicts
 
     def human_decisions(self) -> set[tuple[str, str]]:

@@ -7,8 +7,11 @@ from datetime import datetime
 
 from plur_desk.domain.lint import text_flags
 from plur_desk.domain.review import engram_fingerprint
+from plur_desk.domain.trust import Trust, TrustState
 from plur_desk.domain.validity import Window
 from plur_desk.infra.clock import parse_instant
+
+UNVERIFIED = Trust(TrustState.UNSIGNED, "no signed event found")
 
 
 @dataclass(frozen=True)
@@ -19,6 +22,7 @@ class Verdict:
     by: str
     at: str
     reason: str
+    trust: Trust = UNVERIFIED
 
 
 @dataclass(frozen=True)
@@ -105,7 +109,7 @@ def draft_row(
     if verdict is not None and verdict.engram_id == engram.get("id"):
         verdict = None
     if verdict is not None:
-        flags.append("rejected before")
+        flags.append("rejected before" if verdict.trust.counts_as_human else "rejection claim NOT VERIFIED")
     if engram.get("id") in open_tension_ids:
         flags.append("in tension")
     relations = engram.get("relations")

@@ -12,11 +12,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from plur_desk.app.history_index import HistoryIndex
-from plur_desk.app.rows import DraftRow, TensionRow, Verdict, draft_row, tension_row
+from plur_desk.app.rows import DraftRow, TensionRow, draft_row, tension_row
+from plur_desk.app.session_signing import SigningMixin
+from plur_desk.app.signing import ReviewerKeys
+from plur_desk.app.trust import TrustChecker
+from plur_desk.app.vault import KeyVault
 from plur_desk.domain import review
 from plur_desk.domain.review import Operation, Patch, Reviewer, engram_fingerprint, tension_fingerprint
 from plur_desk.infra.clock import Clock, SystemClock
 from plur_desk.infra.errors import ActionRefused, ReadOnlyStore
+from plur_desk.infra.paths import data_dir
 from plur_desk.store.plur_store import Edit, PlurStore, WriteResult
 
 
@@ -40,12 +45,18 @@ class ChangeSet:
         return self
 
 
-class ReviewSession:
-    def __init__(self, store: PlurStore, reviewer: Reviewer, clock: Clock | None = None) -> None:
+class ReviewSession(SigningMixin):
+    def __init__(
+        self, store: PlurStore, reviewer: Reviewer, clock: Clock | None = None, keys: ReviewerKeys | None = None
+    ) -> None:
         self.store = store
         self.reviewer = reviewer
         self.clock = clock or SystemClock()
-        self.history = HistoryIndex(store.history)
+        self.keys = keys or ReviewerKeys(store.root, reviewer, KeyVault(data_dir()))
+        store.history.resign = self.keys.sign  # a chained append re-signs once `prev` is set
+        self.trust = TrustChecker(store.root)
+        self.history = HistoryIndex(store.history, self.trust)
+        self.made_changes = False
         self._undo: list[Operation] = []
         self._redo: list[Operation] = []
         self._engrams: dict[str, dict[str, object]] = {}
@@ -133,20 +144,6 @@ class ReviewSession:
                 ids.add(str(record.get("engram_b")))
         return ids
 
-    def rejected_verdicts(self) -> dict[str, Verdict]:
-        """content_hash -> the latest human rejection, from review records and from history (survives compaction)."""
-        verdicts = self.history.rejections()
-        for engram in self._engrams.values():
-            rec = engram.get("review")
-            if isinstance(rec, dict) and rec.get("state") == "rejected" and engram.get("content_hash"):
-                verdicts.setdefault(
-                    str(engram["content_hash"]),
-                    Verdict(
-                        str(engram["id"]), str(rec.get("by", "")), str(rec.get("at", "")), str(rec.get("reason", ""))
-                    ),
-                )
-        return verdicts
-
     def drafts(self, sort: str = "age", descending: bool = False) -> list[DraftRow]:
         now = self.now()
         tension_ids = self.open_tension_ids()
@@ -221,7 +218,7 @@ class ReviewSession:
         if not ids:
             raise ActionRefused("nothing selected")
         edits = [Edit(i, fn, (seen or {}).get(i) or self._seen(i)) for i in dict.fromkeys(ids)]
-        result = self.store.write_engrams(edits, engram_fingerprint)
+        result = self.store.write_engrams(self._signed(edits), engram_fingerprint)
         op = Operation(
             action, label, [Patch.between("engrams", k, result.before[k], result.after[k]) for k in result.changed]
         )
@@ -234,6 +231,7 @@ class ReviewSession:
 
     def _changes(self, op: Operation, *results: WriteResult) -> ChangeSet:
         change = ChangeSet(message=op.label)
+        self.made_changes = True
         if any(r.reloaded for r in results):
             self.reindex()  # PLUR had rewritten a file meanwhile: everything may have moved
         else:
@@ -320,7 +318,9 @@ class ReviewSession:
             event["data"]["to"] = new.get("status")  # type: ignore[index]
             return new, [event]
 
-        return self.store.write_tensions([Edit(tension_id, apply, tension_fingerprint(record))], tension_fingerprint)
+        return self.store.write_tensions(
+            self._signed([Edit(tension_id, apply, tension_fingerprint(record))]), tension_fingerprint
+        )
 
     def confirm_tension(self, tension_id: str) -> ChangeSet:
         result = self._tension_write(tension_id, review.confirm_tension, "confirm")
@@ -362,13 +362,15 @@ class ReviewSession:
         record_patch = Patch.between("tensions", tension_id, first.before[tension_id], first.after[tension_id])
         try:
             second = self.store.write_engrams(
-                [
-                    Edit(
-                        loser,
-                        lambda e: review.retire_loser(e, tension_id, winner, self.reviewer, now),
-                        self._seen(loser),
-                    )
-                ],
+                self._signed(
+                    [
+                        Edit(
+                            loser,
+                            lambda e: review.retire_loser(e, tension_id, winner, self.reviewer, now),
+                            self._seen(loser),
+                        )
+                    ]
+                ),
                 engram_fingerprint,
             )
         except Exception:
@@ -427,7 +429,8 @@ class ReviewSession:
 
         try:
             second = self.store.write_engrams(
-                [window(earlier, None, review.day_before(at)), window(later, at, None)], engram_fingerprint
+                self._signed([window(earlier, None, review.day_before(at)), window(later, at, None)]),
+                engram_fingerprint,
             )
         except Exception:
             self._rollback(record_patch, "split_in_time")
@@ -444,7 +447,7 @@ class ReviewSession:
         def apply(value: dict[str, object]) -> tuple[dict[str, object], list[dict[str, object]]]:
             return back.apply(value), [review.tension_event(f"rollback_{action}", value, self.reviewer, now)]
 
-        self.store.write_tensions([Edit(patch.key, apply)], tension_fingerprint)
+        self.store.write_tensions(self._signed([Edit(patch.key, apply)]), tension_fingerprint)
         self.reindex()
 
     # -- undo / redo ---------------------------------------------------------------------------------------
@@ -487,9 +490,9 @@ class ReviewSession:
             for file, group in _groups(patches):
                 edits = [Edit(p.key, self._replay_fn(p, op, verb, now)) for p in group]
                 if file == "engrams":
-                    results.append(self.store.write_engrams(edits, engram_fingerprint))
+                    results.append(self.store.write_engrams(self._signed(edits), engram_fingerprint))
                 else:
-                    results.append(self.store.write_tensions(edits, tension_fingerprint))
+                    results.append(self.store.write_tensions(self._signed(edits), tension_fingerprint))
                 done.extend(group)
         except Exception:
             if done:  # put back what this undo already changed, so the store is as it was before the attempt

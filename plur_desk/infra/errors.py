@@ -55,3 +55,11 @@ class ActionRefused(PlurDeskError):
 
 class WriteFailed(PlurDeskError):
     pass
+
+
+class KeyUnavailable(ActionRefused):
+    """The reviewer's signing key could not be reached (a locked keyring the reviewer did not unlock)."""
+
+
+class KeyConflict(ActionRefused):
+    """keys.yaml already holds another key for this reviewer's identity; replacing it needs confirmation."""

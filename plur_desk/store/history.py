@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -84,6 +85,8 @@ class HistoryLog:
     def __init__(self, root: Path) -> None:
         self.dir = root / "history"
         self._hash_scan = HashScan()
+        # Re-signs an already signed event once `prev` is set (the signature covers it); set by the app.
+        self.resign: Callable[[dict[str, object]], dict[str, object]] | None = None
 
     def month_files(self) -> list[Path]:
         if not self.dir.is_dir():
@@ -161,12 +164,20 @@ class HistoryLog:
         lines = []
         for event in events:
             event["prev"] = prev
+            if self.resign is not None and "signature" in event:
+                signed = self.resign(event)
+                event.clear()
+                event.update(signed)
             event["hash"] = event_hash(event)
             prev = event["hash"]  # type: ignore[assignment]
             lines.append(js_stringify(event))
         self._write(month_file, lines)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.dir / ".chain-head")
+
+    def write_lines(self, path: Path, lines: list[str]) -> None:
+        """Append complete lines (the caller holds whatever lock the mode needs)."""
+        self._write(path, lines)
 
     @staticmethod
     def _write(path: Path, lines: list[str]) -> None:

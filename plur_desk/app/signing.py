@@ -1,0 +1,121 @@
+"""The reviewer's signing key for one store: created and registered on first use, asked for once when locked,
+replaced only on explicit confirmation (and that replacement is itself a signed history event)."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from plur_desk.app.vault import KeyLocked, KeyVault
+from plur_desk.domain.review import Reviewer, make_event
+from plur_desk.domain.trust import reviewer_identity
+from plur_desk.infra.clock import iso_ms
+from plur_desk.infra.errors import KeyConflict, KeyUnavailable
+from plur_desk.store import signatures
+from plur_desk.store.keys_file import read_keys, register_key, replace_key
+
+AskUnlock = Callable[[str], bool]  # shown the reason; True = try again (the keyring prompts to unlock)
+
+
+def fingerprint(public_key: str) -> str:
+    """PLUR's display fingerprint: SHA-256 of the SPKI DER, first 16 hex characters."""
+    try:
+        return hashlib.sha256(base64.b64decode(public_key)).hexdigest()[:16]
+    except (binascii.Error, ValueError):
+        return "(not a key)"
+
+
+class ReviewerKeys:
+    def __init__(self, store_root: Path, reviewer: Reviewer, vault: KeyVault, ask_unlock: AskUnlock | None = None):
+        self.root = store_root
+        self.reviewer = reviewer
+        self.identity = reviewer_identity(reviewer.name)
+        self.vault = vault
+        self.ask_unlock = ask_unlock
+        self._key: Ed25519PrivateKey | None = None
+        self.notices: list[str] = []  # one line per thing done without asking (created, registered)
+
+    # -- the key -------------------------------------------------------------------------------------------
+
+    def _load(self) -> Ed25519PrivateKey | None:
+        try:
+            return self.vault.load(self.identity)
+        except KeyLocked as exc:
+            if self.ask_unlock is None or not self.ask_unlock(
+                f"The keyring holding your reviewer key is locked: {exc}"
+            ):
+                raise KeyUnavailable(
+                    "your reviewer key is in a locked keyring and was not unlocked; the decision was not written"
+                ) from None
+        try:
+            return self.vault.load(self.identity)
+        except KeyLocked:
+            raise KeyUnavailable("the keyring is still locked; the decision was not written") from None
+
+    def key(self) -> Ed25519PrivateKey:
+        """The reviewer's private key, created (and kept out of the store) on first use."""
+        if self._key is None:
+            key = self._load()
+            if key is None:
+                key = Ed25519PrivateKey.generate()
+                try:
+                    where = self.vault.save(self.identity, key)
+                except KeyLocked:
+                    raise KeyUnavailable("the keyring is locked; no reviewer key could be kept") from None
+                self.notices.append(f"Created a signing key for {self.identity}: {where.sentence()}.")
+            self._key = key
+        return self._key
+
+    def public_key(self) -> str:
+        return signatures.public_key_b64(self.key())
+
+    # -- the store's registry ------------------------------------------------------------------------------
+
+    def ready(self, now: datetime) -> None:
+        """The key exists and keys.yaml names it for this identity; registers it when the identity has none.
+        Raises KeyConflict when another key is registered for the identity (replacing needs confirmation)."""
+        public = self.public_key()
+        current = read_keys(self.root).current(self.identity)
+        if current is not None and current.public_key == public:
+            return
+        if current is not None:
+            raise KeyConflict(
+                f"keys.yaml already holds another key for {self.identity} (fingerprint "
+                f"{fingerprint(current.public_key)}; yours is {fingerprint(public)}). If it is not yours, someone "
+                "registered it to pass as you. Use Reviewer identity… to replace it; nothing was written."
+            )
+        if register_key(self.root, self.identity, public, iso_ms(now)):
+            self.notices.append(
+                f"Registered your public key in {self.root / 'keys.yaml'} (fingerprint {fingerprint(public)})."
+            )
+
+    def sign(self, event: dict[str, object]) -> dict[str, object]:
+        return signatures.sign(event, self.key(), self.identity)
+
+    def replace(self, now: datetime, *, revoke: bool, new_key: bool) -> dict[str, object]:
+        """Make a key this identity's key in force (after the reviewer confirmed). `new_key` generates a fresh one
+        (rotation; with `revoke`, the old ones are revoked as lost). Returns the signed event to append."""
+        if new_key:
+            key = Ed25519PrivateKey.generate()
+            try:
+                where = self.vault.save(self.identity, key)
+            except KeyLocked:
+                raise KeyUnavailable("the keyring is locked; the key was not replaced") from None
+            self._key = key
+            self.notices.append(f"New signing key for {self.identity}: {where.sentence()}.")
+        public = self.public_key()
+        old = replace_key(self.root, self.identity, public, iso_ms(now), revoke=revoke)
+        data = {
+            "action": "revoke_key" if revoke else "replace_key",
+            "identity": self.identity,
+            "public_key": public,
+            "fingerprint": fingerprint(public),
+            "old_fingerprints": [fingerprint(k) for k in old],
+        }
+        return self.sign(make_event("reviewer_key_changed", "", now, data, self.reviewer))

@@ -1,0 +1,153 @@
+"""`<store-root>/keys.yaml`, PLUR's public key registry: `keys: [{identity, public_key, added_at}]`.
+
+`public_key` is base64 of the Ed25519 SPKI DER. PLUR looks a signer up with the *first* entry of its identity, so
+the key in force is always first; a rotated key stays below it with `retired_at`, a lost one with `revoked_at`
+(extra fields PLUR keeps, as its registry is the parsed document). Written as js-yaml dumps it (PLUR's
+`yaml.dump(..., {lineWidth: 120})`), temp file + rename; other entries keep their values.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from plur_desk.infra.errors import ActionRefused
+from plur_desk.store.atomic import atomic_write
+from plur_desk.store.yaml_dump import Dumper
+from plur_desk.store.yaml_load import YamlSyntaxError, load_general
+
+KEYS_FILE = "keys.yaml"
+_DUMPER = Dumper(double_quotes=False, line_width=120)
+
+
+@dataclass(frozen=True)
+class KeyEntry:
+    identity: str
+    public_key: str
+    added_at: str
+    retired_at: str | None = None
+    revoked_at: str | None = None
+
+    @property
+    def in_force(self) -> bool:
+        return self.retired_at is None and self.revoked_at is None
+
+    def valid_at(self, timestamp: str) -> bool:
+        """Whether a signature made at `timestamp` (toISOString form) by this key counts."""
+        end = self.revoked_at or self.retired_at
+        return end is None or timestamp < end
+
+
+@dataclass
+class KeyRegistry:
+    entries: list[KeyEntry] = field(default_factory=list)
+    problem: str | None = None  # keys.yaml exists but is not a registry PLUR would read
+
+    def for_identity(self, identity: str) -> list[KeyEntry]:
+        return [e for e in self.entries if e.identity == identity]
+
+    def current(self, identity: str) -> KeyEntry | None:
+        """The entry PLUR would use (the first for the identity)."""
+        found = self.for_identity(identity)
+        return found[0] if found else None
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _load_document(root: Path) -> dict[str, object] | None:
+    path = root / KEYS_FILE
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    doc = load_general(text)
+    if doc is None:
+        return None
+    if not isinstance(doc, dict) or not isinstance(doc.get("keys"), list):
+        raise YamlSyntaxError(f"{path} is not a keys registry (expected keys: [...])")
+    return doc
+
+
+def read_keys(root: Path) -> KeyRegistry:
+    try:
+        doc = _load_document(root)
+    except (YamlSyntaxError, OSError, UnicodeDecodeError) as exc:
+        return KeyRegistry(problem=str(exc))
+    registry = KeyRegistry()
+    items = doc.get("keys") if doc else []
+    for item in items if isinstance(items, list) else []:
+        if not isinstance(item, dict):
+            continue
+        identity, key = _text(item.get("identity")), _text(item.get("public_key"))
+        if identity is None or key is None:
+            continue
+        registry.entries.append(
+            KeyEntry(
+                identity,
+                key,
+                str(item.get("added_at", "")),
+                _text(item.get("retired_at")),
+                _text(item.get("revoked_at")),
+            )
+        )
+    return registry
+
+
+def _write(root: Path, doc: dict[str, object]) -> None:
+    atomic_write(root / KEYS_FILE, _DUMPER.dump(doc).encode("utf-8"))
+
+
+def _existing(root: Path) -> dict[str, object]:
+    try:
+        doc = _load_document(root)
+    except YamlSyntaxError as exc:
+        raise ActionRefused(f"keys.yaml cannot be read, so no key was registered: {exc}") from None
+    return copy.deepcopy(doc) if doc else {"keys": []}
+
+
+def register_key(root: Path, identity: str, public_key: str, added_at: str) -> bool:
+    """Add `identity`'s key when the identity has none. Returns False (and writes nothing) when it already has
+    this key; raises ActionRefused when it has another one (replacing needs `replace_key`)."""
+    doc = _existing(root)
+    keys: list[object] = doc["keys"]  # type: ignore[assignment]
+    for item in keys:
+        if isinstance(item, dict) and item.get("identity") == identity:
+            if item.get("public_key") == public_key:
+                return False
+            raise ActionRefused(f"{identity} already has another key in keys.yaml; replacing it needs confirmation")
+    keys.append({"identity": identity, "public_key": public_key, "added_at": added_at})
+    _write(root, doc)
+    return True
+
+
+def replace_key(root: Path, identity: str, public_key: str, at: str, *, revoke: bool) -> list[str]:
+    """Make `public_key` the identity's key in force (first entry). Every older key of the identity stays, marked
+    `retired_at` (signatures before `at` still count) or, with `revoke`, `revoked_at`. Returns the old keys."""
+    doc = _existing(root)
+    keys: list[object] = doc["keys"]  # type: ignore[assignment]
+    mine: list[dict[str, object]] = [i for i in keys if isinstance(i, dict) and i.get("identity") == identity]
+    old: list[str] = []
+    for item in mine:
+        if item.get("public_key") == public_key:
+            continue
+        old.append(str(item.get("public_key")))
+        if "retired_at" not in item and "revoked_at" not in item:
+            item["revoked_at" if revoke else "retired_at"] = at
+        elif revoke and "revoked_at" not in item:
+            item["revoked_at"] = at
+    fresh = {"identity": identity, "public_key": public_key, "added_at": at}
+    kept = [i for i in mine if i.get("public_key") != public_key]
+    ordered: list[object] = []
+    for entry in keys:
+        if not any(entry is m for m in mine):
+            ordered.append(entry)
+        elif entry is mine[0]:
+            ordered += [fresh, *kept]
+    if not mine:
+        ordered.append(fresh)
+    doc["keys"] = ordered
+    _write(root, doc)
+    return old
