@@ -34,9 +34,10 @@ class KeyEntry:
         return self.retired_at is None and self.revoked_at is None
 
     def valid_at(self, timestamp: str) -> bool:
-        """Whether a signature made at `timestamp` (toISOString form) by this key counts."""
-        end = self.revoked_at or self.retired_at
-        return end is None or timestamp < end
+        """Whether a signature made at `timestamp` (toISOString form) by this key counts: before the key was
+        retired or revoked, whichever came first."""
+        ends = [t for t in (self.revoked_at, self.retired_at) if t]
+        return not ends or timestamp < min(ends)
 
 
 @dataclass
@@ -134,10 +135,8 @@ def replace_key(root: Path, identity: str, public_key: str, at: str, *, revoke: 
         if item.get("public_key") == public_key:
             continue
         old.append(str(item.get("public_key")))
-        if "retired_at" not in item and "revoked_at" not in item:
+        if "retired_at" not in item and "revoked_at" not in item:  # keys already retired keep their end
             item["revoked_at" if revoke else "retired_at"] = at
-        elif revoke and "revoked_at" not in item:
-            item["revoked_at"] = at
     fresh = {"identity": identity, "public_key": public_key, "added_at": at}
     kept = [i for i in mine if i.get("public_key") != public_key]
     ordered: list[object] = []

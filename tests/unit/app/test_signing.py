@@ -1,0 +1,197 @@
+"""The reviewer key (keyring or 0600 file, asked for once when locked) and signed review sessions (no Qt, no Node)."""
+
+from __future__ import annotations
+
+import json
+import stat
+from datetime import UTC, datetime, timedelta
+
+import keyring
+import keyring.errors
+import pytest
+from keyring.backend import KeyringBackend
+from keyring.backends import null
+
+from plur_desk.app.session import ReviewSession
+from plur_desk.app.signing import ReviewerKeys
+from plur_desk.app.vault import SERVICE, KeyVault
+from plur_desk.domain.review import Reviewer
+from plur_desk.domain.trust import TrustState
+from plur_desk.infra.clock import FixedClock
+from plur_desk.infra.errors import KeyConflict, KeyUnavailable
+from plur_desk.infra.paths import data_dir
+from plur_desk.store.chain import event_hash
+from plur_desk.store.keys_file import read_keys
+from plur_desk.store.plur_store import PlurStore
+from plur_desk.store.signatures import check_signature, public_key_b64
+from plur_desk.store.yaml_dump import dump_engrams_document
+
+NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
+
+
+def _engram(i: int) -> dict:
+    return {
+        "id": f"ENG-2026-11-0{i}-001",
+        "version": 2,
+        "status": "active",
+        "type": "behavioral",
+        "scope": "project:web",
+        "statement": f"Statement number {i}",
+        "commitment": "draft",
+        "created_at": f"2026-11-0{i}T10:00:00.000Z",
+        "content_hash": f"{i}" * 64,
+    }
+
+
+class MemoryKeyring(KeyringBackend):
+    """A keyring that works, in memory (a stand-in for Secret Service); `locked` makes reads refuse."""
+
+    priority = 1  # type: ignore[assignment]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.secrets: dict[tuple[str, str], str] = {}
+        self.locked = False
+        self.reads = 0
+
+    def get_password(self, service, username):
+        self.reads += 1
+        if self.locked:
+            raise keyring.errors.KeyringLocked("locked")
+        return self.secrets.get((service, username))
+
+    def set_password(self, service, username, password):
+        self.secrets[(service, username)] = password
+
+    def delete_password(self, service, username):
+        self.secrets.pop((service, username), None)
+
+
+def _store(tmp_path, history: list[dict] | None = None) -> PlurStore:
+    root = tmp_path / "store"
+    root.mkdir()
+    (root / "engrams.yaml").write_text(dump_engrams_document({"engrams": [_engram(i) for i in range(1, 4)]}))
+    if history is not None:
+        (root / "history").mkdir()
+        (root / "history" / "2026-12.jsonl").write_text("".join(json.dumps(e) + "\n" for e in history))
+    store = PlurStore(root)
+    store.load()
+    return store
+
+
+def _session(store, name="Ada Reviewer", ask=None, now=NOW) -> ReviewSession:
+    keys = ReviewerKeys(store.root, Reviewer(name), KeyVault(data_dir()), ask)
+    s = ReviewSession(store, Reviewer(name), FixedClock(now), keys)
+    s.load_history()
+    return s
+
+
+def _lines(store):
+    path = store.root / "history" / "2026-12.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_first_decision_creates_a_0600_key_outside_the_store_and_registers_it(tmp_path):
+    store = _store(tmp_path)
+    session = _session(store)
+    session.approve(["ENG-2026-11-01-001"])
+    notices = session.key_notices()
+    assert any("0600" in n for n in notices) and any("keys.yaml" in n for n in notices)
+    assert session.key_notices() == []  # said once
+    key_file = data_dir() / "keys" / "human:Ada_Reviewer.key"
+    assert stat.S_IMODE(key_file.stat().st_mode) == 0o600 and len(key_file.read_bytes()) == 48
+    assert not list(store.root.rglob("*.key"))
+    entry = read_keys(store.root).current("human:Ada Reviewer")
+    assert entry is not None and entry.public_key == public_key_b64(session.keys.key())
+    (event,) = _lines(store)
+    assert event["signer"] == "human:Ada Reviewer"
+    assert session.trust(event).state is TrustState.VALID
+    assert session.history.newest_first()[0]["signature"] == event["signature"]
+
+
+def test_keyring_is_used_when_it_works_and_no_file_is_written(tmp_path):
+    ring = MemoryKeyring()
+    keyring.set_keyring(ring)
+    session = _session(_store(tmp_path))
+    session.reject(["ENG-2026-11-02-001"], "wrong")
+    assert (SERVICE, "human:Ada Reviewer") in ring.secrets
+    assert not (data_dir() / "keys").exists()
+    assert any("keyring" in n for n in session.key_notices())
+
+
+def test_null_keyring_that_keeps_nothing_falls_back_to_the_file(tmp_path):
+    keyring.set_keyring(null.Keyring())
+    session = _session(_store(tmp_path))
+    session.approve(["ENG-2026-11-01-001"])
+    assert (data_dir() / "keys" / "human:Ada_Reviewer.key").exists()
+
+
+def test_locked_keyring_asks_once_and_declining_writes_nothing(tmp_path):
+    ring = MemoryKeyring()
+    keyring.set_keyring(ring)
+    store = _store(tmp_path)
+    _session(store).approve(["ENG-2026-11-01-001"])  # a key exists now
+    before = (store.root / "engrams.yaml").read_bytes(), (store.root / "history" / "2026-12.jsonl").read_bytes()
+    ring.locked = True
+    asked: list[str] = []
+    declining = _session(store, ask=lambda why: asked.append(why) or False)
+    with pytest.raises(KeyUnavailable, match="not written"):
+        declining.approve(["ENG-2026-11-02-001"])
+    assert len(asked) == 1
+    after = (store.root / "engrams.yaml").read_bytes(), (store.root / "history" / "2026-12.jsonl").read_bytes()
+    assert after == before
+
+    def unlock(_why):
+        ring.locked = False
+        return True
+
+    _session(store, ask=unlock).approve(["ENG-2026-11-02-001"])
+    assert len(_lines(store)) == 2
+
+
+def test_a_key_registered_by_someone_else_refuses_until_replaced_and_the_replacement_is_an_event(tmp_path):
+    store = _store(tmp_path)
+    impostor = _session(store)  # same identity, another machine (or an agent that registered first)
+    impostor.approve(["ENG-2026-11-01-001"])
+    first = _lines(store)[0]
+    (data_dir() / "keys" / "human:Ada_Reviewer.key").unlink()
+    session = _session(store, now=NOW + timedelta(hours=1))
+    engrams_before = (store.root / "engrams.yaml").read_bytes()
+    with pytest.raises(KeyConflict, match="Reviewer identity"):
+        session.approve(["ENG-2026-11-02-001"])
+    assert (store.root / "engrams.yaml").read_bytes() == engrams_before
+    change = session.replace_key(new_key=False)
+    assert "replaced" in change.message
+    event = _lines(store)[-1]
+    assert event["event"] == "reviewer_key_changed" and event["data"]["action"] == "replace_key"
+    assert session.trust(event).state is TrustState.VALID
+    assert session.trust(first).state is TrustState.VALID  # signed before the old key was retired
+    session.approve(["ENG-2026-11-02-001"])
+    assert session.trust(_lines(store)[-1]).state is TrustState.VALID
+
+
+def test_chained_store_events_are_signed_with_prev_and_the_session_ends_with_a_signed_checkpoint(tmp_path):
+    genesis = {
+        "event": "engram_created",
+        "engram_id": "ENG-2026-11-01-001",
+        "timestamp": "2026-12-01T00:00:00.000Z",
+        "data": {},
+        "prev": None,
+    }
+    genesis["hash"] = event_hash(genesis)
+    store = _store(tmp_path, [genesis])
+    session = _session(store)
+    assert session.end() is None  # nothing changed: no checkpoint
+    session.approve(["ENG-2026-11-01-001", "ENG-2026-11-02-001"])
+    checkpoint = session.end()
+    assert checkpoint is not None
+    lines = _lines(store)
+    assert [e["event"] for e in lines] == ["engram_created", "engram_updated", "engram_updated", "checkpoint"]
+    for before, event in zip(lines, lines[1:], strict=False):
+        assert event["prev"] == before["hash"] and event["hash"] == event_hash(event)
+        state, _detail, _entry = check_signature(event, read_keys(store.root))
+        assert state is TrustState.VALID
+    assert lines[-1]["data"]["chain_head"] == lines[-1]["prev"] == lines[-2]["hash"]
+    assert list(lines[-1]["data"]) == ["chain_head", "store_hash", "engram_count", "actor"]
+    assert lines[-1]["data"]["engram_count"] == 3
+    assert session.end() is None  # once per batch of changes
