@@ -21,13 +21,14 @@ class CheckReport:
     tensions: dict[str, object] = field(default_factory=dict)
     history: dict[str, object] = field(default_factory=dict)
     invalid: list[dict[str, object]] = field(default_factory=list)
+    untrusted: list[dict[str, object]] = field(default_factory=list)  # human claims that are not validly signed
     warnings: list[str] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
         if not self.readable:
             return 2
-        if self.invalid or self.history.get("malformed_lines"):
+        if self.invalid or self.history.get("malformed_lines") or self.untrusted:
             return 1
         return 0
 
@@ -43,6 +44,7 @@ class CheckReport:
                 "tensions": self.tensions,
                 "history": self.history,
                 "invalid": self.invalid,
+                "untrusted_human_claims": self.untrusted,
                 "warnings": self.warnings,
             },
             indent=2,
@@ -72,6 +74,11 @@ class CheckReport:
                 lines.append(f"  malformed: {bad['file']} line {bad['line']}: {bad['reason']}")
         for item in self.invalid:
             lines.append(f"INVALID {item['file']} line {item['line']} {item['id'] or '(no id)'}: {item['reason']}")
+        for claim in self.untrusted:
+            lines.append(
+                f"{str(claim['trust']).upper()} human claim {claim['file']} line {claim['line']} "
+                f"{claim['event']} {claim['engram_id'] or ''} by {claim['claims']!r}: {claim['detail']}"
+            )
         for warning in self.warnings:
             lines.append(f"warning: {warning}")
         verdict = {
@@ -152,6 +159,7 @@ def run_check(root: Path) -> CheckReport:
                 "event: a plur_desk write was interrupted before its event was appended"
             )
     history = store.history.read_all()
+    _untrusted_claims(store, history.events, engram_values, report)
     months: dict[str, Counter[str]] = {}
     for event in history.events:
         months.setdefault(str(event["_month"]), Counter())[str(event.get("event"))] += 1
@@ -163,3 +171,48 @@ def run_check(root: Path) -> CheckReport:
         "chain": store.history.mode(month).value,
     }
     return report
+
+
+def _untrusted_claims(
+    store: PlurStore, events: list[dict[str, object]], engrams: list[dict[str, object]], report: CheckReport
+) -> None:
+    """Every `kind: human` event that is not signed by the claimed reviewer's registered key, and every review
+    record in engrams.yaml that no such event backs."""
+    from plur_desk.app.trust import TrustChecker
+    from plur_desk.domain.trust import TrustState
+    from plur_desk.store.signatures import claimed_human
+
+    checker = TrustChecker(store.root)
+    if checker.registry().problem:
+        report.warnings.append(f"keys.yaml: {checker.registry().problem}")
+    valid: set[tuple[str, str]] = set()
+    for event in events:
+        trust = checker(event)
+        if trust.state is TrustState.VALID:
+            valid.add((str(event.get("engram_id")), str(event.get("timestamp"))))
+        elif trust.suspicious:
+            report.untrusted.append(
+                {
+                    "file": f"history/{event['_month']}.jsonl",
+                    "line": event["_line"],
+                    "event": event.get("event"),
+                    "engram_id": event.get("engram_id"),
+                    "claims": claimed_human(event),
+                    "trust": trust.state.value,
+                    "detail": trust.detail,
+                }
+            )
+    for engram in engrams:
+        record = engram.get("review")
+        if isinstance(record, dict) and (str(engram.get("id")), str(record.get("at"))) not in valid:
+            report.untrusted.append(
+                {
+                    "file": "engrams.yaml",
+                    "line": None,
+                    "event": f"review: {record.get('state')}",
+                    "engram_id": engram.get("id"),
+                    "claims": str(record.get("by", "")),
+                    "trust": TrustState.UNSIGNED.value,
+                    "detail": "no validly signed history event records this review",
+                }
+            )

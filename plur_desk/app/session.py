@@ -232,6 +232,7 @@ class ReviewSession(SigningMixin):
     def _changes(self, op: Operation, *results: WriteResult) -> ChangeSet:
         change = ChangeSet(message=op.label)
         self.made_changes = True
+        self.keys.register(self.now())
         if any(r.reloaded for r in results):
             self.reindex()  # PLUR had rewritten a file meanwhile: everything may have moved
         else:
@@ -448,6 +449,7 @@ class ReviewSession(SigningMixin):
             return back.apply(value), [review.tension_event(f"rollback_{action}", value, self.reviewer, now)]
 
         self.store.write_tensions(self._signed([Edit(patch.key, apply)]), tension_fingerprint)
+        self.keys.register(now)
         self.reindex()
 
     # -- undo / redo ---------------------------------------------------------------------------------------

@@ -37,8 +37,8 @@ class SigningMixin:
 
     def _signed(self, edits: list[Edit]) -> list[Edit]:
         """Edits whose events leave the app signed by the reviewer. Before any lock is taken the key is reached
-        and registered: a locked keyring asks once, and declining writes nothing."""
-        self.keys.ready(self.now())
+        checked (a locked keyring asks once, and declining writes nothing); it is registered once a write succeeded."""
+        self.keys.ready()
 
         def signing(apply: Apply) -> Apply:
             def signed_apply(value: dict[str, object]) -> tuple[dict[str, object], list[dict[str, object]]]:

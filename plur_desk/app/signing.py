@@ -77,20 +77,23 @@ class ReviewerKeys:
 
     # -- the store's registry ------------------------------------------------------------------------------
 
-    def ready(self, now: datetime) -> None:
-        """The key exists and keys.yaml names it for this identity; registers it when the identity has none.
-        Raises KeyConflict when another key is registered for the identity (replacing needs confirmation)."""
+    def ready(self) -> None:
+        """The key is reachable and keys.yaml holds no other key for this identity (nothing is written here).
+        Raises KeyConflict when another key is registered for it (replacing needs confirmation)."""
         public = self.public_key()
         current = read_keys(self.root).current(self.identity)
-        if current is not None and current.public_key == public:
-            return
-        if current is not None:
+        if current is not None and current.public_key != public:
             raise KeyConflict(
                 f"keys.yaml already holds another key for {self.identity} (fingerprint "
                 f"{fingerprint(current.public_key)}; yours is {fingerprint(public)}). If it is not yours, someone "
                 "registered it to pass as you. Use Reviewer identity… to replace it; nothing was written."
             )
-        if register_key(self.root, self.identity, public, iso_ms(now)):
+
+    def register(self, now: datetime) -> None:
+        """Once a decision was written: register the key when the identity has none yet (first use)."""
+        public = self.public_key()
+        current = read_keys(self.root).current(self.identity)
+        if current is None and register_key(self.root, self.identity, public, iso_ms(now)):
             self.notices.append(
                 f"Registered your public key in {self.root / 'keys.yaml'} (fingerprint {fingerprint(public)})."
             )
