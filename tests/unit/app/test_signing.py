@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import stat
 from datetime import UTC, datetime, timedelta
@@ -187,7 +188,7 @@ def test_chained_store_events_are_signed_with_prev_and_the_session_ends_with_a_s
     assert checkpoint is not None
     lines = _lines(store)
     assert [e["event"] for e in lines] == ["engram_created", "engram_updated", "engram_updated", "checkpoint"]
-    for before, event in zip(lines, lines[1:], strict=False):
+    for before, event in itertools.pairwise(lines):
         assert event["prev"] == before["hash"] and event["hash"] == event_hash(event)
         state, _detail, _entry = check_signature(event, read_keys(store.root))
         assert state is TrustState.VALID
