@@ -233,6 +233,7 @@ class ReviewSession(SigningMixin):
         change = ChangeSet(message=op.label)
         self.made_changes = True
         self.keys.register(self.now())
+        change.warnings += self.key_notices()  # said once: where the new key lives, that it was registered
         if any(r.reloaded for r in results):
             self.reindex()  # PLUR had rewritten a file meanwhile: everything may have moved
         else:

@@ -54,18 +54,19 @@ class SigningMixin:
         notices, self.keys.notices = self.keys.notices, []
         return notices
 
-    def replace_key(self, *, revoke: bool = False, new_key: bool = True) -> ChangeSet:
+    def replace_key(self, *, revoke: bool = False, new_key: bool = True, disown: bool = False) -> ChangeSet:
         """After the reviewer confirmed: make a (new) key this reviewer's key in keys.yaml, older ones kept as
         retired (or revoked), and record that as a signed event."""
         from plur_desk.app.session import ChangeSet
 
         self._check_writable()
-        event = self.keys.replace(self.now(), revoke=revoke, new_key=new_key)
+        event = self.keys.replace(self.now(), revoke=revoke, new_key=new_key, disown=disown)
         appended = self.store.history.append([event])
         self.history.add([event])
         self.made_changes = True
-        verb = "revoked the old key and registered a new one" if revoke else "replaced the reviewer key"
-        return ChangeSet(events=1, warnings=list(appended.warnings), message=f"{verb} for {self.keys.identity}")
+        verb = "revoked the old key and registered a new one" if revoke or disown else "replaced the reviewer key"
+        warnings = list(appended.warnings) + self.key_notices()
+        return ChangeSet(events=1, warnings=warnings, message=f"{verb} for {self.keys.identity}")
 
     def end(self) -> dict[str, object] | None:
         """End of the review session: on a hash-chained store a session that changed something ends with a

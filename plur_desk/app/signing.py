@@ -20,6 +20,7 @@ from plur_desk.infra.errors import KeyConflict, KeyUnavailable
 from plur_desk.store import signatures
 from plur_desk.store.keys_file import read_keys, register_key, replace_key
 
+EPOCH = "1970-01-01T00:00:00.000Z"
 AskUnlock = Callable[[str], bool]  # shown the reason; True = try again (the keyring prompts to unlock)
 
 
@@ -101,9 +102,10 @@ class ReviewerKeys:
     def sign(self, event: dict[str, object]) -> dict[str, object]:
         return signatures.sign(event, self.key(), self.identity)
 
-    def replace(self, now: datetime, *, revoke: bool, new_key: bool) -> dict[str, object]:
+    def replace(self, now: datetime, *, revoke: bool, new_key: bool, disown: bool = False) -> dict[str, object]:
         """Make a key this identity's key in force (after the reviewer confirmed). `new_key` generates a fresh one
-        (rotation; with `revoke`, the old ones are revoked as lost). Returns the signed event to append."""
+        (rotation); `revoke` marks the old ones lost from now on, `disown` as never having been the reviewer's
+        (nothing they signed counts). Returns the signed event to append."""
         if new_key:
             key = Ed25519PrivateKey.generate()
             try:
@@ -113,9 +115,16 @@ class ReviewerKeys:
             self._key = key
             self.notices.append(f"New signing key for {self.identity}: {where.sentence()}.")
         public = self.public_key()
-        old = replace_key(self.root, self.identity, public, iso_ms(now), revoke=revoke)
+        old = replace_key(
+            self.root,
+            self.identity,
+            public,
+            iso_ms(now),
+            revoke=revoke or disown,
+            revoked_from=EPOCH if disown else None,
+        )
         data = {
-            "action": "revoke_key" if revoke else "replace_key",
+            "action": "disown_key" if disown else "revoke_key" if revoke else "replace_key",
             "identity": self.identity,
             "public_key": public,
             "fingerprint": fingerprint(public),

@@ -124,9 +124,12 @@ def register_key(root: Path, identity: str, public_key: str, added_at: str) -> b
     return True
 
 
-def replace_key(root: Path, identity: str, public_key: str, at: str, *, revoke: bool) -> list[str]:
+def replace_key(
+    root: Path, identity: str, public_key: str, at: str, *, revoke: bool, revoked_from: str | None = None
+) -> list[str]:
     """Make `public_key` the identity's key in force (first entry). Every older key of the identity stays, marked
-    `retired_at` (signatures before `at` still count) or, with `revoke`, `revoked_at`. Returns the old keys."""
+    `retired_at` (signatures before `at` still count) or, with `revoke`, `revoked_at` = `revoked_from` or `at`
+    (the instant from which its signatures no longer count; the epoch disowns everything it signed)."""
     doc = _existing(root)
     keys: list[object] = doc["keys"]  # type: ignore[assignment]
     mine: list[dict[str, object]] = [i for i in keys if isinstance(i, dict) and i.get("identity") == identity]
@@ -136,7 +139,7 @@ def replace_key(root: Path, identity: str, public_key: str, at: str, *, revoke: 
             continue
         old.append(str(item.get("public_key")))
         if "retired_at" not in item and "revoked_at" not in item:  # keys already retired keep their end
-            item["revoked_at" if revoke else "retired_at"] = at
+            item["revoked_at" if revoke else "retired_at"] = (revoked_from or at) if revoke else at
     fresh = {"identity": identity, "public_key": public_key, "added_at": at}
     kept = [i for i in mine if i.get("public_key") != public_key]
     ordered: list[object] = []

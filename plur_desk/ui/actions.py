@@ -83,6 +83,14 @@ ACTIONS: tuple[ActionSpec, ...] = (
         enabled=_store,
         tip="Re-read the store from disk",
     ),
+    ActionSpec(
+        "file.identity",
+        "Reviewer Identity…",
+        "&File",
+        "show_reviewer_identity",
+        enabled=_writable,
+        tip="Your signing key: where it lives, rotate it, or revoke a lost one",
+    ),
     ActionSpec("file.quit", "Quit", "&File", "close", (QKeySequence.StandardKey.Quit,)),
     # Edit
     ActionSpec(

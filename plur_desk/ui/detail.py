@@ -8,6 +8,7 @@ import json
 from plur_desk.app.rows import attribution_of, created_of, scope_impact
 from plur_desk.app.session import ReviewSession
 from plur_desk.domain.lint import text_flags
+from plur_desk.domain.trust import Trust, TrustState
 from plur_desk.domain.validity import Window
 
 E = html.escape
@@ -26,7 +27,7 @@ def _kv(rows: list[tuple[str, str]]) -> str:
     return f"<table cellspacing='0'>{cells}</table>"
 
 
-def _event_line(event: dict[str, object]) -> str:
+def _event_line(event: dict[str, object], trust: Trust | None = None) -> str:
     data = event.get("data") if isinstance(event.get("data"), dict) else {}
     assert isinstance(data, dict)
     actor = event.get("actor") if isinstance(event.get("actor"), dict) else {}
@@ -42,10 +43,39 @@ def _event_line(event: dict[str, object]) -> str:
     elif "to" in data:
         extra = f": {E(json.dumps(data.get('from'), ensure_ascii=False))} → {E(json.dumps(data.get('to'), ensure_ascii=False))}"
     badge = "<u>human</u> " if human else ""
+    if human and trust is not None and trust.state is not TrustState.NOT_HUMAN:
+        badge = f"<u>human</u> [{E(trust.label)}] "
     return (
         f"<li><code>{E(str(event.get('timestamp', ''))[:19].replace('T', ' '))}</code> {badge}<b>{E(who)}</b> "
         f"{E(what)}{extra}</li>"
     )
+
+
+def _verdict_warnings(session: ReviewSession, engram: dict[str, object], rejected_before: object) -> list[str]:
+    """Earlier verdicts: only a validly signed one is a human verdict; any other is shown as the claim it is."""
+    warnings: list[str] = []
+    if rejected_before is not None:
+        v = rejected_before
+        if v.trust.counts_as_human:  # type: ignore[attr-defined]
+            warnings.append(
+                f"Rejected before: {E(v.engram_id)} by {E(v.by)} on {E(v.at[:10])} — “{E(v.reason)}”. "  # type: ignore[attr-defined]
+                "Press R to reject it again."
+            )
+        else:
+            warnings.append(
+                f"A rejection of this statement is claimed ({E(v.engram_id)}, “{E(v.reason)}”, said to be by "  # type: ignore[attr-defined]
+                f"{E(v.by)}), but it is NOT a verified human verdict: {E(v.trust.label)} — {E(v.trust.detail)}."  # type: ignore[attr-defined]
+            )
+    review_record = engram.get("review")
+    if isinstance(review_record, dict):
+        trust = session.review_trust(engram)
+        if not trust.counts_as_human:
+            warnings.append(
+                f"The review record says “{E(str(review_record.get('state')))}” by "
+                f"{E(str(review_record.get('by')))}, but it is NOT a verified human decision: "
+                f"{E(trust.label)} — {E(trust.detail)}."
+            )
+    return warnings
 
 
 def engram_html(
@@ -63,12 +93,7 @@ def engram_html(
     parts = [f"<p style='font-size:15pt; margin:4px 0 8px 0'>{E(statement).replace(chr(10), '<br>')}</p>"]
     flags = text_flags(statement)
     warnings = []
-    if rejected_before is not None:
-        v = rejected_before
-        warnings.append(
-            f"Rejected before: {E(v.engram_id)} by {E(v.by)} on {E(v.at[:10])} — “{E(v.reason)}”. "  # type: ignore[attr-defined]
-            "Press R to reject it again."
-        )
+    warnings += _verdict_warnings(session, engram, rejected_before)
     warnings += [f"Contains {E(f)} — check before approving." for f in flags]
     window = Window.of(engram)
     state = window.state(session.now())
@@ -152,7 +177,10 @@ def engram_html(
     if events:
         parts.append(
             _section(
-                "History", "<ul style='margin-left:-20px'>" + "".join(_event_line(e) for e in events[-12:]) + "</ul>"
+                "History",
+                "<ul style='margin-left:-20px'>"
+                + "".join(_event_line(e, session.trust(e)) for e in events[-12:])
+                + "</ul>",
             )
         )
     return "".join(parts)

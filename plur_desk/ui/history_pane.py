@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import csv
+import html
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
-from PySide6.QtGui import QAction, QFont
+from PySide6.QtGui import QAction, QBrush, QColor, QFont
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
@@ -23,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from plur_desk.app.history_index import HistoryFilter, actor_kind, actor_name
+from plur_desk.domain.trust import Trust, TrustState
 from plur_desk.ui.drafts_pane import action_button
 from plur_desk.ui.widgets import make_table
 
@@ -30,6 +32,14 @@ if TYPE_CHECKING:
     from plur_desk.ui.main_window import MainWindow
 
 PAGE = 200
+TRUST_FILTERS: dict[str, frozenset[TrustState]] = {
+    "any trust": frozenset(),
+    "signed human decisions": frozenset({TrustState.VALID}),
+    "unverified human claims": frozenset({TrustState.UNSIGNED, TrustState.INVALID, TrustState.UNKNOWN_SIGNER}),
+    "unsigned human claims": frozenset({TrustState.UNSIGNED}),
+    "invalid signatures": frozenset({TrustState.INVALID}),
+    "unknown signers": frozenset({TrustState.UNKNOWN_SIGNER}),
+}
 HEADERS = ("When (UTC)", "Actor", "Event", "Engram", "Summary")
 
 
@@ -49,6 +59,7 @@ class HistoryModel(QAbstractTableModel):
         super().__init__(parent)
         self.events: Sequence[dict[str, object]] = []
         self.shown = 0
+        self.trust: Callable[[dict[str, object]], Trust] | None = None
         self._bold = QFont()
         self._bold.setBold(True)
 
@@ -88,6 +99,9 @@ class HistoryModel(QAbstractTableModel):
             if column == 1:
                 kind = actor_kind(event)
                 marker = {"human": "HUMAN", "agent": "agent", "unknown": "unknown"}[kind]
+                trust = self._trust(event)
+                if trust is not None and trust.state is not TrustState.NOT_HUMAN:
+                    marker = f"{marker} ({trust.label})"
                 return f"{marker} · {actor_name(event)}" if actor_name(event) else marker
             if column == 2:
                 return str(event.get("event", ""))
@@ -96,9 +110,23 @@ class HistoryModel(QAbstractTableModel):
             return summary_of(event)
         if role == Qt.ItemDataRole.FontRole and actor_kind(event) == "human":
             return self._bold
+        if role in (Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.ForegroundRole) and index.column() == 1:
+            return self._trust_hint(event, role)
         if role == Qt.ItemDataRole.UserRole:
             return event
         return None
+
+    def _trust_hint(self, event: dict[str, object], role: int) -> Any:
+        """Tooltip with the verdict's reason; red text (beside the label, never the only cue) when unverified."""
+        trust = self._trust(event)
+        if trust is None or not trust.suspicious:
+            return trust.detail if trust and role == Qt.ItemDataRole.ToolTipRole else None
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return f"Not a verified human decision: {trust.detail}"
+        return QBrush(QColor("#c0392b"))
+
+    def _trust(self, event: dict[str, object]) -> Trust | None:
+        return self.trust(event) if self.trust is not None else None
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole and section < len(HEADERS):
@@ -132,6 +160,10 @@ class HistoryPane(QWidget):
         self.actor_filter = QComboBox()
         self.actor_filter.setAccessibleName("Actor kind")
         self.actor_filter.addItems(["all actors", "human", "agent", "unknown"])
+        self.trust_filter = QComboBox()
+        self.trust_filter.setObjectName("historyTrust")
+        self.trust_filter.setAccessibleName("Signature trust")
+        self.trust_filter.addItems(list(TRUST_FILTERS))
         self.reviewer = QLineEdit()
         self.reviewer.setPlaceholderText("reviewer")
         self.reviewer.setAccessibleName("Reviewer")
@@ -147,7 +179,15 @@ class HistoryPane(QWidget):
         self.until.setAccessibleName("To date")
         self.count = QLabel()
         filters = QHBoxLayout()
-        for widget in (self.type_filter, self.actor_filter, self.reviewer, self.engram, self.since, self.until):
+        for widget in (
+            self.type_filter,
+            self.actor_filter,
+            self.trust_filter,
+            self.reviewer,
+            self.engram,
+            self.since,
+            self.until,
+        ):
             filters.addWidget(widget)
         filters.addWidget(self.count, 1)
         self.table = make_table(self.model, "historyTable", "History events", multi=False, widths=(150, 200, 170, 170))
@@ -172,7 +212,7 @@ class HistoryPane(QWidget):
 
     def attach(self, window: MainWindow) -> None:
         self.window_ = window
-        for widget in (self.type_filter, self.actor_filter):
+        for widget in (self.type_filter, self.actor_filter, self.trust_filter):
             widget.currentIndexChanged.connect(lambda _i: self.refresh(None))
         for field in (self.reviewer, self.engram, self.since, self.until):
             field.editingFinished.connect(lambda: self.refresh(None))
@@ -195,6 +235,7 @@ class HistoryPane(QWidget):
             text=self._text,
             since=_parse_day(self.since.text(), False),
             until=_parse_day(self.until.text(), True),
+            trust=TRUST_FILTERS.get(self.trust_filter.currentText(), frozenset()),
         )
 
     def refresh(self, change: object) -> None:
@@ -211,6 +252,7 @@ class HistoryPane(QWidget):
             self.type_filter.setCurrentText(current if current in types else "all events")
             self.type_filter.blockSignals(False)
         events = index.newest_first(self.current_filter())
+        self.model.trust = index.trust
         self.model.set_events(events)
         malformed = index.malformed_count()
         more = " · reading older months…" if index.partial else ""
@@ -254,8 +296,14 @@ class HistoryPane(QWidget):
             else ""
         )
         where = f"history/{event.get('_month')}.jsonl" + (f", line {event['_line']}" if event.get("_line") else "")
+        trust = window.session.history.trust(event)
+        verdict = (
+            f"<p><b>{html.escape(trust.label)}</b>: {html.escape(trust.detail)}</p>"
+            if trust.state is not TrustState.NOT_HUMAN
+            else ""
+        )
         self.detail.setHtml(
-            f"<p><small>{where}</small></p>{about}<pre>"
+            f"<p><small>{where}</small></p>{verdict}{about}<pre>"
             f"{json.dumps(clean, indent=2, ensure_ascii=False).replace('<', '&lt;')}</pre>"
         )
 

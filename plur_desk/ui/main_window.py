@@ -32,6 +32,7 @@ from plur_desk.ui.draft_actions import DraftActionsMixin
 from plur_desk.ui.drafts_pane import DraftsPane, action_button
 from plur_desk.ui.history_pane import HistoryPane
 from plur_desk.ui.navigation import PANES, NavigationMixin
+from plur_desk.ui.reviewer_identity import ReviewerIdentityMixin, UnlockAsker, make_session
 from plur_desk.ui.runner import Runner
 from plur_desk.ui.search_support import SearchMixin
 from plur_desk.ui.tensions_pane import TensionsPane
@@ -42,7 +43,7 @@ class _LoadSignals(QObject):
     drafts_ready = Signal(object)
 
 
-class MainWindow(NavigationMixin, SearchMixin, DraftActionsMixin, QMainWindow):
+class MainWindow(NavigationMixin, SearchMixin, DraftActionsMixin, ReviewerIdentityMixin, QMainWindow):
     store_opened = Signal()
     changes_applied = Signal(object)
     error_shown = Signal(str)
@@ -63,6 +64,7 @@ class MainWindow(NavigationMixin, SearchMixin, DraftActionsMixin, QMainWindow):
         self.session: ReviewSession | None = None
         self.store_path: Path | None = None
         self.runner = Runner(self)
+        self.unlock_asker = UnlockAsker(self)
         self._init_search()
         self._load_signals = _LoadSignals(self)
         self._approvals: deque[float] = deque(maxlen=64)
@@ -234,6 +236,8 @@ class MainWindow(NavigationMixin, SearchMixin, DraftActionsMixin, QMainWindow):
         self.setWindowTitle(f"plur_desk — {path}")
         self._status_labels["path"].setText(str(path))
         self.stack.setCurrentIndex(1)
+        if self.session is not None:
+            self.runner.submit(self.session.end)  # the previous session's closing checkpoint, in order
         self.session = None  # the previous store's session, watcher and index are left behind
         self.search_service, self.search_ready = None, False
         watched = self.watcher.files() + self.watcher.directories()
@@ -243,6 +247,7 @@ class MainWindow(NavigationMixin, SearchMixin, DraftActionsMixin, QMainWindow):
         reviewer = Reviewer(self.reviewer_name)
         clock = self.clock
         signals = self._load_signals
+        asker = self.unlock_asker
 
         def load() -> ReviewSession:
             from plur_desk.app.bootstrap import open_store
@@ -264,7 +269,7 @@ class MainWindow(NavigationMixin, SearchMixin, DraftActionsMixin, QMainWindow):
                 signals.drafts_ready.emit(rows)
 
             store.load(on_drafts=drafts_ready)
-            return ReviewSession(store, reviewer, clock)
+            return make_session(store, reviewer, clock, asker)
 
         self.runner.submit(load, self._loaded, self._failed)
         self.settings_store.remember_store(self.settings, str(path))
@@ -450,7 +455,9 @@ class MainWindow(NavigationMixin, SearchMixin, DraftActionsMixin, QMainWindow):
         self.error_shown.emit(text)
 
     def _failed(self, error: Exception) -> None:
-        if isinstance(error, ChangedSinceError):
+        if self.key_failed(error):
+            pass
+        elif isinstance(error, ChangedSinceError):
             self.show_error(f"{error} (refreshed)")
             self.reload_quiet(explicit=True)
         elif isinstance(error, PlurDeskError):
@@ -477,4 +484,5 @@ class MainWindow(NavigationMixin, SearchMixin, DraftActionsMixin, QMainWindow):
         self._poll_timer.stop()
         self.runner.wait(10000)
         self.search_runner.wait(10000)
+        self.end_session()
         super().closeEvent(event)

@@ -95,29 +95,28 @@ def _lines(store):
 def test_first_decision_creates_a_0600_key_outside_the_store_and_registers_it(tmp_path):
     store = _store(tmp_path)
     session = _session(store)
-    session.approve(["ENG-2026-11-01-001"])
-    notices = session.key_notices()
+    notices = session.approve(["ENG-2026-11-01-001"]).warnings  # shown by the window after the action
     assert any("0600" in n for n in notices) and any("keys.yaml" in n for n in notices)
-    assert session.key_notices() == []  # said once
+    assert session.approve(["ENG-2026-11-02-001"]).warnings == []  # said once
     key_file = data_dir() / "keys" / "human:Ada_Reviewer.key"
     assert stat.S_IMODE(key_file.stat().st_mode) == 0o600 and len(key_file.read_bytes()) == 48
     assert not list(store.root.rglob("*.key"))
     entry = read_keys(store.root).current("human:Ada Reviewer")
     assert entry is not None and entry.public_key == public_key_b64(session.keys.key())
-    (event,) = _lines(store)
+    event = _lines(store)[0]
     assert event["signer"] == "human:Ada Reviewer"
     assert session.trust(event).state is TrustState.VALID
-    assert session.history.newest_first()[0]["signature"] == event["signature"]
+    assert session.history.newest_first()[0]["signature"] == _lines(store)[-1]["signature"]
 
 
 def test_keyring_is_used_when_it_works_and_no_file_is_written(tmp_path):
     ring = MemoryKeyring()
     keyring.set_keyring(ring)
     session = _session(_store(tmp_path))
-    session.reject(["ENG-2026-11-02-001"], "wrong")
+    change = session.reject(["ENG-2026-11-02-001"], "wrong")
     assert (SERVICE, "human:Ada Reviewer") in ring.secrets
     assert not (data_dir() / "keys").exists()
-    assert any("keyring" in n for n in session.key_notices())
+    assert any("keyring" in n for n in change.warnings)
 
 
 def test_null_keyring_that_keeps_nothing_falls_back_to_the_file(tmp_path):
@@ -168,6 +167,18 @@ def test_a_key_registered_by_someone_else_refuses_until_replaced_and_the_replace
     assert session.trust(event).state is TrustState.VALID
     assert session.trust(first).state is TrustState.VALID  # signed before the old key was retired
     session.approve(["ENG-2026-11-02-001"])
+    assert session.trust(_lines(store)[-1]).state is TrustState.VALID
+
+
+def test_disowning_a_key_someone_else_registered_invalidates_everything_it_signed(tmp_path):
+    store = _store(tmp_path)
+    _session(store).approve(["ENG-2026-11-01-001"])  # the "impostor" registers first and signs a decision
+    forged = _lines(store)[0]
+    (data_dir() / "keys" / "human:Ada_Reviewer.key").unlink()
+    session = _session(store, now=NOW + timedelta(hours=1))
+    session.replace_key(new_key=False, disown=True)
+    assert _lines(store)[-1]["data"]["action"] == "disown_key"
+    assert session.trust(forged).state is TrustState.INVALID
     assert session.trust(_lines(store)[-1]).state is TrustState.VALID
 
 

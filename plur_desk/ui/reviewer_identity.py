@@ -1,0 +1,137 @@
+"""The reviewer's signing key in the window: unlock asked once, replacing a registered key only on confirmation,
+the Reviewer Identity dialog (where the key lives, rotate, report lost), and the checkpoint when a session ends."""
+
+from __future__ import annotations
+
+import html
+import threading
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject, QThread, Signal, Slot
+from PySide6.QtWidgets import QMessageBox, QWidget
+
+from plur_desk.app.session import ReviewSession
+from plur_desk.app.signing import ReviewerKeys, fingerprint
+from plur_desk.app.vault import KeyVault
+from plur_desk.domain.review import Reviewer
+from plur_desk.infra.errors import KeyConflict, PlurDeskError
+from plur_desk.infra.paths import data_dir
+
+if TYPE_CHECKING:
+    from plur_desk.ui.main_window import MainWindow
+
+    _Base = MainWindow
+else:
+    _Base = object
+
+UNLOCK_WAIT_S = 600.0
+
+
+class UnlockAsker(QObject):
+    """Asks the reviewer (in the GUI thread, whichever thread needs the key) whether to try the keyring again."""
+
+    _ask = Signal(str, object)
+
+    def __init__(self, parent: QWidget) -> None:
+        super().__init__(parent)
+        self._parent = parent
+        self._ask.connect(self._show)
+
+    def __call__(self, reason: str) -> bool:
+        if QThread.currentThread() is self.thread():
+            return self._question(reason)
+        reply: dict[str, object] = {"done": threading.Event(), "yes": False}
+        self._ask.emit(reason, reply)
+        reply["done"].wait(UNLOCK_WAIT_S)  # type: ignore[attr-defined]
+        return bool(reply["yes"])
+
+    @Slot(str, object)
+    def _show(self, reason: str, reply: dict[str, object]) -> None:
+        reply["yes"] = self._question(reason)
+        reply["done"].set()  # type: ignore[attr-defined]
+
+    def _question(self, reason: str) -> bool:
+        answer = QMessageBox.question(
+            self._parent,
+            "Unlock your reviewer key",
+            f"{reason}\n\nYour decision is signed with a key kept in the system keyring. Unlock it and try again? "
+            "If you cancel, the decision is not written.",
+            QMessageBox.StandardButton.Retry | QMessageBox.StandardButton.Cancel,
+        )
+        return answer == QMessageBox.StandardButton.Retry
+
+
+def make_session(store: object, reviewer: Reviewer, clock: object, ask: UnlockAsker) -> ReviewSession:
+    keys = ReviewerKeys(store.root, reviewer, KeyVault(data_dir()), ask)  # type: ignore[attr-defined]
+    return ReviewSession(store, reviewer, clock, keys)  # type: ignore[arg-type]
+
+
+class ReviewerIdentityMixin(_Base):
+    def key_failed(self, error: Exception) -> bool:
+        """Handles a refusal about the key (True when handled): a conflict offers a confirmed replacement."""
+        if not isinstance(error, KeyConflict) or self.session is None:
+            return False
+        box = QMessageBox(self)
+        box.setIcon(QMessageBox.Icon.Warning)
+        box.setWindowTitle("Another key is registered for you")
+        box.setText(str(error))
+        mine = box.addButton("It was mine: replace it (what it signed still counts)", QMessageBox.ButtonRole.AcceptRole)
+        not_mine = box.addButton(
+            "It was NOT mine: replace it and distrust everything it signed", QMessageBox.ButtonRole.DestructiveRole
+        )
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.exec()
+        clicked = box.clickedButton()
+        if clicked in (mine, not_mine):
+            session = self.session
+            disown = clicked is not_mine
+            self.runner.submit(lambda: session.replace_key(new_key=False, disown=disown), self._applied, self._failed)
+        else:
+            self.show_error(str(error))
+        return True
+
+    def show_reviewer_identity(self) -> None:
+        session = self.session
+        if session is None:
+            return
+        keys = session.keys
+        try:
+            public = keys.public_key()
+        except PlurDeskError as exc:
+            self.show_error(str(exc))
+            return
+        where = keys.vault.location(keys.identity)
+        box = QMessageBox(self)
+        box.setObjectName("reviewerIdentityDialog")
+        box.setWindowTitle("Reviewer identity")
+        box.setText(
+            f"<p>You sign every decision as <b>{html.escape(keys.identity)}</b> "
+            f"(key fingerprint <code>{fingerprint(public)}</code>).</p>"
+            f"<p>The private key is in the {html.escape(where.where)}: {html.escape(where.protects)}.</p>"
+            "<p>The public key is registered in this store's keys.yaml, where PLUR and plur_desk check signatures.</p>"
+        )
+        rotate = box.addButton("Rotate key", QMessageBox.ButtonRole.ActionRole)
+        lost = box.addButton("My key was lost or exposed…", QMessageBox.ButtonRole.DestructiveRole)
+        box.addButton(QMessageBox.StandardButton.Close)
+        box.exec()
+        if box.clickedButton() is rotate:
+            self.runner.submit(lambda: session.replace_key(new_key=True), self._applied, self._failed)
+        elif box.clickedButton() is lost and self._confirm_revoke():
+            self.runner.submit(lambda: session.replace_key(new_key=True, revoke=True), self._applied, self._failed)
+
+    def _confirm_revoke(self) -> bool:
+        answer = QMessageBox.question(
+            self,
+            "Revoke the key",
+            "A new key replaces it, and anything signed with the old key from now on shows as INVALID. "
+            "Decisions it signed before now still count. Revoke it?",
+        )
+        return answer == QMessageBox.StandardButton.Yes
+
+    def end_session(self) -> None:
+        """A session that changed a hash-chained store ends with a checkpoint signed by the reviewer."""
+        if self.session is not None:
+            try:
+                self.session.end()
+            except PlurDeskError as exc:
+                self.show_error(f"no closing checkpoint: {exc}")

@@ -1,0 +1,62 @@
+"""Trust shown in the window: History labels and filters, the detail panel's warnings, the Reviewer Identity action."""
+
+from __future__ import annotations
+
+import json
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMessageBox
+
+from ui.conftest import answer_modal, human_events
+
+
+def test_history_labels_and_filters_human_claims_by_trust(qtbot, window, store_copy):
+    with qtbot.waitSignal(window.changes_applied, timeout=10000):
+        qtbot.keyClick(window.drafts.table, Qt.Key.Key_A)
+    assert human_events(store_copy)[0]["signer"] == "human:Grace Tester"
+    qtbot.keyClick(window.drafts.table, Qt.Key.Key_4, Qt.KeyboardModifier.ControlModifier)
+    pane = window.history
+    pane.trust_filter.setCurrentText("signed human decisions")
+    signed = list(pane.model.events)
+    assert [e["actor"]["asserted_by"] for e in signed] == ["Grace Tester"]
+    assert "HUMAN (signed)" in pane.model.data(pane.model.index(0, 1))
+    # the demo store's earlier reviewer wrote unsigned events: claims, not verdicts
+    pane.trust_filter.setCurrentText("unsigned human claims")
+    unsigned = list(pane.model.events)
+    assert len(unsigned) == 3 and all("signature" not in e for e in unsigned)
+    label = pane.model.data(pane.model.index(0, 1))
+    assert label.startswith("HUMAN (UNSIGNED human claim)")
+    assert "Not a verified human decision" in pane.model.data(pane.model.index(0, 1), Qt.ItemDataRole.ToolTipRole)
+    assert pane.model.data(pane.model.index(0, 1), Qt.ItemDataRole.ForegroundRole) is not None
+    assert "UNSIGNED human claim" in pane.detail.toPlainText()
+    pane.trust_filter.setCurrentText("invalid signatures")
+    assert len(pane.model.events) == 0
+    pane.trust_filter.setCurrentText("any trust")
+    assert len(pane.model.events) > 4
+
+
+def test_detail_warns_when_a_review_record_is_not_a_signed_decision(qtbot, window, store_copy):
+    session = window.session
+    row = session.drafts()[0]
+    engram = dict(session.engram(row.id))
+    engram["review"] = {"state": "approved", "by": "Grace Tester", "at": "2026-12-01T10:00:00.000Z"}
+    session._engrams[row.id] = engram  # what an agent's updateEngram would leave (interop test writes it for real)
+    from plur_desk.ui.detail import engram_html
+
+    text = engram_html(session, row.id)
+    assert "NOT a verified human decision" in text and "UNSIGNED human claim" in text
+
+
+def test_reviewer_identity_dialog_says_where_the_key_lives(qtbot, window):
+    seen: list[str] = []
+
+    def read(dialog):
+        assert isinstance(dialog, QMessageBox)
+        seen.append(dialog.text())
+        dialog.reject()
+
+    answer_modal(read)
+    window.actions["file.identity"].trigger()
+    qtbot.waitUntil(lambda: bool(seen), timeout=10000)
+    assert "human:Grace Tester" in seen[0] and "0600" in seen[0]
+    json.dumps(seen)  # plain text, nothing else
