@@ -85,7 +85,8 @@ class HistoryLog:
     def __init__(self, root: Path) -> None:
         self.dir = root / "history"
         self._hash_scan = HashScan()
-        # Re-signs an already signed event once `prev` is set (the signature covers it); set by the app.
+        # Re-signs an already signed event over its final bytes (on a chained store `prev` is only known under the
+        # chain lock, and the signature covers it); set by the app.
         self.resign: Callable[[dict[str, object]], dict[str, object]] | None = None
 
     def month_files(self) -> list[Path]:
@@ -118,6 +119,8 @@ class HistoryLog:
             result.mode = mode
             if mode is ChainMode.LEGACY:
                 path = self.dir / f"{month}.jsonl"
+                for event in month_events:
+                    self._resign(event)
                 lines = [js_stringify(e) for e in month_events]
                 if _ends_mid_line(path):
                     # Seal the cut-off line on its own line (it stays a skipped, malformed line) so it cannot
@@ -164,16 +167,21 @@ class HistoryLog:
         lines = []
         for event in events:
             event["prev"] = prev
-            if self.resign is not None and "signature" in event:
-                signed = self.resign(event)
-                event.clear()
-                event.update(signed)
+            self._resign(event)
             event["hash"] = event_hash(event)
             prev = event["hash"]  # type: ignore[assignment]
             lines.append(js_stringify(event))
         self._write(month_file, lines)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.dir / ".chain-head")
+
+    def _resign(self, event: dict[str, object]) -> None:
+        """A signed event is signed again over its final bytes (Ed25519 is deterministic: unchanged bytes give the
+        same signature); an unsigned one is left alone."""
+        if self.resign is not None and "signature" in event:
+            signed = self.resign(event)
+            event.clear()
+            event.update(signed)
 
     def write_lines(self, path: Path, lines: list[str]) -> None:
         """Append complete lines (the caller holds whatever lock the mode needs)."""
