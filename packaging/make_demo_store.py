@@ -15,7 +15,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
+import keyring  # noqa: E402
+from keyring.backends import fail  # noqa: E402
+
 from plur_desk.app.session import ReviewSession  # noqa: E402
+from plur_desk.app.signing import ReviewerKeys  # noqa: E402
+from plur_desk.app.vault import KeyVault  # noqa: E402
 from plur_desk.domain.review import Reviewer  # noqa: E402
 from plur_desk.infra.clock import FixedClock  # noqa: E402
 from plur_desk.store.plur_store import PlurStore  # noqa: E402
@@ -36,7 +41,12 @@ def main() -> None:
         run_node("make_demo_store.mjs", env=plur_env(store, home))
         plur_store = PlurStore(store)
         plur_store.load()
-        session = ReviewSession(plur_store, Reviewer("Ada Lovelace"), FixedClock(datetime.now(UTC)))
+        # The demo reviewer's key lives in the temporary folder and is thrown away with it: her decisions verify
+        # against keys.yaml, and nobody can sign as her again. Never the real keyring.
+        keyring.set_keyring(fail.Keyring())
+        ada = Reviewer("Ada Lovelace")
+        keys = ReviewerKeys(store, ada, KeyVault(Path(tmp) / "reviewer"))
+        session = ReviewSession(plur_store, ada, FixedClock(datetime.now(UTC)), keys)
         session.load_history()
         session.reject(
             [_id_of(session, "Use spaces for indentation in every file")],

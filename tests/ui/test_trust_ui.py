@@ -17,13 +17,18 @@ def test_history_labels_and_filters_human_claims_by_trust(qtbot, window, store_c
     qtbot.keyClick(window.drafts.table, Qt.Key.Key_4, Qt.KeyboardModifier.ControlModifier)
     pane = window.history
     pane.trust_filter.setCurrentText("signed human decisions")
-    signed = list(pane.model.events)
-    assert [e["actor"]["asserted_by"] for e in signed] == ["Grace Tester"]
+    signed = list(pane.model.events)  # ours and the demo reviewer's earlier ones, signed with keys in keys.yaml
+    assert [e["actor"]["asserted_by"] for e in signed] == ["Grace Tester"] + ["Ada Lovelace"] * 3
     assert "HUMAN (signed)" in pane.model.data(pane.model.index(0, 1))
-    # the demo store's earlier reviewer wrote unsigned events: claims, not verdicts
+    # an agent appends a human-looking approval: a claim, not a verdict
+    claim = dict(human_events(store_copy)[0], engram_id="ENG-FORGED")
+    del claim["signature"], claim["signer"]
+    with open(store_copy / "history" / "2026-12.jsonl", "a") as handle:
+        handle.write(json.dumps(claim) + "\n")
+    window.session.history.refresh()
     pane.trust_filter.setCurrentText("unsigned human claims")
     unsigned = list(pane.model.events)
-    assert len(unsigned) == 3 and all("signature" not in e for e in unsigned)
+    assert [e["engram_id"] for e in unsigned] == ["ENG-FORGED"]
     label = pane.model.data(pane.model.index(0, 1))
     assert label.startswith("HUMAN (UNSIGNED human claim)")
     assert "Not a verified human decision" in pane.model.data(pane.model.index(0, 1), Qt.ItemDataRole.ToolTipRole)
@@ -31,8 +36,10 @@ def test_history_labels_and_filters_human_claims_by_trust(qtbot, window, store_c
     assert "UNSIGNED human claim" in pane.detail.toPlainText()
     pane.trust_filter.setCurrentText("invalid signatures")
     assert len(pane.model.events) == 0
+    pane.trust_filter.setCurrentText("unverified human claims")
+    assert len(pane.model.events) == 1
     pane.trust_filter.setCurrentText("any trust")
-    assert len(pane.model.events) > 4
+    assert len(pane.model.events) > 5
 
 
 def test_detail_warns_when_a_review_record_is_not_a_signed_decision(qtbot, window, store_copy):
