@@ -183,6 +183,8 @@ class HistoryIndex:
     def __init__(self, log: HistoryLog, trust: Callable[[dict[str, object]], Trust] | None = None) -> None:
         self.log = log
         self.trust = trust or _no_check
+        self._trust_cache: dict[bytes, Trust] = {}  # by the raw line, which fixes the event exactly
+        self._trust_generation: object = None
         self.lines: list[Line] = []
         self._files: dict[str, tuple[int, int, int]] = {}  # name -> (inode, size read, lines read)
         self._types: set[str] = set()
@@ -275,6 +277,8 @@ class HistoryIndex:
         if flt is None or flt.empty:
             return Events(self.lines)
         text_only = flt.text and flt == HistoryFilter(text=flt.text)
+        if flt.trust:
+            self.sync_trust()
         matched = []
         for line in self.lines:
             raw = line[0]
@@ -282,7 +286,7 @@ class HistoryIndex:
                 continue
             if flt.trust:
                 event = parse_line(*line)
-                if flt.matches(event) and self.trust(event).state in flt.trust:
+                if flt.matches(event) and self.trust_of(line).state in flt.trust:
                     matched.append(line)
                 continue
             if text_only and raw.isascii() and b"\\" not in raw and b"_month" not in raw:
@@ -300,10 +304,28 @@ class HistoryIndex:
         events = [parse_line(*line) for line in self.lines if needle in line[0]]
         return sorted((e for e in events if _names_engram(e, engram_id)), key=lambda e: str(e.get("timestamp")))
 
+    def sync_trust(self) -> None:
+        """Forget cached verdicts when keys.yaml changed (one stat per query, not per line)."""
+        refresh = getattr(self.trust, "registry", None)
+        if refresh is not None:
+            refresh()  # re-reads keys.yaml when it changed, bumping the generation
+        generation = getattr(self.trust, "generation", None)
+        if generation != self._trust_generation:
+            self._trust_cache.clear()
+            self._trust_generation = generation
+
+    def trust_of(self, line: Line) -> Trust:
+        """The trust of one line's event, verified once per line (call sync_trust first in a query)."""
+        found = self._trust_cache.get(line[0])
+        if found is None:
+            found = self._trust_cache[line[0]] = self.trust(parse_line(*line))
+        return found
+
     def rejections(self) -> dict[str, Verdict]:
         verdicts: dict[str, Verdict] = {}
-        candidates = [parse_line(*line) for line in self.lines if b'"reject"' in line[0]]
-        for event in sorted(candidates, key=lambda e: str(e.get("timestamp", ""))):
+        self.sync_trust()
+        candidates = [(line, parse_line(*line)) for line in self.lines if b'"reject"' in line[0]]
+        for line, event in sorted(candidates, key=lambda c: str(c[1].get("timestamp", ""))):
             data = event.get("data")
             if isinstance(data, dict) and data.get("action") == "undo" and data.get("undos") == "reject":
                 undone = event.get("engram_id")
@@ -312,7 +334,7 @@ class HistoryIndex:
             if event.get("event") == "engram_retired" and isinstance(data, dict) and data.get("action") == "reject":
                 digest = data.get("content_hash")
                 if isinstance(digest, str):
-                    trust = self.trust(event)
+                    trust = self.trust_of(line)
                     verdict = Verdict(
                         str(event.get("engram_id")),
                         actor_name(event),

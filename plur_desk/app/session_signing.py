@@ -88,16 +88,14 @@ class SigningMixin:
         verdicts = self.history.rejections()
         for engram in self._engrams.values():
             rec = engram.get("review")
-            if isinstance(rec, dict) and rec.get("state") == "rejected" and engram.get("content_hash"):
-                verdicts.setdefault(
-                    str(engram["content_hash"]),
-                    Verdict(
-                        str(engram["id"]),
-                        str(rec.get("by", "")),
-                        str(rec.get("at", "")),
-                        str(rec.get("reason", "")),
-                        self.review_trust(engram),
-                    ),
+            digest = str(engram.get("content_hash") or "")
+            if isinstance(rec, dict) and rec.get("state") == "rejected" and digest and digest not in verdicts:
+                verdicts[digest] = Verdict(
+                    str(engram["id"]),
+                    str(rec.get("by", "")),
+                    str(rec.get("at", "")),
+                    str(rec.get("reason", "")),
+                    self.review_trust(engram),  # only for records no history event backs: rare
                 )
         return verdicts
 

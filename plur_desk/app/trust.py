@@ -15,6 +15,7 @@ class TrustChecker:
         self.path = root / KEYS_FILE
         self._stamp: tuple[int, int, int] | None = None
         self._registry = KeyRegistry()
+        self.generation = 0  # bumped whenever keys.yaml changed: verdicts cached by callers are stale then
 
     def registry(self) -> KeyRegistry:
         try:
@@ -25,6 +26,7 @@ class TrustChecker:
         if stamp != self._stamp:
             self._registry = read_keys(self.path.parent)
             self._stamp = stamp
+            self.generation += 1
         return self._registry
 
     def __call__(self, event: dict[str, object]) -> Trust:

@@ -13,6 +13,7 @@ import pytest
 from keyring.backend import KeyringBackend
 from keyring.backends import null
 
+from plur_desk.app.history_index import HistoryFilter
 from plur_desk.app.session import ReviewSession
 from plur_desk.app.signing import ReviewerKeys
 from plur_desk.app.vault import SERVICE, KeyVault
@@ -176,9 +177,13 @@ def test_disowning_a_key_someone_else_registered_invalidates_everything_it_signe
     forged = _lines(store)[0]
     (data_dir() / "keys" / "human:Ada_Reviewer.key").unlink()
     session = _session(store, now=NOW + timedelta(hours=1))
+    valid_only = HistoryFilter(trust=frozenset({TrustState.VALID}))
+    assert [e["engram_id"] for e in session.history.newest_first(valid_only)] == ["ENG-2026-11-01-001"]
     session.replace_key(new_key=False, disown=True)
     assert _lines(store)[-1]["data"]["action"] == "disown_key"
     assert session.trust(forged).state is TrustState.INVALID
+    # the History view's cached verdicts follow keys.yaml
+    assert [e["event"] for e in session.history.newest_first(valid_only)] == ["reviewer_key_changed"]
     assert session.trust(_lines(store)[-1]).state is TrustState.VALID
 
 
