@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from enum import Enum
 from pathlib import Path
 
@@ -19,18 +20,18 @@ _EXCLUDED = ("hash", "signature", "signer")
 _SHORT = {"\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", '"': '\\"', "\\": "\\\\"}
 
 
+_NEEDS_ESCAPE = re.compile('[\x00-\x1f"\\\\\ud800-\udfff]')
+
+
+def _escape(match: re.Match[str]) -> str:
+    ch = match.group()
+    return _SHORT.get(ch) or f"\\u{ord(ch):04x}"
+
+
 def _js_string(text: str) -> str:
-    out = ['"']
-    for ch in text:
-        code = ord(ch)
-        if ch in _SHORT:
-            out.append(_SHORT[ch])
-        elif code < 0x20 or 0xD800 <= code <= 0xDFFF:
-            out.append(f"\\u{code:04x}")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
+    """JSON.stringify of a string: `"` and `\\` escaped, short escapes, other C0 controls and lone surrogates
+    as lowercase \\u00XX; everything else raw."""
+    return '"' + _NEEDS_ESCAPE.sub(_escape, text) + '"'
 
 
 def _sort_key(key: str) -> tuple[int, int, bytes]:

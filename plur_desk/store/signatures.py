@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+from functools import lru_cache
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
@@ -51,15 +52,23 @@ def sign(event: dict[str, object], key: Ed25519PrivateKey, identity: str) -> dic
     return signed
 
 
+@lru_cache(maxsize=256)
+def _public_key(public_key: str) -> Ed25519PublicKey | None:
+    try:
+        loaded = serialization.load_der_public_key(base64.b64decode(public_key, validate=True))
+    except (ValueError, binascii.Error, TypeError):
+        return None
+    return loaded if isinstance(loaded, Ed25519PublicKey) else None
+
+
 def verify(event: dict[str, object], public_key: str) -> bool:
     signature = event.get("signature")
     if not isinstance(signature, str):
         return False
+    loaded = _public_key(public_key)
+    if loaded is None:
+        return False
     try:
-        raw_key = base64.b64decode(public_key, validate=True)
-        loaded = serialization.load_der_public_key(raw_key)
-        if not isinstance(loaded, Ed25519PublicKey):
-            return False
         loaded.verify(base64.b64decode(signature, validate=True), canonical_bytes(_stored(event)))
     except (InvalidSignature, ValueError, binascii.Error, TypeError):
         return False

@@ -130,3 +130,18 @@ def test_keys_yaml_other_entries_and_fields_are_kept(tmp_path):
         register_key(tmp_path, "human:Ada", public_key_b64(Ed25519PrivateKey.generate()), "2026-12-03T00:00:00.000Z")
     assert (tmp_path / "keys.yaml").read_text() == text
     assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_string_escaping_matches_json_stringify():
+    """The fast escaper writes what JSON.stringify writes (= json.dumps without ASCII escaping, plus lone
+    surrogates as \\udXXX)."""
+    import random
+
+    from plur_desk.store.chain import js_stringify
+
+    rng = random.Random(1)
+    alphabet = [chr(i) for i in range(0x80)] + ["\u2028", "\u2029", "é", "日", "\U0001f600", "\ufeff"]
+    for _ in range(5000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 20)))
+        assert js_stringify(text) == json.dumps(text, ensure_ascii=False), repr(text)
+    assert js_stringify("a\ud800b\udfff") == '"a\\ud800b\\udfff"'
