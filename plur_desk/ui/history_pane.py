@@ -60,12 +60,14 @@ class HistoryModel(QAbstractTableModel):
         self.events: Sequence[dict[str, object]] = []
         self.shown = 0
         self.trust: Callable[[dict[str, object]], Trust] | None = None
+        self._trusts: dict[int, Trust | None] = {}  # by row, until the next reset
         self._bold = QFont()
         self._bold.setBold(True)
 
     def set_events(self, events: Sequence[dict[str, object]]) -> None:
         self.beginResetModel()
         self.events = events
+        self._trusts = {}
         self.shown = min(PAGE, len(events))
         self.endResetModel()
 
@@ -99,7 +101,7 @@ class HistoryModel(QAbstractTableModel):
             if column == 1:
                 kind = actor_kind(event)
                 marker = {"human": "HUMAN", "agent": "agent", "unknown": "unknown"}[kind]
-                trust = self._trust(event)
+                trust = self._trust(index.row(), event)
                 if trust is not None and trust.state is not TrustState.NOT_HUMAN:
                     marker = f"{marker} ({trust.label})"
                 return f"{marker} · {actor_name(event)}" if actor_name(event) else marker
@@ -111,22 +113,27 @@ class HistoryModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.FontRole and actor_kind(event) == "human":
             return self._bold
         if role in (Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.ForegroundRole) and index.column() == 1:
-            return self._trust_hint(event, role)
+            return self._trust_hint(self._trust(index.row(), event), role)
         if role == Qt.ItemDataRole.UserRole:
             return event
         return None
 
-    def _trust_hint(self, event: dict[str, object], role: int) -> Any:
+    @staticmethod
+    def _trust_hint(trust: Trust | None, role: int) -> Any:
         """Tooltip with the verdict's reason; red text (beside the label, never the only cue) when unverified."""
-        trust = self._trust(event)
         if trust is None or not trust.suspicious:
             return trust.detail if trust and role == Qt.ItemDataRole.ToolTipRole else None
         if role == Qt.ItemDataRole.ToolTipRole:
             return f"Not a verified human decision: {trust.detail}"
         return QBrush(QColor("#c0392b"))
 
-    def _trust(self, event: dict[str, object]) -> Trust | None:
-        return self.trust(event) if self.trust is not None else None
+    def _trust(self, row: int, event: dict[str, object]) -> Trust | None:
+        """Verified once per row shown (every role of every repaint asks)."""
+        if self.trust is None or actor_kind(event) != "human":
+            return None
+        if row not in self._trusts:
+            self._trusts[row] = self.trust(event)
+        return self._trusts[row]
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole and section < len(HEADERS):
