@@ -34,10 +34,11 @@ class KeyEntry:
         return self.retired_at is None and self.revoked_at is None
 
     def valid_at(self, timestamp: str) -> bool:
-        """Whether a signature made at `timestamp` (toISOString form) by this key counts: before the key was
-        retired or revoked, whichever came first."""
-        ends = [t for t in (self.revoked_at, self.retired_at) if t]
-        return not ends or timestamp < min(ends)
+        """Whether a signature made at `timestamp` (toISOString form) by this key counts: up to the instant it was
+        retired (the rotation's own millisecond included), and strictly before it was revoked."""
+        if self.revoked_at is not None and timestamp >= self.revoked_at:
+            return False
+        return self.retired_at is None or timestamp <= self.retired_at
 
 
 @dataclass

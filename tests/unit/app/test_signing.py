@@ -212,3 +212,42 @@ def test_chained_store_events_are_signed_with_prev_and_the_session_ends_with_a_s
     assert list(lines[-1]["data"]) == ["chain_head", "store_hash", "engram_count", "actor"]
     assert lines[-1]["data"]["engram_count"] == 3
     assert session.end() is None  # once per batch of changes
+
+
+def test_every_kind_of_event_the_session_writes_is_signed_and_valid(tmp_path):
+    from plur_desk.store.yaml_dump import dump_tensions_document
+
+    store = _store(tmp_path)
+    tension = {
+        "engram_a": "ENG-2026-11-01-001",
+        "engram_b": "ENG-2026-11-02-001",
+        "statement_a": "Statement number 1",
+        "statement_b": "Statement number 2",
+        "confidence": 0.9,
+        "reason": "conflict",
+        "detected_at": "2026-12-01T10:00:00.000Z",
+        "status": "detected",
+        "resolved_by": None,
+        "resolved_at": None,
+        "category": "factual",
+    }
+    records = [{"id": f"T-2026-1201-00{i}", **tension} for i in (1, 2, 3)]
+    (store.root / "tensions.yaml").write_text(dump_tensions_document(records))
+    store.load()
+    session = _session(store)
+    session.confirm_tension("T-2026-1201-001")
+    session.dismiss_tension("T-2026-1201-002", "not a conflict")
+    session.split_in_time("T-2026-1201-003", "2026-06-01")
+    session.approve(["ENG-2026-11-03-001"], note="ok")
+    session.edit_statement("ENG-2026-11-01-001", "Statement number one")
+    session.set_validity(["ENG-2026-11-02-001"], "2026-01-01", None)
+    session.expire_now(["ENG-2026-11-02-001"])
+    session.undo()
+    session.redo()
+    session.replace_key(new_key=True)
+    session.reject(["ENG-2026-11-01-001"], "wrong")
+    lines = _lines(store)
+    kinds = {(e["event"], (e.get("data") or {}).get("action")) for e in lines}
+    assert len(lines) >= 11 and ("reviewer_key_changed", "replace_key") in kinds
+    assert {e["signer"] for e in lines} == {"human:Ada Reviewer"}
+    assert [session.trust(e).state for e in lines] == [TrustState.VALID] * len(lines)
