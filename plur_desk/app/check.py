@@ -179,17 +179,17 @@ def _untrusted_claims(
     """Every `kind: human` event that is not signed by the claimed reviewer's registered key, and every review
     record in engrams.yaml that no such event backs."""
     from plur_desk.app.trust import TrustChecker
-    from plur_desk.domain.trust import TrustState
+    from plur_desk.domain.trust import TrustState, backs_review
     from plur_desk.store.signatures import claimed_human
 
     checker = TrustChecker(store.root)
     if checker.registry().problem:
         report.warnings.append(f"keys.yaml: {checker.registry().problem}")
-    valid: set[tuple[str, str]] = set()
+    valid: dict[tuple[str, str], list[dict[str, object]]] = {}
     for event in events:
         trust = checker(event)
         if trust.state is TrustState.VALID:
-            valid.add((str(event.get("engram_id")), str(event.get("timestamp"))))
+            valid.setdefault((str(event.get("engram_id")), str(event.get("timestamp"))), []).append(event)
         elif trust.suspicious:
             report.untrusted.append(
                 {
@@ -204,7 +204,9 @@ def _untrusted_claims(
             )
     for engram in engrams:
         record = engram.get("review")
-        if isinstance(record, dict) and (str(engram.get("id")), str(record.get("at"))) not in valid:
+        engram_id = str(engram.get("id"))
+        backed = valid.get((engram_id, str(record.get("at")))) if isinstance(record, dict) else None
+        if isinstance(record, dict) and not any(backs_review(e, engram_id, record) for e in backed or []):
             report.untrusted.append(
                 {
                     "file": "engrams.yaml",

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from plur_desk.app.rows import Verdict
-from plur_desk.domain.trust import Trust, TrustState
+from plur_desk.domain.trust import Trust, TrustState, backs_review
 from plur_desk.store.checkpoint import emit_checkpoint
 from plur_desk.store.plur_store import Edit, PlurStore
 
@@ -104,10 +104,10 @@ class SigningMixin:
         record = engram.get("review")
         if not isinstance(record, dict):
             return Trust(TrustState.NOT_HUMAN)
-        at, engram_id = str(record.get("at")), str(engram.get("id"))
+        engram_id = str(engram.get("id"))
         best = Trust(TrustState.UNSIGNED, "no history event records this review")
         for event in self.history.timeline(engram_id):
-            if event.get("timestamp") == at and event.get("engram_id") == engram_id:
+            if backs_review(event, engram_id, record):
                 trust = self.trust(event)
                 if trust.counts_as_human:
                     return trust

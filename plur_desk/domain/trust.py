@@ -47,3 +47,21 @@ class Trust:
 def reviewer_identity(name: str) -> str:
     """The signing identity of a reviewer: `human:<name>`, which PLUR's agent identities never start with."""
     return HUMAN_PREFIX + name.strip()
+
+
+_STATE_OF_ACTION = {"approve": "approved", "reject": "rejected"}
+
+
+def backs_review(event: dict[str, object], engram_id: str, record: dict[str, object]) -> bool:
+    """Whether a history event records exactly this `review` record: same engram, instant, reviewer and decision
+    (a forged record cannot borrow the signature of another decision made at the same moment)."""
+    data = event.get("data")
+    actor = event.get("actor")
+    if not isinstance(data, dict) or not isinstance(actor, dict):
+        return False
+    return (
+        event.get("engram_id") == engram_id
+        and event.get("timestamp") == record.get("at")
+        and actor.get("asserted_by") == record.get("by")
+        and _STATE_OF_ACTION.get(str(data.get("action"))) == record.get("state")
+    )

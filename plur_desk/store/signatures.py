@@ -104,7 +104,10 @@ def check_signature(event: dict[str, object], registry: KeyRegistry) -> tuple[Tr
     signer = _signer_of(event)
     if signer is None:
         return TrustState.UNKNOWN_SIGNER, "signed, but names no signer", None
-    entries = registry.for_identity(signer)
+    # PLUR uses an identity's first entry; later ones count only as the former keys rotation and revocation leave
+    # (an unmarked extra entry is what an agent appending its own key under a reviewer's name would write).
+    found = registry.for_identity(signer)
+    entries = found[:1] + [e for e in found[1:] if not e.in_force]
     if not entries:
         return TrustState.UNKNOWN_SIGNER, f"signed by {signer}, which has no key in keys.yaml", None
     for entry in entries:

@@ -122,9 +122,12 @@ def test_attacks_through_plurs_api_are_each_shown_for_what_they_are_and_check_ex
         drafts[4]: TrustState.UNKNOWN_SIGNER,
         drafts[5]: TrustState.INVALID,
     }
-    # the forged review record on the engram is not a human verdict either
+    # the forged review records are not human verdicts either, even one borrowing a genuine decision's instant
     forged = fresh.engram(drafts[1])
     assert forged["review"]["by"] == REVIEWER and not fresh.review_trust(forged).counts_as_human
+    flipped = fresh.engram(drafts[0])
+    assert flipped["review"]["state"] == "approved" and flipped["review"]["at"] == genuine["timestamp"]
+    assert not fresh.review_trust(flipped).counts_as_human
     # only the genuine rejection is a tombstone that counts
     counted = [v for v in fresh.rejected_verdicts().values() if v.trust.counts_as_human]
     assert [v.engram_id for v in counted] == [drafts[0]]
@@ -136,6 +139,7 @@ def test_attacks_through_plurs_api_are_each_shown_for_what_they_are_and_check_ex
     assert report.exit_code == 1
     listed = {(c["engram_id"], c["trust"]) for c in report.untrusted}
     assert listed == {
+        (drafts[0], "unsigned"),  # the flipped review record
         (drafts[1], "unsigned"),
         (drafts[2], "invalid"),
         (drafts[3], "invalid"),
@@ -146,4 +150,4 @@ def test_attacks_through_plurs_api_are_each_shown_for_what_they_are_and_check_ex
         [sys.executable, "-m", "plur_desk", "check", str(store), "--json"], capture_output=True, timeout=300
     )
     assert cli.returncode == 1, cli.stderr.decode()
-    assert len(json.loads(cli.stdout)["untrusted_human_claims"]) == 6  # five events and the forged review record
+    assert len(json.loads(cli.stdout)["untrusted_human_claims"]) == 7  # five events and two forged review records

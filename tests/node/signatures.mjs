@@ -99,6 +99,9 @@ async function attack({ reviewer, targets, genuine }) {
   appendHistory(root, sign(human('Eve', targets.unknown, { action: 'approve', field: 'commitment', from: 'draft', to: 'decided' }), 'human:Eve'))
   // 4. a genuine signed rejection, tampered: same signature, its reason and target changed
   const { _month, _line, ...rest } = genuine
+  // 5. the genuinely rejected engram's review record flipped to an approval, borrowing the genuine instant
+  const rejected = await plur.getById(genuine.engram_id)
+  await plur.updateEngram({ ...rejected, review: { ...rejected.review, state: 'approved' } })
   appendHistory(root, { ...rest, engram_id: targets.tampered, data: { ...rest.data, reason: 'forged reason' } })
   return { at }
 }

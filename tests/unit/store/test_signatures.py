@@ -145,3 +145,25 @@ def test_string_escaping_matches_json_stringify():
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 20)))
         assert js_stringify(text) == json.dumps(text, ensure_ascii=False), repr(text)
     assert js_stringify("a\ud800b\udfff") == '"a\\ud800b\\udfff"'
+
+
+def test_an_extra_key_appended_under_a_reviewers_identity_is_not_trusted(tmp_path):
+    ada, agent = Ed25519PrivateKey.generate(), Ed25519PrivateKey.generate()
+    register_key(tmp_path, "human:Ada", public_key_b64(ada), "2026-12-01T00:00:00.000Z")
+    with open(tmp_path / "keys.yaml", "a") as handle:  # what an agent with write access to the store can append
+        handle.write(f"  - identity: human:Ada\n    public_key: {public_key_b64(agent)}\n    added_at: x\n")
+    registry = read_keys(tmp_path)
+    assert len(registry.for_identity("human:Ada")) == 2
+    assert classify(sign(_human(), agent, "human:Ada"), registry).state is TrustState.INVALID
+    assert classify(sign(_human(), ada, "human:Ada"), registry).state is TrustState.VALID
+
+
+def test_a_review_record_is_backed_only_by_the_event_of_the_same_decision():
+    from plur_desk.domain.trust import backs_review
+
+    approval = _human()
+    record = {"state": "approved", "by": "Ada", "at": approval["timestamp"]}
+    assert backs_review(approval, approval["engram_id"], record)
+    assert not backs_review(approval, approval["engram_id"], {**record, "state": "rejected"})
+    assert not backs_review(approval, approval["engram_id"], {**record, "by": "Bob"})
+    assert not backs_review(approval, "ENG-OTHER", record)
