@@ -82,6 +82,7 @@ class ReviewerIdentityMixin(_Base):
         box.addButton(QMessageBox.StandardButton.Cancel)
         box.exec()
         clicked = box.clickedButton()
+        self.drafts.focus_queue()  # back to the queue the refused decision came from
         if clicked in (mine, not_mine):
             session = self.session
             disown = clicked is not_mine

@@ -14,6 +14,8 @@ def test_history_labels_and_filters_human_claims_by_trust(qtbot, window, store_c
     with qtbot.waitSignal(window.changes_applied, timeout=10000):
         qtbot.keyClick(window.drafts.table, Qt.Key.Key_A)
     assert human_events(store_copy)[0]["signer"] == "human:Grace Tester"
+    notice = window.banner.text()  # the one notice: no dialog stood between the reviewer and the first draft
+    assert "Created a signing key for human:Grace Tester" in notice and "0600" in notice and "keys.yaml" in notice
     qtbot.keyClick(window.drafts.table, Qt.Key.Key_4, Qt.KeyboardModifier.ControlModifier)
     pane = window.history
     pane.trust_filter.setCurrentText("signed human decisions")
@@ -67,3 +69,32 @@ def test_reviewer_identity_dialog_says_where_the_key_lives(qtbot, window):
     qtbot.waitUntil(lambda: bool(seen), timeout=10000)
     assert "human:Grace Tester" in seen[0] and "0600" in seen[0]
     json.dumps(seen)  # plain text, nothing else
+
+
+def test_a_key_someone_else_registered_is_replaced_only_after_confirmation(qtbot, window, store_copy):
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from plur_desk.store.keys_file import register_key
+    from plur_desk.store.signatures import public_key_b64
+
+    impostor = public_key_b64(Ed25519PrivateKey.generate())
+    register_key(store_copy, "human:Grace Tester", impostor, "2026-12-01T00:00:00.000Z")
+    engrams_before = (store_copy / "engrams.yaml").read_bytes()
+    texts: list[str] = []
+
+    def disown(dialog):
+        texts.append(dialog.text())
+        button = next(b for b in dialog.buttons() if b.text().startswith("It was NOT mine"))
+        button.click()
+
+    answer_modal(disown)
+    qtbot.keyClick(window.drafts.table, Qt.Key.Key_A)
+    qtbot.waitUntil(lambda: bool(human_events(store_copy)), timeout=10000)
+    assert "already holds another key" in texts[0]
+    assert (store_copy / "engrams.yaml").read_bytes() == engrams_before  # the approval was not written
+    (changed,) = human_events(store_copy)
+    assert changed["event"] == "reviewer_key_changed" and changed["data"]["action"] == "disown_key"
+    qtbot.waitUntil(lambda: window.runner.pending == 0, timeout=10000)
+    with qtbot.waitSignal(window.changes_applied, timeout=10000):
+        window.actions["review.approve"].trigger()  # focus is on the dialog's former button; the action is A
+    assert window.session.trust(human_events(store_copy)[-1]).state.value == "valid"
