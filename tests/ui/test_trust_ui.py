@@ -98,3 +98,37 @@ def test_a_key_someone_else_registered_is_replaced_only_after_confirmation(qtbot
     with qtbot.waitSignal(window.changes_applied, timeout=10000):
         window.actions["review.approve"].trigger()  # focus is on the dialog's former button; the action is A
     assert window.session.trust(human_events(store_copy)[-1]).state.value == "valid"
+
+
+def test_a_locked_keyring_is_asked_about_once_and_declining_writes_nothing(qtbot, window, store_copy):
+    import keyring
+    import keyring.errors
+    from keyring.backend import KeyringBackend
+
+    class LockedKeyring(KeyringBackend):
+        priority = 1  # type: ignore[assignment]
+
+        def get_password(self, service, username):
+            raise keyring.errors.KeyringLocked("the login keyring is locked")
+
+        def set_password(self, service, username, password):
+            raise keyring.errors.KeyringLocked("the login keyring is locked")
+
+        def delete_password(self, service, username):
+            raise keyring.errors.KeyringLocked("the login keyring is locked")
+
+    keyring.set_keyring(LockedKeyring())
+    history = store_copy / "history" / "2026-12.jsonl"
+    before = (store_copy / "engrams.yaml").read_bytes(), history.read_bytes()
+    asked: list[str] = []
+
+    def cancel(dialog):
+        asked.append(dialog.text())
+        dialog.button(QMessageBox.StandardButton.Cancel).click()
+
+    answer_modal(cancel)
+    with qtbot.waitSignal(window.error_shown, timeout=10000) as shown:
+        window.actions["review.approve"].trigger()  # the key is needed in the worker: asked in the GUI thread
+    assert len(asked) == 1 and "locked" in asked[0]
+    assert "not written" in shown.args[0]
+    assert ((store_copy / "engrams.yaml").read_bytes(), history.read_bytes()) == before
