@@ -72,7 +72,12 @@ class KeyVault:
         except keyring.errors.KeyringError:
             secret = None  # no usable keyring: the file is where the key would be
         if secret:
-            return load_private_key(base64.b64decode(secret))
+            try:
+                return load_private_key(base64.b64decode(secret))
+            except ValueError:
+                raise KeyUnavailable(
+                    f"the keyring entry {SERVICE!r} for {identity} is not an Ed25519 key; nothing was written"
+                ) from None
         return self._load_file(identity)
 
     def _load_file(self, identity: str) -> Ed25519PrivateKey | None:
@@ -83,7 +88,10 @@ class KeyVault:
             return None
         if mode != 0o600:
             raise KeyUnavailable(f"the reviewer key {path} has mode {mode:04o}, not 0600; refusing to use it")
-        return load_private_key(path.read_bytes())
+        try:
+            return load_private_key(path.read_bytes())
+        except ValueError:
+            raise KeyUnavailable(f"the reviewer key {path} is not an Ed25519 key; nothing was written") from None
 
     def save(self, identity: str, key: Ed25519PrivateKey) -> KeyLocation:
         """Keep `key`: in the keyring when it accepts and returns it, else in the 0600 file."""

@@ -251,3 +251,19 @@ def test_every_kind_of_event_the_session_writes_is_signed_and_valid(tmp_path):
     assert len(lines) >= 11 and ("reviewer_key_changed", "replace_key") in kinds
     assert {e["signer"] for e in lines} == {"human:Ada Reviewer"}
     assert [session.trust(e).state for e in lines] == [TrustState.VALID] * len(lines)
+
+
+def test_an_unreadable_key_file_refuses_clearly_and_writes_nothing(tmp_path):
+    store = _store(tmp_path)
+    key_file = data_dir() / "keys" / "human:Ada Reviewer.key".replace(" ", "_")
+    key_file.parent.mkdir(parents=True)
+    key_file.write_bytes(b"not a key")
+    key_file.chmod(0o600)
+    before = (store.root / "engrams.yaml").read_bytes()
+    with pytest.raises(KeyUnavailable, match="not an Ed25519 key"):
+        _session(store).approve(["ENG-2026-11-01-001"])
+    key_file.chmod(0o644)
+    with pytest.raises(KeyUnavailable, match="0644"):
+        _session(store).approve(["ENG-2026-11-01-001"])
+    assert (store.root / "engrams.yaml").read_bytes() == before
+    assert not (store.root / "history").exists() and not (store.root / "keys.yaml").exists()
