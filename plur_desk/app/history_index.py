@@ -314,6 +314,10 @@ class HistoryIndex:
             self._trust_cache.clear()
             self._trust_generation = generation
 
+    @property
+    def trust_generation(self) -> object:
+        return self._trust_generation
+
     def trust_of(self, line: Line) -> Trust:
         """The trust of one line's event, verified once per line (call sync_trust first in a query)."""
         found = self._trust_cache.get(line[0])

@@ -14,7 +14,7 @@ import numpy as np
 from plur_desk.app.rows import created_of
 from plur_desk.app.session import ReviewSession
 from plur_desk.index.fulltext import FulltextIndex, Hit, words
-from plur_desk.index.query import parse
+from plur_desk.index.query import ParsedQuery, parse
 from plur_desk.store.list_file import digest_of
 
 if TYPE_CHECKING:
@@ -140,7 +140,7 @@ class SearchService:
 
     def search(self, text: str, limit: int = 50) -> SearchResult:
         parsed = parse(text)
-        sets = {"tension": self.session.open_tension_ids()}
+        sets = self._sets(parsed)
         now = self.session.now()
         query = self.index.build_query(parsed, now, sets)
         hits, total = self.index.search(query, limit if parsed.has_text else max(limit, 1))
@@ -156,6 +156,12 @@ class SearchService:
             result.semantic = True
         return result
 
+    def _sets(self, parsed: ParsedQuery) -> dict[str, set[str]]:
+        sets = {"tension": self.session.open_tension_ids()}
+        if any(f.field == "is" and f.value in ("approved", "rejected", "unverified") for f in parsed.filters):
+            sets["unverified"] = self.session.unverified_reviews()
+        return sets
+
     @staticmethod
     def ignored_parts(text: str) -> list[str]:
         """What the query language could not use in `text` (shown to the user)."""
@@ -164,7 +170,7 @@ class SearchService:
     def all_ids(self, text: str) -> set[str]:
         """Every engram matching the query (for bulk actions over all results, not only the visible rows)."""
         parsed = parse(text)
-        query = self.index.build_query(parsed, self.session.now(), {"tension": self.session.open_tension_ids()})
+        query = self.index.build_query(parsed, self.session.now(), self._sets(parsed))
         return self.index.ids_matching(query)
 
     def similar(self, engram_id: str, k: int = 5) -> list[Hit]:

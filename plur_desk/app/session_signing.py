@@ -7,6 +7,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from plur_desk.app.history_index import parse_line
 from plur_desk.app.rows import Verdict
 from plur_desk.domain.trust import Trust, TrustState, backs_review
 from plur_desk.store.checkpoint import emit_checkpoint
@@ -28,6 +29,7 @@ class SigningMixin:
     history: HistoryIndex
     made_changes: bool
     _engrams: dict[str, dict[str, object]]
+    _unverified: tuple[tuple[int, object, object], frozenset[str]] | None = None
 
     def now(self) -> datetime:
         raise NotImplementedError
@@ -98,6 +100,31 @@ class SigningMixin:
                     self.review_trust(engram),  # only for records no history event backs: rare
                 )
         return verdicts
+
+    def unverified_reviews(self) -> set[str]:
+        """Ids of engrams whose `review` record no validly signed event backs (one pass over the human lines,
+        each verified once; kept until the history, keys.yaml or the engrams change)."""
+        if not self.history.loaded:
+            self.history.load()  # a verdict needs its event (the command-line search opens without history)
+        self.history.sync_trust()
+        stamp = (len(self.history.lines), self.history.trust_generation, self.store.engrams.identity)
+        cached = self._unverified
+        if cached is not None and cached[0] == stamp:
+            return set(cached[1])
+        backed: dict[tuple[str, str], list[dict[str, object]]] = {}
+        for line in self.history.lines:
+            if b'"human"' in line[0] and self.history.trust_of(line).counts_as_human:
+                event = parse_line(*line)
+                backed.setdefault((str(event.get("engram_id")), str(event.get("timestamp"))), []).append(event)
+        unverified = set()
+        for engram_id, engram in self._engrams.items():
+            record = engram.get("review")
+            if isinstance(record, dict):
+                events = backed.get((engram_id, str(record.get("at"))), [])
+                if not any(backs_review(e, engram_id, record) for e in events):
+                    unverified.add(engram_id)
+        self._unverified = (stamp, frozenset(unverified))
+        return unverified
 
     def review_trust(self, engram: dict[str, object]) -> Trust:
         """The trust of an engram's `review` record: that of its history event (same engram, same instant)."""

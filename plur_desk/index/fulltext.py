@@ -171,8 +171,20 @@ class FulltextIndex:
             return tantivy.Query.term_query(s, "commitment", "locked")
         if value in ("active", "retired"):
             return tantivy.Query.term_query(s, "status", value)
-        if value in ("rejected", "approved"):
-            return tantivy.Query.term_query(s, "review", value)
+        if value in ("rejected", "approved"):  # human verdicts: only reviews a signed event backs
+            review = tantivy.Query.term_query(s, "review", value)
+            unverified = sorted(sets.get("unverified", set()))
+            if not unverified:
+                return review
+            return tantivy.Query.boolean_query(
+                [
+                    (tantivy.Occur.Must, review),
+                    (tantivy.Occur.MustNot, tantivy.Query.term_set_query(s, "id", unverified)),
+                ]
+            )
+        if value == "unverified":
+            ids = sorted(sets.get("unverified", set()))
+            return tantivy.Query.term_set_query(s, "id", ids) if ids else tantivy.Query.empty_query()
         if value == "expired":
             return tantivy.Query.range_query(s, "closes", tantivy.FieldType.Integer, None, now_ms, True, False)
         if value == "future":

@@ -13,7 +13,18 @@ from dataclasses import dataclass, field
 from datetime import date
 
 FIELDS = {"status", "commitment", "scope", "domain", "tag", "type", "by", "is", "in", "before", "after", "id"}
-IS_VALUES = {"draft", "expired", "rejected", "approved", "active", "retired", "current", "future", "locked"}
+IS_VALUES = {
+    "draft",
+    "expired",
+    "rejected",
+    "approved",
+    "active",
+    "retired",
+    "current",
+    "future",
+    "locked",
+    "unverified",  # a review record no validly signed event backs (is:approved / is:rejected leave those out)
+}
 _TOKEN = re.compile(r'(-?)(?:([A-Za-z_]+):("[^"]*"?|\S+)|"([^"]*)"?|(\S+))')
 
 

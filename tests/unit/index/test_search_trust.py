@@ -1,0 +1,48 @@
+"""is:approved / is:rejected count only review records a signed event backs; is:unverified finds the others."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import UTC, datetime
+
+from plur_desk.app.demo import demo_source
+from plur_desk.app.search import SearchService
+from plur_desk.app.session import ReviewSession
+from plur_desk.domain.review import Reviewer, engram_fingerprint
+from plur_desk.infra.clock import FixedClock
+from plur_desk.store.plur_store import Edit, PlurStore
+
+NOW = datetime(2026, 12, 2, 15, 0, tzinfo=UTC)
+
+
+def _open(root):
+    store = PlurStore(root)
+    store.load()
+    return ReviewSession(store, Reviewer("Searcher"), FixedClock(NOW))
+
+
+def test_review_filters_trust_only_signed_decisions(tmp_path):
+    root = tmp_path / "store"
+    shutil.copytree(demo_source(), root)
+    session = _open(root)
+    service = SearchService(session, tmp_path / "cache", embeddings=False)
+    service.sync()
+    approved = {h.id for h in service.search("is:approved", 50).hits}
+    rejected = {h.id for h in service.search("is:rejected", 50).hits}
+    assert len(approved) == 1 and len(rejected) == 1  # the demo reviewer's signed decisions
+    assert service.search("is:unverified", 50).hits == []
+
+    draft = next(r.id for r in session.drafts())
+
+    def forge(engram):  # what any program writing the store can do: no event, no signature
+        engram["commitment"] = "decided"
+        engram["review"] = {"state": "approved", "by": "Ada Lovelace", "at": "2026-12-02T13:00:00.000Z"}
+        return engram, []
+
+    PlurStore(root).write_engrams([Edit(draft, forge)], engram_fingerprint)
+    session = _open(root)
+    service = SearchService(session, tmp_path / "cache", embeddings=False)
+    service.sync()
+    assert {h.id for h in service.search("is:approved", 50).hits} == approved
+    assert {h.id for h in service.search("is:unverified", 50).hits} == {draft}
+    assert service.all_ids("is:unverified") == {draft}
