@@ -29,7 +29,8 @@ def main(argv: list[str]) -> int:
     from plur_desk.app.search import SearchService
 
     try:
-        session = open_session(default_store_path(store_arg), "cli", load_history=False)
+        verdicts = any(f"is:{v}" in query for v in ("approved", "rejected", "unverified"))
+        session = open_session(default_store_path(store_arg), "cli", load_history=verdicts)  # verdicts need events
     except PlurDeskError as exc:
         print(f"plur-desk search: {exc}", file=sys.stderr)
         return 2

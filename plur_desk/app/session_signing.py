@@ -104,9 +104,7 @@ class SigningMixin:
     def unverified_reviews(self) -> set[str]:
         """Ids of engrams whose `review` record no validly signed event backs (one pass over the human lines,
         each verified once; kept until the history, keys.yaml or the engrams change)."""
-        if not self.history.loaded:
-            self.history.load()  # a verdict needs its event (the command-line search opens without history)
-        self.history.sync_trust()
+        self.history.sync_trust()  # until the history is loaded, no review counts as verified
         stamp = (len(self.history.lines), self.history.trust_generation, self.store.engrams.identity)
         cached = self._unverified
         if cached is not None and cached[0] == stamp:

@@ -18,7 +18,9 @@ NOW = datetime(2026, 12, 2, 15, 0, tzinfo=UTC)
 def _open(root):
     store = PlurStore(root)
     store.load()
-    return ReviewSession(store, Reviewer("Searcher"), FixedClock(NOW))
+    session = ReviewSession(store, Reviewer("Searcher"), FixedClock(NOW))
+    session.load_history()
+    return session
 
 
 def test_review_filters_trust_only_signed_decisions(tmp_path):
@@ -46,3 +48,14 @@ def test_review_filters_trust_only_signed_decisions(tmp_path):
     assert {h.id for h in service.search("is:approved", 50).hits} == approved
     assert {h.id for h in service.search("is:unverified", 50).hits} == {draft}
     assert service.all_ids("is:unverified") == {draft}
+
+
+def test_search_cli_counts_only_signed_approvals(tmp_path, capsys):
+    import json
+
+    from plur_desk.app.search_cli import main as search_main
+
+    root = tmp_path / "store"
+    shutil.copytree(demo_source(), root)
+    assert search_main([str(root), "is:approved", "--json", "--no-semantic"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["hits"]) == 1
