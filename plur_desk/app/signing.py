@@ -16,7 +16,7 @@ from plur_desk.app.vault import KeyLocked, KeyVault
 from plur_desk.domain.review import Reviewer, make_event
 from plur_desk.domain.trust import reviewer_identity
 from plur_desk.infra.clock import iso_ms
-from plur_desk.infra.errors import KeyConflict, KeyUnavailable
+from plur_desk.infra.errors import KeyConflict, KeyUnavailable, PlurDeskError
 from plur_desk.store import signatures
 from plur_desk.store.keys_file import read_keys, register_key, replace_key
 
@@ -91,12 +91,19 @@ class ReviewerKeys:
             )
 
     def register(self, now: datetime) -> None:
-        """Once a decision was written: register the key when the identity has none yet (first use)."""
-        public = self.public_key()
-        current = read_keys(self.root).current(self.identity)
-        if current is None and register_key(self.root, self.identity, public, iso_ms(now)):
+        """Once a decision was written: register the key when the identity has none yet (first use). Never
+        raises: the decision is on disk already, so a failure here becomes a notice."""
+        try:
+            public = self.public_key()
+            current = read_keys(self.root).current(self.identity)
+            if current is None and register_key(self.root, self.identity, public, iso_ms(now)):
+                self.notices.append(
+                    f"Registered your public key in {self.root / 'keys.yaml'} (fingerprint {fingerprint(public)})."
+                )
+        except (PlurDeskError, OSError) as exc:
             self.notices.append(
-                f"Registered your public key in {self.root / 'keys.yaml'} (fingerprint {fingerprint(public)})."
+                f"Your decision was written and signed, but your key could not be registered in keys.yaml ({exc}); "
+                "until it is, your decisions show as signed by an unknown key."
             )
 
     def sign(self, event: dict[str, object]) -> dict[str, object]:

@@ -267,3 +267,13 @@ def test_an_unreadable_key_file_refuses_clearly_and_writes_nothing(tmp_path):
         _session(store).approve(["ENG-2026-11-01-001"])
     assert (store.root / "engrams.yaml").read_bytes() == before
     assert not (store.root / "history").exists() and not (store.root / "keys.yaml").exists()
+
+
+def test_a_keys_yaml_that_cannot_be_written_leaves_the_written_decision_with_a_notice(tmp_path):
+    store = _store(tmp_path)
+    (store.root / "keys.yaml").mkdir()  # not a file: cannot be read or replaced
+    change = _session(store).approve(["ENG-2026-11-01-001"])
+    assert any("could not be registered" in w for w in change.warnings)
+    (event,) = _lines(store)
+    assert event["signer"] == "human:Ada Reviewer"
+    assert _session(store).trust(event).state is TrustState.UNKNOWN_SIGNER
