@@ -12,6 +12,7 @@ from nacl.exceptions import BadSignatureError
 from nacl.signing import VerifyKey
 
 from plur_desk.domain.trust import TrustState
+from plur_desk.store.chain import event_hash
 from plur_desk.store.keys_file import KeyRegistry, read_keys, register_key, replace_key
 from plur_desk.store.signatures import classify, private_key_der, public_key_b64, sign
 
@@ -24,6 +25,15 @@ CJK = {
     "prev": None,
 }
 CJK_HASH = "b252e6b38f8a651b12a566bae304b03a6f3af8370d45285999bbae7d777c5eff"
+# `nested-data`, chained onto the first
+NESTED = {
+    "event": "engram_updated",
+    "engram_id": "ENG-2026-0101-002",
+    "timestamp": "2026-01-01T00:01:00.000Z",
+    "data": {"top_level": "value", "nested": {"tags": ["a", "b"], "count": 3, "meta": {"active": True}}},
+    "prev": CJK_HASH,
+}
+NESTED_HASH = "37a75402d49bb970710019c424b459e98a2dfcfba492187e2d45b8da6bf791cb"
 
 
 def _doc_bytes(event: dict) -> bytes:
@@ -53,15 +63,17 @@ def _human(name="Ada", **extra):
     return event
 
 
-def test_signature_over_the_vector_bytes_verifies_independently():
-    assert hashlib.sha256(_doc_bytes(CJK)).hexdigest() == CJK_HASH  # the recomputation is the doc's
+@pytest.mark.parametrize(("vector", "digest"), [(CJK, CJK_HASH), (NESTED, NESTED_HASH)])
+def test_signature_over_the_vector_bytes_verifies_independently(vector, digest):
+    assert hashlib.sha256(_doc_bytes(vector)).hexdigest() == digest  # the recomputation is the doc's
     key = Ed25519PrivateKey.generate()
-    signed = sign(CJK, key, "human:Ada")
+    signed = sign(vector, key, "human:Ada")
+    assert event_hash(signed) == digest  # signing adds nothing to the hashed bytes
     assert list(signed)[-2:] == ["signature", "signer"] and signed["signer"] == "human:Ada"
     assert len(base64.b64decode(signed["signature"], validate=True)) == 64
     assert signed["signature"].endswith("=")  # standard padded base64 (64 bytes -> 88 chars)
     assert _nacl_verify(signed, public_key_b64(key))
-    assert not _nacl_verify({**signed, "prev": CJK_HASH}, public_key_b64(key))
+    assert not _nacl_verify({**signed, "prev": "0" * 64}, public_key_b64(key))
     assert len(base64.b64decode(public_key_b64(key))) == 44 and len(private_key_der(key)) == 48
 
 
