@@ -122,9 +122,9 @@ class HistoryModel(QAbstractTableModel):
     def _trust_hint(trust: Trust | None, role: int) -> Any:
         """Tooltip with the verdict's reason; red text (beside the label, never the only cue) when unverified."""
         if trust is None or not trust.suspicious:
-            return trust.detail if trust and role == Qt.ItemDataRole.ToolTipRole else None
+            return _tip(trust.detail) if trust and role == Qt.ItemDataRole.ToolTipRole else None
         if role == Qt.ItemDataRole.ToolTipRole:
-            return f"Not a verified human decision: {trust.detail}"
+            return _tip(f"Not a verified human decision: {trust.detail}")
         return QBrush(QColor("#c0392b"))
 
     def _trust(self, row: int, event: dict[str, object]) -> Trust | None:
@@ -139,6 +139,11 @@ class HistoryModel(QAbstractTableModel):
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole and section < len(HEADERS):
             return HEADERS[section]
         return None
+
+
+def _tip(text: str) -> str:
+    """A tooltip showing agent-written text (a signer name) as text: Qt guesses rich text for tooltips."""
+    return f"<p>{html.escape(text)}</p>"
 
 
 def _parse_day(text: str, end: bool) -> datetime | None:

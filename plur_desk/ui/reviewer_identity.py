@@ -7,7 +7,7 @@ import html
 import threading
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, QThread, Signal, Slot
+from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
 from PySide6.QtWidgets import QMessageBox, QWidget
 
 from plur_desk.app.session import ReviewSession
@@ -51,14 +51,15 @@ class UnlockAsker(QObject):
         reply["done"].set()  # type: ignore[attr-defined]
 
     def _question(self, reason: str) -> bool:
-        answer = QMessageBox.question(
-            self._parent,
-            "Unlock your reviewer key",
+        box = QMessageBox(self._parent)
+        box.setWindowTitle("Unlock your reviewer key")
+        box.setTextFormat(Qt.TextFormat.PlainText)
+        box.setText(
             f"{reason}\n\nYour decision is signed with a key kept in the system keyring. Unlock it and try again? "
-            "If you cancel, the decision is not written.",
-            QMessageBox.StandardButton.Retry | QMessageBox.StandardButton.Cancel,
+            "If you cancel, the decision is not written."
         )
-        return answer == QMessageBox.StandardButton.Retry
+        box.setStandardButtons(QMessageBox.StandardButton.Retry | QMessageBox.StandardButton.Cancel)
+        return box.exec() == QMessageBox.StandardButton.Retry
 
 
 def make_session(store: object, reviewer: Reviewer, clock: object, ask: UnlockAsker) -> ReviewSession:
@@ -74,6 +75,7 @@ class ReviewerIdentityMixin(_Base):
         box = QMessageBox(self)
         box.setIcon(QMessageBox.Icon.Warning)
         box.setWindowTitle("Another key is registered for you")
+        box.setTextFormat(Qt.TextFormat.PlainText)
         box.setText(str(error))
         mine = box.addButton("It was mine: replace it (what it signed still counts)", QMessageBox.ButtonRole.AcceptRole)
         not_mine = box.addButton(

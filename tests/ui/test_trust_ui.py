@@ -38,8 +38,16 @@ def test_history_labels_and_filters_human_claims_by_trust(qtbot, window, store_c
     assert "UNSIGNED human claim" in pane.detail.toPlainText()
     pane.trust_filter.setCurrentText("invalid signatures")
     assert len(pane.model.events) == 0
+    marked_up = dict(claim, engram_id="ENG-MARKUP", signature="AAAA", signer="<b>Eve</b>")
+    with open(store_copy / "history" / "2026-12.jsonl", "a") as handle:
+        handle.write(json.dumps(marked_up) + "\n")
+    window.session.history.refresh()
+    pane.trust_filter.setCurrentText("unknown signers")
+    assert [e["engram_id"] for e in pane.model.events] == ["ENG-MARKUP"]
+    tip = pane.model.data(pane.model.index(0, 1), Qt.ItemDataRole.ToolTipRole)
+    assert "&lt;b&gt;Eve&lt;/b&gt;" in tip and "<b>Eve" not in tip  # agent-written text stays text
     pane.trust_filter.setCurrentText("unverified human claims")
-    assert len(pane.model.events) == 1
+    assert len(pane.model.events) == 2
     pane.trust_filter.setCurrentText("any trust")
     assert len(pane.model.events) > 5
 
