@@ -1,0 +1,87 @@
+"""content_hash and summary equal PLUR 0.20's own computeContentHash and autoSummary on random statements."""
+
+from __future__ import annotations
+
+import random
+import unicodedata
+
+from plur_desk.domain.derived import content_hash, generate_summary
+from plur_desk.domain.review import Reviewer, edit_statement
+
+from support.node import run_node
+
+# Whitespace JavaScript and Python disagree about, and look-alikes of neither kind.
+SPACES = ["\t", "\n", "\v", "\f", "\r", "\u00a0", "\u1680", "\u2000", "\u2007", "\u200a", "\u2028", "\u2029",
+          "\u202f", "\u205f", "\u3000", "\ufeff", "\x1c", "\x1f", "\x85", "\u180e", "\u200b", "  ", " "]  # fmt: skip
+ASTRAL = ["🚀", "𝒜", "𐐀", "𐐨", "𠀀", "𝟘", "👩‍💻", "𓀀", "🇺🇳"]
+MARKS = ["\u0301", "\u0308", "\u0327", "\u20dd", "\u0e31"]
+SPECIAL = ["İ", "ß", "ﬁ", "Σ", "ΑΣ ", "ǅ", "Ⅻ", "½", "²", "_", "...", "!", "?", ". ", "! ", "?\u00a0", ".\ufeff", "<b>"]
+WORDS = ["the", "build", "uses", "Node", "tabs", "never", "Ünïcödé", "日本語", "CI", "x" * 25, "a", "é"]
+
+
+def _assigned(rng: random.Random, lo: int, hi: int) -> str:
+    """A random character Python's Unicode tables know (characters newer than them: see the docstring of derived)."""
+    while True:
+        ch = chr(rng.randint(lo, hi))
+        if unicodedata.category(ch) not in ("Cn", "Cs"):
+            return ch
+
+
+def _piece(rng: random.Random) -> str:
+    roll = rng.random()
+    if roll < 0.35:
+        return rng.choice(WORDS)
+    if roll < 0.55:
+        return rng.choice(SPACES)
+    if roll < 0.65:
+        return rng.choice(ASTRAL)
+    if roll < 0.72:
+        return rng.choice(MARKS)
+    if roll < 0.82:
+        return rng.choice(SPECIAL)
+    if roll < 0.92:
+        return _assigned(rng, 0x20, 0xFFFD)
+    return _assigned(rng, 0x10000, 0x2FFFF)
+
+
+def _statement(rng: random.Random) -> str:
+    target = rng.choice([20, 58, 61, 120, 199, 200, 201, 202, 230, 400])
+    parts: list[str] = []
+    while sum(len(p) for p in parts) < target:
+        parts.append(_piece(rng))
+    text = "".join(parts)
+    return text[: target + rng.randint(-3, 3)] if rng.random() < 0.5 else text
+
+
+def test_random_statements_hash_and_summarise_as_plur_does():
+    rng = random.Random(20261202)
+    statements = [_statement(rng) for _ in range(4000)]
+    statements += [
+        "a" * 58 + "🚀" + "b" * 200,  # the 60-unit cut falls inside the astral character
+        "a" * 59 + "🚀" + "b" * 200,
+        "𝒜" * 101,  # 101 code points, 202 UTF-16 units: PLUR summarises it
+        "x" * 199 + "🚀",
+        "word " * 7 + "\ufeff" + "y" * 200,
+        "First sentence.\u2028Then " + "z" * 220,
+        "\ufeffLeading BOM and NBSP\u00a0inside",
+    ]
+    theirs = run_node("derived_oracle.mjs", payload=statements)
+    assert isinstance(theirs, list)
+    diffs = [
+        (s, ours, tuple(t))
+        for s, t in zip(statements, theirs, strict=True)
+        if (ours := (content_hash(s), generate_summary(s))) != tuple(t)
+    ]
+    assert not diffs, f"{len(diffs)} of {len(statements)} differ, first: {diffs[:3]!r}"
+
+
+def test_edit_keeps_what_the_reviewer_typed_and_plur_agrees_on_the_hash():
+    from datetime import UTC, datetime
+
+    typed = "Use\ttabs  in Makefiles,\u00a0always\ufeff"
+    engram: dict[str, object] = {"id": "ENG-2026-12-02-001", "statement": "old"}
+    edited, _events = edit_statement(engram, typed, Reviewer("Ada"), datetime(2026, 12, 2, tzinfo=UTC))
+    assert edited["statement"] == "Use\ttabs  in Makefiles,\u00a0always"  # only surrounding whitespace trimmed
+    theirs = run_node("derived_oracle.mjs", payload=[edited["statement"]])
+    assert isinstance(theirs, list)
+    assert [edited["content_hash"], edited.get("summary")] == theirs[0]
