@@ -13,13 +13,13 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSplitter,
     QTableView,
-    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
 
 from plur_desk.app.rows import DraftRow
 from plur_desk.ui.models import ID_ROLE, DraftColumn, drafts_model
+from plur_desk.ui.widgets import SafeBrowser, plain_label, shorten_long_words
 
 
 def action_button(action: QAction, key: str, primary: bool = False) -> QPushButton:
@@ -84,13 +84,13 @@ class DraftsPane(QWidget):
         self.empty.setWordWrap(True)
         self.empty.hide()
 
-        self.banner = QLabel()
+        self.banner = plain_label()
         self.banner.setObjectName("banner")
         self.banner.setWordWrap(True)
         self.banner.setAccessibleName("Notice")
         self.banner.hide()
 
-        self.detail = QTextBrowser(self)
+        self.detail = SafeBrowser(self)
         self.detail.setObjectName("draftDetail")
         self.detail.setAccessibleName("Draft details")
         self.detail.setOpenExternalLinks(False)
@@ -254,5 +254,5 @@ class DraftsPane(QWidget):
         self.focus_queue()
 
     def show_banner(self, text: str) -> None:
-        self.banner.setText(text)
+        self.banner.setText(shorten_long_words(text))
         self.banner.setVisible(bool(text))

@@ -36,6 +36,7 @@ from plur_desk.ui.runner import Runner
 from plur_desk.ui.search_support import SearchMixin
 from plur_desk.ui.tensions_pane import TensionsPane
 from plur_desk.ui.validity_pane import ValidityPane
+from plur_desk.ui.widgets import plain_label, shorten_long_words, text_html
 
 
 class _LoadSignals(QObject):
@@ -91,7 +92,7 @@ class MainWindow(NavigationMixin, SearchMixin, DraftActionsMixin, QMainWindow):
             (self.history, "History"),
         ):
             self.tabs.addTab(pane, title)
-        self.banner = QLabel()
+        self.banner = plain_label()
         self.banner.setObjectName("banner")
         self.banner.setWordWrap(True)
         self.banner.setAccessibleName("Messages")
@@ -137,7 +138,7 @@ class MainWindow(NavigationMixin, SearchMixin, DraftActionsMixin, QMainWindow):
         self.tensions.add_buttons(self.actions)
         self.validity.add_buttons(self.actions)
         self.history.add_buttons(self.actions)
-        self._status_labels = {name: QLabel() for name in ("path", "counts", "search", "reviewer", "lock", "busy")}
+        self._status_labels = {name: plain_label() for name in ("path", "counts", "search", "reviewer", "lock", "busy")}
         for name, label in self._status_labels.items():
             label.setObjectName(f"status_{name}")
             label.setAccessibleName(name)
@@ -225,7 +226,7 @@ class MainWindow(NavigationMixin, SearchMixin, DraftActionsMixin, QMainWindow):
         problem = store_problem(path)
         if problem:
             self.start_text.setText(
-                f"<h2>No PLUR store here</h2><p>{problem}</p>"
+                f"<h2>No PLUR store here</h2><p>{text_html(problem)}</p>"
                 "<p>Open the demo store to see plur_desk on realistic data, or pick a store.</p>"
             )
             self.stack.setCurrentWidget(self.start)
@@ -440,7 +441,7 @@ class MainWindow(NavigationMixin, SearchMixin, DraftActionsMixin, QMainWindow):
 
     def show_message(self, text: str) -> None:
         text = "\n".join(t for t in (self.sticky_note, text) if t)
-        self.banner.setText(text)
+        self.banner.setText(shorten_long_words(text))
         self.banner.setVisible(bool(text))
 
     def show_error(self, text: str) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import html
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QDate, QItemSelectionModel, Qt
@@ -16,22 +15,22 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QSplitter,
-    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
 
 from plur_desk.app.rows import TensionRow, attribution_of, created_of
 from plur_desk.domain.validity import Window
+from plur_desk.ui.detail import SIMILAR_TITLE
 from plur_desk.ui.dialogs import ReasonDialog
 from plur_desk.ui.drafts_pane import action_button
 from plur_desk.ui.models import tensions_model
-from plur_desk.ui.widgets import make_table
+from plur_desk.ui.widgets import SafeBrowser, make_table, text_html
 
 if TYPE_CHECKING:
     from plur_desk.ui.main_window import MainWindow
 
-E = html.escape
+E = text_html  # stored text: escaped, hidden characters revealed
 FILTERS = {
     "Open (detected, confirmed)": ("detected", "confirmed"),
     "Detected": ("detected",),
@@ -126,7 +125,7 @@ class TensionsPane(QWidget):
         self.preview.setWordWrap(True)
         self.preview.setAccessibleName("Resolution preview")
         self.preview.hide()
-        self.detail = QTextBrowser()
+        self.detail = SafeBrowser()
         self.detail.setObjectName("tensionDetail")
         self.detail.setAccessibleName("Tension details")
         self.detail.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
@@ -290,7 +289,7 @@ class TensionsPane(QWidget):
         )
         similar_html = (
             (
-                "<p><b>Similar engrams (advisory)</b><br>"
+                f"<p><b>{E(SIMILAR_TITLE)}</b><br>"
                 + "<br>".join(f"{score:.2f} · {E(other)} “{E(text)}”" for other, text, score in similar[:3])
                 + "</p>"
             )

@@ -137,16 +137,16 @@ def test_history_filters_and_export(qtbot, window, store_copy, tmp_path):
     assert all(e["actor"]["kind"] == "human" for e in humans)
     assert humans[0]["actor"]["asserted_by"] == "Grace Tester"  # newest first
     assert pane.model.data(pane.model.index(0, 1), Qt.ItemDataRole.FontRole).bold()
-    assert "HUMAN" in pane.model.data(pane.model.index(0, 1))
+    assert pane.model.data(pane.model.index(0, 1)) == "human · Grace Tester"
     pane.actor_filter.setCurrentText("all actors")
     assert len(pane.model.events) == total
     out = tmp_path / "view.csv"
-    pane.actor_filter.setCurrentText("agent")
-    count = pane.export_to(str(out))
+    pane.actor_filter.setCurrentText("agent or unknown kind")
+    count = pane.export_to(str(out), "csv")
     rows = list(csv.reader(out.open()))
     assert len(rows) == count + 1 and all(r[3] == "agent" for r in rows[1:])
     jsonl = tmp_path / "view.jsonl"
-    pane.export_to(str(jsonl))
+    pane.export_to(str(jsonl), "jsonl")
     assert all("event" in json.loads(line) for line in jsonl.read_text().splitlines())
 
 
