@@ -31,7 +31,9 @@ def write_events(path: str, events: Iterable[dict[str, object]], fmt: str) -> in
             writer.writerow(["timestamp", "event", "engram_id", "actor_kind", "actor", "data"])
             for e in clean:
                 data = json.dumps(e.get("data"), ensure_ascii=False)
-                writer.writerow([e.get("timestamp"), e.get("event"), e.get("engram_id"), actor_kind(e), actor_name(e), data])
+                writer.writerow(
+                    [e.get("timestamp"), e.get("event"), e.get("engram_id"), actor_kind(e), actor_name(e), data]
+                )
         else:
             for e in clean:
                 handle.write(json.dumps(e, ensure_ascii=False) + "\n")

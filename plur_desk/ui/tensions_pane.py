@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QDate, QItemSelectionModel, Qt
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from plur_desk.ui.main_window import MainWindow
 
 E = text_html  # stored text: escaped, hidden characters revealed
+_TOKENS = re.compile(r"\s+|\S+")
 FILTERS = {
     "Open (detected, confirmed)": ("detected", "confirmed"),
     "Detected": ("detected",),
@@ -42,11 +44,14 @@ FILTERS = {
 
 
 def word_diff(left: str, right: str) -> tuple[str, str]:
-    """HTML of both statements with the differing words struck (left) and underlined (right), not colour alone."""
-    a, b = left.split(), right.split()
+    """HTML of both statements with the differing words struck (left) and underlined (right), not colour alone.
+
+    Whitespace runs are tokens of their own, so the unchanged text shows exactly as stored (tabs, double spaces).
+    """
+    a, b = _TOKENS.findall(left), _TOKENS.findall(right)
     out_a, out_b = [], []
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
-        left_words, right_words = " ".join(a[i1:i2]), " ".join(b[j1:j2])
+        left_words, right_words = "".join(a[i1:i2]), "".join(b[j1:j2])
         if op == "equal":
             out_a.append(E(left_words))
             out_b.append(E(right_words))
@@ -55,7 +60,7 @@ def word_diff(left: str, right: str) -> tuple[str, str]:
             out_a.append(f"<s style='background:#f4c7c3; color:#5b0f0b'>{E(left_words)}</s>")
         if right_words:
             out_b.append(f"<u style='background:#c6efce; color:#0b4d1c'><b>{E(right_words)}</b></u>")
-    return " ".join(out_a), " ".join(out_b)
+    return "".join(out_a), "".join(out_b)
 
 
 class SplitDialog(QDialog):
@@ -247,7 +252,9 @@ class TensionsPane(QWidget):
         assert window is not None and window.session is not None
         engram = window.session.engram(engram_id)
         if engram is None:
-            return f"<p><b>{E(engram_id)}</b> is no longer in the store.</p><p>{diffed}</p>"
+            return (
+                f"<p><b>{E(engram_id)}</b> is no longer in the store.</p><p style='white-space:pre-wrap'>{diffed}</p>"
+            )
         current = str(engram.get("statement", ""))
         warnings = []
         if engram.get("status") == "retired":
@@ -279,7 +286,10 @@ class TensionsPane(QWidget):
         changed = (
             ""
             if current == snapshot
-            else (f"<p><i>Changed since detection.</i> The judge saw: <s>{E(snapshot)}</s></p>")
+            else (
+                f"<p style='white-space:pre-wrap'><i>Changed since detection.</i> It now reads: "
+                f"<b>{E(current)}</b><br>The judge saw the text above.</p>"
+            )
         )
         warn = "".join(f"<p>⚠ <b>{E(w)}</b></p>" for w in warnings)
         similar = (
@@ -296,12 +306,12 @@ class TensionsPane(QWidget):
             if similar
             else ""
         )
-        return f"<p style='font-size:14pt'>{diffed}</p>{changed}{warn}<table>{table}</table>{similar_html}"
+        return f"<p style='font-size:14pt; white-space:pre-wrap'>{diffed}</p>{changed}{warn}<table>{table}</table>{similar_html}"
 
     def _detail_html(self, row: TensionRow) -> str:
         left, right = word_diff(row.statement_a, row.statement_b)
         return (
-            f"<p><b>{E(row.id)}</b> — {E(row.status)}, {E(row.category)}, confidence {row.confidence:.2f}"
+            f"<p style='white-space:pre-wrap'><b>{E(row.id)}</b> — {E(row.status)}, {E(row.category)}, confidence {row.confidence:.2f}"
             f"<br>Judge: “{E(row.reason)}”</p>"
             "<table width='100%' cellspacing='6'><tr>"
             f"<td width='50%' valign='top'><h3>1 · Left</h3>{self._side(row.engram_a, row.statement_a, left)}</td>"
