@@ -10,7 +10,6 @@ from PySide6.QtCore import QDate, QItemSelectionModel, Qt
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QComboBox,
-    QDateEdit,
     QDialog,
     QDialogButtonBox,
     QHBoxLayout,
@@ -22,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from plur_desk.app.rows import TensionRow, attribution_of, created_of
 from plur_desk.domain.validity import Window
+from plur_desk.ui.date_field import DateField
 from plur_desk.ui.detail import SIMILAR_TITLE
 from plur_desk.ui.dialogs import ReasonDialog
 from plur_desk.ui.drafts_pane import action_button
@@ -64,35 +64,42 @@ def word_diff(left: str, right: str) -> tuple[str, str]:
 
 
 class SplitDialog(QDialog):
-    def __init__(self, earlier: str, later: str, parent: QWidget | None = None) -> None:
+    def __init__(self, earlier: str, later: str, parent: QWidget | None = None, today: QDate | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("splitDialog")
         self.setWindowTitle("Split in time")
         layout = QVBoxLayout(self)
         layout.addWidget(QLabel("Both were true, at different times. From which date does the later one hold?"))
-        self.date = QDateEdit(QDate.currentDate())
-        self.date.setCalendarPopup(True)
-        self.date.setDisplayFormat("yyyy-MM-dd")
-        self.date.setAccessibleName("Split date")
+        self.date = DateField(today or QDate.currentDate(), "Split date")
         layout.addWidget(self.date)
         self.preview = QLabel()
         self.preview.setWordWrap(True)
         layout.addWidget(self.preview)
         box = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
-        box.button(QDialogButtonBox.StandardButton.Ok).setText("Split")
-        box.button(QDialogButtonBox.StandardButton.Ok).setDefault(True)
-        box.accepted.connect(self.accept)
+        self.ok = box.button(QDialogButtonBox.StandardButton.Ok)
+        self.ok.setText("Split")
+        self.ok.setDefault(True)
+        box.accepted.connect(self._accept)
         box.rejected.connect(self.reject)
         layout.addWidget(box)
         self._earlier, self._later = earlier, later
-        self.date.dateChanged.connect(self._update)
+        self.date.changed.connect(self._update)
         self._update()
 
     @property
     def iso(self) -> str:
         return self.date.date().toString("yyyy-MM-dd")
 
+    def _accept(self) -> None:
+        if self.date.date().isValid():
+            self.accept()
+
     def _update(self) -> None:
+        problem = self.date.error()
+        self.ok.setEnabled(not problem)
+        if problem:
+            self.preview.setText(f"<p>✖ {E(problem)}</p>")
+            return
         before = self.date.date().addDays(-1).toString("yyyy-MM-dd")
         self.preview.setText(
             f"<p><b>{E(self._earlier)}</b>: valid until {before}<br><b>{E(self._later)}</b>: valid "
@@ -394,7 +401,8 @@ class TensionsPane(QWidget):
             if (created_of(a), row.engram_a) <= (created_of(b), row.engram_b)
             else (row.engram_b, row.engram_a)
         )
-        dialog = SplitDialog(earlier, later, self)
+        now = window.clock.now()
+        dialog = SplitDialog(earlier, later, self, QDate(now.year, now.month, now.day))
         if dialog.exec() == QDialog.DialogCode.Accepted:
             session, at = window.session, dialog.iso
             self._run(lambda: session.split_in_time(row.id, at))
