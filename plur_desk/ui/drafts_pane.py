@@ -35,6 +35,9 @@ def action_button(action: QAction, key: str, primary: bool = False) -> QPushButt
     return button
 
 
+NOTHING_WAITING = "No drafts are waiting. New drafts appear here as soon as an agent writes them."
+
+
 class DraftsPane(QWidget):
     selection_changed = Signal()
     edit_saved = Signal(str, str)
@@ -66,6 +69,7 @@ class DraftsPane(QWidget):
         header = self.table.horizontalHeader()
         header.setSectionsClickable(True)
         header.setSortIndicatorShown(True)
+        header.setSortIndicator(DraftColumn.AGE, Qt.SortOrder.AscendingOrder)  # the queue's order: oldest first
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(DraftColumn.STATEMENT, QHeaderView.ResizeMode.Stretch)
         for column, width in (
@@ -78,7 +82,7 @@ class DraftsPane(QWidget):
         ):
             self.table.setColumnWidth(column, width)
 
-        self.empty = QLabel("No drafts are waiting. New drafts appear here as soon as an agent writes them.")
+        self.empty = plain_label(NOTHING_WAITING)
         self.empty.setObjectName("emptyDrafts")
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty.setWordWrap(True)
@@ -145,10 +149,20 @@ class DraftsPane(QWidget):
 
     # -- rows and selection --------------------------------------------------------------------------------
 
-    def set_rows(self, rows: list[DraftRow], keep: str | None = None) -> None:
-        """Replace the queue, keeping (or moving to) the row with id `keep`, else the current one."""
+    def set_rows(self, rows: list[DraftRow], keep: str | None = None, query: str = "") -> None:
+        """Replace the queue, keeping (or moving to) the row with id `keep`, else the current one.
+
+        `query` is the search that narrowed `rows`, so an empty result says the search matched nothing.
+        """
         keep = keep or self.current_id()
         self.model.set_rows(rows)
+        query = query.strip()
+        self.empty.setText(
+            f"The search “{query}” matched none of the drafts waiting for review. Clear the search field "
+            "(Ctrl+F) to see the whole queue."
+            if query
+            else NOTHING_WAITING
+        )
         self.empty.setVisible(not rows)
         self.table.setVisible(bool(rows))
         row = self.model.row_of(keep) if keep else -1

@@ -205,6 +205,7 @@ class MainWindow(NavigationMixin, SearchMixin, DraftActionsMixin, QMainWindow):
         self.tabs.currentChanged.connect(self._pane_changed)
         self.search.textChanged.connect(lambda _t: self._search_timer.start())
         self._search_timer.timeout.connect(self._apply_search)
+        self._connect_search_keys()
         self._reload_timer.timeout.connect(self.reload_quiet)
         self._poll_timer.timeout.connect(self._poll)
         self.watcher.fileChanged.connect(lambda _p: self._reload_timer.start())
@@ -341,7 +342,8 @@ class MainWindow(NavigationMixin, SearchMixin, DraftActionsMixin, QMainWindow):
         session = self.session
         if session is None:
             return
-        self.drafts.set_rows(self._filtered(session.drafts(), self.search.text()), keep=self._next_selection())
+        query = self.search.text()
+        self.drafts.set_rows(self._filtered(session.drafts(), query), keep=self._next_selection(), query=query)
         self._pending_select = None
         self._draft_selected()
         current = self.tabs.currentWidget()
@@ -440,13 +442,19 @@ class MainWindow(NavigationMixin, SearchMixin, DraftActionsMixin, QMainWindow):
             self.actions["edit.redo"].setText(f"Redo {session.redo_label()}" if session.can_redo else "Redo")
 
     def show_message(self, text: str) -> None:
+        self._error = ""
         text = "\n".join(t for t in (self.sticky_note, text) if t)
         self.banner.setText(shorten_long_words(text))
         self.banner.setVisible(bool(text))
 
+    def clear_refusal(self) -> None:
+        """Take a refusal (error) off the banner; other notes stay."""
+        if self._error:
+            self.show_message("")
+
     def show_error(self, text: str) -> None:
-        self._error = text
         self.show_message("✖ " + text)
+        self._error = text  # cleared when the reviewer moves to another pane
         self.statusBar().showMessage(text, 8000)
         self.error_shown.emit(text)
 

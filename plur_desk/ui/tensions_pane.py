@@ -218,7 +218,8 @@ class TensionsPane(QWidget):
 
     def _select(self, row: int) -> None:
         if not self.model.rows:
-            self.detail.setHtml("<p>No tensions to show with this filter.</p>")
+            searched = f" and the search “{E(self._search.strip())}”" if self._search.strip() else ""
+            self.detail.setHtml(f"<p>No tensions to show with this filter{searched}.</p>")
             return
         row = max(0, min(row, len(self.model.rows) - 1))
         index = self.model.index(row, 0)
@@ -249,10 +250,11 @@ class TensionsPane(QWidget):
     def _selected(self) -> None:
         self.cancel_pending()
         window, row = self.window_, self.current()
-        if window is None or window.session is None or row is None:
+        if window is None or window.session is None:
             return
-        self.detail.setHtml(self._detail_html(row))
-        window._update_context()
+        if row is not None:
+            self.detail.setHtml(self._detail_html(row))
+        window._update_context()  # with no tension shown, its buttons are disabled
 
     def _side(self, engram_id: str, snapshot: str, diffed: str) -> str:
         window = self.window_
