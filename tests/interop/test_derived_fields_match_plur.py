@@ -5,7 +5,8 @@ from __future__ import annotations
 import random
 import unicodedata
 
-from plur_desk.domain.derived import content_hash, generate_summary
+from plur_desk.domain.derived import _case_ignorable, _cased, _is_word, content_hash, generate_summary, js_lower
+from plur_desk.domain.unicode_newer import NEWER_LOWER, NEWER_WORD_RANGES
 from plur_desk.domain.review import Reviewer, edit_statement
 
 from support.node import run_node
@@ -20,10 +21,10 @@ WORDS = ["the", "build", "uses", "Node", "tabs", "never", "Ünïcödé", "日本
 
 
 def _assigned(rng: random.Random, lo: int, hi: int) -> str:
-    """A random character Python's Unicode tables know (characters newer than them: see the docstring of derived)."""
+    """A random code point, not a surrogate (assigned or not, in Python's Unicode tables or only in newer ones)."""
     while True:
         ch = chr(rng.randint(lo, hi))
-        if unicodedata.category(ch) not in ("Cn", "Cs"):
+        if unicodedata.category(ch) != "Cs":
             return ch
 
 
@@ -39,9 +40,14 @@ def _piece(rng: random.Random) -> str:
         return rng.choice(MARKS)
     if roll < 0.82:
         return rng.choice(SPECIAL)
-    if roll < 0.92:
+    if roll < 0.90:
         return _assigned(rng, 0x20, 0xFFFD)
-    return _assigned(rng, 0x10000, 0x2FFFF)
+    if roll < 0.95:
+        return _assigned(rng, 0x10000, 0x3FFFF)
+    return chr(rng.choice(NEWER))  # assigned after Python's Unicode 14: only JavaScript's tables know them
+
+
+NEWER = [lo for lo, _hi in NEWER_WORD_RANGES] + list(NEWER_LOWER)
 
 
 def _statement(rng: random.Random) -> str:
@@ -85,3 +91,25 @@ def test_edit_keeps_what_the_reviewer_typed_and_plur_agrees_on_the_hash():
     theirs = run_node("derived_oracle.mjs", payload=[edited["statement"]])
     assert isinstance(theirs, list)
     assert [edited["content_hash"], edited.get("summary")] == theirs[0]
+
+
+def test_every_code_point_is_classified_and_lowercased_as_in_javascript():
+    """An exhaustive sweep, so no character (say, one newer than Python's Unicode tables) hashes differently."""
+    theirs = run_node("unicode_sweep.mjs")
+    assert isinstance(theirs, dict)
+    word, cased, ignorable = set(theirs["word"]), set(theirs["cased"]), set(theirs["ignorable"])
+    lower = {int(k): v for k, v in theirs["lower"].items()}
+    wrong: dict[str, list[str]] = {"word": [], "cased": [], "case_ignorable": [], "lower": []}
+    for cp in range(0x110000):
+        if 0xD800 <= cp <= 0xDFFF:
+            continue
+        ch = chr(cp)
+        for name, ours, js in (
+            ("word", _is_word(ch), cp in word),
+            ("cased", _cased(ch), cp in cased),
+            ("case_ignorable", _case_ignorable(ch), cp in ignorable),
+            ("lower", js_lower(ch), lower.get(cp, ch)),
+        ):
+            if ours != js:
+                wrong[name].append(hex(cp))
+    assert not any(wrong.values()), {k: (len(v), v[:8]) for k, v in wrong.items() if v}
