@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QDate, QDateTime, QItemSelectionModel, QRectF, Qt, QTime, QTimer, QTimeZone
-from PySide6.QtGui import QAction, QColor, QPainter, QPalette, QPen, QShowEvent
+from PySide6.QtCore import QDate, QDateTime, QItemSelectionModel, Qt, QTime, QTimer, QTimeZone
+from PySide6.QtGui import QAction, QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QDateTimeEdit,
@@ -26,6 +26,7 @@ from plur_desk.domain.validity import Window, closes_at, opens_at
 from plur_desk.ui.date_field import DateField
 from plur_desk.ui.drafts_pane import action_button
 from plur_desk.ui.models import Column, RowsModel
+from plur_desk.ui.timeline import Timeline
 from plur_desk.ui.widgets import make_table
 
 if TYPE_CHECKING:
@@ -132,55 +133,6 @@ class WindowDialog(QDialog):
         self.error.setText(problem)
         if not problem:
             self.accept()
-
-
-class Timeline(QWidget):
-    """Windows of engrams about the same subject (domain), one bar each, so overlaps and gaps show."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("validityTimeline")
-        self.setAccessibleName("Validity timeline")
-        self.setMinimumHeight(120)
-        self.bars: list[tuple[str, datetime | None, datetime | None, bool]] = []
-        self.now = datetime.now(UTC)
-
-    def set_bars(self, bars: list[tuple[str, datetime | None, datetime | None, bool]], now: datetime) -> None:
-        self.bars, self.now = bars, now
-        self.setMinimumHeight(40 + 24 * len(bars))
-        self.update()
-
-    def paintEvent(self, event: object) -> None:
-        if not self.bars:
-            return
-        painter = QPainter(self)
-        palette = self.palette()
-        moments = [m for _, a, b, _ in self.bars for m in (a, b) if m] + [self.now]
-        lo, hi = min(moments) - timedelta(days=30), max(moments) + timedelta(days=30)
-        span = (hi - lo).total_seconds() or 1.0
-        left, width = 200.0, max(50.0, self.width() - 220.0)
-
-        def x(moment: datetime | None, default: float) -> float:
-            return default if moment is None else left + width * (moment - lo).total_seconds() / span
-
-        painter.setPen(palette.color(QPalette.ColorRole.Text))
-        for i, (label, start, end, selected) in enumerate(self.bars):
-            y = 12 + i * 24
-            painter.drawText(QRectF(4, y, left - 8, 20), Qt.AlignmentFlag.AlignVCenter, label[:28])
-            x0, x1 = x(start, left), x(end, left + width)
-            color = palette.color(QPalette.ColorRole.Highlight) if selected else QColor(120, 140, 170)
-            painter.fillRect(QRectF(x0, y + 4, max(2.0, x1 - x0), 12), color)
-            if start is None:
-                painter.drawText(QRectF(x0 - 2, y, 12, 20), Qt.AlignmentFlag.AlignVCenter, "‹")
-            if end is None:
-                painter.drawText(QRectF(x1 - 8, y, 12, 20), Qt.AlignmentFlag.AlignVCenter, "›")
-        pen = QPen(palette.color(QPalette.ColorRole.Text))
-        pen.setStyle(Qt.PenStyle.DashLine)
-        painter.setPen(pen)
-        nx = x(self.now, left)
-        painter.drawLine(int(nx), 4, int(nx), self.height() - 4)
-        painter.drawText(QRectF(nx + 3, self.height() - 18, 80, 16), Qt.AlignmentFlag.AlignLeft, "as of")
-        painter.end()
 
 
 class ValidityPane(QWidget):
@@ -345,16 +297,11 @@ class ValidityPane(QWidget):
         if engram is not None:
             domain = engram.get("domain")
             for other in window.session.all_engrams():
-                same = other is engram or (domain and other.get("domain") == domain)
+                this = other.get("id") == current  # engram() may hand out a copy: compare ids, not objects
                 w = Window.of(other)
-                if same and (w.present or other is engram) and other.get("status") == "active":
+                if this or (domain and other.get("domain") == domain and w.present and other.get("status") == "active"):
                     bars.append(
-                        (
-                            str(other.get("statement", "")),
-                            opens_at(w.valid_from),
-                            closes_at(w.valid_until),
-                            other is engram,
-                        )
+                        (str(other.get("statement", "")), opens_at(w.valid_from), closes_at(w.valid_until), this)
                     )
         self.timeline.set_bars(bars[:12], self.moment())
         window._update_context()

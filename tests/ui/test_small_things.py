@@ -105,3 +105,32 @@ def test_flags_column_shows_no_sort_arrow_while_ordered_by_age(window):
     from plur_desk.ui.models import DraftColumn
 
     assert window.drafts.table.horizontalHeader().sortIndicatorSection() == DraftColumn.AGE
+
+
+def test_validity_timeline_has_a_date_axis_and_whole_labels(qtbot, window):
+    from datetime import UTC, datetime
+
+    from plur_desk.ui.timeline import axis_ticks
+
+    ticks = axis_ticks(datetime(2026, 1, 15, tzinfo=UTC), datetime(2027, 3, 1, tzinfo=UTC), 900)
+    assert ticks[0][1] == "2026-04"  # quarterly at this width
+    assert all(t[0].day == 1 for t in ticks) and len(ticks) <= 10
+    decade = axis_ticks(datetime(2020, 1, 1, tzinfo=UTC), datetime(2030, 1, 1, tzinfo=UTC), 400)
+    assert decade[0][1] == "2020"
+    qtbot.keyClick(window.drafts.table, Qt.Key.Key_3, Qt.KeyboardModifier.ControlModifier)
+    timeline = window.validity.timeline
+    qtbot.waitUntil(lambda: bool(timeline.bars), timeout=3000)
+    statement = timeline.bars[0][0]
+    assert len(statement) > 28  # the old labels were cut at 28 characters
+    assert timeline.label_text(statement) == statement  # the pane is wide enough to show it whole
+    assert not timeline.grab().isNull()
+
+
+def test_validity_timeline_shows_the_selected_engram_for_every_row(qtbot, window):
+    window.show_validity()
+    pane = window.validity
+    for row in range(pane.model.rowCount()):
+        pane.table.selectRow(row)
+        bars = pane.timeline.bars
+        assert [b for b in bars if b[3]], f"row {row}: the selected engram has no bar"
+        assert [b[0] for b in bars if b[3]] == [pane.model.rows[row].statement]
