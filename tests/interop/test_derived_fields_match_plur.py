@@ -113,3 +113,51 @@ def test_every_code_point_is_classified_and_lowercased_as_in_javascript():
             if ours != js:
                 wrong[name].append(hex(cp))
     assert not any(wrong.values()), {k: (len(v), v[:8]) for k, v in wrong.items() if v}
+
+
+def test_an_edit_in_the_window_is_stored_as_typed_and_plur_reads_a_fresh_hash(qtbot, tmp_path, node_home):
+    """Through the real window: tabs, double spaces and U+FEFF survive the edit, and PLUR's doctor finds the
+    content_hash and summary it would compute itself."""
+    import shutil
+
+    from PySide6.QtCore import Qt
+
+    from plur_desk.app.demo import demo_source
+
+    from support.node import plur_env
+
+    store = tmp_path / "store"
+    shutil.copytree(demo_source(), store)
+    window = _open_window(qtbot, store, tmp_path)
+    target = window.drafts.current_id()
+    typed = "Use\ttabs  in Makefiles,\ufeff always; " + "𝒜" * 60 + " and then " + "long words " * 10
+    window.edit_selected()
+    window.drafts.editor.setPlainText(typed)
+    with qtbot.waitSignal(window.changes_applied, timeout=10000):
+        qtbot.keyClick(window.drafts.editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    theirs = run_node("plur_ops.mjs", payload=[{"op": "load"}], env=plur_env(store, node_home))
+    assert isinstance(theirs, list)
+    stored = theirs[0]["engrams"][target]
+    assert stored["statement"] == typed.strip()
+    expected = run_node("derived_oracle.mjs", payload=[stored["statement"]])
+    assert [stored["content_hash"], stored.get("summary")] == expected[0]  # type: ignore[index]
+    assert stored.get("summary")  # over 200 UTF-16 units, so PLUR expects one
+
+
+def _open_window(qtbot, store, tmp_path):
+    from datetime import UTC, datetime
+
+    from plur_desk.app.settings import Settings, SettingsStore
+    from plur_desk.infra.clock import FixedClock
+    from plur_desk.ui.app import make_application
+    from plur_desk.ui.main_window import MainWindow
+
+    make_application()
+    settings = Settings(reviewer_name="Grace Tester")
+    clock = FixedClock(datetime(2026, 12, 2, 15, 0, tzinfo=UTC))
+    window = MainWindow(SettingsStore(tmp_path / "settings.yaml"), settings, "Grace Tester", clock)
+    qtbot.addWidget(window)
+    window.show()
+    window.open_path(store)
+    qtbot.waitUntil(lambda: window.session is not None and window.runner.pending == 0, timeout=20000)
+    return window
