@@ -284,7 +284,7 @@ class HistoryPane(QWidget):
             parts.append(f"{malformed} malformed line{'' if malformed == 1 else 's'}")
         if partial:
             parts.append("reading older months…")
-        parts += [f"⛔ {p}, ignored" for p in problems]
+        parts += [f"✖ {p}, ignored" for p in problems]
         return " · ".join(parts)
 
     def apply_search(self, text: str) -> None:
