@@ -11,6 +11,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QPlainTextEdit,
     QPushButton,
+    QSizePolicy,
     QSplitter,
     QTableView,
     QVBoxLayout,
@@ -19,7 +20,7 @@ from PySide6.QtWidgets import (
 
 from plur_desk.app.rows import DraftRow
 from plur_desk.ui.models import ID_ROLE, DraftColumn, drafts_model
-from plur_desk.ui.widgets import SafeBrowser, plain_label, shorten_long_words
+from plur_desk.ui.widgets import SafeBrowser, banner_label, plain_label, shorten_long_words
 
 
 def action_button(action: QAction, key: str, primary: bool = False) -> QPushButton:
@@ -86,9 +87,10 @@ class DraftsPane(QWidget):
         self.empty.setObjectName("emptyDrafts")
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty.setWordWrap(True)
+        self.empty.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.empty.hide()
 
-        self.banner = plain_label()
+        self.banner = banner_label()
         self.banner.setObjectName("banner")
         self.banner.setWordWrap(True)
         self.banner.setAccessibleName("Notice")
@@ -156,7 +158,7 @@ class DraftsPane(QWidget):
         """
         keep = keep or self.current_id()
         self.model.set_rows(rows)
-        query = query.strip()
+        query = shorten_long_words(query.strip())
         self.empty.setText(
             f"The search “{query}” matched none of the drafts waiting for review. Clear the search field "
             "(Ctrl+F) to see the whole queue."

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
     QLineEdit,
+    QSizePolicy,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -156,11 +157,12 @@ class HistoryPane(QWidget):
         self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self._build()
 
-    def _field(self, placeholder: str, name: str, sample: str) -> QLineEdit:
+    def _field(self, placeholder: str, name: str, sample: str = "") -> QLineEdit:
         field = QLineEdit()
         field.setPlaceholderText(placeholder)
         field.setAccessibleName(name)
-        field.setMinimumWidth(QFontMetrics(field.font()).horizontalAdvance(sample) + 24)
+        if sample:  # wide enough for what it must show whole (an engram id); the rest may shrink
+            field.setMinimumWidth(QFontMetrics(field.font()).horizontalAdvance(sample) + 24)
         return field
 
     def _build(self) -> None:
@@ -169,13 +171,15 @@ class HistoryPane(QWidget):
         self.actor_filter = QComboBox()
         self.actor_filter.setAccessibleName("Actor kind")
         self.actor_filter.addItems(list(ACTOR_FILTERS))
-        self.reviewer = self._field("reviewer", "Reviewer", "reviewer name")
+        self.reviewer = self._field("reviewer", "Reviewer")
         self.engram = self._field("engram id", "Engram id", "ENG-2026-12-02-001-abc")
         self.engram.setObjectName("historyEngram")
-        self.since = self._field("from YYYY-MM-DD", "From date", "from YYYY-MM-DD")
-        self.until = self._field("to YYYY-MM-DD", "To date", "to YYYY-MM-DD")
+        self.since = self._field("from YYYY-MM-DD", "From date")
+        self.until = self._field("to YYYY-MM-DD", "To date")
         self.count = plain_label()
         self.count.setObjectName("historyCount")
+        self.count.setWordWrap(True)
+        self.count.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # never widens the window
         filters = QHBoxLayout()
         for widget in (self.type_filter, self.actor_filter, self.reviewer, self.engram, self.since, self.until):
             filters.addWidget(widget)

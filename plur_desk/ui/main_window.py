@@ -36,7 +36,7 @@ from plur_desk.ui.runner import Runner
 from plur_desk.ui.search_support import SearchMixin
 from plur_desk.ui.tensions_pane import TensionsPane
 from plur_desk.ui.validity_pane import ValidityPane
-from plur_desk.ui.widgets import plain_label, shorten_long_words, text_html
+from plur_desk.ui.widgets import banner_label, plain_label, shorten_long_words, text_html
 
 
 class _LoadSignals(QObject):
@@ -92,7 +92,7 @@ class MainWindow(NavigationMixin, SearchMixin, DraftActionsMixin, QMainWindow):
             (self.history, "History"),
         ):
             self.tabs.addTab(pane, title)
-        self.banner = plain_label()
+        self.banner = banner_label()
         self.banner.setObjectName("banner")
         self.banner.setWordWrap(True)
         self.banner.setAccessibleName("Messages")

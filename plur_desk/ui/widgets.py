@@ -13,11 +13,19 @@ from collections.abc import Sequence
 from typing import Any
 
 from PySide6.QtCore import QAbstractItemModel, Qt, QUrl
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableView, QTextBrowser, QWidget
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QLabel,
+    QSizePolicy,
+    QTableView,
+    QTextBrowser,
+    QWidget,
+)
 
 from plur_desk.domain.lint import reveal
 
-_LONG_WORD = re.compile(r"\S{121,}")
+_LONG_WORD = re.compile(r"\S{201,}")
 
 
 def text_html(value: object) -> str:
@@ -30,7 +38,7 @@ def tooltip_text(value: str) -> str:
     return f"<p style='white-space:pre-wrap'>{text_html(value)}</p>" if value else ""
 
 
-def shorten_long_words(text: str, limit: int = 120) -> str:
+def shorten_long_words(text: str, limit: int = 200) -> str:
     """Words longer than `limit` cut with an ellipsis, so a label can wrap (a 10,000-character word cannot)."""
     return _LONG_WORD.sub(lambda m: m.group()[: limit - 1] + "…", text) if len(text) > limit else text
 
@@ -40,6 +48,14 @@ def plain_label(text: str = "", parent: QWidget | None = None) -> QLabel:
     label = QLabel(parent)
     label.setTextFormat(Qt.TextFormat.PlainText)
     label.setText(text)
+    return label
+
+
+def banner_label() -> QLabel:
+    """A plain-text message banner that wraps and never makes the window wider, whatever text it is given."""
+    label = plain_label()
+    label.setWordWrap(True)
+    label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Minimum)
     return label
 
 

@@ -122,7 +122,12 @@ def test_validity_timeline_has_a_date_axis_and_whole_labels(qtbot, window):
     qtbot.waitUntil(lambda: bool(timeline.bars), timeout=3000)
     statement = timeline.bars[0][0]
     assert len(statement) > 28  # the old labels were cut at 28 characters
-    assert timeline.label_text(statement) == statement  # the pane is wide enough to show it whole
+    window.resize(1480, 900)  # wide enough to show it whole
+    qtbot.waitUntil(lambda: timeline.width() > 1300, timeout=3000)
+    assert timeline.label_text(statement) == statement
+    window.resize(760, 600)  # too narrow: elided, never cut mid-glyph without a mark
+    qtbot.waitUntil(lambda: timeline.width() < 800, timeout=3000)
+    assert timeline.label_text(statement).endswith("…")
     assert not timeline.grab().isNull()
 
 
