@@ -13,7 +13,7 @@ import numpy as np
 
 from plur_desk.app.rows import created_of
 from plur_desk.app.session import ReviewSession
-from plur_desk.index.fulltext import FulltextIndex, Hit, words
+from plur_desk.index.fulltext import FulltextIndex, Hit
 from plur_desk.index.query import ParsedQuery, parse
 from plur_desk.store.list_file import digest_of
 
@@ -174,30 +174,29 @@ class SearchService:
         return self.index.ids_matching(query)
 
     def similar(self, engram_id: str, k: int = 5) -> list[Hit]:
-        """Likely restatements or near-duplicates of one engram; advisory only."""
+        """Likely restatements or near-duplicates of one engram, scored by cosine similarity; advisory only.
+
+        One measure only: without the embedding model (or before any vector is computed) there is none, rather
+        than BM25 scores on another scale that rank unrelated statements next to real paraphrases.
+        """
         engram = self.session.engram(engram_id)
-        if engram is None:
-            return []
-        statement = str(engram.get("statement", ""))
         embedder = self.embedder()
-        if embedder is not None and self.vectors.vectors:
-            digest = str(engram.get("content_hash"))
-            vector = self.vectors.vectors.get(digest)
-            if vector is None:
-                vector = embedder.embed([statement])[0]
-            ids, mats = [], []
-            for other in self.session.all_engrams():
-                other_vec = self.vectors.vectors.get(str(other.get("content_hash")))
-                if other_vec is not None and other.get("id") != engram_id:
-                    ids.append(str(other.get("id")))
-                    mats.append(other_vec)
-            if ids:
-                scores = np.stack(mats) @ vector
-                top = np.argsort(-scores)[:k]
-                return [Hit(ids[i], float(scores[i])) for i in top if scores[i] >= MIN_SIMILAR]
-        query = self.index._text_query(words(statement.split()))
-        hits, _ = self.index.search(query, k + 1)
-        return [h for h in hits if h.id != engram_id][:k]
+        if engram is None or embedder is None or not self.vectors.vectors:
+            return []
+        vector = self.vectors.vectors.get(str(engram.get("content_hash")))
+        if vector is None:
+            vector = embedder.embed([str(engram.get("statement", ""))])[0]
+        ids, mats = [], []
+        for other in self.session.all_engrams():
+            other_vec = self.vectors.vectors.get(str(other.get("content_hash")))
+            if other_vec is not None and other.get("id") != engram_id:
+                ids.append(str(other.get("id")))
+                mats.append(other_vec)
+        if not ids:
+            return []
+        scores = np.stack(mats) @ vector
+        top = np.argsort(-scores)[:k]
+        return [Hit(ids[i], float(scores[i])) for i in top if scores[i] >= MIN_SIMILAR]
 
 
 def fuse(rankings: list[list[Hit]], k: int = RRF_K) -> list[Hit]:

@@ -1,4 +1,4 @@
-"""PLUR's engram and tension schemas as checks (a mirror of its Zod rules), plus content_hash and summary.
+"""PLUR's engram and tension schemas as checks, a mirror of its Zod rules (derived fields: domain/derived.py).
 
 An engram that fails here is one PLUR quarantines: it is kept, shown with the reason, and never rewritten.
 Reasons name the field, so `plur-desk check` can say exactly what is wrong.
@@ -6,9 +6,7 @@ Reasons name the field, so `plur-desk check` can say exactly what is wrong.
 
 from __future__ import annotations
 
-import hashlib
 import re
-import unicodedata
 
 from plur_desk.infra.jsvalues import JsTimestamp
 
@@ -225,33 +223,3 @@ def tension_problems(record: object, *, dates: bool = True) -> list[str]:
         if record.get(key) is not None and not _is_str(record.get(key)):
             problems.append(f"{key} must be a string or null")
     return problems
-
-
-_NON_WORD_CATEGORIES = ("L", "N", "M")
-
-
-def normalize_statement(statement: str) -> str:
-    """PLUR's normalizeStatement: lowercase, drop all but letters/numbers/marks/_/space, squeeze spaces."""
-    lowered = statement.lower()
-    kept = "".join(
-        ch for ch in lowered if ch == "_" or ch.isspace() or unicodedata.category(ch)[0] in _NON_WORD_CATEGORIES
-    )
-    return " ".join(kept.split())
-
-
-def content_hash(statement: str) -> str:
-    return hashlib.sha256(normalize_statement(statement).encode("utf-8")).hexdigest()
-
-
-def generate_summary(statement: str) -> str | None:
-    """PLUR's autoSummary for statements over 200 characters (at most 63 characters), else None."""
-    if len(statement) <= 200:
-        return None
-    match = re.search(r"[.!?]\s", statement)
-    if match and 0 < match.start() <= 60:
-        return statement[: match.start() + 1]
-    truncated = statement[:60]
-    last_space = truncated.rfind(" ")
-    if last_space > 30:
-        return truncated[:last_space] + "..."
-    return truncated + "..."

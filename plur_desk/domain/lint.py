@@ -1,4 +1,4 @@
-"""Advisory checks on a draft's text: instruction-like phrasing, URLs and credential-like strings.
+"""Advisory checks on a draft's text: instruction-like phrasing, URLs, credential-like strings, hidden characters.
 
 Memory poisoning arrives as text that tells the agent what to do, points it somewhere, or carries a secret.
 These flags never decide anything; they make the reviewer look twice.
@@ -24,6 +24,27 @@ _SECRET = re.compile(
 )
 
 
+# Characters that change how text looks without being seen: controls, bidi embeddings/overrides/isolates/marks,
+# zero-width and other invisible characters, line/paragraph separators, interlinear annotations, tag characters.
+_HIDDEN = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f"
+    "\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufe00-\ufe0e\ufeff\uffa0\ufff9-\ufffb"
+    "\U000e0000-\U000e0fff]"
+)
+
+
+def hidden_characters(text: str) -> list[str]:
+    """The hidden characters in `text` as sorted code point names (`U+202E`), each once."""
+    return sorted({f"U+{ord(ch):04X}" for ch in _HIDDEN.findall(text)})
+
+
+def reveal(text: str) -> str:
+    """`text` with every hidden character replaced by a visible marker such as ⟨U+202E⟩."""
+    if text.isascii() and text.isprintable():
+        return text
+    return _HIDDEN.sub(lambda m: f"⟨U+{ord(m.group()):04X}⟩", text)
+
+
 def text_flags(statement: str) -> list[str]:
     flags = []
     if _INSTRUCTION.search(statement):
@@ -32,4 +53,7 @@ def text_flags(statement: str) -> list[str]:
         flags.append("URL")
     if _SECRET.search(statement):
         flags.append("credential-like string")
+    hidden = hidden_characters(statement)
+    if hidden:
+        flags.append("hidden characters " + " ".join(hidden[:4]) + (" …" if len(hidden) > 4 else ""))
     return flags

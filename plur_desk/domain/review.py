@@ -14,7 +14,8 @@ from datetime import date, datetime, timedelta
 from typing import Literal
 
 from plur_desk import RUNTIME_NAME, __version__
-from plur_desk.domain.engram_rules import LADDER, content_hash, generate_summary
+from plur_desk.domain.derived import JS_SPACE, content_hash, generate_summary
+from plur_desk.domain.engram_rules import LADDER
 from plur_desk.infra.clock import iso_ms
 from plur_desk.infra.errors import ActionRefused, ChangedSinceError
 
@@ -164,7 +165,7 @@ def reject(
 def edit_statement(
     engram: dict[str, object], statement: str, reviewer: Reviewer, now: datetime
 ) -> tuple[dict[str, object], list[dict[str, object]]]:
-    new = " ".join(statement.split()) if "\n" not in statement.strip() else statement.strip()
+    new = statement.strip(JS_SPACE)  # what the reviewer typed, tabs and double spaces included
     if not new:
         raise ActionRefused("the statement cannot be empty")
     old = engram.get("statement")

@@ -1,8 +1,10 @@
-"""HTML for the detail panels: everything a reviewer needs to decide on one engram or tension."""
+"""HTML for the detail panels: everything a reviewer needs to decide on one engram or tension.
+
+Every stored value passes through E (escaped, hidden characters revealed): agent text is data, never markup.
+"""
 
 from __future__ import annotations
 
-import html
 import json
 
 from plur_desk.app.rows import attribution_of, created_of, scope_impact
@@ -10,8 +12,11 @@ from plur_desk.app.session import ReviewSession
 from plur_desk.domain.lint import text_flags
 from plur_desk.domain.trust import Trust, TrustState
 from plur_desk.domain.validity import Window
+from plur_desk.ui.widgets import text_html
 
-E = html.escape
+E = text_html
+SIMILAR_TITLE = "Similar engrams (advisory; cosine similarity, 1.00 = same meaning)"
+PRE = "white-space:pre-wrap"  # tabs, double spaces and line breaks shown as stored
 
 
 def _section(title: str, body: str) -> str:
@@ -37,7 +42,7 @@ def _event_line(event: dict[str, object], trust: Trust | None = None) -> str:
     what = str(data.get("action") or event.get("event"))
     extra = ""
     if "from" in data and "to" in data and data.get("field") == "statement":
-        extra = f"<br><s>{E(str(data['from']))}</s><br><u>{E(str(data['to']))}</u>"
+        extra = f"<br><s style='{PRE}'>{E(data['from'])}</s><br><u style='{PRE}'>{E(data['to'])}</u>"
     elif data.get("reason"):
         extra = f" — “{E(str(data['reason']))}”"
     elif "to" in data:
@@ -90,7 +95,7 @@ def engram_html(
         return f"<p>{E(engram_id)} is no longer in the store.</p>"
     statement = str(engram.get("statement", ""))
     writer, model, runtime = attribution_of(engram)
-    parts = [f"<p style='font-size:15pt; margin:4px 0 8px 0'>{E(statement).replace(chr(10), '<br>')}</p>"]
+    parts = [f"<p style='font-size:15pt; margin:4px 0 8px 0; {PRE}'>{E(statement)}</p>"]
     flags = text_flags(statement)
     warnings = []
     warnings += _verdict_warnings(session, engram, rejected_before)
@@ -132,7 +137,8 @@ def engram_html(
                     ),
                     (
                         "Written",
-                        f"{engram.get('write_count', 1)}× (same scope), recurred {engram.get('recurrence_count', 0)}× elsewhere",
+                        f"{E(engram.get('write_count', 1))}× (same scope), "
+                        f"recurred {E(engram.get('recurrence_count', 0))}× elsewhere",
                     ),
                     ("Rationale", E(str(engram.get("rationale", "") or ""))),
                     ("Tags", E(", ".join(map(str, engram.get("tags") or [])))),
@@ -172,7 +178,7 @@ def engram_html(
         )
     if similar:
         items = "".join(f"<li>{score:.2f} · <b>{E(other)}</b> “{E(text)}”</li>" for other, text, score in similar)
-        parts.append(_section("Similar engrams (advisory)", f"<ul style='margin-left:-20px'>{items}</ul>"))
+        parts.append(_section(SIMILAR_TITLE, f"<ul style='margin-left:-20px'>{items}</ul>"))
     events = session.history.timeline(engram_id)
     if events:
         parts.append(

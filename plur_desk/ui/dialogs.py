@@ -20,13 +20,21 @@ from PySide6.QtWidgets import (
 )
 
 from plur_desk.domain.engram_rules import LADDER
-from plur_desk.ui.actions import ACTIONS
+from plur_desk.ui import icons
+from plur_desk.ui.actions import ACTIONS, CONTEXT_KEYS
+
+_NEGATIVE = ("reject", "dismiss", "retire", "expire")
 
 
 def _buttons(dialog: QDialog, ok_text: str) -> QDialogButtonBox:
+    """OK/Cancel with OK named for what it does, and an icon that says so (never a check mark on a rejection)."""
     box = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
-    box.button(QDialogButtonBox.StandardButton.Ok).setText(ok_text)
-    box.button(QDialogButtonBox.StandardButton.Ok).setDefault(True)
+    ok = box.button(QDialogButtonBox.StandardButton.Ok)
+    ok.setText(ok_text)
+    ok.setDefault(True)
+    icon_name = "reject" if ok_text.lower().startswith(_NEGATIVE) else "approve"
+    ok.setIcon(icons.icon(icon_name))
+    ok.setProperty("iconName", icon_name)
     box.accepted.connect(dialog.accept)
     box.rejected.connect(dialog.reject)
     return box
@@ -96,6 +104,10 @@ class LevelDialog(QDialog):
             self.list.addItem(item)
         self.list.setCurrentRow(LADDER.index(default) if default in LADDER else 2)
         self.list.itemActivated.connect(lambda _item: self.accept())
+        # wide and tall enough for every level and its description: nothing cut off, no scroll bar
+        frame = 2 * self.list.frameWidth()
+        self.list.setMinimumWidth(self.list.sizeHintForColumn(0) + frame + 8)
+        self.list.setMinimumHeight(sum(self.list.sizeHintForRow(i) for i in range(self.list.count())) + frame + 4)
         layout.addWidget(self.list)
         self.note = QLineEdit()
         self.note.setPlaceholderText("Note (optional; the reason for a lock)")
@@ -138,11 +150,12 @@ class ShortcutSheet(QDialog):
         self.setObjectName("shortcutSheet")
         self.setWindowTitle("Keyboard shortcuts")
         layout = QVBoxLayout(self)
-        rows = [s for s in ACTIONS if s.shortcuts]
+        rows = [(s.key_text(), s.text, s.pane.title() or "Everywhere") for s in ACTIONS if s.shortcuts]
+        rows += list(CONTEXT_KEYS)
         self.table = QTableWidget(len(rows), 3)
         self.table.setHorizontalHeaderLabels(["Keys", "Action", "Where"])
-        for i, spec in enumerate(rows):
-            for j, text in enumerate((spec.key_text(), spec.text, spec.pane.title() or "Everywhere")):
+        for i, row in enumerate(rows):
+            for j, text in enumerate(row):
                 self.table.setItem(i, j, QTableWidgetItem(text))
         self.table.resizeColumnsToContents()
         self.table.horizontalHeader().setStretchLastSection(True)

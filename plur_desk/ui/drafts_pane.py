@@ -11,15 +11,16 @@ from PySide6.QtWidgets import (
     QLabel,
     QPlainTextEdit,
     QPushButton,
+    QSizePolicy,
     QSplitter,
     QTableView,
-    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
 
 from plur_desk.app.rows import DraftRow
 from plur_desk.ui.models import ID_ROLE, DraftColumn, drafts_model
+from plur_desk.ui.widgets import SafeBrowser, banner_label, plain_label, shorten_long_words
 
 
 def action_button(action: QAction, key: str, primary: bool = False) -> QPushButton:
@@ -33,6 +34,9 @@ def action_button(action: QAction, key: str, primary: bool = False) -> QPushButt
     button.setEnabled(action.isEnabled())
     action.changed.connect(lambda: button.setEnabled(action.isEnabled()))
     return button
+
+
+NOTHING_WAITING = "No drafts are waiting. New drafts appear here as soon as an agent writes them."
 
 
 class DraftsPane(QWidget):
@@ -66,6 +70,7 @@ class DraftsPane(QWidget):
         header = self.table.horizontalHeader()
         header.setSectionsClickable(True)
         header.setSortIndicatorShown(True)
+        header.setSortIndicator(DraftColumn.AGE, Qt.SortOrder.AscendingOrder)  # the queue's order: oldest first
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(DraftColumn.STATEMENT, QHeaderView.ResizeMode.Stretch)
         for column, width in (
@@ -78,19 +83,20 @@ class DraftsPane(QWidget):
         ):
             self.table.setColumnWidth(column, width)
 
-        self.empty = QLabel("No drafts are waiting. New drafts appear here as soon as an agent writes them.")
+        self.empty = plain_label(NOTHING_WAITING)
         self.empty.setObjectName("emptyDrafts")
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty.setWordWrap(True)
+        self.empty.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.empty.hide()
 
-        self.banner = QLabel()
+        self.banner = banner_label()
         self.banner.setObjectName("banner")
         self.banner.setWordWrap(True)
         self.banner.setAccessibleName("Notice")
         self.banner.hide()
 
-        self.detail = QTextBrowser(self)
+        self.detail = SafeBrowser(self)
         self.detail.setObjectName("draftDetail")
         self.detail.setAccessibleName("Draft details")
         self.detail.setOpenExternalLinks(False)
@@ -145,10 +151,20 @@ class DraftsPane(QWidget):
 
     # -- rows and selection --------------------------------------------------------------------------------
 
-    def set_rows(self, rows: list[DraftRow], keep: str | None = None) -> None:
-        """Replace the queue, keeping (or moving to) the row with id `keep`, else the current one."""
+    def set_rows(self, rows: list[DraftRow], keep: str | None = None, query: str = "") -> None:
+        """Replace the queue, keeping (or moving to) the row with id `keep`, else the current one.
+
+        `query` is the search that narrowed `rows`, so an empty result says the search matched nothing.
+        """
         keep = keep or self.current_id()
         self.model.set_rows(rows)
+        query = shorten_long_words(query.strip())
+        self.empty.setText(
+            f"The search “{query}” matched none of the drafts waiting for review. Clear the search field "
+            "(Ctrl+F) to see the whole queue."
+            if query
+            else NOTHING_WAITING
+        )
         self.empty.setVisible(not rows)
         self.table.setVisible(bool(rows))
         row = self.model.row_of(keep) if keep else -1
@@ -254,5 +270,5 @@ class DraftsPane(QWidget):
         self.focus_queue()
 
     def show_banner(self, text: str) -> None:
-        self.banner.setText(text)
+        self.banner.setText(shorten_long_words(text))
         self.banner.setVisible(bool(text))

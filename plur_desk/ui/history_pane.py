@@ -2,31 +2,31 @@
 
 from __future__ import annotations
 
-import csv
 import html
 import json
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
-from PySide6.QtGui import QAction, QBrush, QColor, QFont
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer
+from PySide6.QtGui import QAction, QBrush, QColor, QFont, QFontMetrics
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
     QHBoxLayout,
-    QLabel,
     QLineEdit,
+    QSizePolicy,
     QSplitter,
-    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
 
 from plur_desk.app.history_index import HistoryFilter, actor_kind, actor_name
+from plur_desk.domain.lint import reveal
 from plur_desk.domain.trust import Trust, TrustState
 from plur_desk.ui.drafts_pane import action_button
-from plur_desk.ui.widgets import make_table
+from plur_desk.ui.history_export import FORMATS, format_of_filter, with_suffix, write_events
+from plur_desk.ui.widgets import SafeBrowser, make_table, plain_label, text_html
 
 if TYPE_CHECKING:
     from plur_desk.ui.main_window import MainWindow
@@ -41,15 +41,56 @@ TRUST_FILTERS: dict[str, frozenset[TrustState]] = {
     "unknown signers": frozenset({TrustState.UNKNOWN_SIGNER}),
 }
 HEADERS = ("When (UTC)", "Actor", "Event", "Engram", "Summary")
+ACTOR_FILTERS = {"all actors": "", "human": "human", "agent or unknown kind": "agent", "no actor named": "unknown"}
+DEBOUNCE_MS = 250
+
+
+def value_text(value: object) -> str:
+    """A field value as a reader expects it: strings as they are, nothing as 'none', the rest as JSON."""
+    if value is None:
+        return "none"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {value_text(v)}" for k, v in value.items()) or "none"
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _short(text: str) -> str:
+    return text if len(text) < 80 else text[:77] + "…"
 
 
 def summary_of(event: dict[str, object]) -> str:
     data = event.get("data") if isinstance(event.get("data"), dict) else {}
     assert isinstance(data, dict)
-    parts = [str(data[k]) for k in ("action", "reason", "tension_id", "to") if data.get(k) not in (None, "")]
     if data.get("field") == "statement":
-        parts = ["edit", f"“{data.get('to')}”"]
-    return " · ".join(p if len(p) < 80 else p[:77] + "…" for p in parts)
+        return f"edit: “{_short(value_text(data.get('to')))}”"
+    parts = [value_text(data[k]) for k in ("action", "reason", "tension_id") if data.get(k) not in (None, "")]
+    if data.get("field") and "to" in data:
+        parts.append(f"{value_text(data['field'])}: {value_text(data.get('from'))} → {value_text(data['to'])}")
+    elif data.get("to") not in (None, ""):
+        parts.append(value_text(data["to"]))
+    return " · ".join(_short(p) for p in parts)
+
+
+def actor_text(event: dict[str, object]) -> str:
+    """Who wrote the event, saying only what the event says: a missing `kind` is 'unknown kind', not 'agent'."""
+    actor = event.get("actor")
+    if not isinstance(actor, dict):
+        return "no actor"
+    kind = actor.get("kind")
+    label = value_text(kind) if isinstance(kind, str) and kind else "unknown kind"
+    name = actor_name(event)
+    return f"{label} · {name}" if name else label
+
+
+def parse_day(text: str, end: bool) -> datetime | None:
+    """A YYYY-MM-DD day (its start, or its last second); ValueError for anything else."""
+    text = text.strip()
+    if len(text) != 10:
+        raise ValueError(text)
+    day = datetime.strptime(text, "%Y-%m-%d").replace(tzinfo=UTC)
+    return day.replace(hour=23, minute=59, second=59) if end else day
 
 
 class HistoryModel(QAbstractTableModel):
@@ -61,8 +102,8 @@ class HistoryModel(QAbstractTableModel):
         self.shown = 0
         self.trust: Callable[[dict[str, object]], Trust] | None = None
         self._trusts: dict[int, Trust | None] = {}  # by row, until the next reset
-        self._bold = QFont()
-        self._bold.setBold(True)
+        self.bold = QFont()
+        self.bold.setBold(True)
 
     def set_events(self, events: Sequence[dict[str, object]]) -> None:
         self.beginResetModel()
@@ -90,28 +131,31 @@ class HistoryModel(QAbstractTableModel):
         self.shown += more
         self.endInsertRows()
 
+    def text(self, event: dict[str, object], column: int) -> str:
+        if column == 0:
+            return str(event.get("timestamp", ""))[:19].replace("T", " ")
+        if column == 1:
+            return actor_text(event)
+        if column == 2:
+            return str(event.get("event", ""))
+        if column == 3:
+            return str(event.get("engram_id", ""))
+        return summary_of(event)
+
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or index.row() >= self.shown:
             return None
         event = self.events[index.row()]
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole):
-            column = index.column()
-            if column == 0:
-                return str(event.get("timestamp", ""))[:19].replace("T", " ")
-            if column == 1:
-                kind = actor_kind(event)
-                marker = {"human": "HUMAN", "agent": "agent", "unknown": "unknown"}[kind]
+            text = self.text(event, index.column())
+            if index.column() == 1:
                 trust = self._trust(index.row(), event)
                 if trust is not None and trust.state is not TrustState.NOT_HUMAN:
-                    marker = f"{marker} ({trust.label})"
-                return f"{marker} · {actor_name(event)}" if actor_name(event) else marker
-            if column == 2:
-                return str(event.get("event", ""))
-            if column == 3:
-                return str(event.get("engram_id", ""))
-            return summary_of(event)
+                    head, sep, tail = text.partition(" · ")
+                    text = f"{head} ({trust.label}){sep}{tail}"
+            return reveal(text)
         if role == Qt.ItemDataRole.FontRole and actor_kind(event) == "human":
-            return self._bold
+            return self.bold
         if role in (Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.ForegroundRole) and index.column() == 1:
             return self._trust_hint(self._trust(index.row(), event), role)
         if role == Qt.ItemDataRole.UserRole:
@@ -143,18 +187,7 @@ class HistoryModel(QAbstractTableModel):
 
 def _tip(text: str) -> str:
     """A tooltip showing agent-written text (a signer name) as text: Qt guesses rich text for tooltips."""
-    return f"<p>{html.escape(text)}</p>"
-
-
-def _parse_day(text: str, end: bool) -> datetime | None:
-    text = text.strip()
-    if not text:
-        return None
-    try:
-        day = datetime.fromisoformat(text[:10]).replace(tzinfo=UTC)
-    except ValueError:
-        return None
-    return day.replace(hour=23, minute=59, second=59) if end else day
+    return f"<p>{html.escape(reveal(text))}</p>"
 
 
 class HistoryPane(QWidget):
@@ -164,32 +197,36 @@ class HistoryPane(QWidget):
         self.window_: MainWindow | None = None
         self.model = HistoryModel(self)
         self._text = ""
+        self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self._build()
+
+    def _field(self, placeholder: str, name: str, sample: str = "") -> QLineEdit:
+        field = QLineEdit()
+        field.setPlaceholderText(placeholder)
+        field.setAccessibleName(name)
+        if sample:  # wide enough for what it must show whole (an engram id); the rest may shrink
+            field.setMinimumWidth(QFontMetrics(field.font()).horizontalAdvance(sample) + 24)
+        return field
 
     def _build(self) -> None:
         self.type_filter = QComboBox()
         self.type_filter.setAccessibleName("Event type")
         self.actor_filter = QComboBox()
         self.actor_filter.setAccessibleName("Actor kind")
-        self.actor_filter.addItems(["all actors", "human", "agent", "unknown"])
+        self.actor_filter.addItems(list(ACTOR_FILTERS))
         self.trust_filter = QComboBox()
         self.trust_filter.setObjectName("historyTrust")
         self.trust_filter.setAccessibleName("Signature trust")
         self.trust_filter.addItems(list(TRUST_FILTERS))
-        self.reviewer = QLineEdit()
-        self.reviewer.setPlaceholderText("reviewer")
-        self.reviewer.setAccessibleName("Reviewer")
-        self.engram = QLineEdit()
+        self.reviewer = self._field("reviewer", "Reviewer")
+        self.engram = self._field("engram id", "Engram id", "ENG-2026-12-02-001-abc")
         self.engram.setObjectName("historyEngram")
-        self.engram.setPlaceholderText("engram id")
-        self.engram.setAccessibleName("Engram id")
-        self.since = QLineEdit()
-        self.since.setPlaceholderText("from YYYY-MM-DD")
-        self.since.setAccessibleName("From date")
-        self.until = QLineEdit()
-        self.until.setPlaceholderText("to YYYY-MM-DD")
-        self.until.setAccessibleName("To date")
-        self.count = QLabel()
+        self.since = self._field("from YYYY-MM-DD", "From date")
+        self.until = self._field("to YYYY-MM-DD", "To date")
+        self.count = plain_label()
+        self.count.setObjectName("historyCount")
+        self.count.setWordWrap(True)
+        self.count.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # never widens the window
         filters = QHBoxLayout()
         for widget in (
             self.type_filter,
@@ -202,18 +239,28 @@ class HistoryPane(QWidget):
         ):
             filters.addWidget(widget)
         filters.addWidget(self.count, 1)
-        self.table = make_table(self.model, "historyTable", "History events", multi=False, widths=(150, 200, 170, 170))
-        self.detail = QTextBrowser()
+        when = QFontMetrics(self.model.bold).horizontalAdvance("2026-12-02 23:59:59") + 28
+        self.table = make_table(self.model, "historyTable", "History events", multi=False, widths=(when, 230, 170, 170))
+        self.empty = plain_label("No events match these filters.")
+        self.empty.setObjectName("historyEmpty")
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty.hide()
+        self.detail = SafeBrowser()
         self.detail.setObjectName("historyDetail")
         self.detail.setAccessibleName("Event details")
         self.buttons = QHBoxLayout()
+        top = QWidget()
+        top_layout = QVBoxLayout(top)
+        top_layout.setContentsMargins(0, 0, 0, 0)
+        top_layout.addWidget(self.table)
+        top_layout.addWidget(self.empty)
         bottom = QWidget()
         bottom_layout = QVBoxLayout(bottom)
         bottom_layout.setContentsMargins(0, 0, 0, 0)
         bottom_layout.addWidget(self.detail)
         bottom_layout.addLayout(self.buttons)
         splitter = QSplitter(Qt.Orientation.Vertical)
-        splitter.addWidget(self.table)
+        splitter.addWidget(top)
         splitter.addWidget(bottom)
         splitter.setStretchFactor(0, 3)
         splitter.setStretchFactor(1, 2)
@@ -227,7 +274,9 @@ class HistoryPane(QWidget):
         for widget in (self.type_filter, self.actor_filter, self.trust_filter):
             widget.currentIndexChanged.connect(lambda _i: self.refresh(None))
         for field in (self.reviewer, self.engram, self.since, self.until):
-            field.editingFinished.connect(lambda: self.refresh(None))
+            field.textChanged.connect(lambda _t: self._debounce.start())  # applies as you type
+            field.returnPressed.connect(lambda: self.refresh(None))
+        self._debounce.timeout.connect(lambda: self.refresh(None))
         self.table.selectionModel().currentRowChanged.connect(lambda *_: self._selected())
 
     def add_buttons(self, actions: dict[str, QAction]) -> None:
@@ -236,21 +285,36 @@ class HistoryPane(QWidget):
         self.buttons.addWidget(action_button(actions["history.timeline"], "Ctrl+T"))
         self.buttons.addStretch(1)
 
-    def current_filter(self) -> HistoryFilter:
-        kind = self.actor_filter.currentText()
+    def _day(self, field: QLineEdit, end: bool, problems: list[str]) -> datetime | None:
+        text = field.text().strip()
+        day = None
+        if text:
+            try:
+                day = parse_day(text, end)
+            except ValueError:
+                problems.append(f"“{text}” is not a date (YYYY-MM-DD)")
+        field.setProperty("invalid", bool(text) and day is None)
+        field.setToolTip(problems[-1] if text and day is None else "")
+        field.setStyleSheet("border: 2px solid #c0392b;" if text and day is None else "")
+        return day
+
+    def current_filter(self, problems: list[str] | None = None) -> HistoryFilter:
+        problems = [] if problems is None else problems
+        kind = ACTOR_FILTERS.get(self.actor_filter.currentText(), "")
         kind_text = self.type_filter.currentText()
         return HistoryFilter(
             types=frozenset() if not kind_text or kind_text == "all events" else frozenset({kind_text}),
-            actor_kinds=frozenset() if kind == "all actors" else frozenset({kind}),
+            actor_kinds=frozenset({kind}) if kind else frozenset(),
             reviewer=self.reviewer.text().strip(),
             engram_id=self.engram.text().strip(),
             text=self._text,
-            since=_parse_day(self.since.text(), False),
-            until=_parse_day(self.until.text(), True),
+            since=self._day(self.since, False, problems),
+            until=self._day(self.until, True, problems),
             trust=TRUST_FILTERS.get(self.trust_filter.currentText(), frozenset()),
         )
 
     def refresh(self, change: object) -> None:
+        self._debounce.stop()
         window = self.window_
         if window is None or window.session is None:
             return
@@ -263,22 +327,42 @@ class HistoryPane(QWidget):
             self.type_filter.addItems(types)
             self.type_filter.setCurrentText(current if current in types else "all events")
             self.type_filter.blockSignals(False)
-        events = index.newest_first(self.current_filter())
+        problems: list[str] = []
+        events = index.newest_first(self.current_filter(problems))
         self.model.trust = index.trust
         self.model.set_events(events)
-        malformed = index.malformed_count()
-        more = " · reading older months…" if index.partial else ""
-        self.count.setText(f"{len(events):,} events" + (f" · {malformed} malformed lines" if malformed else "") + more)
+        self.count.setText(self._count_text(len(events), index.malformed_count(), index.partial, problems))
+        self.empty.setVisible(not events)
+        self.table.setVisible(bool(events))
         if events:
             self.table.selectRow(0)
         self._selected()
+
+    @staticmethod
+    def _count_text(shown: int, malformed: int, partial: bool, problems: list[str]) -> str:
+        parts = [f"{shown:,} event{'' if shown == 1 else 's'}"]
+        if malformed:
+            parts.append(f"{malformed} malformed line{'' if malformed == 1 else 's'}")
+        if partial:
+            parts.append("reading older months…")
+        parts += [f"✖ {p}, ignored" for p in problems]
+        return " · ".join(parts)
 
     def apply_search(self, text: str) -> None:
         self._text = text.strip()
         self.refresh(None)
 
     def show_engram(self, engram_id: str) -> None:
-        self.engram.setText(engram_id)
+        """The engram's whole timeline: every other filter is cleared, so no actor or date hides part of it."""
+        for widget in (self.type_filter, self.actor_filter):
+            widget.blockSignals(True)
+            widget.setCurrentIndex(0)
+            widget.blockSignals(False)
+        for field in (self.reviewer, self.since, self.until, self.engram):
+            field.blockSignals(True)
+            field.setText(engram_id if field is self.engram else "")
+            field.blockSignals(False)
+        self._text = ""
         self.refresh(None)
 
     def current_event(self) -> dict[str, object] | None:
@@ -303,26 +387,35 @@ class HistoryPane(QWidget):
         clean = {k: v for k, v in event.items() if not k.startswith("_")}
         engram = window.session.engram(str(event.get("engram_id", "")))
         about = (
-            f"<p><b>Engram now:</b> {engram.get('statement')} ({engram.get('status')}, {engram.get('commitment')})</p>"
+            f"<p style='white-space:pre-wrap'><b>Engram now:</b> {text_html(engram.get('statement'))} "
+            f"({text_html(engram.get('status'))}, {text_html(engram.get('commitment'))})</p>"
             if engram
             else ""
         )
         where = f"history/{event.get('_month')}.jsonl" + (f", line {event['_line']}" if event.get("_line") else "")
         trust = window.session.history.trust(event)
         verdict = (
-            f"<p><b>{html.escape(trust.label)}</b>: {html.escape(trust.detail)}</p>"
+            f"<p><b>{text_html(trust.label)}</b>: {text_html(trust.detail)}</p>"
             if trust.state is not TrustState.NOT_HUMAN
             else ""
         )
         self.detail.setHtml(
-            f"<p><small>{where}</small></p>{verdict}{about}<pre>"
-            f"{json.dumps(clean, indent=2, ensure_ascii=False).replace('<', '&lt;')}</pre>"
+            f"<p><small>{text_html(where)}</small></p>{verdict}{about}"
+            f"<pre>{text_html(json.dumps(clean, indent=2, ensure_ascii=False))}</pre>"
         )
 
-    def _export(self, suffix: str) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export history view", f"plur-history.{suffix}")
-        if path:
-            self.export_to(path)
+    # -- export ----------------------------------------------------------------------------------------------
+
+    def _export(self, fmt: str) -> None:
+        dialog = QFileDialog(self, "Export history view", f"plur-history.{fmt}")
+        dialog.setObjectName("exportDialog")
+        dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+        dialog.setNameFilters(list(FORMATS.values()))
+        dialog.selectNameFilter(FORMATS[fmt])
+        if dialog.exec() != QFileDialog.DialogCode.Accepted or not dialog.selectedFiles():
+            return
+        chosen = format_of_filter(dialog.selectedNameFilter())
+        self.export_to(with_suffix(dialog.selectedFiles()[0], chosen), chosen)
 
     def export_csv(self) -> None:
         self._export("csv")
@@ -330,25 +423,16 @@ class HistoryPane(QWidget):
     def export_jsonl(self) -> None:
         self._export("jsonl")
 
-    def export_to(self, path: str) -> int:
-        """Write the whole filtered view (not only the fetched pages) as CSV or JSONL."""
-        events = [{k: v for k, v in e.items() if not k.startswith("_")} for e in self.model.events]
-        with open(path, "w", encoding="utf-8", newline="") as handle:
-            if path.endswith(".csv"):
-                writer = csv.writer(handle)
-                writer.writerow(["timestamp", "event", "engram_id", "actor_kind", "actor", "data"])
-                for e in events:
-                    writer.writerow(
-                        [
-                            e.get("timestamp"),
-                            e.get("event"),
-                            e.get("engram_id"),
-                            actor_kind(e),
-                            actor_name(e),
-                            json.dumps(e.get("data"), ensure_ascii=False),
-                        ]
-                    )
-            else:
-                for e in events:
-                    handle.write(json.dumps(e, ensure_ascii=False) + "\n")
-        return len(events)
+    def export_to(self, path: str, fmt: str) -> int | None:
+        """Write the whole filtered view (not only the fetched pages); the outcome is shown in the window."""
+        window = self.window_
+        try:
+            count = write_events(path, self.model.events, fmt)
+        except OSError as error:
+            if window is not None:
+                window.show_error(f"Could not export the history view to {path}: {error.strerror or error}")
+            return None
+        if window is not None:
+            window.show_message(f"Exported {count:,} event{'' if count == 1 else 's'} to {path} ({fmt.upper()}).")
+            window.statusBar().showMessage(f"Exported {count:,} events to {path}", 8000)
+        return count

@@ -37,6 +37,7 @@ from plur_desk.ui.runner import Runner
 from plur_desk.ui.search_support import SearchMixin
 from plur_desk.ui.tensions_pane import TensionsPane
 from plur_desk.ui.validity_pane import ValidityPane
+from plur_desk.ui.widgets import banner_label, plain_label, shorten_long_words, text_html
 
 
 class _LoadSignals(QObject):
@@ -93,7 +94,7 @@ class MainWindow(NavigationMixin, SearchMixin, DraftActionsMixin, ReviewerIdenti
             (self.history, "History"),
         ):
             self.tabs.addTab(pane, title)
-        self.banner = QLabel()
+        self.banner = banner_label()
         self.banner.setObjectName("banner")
         self.banner.setWordWrap(True)
         self.banner.setAccessibleName("Messages")
@@ -139,7 +140,7 @@ class MainWindow(NavigationMixin, SearchMixin, DraftActionsMixin, ReviewerIdenti
         self.tensions.add_buttons(self.actions)
         self.validity.add_buttons(self.actions)
         self.history.add_buttons(self.actions)
-        self._status_labels = {name: QLabel() for name in ("path", "counts", "search", "reviewer", "lock", "busy")}
+        self._status_labels = {name: plain_label() for name in ("path", "counts", "search", "reviewer", "lock", "busy")}
         for name, label in self._status_labels.items():
             label.setObjectName(f"status_{name}")
             label.setAccessibleName(name)
@@ -206,6 +207,7 @@ class MainWindow(NavigationMixin, SearchMixin, DraftActionsMixin, ReviewerIdenti
         self.tabs.currentChanged.connect(self._pane_changed)
         self.search.textChanged.connect(lambda _t: self._search_timer.start())
         self._search_timer.timeout.connect(self._apply_search)
+        self._connect_search_keys()
         self._reload_timer.timeout.connect(self.reload_quiet)
         self._poll_timer.timeout.connect(self._poll)
         self.watcher.fileChanged.connect(lambda _p: self._reload_timer.start())
@@ -227,7 +229,7 @@ class MainWindow(NavigationMixin, SearchMixin, DraftActionsMixin, ReviewerIdenti
         problem = store_problem(path)
         if problem:
             self.start_text.setText(
-                f"<h2>No PLUR store here</h2><p>{problem}</p>"
+                f"<h2>No PLUR store here</h2><p>{text_html(problem)}</p>"
                 "<p>Open the demo store to see plur_desk on realistic data, or pick a store.</p>"
             )
             self.stack.setCurrentWidget(self.start)
@@ -345,7 +347,8 @@ class MainWindow(NavigationMixin, SearchMixin, DraftActionsMixin, ReviewerIdenti
         session = self.session
         if session is None:
             return
-        self.drafts.set_rows(self._filtered(session.drafts(), self.search.text()), keep=self._next_selection())
+        query = self.search.text()
+        self.drafts.set_rows(self._filtered(session.drafts(), query), keep=self._next_selection(), query=query)
         self._pending_select = None
         self._draft_selected()
         current = self.tabs.currentWidget()
@@ -444,13 +447,19 @@ class MainWindow(NavigationMixin, SearchMixin, DraftActionsMixin, ReviewerIdenti
             self.actions["edit.redo"].setText(f"Redo {session.redo_label()}" if session.can_redo else "Redo")
 
     def show_message(self, text: str) -> None:
+        self._error = ""
         text = "\n".join(t for t in (self.sticky_note, text) if t)
-        self.banner.setText(text)
+        self.banner.setText(shorten_long_words(text))
         self.banner.setVisible(bool(text))
 
+    def clear_refusal(self) -> None:
+        """Take a refusal (error) off the banner; other notes stay."""
+        if self._error:
+            self.show_message("")
+
     def show_error(self, text: str) -> None:
-        self._error = text
         self.show_message("✖ " + text)
+        self._error = text  # cleared when the reviewer moves to another pane
         self.statusBar().showMessage(text, 8000)
         self.error_shown.emit(text)
 

@@ -10,6 +10,8 @@ from typing import Any, Generic, TypeVar
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 
 from plur_desk.app.rows import DraftRow, TensionRow
+from plur_desk.domain.lint import reveal
+from plur_desk.ui.widgets import tooltip_text
 
 ID_ROLE = Qt.ItemDataRole.UserRole + 1
 SORT_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -63,9 +65,9 @@ class RowsModel(QAbstractTableModel, Generic[R]):
         row = self.rows[index.row()]
         column = self.columns[index.column()]
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole):
-            return column.text(row)
+            return reveal(column.text(row))  # a U+202E must not reverse the cell, nor a U+200B hide in it
         if role == Qt.ItemDataRole.ToolTipRole:
-            return column.tip(row) if column.tip else column.text(row)
+            return tooltip_text(column.tip(row) if column.tip else column.text(row))
         if role == ID_ROLE:
             return self.row_id(row)
         if role == SORT_ROLE:

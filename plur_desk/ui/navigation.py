@@ -27,6 +27,7 @@ class NavigationMixin(_Base):
         self.search.blockSignals(True)
         self.search.clear()
         self.search.blockSignals(False)
+        self.clear_refusal()  # a refusal concerns the pane it happened in
         pane = getattr(self, PANES[index])
         if pane in self._stale:
             self._stale.discard(pane)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Signal, Slot
+from PySide6.QtCore import QObject, Qt, Signal, Slot
+from PySide6.QtGui import QKeySequence, QShortcut
 
 from plur_desk.app.search import SearchService
 from plur_desk.ui.runner import Runner
@@ -32,6 +33,24 @@ class SearchMixin(_Base):
         self._search_progress.changed.connect(self._search_status)
         self.search_ready = False
         self.search_service = None
+
+    def _connect_search_keys(self) -> None:
+        """Enter or Down in the search field moves to the results (applying the query at once); Esc goes back."""
+        self.search.returnPressed.connect(self._search_to_results)
+        for key, slot in (("Down", self._search_to_results), ("Escape", self._search_back)):
+            shortcut = QShortcut(QKeySequence(key), self.search, slot)
+            shortcut.setContext(Qt.ShortcutContext.WidgetShortcut)
+
+    def _search_to_results(self) -> None:
+        if self._search_timer.isActive():
+            self._search_timer.stop()
+            self._apply_search()
+        self._search_back()
+
+    def _search_back(self) -> None:
+        from plur_desk.ui.navigation import PANES
+
+        getattr(self, PANES[self.tabs.currentIndex()]).focus_queue()
 
     @Slot(str)
     def _search_status(self, text: str) -> None:

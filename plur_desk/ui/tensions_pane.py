@@ -3,35 +3,36 @@
 from __future__ import annotations
 
 import difflib
-import html
+import re
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QDate, QItemSelectionModel, Qt
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QComboBox,
-    QDateEdit,
     QDialog,
     QDialogButtonBox,
     QHBoxLayout,
     QLabel,
     QSplitter,
-    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
 
 from plur_desk.app.rows import TensionRow, attribution_of, created_of
 from plur_desk.domain.validity import Window
+from plur_desk.ui.date_field import DateField
+from plur_desk.ui.detail import SIMILAR_TITLE
 from plur_desk.ui.dialogs import ReasonDialog
 from plur_desk.ui.drafts_pane import action_button
 from plur_desk.ui.models import tensions_model
-from plur_desk.ui.widgets import make_table
+from plur_desk.ui.widgets import SafeBrowser, make_table, text_html
 
 if TYPE_CHECKING:
     from plur_desk.ui.main_window import MainWindow
 
-E = html.escape
+E = text_html  # stored text: escaped, hidden characters revealed
+_TOKENS = re.compile(r"\s+|\S+")
 FILTERS = {
     "Open (detected, confirmed)": ("detected", "confirmed"),
     "Detected": ("detected",),
@@ -43,11 +44,14 @@ FILTERS = {
 
 
 def word_diff(left: str, right: str) -> tuple[str, str]:
-    """HTML of both statements with the differing words struck (left) and underlined (right), not colour alone."""
-    a, b = left.split(), right.split()
+    """HTML of both statements with the differing words struck (left) and underlined (right), not colour alone.
+
+    Whitespace runs are tokens of their own, so the unchanged text shows exactly as stored (tabs, double spaces).
+    """
+    a, b = _TOKENS.findall(left), _TOKENS.findall(right)
     out_a, out_b = [], []
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
-        left_words, right_words = " ".join(a[i1:i2]), " ".join(b[j1:j2])
+        left_words, right_words = "".join(a[i1:i2]), "".join(b[j1:j2])
         if op == "equal":
             out_a.append(E(left_words))
             out_b.append(E(right_words))
@@ -56,39 +60,46 @@ def word_diff(left: str, right: str) -> tuple[str, str]:
             out_a.append(f"<s style='background:#f4c7c3; color:#5b0f0b'>{E(left_words)}</s>")
         if right_words:
             out_b.append(f"<u style='background:#c6efce; color:#0b4d1c'><b>{E(right_words)}</b></u>")
-    return " ".join(out_a), " ".join(out_b)
+    return "".join(out_a), "".join(out_b)
 
 
 class SplitDialog(QDialog):
-    def __init__(self, earlier: str, later: str, parent: QWidget | None = None) -> None:
+    def __init__(self, earlier: str, later: str, parent: QWidget | None = None, today: QDate | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("splitDialog")
         self.setWindowTitle("Split in time")
         layout = QVBoxLayout(self)
         layout.addWidget(QLabel("Both were true, at different times. From which date does the later one hold?"))
-        self.date = QDateEdit(QDate.currentDate())
-        self.date.setCalendarPopup(True)
-        self.date.setDisplayFormat("yyyy-MM-dd")
-        self.date.setAccessibleName("Split date")
+        self.date = DateField(today or QDate.currentDate(), "Split date")
         layout.addWidget(self.date)
         self.preview = QLabel()
         self.preview.setWordWrap(True)
         layout.addWidget(self.preview)
         box = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
-        box.button(QDialogButtonBox.StandardButton.Ok).setText("Split")
-        box.button(QDialogButtonBox.StandardButton.Ok).setDefault(True)
-        box.accepted.connect(self.accept)
+        self.ok = box.button(QDialogButtonBox.StandardButton.Ok)
+        self.ok.setText("Split")
+        self.ok.setDefault(True)
+        box.accepted.connect(self._accept)
         box.rejected.connect(self.reject)
         layout.addWidget(box)
         self._earlier, self._later = earlier, later
-        self.date.dateChanged.connect(self._update)
+        self.date.changed.connect(self._update)
         self._update()
 
     @property
     def iso(self) -> str:
         return self.date.date().toString("yyyy-MM-dd")
 
+    def _accept(self) -> None:
+        if self.date.date().isValid():
+            self.accept()
+
     def _update(self) -> None:
+        problem = self.date.error()
+        self.ok.setEnabled(not problem)
+        if problem:
+            self.preview.setText(f"<p>✖ {E(problem)}</p>")
+            return
         before = self.date.date().addDays(-1).toString("yyyy-MM-dd")
         self.preview.setText(
             f"<p><b>{E(self._earlier)}</b>: valid until {before}<br><b>{E(self._later)}</b>: valid "
@@ -126,7 +137,7 @@ class TensionsPane(QWidget):
         self.preview.setWordWrap(True)
         self.preview.setAccessibleName("Resolution preview")
         self.preview.hide()
-        self.detail = QTextBrowser()
+        self.detail = SafeBrowser()
         self.detail.setObjectName("tensionDetail")
         self.detail.setAccessibleName("Tension details")
         self.detail.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
@@ -207,7 +218,8 @@ class TensionsPane(QWidget):
 
     def _select(self, row: int) -> None:
         if not self.model.rows:
-            self.detail.setHtml("<p>No tensions to show with this filter.</p>")
+            searched = f" and the search “{E(self._search.strip())}”" if self._search.strip() else ""
+            self.detail.setHtml(f"<p>No tensions to show with this filter{searched}.</p>")
             return
         row = max(0, min(row, len(self.model.rows) - 1))
         index = self.model.index(row, 0)
@@ -238,17 +250,20 @@ class TensionsPane(QWidget):
     def _selected(self) -> None:
         self.cancel_pending()
         window, row = self.window_, self.current()
-        if window is None or window.session is None or row is None:
+        if window is None or window.session is None:
             return
-        self.detail.setHtml(self._detail_html(row))
-        window._update_context()
+        if row is not None:
+            self.detail.setHtml(self._detail_html(row))
+        window._update_context()  # with no tension shown, its buttons are disabled
 
     def _side(self, engram_id: str, snapshot: str, diffed: str) -> str:
         window = self.window_
         assert window is not None and window.session is not None
         engram = window.session.engram(engram_id)
         if engram is None:
-            return f"<p><b>{E(engram_id)}</b> is no longer in the store.</p><p>{diffed}</p>"
+            return (
+                f"<p><b>{E(engram_id)}</b> is no longer in the store.</p><p style='white-space:pre-wrap'>{diffed}</p>"
+            )
         current = str(engram.get("statement", ""))
         warnings = []
         if engram.get("status") == "retired":
@@ -280,7 +295,10 @@ class TensionsPane(QWidget):
         changed = (
             ""
             if current == snapshot
-            else (f"<p><i>Changed since detection.</i> The judge saw: <s>{E(snapshot)}</s></p>")
+            else (
+                f"<p style='white-space:pre-wrap'><i>Changed since detection.</i> It now reads: "
+                f"<b>{E(current)}</b><br>The judge saw the text above.</p>"
+            )
         )
         warn = "".join(f"<p>⚠ <b>{E(w)}</b></p>" for w in warnings)
         similar = (
@@ -290,19 +308,19 @@ class TensionsPane(QWidget):
         )
         similar_html = (
             (
-                "<p><b>Similar engrams (advisory)</b><br>"
+                f"<p><b>{E(SIMILAR_TITLE)}</b><br>"
                 + "<br>".join(f"{score:.2f} · {E(other)} “{E(text)}”" for other, text, score in similar[:3])
                 + "</p>"
             )
             if similar
             else ""
         )
-        return f"<p style='font-size:14pt'>{diffed}</p>{changed}{warn}<table>{table}</table>{similar_html}"
+        return f"<p style='font-size:14pt; white-space:pre-wrap'>{diffed}</p>{changed}{warn}<table>{table}</table>{similar_html}"
 
     def _detail_html(self, row: TensionRow) -> str:
         left, right = word_diff(row.statement_a, row.statement_b)
         return (
-            f"<p><b>{E(row.id)}</b> — {E(row.status)}, {E(row.category)}, confidence {row.confidence:.2f}"
+            f"<p style='white-space:pre-wrap'><b>{E(row.id)}</b> — {E(row.status)}, {E(row.category)}, confidence {row.confidence:.2f}"
             f"<br>Judge: “{E(row.reason)}”</p>"
             "<table width='100%' cellspacing='6'><tr>"
             f"<td width='50%' valign='top'><h3>1 · Left</h3>{self._side(row.engram_a, row.statement_a, left)}</td>"
@@ -385,7 +403,8 @@ class TensionsPane(QWidget):
             if (created_of(a), row.engram_a) <= (created_of(b), row.engram_b)
             else (row.engram_b, row.engram_a)
         )
-        dialog = SplitDialog(earlier, later, self)
+        now = window.clock.now()
+        dialog = SplitDialog(earlier, later, self, QDate(now.year, now.month, now.day))
         if dialog.exec() == QDialog.DialogCode.Accepted:
             session, at = window.session, dialog.iso
             self._run(lambda: session.split_in_time(row.id, at))

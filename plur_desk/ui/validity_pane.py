@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QDate, QDateTime, QItemSelectionModel, QRectF, Qt, QTime, QTimeZone
-from PySide6.QtGui import QAction, QColor, QPainter, QPalette, QPen
+from PySide6.QtCore import QDate, QDateTime, QItemSelectionModel, Qt, QTime, QTimer, QTimeZone
+from PySide6.QtGui import QAction, QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
-    QDateEdit,
     QDateTimeEdit,
     QDialog,
     QDialogButtonBox,
@@ -24,13 +23,16 @@ from PySide6.QtWidgets import (
 )
 
 from plur_desk.domain.validity import Window, closes_at, opens_at
+from plur_desk.ui.date_field import DateField
 from plur_desk.ui.drafts_pane import action_button
 from plur_desk.ui.models import Column, RowsModel
+from plur_desk.ui.timeline import Timeline
 from plur_desk.ui.widgets import make_table
 
 if TYPE_CHECKING:
     from plur_desk.ui.main_window import MainWindow
 
+TICK_MS = 30_000
 GROUPS = ("expiring_soon", "expired", "not_yet_valid", "current")
 GROUP_TEXT = {
     "expiring_soon": "△ expiring soon",
@@ -63,7 +65,9 @@ COLUMNS: list[Column[ValidityRow]] = [
 class WindowDialog(QDialog):
     """valid_from / valid_until as dates with an optional UTC time; either bound may be cleared."""
 
-    def __init__(self, engram_id: str, window: Window, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, engram_id: str, window: Window, parent: QWidget | None = None, today: QDate | None = None
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("windowDialog")
         self.setWindowTitle(f"Validity of {engram_id}")
@@ -72,29 +76,25 @@ class WindowDialog(QDialog):
         for name, value in (("valid_from", window.valid_from), ("valid_until", window.valid_until)):
             enabled = QCheckBox("set")
             enabled.setAccessibleName(f"{name} set")
-            date = QDateEdit()
-            date.setCalendarPopup(True)
-            date.setDisplayFormat("yyyy-MM-dd")
-            date.setAccessibleName(name)
+            moment = (opens_at if name == "valid_from" else closes_at)(value) if value else None
+            initial = QDate(moment.year, moment.month, moment.day) if moment else (today or QDate.currentDate())
+            date = DateField(initial, name)
             timed = QCheckBox("at a UTC time")
             time = QTimeEdit()
             time.setDisplayFormat("HH:mm")
             time.setAccessibleName(f"{name} time")
-            moment = (opens_at if name == "valid_from" else closes_at)(value) if value else None
             enabled.setChecked(moment is not None)
-            if moment is not None:
-                date.setDate(QDate(moment.year, moment.month, moment.day))
-                if value and len(value) > 10:
-                    timed.setChecked(True)
-                    time.setTime(QTime(moment.hour, moment.minute))
-            else:
-                date.setDate(QDate.currentDate())
+            if moment is not None and value and len(value) > 10:
+                timed.setChecked(True)
+                time.setTime(QTime(moment.hour, moment.minute))
+            date.changed.connect(lambda checked=enabled: checked.setChecked(True))  # typing a date sets it
             row = QHBoxLayout()
             for widget in (enabled, date, timed, time):
                 row.addWidget(widget)
             form.addRow(name, row)
             self.fields[name] = (enabled, date, timed, time)
         self.error = QLabel()
+        self.error.setObjectName("windowError")
         self.error.setWordWrap(True)
         form.addRow(self.error)
         note = QLabel("A date alone is the whole UTC day: valid_until 2026-12-31 holds until 23:59:59.999Z.")
@@ -108,12 +108,16 @@ class WindowDialog(QDialog):
 
     def value(self, name: str) -> str | None:
         enabled, date, timed, time = self.fields[name]
-        if not enabled.isChecked():
+        if not enabled.isChecked() or not date.date().isValid():
             return None
         day = date.date().toString("yyyy-MM-dd")
         return f"{day}T{time.time().toString('HH:mm')}:00Z" if timed.isChecked() else day
 
-    def _accept(self) -> None:
+    def problem(self) -> str:
+        """Why the window cannot be saved as shown, or ''."""
+        for name, (enabled, date, _timed, _time) in self.fields.items():
+            if enabled.isChecked() and date.error():
+                return f"✖ {name}: {date.error()}"
         start, end = self.value("valid_from"), self.value("valid_until")
         if (
             start
@@ -121,58 +125,14 @@ class WindowDialog(QDialog):
             and (opens_at(start) or datetime.min.replace(tzinfo=UTC))
             > (closes_at(end) or datetime.max.replace(tzinfo=UTC))
         ):
-            self.error.setText("✖ valid_from is after valid_until.")
-            return
-        self.accept()
+            return "✖ valid_from is after valid_until."
+        return ""
 
-
-class Timeline(QWidget):
-    """Windows of engrams about the same subject (domain), one bar each, so overlaps and gaps show."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("validityTimeline")
-        self.setAccessibleName("Validity timeline")
-        self.setMinimumHeight(120)
-        self.bars: list[tuple[str, datetime | None, datetime | None, bool]] = []
-        self.now = datetime.now(UTC)
-
-    def set_bars(self, bars: list[tuple[str, datetime | None, datetime | None, bool]], now: datetime) -> None:
-        self.bars, self.now = bars, now
-        self.setMinimumHeight(40 + 24 * len(bars))
-        self.update()
-
-    def paintEvent(self, event: object) -> None:
-        if not self.bars:
-            return
-        painter = QPainter(self)
-        palette = self.palette()
-        moments = [m for _, a, b, _ in self.bars for m in (a, b) if m] + [self.now]
-        lo, hi = min(moments) - timedelta(days=30), max(moments) + timedelta(days=30)
-        span = (hi - lo).total_seconds() or 1.0
-        left, width = 200.0, max(50.0, self.width() - 220.0)
-
-        def x(moment: datetime | None, default: float) -> float:
-            return default if moment is None else left + width * (moment - lo).total_seconds() / span
-
-        painter.setPen(palette.color(QPalette.ColorRole.Text))
-        for i, (label, start, end, selected) in enumerate(self.bars):
-            y = 12 + i * 24
-            painter.drawText(QRectF(4, y, left - 8, 20), Qt.AlignmentFlag.AlignVCenter, label[:28])
-            x0, x1 = x(start, left), x(end, left + width)
-            color = palette.color(QPalette.ColorRole.Highlight) if selected else QColor(120, 140, 170)
-            painter.fillRect(QRectF(x0, y + 4, max(2.0, x1 - x0), 12), color)
-            if start is None:
-                painter.drawText(QRectF(x0 - 2, y, 12, 20), Qt.AlignmentFlag.AlignVCenter, "‹")
-            if end is None:
-                painter.drawText(QRectF(x1 - 8, y, 12, 20), Qt.AlignmentFlag.AlignVCenter, "›")
-        pen = QPen(palette.color(QPalette.ColorRole.Text))
-        pen.setStyle(Qt.PenStyle.DashLine)
-        painter.setPen(pen)
-        nx = x(self.now, left)
-        painter.drawLine(int(nx), 4, int(nx), self.height() - 4)
-        painter.drawText(QRectF(nx + 3, self.height() - 18, 80, 16), Qt.AlignmentFlag.AlignLeft, "as of")
-        painter.end()
+    def _accept(self) -> None:
+        problem = self.problem()
+        self.error.setText(problem)
+        if not problem:
+            self.accept()
 
 
 class ValidityPane(QWidget):
@@ -192,6 +152,13 @@ class ValidityPane(QWidget):
         self.as_of.setDisplayFormat("yyyy-MM-dd HH:mm 'UTC'")
         self.as_of.setCalendarPopup(True)
         self.as_of.setAccessibleName("As of")
+        self.as_of.setEnabled(False)
+        self.follow_now = QCheckBox("now")
+        self.follow_now.setObjectName("asOfNow")
+        self.follow_now.setAccessibleName("As of now (follows the clock)")
+        self.follow_now.setToolTip("Untick to look at the windows as of another moment")
+        self.follow_now.setChecked(True)
+        self._tick = QTimer(self, interval=TICK_MS)  # 'now' moves on: states are re-grouped while the pane shows
         self.summary = QLabel()
         self.table = make_table(
             self.model, "validityTable", "Engrams with validity windows", multi=True, widths=(140, 110, 170, 130)
@@ -200,6 +167,7 @@ class ValidityPane(QWidget):
         self.buttons = QHBoxLayout()
         top = QHBoxLayout()
         top.addWidget(QLabel("As of:"))
+        top.addWidget(self.follow_now)
         top.addWidget(self.as_of)
         top.addWidget(self.summary, 1)
         bottom = QWidget()
@@ -218,7 +186,10 @@ class ValidityPane(QWidget):
 
     def attach(self, window: MainWindow) -> None:
         self.window_ = window
-        self.as_of.dateTimeChanged.connect(lambda _d: self.refresh(None))
+        self.as_of.dateTimeChanged.connect(lambda _d: None if self.follow_now.isChecked() else self.refresh(None))
+        self.follow_now.toggled.connect(self._follow_now)
+        self._tick.timeout.connect(self._on_tick)
+        self._tick.start()
         self.table.selectionModel().selectionChanged.connect(lambda *_: self._selected())
 
     def add_buttons(self, actions: dict[str, QAction]) -> None:
@@ -226,7 +197,28 @@ class ValidityPane(QWidget):
         self.buttons.addWidget(action_button(actions["validity.expire"], "X"))
         self.buttons.addStretch(1)
 
+    def _follow_now(self, follow: bool) -> None:
+        self.as_of.setEnabled(not follow)
+        self.refresh(None)
+
+    def _on_tick(self) -> None:
+        if self.follow_now.isChecked() and self.isVisible():
+            self.refresh(None)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self.follow_now.isChecked():
+            self.refresh(None)
+
     def moment(self) -> datetime:
+        """The 'as of' moment: the window's clock while 'now' is ticked, else the chosen moment."""
+        window = self.window_
+        if self.follow_now.isChecked() and window is not None:
+            now = window.clock.now().astimezone(UTC)
+            self.as_of.blockSignals(True)
+            self.as_of.setDateTime(QDateTime.fromSecsSinceEpoch(int(now.timestamp()), QTimeZone.utc()))
+            self.as_of.blockSignals(False)
+            return now
         return self.as_of.dateTime().toPython().replace(tzinfo=UTC)  # type: ignore[no-any-return]
 
     def refresh(self, change: object) -> None:
@@ -305,16 +297,11 @@ class ValidityPane(QWidget):
         if engram is not None:
             domain = engram.get("domain")
             for other in window.session.all_engrams():
-                same = other is engram or (domain and other.get("domain") == domain)
+                this = other.get("id") == current  # engram() may hand out a copy: compare ids, not objects
                 w = Window.of(other)
-                if same and (w.present or other is engram) and other.get("status") == "active":
+                if this or (domain and other.get("domain") == domain and w.present and other.get("status") == "active"):
                     bars.append(
-                        (
-                            str(other.get("statement", "")),
-                            opens_at(w.valid_from),
-                            closes_at(w.valid_until),
-                            other is engram,
-                        )
+                        (str(other.get("statement", "")), opens_at(w.valid_from), closes_at(w.valid_until), this)
                     )
         self.timeline.set_bars(bars[:12], self.moment())
         window._update_context()
@@ -324,7 +311,8 @@ class ValidityPane(QWidget):
         if not (window and window.session and engram_id):
             return
         engram = window.session.engram(engram_id)
-        dialog = WindowDialog(engram_id, Window.of(engram or {}), self)
+        now = window.clock.now()
+        dialog = WindowDialog(engram_id, Window.of(engram or {}), self, QDate(now.year, now.month, now.day))
         accepted = dialog.exec() == QDialog.DialogCode.Accepted
         self.table.setFocus()
         if accepted:

@@ -1,11 +1,80 @@
-"""Small widget factories shared by the panes."""
+"""Small widget factories shared by the panes, and the rules for showing stored text safely.
+
+Text from the store is written by agents: it is data, never markup. Rich-text widgets get it only through
+`text_html` (escaped, hidden characters revealed, whitespace kept); labels that show it are plain-text labels;
+detail panes are `SafeBrowser`s, which load no resource and follow no link whatever their HTML says.
+"""
 
 from __future__ import annotations
 
+import html
+import re
 from collections.abc import Sequence
+from typing import Any
 
-from PySide6.QtCore import QAbstractItemModel
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
+from PySide6.QtCore import QAbstractItemModel, Qt, QUrl
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QLabel,
+    QSizePolicy,
+    QTableView,
+    QTextBrowser,
+    QWidget,
+)
+
+from plur_desk.domain.lint import reveal
+
+_LONG_WORD = re.compile(r"\S{201,}")
+
+
+def text_html(value: object) -> str:
+    """Stored text for a rich-text widget: escaped, hidden characters shown as ⟨U+…⟩ markers."""
+    return html.escape(reveal(str(value)), quote=True)
+
+
+def tooltip_text(value: str) -> str:
+    """A tooltip that is always shown as plain text (Qt renders a tooltip as rich text when it looks like HTML)."""
+    return f"<p style='white-space:pre-wrap'>{text_html(value)}</p>" if value else ""
+
+
+def shorten_long_words(text: str, limit: int = 200) -> str:
+    """Words longer than `limit` cut with an ellipsis, so a label can wrap (a 10,000-character word cannot)."""
+    return _LONG_WORD.sub(lambda m: m.group()[: limit - 1] + "…", text) if len(text) > limit else text
+
+
+def plain_label(text: str = "", parent: QWidget | None = None) -> QLabel:
+    """A label that never interprets its text as HTML."""
+    label = QLabel(parent)
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    label.setText(text)
+    return label
+
+
+def banner_label() -> QLabel:
+    """A plain-text message banner that wraps and never makes the window wider, whatever text it is given."""
+    label = plain_label()
+    label.setWordWrap(True)
+    label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Minimum)
+    return label
+
+
+class SafeBrowser(QTextBrowser):
+    """A read-only HTML view that loads nothing (images, style sheets) and navigates nowhere.
+
+    Everything it shows is built by us with escaped text, so nothing should ever ask; `blocked` records any
+    request that does arrive (the hostile-corpus test asserts it stays empty).
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.blocked: list[str] = []
+        self.setOpenLinks(False)
+        self.setOpenExternalLinks(False)
+
+    def loadResource(self, kind: int, name: QUrl) -> Any:
+        self.blocked.append(name.toString())
+        return None
 
 
 def make_table(

@@ -228,7 +228,7 @@ def test_d_our_lock_makes_plur_wait_and_a_dead_holders_lock_is_taken(store, node
 
 
 def test_content_hash_matches_plur(node_home, tmp_path):
-    from plur_desk.domain.engram_rules import content_hash
+    from plur_desk.domain.derived import content_hash
 
     samples = [
         "The CI pipeline uses Node 20",

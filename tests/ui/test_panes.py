@@ -137,16 +137,16 @@ def test_history_filters_and_export(qtbot, window, store_copy, tmp_path):
     assert all(e["actor"]["kind"] == "human" for e in humans)
     assert humans[0]["actor"]["asserted_by"] == "Grace Tester"  # newest first
     assert pane.model.data(pane.model.index(0, 1), Qt.ItemDataRole.FontRole).bold()
-    assert "HUMAN" in pane.model.data(pane.model.index(0, 1))
+    assert pane.model.data(pane.model.index(0, 1)) == "human (signed) · Grace Tester"
     pane.actor_filter.setCurrentText("all actors")
     assert len(pane.model.events) == total
     out = tmp_path / "view.csv"
-    pane.actor_filter.setCurrentText("agent")
-    count = pane.export_to(str(out))
+    pane.actor_filter.setCurrentText("agent or unknown kind")
+    count = pane.export_to(str(out), "csv")
     rows = list(csv.reader(out.open()))
     assert len(rows) == count + 1 and all(r[3] == "agent" for r in rows[1:])
     jsonl = tmp_path / "view.jsonl"
-    pane.export_to(str(jsonl))
+    pane.export_to(str(jsonl), "jsonl")
     assert all("event" in json.loads(line) for line in jsonl.read_text().splitlines())
 
 
@@ -199,3 +199,109 @@ def test_every_control_has_an_accessible_name(window):
     for button in window.findChildren(QAbstractButton):
         if button.isVisibleTo(window) and button.text():
             assert button.accessibleName() or button.text()
+
+
+def _export_through_the_dialog(qtbot, window, action_id, path, name_filter):
+    from plur_desk.ui.history_export import FORMATS
+
+    def choose(dialog):
+        from PySide6.QtWidgets import QLineEdit
+
+        dialog.selectNameFilter(FORMATS[name_filter])
+        dialog.setDirectory(str(path.parent))
+        dialog.findChild(QLineEdit, "fileNameEdit").setText(path.name)  # as typed by the reviewer
+        dialog.accept()
+
+    answer_modal(choose)
+    window.actions[action_id].trigger()
+
+
+def test_export_format_follows_the_chosen_filter_and_the_outcome_is_shown(qtbot, window, tmp_path):
+    window.show_history()
+    pane = window.history
+    _export_through_the_dialog(qtbot, window, "history.export_csv", tmp_path / "view", "csv")
+    rows = list(csv.reader((tmp_path / "view.csv").open()))  # no suffix typed: the chosen format's is added
+    assert rows[0][:3] == ["timestamp", "event", "engram_id"] and len(rows) == len(pane.model.events) + 1
+    assert f"Exported {len(pane.model.events)} events to {tmp_path / 'view.csv'} (CSV)" in window.banner.text()
+    _export_through_the_dialog(qtbot, window, "history.export_jsonl", tmp_path / "out.txt", "csv")
+    assert next(csv.reader((tmp_path / "out.txt").open()))[0] == "timestamp"  # CSV chosen, CSV written
+    _export_through_the_dialog(qtbot, window, "history.export_csv", tmp_path / "lines.jsonl", "jsonl")
+    lines = (tmp_path / "lines.jsonl").read_text().splitlines()
+    assert len(lines) == len(pane.model.events) and all("event" in json.loads(line) for line in lines)
+
+
+def test_export_to_an_unwritable_path_shows_the_error(qtbot, window, tmp_path):
+    window.show_history()
+    errors = []
+    window.error_shown.connect(errors.append)
+    (tmp_path / "a-file").write_text("")
+    assert window.history.export_to(str(tmp_path / "a-file" / "view.csv"), "csv") is None
+    assert errors and "Could not export the history view" in errors[0]
+    assert window.banner.isVisible() and "Could not export" in window.banner.text()
+
+
+def test_history_filters_apply_as_you_type_and_say_what_they_show(qtbot, window):
+    qtbot.keyClick(window.drafts.table, Qt.Key.Key_4, Qt.KeyboardModifier.ControlModifier)
+    pane = window.history
+    total = len(pane.model.events)
+    pane.engram.setFocus()
+    qtbot.keyClicks(pane.engram, "ENG-2026-12-02-001")  # no Enter, no leaving the field
+    qtbot.waitUntil(lambda: 0 < len(pane.model.events) < total, timeout=3000)
+    assert all("ENG-2026-12-02-001" in json.dumps(e) for e in pane.model.events)
+    n = len(pane.model.events)
+    assert pane.count.text() == (f"{n} event" if n == 1 else f"{n} events")
+    qtbot.keyClicks(pane.engram, "-nothing")
+    qtbot.waitUntil(lambda: len(pane.model.events) == 0, timeout=3000)
+    assert pane.empty.isVisible() and pane.empty.text() == "No events match these filters."
+    assert pane.count.text() == "0 events"
+    pane.engram.clear()
+    qtbot.keyClicks(pane.since, "2026-13-45")
+    qtbot.waitUntil(lambda: "2026-13-45" in pane.count.text(), timeout=3000)
+    assert "is not a date" in pane.count.text() and pane.since.property("invalid") is True
+    assert len(pane.model.events) == total  # the bad bound is ignored, and says so
+    pane.since.clear()
+    qtbot.keyClicks(pane.reviewer, "Grace")
+    qtbot.waitUntil(lambda: len(pane.model.events) < total, timeout=3000)
+    assert pane.count.text() == f"{len(pane.model.events)} event{'s' if len(pane.model.events) != 1 else ''}"
+
+
+def test_history_labels_and_summaries(qtbot, window):
+    from plur_desk.ui.history_pane import HistoryPane, actor_text, summary_of
+
+    assert HistoryPane._count_text(1, 1, False, []) == "1 event · 1 malformed line"
+    assert HistoryPane._count_text(1200, 2, True, []) == "1,200 events · 2 malformed lines · reading older months…"
+
+    window.show_history()
+    pane = window.history
+    actors = {pane.model.data(pane.model.index(r, 1)) for r in range(pane.model.rowCount())}
+    assert "unknown kind · agent:claude-code" in actors  # PLUR's events carry no kind: not called 'agent'
+    assert any(a.startswith("human (signed) · ") for a in actors) and not any(a.isupper() for a in actors)
+    assert actor_text({"actor": {"kind": "agent", "asserted_by": "bot"}}) == "agent · bot"
+    assert actor_text({}) == "no actor"
+    summary = summary_of(
+        {"data": {"action": "set_validity", "field": "temporal", "from": None, "to": {"valid_until": "2026-12-31"}}}
+    )
+    assert summary == "set_validity · temporal: none → valid_until 2026-12-31"
+    for r in range(pane.model.rowCount()):
+        text = pane.model.data(pane.model.index(r, 4))
+        assert "None" not in text and "{'" not in text and "['" not in text
+    when = pane.model.data(pane.model.index(0, 0))
+    bold = pane.model.bold
+    from PySide6.QtGui import QFontMetrics
+
+    assert pane.table.columnWidth(0) > QFontMetrics(bold).horizontalAdvance(when) + 8  # bold rows not cut off
+
+
+def test_timeline_clears_the_other_filters(qtbot, window):
+    target = window.drafts.current_id()
+    window.show_history()
+    pane = window.history
+    pane.actor_filter.setCurrentText("human")
+    pane.since.setText("2027-01-01")
+    window.show_drafts()
+    window.drafts.select_id(target)
+    qtbot.keyClick(window.drafts.table, Qt.Key.Key_T, Qt.KeyboardModifier.ControlModifier)
+    assert window.tabs.currentWidget() is pane
+    assert pane.actor_filter.currentText() == "all actors" and pane.since.text() == ""
+    assert "engram_created" in [e.get("event") for e in pane.model.events]  # the agent's creation is shown
+    assert all(target in json.dumps(e) for e in pane.model.events)

@@ -36,10 +36,23 @@ def test_query_filters_the_queue_and_bulk_applies_to_all_results(qtbot, window, 
     assert others and all(e["scope"] != "project:web" for e in others)
 
 
-def test_detail_shows_similar_engrams(qtbot, window):
-    qtbot.waitUntil(lambda: window.search_ready, timeout=20000)
+def test_detail_shows_similar_engrams_by_cosine_only(qtbot, window):
+    qtbot.waitUntil(lambda: window._status_labels["search"].text() == "search: full text + semantic", timeout=60000)
     target = next(r.id for r in window.drafts.model.rows if r.statement == "Use spaces for indentation in every file")
     window.drafts.select_id(target)
     window._draft_selected()
-    html = window.drafts.detail.toHtml()
-    assert "Similar engrams" in html and "Use spaces, never tabs, for indentation in every file" in html
+    text = window.drafts.detail.toPlainText()
+    assert "cosine similarity" in text and "Use spaces, never tabs, for indentation in every file" in text
+    scores = [float(line.split(" · ")[0]) for line in text.splitlines() if " · ENG-" in line]
+    assert scores and all(0.0 < s <= 1.0 for s in scores)  # one scale: cosine, never BM25's 5.45
+
+
+def test_no_similar_engrams_without_the_model(qtbot, window):
+    qtbot.waitUntil(lambda: window.search_ready, timeout=20000)
+    window.search_service._embeddings_wanted = False  # as on a machine without the embeddings extra
+    window.search_service._embedder = None
+    target = next(r.id for r in window.drafts.model.rows if r.statement == "Use spaces for indentation in every file")
+    assert window.similar_to(target) == []
+    window.drafts.select_id(target)
+    window._draft_selected()
+    assert "Similar engrams" not in window.drafts.detail.toPlainText()

@@ -21,7 +21,7 @@ def test_history_labels_and_filters_human_claims_by_trust(qtbot, window, store_c
     pane.trust_filter.setCurrentText("signed human decisions")
     signed = list(pane.model.events)  # ours and the demo reviewer's earlier ones, signed with keys in keys.yaml
     assert [e["actor"]["asserted_by"] for e in signed] == ["Grace Tester"] + ["Ada Lovelace"] * 3
-    assert "HUMAN (signed)" in pane.model.data(pane.model.index(0, 1))
+    assert "human (signed)" in pane.model.data(pane.model.index(0, 1))
     # an agent appends a human-looking approval: a claim, not a verdict
     claim = dict(human_events(store_copy)[0], engram_id="ENG-FORGED")
     del claim["signature"], claim["signer"]
@@ -32,7 +32,7 @@ def test_history_labels_and_filters_human_claims_by_trust(qtbot, window, store_c
     unsigned = list(pane.model.events)
     assert [e["engram_id"] for e in unsigned] == ["ENG-FORGED"]
     label = pane.model.data(pane.model.index(0, 1))
-    assert label.startswith("HUMAN (UNSIGNED human claim)")
+    assert label.startswith("human (UNSIGNED human claim)")
     assert "Not a verified human decision" in pane.model.data(pane.model.index(0, 1), Qt.ItemDataRole.ToolTipRole)
     assert pane.model.data(pane.model.index(0, 1), Qt.ItemDataRole.ForegroundRole) is not None
     assert "UNSIGNED human claim" in pane.detail.toPlainText()

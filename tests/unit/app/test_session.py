@@ -178,7 +178,7 @@ def test_edit_keeps_old_text_in_history_and_bumps_version(session):
     session.edit_statement("ENG-2026-11-01-001", "A clearer statement about the build")
     disk = _disk(session, "ENG-2026-11-01-001")
     assert disk["engram_version"] == 2
-    from plur_desk.domain.engram_rules import content_hash
+    from plur_desk.domain.derived import content_hash
 
     assert disk["content_hash"] == content_hash("A clearer statement about the build")
     (event,) = _events(session)
