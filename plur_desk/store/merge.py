@@ -1,0 +1,328 @@
+"""Three-way merge of whole `engrams.yaml` / `tensions.yaml` files, written byte for byte as PLUR's js-yaml would.
+
+Records are matched by id (engrams) or engram pair (tensions) and merged by the domain rules. Two records
+minted under one id on two machines (PLUR's ids are per-machine daily sequences) are a collision, not an edit:
+the one not yet on the shared remote gets the next free id of that day, with every reference on its side
+rewritten, and the mapping is reported. Entries PLUR quarantines are kept verbatim. Records either side left
+untouched keep their exact bytes; merged ones are re-emitted by the js-yaml port. Output order: the base's
+order, then new records by (created_at, id), then quarantined entries, the same whichever side is "ours".
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from plur_desk.domain.engram_rules import engram_problems, tension_problems
+from plur_desk.domain.merge_engram import merge_engram, rank, same_content
+from plur_desk.domain.merge_tension import detection_order, merge_tension, pair_key
+from plur_desk.domain.merge_values import canonical, ordered, same
+from plur_desk.store.list_file import ENGRAMS, TENSIONS, Layout, ListFile
+from plur_desk.store.yaml_dump import dump_engram_item, dump_tension_item
+
+_SUFFIX = re.compile(r"^(.*-)(\d+)\Z")
+
+
+class MergeError(Exception):
+    """A side cannot be merged safely (unreadable YAML); the caller must leave the files as they are."""
+
+
+@dataclass
+class Side:
+    """One version of a file: records by key, their bytes when the file is in PLUR's own layout, opaque entries."""
+
+    records: dict[str, dict[str, object]] = field(default_factory=dict)
+    order: list[str] = field(default_factory=list)
+    blocks: dict[str, bytes] = field(default_factory=dict)
+    opaque: dict[str, bytes | None] = field(default_factory=dict)  # quarantined entries: canonical -> bytes
+    opaque_values: dict[str, object] = field(default_factory=dict)
+
+
+@dataclass
+class FileMerge:
+    data: bytes
+    renumbered: list[dict[str, str]] = field(default_factory=list)  # {old, new, statement, content_hash}
+    disagreements: list[dict[str, object]] = field(default_factory=list)
+
+
+def read_side(data: bytes, layout: Layout, key_of: Callable[[dict[str, object]], str | None]) -> Side:
+    side = Side()
+    if not data.strip():
+        return side
+    validate = engram_problems if layout is ENGRAMS else tension_problems
+    snapshot = ListFile(Path(f"{layout.kind}.yaml"), layout, data, None)
+    snapshot._validate = validate  # type: ignore[attr-defined]
+    snapshot._cache = None  # type: ignore[attr-defined]
+    snapshot._split()
+    if snapshot.fatal is None:
+        snapshot.parse_all()
+    if snapshot.fatal is not None:
+        raise MergeError(f"{layout.kind}.yaml cannot be read: {snapshot.fatal}")
+    for entry in snapshot.entries:
+        raw = snapshot.block(entry) if snapshot.regular else None
+        value = entry.value
+        key = key_of(value) if isinstance(value, dict) and entry.valid else None
+        if key is None or key in side.records:
+            ident = canonical(value) + (raw.decode("utf-8", "replace") if raw else "")
+            side.opaque[ident] = raw
+            side.opaque_values[ident] = value
+            continue
+        assert isinstance(value, dict)
+        side.records[key] = value
+        side.order.append(key)
+        if raw is not None:
+            side.blocks[key] = raw
+    return side
+
+
+# -- renumbering ----------------------------------------------------------------------------------------------
+
+
+def _replace_refs(value: object, old: str, new: str) -> object:
+    if isinstance(value, str):
+        return new if value == old else value
+    if isinstance(value, list):
+        return [_replace_refs(v, old, new) for v in value]
+    if isinstance(value, dict):
+        return {k: (v if k in ("statement", "rationale", "summary") else _replace_refs(v, old, new)) for k, v in value.items()}
+    return value
+
+
+def _rename(side: Side, old: str, new: str) -> None:
+    """`old` becomes `new` on one side: the record itself and every reference to it in that side's records."""
+    records = {}
+    order = []
+    for key in side.order:
+        value = side.records[key]
+        renamed = _replace_refs(value, old, new)
+        target = new if key == old else key
+        records[target] = renamed  # type: ignore[assignment]
+        order.append(target)
+        if not same(renamed, value) or target != key:
+            side.blocks.pop(key, None)
+    side.records, side.order = records, order
+
+
+def _next_id(old: str, taken: set[str]) -> str:
+    match = _SUFFIX.match(old)
+    prefix, width = (match.group(1), len(match.group(2))) if match else (old + "-", 3)
+    highest = 0
+    for ident in taken:
+        m = _SUFFIX.match(ident)
+        if m and m.group(1) == prefix:
+            highest = max(highest, int(m.group(2)))
+    return f"{prefix}{highest + 1:0{max(3, width)}d}"
+
+
+def _renumber_collisions(
+    base: Side, a: Side, b: Side, pushed: dict[str, dict[str, object]], same_record: Callable[..., bool]
+) -> list[dict[str, str]]:
+    """Records added on both sides under one id with different content: move the unpushed one to a free id."""
+    taken = set(base.records) | set(a.records) | set(b.records) | set(pushed)
+    mapping = []
+    for ident in sorted((set(a.records) & set(b.records)) - set(base.records)):
+        ra, rb = a.records[ident], b.records[ident]
+        if same_record(ra, rb):
+            continue
+        remote = pushed.get(ident)
+        a_pushed = remote is not None and same_record(remote, ra)
+        b_pushed = remote is not None and same_record(remote, rb)
+        if a_pushed != b_pushed:
+            move, record = (b, rb) if a_pushed else (a, ra)
+        else:  # neither (or both) on the remote: move the later mint, decided by content
+            move, record = (a, ra) if _mint_order(ra) > _mint_order(rb) else (b, rb)
+        new = _next_id(ident, taken)
+        taken.add(new)
+        _rename(move, ident, new)
+        mapping.append(
+            {"old": ident, "new": new, "statement": str(record.get("statement", "")), "content_hash": str(record.get("content_hash", ""))}
+        )
+    return mapping
+
+
+def _mint_order(record: dict[str, object]) -> tuple[str, str, str]:
+    created = record.get("created_at")
+    return (created if isinstance(created, str) else "", canonical(record), ordered(record))
+
+
+# -- emitting -------------------------------------------------------------------------------------------------
+
+
+def _block_for(value: dict[str, object], sides: tuple[Side, ...], key: str, dump: Callable[[dict[str, object]], str]) -> bytes:
+    for side in sides:
+        if key in side.blocks and same(side.records.get(key), value):
+            return side.blocks[key]
+    return dump(value).encode("utf-8")
+
+
+def _opaque(base: Side, a: Side, b: Side, layout: Layout) -> list[bytes]:
+    keep = [k for k in base.opaque if k in a.opaque and k in b.opaque]
+    keep += sorted((set(a.opaque) | set(b.opaque)) - set(base.opaque))
+    blocks = []
+    for ident in keep:
+        raw = a.opaque.get(ident) or b.opaque.get(ident)
+        if raw is None:
+            raise MergeError(
+                f"{layout.kind}.yaml holds an entry PLUR quarantines in a layout that cannot be kept byte for byte"
+            )
+        blocks.append(raw)
+    return blocks
+
+
+def _assemble(layout: Layout, blocks: list[bytes]) -> bytes:
+    if not blocks:
+        return layout.empty
+    return layout.header + b"".join(b if b.endswith(b"\n") else b + b"\n" for b in blocks)
+
+
+def _merge_records(
+    base: Side,
+    a: Side,
+    b: Side,
+    merge: Callable[..., tuple[dict[str, object], list[dict[str, object]]]],
+    new_order: Callable[[dict[str, object]], object],
+) -> tuple[dict[str, dict[str, object]], list[str], list[dict[str, object]]]:
+    merged: dict[str, dict[str, object]] = {}
+    flags: list[dict[str, object]] = []
+    for key in [*base.order, *sorted((set(a.records) | set(b.records)) - set(base.records))]:
+        vo, va, vb = base.records.get(key), a.records.get(key), b.records.get(key)
+        if va is None and vb is None:
+            continue  # deleted on both sides
+        if va is None or vb is None:
+            present = va if va is not None else vb
+            assert present is not None
+            if vo is not None and same(present, vo):
+                continue  # deleted on one side, untouched on the other
+            if vo is not None:
+                flags.append({"kind": "deleted-vs-edited", "record": key, "field": "", "values": [], "kept": "edited"})
+            merged[key] = copy.deepcopy(present)
+            continue
+        value, found = merge(vo, va, vb)
+        merged[key] = value
+        flags.extend({"record": key, **f} if "record" not in f else f for f in found)
+    fresh = sorted((k for k in merged if k not in base.records), key=lambda k: new_order(merged[k]))
+    order = [k for k in base.order if k in merged] + fresh
+    return merged, order, flags
+
+
+def _safe_record(
+    value: dict[str, object], va: dict[str, object] | None, vb: dict[str, object] | None, problems: Callable[..., list[str]]
+) -> dict[str, object]:
+    """Never emit an entry PLUR would quarantine: fall back to the later side's record whole."""
+    if not problems(value):
+        return value
+    sides = [v for v in (va, vb) if v is not None and not problems(v)]
+    return copy.deepcopy(max(sides, key=rank)) if sides else value
+
+
+def _pushed_records(pushed: tuple[bytes, ...], layout: Layout, key_of: Callable[[dict[str, object]], str | None]) -> dict[str, dict[str, object]]:
+    records: dict[str, dict[str, object]] = {}
+    for data in pushed:
+        try:
+            records.update(read_side(data, layout, key_of).records)
+        except MergeError:
+            continue  # an unreadable remote version only means fewer ids count as pushed
+    return records
+
+
+def merge_engram_files(base: bytes, a: bytes, b: bytes, pushed: tuple[bytes, ...] = ()) -> FileMerge:
+    """Merge three versions of engrams.yaml; `pushed` are the remote-tracking versions (which ids are shared)."""
+    if a == b:
+        return FileMerge(a)
+    if a == base:
+        return FileMerge(b)
+    if b == base:
+        return FileMerge(a)
+    key_of = _engram_key
+    sides = [read_side(x, ENGRAMS, key_of) for x in (base, a, b)]
+    remote = _pushed_records(pushed, ENGRAMS, key_of)
+    so, sa, sb = sides
+    renumbered = _renumber_collisions(so, sa, sb, remote, same_content)
+    merged, order, flags = _merge_records(so, sa, sb, merge_engram, _engram_new_order)
+    blocks = []
+    for key in order:
+        value = _safe_record(merged[key], sa.records.get(key), sb.records.get(key), engram_problems)
+        blocks.append(_block_for(value, (sa, sb, so), key, dump_engram_item))
+    blocks += _opaque(so, sa, sb, ENGRAMS)
+    return FileMerge(_assemble(ENGRAMS, blocks), renumbered, flags)
+
+
+def _engram_key(value: dict[str, object]) -> str | None:
+    ident = value.get("id")
+    return ident if isinstance(ident, str) else None
+
+
+def _engram_new_order(value: dict[str, object]) -> tuple[str, str]:
+    created = value.get("created_at")
+    return (created if isinstance(created, str) else "", str(value.get("id")))
+
+
+def rewrite_tension_refs(data: bytes, mapping: list[dict[str, str]]) -> bytes:
+    """Point tensions recorded on the renumbered side at the new ids (matched by the statement snapshot)."""
+    if not mapping or not data.strip():
+        return data
+    side = read_side(data, TENSIONS, pair_key)
+    changed = False
+    out: list[bytes] = []
+    for key in side.order:
+        record = copy.deepcopy(side.records[key])
+        for end in ("a", "b"):
+            for move in mapping:
+                if record.get(f"engram_{end}") == move["old"] and record.get(f"statement_{end}") == move["statement"]:
+                    record[f"engram_{end}"] = move["new"]
+                    if record.get("resolved_by") == move["old"]:
+                        record["resolved_by"] = move["new"]
+                    changed = True
+        out.append(dump_tension_item(record).encode() if not same(record, side.records[key]) else side.blocks.get(key) or dump_tension_item(record).encode())
+    if not changed:
+        return data
+    out += [raw or b"" for raw in side.opaque.values()]
+    return _assemble(TENSIONS, out)
+
+
+def merge_tension_files(base: bytes, a: bytes, b: bytes, pushed: tuple[bytes, ...] = ()) -> FileMerge:
+    """Merge three versions of tensions.yaml, records keyed by engram pair; ids clashing across pairs renumbered."""
+    if a == b:
+        return FileMerge(a)
+    if a == base:
+        return FileMerge(b)
+    if b == base:
+        return FileMerge(a)
+    so, sa, sb = (read_side(x, TENSIONS, pair_key) for x in (base, a, b))
+    merged, order, flags = _merge_records(so, sa, sb, merge_tension, detection_order)
+    remote_ids = {str(r.get("id")): k for k, r in _pushed_records(pushed, TENSIONS, pair_key).items()}
+    renumbered = _renumber_tension_ids(merged, order, so, remote_ids)
+    blocks = []
+    for key in order:
+        value = _safe_record(merged[key], sa.records.get(key), sb.records.get(key), tension_problems)
+        blocks.append(_block_for(value, (sa, sb, so), key, dump_tension_item))
+    blocks += _opaque(so, sa, sb, TENSIONS)
+    return FileMerge(_assemble(TENSIONS, blocks), renumbered, flags)
+
+
+def _renumber_tension_ids(
+    merged: dict[str, dict[str, object]], order: list[str], base: Side, remote_ids: dict[str, str]
+) -> list[dict[str, str]]:
+    """Two different pairs under one T- id (both machines counted from 001 that day): renumber the unpushed one."""
+    by_id: dict[str, list[str]] = {}
+    for key in order:
+        by_id.setdefault(str(merged[key].get("id")), []).append(key)
+    taken = set(by_id) | set(remote_ids)
+    mapping = []
+    for ident in sorted(by_id):
+        pairs = by_id[ident]
+        if len(pairs) < 2:
+            continue
+        keep = remote_ids.get(ident)
+        if keep not in pairs:
+            based = [p for p in pairs if p in base.records and base.records[p].get("id") == ident]
+            keep = based[0] if based else min(pairs, key=lambda p: detection_order(merged[p]))
+        for pair in sorted(p for p in pairs if p != keep):
+            new = _next_id(ident, taken)
+            taken.add(new)
+            merged[pair]["id"] = new
+            mapping.append({"old": ident, "new": new, "statement": pair, "content_hash": ""})
+    return mapping
