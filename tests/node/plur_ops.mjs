@@ -47,6 +47,9 @@ for (const o of ops) {
       case 'resolve': out.push(await (await P()).resolveTension(o.id, o.winner)); break
       case 'recordTensions': out.push(await (await P()).recordTensions(o.pairs)); break
       case 'forget': out.push(await (await P()).forget(o.id, o.reason, o.options || {})); break
+      case 'sync': out.push(await (await P()).sync(o.remote, o.options || {})); break
+      case 'syncStatus': out.push((await P()).syncStatus()); break
+      case 'update': { const p = await P(); const e = await p.getById(o.id); out.push(await p.updateEngram({ ...e, ...o.fields })); break }
       case 'contentHash': out.push(o.statements.map((s) => computeContentHash(s))); break
       default: throw new Error(`unknown op ${o.op}`)
     }
