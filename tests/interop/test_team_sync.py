@@ -78,3 +78,108 @@ def test_plur_sync_diverges_without_the_driver_and_converges_once_installed(team
     texts = {e["statement"] for e in engrams.values()}
     assert {"Ann: builds use the shared cache", "Bob: builds skip the shared cache"} <= texts
     assert git(team.clones["Bob"], "rev-parse", "HEAD") == git(team.clones["Ann"], "rev-parse", "HEAD")
+
+
+# -- plur-desk sync ---------------------------------------------------------------------------------------------
+
+
+def _desk_sync(team: Team, name: str):
+    from plur_desk.app.sync import run_sync
+
+    report = run_sync(team.clones[name])
+    assert report.error is None, report.to_text()
+    return report
+
+
+def test_two_winners_for_one_tension_are_listed_on_every_clone(team: Team) -> None:
+    team.seed("Ann", [("Releases ship on Tuesdays", TEAM), ("Releases ship on Thursdays", TEAM)])
+    ids = sorted(e["id"] for e in team.session("Ann").all_engrams())
+    team.plur(
+        "Ann",
+        [{"op": "recordTensions", "pairs": [{"id_a": ids[0], "id_b": ids[1], "statement_a": "Releases ship on Tuesdays",
+          "statement_b": "Releases ship on Thursdays", "confidence": 0.9, "reason": "two release days"}]}],
+    )
+    team.sync("Ann")
+    team.clone("Bob")
+    tension = next(iter(team.session("Ann").tensions())).id
+    team.session("Ann").resolve_tension(tension, ids[0])
+    team.session("Bob").resolve_tension(tension, ids[1])
+
+    assert _desk_sync(team, "Ann").exit_code == 0
+    bob = _desk_sync(team, "Bob")
+    assert bob.exit_code == 1 and bob.converged
+    ann = _desk_sync(team, "Ann")
+    engrams = team.assert_converged()
+    assert {engrams[i]["status"] for i in ids} == {"retired"}  # both retired: nobody's decision silently wins
+    for report in (ann, bob):
+        kinds = {(d.kind, d.record) for d in report.disagreements}
+        assert ("two-winners", tension) in kinds, report.to_text()
+    assert "Team disagreement" in bob.to_text()
+
+
+def test_private_record_stays_local_during_a_team_pull_and_decisions_merge(team: Team) -> None:
+    team.seed("Ann", _drafts(3))
+    team.clone("Bob")
+    for name in ("Ann", "Bob"):
+        (team.clones[name] / "config.yaml").write_text("sync:\n  remote_type: shared\n")
+    secret = "Bob's private note: the staging password rotates monthly"
+    team.plur("Bob", [{"op": "learn", "statement": secret, "options": {"scope": "project:team"}}])  # private default
+    drafts = sorted(e["id"] for e in team.session("Ann").all_engrams() if e.get("commitment") == "draft")
+    team.session("Ann").approve([drafts[0]])
+    team.session("Bob").approve([drafts[1]])
+
+    _desk_sync(team, "Ann")
+    bob = _desk_sync(team, "Bob")
+    _desk_sync(team, "Ann")
+    assert bob.held_local == 1
+    bob_tree = (team.clones["Bob"] / "engrams.yaml").read_text()
+    assert secret in bob_tree  # still on Bob's machine
+    assert secret not in git(team.clones["Bob"], "show", "origin/main:engrams.yaml")  # never pushed
+    assert secret not in (team.clones["Ann"] / "engrams.yaml").read_text()
+    ann_records = team.plur("Ann", [{"op": "load"}])[0]["engrams"]
+    bob_records = team.plur("Bob", [{"op": "load"}])[0]["engrams"]
+    assert team.plur("Bob", [{"op": "load"}])[0]["quarantined"] == []
+    assert {k: v for k, v in bob_records.items() if v["statement"] != secret} == ann_records
+    assert ann_records[drafts[0]]["commitment"] == ann_records[drafts[1]]["commitment"] == "decided"
+    assert git(team.clones["Bob"], "stash", "list") == ""
+    again = team.sync("Bob")  # PLUR's own sync afterwards: nothing diverged
+    assert "NOT pulled" not in again["message"] and "push_error" not in again, again
+
+
+def test_desk_sync_repairs_plur_diverged_not_pulled_state(team: Team) -> None:
+    from plur_desk import cli
+
+    team.seed("Ann", _drafts(2), driver=False)
+    team.clone("Bob", driver=False)
+    drafts = sorted(e["id"] for e in team.session("Ann").all_engrams() if e.get("commitment") == "draft")
+    team.session("Ann").approve([drafts[0]])
+    team.session("Bob").reject([drafts[0]], "duplicate of an older rule")
+    team.plur("Ann", [{"op": "learn", "statement": "Ann: nightly builds are kept a week", "options": TEAM}])
+    team.plur("Bob", [{"op": "learn", "statement": "Bob: nightly builds are kept a month", "options": TEAM}])
+    team.sync("Ann")
+    assert "NOT pulled" in team.sync("Bob")["message"]  # PLUR leaves Bob diverged
+
+    assert cli.main(["sync", str(team.clones["Bob"])]) == 1  # converged, one disagreement waits
+    assert cli.main(["sync", str(team.clones["Ann"])]) == 1
+    engrams = team.assert_converged()
+    assert {(r["by"], r["state"]) for r in engrams[drafts[0]]["reviews"]} == {("Ann", "approved"), ("Bob", "rejected")}
+    texts = {e["statement"] for e in engrams.values()}
+    assert {"Ann: nightly builds are kept a week", "Bob: nightly builds are kept a month"} <= texts
+    assert "NOT pulled" not in team.sync("Ann")["message"]  # PLUR's sync is happy again, with the driver installed
+
+
+def test_three_reviewers_on_one_engram_converge(team: Team) -> None:
+    team.seed("Ann", _drafts(2))
+    team.clone("Bob")
+    team.clone("Cid")
+    draft = sorted(e["id"] for e in team.session("Ann").all_engrams() if e.get("commitment") == "draft")[0]
+    team.session("Ann").approve([draft], "leaning")
+    team.session("Bob").approve([draft], "locked")
+    team.session("Cid").edit_statement(draft, "Deploys freeze on Fridays after 14:00")
+    for name in ("Ann", "Bob", "Cid", "Ann", "Bob"):
+        _desk_sync(team, name)
+    engrams = team.assert_converged()
+    record = engrams[draft]
+    assert record["statement"] == "Deploys freeze on Fridays after 14:00"
+    assert record["commitment"] == "locked"  # the higher approval; both approvals are kept
+    assert {(r["by"], r["level"]) for r in record["reviews"]} == {("Ann", "leaning"), ("Bob", "locked")}

@@ -1,0 +1,97 @@
+"""What `plur-desk sync` did, in plain words (and as JSON): remote, ahead/behind, decisions in and out."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+
+from plur_desk.app.team import TeamDisagreement
+from plur_desk.domain.merge_engram import REVIEWS_KEY
+from plur_desk.store.list_file import ENGRAMS
+from plur_desk.store.merge import MergeError, read_side
+
+
+@dataclass
+class SyncReport:
+    store: str
+    remote: str = ""
+    remote_type: str = ""
+    branch: str = ""
+    ahead_before: int = 0
+    behind_before: int = 0
+    ahead_after: int = 0
+    behind_after: int = 0
+    committed: bool = False
+    pushed: bool = False
+    held_local: int = 0
+    incoming: list[str] = field(default_factory=list)
+    outgoing: list[str] = field(default_factory=list)
+    renumbered: list[dict[str, str]] = field(default_factory=list)
+    disagreements: list[TeamDisagreement] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def converged(self) -> bool:
+        return self.error is None and self.ahead_after == 0 and self.behind_after == 0
+
+    @property
+    def exit_code(self) -> int:
+        if not self.converged:
+            return 2
+        return 1 if self.disagreements else 0
+
+    def to_json(self) -> str:
+        data = asdict(self)
+        data["converged"] = self.converged
+        data["exit_code"] = self.exit_code
+        return json.dumps(data, indent=2, ensure_ascii=False)
+
+    def to_text(self) -> str:
+        lines = []
+        if self.remote:
+            lines.append(f"Remote: {self.remote} ({self.remote_type} remote, branch {self.branch})")
+            lines.append(f"Before: {self.ahead_before} local commit(s) to push, {self.behind_before} to pull")
+        lines += [f"Came in: {d}" for d in self.incoming] or (["Came in: no review decisions"] if self.remote else [])
+        lines += [f"Went out: {d}" for d in self.outgoing]
+        if self.held_local:
+            lines.append(f"Kept on this machine: {self.held_local} engram(s) PLUR's sync never pushes (scope/visibility)")
+        for move in self.renumbered:
+            lines.append(
+                f"Renumbered: {move['old']} was already taken on the remote; this machine's \"{move['statement']}\" "
+                f"is now {move['new']} (this machine's history still names {move['old']})"
+            )
+        lines += [f"Note: {n}" for n in self.notes]
+        for d in self.disagreements:
+            lines.append(f"Team disagreement: {d.summary}")
+        if self.error:
+            lines.append(f"Could not sync: {self.error}")
+        elif self.converged:
+            tail = f"; {len(self.disagreements)} disagreement(s) wait for a reviewer" if self.disagreements else ""
+            lines.append(f"Converged: this clone and the remote hold the same commit{tail}.")
+        else:
+            lines.append(f"Not converged: {self.ahead_after} to push, {self.behind_after} to pull.")
+        return "\n".join(lines)
+
+
+def _decisions(data: bytes | None) -> dict[tuple[str, str, str, str], str]:
+    if not data:
+        return {}
+    try:
+        side = read_side(data, ENGRAMS, lambda v: v.get("id") if isinstance(v.get("id"), str) else None)  # type: ignore[return-value]
+    except MergeError:
+        return {}
+    found = {}
+    for ident, record in side.records.items():
+        reviews = [record.get("review"), *(record.get(REVIEWS_KEY) or [])]  # type: ignore[misc]
+        for review in reviews:
+            if isinstance(review, dict):
+                key = (ident, str(review.get("by")), str(review.get("state")), str(review.get("at")))
+                found[key] = f"{review.get('by')} {review.get('state')} {ident} at {review.get('at')}"
+    return found
+
+
+def decisions_between(before: bytes | None, after: bytes | None) -> list[str]:
+    """Review decisions present in `after` and not in `before`, one line each, oldest first."""
+    old, new = _decisions(before), _decisions(after)
+    return [new[k] for k in sorted(new, key=lambda k: (k[3], k[0])) if k not in old]
