@@ -30,8 +30,14 @@ class Command:
 COMMANDS: tuple[Command, ...] = (
     Command("check", "report on a store and every entry PLUR would quarantine (read-only)", "plur_desk.cli:check_main"),
     Command("search", "search a store as the app does, from a script (read-only)", "plur_desk.app.search_cli:main"),
-    Command("merge-driver", "git merge driver for a team store; --install/--uninstall in a clone", "plur_desk.app.merge_driver:main"),
-    Command("sync", "fetch, merge with the driver and push a git-synced store, under PLUR's lock", "plur_desk.app.sync:main"),
+    Command(
+        "merge-driver",
+        "git merge driver for a team store; --install/--uninstall in a clone",
+        "plur_desk.app.merge_driver:main",
+    ),
+    Command(
+        "sync", "fetch, merge with the driver and push a git-synced store, under PLUR's lock", "plur_desk.app.sync:main"
+    ),
 )
 
 

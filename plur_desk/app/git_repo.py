@@ -28,7 +28,9 @@ class Repo:
         rel = os.path.relpath(self.store, self.top)
         return "" if rel == "." else rel.replace(os.sep, "/") + "/"
 
-    def run(self, *args: str, check: bool = True, input: bytes | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+    def run(
+        self, *args: str, check: bool = True, input: bytes | None = None, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[bytes]:
         full_env = dict(os.environ)
         full_env.update(env or {})
         full_env.setdefault("GIT_TERMINAL_PROMPT", "0")

@@ -130,7 +130,9 @@ def _pushed(repo: Repo | None, path: str) -> tuple[bytes, ...]:
     return tuple(b for b in blobs if b)
 
 
-def merge_versions(name: str, base: bytes, ours: bytes, theirs: bytes, pushed: tuple[bytes, ...], store: Path) -> FileMerge:
+def merge_versions(
+    name: str, base: bytes, ours: bytes, theirs: bytes, pushed: tuple[bytes, ...], store: Path
+) -> FileMerge:
     if name == "engrams.yaml":
         return merge_engram_files(base, ours, theirs, pushed)
     if name == "tensions.yaml":
@@ -149,13 +151,19 @@ def run_driver(base: str, ours: str, theirs: str, path: str) -> int:
         result = merge_versions(name, _read(base), _read(ours), _read(theirs), _pushed(repo, path), store)
         atomic_write(Path(ours), result.data)
     except (MergeError, GitError, OSError) as exc:
-        print(f"plur-desk merge-driver: {path} not merged, left as it was: {exc}", file=sys.stderr)
+        sys.stderr.write(f"plur-desk merge-driver: {path} not merged, left as it was: {exc}" + "\n")
         return 1
     team_ledger.append(store, team_ledger.RENUMBERED, [{**m, "file": name} for m in result.renumbered])
     team_ledger.append(store, team_ledger.DISAGREEMENTS, [{**d, "file": name} for d in result.disagreements])
     for move in result.renumbered:
-        print(f"plur-desk: {move['old']} was taken on the remote; this machine's record is now {move['new']}", file=sys.stderr)
+        sys.stderr.write(
+            f"plur-desk: {move['old']} was taken on the remote; this machine's record is now {move['new']}" + "\n"
+        )
     return 0
+
+
+def _say(text: str) -> None:
+    sys.stdout.write(text + "\n")
 
 
 def main(argv: list[str]) -> int:
@@ -179,16 +187,16 @@ def main(argv: list[str]) -> int:
     store = default_store_path(args.args[0] if args.args else None)
     repo = find_repo(store)
     if repo is None:
-        print(f"{store} is not inside a git clone; PLUR's sync creates one (plur sync) before a driver is useful")
+        _say(f"{store} is not inside a git clone; PLUR's sync creates one (plur sync) before a driver is useful")
         return 2
     try:
         if args.status:
             missing = installed(repo)
-            print("\n".join(missing) if missing else "installed: merges of engrams.yaml and tensions.yaml use plur-desk")
+            _say("\n".join(missing) if missing else "installed: merges of engrams.yaml and tensions.yaml use plur-desk")
             return 1 if missing else 0
         for line in install(repo) if args.install else uninstall(repo):
-            print(line)
+            _say(line)
     except GitError as exc:
-        print(exc)
+        _say(str(exc))
         return 2
     return 0

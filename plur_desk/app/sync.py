@@ -10,6 +10,7 @@ autostash pop, and the "diverged, NOT pulled" state. Exit 0 converged, 1 disagre
 from __future__ import annotations
 
 import argparse
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -82,7 +83,9 @@ class _Sync:
         """Unmerged store files (a failed autostash pop, a conflicted merge): merged from git's three stages."""
         others = [p for p in unmerged if p not in (self.path(n) for n in MERGED_FILES)]
         if others:
-            raise SyncFailed(f"git has unmerged files plur-desk does not merge: {', '.join(others)}; resolve them first")
+            raise SyncFailed(
+                f"git has unmerged files plur-desk does not merge: {', '.join(others)}; resolve them first"
+            )
         for path in unmerged:
             name = Path(path).name
             base, ours, theirs = (self.repo.blob(f":{stage}:{path}") or b"" for stage in (1, 2, 3))
@@ -164,7 +167,10 @@ class _Sync:
             self._put_back(held, head, head)
             raise
         new_head = self.repo.text("rev-parse", "HEAD")
-        self.report.incoming += decisions_between(self.repo.blob(f"{head}:{self.path('engrams.yaml')}"), self.repo.blob(f"{new_head}:{self.path('engrams.yaml')}"))
+        self.report.incoming += decisions_between(
+            self.repo.blob(f"{head}:{self.path('engrams.yaml')}"),
+            self.repo.blob(f"{new_head}:{self.path('engrams.yaml')}"),
+        )
         with locked(self.store / "tensions.yaml", TENSIONS_POLICY):
             self._put_back(held, head, new_head)
 
@@ -259,6 +265,10 @@ def run_sync(store: Path) -> SyncReport:
     return report
 
 
+def _say(text: str) -> None:
+    sys.stdout.write(text + "\n")
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="plur-desk sync",
@@ -269,5 +279,5 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--json", action="store_true", help="machine-readable report")
     args = parser.parse_args(argv)
     report = run_sync(default_store_path(args.store))
-    print(report.to_json() if args.json else report.to_text())
+    _say(report.to_json() if args.json else report.to_text())
     return report.exit_code

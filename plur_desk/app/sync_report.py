@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 from plur_desk.app.team import TeamDisagreement
 from plur_desk.domain.merge_engram import REVIEWS_KEY
 from plur_desk.store.list_file import ENGRAMS
-from plur_desk.store.merge import MergeError, read_side
+from plur_desk.store.merge import MergeError, engram_key, read_side
 
 
 @dataclass
@@ -55,10 +55,12 @@ class SyncReport:
         lines += [f"Came in: {d}" for d in self.incoming] or (["Came in: no review decisions"] if self.remote else [])
         lines += [f"Went out: {d}" for d in self.outgoing]
         if self.held_local:
-            lines.append(f"Kept on this machine: {self.held_local} engram(s) PLUR's sync never pushes (scope/visibility)")
+            lines.append(
+                f"Kept on this machine: {self.held_local} engram(s) PLUR's sync never pushes (scope/visibility)"
+            )
         for move in self.renumbered:
             lines.append(
-                f"Renumbered: {move['old']} was already taken on the remote; this machine's \"{move['statement']}\" "
+                f'Renumbered: {move["old"]} was already taken on the remote; this machine\'s "{move["statement"]}" '
                 f"is now {move['new']} (this machine's history still names {move['old']})"
             )
         lines += [f"Note: {n}" for n in self.notes]
@@ -78,7 +80,7 @@ def _decisions(data: bytes | None) -> dict[tuple[str, str, str, str], str]:
     if not data:
         return {}
     try:
-        side = read_side(data, ENGRAMS, lambda v: v.get("id") if isinstance(v.get("id"), str) else None)  # type: ignore[return-value]
+        side = read_side(data, ENGRAMS, engram_key)
     except MergeError:
         return {}
     found = {}

@@ -68,7 +68,9 @@ def _approved_by(engram: dict[str, object]) -> list[str]:
     return [str(r.get("by")) for r in reviews if isinstance(r, dict) and r.get("state") == "approved"]
 
 
-def _tension_checks(engrams: dict[str, dict[str, object]], tensions: Iterable[dict[str, object]]) -> list[TeamDisagreement]:
+def _tension_checks(
+    engrams: dict[str, dict[str, object]], tensions: Iterable[dict[str, object]]
+) -> list[TeamDisagreement]:
     found = []
     for record in tensions:
         if record.get("status") != "resolved":
@@ -113,10 +115,13 @@ def _from_ledger(store: Path, tensions: dict[str, dict[str, object]]) -> list[Te
             continue
         if (current.get("status"), current.get("resolved_by")) != (kept.get("status"), kept.get("resolved_by")):
             continue  # decided again since
-        values = entry.get("values") if isinstance(entry.get("values"), list) else []
-        sides = " / ".join(_decision_words(v) for v in values)  # type: ignore[union-attr]
+        raw = entry.get("values")
+        values: list[object] = raw if isinstance(raw, list) else []
+        sides = " / ".join(_decision_words(v) for v in values)
         pair = (str(current.get("engram_a")), str(current.get("engram_b")))
-        found.append(TeamDisagreement(str(entry.get("kind")), ident, f"{ident}: {sides}; kept {_decision_words(kept)}", pair))
+        found.append(
+            TeamDisagreement(str(entry.get("kind")), ident, f"{ident}: {sides}; kept {_decision_words(kept)}", pair)
+        )
     return found
 
 

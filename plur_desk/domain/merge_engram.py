@@ -46,9 +46,9 @@ NESTED_LATEST = {
 }
 KEYED_LISTS = {
     "associations": lambda x: canonical([x.get("type"), x.get("target")]) if isinstance(x, dict) else canonical(x),
-    "sources": lambda x: canonical([x.get(k) for k in ("stored_at", "session_id", "scope")])
-    if isinstance(x, dict)
-    else canonical(x),
+    "sources": lambda x: (
+        canonical([x.get(k) for k in ("stored_at", "session_id", "scope")]) if isinstance(x, dict) else canonical(x)
+    ),
     "knowledge_anchors": lambda x: canonical(x.get("path")) if isinstance(x, dict) else canonical(x),
     "entities": lambda x: canonical([x.get("name"), x.get("type")]) if isinstance(x, dict) else canonical(x),
 }
@@ -113,8 +113,7 @@ class _EngramMerge:
 
     def _ordered(self) -> dict[str, object]:
         order = key_order(self.base, self.a, self.b) + [k for k in self.out if k not in self.a and k not in self.b]
-        result = {k: self.out[k] for k in order if k in self.out}
-        return result
+        return {k: self.out[k] for k in order if k in self.out}
 
     # -- groups of fields that move together -------------------------------------------------------------
 
@@ -157,6 +156,8 @@ class _EngramMerge:
             return copy.deepcopy(value)
         if key in IMMUTABLE:
             return copy.deepcopy(vo) if vo is not MISSING else (min_present(va, vb))
+        if key in ("status", "scope", "visibility", "review", *FLAGGED_LWW):
+            return self._decision_field(key, va, vb)
         if key in LATEST:
             return max_string(va, vb)
         if key in COUNTERS:
@@ -172,19 +173,17 @@ class _EngramMerge:
             return _cap_co_access(merged) if key == "associations" else merged
         if key in NESTED_COUNTERS or key in NESTED_LATEST:
             return merge_dict(vo, va, vb, self._nested_leaf)
+        return merge_dict(vo, va, vb, self._lww_leaf)
+
+    def _decision_field(self, key: str, va: object, vb: object) -> object:
+        """Fields a person decides: both sides changed them differently."""
         if key == "status":
             return self._status(va, vb)
-        if key in ("scope", "visibility"):
-            chosen = _less_shared(key, va, vb)
-            self.flags.append(flag("two-edits", key, [va, vb], self.at, kept=chosen))
-            return chosen
         if key == "review":
             return self._review(va, vb)
-        if key in FLAGGED_LWW:
-            chosen = va if self.late is self.a else vb
-            self.flags.append(flag("two-edits", key, [va, vb], self.at, kept=chosen))
-            return copy.deepcopy(chosen)
-        return merge_dict(vo, va, vb, self._lww_leaf)
+        chosen = _less_shared(key, va, vb) if key in ("scope", "visibility") else (va if self.late is self.a else vb)
+        self.flags.append(flag("two-edits", key, [va, vb], self.at, kept=chosen))
+        return copy.deepcopy(chosen)
 
     def _keyed_item(self, base: object, a: object, b: object) -> object:
         def leaf(path: str, o: object, x: object, y: object) -> object:
@@ -238,16 +237,22 @@ class _EngramMerge:
         two_decisions = not same(decided[0], decided[1]) and all(isinstance(v, dict) for v in decided)
         if two_decisions or isinstance(self.out.get(REVIEWS_KEY), list):
             unique = {canonical(r): r for r in known}
-            self.out[REVIEWS_KEY] = [copy.deepcopy(unique[k]) for k in sorted(unique, key=lambda k: _review_sort(unique[k]))]
+            self.out[REVIEWS_KEY] = [
+                copy.deepcopy(unique[k]) for k in sorted(unique, key=lambda k: _review_sort(unique[k]))
+            ]
         a, b = self.a, self.b
         if (self._approved_here(a) and self._retired_here(b)) or (self._approved_here(b) and self._retired_here(a)):
-            sides = [_decision_of(a), _decision_of(b)]
+            sides: list[object] = [_decision_of(a), _decision_of(b)]
             self.flags.append(flag("approve-vs-reject", "status", sides, self.at, kept=self.out.get("status")))
 
     def _approved_here(self, side: dict[str, object]) -> bool:
         before = self.base.get("commitment")
         review = side.get("review")
-        if isinstance(review, dict) and review.get("state") == "approved" and not same(review, self.base.get("review", MISSING)):
+        if (
+            isinstance(review, dict)
+            and review.get("state") == "approved"
+            and not same(review, self.base.get("review", MISSING))
+        ):
             return True
         return before == "draft" and side.get("commitment") not in ("draft", None)
 
@@ -256,7 +261,12 @@ class _EngramMerge:
 
     def _after(self) -> None:
         count = self.out.get("write_count")
-        if isinstance(count, (int, float)) and not isinstance(count, bool) and count <= 0 and "write_count" in self.base:
+        if (
+            isinstance(count, (int, float))
+            and not isinstance(count, bool)
+            and count <= 0
+            and "write_count" in self.base
+        ):
             moved = not same(self.base.get("write_count"), count)
             if moved:
                 self.out["status"] = "retired"
@@ -268,7 +278,7 @@ class _EngramMerge:
 
 
 def _decision_of(side: dict[str, object]) -> dict[str, object]:
-    decision = {k: side[k] for k in ("status", "commitment") if k in side}
+    decision: dict[str, object] = {k: side[k] for k in ("status", "commitment") if k in side}
     review = side.get("review")
     if isinstance(review, dict):
         decision["review"] = review

@@ -160,7 +160,11 @@ def merge_dict(
         vo, va, vb = base_d.get(key, MISSING), a.get(key, MISSING), b.get(key, MISSING)
         done, v = three_way(vo, va, vb)
         if not done:
-            v = merge_dict(vo, va, vb, leaf, sub) if isinstance(va, dict) and isinstance(vb, dict) else leaf(sub, vo, va, vb)
+            v = (
+                merge_dict(vo, va, vb, leaf, sub)
+                if isinstance(va, dict) and isinstance(vb, dict)
+                else leaf(sub, vo, va, vb)
+            )
         if v is not MISSING:
             out[key] = copy.deepcopy(v)
     return out

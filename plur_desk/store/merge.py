@@ -87,19 +87,23 @@ def _replace_refs(value: object, old: str, new: str) -> object:
     if isinstance(value, list):
         return [_replace_refs(v, old, new) for v in value]
     if isinstance(value, dict):
-        return {k: (v if k in ("statement", "rationale", "summary") else _replace_refs(v, old, new)) for k, v in value.items()}
+        return {
+            k: (v if k in ("statement", "rationale", "summary") else _replace_refs(v, old, new))
+            for k, v in value.items()
+        }
     return value
 
 
 def _rename(side: Side, old: str, new: str) -> None:
     """`old` becomes `new` on one side: the record itself and every reference to it in that side's records."""
-    records = {}
+    records: dict[str, dict[str, object]] = {}
     order = []
     for key in side.order:
         value = side.records[key]
         renamed = _replace_refs(value, old, new)
+        assert isinstance(renamed, dict)
         target = new if key == old else key
-        records[target] = renamed  # type: ignore[assignment]
+        records[target] = renamed
         order.append(target)
         if not same(renamed, value) or target != key:
             side.blocks.pop(key, None)
@@ -138,7 +142,12 @@ def _renumber_collisions(
         taken.add(new)
         _rename(move, ident, new)
         mapping.append(
-            {"old": ident, "new": new, "statement": str(record.get("statement", "")), "content_hash": str(record.get("content_hash", ""))}
+            {
+                "old": ident,
+                "new": new,
+                "statement": str(record.get("statement", "")),
+                "content_hash": str(record.get("content_hash", "")),
+            }
         )
     return mapping
 
@@ -151,7 +160,9 @@ def _mint_order(record: dict[str, object]) -> tuple[str, str, str]:
 # -- emitting -------------------------------------------------------------------------------------------------
 
 
-def _block_for(value: dict[str, object], sides: tuple[Side, ...], key: str, dump: Callable[[dict[str, object]], str]) -> bytes:
+def _block_for(
+    value: dict[str, object], sides: tuple[Side, ...], key: str, dump: Callable[[dict[str, object]], str]
+) -> bytes:
     for side in sides:
         if key in side.blocks and same(side.records.get(key), value):
             return side.blocks[key]
@@ -183,7 +194,7 @@ def _merge_records(
     a: Side,
     b: Side,
     merge: Callable[..., tuple[dict[str, object], list[dict[str, object]]]],
-    new_order: Callable[[dict[str, object]], object],
+    new_order: Callable[[dict[str, object]], tuple[str, ...]],
 ) -> tuple[dict[str, dict[str, object]], list[str], list[dict[str, object]]]:
     merged: dict[str, dict[str, object]] = {}
     flags: list[dict[str, object]] = []
@@ -209,7 +220,10 @@ def _merge_records(
 
 
 def _safe_record(
-    value: dict[str, object], va: dict[str, object] | None, vb: dict[str, object] | None, problems: Callable[..., list[str]]
+    value: dict[str, object],
+    va: dict[str, object] | None,
+    vb: dict[str, object] | None,
+    problems: Callable[..., list[str]],
 ) -> dict[str, object]:
     """Never emit an entry PLUR would quarantine: fall back to the later side's record whole."""
     if not problems(value):
@@ -218,7 +232,9 @@ def _safe_record(
     return copy.deepcopy(max(sides, key=rank)) if sides else value
 
 
-def _pushed_records(pushed: tuple[bytes, ...], layout: Layout, key_of: Callable[[dict[str, object]], str | None]) -> dict[str, dict[str, object]]:
+def _pushed_records(
+    pushed: tuple[bytes, ...], layout: Layout, key_of: Callable[[dict[str, object]], str | None]
+) -> dict[str, dict[str, object]]:
     records: dict[str, dict[str, object]] = {}
     for data in pushed:
         try:
@@ -236,7 +252,7 @@ def merge_engram_files(base: bytes, a: bytes, b: bytes, pushed: tuple[bytes, ...
         return FileMerge(b)
     if b == base:
         return FileMerge(a)
-    key_of = _engram_key
+    key_of = engram_key
     sides = [read_side(x, ENGRAMS, key_of) for x in (base, a, b)]
     remote = _pushed_records(pushed, ENGRAMS, key_of)
     so, sa, sb = sides
@@ -250,7 +266,8 @@ def merge_engram_files(base: bytes, a: bytes, b: bytes, pushed: tuple[bytes, ...
     return FileMerge(_assemble(ENGRAMS, blocks), renumbered, flags)
 
 
-def _engram_key(value: dict[str, object]) -> str | None:
+def engram_key(value: dict[str, object]) -> str | None:
+    """An engram's merge key: its id."""
     ident = value.get("id")
     return ident if isinstance(ident, str) else None
 
@@ -276,7 +293,11 @@ def rewrite_tension_refs(data: bytes, mapping: list[dict[str, str]]) -> bytes:
                     if record.get("resolved_by") == move["old"]:
                         record["resolved_by"] = move["new"]
                     changed = True
-        out.append(dump_tension_item(record).encode() if not same(record, side.records[key]) else side.blocks.get(key) or dump_tension_item(record).encode())
+        out.append(
+            dump_tension_item(record).encode()
+            if not same(record, side.records[key])
+            else side.blocks.get(key) or dump_tension_item(record).encode()
+        )
     if not changed:
         return data
     out += [raw or b"" for raw in side.opaque.values()]

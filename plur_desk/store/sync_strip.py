@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from plur_desk.infra.jsvalues import JsTimestamp
 from plur_desk.store.list_file import ENGRAMS, TENSIONS
-from plur_desk.store.merge import MergeError, read_side
+from plur_desk.store.merge import MergeError, engram_key, read_side
 from plur_desk.store.yaml_dump import dump_tensions_document
 from plur_desk.store.yaml_load import YamlSyntaxError, load_general
 
@@ -53,7 +53,7 @@ class Stripped:
 
 
 def strip_engrams(data: bytes, remote_type: str) -> Stripped:
-    side = read_side(data, ENGRAMS, lambda v: v.get("id") if isinstance(v.get("id"), str) else None)  # type: ignore[return-value]
+    side = read_side(data, ENGRAMS, engram_key)
     kept = {k for k, v in side.records.items() if is_pushed(v, remote_type)}
     dropped = [k for k in side.order if k not in kept]
     if not dropped:

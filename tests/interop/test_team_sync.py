@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from support.team import Team, git
-
 from plur_desk.store import team_ledger
+
+from support.team import Team, git
 
 pytestmark = pytest.mark.interop
 TEAM = {"scope": "project:team", "visibility": "public"}
@@ -96,8 +96,21 @@ def test_two_winners_for_one_tension_are_listed_on_every_clone(team: Team) -> No
     ids = sorted(e["id"] for e in team.session("Ann").all_engrams())
     team.plur(
         "Ann",
-        [{"op": "recordTensions", "pairs": [{"id_a": ids[0], "id_b": ids[1], "statement_a": "Releases ship on Tuesdays",
-          "statement_b": "Releases ship on Thursdays", "confidence": 0.9, "reason": "two release days"}]}],
+        [
+            {
+                "op": "recordTensions",
+                "pairs": [
+                    {
+                        "id_a": ids[0],
+                        "id_b": ids[1],
+                        "statement_a": "Releases ship on Tuesdays",
+                        "statement_b": "Releases ship on Thursdays",
+                        "confidence": 0.9,
+                        "reason": "two release days",
+                    }
+                ],
+            }
+        ],
     )
     team.sync("Ann")
     team.clone("Bob")

@@ -5,12 +5,12 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from support.stores import plur
-
 from plur_desk.app.bootstrap import open_session
 from plur_desk.app.git_repo import find_repo
 from plur_desk.app.merge_driver import install
 from plur_desk.app.session import ReviewSession
+
+from support.stores import plur
 
 MARKERS = (b"<<<<<<<", b">>>>>>>", b"\n=======\n")
 
@@ -76,7 +76,9 @@ class Team:
 
     def files(self, name: str) -> tuple[bytes, bytes]:
         store = self.clones[name]
-        return tuple((store / f).read_bytes() if (store / f).exists() else b"" for f in ("engrams.yaml", "tensions.yaml"))  # type: ignore[return-value]
+        return tuple(
+            (store / f).read_bytes() if (store / f).exists() else b"" for f in ("engrams.yaml", "tensions.yaml")
+        )  # type: ignore[return-value]
 
     def assert_converged(self) -> dict:
         """Every clone holds identical store files, no conflict markers, nothing PLUR quarantines."""

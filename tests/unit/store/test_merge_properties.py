@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 
 from plur_desk.domain import review
 from plur_desk.domain.engram_rules import content_hash, engram_problems, tension_problems
+from plur_desk.domain.merge_tension import pair_key
 from plur_desk.domain.review import Reviewer
 from plur_desk.infra.errors import ActionRefused
-from plur_desk.store.merge import merge_engram_files, merge_tension_files, read_side
 from plur_desk.store.list_file import ENGRAMS, TENSIONS
-from plur_desk.domain.merge_tension import pair_key
+from plur_desk.store.merge import merge_engram_files, merge_tension_files, read_side
 from plur_desk.store.yaml_dump import dump_engrams_document, dump_tensions_document
 
 T0 = datetime(2026, 12, 2, 9, 0, tzinfo=UTC)
@@ -167,11 +167,6 @@ BASE_FILES = (
 )
 
 
-def _run(ops: list[tuple]) -> Machine:
-    machine = Machine("ann" if not ops or ops[0] != "bob" else "bob")
-    return machine
-
-
 def _machine(name: str, ops: list[tuple]) -> Machine:
     m = Machine(name)
     for step in ops:
@@ -189,8 +184,8 @@ def _records(data: bytes) -> list[dict]:
 @given(st.lists(op, max_size=8), st.lists(op, max_size=8))
 def test_engram_merge_is_symmetric_idempotent_and_keeps_every_decision(ops_a, ops_b) -> None:
     ann, bob = _machine("ann", ops_a), _machine("bob", ops_b)
-    (ea, ta), (eb, tb) = ann.files(), bob.files()
-    base_e, base_t = BASE_FILES
+    (ea, _), (eb, _) = ann.files(), bob.files()
+    base_e = BASE_FILES[0]
 
     merged = merge_engram_files(base_e, ea, eb)
     assert merged.data == merge_engram_files(base_e, eb, ea).data
