@@ -196,3 +196,26 @@ def test_three_reviewers_on_one_engram_converge(team: Team) -> None:
     assert record["statement"] == "Deploys freeze on Fridays after 14:00"
     assert record["commitment"] == "locked"  # the higher approval; both approvals are kept
     assert {(r["by"], r["level"]) for r in record["reviews"]} == {("Ann", "leaning"), ("Bob", "locked")}
+
+
+def test_plur_sync_pulls_over_a_private_record_through_the_autostash_pop(team: Team) -> None:
+    team.seed("Ann", _drafts(2))
+    team.clone("Bob")
+    for name in ("Ann", "Bob"):
+        (team.clones[name] / "config.yaml").write_text("sync:\n  remote_type: shared\n")
+    secret = "Bob keeps this to himself: the pager rota is unfair"
+    team.plur("Bob", [{"op": "learn", "statement": secret, "options": {"scope": "project:team"}}])
+    assert "NOT pulled" not in team.sync("Bob")["message"]  # Bob's tree is now dirty for good (the strip)
+    team.plur("Ann", [{"op": "learn", "statement": "Ann: the pager rota changes on Mondays", "options": TEAM}])
+    team.sync("Ann")
+
+    result = team.sync("Bob")  # pull --rebase over the dirty tree: autostash, then the pop goes through the driver
+    assert "NOT pulled" not in result["message"], result
+    bob = team.plur("Bob", [{"op": "load"}])[0]
+    assert bob["quarantined"] == []
+    texts = {e["statement"] for e in bob["engrams"].values()}
+    assert {secret, "Ann: the pager rota changes on Mondays"} <= texts
+    data = (team.clones["Bob"] / "engrams.yaml").read_bytes()
+    assert b"<<<<<<<" not in data
+    assert git(team.clones["Bob"], "stash", "list") == ""
+    assert secret not in git(team.clones["Bob"], "show", "origin/main:engrams.yaml")
