@@ -150,11 +150,12 @@ def run_driver(base: str, ours: str, theirs: str, path: str) -> int:
         store = (repo.top if repo else Path.cwd()) / Path(path).parent
         result = merge_versions(name, _read(base), _read(ours), _read(theirs), _pushed(repo, path), store)
         atomic_write(Path(ours), result.data)
-    except (MergeError, GitError, OSError) as exc:
+    except Exception as exc:  # whatever went wrong, %A must stay as git gave it
         sys.stderr.write(f"plur-desk merge-driver: {path} not merged, left as it was: {exc}" + "\n")
         return 1
-    team_ledger.append(store, team_ledger.RENUMBERED, [{**m, "file": name} for m in result.renumbered])
-    team_ledger.append(store, team_ledger.DISAGREEMENTS, [{**d, "file": name} for d in result.disagreements])
+    if repo is not None:  # the ledger belongs to a clone's store, never to wherever the driver was run from
+        team_ledger.append(store, team_ledger.RENUMBERED, [{**m, "file": name} for m in result.renumbered])
+        team_ledger.append(store, team_ledger.DISAGREEMENTS, [{**d, "file": name} for d in result.disagreements])
     for move in result.renumbered:
         sys.stderr.write(
             f"plur-desk: {move['old']} was taken on the remote; this machine's record is now {move['new']}" + "\n"

@@ -167,13 +167,13 @@ class _EngramMerge:
         if key in (REVIEWS_KEY, DISAGREEMENTS_KEY):
             return merge_set(vo, va, vb, union=True)
         if key == "relations":
-            return merge_dict(vo, va, vb, lambda _p, o, x, y: merge_set(o, x, y))
+            return merge_dict(vo, va, vb, lambda _p, o, x, y: merge_set(o, x, y), key)
         if key in KEYED_LISTS:
             merged = merge_keyed(vo, va, vb, KEYED_LISTS[key], self._keyed_item)
             return _cap_co_access(merged) if key == "associations" else merged
         if key in NESTED_COUNTERS or key in NESTED_LATEST:
-            return merge_dict(vo, va, vb, self._nested_leaf)
-        return merge_dict(vo, va, vb, self._lww_leaf)
+            return merge_dict(vo, va, vb, self._nested_leaf, key)
+        return merge_dict(vo, va, vb, self._lww_leaf, key)
 
     def _decision_field(self, key: str, va: object, vb: object) -> object:
         """Fields a person decides: both sides changed them differently."""

@@ -119,6 +119,20 @@ def _review(state: str, reviewer: Reviewer, now: datetime, **extra: object) -> d
     return record
 
 
+def _decide(engram: dict[str, object], decision: dict[str, object]) -> None:
+    """`review` is the latest decision; once there is more than one, all of them are kept in `reviews` (a set that
+    the team merge unions), so a later decision never erases an earlier one from the engram."""
+    previous = engram.get("review")
+    if isinstance(previous, dict) and previous != decision:
+        kept = engram.get("reviews")
+        decisions = [d for d in kept if isinstance(d, dict)] if isinstance(kept, list) else []
+        for item in (previous, decision):
+            if item not in decisions:
+                decisions.append(item)
+        engram["reviews"] = decisions
+    engram["review"] = decision
+
+
 def approve(
     engram: dict[str, object], level: str, note: str, reviewer: Reviewer, now: datetime, locked_reason: str = ""
 ) -> tuple[dict[str, object], list[dict[str, object]]]:
@@ -133,7 +147,7 @@ def approve(
         engram["locked_at"] = iso_ms(now)
         engram["locked_reason"] = locked_reason or note or f"approved as locked by {reviewer.name}"
     engram["updated_at"] = iso_ms(now)
-    engram["review"] = _review("approved", reviewer, now, level=level, note=note)
+    _decide(engram, _review("approved", reviewer, now, level=level, note=note))
     data = {"action": "approve", "field": "commitment", "from": "draft", "to": level}
     if note:
         data["note"] = note
@@ -152,7 +166,7 @@ def reject(
     if not engram.get("rationale"):
         engram["rationale"] = f"Retired: rejected in review: {reason}"
     engram["updated_at"] = iso_ms(now)
-    engram["review"] = _review("rejected", reviewer, now, reason=reason)
+    _decide(engram, _review("rejected", reviewer, now, reason=reason))
     data = {
         "action": "reject",
         "reason": reason,

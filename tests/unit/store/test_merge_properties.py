@@ -207,6 +207,14 @@ def test_engram_merge_is_symmetric_idempotent_and_keeps_every_decision(ops_a, op
     for machine in (ann, bob):
         for decision in machine.decisions:
             assert any(d[1:] == (decision["by"], decision["at"], decision["state"]) for d in kept_decisions), decision
+    by_id = {r["id"]: r for r in records}
+    for engram in ann.engrams:
+        theirs = next((e for e in bob.engrams if e["id"] == engram["id"]), None)
+        states = {(engram.get("review") or {}).get("state"), ((theirs or {}).get("review") or {}).get("state")}
+        if states == {"approved", "rejected"} and engram["id"] in by_id:
+            kinds = [d["kind"] for d in by_id[engram["id"]].get("review_disagreements", [])]
+            assert "approve-vs-reject" in kinds, "an approval met a rejection and nobody is told"
+            assert by_id[engram["id"]]["status"] == "retired", "a rejected draft must not be injected after a merge"
     statements = {r["statement"] for r in records}
     for text in ann.learned + bob.learned:
         assert text in statements, f"a learned engram was lost: {text}"
