@@ -5,10 +5,9 @@ from __future__ import annotations
 import pytest
 
 from plur_desk.domain.merge_engram import merge_engram
-from plur_desk.domain.merge_tension import merge_tension
-from plur_desk.store.merge import merge_engram_files, merge_tension_files, read_side
+from plur_desk.domain.merge_tension import merge_tension, pair_key
 from plur_desk.store.list_file import ENGRAMS, TENSIONS
-from plur_desk.domain.merge_tension import pair_key
+from plur_desk.store.merge import merge_engram_files, merge_tension_files, read_side
 from plur_desk.store.yaml_dump import dump_engrams_document, dump_tensions_document
 
 BASE = {
