@@ -109,6 +109,9 @@ class ReviewSession(SigningMixin):
     def all_engrams(self) -> Iterable[dict[str, object]]:
         return self._engrams.values()
 
+    def all_tensions(self) -> Iterable[dict[str, object]]:
+        return self._tensions.values()
+
     def invalid_entries(self) -> list[tuple[str, int, str]]:
         out = []
         for snapshot in (self.store.engrams, self.store.tensions):

@@ -1,0 +1,87 @@
+"""Team review on an open store: the disagreements waiting, each teammate's decisions, visibility warnings,
+and settling a disagreement as an ordinary audited, undoable decision of this reviewer."""
+
+from __future__ import annotations
+
+from plur_desk.app.git_repo import find_repo
+from plur_desk.app.session import ChangeSet, ReviewSession
+from plur_desk.app.sync import remote_type
+from plur_desk.app.team import TeamDisagreement, find_disagreements
+from plur_desk.domain import settle
+from plur_desk.domain.merge_engram import REVIEWS_KEY
+from plur_desk.domain.review import Operation, Patch, engram_fingerprint
+from plur_desk.infra.errors import ActionRefused
+from plur_desk.store.plur_store import Edit
+from plur_desk.store.sync_strip import why_not_pushed
+
+
+def disagreements(session: ReviewSession) -> list[TeamDisagreement]:
+    return find_disagreements(session.all_engrams(), session.all_tensions(), session.store.root)
+
+
+def decisions(session: ReviewSession, engram_id: str) -> list[dict[str, object]]:
+    """Every reviewer's decision kept on the engram (it travels with it through sync), oldest first."""
+    engram = session.engram(engram_id) or {}
+    found = [engram.get("review"), *(engram.get(REVIEWS_KEY) or [])]  # type: ignore[misc]
+    unique = {repr(sorted(d.items())): d for d in found if isinstance(d, dict)}
+    return sorted(unique.values(), key=lambda d: str(d.get("at", "")))
+
+
+def visibility_warnings(session: ReviewSession, ids: list[str]) -> list[str]:
+    """Before deciding: engrams whose decision will never reach the team (only for stores synced with git)."""
+    repo = find_repo(session.store.root)
+    if repo is None or not repo.ok("remote", "get-url", "origin"):
+        return []
+    kind = remote_type(session.store.root)
+    warnings = []
+    for ident in ids:
+        engram = session.engram(ident)
+        reason = why_not_pushed(engram, kind) if engram is not None else None
+        if reason:
+            warnings.append(f"{ident}: {reason}")
+    return warnings
+
+
+def settle_decision(
+    session: ReviewSession, engram_id: str, keep: str, level: str = "decided", note: str = ""
+) -> ChangeSet:
+    now = session.now()
+    return session._engram_action(
+        "settle_disagreement",
+        f"settle {engram_id}: keep {keep}",
+        [engram_id],
+        lambda e: settle.settle_decision(e, keep, level, note, session.reviewer, now),
+    )
+
+
+def settle_two_winners(session: ReviewSession, tension_id: str, winner: str) -> ChangeSet:
+    """One winner for a tension two machines resolved differently: the record names it, it is active again.
+    As with resolving, the tension is written first and rolled back if the engram cannot be."""
+    record = session.tension(tension_id)
+    if record is None:
+        raise ActionRefused(f"{tension_id} is not in tensions.yaml")
+    now = session.now()
+    first = session._tension_write(
+        tension_id, lambda r: settle.set_winner(r, winner, now), "settle_two_winners", winner=winner
+    )
+    record_patch = Patch.between("tensions", tension_id, first.before[tension_id], first.after[tension_id])
+    try:
+        second = session.store.write_engrams(
+            [
+                Edit(
+                    winner,
+                    lambda e: settle.reinstate_winner(e, tension_id, session.reviewer, now),
+                    session._seen(winner),
+                )
+            ],
+            engram_fingerprint,
+        )
+    except Exception:
+        session._rollback(record_patch, "settle_two_winners")
+        raise
+    op = Operation(
+        "settle_two_winners",
+        f"settle {tension_id} for {winner}",
+        [record_patch, Patch.between("engrams", winner, second.before[winner], second.after[winner])],
+    )
+    return session._done(op, first, second)
