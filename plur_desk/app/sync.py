@@ -16,7 +16,7 @@ from pathlib import Path
 
 from plur_desk.app.git_repo import GitError, Repo, find_repo
 from plur_desk.app.merge_driver import install, installed, merge_versions
-from plur_desk.app.sync_report import SyncReport, decisions_between
+from plur_desk.app.sync_report import SyncReport, changes_between
 from plur_desk.app.team import find_disagreements
 from plur_desk.infra.errors import PlurDeskError
 from plur_desk.infra.paths import default_store_path
@@ -167,12 +167,16 @@ class _Sync:
             self._put_back(held, head, head)
             raise
         new_head = self.repo.text("rev-parse", "HEAD")
-        self.report.incoming += decisions_between(
-            self.repo.blob(f"{head}:{self.path('engrams.yaml')}"),
-            self.repo.blob(f"{new_head}:{self.path('engrams.yaml')}"),
-        )
+        self.report.incoming += self.changes(head, new_head)
         with locked(self.store / "tensions.yaml", TENSIONS_POLICY):
             self._put_back(held, head, new_head)
+
+    def changes(self, old: str, new: str) -> list[str]:
+        def blobs(name: str) -> tuple[bytes | None, bytes | None]:
+            path = self.path(name)
+            return (self.repo.blob(f"{old}:{path}") if old else b""), self.repo.blob(f"{new}:{path}")
+
+        return changes_between(blobs("engrams.yaml"), blobs("tensions.yaml"))
 
     def _hold_local_records(self) -> dict[str, bytes]:
         """Working-tree store files that differ from HEAD (the records the strip keeps local), set to HEAD."""
@@ -222,10 +226,7 @@ class _Sync:
                 ahead, behind = self.counts(upstream)
             if not ahead:
                 break
-            report.outgoing += decisions_between(
-                repo.blob(f"{upstream}:{self.path('engrams.yaml')}") if exists else b"",
-                repo.blob(f"HEAD:{self.path('engrams.yaml')}"),
-            )
+            report.outgoing += self.changes(upstream if exists else "", "HEAD")
             push = repo.run("push", "-q", "-u", "origin", f"HEAD:refs/heads/{branch}", check=False)
             if push.returncode == 0:
                 report.pushed = True

@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 
 from plur_desk.app.team import TeamDisagreement
 from plur_desk.domain.merge_engram import REVIEWS_KEY
-from plur_desk.store.list_file import ENGRAMS
+from plur_desk.store.list_file import ENGRAMS, TENSIONS, Layout
 from plur_desk.store.merge import MergeError, engram_key, read_side
 
 
@@ -97,3 +97,39 @@ def decisions_between(before: bytes | None, after: bytes | None) -> list[str]:
     """Review decisions present in `after` and not in `before`, one line each, oldest first."""
     old, new = _decisions(before), _decisions(after)
     return [new[k] for k in sorted(new, key=lambda k: (k[3], k[0])) if k not in old]
+
+
+def _records(data: bytes | None, layout: Layout) -> dict[str, dict[str, object]]:
+    if not data:
+        return {}
+    key = engram_key if layout is ENGRAMS else (lambda v: str(v.get("id")))
+    try:
+        return read_side(data, layout, key).records
+    except MergeError:
+        return {}
+
+
+def changes_between(
+    engrams: tuple[bytes | None, bytes | None], tensions: tuple[bytes | None, bytes | None]
+) -> list[str]:
+    """What moved between two commits, in plain words: decisions by whom, retirements, new engrams, tensions."""
+    lines = decisions_between(*engrams)
+    explained = {line.split(" ")[2] for line in lines if len(line.split(" ")) > 2}
+    old, new = _records(engrams[0], ENGRAMS), _records(engrams[1], ENGRAMS)
+    added = [k for k in new if k not in old]
+    if added:
+        lines.append(f"{len(added)} new engram(s): {', '.join(added[:5])}{' …' if len(added) > 5 else ''}")
+    for ident, record in new.items():
+        before = old.get(ident)
+        if before is None or ident in explained:
+            continue
+        for name in ("status", "commitment"):
+            if before.get(name) != record.get(name):
+                lines.append(f"{ident}: {name} {before.get(name)} -> {record.get(name)}")
+    old_t, new_t = _records(tensions[0], TENSIONS), _records(tensions[1], TENSIONS)
+    for ident, record in new_t.items():
+        before = old_t.get(ident)
+        if before is not None and before.get("status") != record.get("status"):
+            winner = f" in favour of {record.get('resolved_by')}" if record.get("status") == "resolved" else ""
+            lines.append(f"{ident}: {before.get('status')} -> {record.get('status')}{winner}")
+    return lines

@@ -124,6 +124,7 @@ def test_two_winners_for_one_tension_are_listed_on_every_clone(team: Team) -> No
     ann = _desk_sync(team, "Ann")
     engrams = team.assert_converged()
     assert {engrams[i]["status"] for i in ids} == {"retired"}  # both retired: nobody's decision silently wins
+    assert f"{ids[1]}: status active -> retired" in bob.incoming, bob.to_text()
     for report in (ann, bob):
         kinds = {(d.kind, d.record) for d in report.disagreements}
         assert ("two-winners", tension) in kinds, report.to_text()
@@ -145,6 +146,9 @@ def test_private_record_stays_local_during_a_team_pull_and_decisions_merge(team:
     bob = _desk_sync(team, "Bob")
     _desk_sync(team, "Ann")
     assert bob.held_local == 1
+    assert any(line.startswith(f"Ann approved {drafts[0]}") for line in bob.incoming), bob.to_text()
+    assert any(line.startswith(f"Bob approved {drafts[1]}") for line in bob.outgoing), bob.to_text()
+    assert "Kept on this machine: 1 engram(s)" in bob.to_text()
     bob_tree = (team.clones["Bob"] / "engrams.yaml").read_text()
     assert secret in bob_tree  # still on Bob's machine
     assert secret not in git(team.clones["Bob"], "show", "origin/main:engrams.yaml")  # never pushed
