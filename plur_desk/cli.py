@@ -36,6 +36,11 @@ COMMANDS: tuple[Command, ...] = (
         "plur_desk.app.merge_driver:main",
     ),
     Command(
+        "disagreements",
+        "list what teammates decided differently in a synced store (read-only)",
+        "plur_desk.app.team_review:disagreements_main",
+    ),
+    Command(
         "sync", "fetch, merge with the driver and push a git-synced store, under PLUR's lock", "plur_desk.app.sync:main"
     ),
 )

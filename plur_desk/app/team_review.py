@@ -85,3 +85,35 @@ def settle_two_winners(session: ReviewSession, tension_id: str, winner: str) -> 
         [record_patch, Patch.between("engrams", winner, second.before[winner], second.after[winner])],
     )
     return session._done(op, first, second)
+
+
+def disagreements_main(argv: list[str]) -> int:
+    """`plur-desk disagreements [STORE]`: list what teammates decided differently (read-only)."""
+    import argparse
+    import json
+    import sys
+
+    from plur_desk.app.bootstrap import open_session
+    from plur_desk.infra.errors import PlurDeskError
+    from plur_desk.infra.paths import default_store_path
+
+    parser = argparse.ArgumentParser(
+        prog="plur-desk disagreements",
+        description="List team disagreements in a store: both decisions, and what is kept until someone decides.",
+        epilog="exit status: 0 none, 1 some wait for a reviewer, 2 the store cannot be read",
+    )
+    parser.add_argument("store", nargs="?", help="store directory (default: $PLUR_PATH, else ~/.plur)")
+    parser.add_argument("--json", action="store_true", help="machine-readable list")
+    args = parser.parse_args(argv)
+    try:
+        session = open_session(default_store_path(args.store), "plur-desk", load_history=False, use_cache=False)
+    except PlurDeskError as exc:
+        sys.stdout.write(f"{exc}\n")
+        return 2
+    found = disagreements(session)
+    if args.json:
+        rows = [{"kind": d.kind, "record": d.record, "summary": d.summary, "engrams": list(d.engrams)} for d in found]
+        sys.stdout.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write("".join(f"{d.summary}\n" for d in found) or "No team disagreements.\n")
+    return 1 if found else 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from plur_desk import cli
 from plur_desk.app import team_review
 from plur_desk.app.sync import run_sync
 
@@ -32,6 +33,7 @@ def test_settling_approve_vs_reject_clears_it_everywhere(tmp_path) -> None:
         assert [(d.kind, d.record) for d in listed] == [("approve-vs-reject", draft)]
         assert "Ann approved" in listed[0].summary and "Bob rejected" in listed[0].summary
 
+    assert cli.main(["disagreements", str(team.clones["Bob"])]) == 1
     ann = team.session("Ann")
     team_review.settle_decision(ann, draft, "approved", note="canaries are for the web tier only")
     assert team_review.disagreements(ann) == []
@@ -45,6 +47,7 @@ def test_settling_approve_vs_reject_clears_it_everywhere(tmp_path) -> None:
     engrams = team.assert_converged()
     assert engrams[draft]["status"] == "active" and engrams[draft]["commitment"] == "decided"
     assert team_review.disagreements(team.session("Bob")) == []
+    assert cli.main(["disagreements", str(team.clones["Bob"])]) == 0
     history = team.plur("Ann", [{"op": "history"}])[0]
     assert any(e["data"].get("action") == "settle_disagreement" for e in history)  # audited
 

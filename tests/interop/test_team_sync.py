@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from plur_desk.app import team_review
 from plur_desk.store import team_ledger
 
 from support.team import Team, git
@@ -140,7 +141,11 @@ def test_private_record_stays_local_during_a_team_pull_and_decisions_merge(team:
     team.plur("Bob", [{"op": "learn", "statement": secret, "options": {"scope": "project:team"}}])  # private default
     drafts = sorted(e["id"] for e in team.session("Ann").all_engrams() if e.get("commitment") == "draft")
     team.session("Ann").approve([drafts[0]])
-    team.session("Bob").approve([drafts[1]])
+    bob_session = team.session("Bob")
+    private = [e["id"] for e in bob_session.all_engrams() if e["statement"] == secret]
+    warnings = team_review.visibility_warnings(bob_session, [drafts[1], *private])
+    assert len(warnings) == 1 and "private" in warnings[0] and warnings[0].startswith(private[0])
+    bob_session.approve([drafts[1]])
 
     _desk_sync(team, "Ann")
     bob = _desk_sync(team, "Bob")
