@@ -24,7 +24,7 @@ from plur_desk.store import team_ledger
 from plur_desk.store.atomic import atomic_write
 from plur_desk.store.list_file import ENGRAMS, TENSIONS
 from plur_desk.store.lock import TENSIONS_POLICY, LockPolicy, locked
-from plur_desk.store.merge import MergeError, read_side
+from plur_desk.store.merge import MergeError, read_side, rewrite_tension_refs
 from plur_desk.store.sync_strip import SIBLINGS, strip_engrams, strip_sibling
 from plur_desk.store.yaml_load import YamlSyntaxError, load_general
 
@@ -152,6 +152,7 @@ class _Sync:
 
     def merge_remote(self, upstream: str) -> None:
         head = self.repo.text("rev-parse", "HEAD")
+        known = len(team_ledger.read(self.store, team_ledger.RENUMBERED))
         with locked(self.store / "tensions.yaml", TENSIONS_POLICY):
             held = self._hold_local_records()
         try:
@@ -167,6 +168,10 @@ class _Sync:
             self._put_back(held, head, head)
             raise
         new_head = self.repo.text("rev-parse", "HEAD")
+        for move in team_ledger.read(self.store, team_ledger.RENUMBERED)[known:]:  # what git's driver runs did
+            entry = {k: str(v) for k, v in move.items() if k != "file"}
+            if entry not in self.report.renumbered:
+                self.report.renumbered.append(entry)
         self.report.incoming += self.changes(head, new_head)
         with locked(self.store / "tensions.yaml", TENSIONS_POLICY):
             self._put_back(held, head, new_head)
@@ -177,6 +182,26 @@ class _Sync:
             return (self.repo.blob(f"{old}:{path}") if old else b""), self.repo.blob(f"{new}:{path}")
 
         return changes_between(blobs("engrams.yaml"), blobs("tensions.yaml"))
+
+    def follow_renumbered(self) -> bool:
+        """Tensions recorded here for an engram the merge renumbered point at its new id (git merges tensions.yaml
+        through the driver only when both sides changed it, so the driver alone cannot always do this)."""
+        moves = [
+            {k: str(v) for k, v in m.items()}
+            for m in team_ledger.read(self.store, team_ledger.RENUMBERED)
+            if str(m.get("old", "")).startswith(("ENG-", "ABS-", "META-"))
+        ]
+        file = self.store / "tensions.yaml"
+        if not moves or not file.exists():
+            return False
+        with locked(file, TENSIONS_POLICY):
+            data = file.read_bytes()
+            fixed = rewrite_tension_refs(data, moves)
+            if fixed == data:
+                return False
+            atomic_write(file, fixed)
+        self.report.notes.append("tensions recorded for renumbered engrams now name their new ids")
+        return True
 
     def _hold_local_records(self) -> dict[str, bytes]:
         """Working-tree store files that differ from HEAD (the records the strip keeps local), set to HEAD."""
@@ -223,6 +248,8 @@ class _Sync:
                 report.ahead_before, report.behind_before = ahead, behind
             if behind:
                 self.merge_remote(upstream)
+                if self.follow_renumbered():
+                    self.commit_local(kind)
                 ahead, behind = self.counts(upstream)
             if not ahead:
                 break

@@ -228,3 +228,29 @@ def test_plur_sync_pulls_over_a_private_record_through_the_autostash_pop(team: T
     assert b"<<<<<<<" not in data
     assert git(team.clones["Bob"], "stash", "list") == ""
     assert secret not in git(team.clones["Bob"], "show", "origin/main:engrams.yaml")
+
+
+def test_a_tension_on_a_renumbered_engram_follows_it(team: Team) -> None:
+    team.seed("Ann", [("Staging deploys need a ticket", TEAM)])
+    team.clone("Bob")
+    old = next(iter(team.session("Ann").all_engrams()))["id"]
+    team.plur("Ann", [{"op": "learn", "statement": "Ann: the ticket queue is triaged daily", "options": TEAM}])
+    (bob_new,) = team.plur("Bob", [{"op": "learn", "statement": "Staging deploys need no ticket", "options": TEAM}])
+    pair = {
+        "id_a": old,
+        "id_b": bob_new["id"],
+        "statement_a": "Staging deploys need a ticket",
+        "statement_b": "Staging deploys need no ticket",
+        "confidence": 0.9,
+        "reason": "ticket or not",
+    }
+    team.plur("Bob", [{"op": "recordTensions", "pairs": [pair]}])
+    _desk_sync(team, "Ann")
+    report = _desk_sync(team, "Bob")
+    _desk_sync(team, "Ann")
+    engrams = team.assert_converged()
+    assert [m["old"] for m in report.renumbered] == [bob_new["id"]]
+    moved_to = report.renumbered[0]["new"]
+    assert engrams[moved_to]["statement"] == "Staging deploys need no ticket"
+    (tensions,) = team.plur("Ann", [{"op": "tensions"}])
+    assert [(t["engram_a"], t["engram_b"]) for t in tensions] == [(old, moved_to)]
