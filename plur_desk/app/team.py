@@ -4,7 +4,7 @@ Three sources, all listed with both decisions: disagreements the merge wrote on 
 approve vs reject, two statement edits, two validity windows, two scopes), the cross-file check after a merge
 (a tension resolved for an engram that is retired, i.e. resolved the other way elsewhere; a tension loser a
 reviewer approved), and tension disagreements this machine's merges recorded (PLUR keeps no extra keys on
-tension records). A disagreement is settled by a later decision on the engram (its `updated_at` moves past it).
+tension records). Settling one on an engram removes it from the engram, on every clone after the next sync.
 """
 
 from __future__ import annotations
@@ -45,14 +45,10 @@ def _on_engram(engram: dict[str, object]) -> list[TeamDisagreement]:
     if not isinstance(flags, list):
         return []
     ident = str(engram.get("id"))
-    updated = engram.get("updated_at")
     found = []
     for entry in flags:
         if not isinstance(entry, dict):
             continue
-        at = entry.get("at")
-        if isinstance(at, str) and isinstance(updated, str) and updated > at:
-            continue  # someone decided again after the merge
         values = entry.get("values") if isinstance(entry.get("values"), list) else []
         sides = " / ".join(_decision_words(v) for v in values)  # type: ignore[union-attr]
         what = {"approve-vs-reject": "approved on one machine, rejected or retired on another"}.get(

@@ -152,7 +152,7 @@ class _EngramMerge:
     def _field(self, key: str) -> object:
         vo, va, vb = self.get(key)
         decided, value = three_way(vo if self.has_base else MISSING, va, vb)
-        if decided and key not in (REVIEWS_KEY, DISAGREEMENTS_KEY):
+        if decided and key != REVIEWS_KEY:
             return copy.deepcopy(value)
         if key in IMMUTABLE:
             return copy.deepcopy(vo) if vo is not MISSING else (min_present(va, vb))
@@ -164,8 +164,10 @@ class _EngramMerge:
             return add_counters(vo, va, vb)
         if key in STRING_SETS:
             return merge_set(vo, va, vb)
-        if key in (REVIEWS_KEY, DISAGREEMENTS_KEY):
-            return merge_set(vo, va, vb, union=True)
+        if key == REVIEWS_KEY:
+            return merge_set(vo, va, vb, union=True)  # decisions are never dropped
+        if key == DISAGREEMENTS_KEY:
+            return merge_set(vo, va, vb)  # settling one removes it, and the removal travels
         if key == "relations":
             return merge_dict(vo, va, vb, lambda _p, o, x, y: merge_set(o, x, y), key)
         if key in KEYED_LISTS:

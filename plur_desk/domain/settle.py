@@ -1,9 +1,9 @@
 """Settling a team disagreement: an ordinary, audited human decision made after two reviewers disagreed.
 
 `settle_decision` keeps the approval (the engram becomes active again at the chosen level) or the rejection;
-`reinstate_winner` and `set_winner` settle a tension two machines resolved with different winners. Each writes a
-new `review` (the earlier decisions stay in `reviews`) and a fresh `updated_at`, which marks the merge's
-disagreement on the engram as settled.
+`reinstate_winner` and `set_winner` settle a tension two machines resolved with different winners. Settling an
+engram writes a new `review` (the earlier decisions stay in `reviews`) and removes the merge's
+`review_disagreements` from it; the team merge carries that removal to every clone.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from plur_desk.domain.engram_rules import LADDER
+from plur_desk.domain.merge_engram import DISAGREEMENTS_KEY
 from plur_desk.domain.review import Reviewer, make_event
 from plur_desk.domain.review import _decide as record_decision  # the one way a decision is recorded
 from plur_desk.domain.review import _review as decision_record
@@ -46,6 +47,7 @@ def settle_decision(
         record_decision(
             engram, decision_record("rejected", reviewer, now, reason=note or "settles a team disagreement")
         )
+    engram.pop(DISAGREEMENTS_KEY, None)  # settled: the removal travels to every clone with the next sync
     engram["updated_at"] = iso_ms(now)
     after = {"status": engram.get("status"), "commitment": engram.get("commitment")}
     data = {"action": "settle_disagreement", "keep": keep, "from": before, "to": after}

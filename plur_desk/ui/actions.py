@@ -284,6 +284,25 @@ ACTIONS: tuple[ActionSpec, ...] = (
         enabled=_store,
         tip="Everything that happened to the selected engram",
     ),
+    # Team (a store shared through git)
+    ActionSpec(
+        "team.disagreements",
+        "Team Disagreements…",
+        "Tea&m",
+        "show_team",
+        ("Ctrl+Shift+D",),
+        enabled=_store,
+        tip="Where reviewers on other machines decided differently; settle each",
+    ),
+    ActionSpec(
+        "team.sync",
+        "Sync with Team",
+        "Tea&m",
+        "sync_team",
+        ("Ctrl+Shift+S",),
+        enabled=_writable,
+        tip="Fetch, merge and push the store under PLUR's lock",
+    ),
     # Help
     ActionSpec("help.shortcuts", "Keyboard Shortcuts", "&Help", "show_shortcuts", ("F1",)),
     ActionSpec("help.about", "About plur_desk", "&Help", "show_about"),
@@ -300,7 +319,7 @@ CONTEXT_KEYS: tuple[tuple[str, str, str], ...] = (
     ("Esc", "Go from the search field back to the queue", "Search field"),
 )
 
-MENU_ORDER = ("&File", "&Edit", "&View", "&Review", "&Tensions", "&Validity", "&History", "&Help")
+MENU_ORDER = ("&File", "&Edit", "&View", "&Review", "&Tensions", "&Validity", "&History", "Tea&m", "&Help")
 
 
 def build_actions(

@@ -35,6 +35,7 @@ from plur_desk.ui.navigation import PANES, NavigationMixin
 from plur_desk.ui.reviewer_identity import ReviewerIdentityMixin, UnlockAsker, make_session
 from plur_desk.ui.runner import Runner
 from plur_desk.ui.search_support import SearchMixin
+from plur_desk.ui.team_dialog import TeamActionsMixin
 from plur_desk.ui.tensions_pane import TensionsPane
 from plur_desk.ui.validity_pane import ValidityPane
 from plur_desk.ui.widgets import banner_label, plain_label, shorten_long_words, text_html
@@ -44,7 +45,7 @@ class _LoadSignals(QObject):
     drafts_ready = Signal(object)
 
 
-class MainWindow(NavigationMixin, SearchMixin, DraftActionsMixin, ReviewerIdentityMixin, QMainWindow):
+class MainWindow(NavigationMixin, SearchMixin, DraftActionsMixin, ReviewerIdentityMixin, TeamActionsMixin, QMainWindow):
     store_opened = Signal()
     changes_applied = Signal(object)
     error_shown = Signal(str)

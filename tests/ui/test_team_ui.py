@@ -1,0 +1,81 @@
+"""Team review in the window: the Team Disagreements list settles a disagreement, Sync with Team converges."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from plur_desk.app.bootstrap import open_session
+from plur_desk.app.demo import demo_source
+from plur_desk.app.settings import Settings, SettingsStore
+from plur_desk.app.sync import run_sync
+from plur_desk.infra.clock import FixedClock
+from plur_desk.ui.app import make_application
+from plur_desk.ui.main_window import MainWindow
+
+from ui.conftest import engrams_on_disk
+
+
+def git(cwd: Path, *args: str) -> None:
+    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr.decode()
+
+
+@pytest.fixture
+def clones(tmp_path: Path) -> tuple[Path, Path, str]:
+    remote, ann, bob = tmp_path / "remote.git", tmp_path / "ann", tmp_path / "bob"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    shutil.copytree(demo_source(), ann)
+    git(ann, "init", "-q", "-b", "main")
+    for store, name in ((ann, "Ann"),):
+        git(store, "config", "user.name", name)
+        git(store, "config", "user.email", f"{name}@example.test")
+    git(ann, "add", "engrams.yaml", "tensions.yaml")
+    git(ann, "commit", "-q", "-m", "team store")
+    git(ann, "remote", "add", "origin", str(remote))
+    git(ann, "push", "-q", "-u", "origin", "main")
+    git(tmp_path, "clone", "-q", str(remote), str(bob))
+    git(bob, "config", "user.name", "Bob")
+    git(bob, "config", "user.email", "bob@example.test")
+    shutil.copytree(ann / "history", bob / "history")
+    first = open_session(ann, "Ann", load_history=False, use_cache=False)
+    draft = sorted(r.id for r in first.drafts())[0]
+    first.approve([draft])
+    open_session(bob, "Bob", load_history=False, use_cache=False).reject([draft], "only true for the web tier")
+    for store in (ann, bob, ann):
+        assert run_sync(store).error is None
+    return ann, bob, draft
+
+
+def test_team_dialog_settles_a_disagreement_and_syncs(qtbot, clones, tmp_path) -> None:
+    ann, bob, draft = clones
+    make_application()
+    earlier = FixedClock(datetime.now(UTC) - timedelta(days=1))  # a clock behind the teammates': settling still works
+    win = MainWindow(SettingsStore(tmp_path / "settings.yaml"), Settings(reviewer_name="Ann"), "Ann", earlier)
+    qtbot.addWidget(win)
+    win.show()
+    win.open_path(ann)
+    qtbot.waitUntil(lambda: win.session is not None and win.runner.pending == 0, timeout=20000)
+
+    win.actions["team.disagreements"].trigger()
+    dialog = win._team_dialog
+    assert dialog is not None and dialog.isVisible()
+    assert dialog.list.count() == 1
+    assert draft in dialog.list.item(0).text() and "Bob rejected" in dialog.list.item(0).text()
+    assert dialog.keep_approval.isEnabled() and not dialog.winner_a.isVisible()
+
+    dialog.keep_approval.click()
+    qtbot.waitUntil(lambda: dialog.list.count() == 0 and win.runner.pending == 0, timeout=20000)
+    assert engrams_on_disk(ann)[draft]["status"] == "active"
+    assert "No team disagreements" in dialog.heading.text()
+
+    dialog.sync.click()
+    qtbot.waitUntil(lambda: "Converged" in dialog.report.toPlainText(), timeout=30000)
+    assert "Went out: Ann approved" in dialog.report.toPlainText()
+    assert run_sync(bob).exit_code == 0  # Bob receives the settlement; nothing waits any more
+    assert engrams_on_disk(bob)[draft] == engrams_on_disk(ann)[draft]
+    win.close()
