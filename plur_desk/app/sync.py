@@ -209,7 +209,8 @@ class _Sync:
         for name in MERGED_FILES:
             file = self.store / name
             committed = self.repo.blob(f"HEAD:{self.path(name)}")
-            if file.exists() and committed is not None and file.read_bytes() != committed:
+            # engrams.yaml always goes through the merge: records a teammate's strip removed must stay here
+            if file.exists() and committed is not None and (name == "engrams.yaml" or file.read_bytes() != committed):
                 held[name] = file.read_bytes()
                 atomic_write(file, committed)
         return held

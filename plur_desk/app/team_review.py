@@ -3,6 +3,8 @@ and settling a disagreement as an ordinary audited, undoable decision of this re
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from plur_desk.app.git_repo import find_repo
 from plur_desk.app.session import ChangeSet, ReviewSession
 from plur_desk.app.sync import remote_type
@@ -27,12 +29,23 @@ def decisions(session: ReviewSession, engram_id: str) -> list[dict[str, object]]
     return sorted(unique.values(), key=lambda d: str(d.get("at", "")))
 
 
+_REMOTES: dict[Path, str | None] = {}
+
+
+def team_remote(root: Path) -> str | None:
+    """The store's remote type when it is a git clone with an origin (asked once per store), else None."""
+    if root not in _REMOTES:
+        repo = find_repo(root)
+        synced = repo is not None and repo.ok("remote", "get-url", "origin")
+        _REMOTES[root] = remote_type(root) if synced else None
+    return _REMOTES[root]
+
+
 def visibility_warnings(session: ReviewSession, ids: list[str]) -> list[str]:
     """Before deciding: engrams whose decision will never reach the team (only for stores synced with git)."""
-    repo = find_repo(session.store.root)
-    if repo is None or not repo.ok("remote", "get-url", "origin"):
+    kind = team_remote(session.store.root)
+    if kind is None:
         return []
-    kind = remote_type(session.store.root)
     warnings = []
     for ident in ids:
         engram = session.engram(ident)

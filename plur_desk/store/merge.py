@@ -195,6 +195,7 @@ def _merge_records(
     b: Side,
     merge: Callable[..., tuple[dict[str, object], list[dict[str, object]]]],
     new_order: Callable[[dict[str, object]], tuple[str, ...]],
+    may_delete: Callable[[dict[str, object]], bool] = lambda _r: True,
 ) -> tuple[dict[str, dict[str, object]], list[str], list[dict[str, object]]]:
     merged: dict[str, dict[str, object]] = {}
     flags: list[dict[str, object]] = []
@@ -205,7 +206,7 @@ def _merge_records(
         if va is None or vb is None:
             present = va if va is not None else vb
             assert present is not None
-            if vo is not None and same(present, vo):
+            if vo is not None and same(present, vo) and may_delete(vo):
                 continue  # deleted on one side, untouched on the other
             if vo is not None:
                 flags.append({"kind": "deleted-vs-edited", "record": key, "field": "", "values": [], "kept": "edited"})
@@ -245,25 +246,31 @@ def _pushed_records(
 
 
 def merge_engram_files(base: bytes, a: bytes, b: bytes, pushed: tuple[bytes, ...] = ()) -> FileMerge:
-    """Merge three versions of engrams.yaml; `pushed` are the remote-tracking versions (which ids are shared)."""
+    """Merge three versions of engrams.yaml; `pushed` are the remote-tracking versions (which ids are shared).
+
+    No shortcut when one side is the base: a side that lost active records (a teammate's scope strip) must not
+    delete them here."""
     if a == b:
-        return FileMerge(a)
-    if a == base:
-        return FileMerge(b)
-    if b == base:
         return FileMerge(a)
     key_of = engram_key
     sides = [read_side(x, ENGRAMS, key_of) for x in (base, a, b)]
     remote = _pushed_records(pushed, ENGRAMS, key_of)
     so, sa, sb = sides
     renumbered = _renumber_collisions(so, sa, sb, remote, same_content)
-    merged, order, flags = _merge_records(so, sa, sb, merge_engram, _engram_new_order)
+    merged, order, flags = _merge_records(so, sa, sb, merge_engram, _engram_new_order, _deletable)
     blocks = []
     for key in order:
         value = _safe_record(merged[key], sa.records.get(key), sb.records.get(key), engram_problems)
         blocks.append(_block_for(value, (sa, sb, so), key, dump_engram_item))
     blocks += _opaque(so, sa, sb, ENGRAMS)
     return FileMerge(_assemble(ENGRAMS, blocks), renumbered, flags)
+
+
+def _deletable(record: dict[str, object]) -> bool:
+    """PLUR deletes rows only by `compact` (retired ones) and an outbox flush. Any other disappearance is a
+    teammate's scope strip (their private records leave their commits, not the store): the record is kept."""
+    data = record.get("structured_data")
+    return record.get("status") == "retired" or (isinstance(data, dict) and "_outbox" in data)
 
 
 def engram_key(value: dict[str, object]) -> str | None:

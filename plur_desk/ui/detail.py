@@ -12,6 +12,7 @@ from plur_desk.app.session import ReviewSession
 from plur_desk.domain.lint import text_flags
 from plur_desk.domain.trust import Trust, TrustState
 from plur_desk.domain.validity import Window
+from plur_desk.ui.team_detail import team_decisions_html, team_warnings
 from plur_desk.ui.widgets import text_html
 
 E = text_html
@@ -108,6 +109,7 @@ def engram_html(
     assert isinstance(relations, dict)
     if relations.get("superseded_by"):
         warnings.append("Superseded by " + ", ".join(E(str(x)) for x in relations["superseded_by"]) + ".")
+    warnings += team_warnings(session, engram_id)
     if warnings:
         parts.append("".join(f"<p>⚠ <b>{w}</b></p>" for w in warnings))
     sources = engram.get("sources") if isinstance(engram.get("sources"), list) else []
@@ -179,6 +181,7 @@ def engram_html(
     if similar:
         items = "".join(f"<li>{score:.2f} · <b>{E(other)}</b> “{E(text)}”</li>" for other, text, score in similar)
         parts.append(_section(SIMILAR_TITLE, f"<ul style='margin-left:-20px'>{items}</ul>"))
+    parts.append(team_decisions_html(session, engram_id))
     events = session.history.timeline(engram_id)
     if events:
         parts.append(

@@ -254,3 +254,17 @@ def test_a_tension_on_a_renumbered_engram_follows_it(team: Team) -> None:
     assert engrams[moved_to]["statement"] == "Staging deploys need no ticket"
     (tensions,) = team.plur("Ann", [{"op": "tensions"}])
     assert [(t["engram_a"], t["engram_b"]) for t in tensions] == [(old, moved_to)]
+
+
+def test_a_teammate_switching_to_a_shared_remote_deletes_nothing_here(team: Team) -> None:
+    note = "A private note that was pushed while the remote was personal"
+    team.seed("Ann", [*_drafts(1), (note, {"scope": "project:team"})])
+    team.clone("Bob")
+    (team.clones["Ann"] / "config.yaml").write_text("sync:\n  remote_type: shared\n")
+    team.session("Ann").approve([e["id"] for e in team.session("Ann").all_engrams() if e.get("commitment") == "draft"])
+    _desk_sync(team, "Ann")  # Ann's commit now strips the private note: the remote loses it
+    assert note not in git(team.clones["Ann"], "show", "origin/main:engrams.yaml")
+    _desk_sync(team, "Bob")
+    bob = team.plur("Bob", [{"op": "load"}])[0]
+    assert note in {e["statement"] for e in bob["engrams"].values()}  # Bob's copy was not deleted by Ann's strip
+    assert note in (team.clones["Ann"] / "engrams.yaml").read_text()  # nor Ann's own

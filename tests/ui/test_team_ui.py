@@ -15,6 +15,7 @@ from plur_desk.app.settings import Settings, SettingsStore
 from plur_desk.app.sync import run_sync
 from plur_desk.infra.clock import FixedClock
 from plur_desk.ui.app import make_application
+from plur_desk.ui.detail import engram_html
 from plur_desk.ui.main_window import MainWindow
 
 from ui.conftest import engrams_on_disk
@@ -68,6 +69,9 @@ def test_team_dialog_settles_a_disagreement_and_syncs(qtbot, clones, tmp_path) -
     assert draft in dialog.list.item(0).text() and "Bob rejected" in dialog.list.item(0).text()
     assert dialog.keep_approval.isEnabled() and not dialog.winner_a.isVisible()
 
+    detail = engram_html(win.session, draft)
+    assert "Team decisions" in detail and "Bob</b> rejected" in detail and "Ann</b> approved" in detail
+    assert "Team disagreement on this engram" in detail
     dialog.keep_approval.click()
     qtbot.waitUntil(lambda: dialog.list.count() == 0 and win.runner.pending == 0, timeout=20000)
     assert engrams_on_disk(ann)[draft]["status"] == "active"

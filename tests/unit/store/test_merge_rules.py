@@ -234,3 +234,13 @@ def test_one_tension_id_on_two_pairs_is_renumbered() -> None:
     records = read_side(merged.data, TENSIONS, pair_key).records
     assert records["ENG-C:ENG-D"]["id"] == "T-2026-1202-001"  # on the remote already
     assert records["ENG-A:ENG-B"]["id"] == "T-2026-1202-002"
+
+
+def test_a_teammates_scope_strip_never_deletes_records_but_compact_does() -> None:
+    retired = {**BASE, "id": "ENG-2026-12-01-002", "status": "retired"}
+    base = _file(BASE, retired)
+    stripped = b"engrams: []\n"  # a teammate switched to a shared remote: their commit no longer holds these
+    kept = merge_engram_files(base, base, stripped)
+    records = read_side(kept.data, ENGRAMS, lambda v: v["id"]).records
+    assert list(records) == [BASE["id"]]  # the active record stays; the retired one was compacted away
+    assert kept.data == merge_engram_files(base, stripped, base).data
