@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 
 from plur_desk.app.team import TeamDisagreement
@@ -99,7 +100,7 @@ def decisions_between(before: bytes | None, after: bytes | None) -> list[str]:
     return [new[k] for k in sorted(new, key=lambda k: (k[3], k[0])) if k not in old]
 
 
-def _records(data: bytes | None, layout: Layout) -> dict[str, dict[str, object]]:
+def _records(data: bytes | None, layout: Layout) -> Mapping[str, dict[str, object]]:
     if not data:
         return {}
     key = engram_key if layout is ENGRAMS else (lambda v: str(v.get("id")))

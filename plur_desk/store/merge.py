@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,6 +22,7 @@ from plur_desk.domain.merge_tension import detection_order, merge_tension, pair_
 from plur_desk.domain.merge_values import canonical, ordered, same
 from plur_desk.store.list_file import ENGRAMS, TENSIONS, Layout, ListFile
 from plur_desk.store.yaml_dump import dump_engram_item, dump_tension_item
+from plur_desk.store.yaml_load import parse_item
 
 _SUFFIX = re.compile(r"^(.*-)(\d+)\Z")
 
@@ -30,15 +31,47 @@ class MergeError(Exception):
     """A side cannot be merged safely (unreadable YAML); the caller must leave the files as they are."""
 
 
+class Records(Mapping[str, dict[str, object]]):
+    """Records by key, parsed only when looked at: most blocks of a big file are identical on every side."""
+
+    def __init__(self, layout: Layout) -> None:
+        self.layout = layout
+        self.parsed: dict[str, dict[str, object]] = {}
+        self.raw: dict[str, bytes] = {}  # blocks not parsed yet
+        self.order: list[str] = []
+
+    def __getitem__(self, key: str) -> dict[str, object]:
+        if key not in self.parsed:
+            self.parsed[key] = _parse_block(self.raw[key], self.layout)
+        return self.parsed[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.order)
+
+    def __len__(self) -> int:
+        return len(self.order)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.parsed or key in self.raw
+
+    def put(self, key: str, value: dict[str, object]) -> None:
+        if key not in self:
+            self.order.append(key)
+        self.parsed[key] = value
+
+
 @dataclass
 class Side:
     """One version of a file: records by key, their bytes when the file is in PLUR's own layout, opaque entries."""
 
-    records: dict[str, dict[str, object]] = field(default_factory=dict)
-    order: list[str] = field(default_factory=list)
+    records: Records
     blocks: dict[str, bytes] = field(default_factory=dict)
     opaque: dict[str, bytes | None] = field(default_factory=dict)  # quarantined entries: canonical -> bytes
     opaque_values: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def order(self) -> list[str]:
+        return self.records.order
 
 
 @dataclass
@@ -48,10 +81,44 @@ class FileMerge:
     disagreements: list[dict[str, object]] = field(default_factory=list)
 
 
+_ENGRAM_ID_LINE = re.compile(rb"  - id: ((?:ENG|ABS|META)-[A-Za-z0-9-]+)\n")
+
+
+def _parse_block(raw: bytes, layout: Layout) -> dict[str, object]:
+    value = parse_item(raw.decode("utf-8"), layout.item_indent)
+    validate = engram_problems if layout is ENGRAMS else tension_problems
+    if not isinstance(value, dict) or validate(value):
+        raise MergeError(f"an entry of {layout.kind}.yaml changed on both sides and PLUR would quarantine it")
+    return value
+
+
+def _lazy_engrams(data: bytes) -> Side | None:
+    """PLUR's own layout: blocks keyed by the id on their first line, nothing parsed yet (None: read it whole)."""
+    snapshot = ListFile(Path("engrams.yaml"), ENGRAMS, data, None)
+    snapshot._split()
+    if snapshot.fatal is not None or not snapshot.regular:
+        return None
+    side = Side(Records(ENGRAMS))
+    for entry in snapshot.entries:
+        raw = snapshot.block(entry)
+        match = _ENGRAM_ID_LINE.match(raw)
+        key = match.group(1).decode() if match else None
+        if key is None or key in side.records:
+            return None  # an unusual entry somewhere: the careful path decides what is quarantined
+        side.records.raw[key] = raw
+        side.records.order.append(key)
+        side.blocks[key] = raw
+    return side
+
+
 def read_side(data: bytes, layout: Layout, key_of: Callable[[dict[str, object]], str | None]) -> Side:
-    side = Side()
     if not data.strip():
-        return side
+        return Side(Records(layout))
+    if layout is ENGRAMS and key_of is engram_key:
+        lazy = _lazy_engrams(data)
+        if lazy is not None:
+            return lazy
+    side = Side(Records(layout))
     validate = engram_problems if layout is ENGRAMS else tension_problems
     snapshot = ListFile(Path(f"{layout.kind}.yaml"), layout, data, None)
     snapshot._validate = validate  # type: ignore[attr-defined]
@@ -71,8 +138,7 @@ def read_side(data: bytes, layout: Layout, key_of: Callable[[dict[str, object]],
             side.opaque_values[ident] = value
             continue
         assert isinstance(value, dict)
-        side.records[key] = value
-        side.order.append(key)
+        side.records.put(key, value)
         if raw is not None:
             side.blocks[key] = raw
     return side
@@ -96,18 +162,22 @@ def _replace_refs(value: object, old: str, new: str) -> object:
 
 def _rename(side: Side, old: str, new: str) -> None:
     """`old` becomes `new` on one side: the record itself and every reference to it in that side's records."""
-    records: dict[str, dict[str, object]] = {}
-    order = []
-    for key in side.order:
-        value = side.records[key]
+    records = side.records
+    needle = old.encode()
+    for index, key in enumerate(list(records.order)):
+        raw = records.raw.get(key)
+        if raw is not None and needle not in raw and key != old:
+            continue  # cannot mention the old id: stays unparsed
+        value = records[key]
         renamed = _replace_refs(value, old, new)
         assert isinstance(renamed, dict)
         target = new if key == old else key
-        records[target] = renamed
-        order.append(target)
-        if not same(renamed, value) or target != key:
+        if target != key or not same(renamed, value):
+            records.raw.pop(key, None)
+            records.parsed.pop(key, None)
             side.blocks.pop(key, None)
-    side.records, side.order = records, order
+            records.parsed[target] = renamed
+            records.order[index] = target
 
 
 def _next_id(old: str, taken: set[str]) -> str:
@@ -122,16 +192,20 @@ def _next_id(old: str, taken: set[str]) -> str:
 
 
 def _renumber_collisions(
-    base: Side, a: Side, b: Side, pushed: dict[str, dict[str, object]], same_record: Callable[..., bool]
+    base: Side, a: Side, b: Side, pushed: list[Side], same_record: Callable[..., bool]
 ) -> list[dict[str, str]]:
     """Records added on both sides under one id with different content: move the unpushed one to a free id."""
-    taken = set(base.records) | set(a.records) | set(b.records) | set(pushed)
+    taken = set(base.records) | set(a.records) | set(b.records)
+    for side in pushed:
+        taken |= set(side.records)
     mapping = []
     for ident in sorted((set(a.records) & set(b.records)) - set(base.records)):
+        if ident in a.blocks and a.blocks[ident] == b.blocks.get(ident):
+            continue
         ra, rb = a.records[ident], b.records[ident]
         if same_record(ra, rb):
             continue
-        remote = pushed.get(ident)
+        remote = next((side.records[ident] for side in pushed if ident in side.records), None)
         a_pushed = remote is not None and same_record(remote, ra)
         b_pushed = remote is not None and same_record(remote, rb)
         if a_pushed != b_pushed:
@@ -189,6 +263,18 @@ def _assemble(layout: Layout, blocks: list[bytes]) -> bytes:
     return layout.header + b"".join(b if b.endswith(b"\n") else b + b"\n" for b in blocks)
 
 
+def _unchanged_bytes(key: str, base: Side, a: Side, b: Side) -> bytes | None:
+    """The result's bytes when the blocks alone decide it (both sides equal, or one side untouched)."""
+    ba, bb, bo = a.blocks.get(key), b.blocks.get(key), base.blocks.get(key)
+    if ba is None or bb is None:
+        return None
+    if ba in (bb, bo):
+        return bb
+    if bb == bo:
+        return ba
+    return None
+
+
 def _merge_records(
     base: Side,
     a: Side,
@@ -196,26 +282,42 @@ def _merge_records(
     merge: Callable[..., tuple[dict[str, object], list[dict[str, object]]]],
     new_order: Callable[[dict[str, object]], tuple[str, ...]],
     may_delete: Callable[[dict[str, object]], bool] = lambda _r: True,
-) -> tuple[dict[str, dict[str, object]], list[str], list[dict[str, object]]]:
-    merged: dict[str, dict[str, object]] = {}
+) -> tuple[dict[str, dict[str, object] | bytes], list[str], list[dict[str, object]]]:
+    merged: dict[str, dict[str, object] | bytes] = {}
     flags: list[dict[str, object]] = []
     for key in [*base.order, *sorted((set(a.records) | set(b.records)) - set(base.records))]:
-        vo, va, vb = base.records.get(key), a.records.get(key), b.records.get(key)
-        if va is None and vb is None:
+        raw = _unchanged_bytes(key, base, a, b)
+        if raw is not None:
+            merged[key] = raw
+            continue
+        in_a, in_b, in_base = key in a.records, key in b.records, key in base.records
+        if not in_a and not in_b:
             continue  # deleted on both sides
-        if va is None or vb is None:
-            present = va if va is not None else vb
-            assert present is not None
+        if not in_a or not in_b:
+            side = a if in_a else b
+            if in_base and side.blocks.get(key) is not None and side.blocks.get(key) == base.blocks.get(key):
+                if may_delete(base.records[key]):
+                    continue  # deleted on one side, untouched on the other
+                merged[key] = side.blocks[key]
+                continue
+            present, vo = side.records[key], base.records.get(key)
             if vo is not None and same(present, vo) and may_delete(vo):
-                continue  # deleted on one side, untouched on the other
-            if vo is not None:
+                continue
+            if vo is not None and not same(present, vo):
                 flags.append({"kind": "deleted-vs-edited", "record": key, "field": "", "values": [], "kept": "edited"})
             merged[key] = copy.deepcopy(present)
             continue
-        value, found = merge(vo, va, vb)
+        value, found = merge(base.records.get(key), a.records[key], b.records[key])
         merged[key] = value
         flags.extend({"record": key, **f} if "record" not in f else f for f in found)
-    fresh = sorted((k for k in merged if k not in base.records), key=lambda k: new_order(merged[k]))
+
+    def order_of(key: str) -> tuple[str, ...]:
+        value = merged[key]
+        if isinstance(value, bytes):
+            value = a.records[key] if key in a.records else b.records[key]
+        return new_order(value)
+
+    fresh = sorted((k for k in merged if k not in base.records), key=order_of)
     order = [k for k in base.order if k in merged] + fresh
     return merged, order, flags
 
@@ -233,16 +335,29 @@ def _safe_record(
     return copy.deepcopy(max(sides, key=rank)) if sides else value
 
 
-def _pushed_records(
+def _pushed_sides(
     pushed: tuple[bytes, ...], layout: Layout, key_of: Callable[[dict[str, object]], str | None]
-) -> dict[str, dict[str, object]]:
-    records: dict[str, dict[str, object]] = {}
+) -> list[Side]:
+    sides = []
     for data in pushed:
         try:
-            records.update(read_side(data, layout, key_of).records)
+            sides.append(read_side(data, layout, key_of))
         except MergeError:
             continue  # an unreadable remote version only means fewer ids count as pushed
-    return records
+    return sides
+
+
+def _materialized(
+    merged: dict[str, dict[str, object] | bytes], sides: tuple[Side, ...]
+) -> dict[str, dict[str, object]]:
+    """Values for every merged record (blocks taken whole are looked up on the side they came from)."""
+    out: dict[str, dict[str, object]] = {}
+    for key, value in merged.items():
+        if isinstance(value, bytes):
+            side = next(s for s in sides if s.blocks.get(key) == value)
+            value = copy.deepcopy(side.records[key])
+        out[key] = value
+    return out
 
 
 def merge_engram_files(base: bytes, a: bytes, b: bytes, pushed: tuple[bytes, ...] = ()) -> FileMerge:
@@ -252,15 +367,17 @@ def merge_engram_files(base: bytes, a: bytes, b: bytes, pushed: tuple[bytes, ...
     delete them here."""
     if a == b:
         return FileMerge(a)
-    key_of = engram_key
-    sides = [read_side(x, ENGRAMS, key_of) for x in (base, a, b)]
-    remote = _pushed_records(pushed, ENGRAMS, key_of)
-    so, sa, sb = sides
+    so, sa, sb = (read_side(x, ENGRAMS, engram_key) for x in (base, a, b))
+    remote = _pushed_sides(pushed, ENGRAMS, engram_key)
     renumbered = _renumber_collisions(so, sa, sb, remote, same_content)
     merged, order, flags = _merge_records(so, sa, sb, merge_engram, _engram_new_order, _deletable)
     blocks = []
     for key in order:
-        value = _safe_record(merged[key], sa.records.get(key), sb.records.get(key), engram_problems)
+        chosen = merged[key]
+        if isinstance(chosen, bytes):
+            blocks.append(chosen)
+            continue
+        value = _safe_record(chosen, sa.records.get(key), sb.records.get(key), engram_problems)
         blocks.append(_block_for(value, (sa, sb, so), key, dump_engram_item))
     blocks += _opaque(so, sa, sb, ENGRAMS)
     return FileMerge(_assemble(ENGRAMS, blocks), renumbered, flags)
@@ -320,8 +437,9 @@ def merge_tension_files(base: bytes, a: bytes, b: bytes, pushed: tuple[bytes, ..
     if b == base:
         return FileMerge(a)
     so, sa, sb = (read_side(x, TENSIONS, pair_key) for x in (base, a, b))
-    merged, order, flags = _merge_records(so, sa, sb, merge_tension, detection_order)
-    remote_ids = {str(r.get("id")): k for k, r in _pushed_records(pushed, TENSIONS, pair_key).items()}
+    raw_merged, order, flags = _merge_records(so, sa, sb, merge_tension, detection_order)
+    merged = _materialized(raw_merged, (sa, sb, so))
+    remote_ids = {str(s.records[k].get("id")): k for s in _pushed_sides(pushed, TENSIONS, pair_key) for k in s.records}
     renumbered = _renumber_tension_ids(merged, order, so, remote_ids)
     blocks = []
     for key in order:
