@@ -12,66 +12,18 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from plur_desk.domain.engram_rules import engram_problems, tension_problems
 from plur_desk.domain.merge_engram import merge_engram, rank, same_content
 from plur_desk.domain.merge_tension import detection_order, merge_tension, pair_key
 from plur_desk.domain.merge_values import canonical, ordered, same
-from plur_desk.store.list_file import ENGRAMS, TENSIONS, Layout, ListFile
+from plur_desk.store.list_file import ENGRAMS, TENSIONS, Layout
+from plur_desk.store.merge_side import MergeError, Side, engram_key, read_side
 from plur_desk.store.yaml_dump import dump_engram_item, dump_tension_item
-from plur_desk.store.yaml_load import parse_item
 
 _SUFFIX = re.compile(r"^(.*-)(\d+)\Z")
-
-
-class MergeError(Exception):
-    """A side cannot be merged safely (unreadable YAML); the caller must leave the files as they are."""
-
-
-class Records(Mapping[str, dict[str, object]]):
-    """Records by key, parsed only when looked at: most blocks of a big file are identical on every side."""
-
-    def __init__(self, layout: Layout) -> None:
-        self.layout = layout
-        self.parsed: dict[str, dict[str, object]] = {}
-        self.raw: dict[str, bytes] = {}  # blocks not parsed yet
-        self.order: list[str] = []
-
-    def __getitem__(self, key: str) -> dict[str, object]:
-        if key not in self.parsed:
-            self.parsed[key] = _parse_block(self.raw[key], self.layout)
-        return self.parsed[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.order)
-
-    def __len__(self) -> int:
-        return len(self.order)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self.parsed or key in self.raw
-
-    def put(self, key: str, value: dict[str, object]) -> None:
-        if key not in self:
-            self.order.append(key)
-        self.parsed[key] = value
-
-
-@dataclass
-class Side:
-    """One version of a file: records by key, their bytes when the file is in PLUR's own layout, opaque entries."""
-
-    records: Records
-    blocks: dict[str, bytes] = field(default_factory=dict)
-    opaque: dict[str, bytes | None] = field(default_factory=dict)  # quarantined entries: canonical -> bytes
-    opaque_values: dict[str, object] = field(default_factory=dict)
-
-    @property
-    def order(self) -> list[str]:
-        return self.records.order
 
 
 @dataclass
@@ -79,69 +31,6 @@ class FileMerge:
     data: bytes
     renumbered: list[dict[str, str]] = field(default_factory=list)  # {old, new, statement, content_hash}
     disagreements: list[dict[str, object]] = field(default_factory=list)
-
-
-_ENGRAM_ID_LINE = re.compile(rb"  - id: ((?:ENG|ABS|META)-[A-Za-z0-9-]+)\n")
-
-
-def _parse_block(raw: bytes, layout: Layout) -> dict[str, object]:
-    value = parse_item(raw.decode("utf-8"), layout.item_indent)
-    validate = engram_problems if layout is ENGRAMS else tension_problems
-    if not isinstance(value, dict) or validate(value):
-        raise MergeError(f"an entry of {layout.kind}.yaml changed on both sides and PLUR would quarantine it")
-    return value
-
-
-def _lazy_engrams(data: bytes) -> Side | None:
-    """PLUR's own layout: blocks keyed by the id on their first line, nothing parsed yet (None: read it whole)."""
-    snapshot = ListFile(Path("engrams.yaml"), ENGRAMS, data, None)
-    snapshot._split()
-    if snapshot.fatal is not None or not snapshot.regular:
-        return None
-    side = Side(Records(ENGRAMS))
-    for entry in snapshot.entries:
-        raw = snapshot.block(entry)
-        match = _ENGRAM_ID_LINE.match(raw)
-        key = match.group(1).decode() if match else None
-        if key is None or key in side.records:
-            return None  # an unusual entry somewhere: the careful path decides what is quarantined
-        side.records.raw[key] = raw
-        side.records.order.append(key)
-        side.blocks[key] = raw
-    return side
-
-
-def read_side(data: bytes, layout: Layout, key_of: Callable[[dict[str, object]], str | None]) -> Side:
-    if not data.strip():
-        return Side(Records(layout))
-    if layout is ENGRAMS and key_of is engram_key:
-        lazy = _lazy_engrams(data)
-        if lazy is not None:
-            return lazy
-    side = Side(Records(layout))
-    validate = engram_problems if layout is ENGRAMS else tension_problems
-    snapshot = ListFile(Path(f"{layout.kind}.yaml"), layout, data, None)
-    snapshot._validate = validate  # type: ignore[attr-defined]
-    snapshot._cache = None  # type: ignore[attr-defined]
-    snapshot._split()
-    if snapshot.fatal is None:
-        snapshot.parse_all()
-    if snapshot.fatal is not None:
-        raise MergeError(f"{layout.kind}.yaml cannot be read: {snapshot.fatal}")
-    for entry in snapshot.entries:
-        raw = snapshot.block(entry) if snapshot.regular else None
-        value = entry.value
-        key = key_of(value) if isinstance(value, dict) and entry.valid else None
-        if key is None or key in side.records:
-            ident = canonical(value) + (raw.decode("utf-8", "replace") if raw else "")
-            side.opaque[ident] = raw
-            side.opaque_values[ident] = value
-            continue
-        assert isinstance(value, dict)
-        side.records.put(key, value)
-        if raw is not None:
-            side.blocks[key] = raw
-    return side
 
 
 # -- renumbering ----------------------------------------------------------------------------------------------
@@ -390,12 +279,6 @@ def _deletable(record: dict[str, object]) -> bool:
     return record.get("status") == "retired" or (isinstance(data, dict) and "_outbox" in data)
 
 
-def engram_key(value: dict[str, object]) -> str | None:
-    """An engram's merge key: its id."""
-    ident = value.get("id")
-    return ident if isinstance(ident, str) else None
-
-
 def _engram_new_order(value: dict[str, object]) -> tuple[str, str]:
     created = value.get("created_at")
     return (created if isinstance(created, str) else "", str(value.get("id")))
@@ -472,3 +355,14 @@ def _renumber_tension_ids(
             merged[pair]["id"] = new
             mapping.append({"old": ident, "new": new, "statement": pair, "content_hash": ""})
     return mapping
+
+
+__all__ = [
+    "FileMerge",
+    "MergeError",
+    "engram_key",
+    "merge_engram_files",
+    "merge_tension_files",
+    "read_side",
+    "rewrite_tension_refs",
+]
