@@ -25,6 +25,7 @@ from plur_desk.store.atomic import atomic_write
 from plur_desk.store.list_file import ENGRAMS, TENSIONS
 from plur_desk.store.lock import TENSIONS_POLICY, LockPolicy, locked
 from plur_desk.store.merge import MergeError, read_side, rewrite_tension_refs
+from plur_desk.store.merge_side import engram_key
 from plur_desk.store.sync_strip import SIBLINGS, strip_engrams, strip_sibling
 from plur_desk.store.yaml_load import YamlSyntaxError, load_general
 
@@ -266,12 +267,25 @@ class _Sync:
         report.ahead_after, report.behind_after = self.counts(upstream)
 
 
-def _read_list(path: Path, layout: object) -> list[dict[str, object]]:
-    if not path.exists():
-        return []
-    key = (lambda v: v.get("id")) if layout is ENGRAMS else (lambda v: str(v.get("id")))
-    side = read_side(path.read_bytes(), layout, key)  # type: ignore[arg-type]
-    return [side.records[k] for k in side.order]
+def team_view(store: Path) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
+    """The engrams a disagreement can be about (flagged by a merge, or in a resolved tension) and all tensions;
+    no other engram is parsed."""
+    tensions: list[dict[str, object]] = []
+    file = store / "tensions.yaml"
+    if file.exists():
+        side = read_side(file.read_bytes(), TENSIONS, lambda v: str(v.get("id")))
+        tensions = [side.records[k] for k in side.order]
+    wanted = {str(t.get(k)) for t in tensions if t.get("status") == "resolved" for k in ("engram_a", "engram_b")}
+    file = store / "engrams.yaml"
+    if not file.exists():
+        return [], tensions
+    engrams = read_side(file.read_bytes(), ENGRAMS, engram_key)
+    chosen = [
+        engrams.records[k]
+        for k in engrams.order
+        if k in wanted or engrams.blocks.get(k) is None or b"\n    review_disagreements:" in engrams.blocks[k]
+    ]
+    return chosen, tensions
 
 
 def run_sync(store: Path) -> SyncReport:
@@ -286,8 +300,7 @@ def run_sync(store: Path) -> SyncReport:
     except (GitError, SyncFailed, MergeError, PlurDeskError, OSError) as exc:
         report.error = str(exc)
     try:
-        engrams = _read_list(repo.store / "engrams.yaml", ENGRAMS)
-        tensions = _read_list(repo.store / "tensions.yaml", TENSIONS)
+        engrams, tensions = team_view(repo.store)
         report.disagreements = find_disagreements(engrams, tensions, repo.store)
     except MergeError as exc:
         report.error = report.error or str(exc)

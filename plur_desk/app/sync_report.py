@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 
 from plur_desk.app.team import TeamDisagreement
 from plur_desk.domain.merge_engram import REVIEWS_KEY
 from plur_desk.store.list_file import ENGRAMS, TENSIONS, Layout
-from plur_desk.store.merge import MergeError, engram_key, read_side
+from plur_desk.store.merge_side import MergeError, Side, engram_key, read_side
 
 
 @dataclass
@@ -77,15 +76,26 @@ class SyncReport:
         return "\n".join(lines)
 
 
-def _decisions(data: bytes | None) -> dict[tuple[str, str, str, str], str]:
+def _side(data: bytes | None, layout: Layout) -> Side | None:
     if not data:
-        return {}
+        return None
+    key = engram_key if layout is ENGRAMS else (lambda v: str(v.get("id")))
     try:
-        side = read_side(data, ENGRAMS, engram_key)
+        return read_side(data, layout, key)
     except MergeError:
-        return {}
-    found = {}
-    for ident, record in side.records.items():
+        return None
+
+
+def _decisions(side: Side | None, skip: Side | None = None) -> dict[tuple[str, str, str, str], str]:
+    """Review decisions on the engrams; blocks identical in `skip` and blocks naming no review are not parsed."""
+    found: dict[tuple[str, str, str, str], str] = {}
+    if side is None:
+        return found
+    for ident in side.order:
+        raw = side.blocks.get(ident)
+        if raw is not None and (b"\n    review" not in raw or (skip is not None and skip.blocks.get(ident) == raw)):
+            continue
+        record = side.records[ident]
         reviews = [record.get("review"), *(record.get(REVIEWS_KEY) or [])]  # type: ignore[misc]
         for review in reviews:
             if isinstance(review, dict):
@@ -96,41 +106,45 @@ def _decisions(data: bytes | None) -> dict[tuple[str, str, str, str], str]:
 
 def decisions_between(before: bytes | None, after: bytes | None) -> list[str]:
     """Review decisions present in `after` and not in `before`, one line each, oldest first."""
-    old, new = _decisions(before), _decisions(after)
+    old_side, new_side = _side(before, ENGRAMS), _side(after, ENGRAMS)
+    return _new_decisions(old_side, new_side)
+
+
+def _new_decisions(old_side: Side | None, new_side: Side | None) -> list[str]:
+    new = _decisions(new_side, skip=old_side)
+    old = _decisions(old_side, skip=None) if new else {}
     return [new[k] for k in sorted(new, key=lambda k: (k[3], k[0])) if k not in old]
 
 
-def _records(data: bytes | None, layout: Layout) -> Mapping[str, dict[str, object]]:
-    if not data:
-        return {}
-    key = engram_key if layout is ENGRAMS else (lambda v: str(v.get("id")))
-    try:
-        return read_side(data, layout, key).records
-    except MergeError:
-        return {}
+def _moved(old: Side | None, new: Side | None) -> list[str]:
+    """Keys whose block differs between the two versions (parsed only then)."""
+    if new is None:
+        return []
+    return [k for k in new.order if old is not None and k in old.records and old.blocks.get(k) != new.blocks.get(k)]
 
 
 def changes_between(
     engrams: tuple[bytes | None, bytes | None], tensions: tuple[bytes | None, bytes | None]
 ) -> list[str]:
     """What moved between two commits, in plain words: decisions by whom, retirements, new engrams, tensions."""
-    lines = decisions_between(*engrams)
+    old, new = _side(engrams[0], ENGRAMS), _side(engrams[1], ENGRAMS)
+    lines = _new_decisions(old, new)
     explained = {line.split(" ")[2] for line in lines if len(line.split(" ")) > 2}
-    old, new = _records(engrams[0], ENGRAMS), _records(engrams[1], ENGRAMS)
-    added = [k for k in new if k not in old]
+    added = [k for k in (new.order if new else []) if old is None or k not in old.records]
     if added:
         lines.append(f"{len(added)} new engram(s): {', '.join(added[:5])}{' …' if len(added) > 5 else ''}")
-    for ident, record in new.items():
-        before = old.get(ident)
-        if before is None or ident in explained:
+    for ident in _moved(old, new):
+        if ident in explained or old is None or new is None:
             continue
+        before, record = old.records[ident], new.records[ident]
         for name in ("status", "commitment"):
             if before.get(name) != record.get(name):
                 lines.append(f"{ident}: {name} {before.get(name)} -> {record.get(name)}")
-    old_t, new_t = _records(tensions[0], TENSIONS), _records(tensions[1], TENSIONS)
-    for ident, record in new_t.items():
-        before = old_t.get(ident)
-        if before is not None and before.get("status") != record.get("status"):
+    old_t, new_t = _side(tensions[0], TENSIONS), _side(tensions[1], TENSIONS)
+    for ident in _moved(old_t, new_t):
+        assert old_t is not None and new_t is not None
+        before, record = old_t.records[ident], new_t.records[ident]
+        if before.get("status") != record.get("status"):
             winner = f" in favour of {record.get('resolved_by')}" if record.get("status") == "resolved" else ""
             lines.append(f"{ident}: {before.get('status')} -> {record.get('status')}{winner}")
     return lines

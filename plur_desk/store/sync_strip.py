@@ -52,9 +52,32 @@ class Stripped:
     dropped: list[str] = field(default_factory=list)
 
 
+_SCOPE = re.compile(rb"\n    scope: ([^\n\"']*)\n")
+_VISIBILITY = re.compile(rb"\n    visibility: ([a-z]+)\n")
+
+
+def _pushed_by_bytes(raw: bytes, remote_type: str) -> bool | None:
+    """Decide from the block's own lines when they are plain (js-yaml's usual output); None: parse it."""
+    scope = _SCOPE.search(raw)
+    if scope is None:
+        return None
+    visibility = _VISIBILITY.search(raw)
+    record = {"scope": scope.group(1).decode(), "visibility": visibility.group(1).decode() if visibility else None}
+    if remote_type == "shared" and visibility is None and b"\n    visibility:" in raw:
+        return None
+    return is_pushed(record, remote_type)
+
+
 def strip_engrams(data: bytes, remote_type: str) -> Stripped:
     side = read_side(data, ENGRAMS, engram_key)
-    kept = {k for k, v in side.records.items() if is_pushed(v, remote_type)}
+    kept = set()
+    for key in side.order:
+        raw = side.blocks.get(key)
+        decided = _pushed_by_bytes(raw, remote_type) if raw is not None else None
+        if decided is None:
+            decided = is_pushed(side.records[key], remote_type)
+        if decided:
+            kept.add(key)
     dropped = [k for k in side.order if k not in kept]
     if not dropped:
         return Stripped(data, kept)
