@@ -19,10 +19,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_merge import _engram  # noqa: E402
+from bench_merge import _engram
 
-from plur_desk.app.sync import run_sync  # noqa: E402
-from plur_desk.store.yaml_dump import dump_engrams_document  # noqa: E402
+from plur_desk.app.sync import run_sync
+from plur_desk.store.yaml_dump import dump_engrams_document
 
 
 def git(cwd: Path, *args: str) -> None:
