@@ -30,6 +30,8 @@ MARK = "plur-desk.set"
 
 def driver_command() -> str:
     """The command git runs: this interpreter and this copy of plur_desk, whatever PATH holds later."""
+    if getattr(sys, "frozen", False):  # a bundled build: the executable itself takes the terminal commands
+        return f"{shlex.quote(sys.executable)} merge-driver %O %A %B %P"
     package_parent = Path(plur_desk.__file__).resolve().parent.parent
     python = shlex.quote(sys.executable)
     return f"env PYTHONPATH={shlex.quote(str(package_parent))} {python} -m plur_desk merge-driver %O %A %B %P"

@@ -146,3 +146,14 @@ def test_driver_exit_codes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     assert ours.read_bytes() == before
     with pytest.raises(SystemExit):
         cli.main(["merge-driver", str(base), str(ours)])
+
+
+def test_driver_command_runs_this_copy_of_plur_desk(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from plur_desk.app.merge_driver import driver_command
+
+    assert driver_command().endswith("-m plur_desk merge-driver %O %A %B %P")
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    monkeypatch.setattr(sys, "executable", "/opt/plur desk/plur-desk-cli")
+    assert driver_command() == "'/opt/plur desk/plur-desk-cli' merge-driver %O %A %B %P"
