@@ -115,6 +115,43 @@ def _renumber_collisions(
     return mapping
 
 
+def _identity(record: dict[str, object]) -> str:
+    """Which mint a record is (ids are reused across machines, mint times are not)."""
+    created = record.get("created_at")
+    if isinstance(created, str):
+        return created
+    sources = record.get("sources")
+    first = sources[0] if isinstance(sources, list) and sources and isinstance(sources[0], dict) else {}
+    return f"{first.get('stored_at')}|{record.get('content_hash')}"
+
+
+def _renames(base: Side, side: Side) -> list[tuple[str, str]]:
+    """Ids this side already moved (an earlier merge renumbered a collision): the base's record now lives under a
+    new id here, and another record holds the old one. Seen when a rebase replays several local commits."""
+    found: list[tuple[str, str]] = []
+    fresh: dict[str, str] | None = None
+    for ident in base.order:
+        if ident not in side.records or side.blocks.get(ident, b"") == base.blocks.get(ident):
+            continue
+        if _identity(side.records[ident]) == _identity(base.records[ident]):
+            continue  # the same record, edited
+        if fresh is None:
+            fresh = {_identity(side.records[k]): k for k in side.order if k not in base.records}
+        moved_to = fresh.get(_identity(base.records[ident]))
+        if moved_to is not None:
+            found.append((ident, moved_to))
+    return found
+
+
+def _follow_renames(base: Side, a: Side, b: Side) -> None:
+    """Apply one side's earlier renumbering to the base and the other side, so records meet their own history."""
+    moves = sorted(set(_renames(base, a)) | set(_renames(base, b)))
+    for old, new in moves:
+        for side in (base, a, b):
+            if old in side.records and new not in side.records:
+                _rename(side, old, new)
+
+
 def _mint_order(record: dict[str, object]) -> tuple[str, str, str]:
     created = record.get("created_at")
     return (created if isinstance(created, str) else "", canonical(record), ordered(record))
@@ -258,6 +295,7 @@ def merge_engram_files(base: bytes, a: bytes, b: bytes, pushed: tuple[bytes, ...
         return FileMerge(a)
     so, sa, sb = (read_side(x, ENGRAMS, engram_key) for x in (base, a, b))
     remote = _pushed_sides(pushed, ENGRAMS, engram_key)
+    _follow_renames(so, sa, sb)
     renumbered = _renumber_collisions(so, sa, sb, remote, same_content)
     merged, order, flags = _merge_records(so, sa, sb, merge_engram, _engram_new_order, _deletable)
     blocks = []

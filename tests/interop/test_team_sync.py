@@ -268,3 +268,30 @@ def test_a_teammate_switching_to_a_shared_remote_deletes_nothing_here(team: Team
     bob = team.plur("Bob", [{"op": "load"}])[0]
     assert note in {e["statement"] for e in bob["engrams"].values()}  # Bob's copy was not deleted by Ann's strip
     assert note in (team.clones["Ann"] / "engrams.yaml").read_text()  # nor Ann's own
+
+
+def test_plur_rebase_of_several_local_commits_keeps_each_record_whole(team: Team) -> None:
+    team.seed("Ann", _drafts(1), driver=False)
+    team.clone("Bob", driver=False)
+    team.plur("Ann", [{"op": "learn", "statement": "Ann: canaries take ten minutes", "options": TEAM}])
+    (bob_new,) = team.plur("Bob", [{"op": "learn", "statement": "Bob: canaries take an hour", "options": TEAM}])
+    team.sync("Ann")
+    assert "NOT pulled" in team.sync("Bob")["message"]  # Bob's first local commit
+    team.plur("Bob", [{"op": "update", "id": bob_new["id"], "fields": {"commitment": "decided"}}])
+    assert "NOT pulled" in team.sync("Bob")["message"]  # and a second one, editing the same record
+    assert git(team.clones["Bob"], "rev-list", "--count", "origin/main..HEAD") == "2"
+
+    from plur_desk.app.git_repo import find_repo
+    from plur_desk.app.merge_driver import install
+
+    for name in ("Ann", "Bob"):
+        install(find_repo(team.clones[name]))  # type: ignore[arg-type]
+    healed = team.sync("Bob")  # pull --rebase replays both commits through the driver
+    assert "NOT pulled" not in healed["message"] and "push_error" not in healed, healed
+    team.sync("Ann")
+    engrams = team.assert_converged()
+    by_text = {e["statement"]: e for e in engrams.values()}
+    assert by_text["Ann: canaries take ten minutes"]["commitment"] == "leaning"  # untouched by Bob's edit
+    assert by_text["Bob: canaries take an hour"]["commitment"] == "decided"
+    assert by_text["Ann: canaries take ten minutes"]["id"] == bob_new["id"]  # Ann's was pushed first: it keeps it
+    assert not any(e.get("review_disagreements") for e in engrams.values())

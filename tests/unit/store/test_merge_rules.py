@@ -244,3 +244,33 @@ def test_a_teammates_scope_strip_never_deletes_records_but_compact_does() -> Non
     records = read_side(kept.data, ENGRAMS, lambda v: v["id"]).records
     assert list(records) == [BASE["id"]]  # the active record stays; the retired one was compacted away
     assert kept.data == merge_engram_files(base, stripped, base).data
+
+
+def test_a_renumbering_from_an_earlier_replayed_commit_is_followed() -> None:
+    """A rebase replays two local commits: the first merge moved Bob's record to -002; the second commit still
+    calls it -001. Bob's later edit must land on his record, never on Ann's record that now holds -001."""
+    bob = {
+        **BASE,
+        "id": "ENG-2026-12-02-001",
+        "statement": "Bob's",
+        "content_hash": "b" * 64,
+        "created_at": "2026-12-02T09:00:00.000Z",
+    }
+    ann = {
+        **BASE,
+        "id": "ENG-2026-12-02-001",
+        "statement": "Ann's",
+        "content_hash": "c" * 64,
+        "created_at": "2026-12-02T08:00:00.000Z",
+    }
+    base = _file(BASE, bob)  # Bob's first commit
+    ours = _file(BASE, ann, {**bob, "id": "ENG-2026-12-02-002"})  # upstream plus the first replayed commit
+    theirs = _file(BASE, {**bob, "commitment": "decided", "updated_at": "2026-12-02T10:00:00.000Z"})  # Bob's second
+    one = merge_engram_files(base, ours, theirs)
+    assert one.data == merge_engram_files(base, theirs, ours).data
+    records = read_side(one.data, ENGRAMS, lambda v: v["id"]).records
+    assert records["ENG-2026-12-02-001"]["statement"] == "Ann's"
+    assert records["ENG-2026-12-02-001"]["commitment"] == "draft"
+    assert records["ENG-2026-12-02-002"]["statement"] == "Bob's"
+    assert records["ENG-2026-12-02-002"]["commitment"] == "decided"
+    assert one.disagreements == []
