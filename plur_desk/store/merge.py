@@ -150,6 +150,7 @@ def _follow_renames(base: Side, a: Side, b: Side) -> None:
         for side in (base, a, b):
             if old in side.records and new not in side.records:
                 _rename(side, old, new)
+                side.moved.add(new)  # ordered like the new record it is on the side that renumbered it
 
 
 def _mint_order(record: dict[str, object]) -> tuple[str, str, str]:
@@ -243,8 +244,8 @@ def _merge_records(
             value = a.records[key] if key in a.records else b.records[key]
         return new_order(value)
 
-    fresh = sorted((k for k in merged if k not in base.records), key=order_of)
-    order = [k for k in base.order if k in merged] + fresh
+    fresh = sorted((k for k in merged if k not in base.records or k in base.moved), key=order_of)
+    order = [k for k in base.order if k in merged and k not in base.moved] + fresh
     return merged, order, flags
 
 

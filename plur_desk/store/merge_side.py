@@ -59,6 +59,7 @@ class Side:
     blocks: dict[str, bytes] = field(default_factory=dict)
     opaque: dict[str, bytes | None] = field(default_factory=dict)  # quarantined entries: canonical -> bytes
     opaque_values: dict[str, object] = field(default_factory=dict)
+    moved: set[str] = field(default_factory=set)  # renamed here to follow a renumbering: placed as new records
 
     @property
     def order(self) -> list[str]:

@@ -190,6 +190,8 @@ def test_engram_merge_is_symmetric_idempotent_and_keeps_every_decision(ops_a, op
     merged = merge_engram_files(base_e, ea, eb)
     assert merged.data == merge_engram_files(base_e, eb, ea).data
     assert merge_engram_files(base_e, ea, ea).data == ea
+    assert merge_engram_files(base_e, base_e, eb).data == eb  # one side untouched: the other side, byte for byte
+    assert merge_engram_files(base_e, ea, base_e).data == ea
     assert merge_engram_files(base_e, merged.data, merged.data).data == merged.data
 
     records = _records(merged.data)
