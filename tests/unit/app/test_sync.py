@@ -1,0 +1,129 @@
+"""`plur-desk sync` with plain git (no Node): refusals, the lock, and repairing what a failed sync left behind."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from plur_desk import cli
+from plur_desk.app import sync as sync_module
+from plur_desk.app.sync import run_sync
+from plur_desk.store.lock import current_holder
+from plur_desk.store.yaml_dump import dump_engrams_document
+
+
+def git(cwd: Path, *args: str, check: bool = True) -> str:
+    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, timeout=60)
+    if check:
+        assert proc.returncode == 0, proc.stderr.decode()
+    return proc.stdout.decode().strip()
+
+
+def _engram(n: int, **extra: object) -> dict[str, object]:
+    record: dict[str, object] = {
+        "id": f"ENG-2026-12-02-{n:03d}",
+        "status": "active",
+        "type": "behavioral",
+        "scope": "project:team",
+        "visibility": "public",
+        "statement": f"Rule number {n}",
+        "commitment": "draft",
+        "created_at": f"2026-12-02T08:00:0{n}.000Z",
+        "updated_at": "2026-12-02T08:00:00.000Z",
+    }
+    record.update(extra)
+    return record
+
+
+def _write(store: Path, *records: dict[str, object]) -> None:
+    (store / "engrams.yaml").write_text(dump_engrams_document({"engrams": list(records)}))
+
+
+@pytest.fixture
+def team(tmp_path: Path) -> tuple[Path, Path]:
+    remote, ann, bob = tmp_path / "remote.git", tmp_path / "ann", tmp_path / "bob"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    ann.mkdir()
+    git(ann, "init", "-q", "-b", "main")
+    _write(ann, _engram(1), _engram(2))
+    (ann / "tensions.yaml").write_text("[]\n")
+    for store, name in ((ann, "Ann"),):
+        git(store, "config", "user.name", name)
+        git(store, "config", "user.email", f"{name}@example.test")
+    git(ann, "add", ".")
+    git(ann, "commit", "-q", "-m", "seed")
+    git(ann, "remote", "add", "origin", str(remote))
+    git(ann, "push", "-q", "-u", "origin", "main")
+    git(tmp_path, "clone", "-q", str(remote), str(bob))
+    git(bob, "config", "user.name", "Bob")
+    git(bob, "config", "user.email", "bob@example.test")
+    return ann, bob
+
+
+def _diverge(ann: Path, bob: Path) -> None:
+    _write(ann, _engram(1, commitment="decided", updated_at="2026-12-02T09:00:00.000Z"), _engram(2))
+    git(ann, "commit", "-q", "-am", "ann")
+    git(ann, "push", "-q")
+    _write(bob, _engram(1, status="retired", updated_at="2026-12-02T09:30:00.000Z"), _engram(2))
+    git(bob, "commit", "-q", "-am", "bob")
+    git(bob, "fetch", "-q")
+
+
+def test_refuses_plainly_without_a_clone_or_a_remote(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    store.mkdir()
+    _write(store, _engram(1))
+    report = run_sync(store)
+    assert report.exit_code == 2 and "not a git clone" in str(report.error)
+    git(store, "init", "-q")
+    assert cli.main(["sync", str(store)]) == 2
+    assert "no 'origin' remote" in str(run_sync(store).error)
+
+
+def test_the_whole_sync_runs_under_plurs_store_lock(team: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    ann, _ = team
+    seen: list[str | None] = []
+    original = sync_module._Sync.run
+
+    def spy(self: sync_module._Sync) -> None:
+        seen.append(current_holder(ann / "engrams.yaml"))
+        original(self)
+
+    monkeypatch.setattr(sync_module._Sync, "run", spy)
+    assert run_sync(ann).exit_code == 0
+    assert seen and seen[0]  # a token was in engrams.yaml.lock while syncing
+    assert current_holder(ann / "engrams.yaml") is None  # and released
+
+
+def test_repairs_an_interrupted_rebase(team: tuple[Path, Path]) -> None:
+    ann, bob = team
+    _diverge(ann, bob)
+    git(bob, "rebase", "origin/main", check=False)  # no driver yet: stops on engrams.yaml
+    assert (bob / ".git" / "rebase-merge").exists() or (bob / ".git" / "rebase-apply").exists()
+    report = run_sync(bob)
+    assert report.converged and report.exit_code == 1, report.to_text()  # approve vs retire: listed
+    assert "interrupted rebase" in report.to_text()
+    text = (bob / "engrams.yaml").read_text()
+    assert "<<<<<<<" not in text and "status: retired" in text and "commitment: decided" in text
+    assert git(bob, "rev-parse", "HEAD") == git(bob, "rev-parse", "origin/main")
+
+
+def test_repairs_a_failed_autostash_pop_without_losing_either_side(team: tuple[Path, Path]) -> None:
+    ann, bob = team
+    _write(ann, _engram(1, commitment="decided", updated_at="2026-12-02T09:00:00.000Z"), _engram(2))
+    git(ann, "commit", "-q", "-am", "ann")
+    git(ann, "push", "-q")
+    _write(bob, _engram(1, status="retired", updated_at="2026-12-02T09:30:00.000Z"), _engram(2), _engram(3))
+    git(bob, "stash", "-q")  # what git's autostash does before a pull ...
+    git(bob, "pull", "-q", "--ff-only")
+    git(bob, "stash", "pop", check=False)  # ... and its pop conflicts: markers in engrams.yaml, the stash kept
+    assert "<<<<<<<" in (bob / "engrams.yaml").read_text()
+    report = run_sync(bob)
+    assert report.error is None, report.to_text()
+    text = (bob / "engrams.yaml").read_text()
+    assert "<<<<<<<" not in text
+    assert "status: retired" in text and "commitment: decided" in text and "ENG-2026-12-02-003" in text
+    assert "left unmerged by an earlier sync" in report.to_text()
+    assert "stash" in report.to_text()  # the old stash is reported, never dropped
