@@ -24,7 +24,7 @@ from plur_desk.store.merge import FileMerge, MergeError, merge_engram_files, mer
 DRIVERS = {"engrams.yaml": "plur-engrams", "tensions.yaml": "plur-tensions"}
 BEGIN = "# >>> plur-desk merge driver (plur-desk merge-driver --uninstall removes this block)"
 END = "# <<< plur-desk merge driver"
-OWN_SETTINGS = ("rebase.autoStash", "merge.autoStash")
+OWN_SETTINGS = ("rebase.autoStash",)  # not merge.autoStash: its pop would line-merge files without a driver
 MARK = "plur-desk.set"
 
 

@@ -152,30 +152,32 @@ class _Sync:
         return ahead, behind
 
     def merge_remote(self, upstream: str) -> None:
+        """Merge the remote in. PLUR writes tensions.yaml under its own short lock, which is held for the whole
+        merge: a PLUR tension operation meanwhile fails loudly instead of being overwritten silently."""
         head = self.repo.text("rev-parse", "HEAD")
         known = len(team_ledger.read(self.store, team_ledger.RENUMBERED))
         with locked(self.store / "tensions.yaml", TENSIONS_POLICY):
             held = self._hold_local_records()
-        try:
-            proc = self.repo.run("merge", "--no-edit", "-q", upstream, check=False)
-            if proc.returncode != 0:
-                unmerged = self._unmerged()
-                if not unmerged:
-                    raise SyncFailed("git could not merge: " + (proc.stderr or proc.stdout).decode().strip())
-                self.resolve_unmerged(unmerged, commit_merge=True)
-        except BaseException:
-            if (self.repo.git_dir / "MERGE_HEAD").exists():
-                self.repo.run("merge", "--abort", check=False)
-            self._put_back(held, head, head)
-            raise
-        new_head = self.repo.text("rev-parse", "HEAD")
+            try:
+                # no autostash: a dirty file git cannot merge makes git refuse, never leave markers in it
+                proc = self.repo.run("-c", "merge.autoStash=false", "merge", "--no-edit", "-q", upstream, check=False)
+                if proc.returncode != 0:
+                    unmerged = self._unmerged()
+                    if not unmerged:
+                        raise SyncFailed("git could not merge: " + (proc.stderr or proc.stdout).decode().strip())
+                    self.resolve_unmerged(unmerged, commit_merge=True)
+            except BaseException:
+                if (self.repo.git_dir / "MERGE_HEAD").exists():
+                    self.repo.run("merge", "--abort", check=False)
+                self._put_back(held, head, head)
+                raise
+            new_head = self.repo.text("rev-parse", "HEAD")
+            self._put_back(held, head, new_head)
         for move in team_ledger.read(self.store, team_ledger.RENUMBERED)[known:]:  # what git's driver runs did
             entry = {k: str(v) for k, v in move.items() if k != "file"}
             if entry not in self.report.renumbered:
                 self.report.renumbered.append(entry)
         self.report.incoming += self.changes(head, new_head)
-        with locked(self.store / "tensions.yaml", TENSIONS_POLICY):
-            self._put_back(held, head, new_head)
 
     def changes(self, old: str, new: str) -> list[str]:
         def blobs(name: str) -> tuple[bytes | None, bytes | None]:
