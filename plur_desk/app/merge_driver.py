@@ -133,15 +133,22 @@ def _pushed(repo: Repo | None, path: str) -> tuple[bytes, ...]:
 
 
 def merge_versions(
-    name: str, base: bytes, ours: bytes, theirs: bytes, pushed: tuple[bytes, ...], store: Path
+    name: str,
+    base: bytes,
+    ours: bytes,
+    theirs: bytes,
+    pushed: tuple[bytes, ...],
+    store: Path,
+    *,
+    theirs_order: bool = False,
 ) -> FileMerge:
     if name == "engrams.yaml":
-        return merge_engram_files(base, ours, theirs, pushed)
+        return merge_engram_files(base, ours, theirs, pushed, theirs_order=theirs_order)
     if name == "tensions.yaml":
         mapping = [{k: str(v) for k, v in m.items()} for m in team_ledger.read(store, team_ledger.RENUMBERED)]
         engram_moves = [m for m in mapping if m.get("old", "").startswith(("ENG-", "ABS-", "META-"))]
         ours, theirs = (rewrite_tension_refs(x, engram_moves) for x in (ours, theirs))
-        return merge_tension_files(base, ours, theirs, pushed)
+        return merge_tension_files(base, ours, theirs, pushed, theirs_order=theirs_order)
     raise MergeError(f"{name} is not a file plur-desk knows how to merge")
 
 

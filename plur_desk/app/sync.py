@@ -222,7 +222,9 @@ class _Sync:
         for name, working in held.items():
             base = self.repo.blob(f"{old_head}:{self.path(name)}") or b""
             merged = self.repo.blob(f"{new_head}:{self.path(name)}") or b""
-            result = merge_versions(name, base, working, merged, self.pushed(self.path(name)), self.store)
+            result = merge_versions(
+                name, base, working, merged, self.pushed(self.path(name)), self.store, theirs_order=True
+            )
             atomic_write(self.store / name, result.data)
             self.record(name, result)
 

@@ -287,18 +287,26 @@ def _materialized(
     return out
 
 
-def merge_engram_files(base: bytes, a: bytes, b: bytes, pushed: tuple[bytes, ...] = ()) -> FileMerge:
+def merge_engram_files(
+    base: bytes, a: bytes, b: bytes, pushed: tuple[bytes, ...] = (), *, theirs_order: bool = False
+) -> FileMerge:
     """Merge three versions of engrams.yaml; `pushed` are the remote-tracking versions (which ids are shared).
 
-    No shortcut when one side is the base: a side that lost active records (a teammate's scope strip) must not
-    delete them here."""
+    When one side is the base, the other side is the result byte for byte, unless it lost active records (a
+    teammate's scope strip): those are never deleted here. `theirs_order` lays the result out in `b`'s order
+    (re-applying local records over a new commit); git's driver keeps the default, which is symmetric."""
     if a == b:
         return FileMerge(a)
     so, sa, sb = (read_side(x, ENGRAMS, engram_key) for x in (base, a, b))
+    for same_as_base, other, data in ((a == base, sb, b), (b == base, sa, a)):
+        if same_as_base and not _drops_active(so, other):
+            return FileMerge(data)
     remote = _pushed_sides(pushed, ENGRAMS, engram_key)
     _follow_renames(so, sa, sb)
     renumbered = _renumber_collisions(so, sa, sb, remote, same_content)
     merged, order, flags = _merge_records(so, sa, sb, merge_engram, _engram_new_order, _deletable)
+    if theirs_order:
+        order = _like(order, sb.order)
     blocks = []
     for key in order:
         chosen = merged[key]
@@ -309,6 +317,18 @@ def merge_engram_files(base: bytes, a: bytes, b: bytes, pushed: tuple[bytes, ...
         blocks.append(_block_for(value, (sa, sb, so), key, dump_engram_item))
     blocks += _opaque(so, sa, sb, ENGRAMS)
     return FileMerge(_assemble(ENGRAMS, blocks), renumbered, flags)
+
+
+def _like(order: list[str], preferred: list[str]) -> list[str]:
+    """`order`'s keys laid out as in `preferred`, the others after them in their own order."""
+    present = set(order)
+    first = [k for k in preferred if k in present]
+    placed = set(first)
+    return first + [k for k in order if k not in placed]
+
+
+def _drops_active(base: Side, other: Side) -> bool:
+    return any(k not in other.records and not _deletable(base.records[k]) for k in base.order)
 
 
 def _deletable(record: dict[str, object]) -> bool:
@@ -350,7 +370,9 @@ def rewrite_tension_refs(data: bytes, mapping: list[dict[str, str]]) -> bytes:
     return _assemble(TENSIONS, out)
 
 
-def merge_tension_files(base: bytes, a: bytes, b: bytes, pushed: tuple[bytes, ...] = ()) -> FileMerge:
+def merge_tension_files(
+    base: bytes, a: bytes, b: bytes, pushed: tuple[bytes, ...] = (), *, theirs_order: bool = False
+) -> FileMerge:
     """Merge three versions of tensions.yaml, records keyed by engram pair; ids clashing across pairs renumbered."""
     if a == b:
         return FileMerge(a)
@@ -363,6 +385,8 @@ def merge_tension_files(base: bytes, a: bytes, b: bytes, pushed: tuple[bytes, ..
     merged = _materialized(raw_merged, (sa, sb, so))
     remote_ids = {str(s.records[k].get("id")): k for s in _pushed_sides(pushed, TENSIONS, pair_key) for k in s.records}
     renumbered = _renumber_tension_ids(merged, order, so, remote_ids)
+    if theirs_order:
+        order = _like(order, sb.order)
     blocks = []
     for key in order:
         value = _safe_record(merged[key], sa.records.get(key), sb.records.get(key), tension_problems)
