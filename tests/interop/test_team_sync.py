@@ -56,6 +56,10 @@ def test_same_draft_approved_and_rejected_and_same_day_learns_converge(team: Tea
     moved = team_ledger.read(team.clones["Bob"], team_ledger.RENUMBERED)
     assert [m["new"] for m in moved] == bob_new  # Bob's id was not on the remote yet: Bob's record moved
 
+    team.plur("Ann", [{"op": "learn", "statement": "Ann: a write by PLUR rewrites the whole file", "options": TEAM}])
+    kept = team.plur("Ann", [{"op": "load"}])[0]["engrams"][draft]  # PLUR's passthrough keeps both keys
+    assert kept["reviews"] == record["reviews"] and kept["review_disagreements"] == record["review_disagreements"]
+
 
 def test_plur_sync_diverges_without_the_driver_and_converges_once_installed(team: Team) -> None:
     team.seed("Ann", _drafts(2), driver=False)

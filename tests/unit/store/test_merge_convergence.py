@@ -114,3 +114,58 @@ def test_three_clones_converge_and_keep_every_decision(steps) -> None:
         assert decision in kept, f"a decision was lost: {decision}"
     statements = {r["statement"] for r in records}
     assert set(learned) <= statements, "a learned engram was lost"
+
+
+class PrivateClone(Clone):
+    """A clone whose working tree also holds `scope: local` records: it commits PLUR's stripped blob and re-applies
+    its local records over every merge, as `plur-desk sync` does."""
+
+    def __init__(self, name: str, offset: int) -> None:
+        super().__init__(name, offset)
+        self.private: list[str] = []
+
+    def learn_private(self) -> None:
+        self.clock += timedelta(minutes=3)
+        stamp = self.clock.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        records = self.records()
+        text = f"{self.reviewer.name} private note {len(self.private)}"
+        ident = f"ENG-2026-12-03-{len(self.private) + 1:03d}-{self.reviewer.name}"
+        records.append({**_engram(ident, text, stamp), "scope": "local"})
+        self.private.append(text)
+        self.local = dump_engrams_document({"engrams": records}).encode()
+
+    def sync(self, remote: list[bytes]) -> None:
+        from plur_desk.store.sync_strip import strip_engrams
+
+        committed = strip_engrams(self.local, "personal").data
+        merged = merge_engram_files(self.synced, committed, remote[0], (remote[0],)).data
+        self.local = merge_engram_files(committed, self.local, merged, theirs_order=True).data
+        remote[0] = self.synced = merged
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(step, st.tuples(st.sampled_from(NAMES), st.just("private"), st.just(0))), max_size=25))
+def test_clones_with_local_records_converge_on_the_remote_and_keep_their_own(steps) -> None:
+    from plur_desk.store.sync_strip import strip_engrams
+
+    clones = {name: PrivateClone(name, i) for i, name in enumerate(NAMES)}
+    remote = [BASE]
+    made: list[tuple[str, str, str]] = []
+    learned: list[str] = []
+    for name, kind, n in steps:
+        if kind == "sync":
+            clones[name].sync(remote)
+        elif kind == "private":
+            clones[name].learn_private()
+        else:
+            clones[name].act(kind, n, made, learned)
+    for _ in range(2):
+        for clone in clones.values():
+            clone.sync(remote)
+    for clone in clones.values():
+        assert strip_engrams(clone.local, "personal").data == remote[0], "a clone's shared part differs"
+        mine = {r["statement"] for r in clone.records()}
+        assert set(clone.private) <= mine, "a local record was lost"
+        others = {t for c in clones.values() if c is not clone for t in c.private}
+        assert not (others & mine), "a local record reached another clone"
+    assert set(learned) <= {r["statement"] for r in read_side(remote[0], ENGRAMS, engram_key).records.values()}
