@@ -69,9 +69,50 @@ def _edit_info_file(repo: Repo, name: str, block: str | None) -> None:
         atomic_write(path, new.encode("utf-8"))
 
 
+HOOKS = ("post-merge", "post-rewrite")
+HOOK_MARK = "# plur-desk: tensions follow renumbered engrams"
+
+
+def hook_text(store: Path) -> str:
+    command = driver_command().replace(" %O %A %B %P", f" --follow-renumbered {shlex.quote(str(store))}")
+    return f"#!/bin/sh\n{HOOK_MARK}\n{command} >/dev/null 2>&1 || true\n"
+
+
+def _install_hooks(repo: Repo) -> list[str]:
+    """After PLUR's own sync merges or rebases: tensions recorded for a renumbered engram follow it. A hook the
+    user already has is left alone (and said so)."""
+    done = []
+    hooks = Path(repo.text("rev-parse", "--git-path", "hooks"))
+    hooks = hooks if hooks.is_absolute() else repo.top / hooks
+    hooks.mkdir(parents=True, exist_ok=True)
+    for name in HOOKS:
+        path = hooks / name
+        if path.exists() and HOOK_MARK not in path.read_text(encoding="utf-8", errors="replace"):
+            done.append(f"left your own {name} hook alone (tensions on renumbered engrams follow at plur-desk sync)")
+            continue
+        text = hook_text(repo.store)
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+            path.chmod(0o755)
+            done.append(f"installed the {name} hook")
+    return done
+
+
+def _uninstall_hooks(repo: Repo) -> list[str]:
+    hooks = Path(repo.text("rev-parse", "--git-path", "hooks"))
+    hooks = hooks if hooks.is_absolute() else repo.top / hooks
+    done = []
+    for name in HOOKS:
+        path = hooks / name
+        if path.exists() and HOOK_MARK in path.read_text(encoding="utf-8", errors="replace"):
+            path.unlink()
+            done.append(f"removed the {name} hook")
+    return done
+
+
 def install(repo: Repo) -> list[str]:
     """Register the driver in this clone; returns what was done, in plain words."""
-    done = []
+    done = _install_hooks(repo)
     _edit_info_file(repo, "attributes", _attributes_block(repo))
     _edit_info_file(repo, "exclude", f"{BEGIN}\n/{repo.store_prefix}{team_ledger.FOLDER}/\n{END}\n")
     command = driver_command()
@@ -91,7 +132,7 @@ def install(repo: Repo) -> list[str]:
 def uninstall(repo: Repo) -> list[str]:
     _edit_info_file(repo, "attributes", None)
     _edit_info_file(repo, "exclude", None)
-    done = ["removed the driver from .git/info/attributes"]
+    done = ["removed the driver from .git/info/attributes", *_uninstall_hooks(repo)]
     for driver in DRIVERS.values():
         if repo.ok("config", "--local", "--remove-section", f"merge.{driver}"):
             done.append(f"removed merge.{driver}")
@@ -186,9 +227,12 @@ def main(argv: list[str]) -> int:
     action.add_argument("--install", action="store_true", help="register the driver in STORE's git clone")
     action.add_argument("--uninstall", action="store_true", help="remove what --install added")
     action.add_argument("--status", action="store_true", help="say whether merges go through the driver")
+    action.add_argument(
+        "--follow-renumbered", action="store_true", help="point tensions at renumbered engrams (the hooks run it)"
+    )
     parser.add_argument("args", nargs="*", help="[STORE] with an option; BASE OURS THEIRS PATH when git calls it")
     args = parser.parse_args(argv)
-    if not (args.install or args.uninstall or args.status):
+    if not (args.install or args.uninstall or args.status or args.follow_renumbered):
         if len(args.args) != 4:
             parser.error("git passes four arguments: BASE OURS THEIRS PATH")
         return run_driver(*args.args)
@@ -200,6 +244,11 @@ def main(argv: list[str]) -> int:
         _say(f"{store} is not inside a git clone; PLUR's sync creates one (plur sync) before a driver is useful")
         return 2
     try:
+        if args.follow_renumbered:
+            from plur_desk.app.sync import follow_renumbered
+
+            follow_renumbered(repo.store)
+            return 0
         if args.status:
             missing = installed(repo)
             _say("\n".join(missing) if missing else "installed: merges of engrams.yaml and tensions.yaml use plur-desk")

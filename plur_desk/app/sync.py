@@ -160,7 +160,18 @@ class _Sync:
             held = self._hold_local_records()
             try:
                 # no autostash: a dirty file git cannot merge makes git refuse, never leave markers in it
-                proc = self.repo.run("-c", "merge.autoStash=false", "merge", "--no-edit", "-q", upstream, check=False)
+                # (and no hooks: this sync does what the post-merge hook would, and holds the lock it would wait for)
+                proc = self.repo.run(
+                    "-c",
+                    "merge.autoStash=false",
+                    "-c",
+                    "core.hooksPath=/dev/null",
+                    "merge",
+                    "--no-edit",
+                    "-q",
+                    upstream,
+                    check=False,
+                )
                 if proc.returncode != 0:
                     unmerged = self._unmerged()
                     if not unmerged:
@@ -187,24 +198,10 @@ class _Sync:
         return changes_between(blobs("engrams.yaml"), blobs("tensions.yaml"))
 
     def follow_renumbered(self) -> bool:
-        """Tensions recorded here for an engram the merge renumbered point at its new id (git merges tensions.yaml
-        through the driver only when both sides changed it, so the driver alone cannot always do this)."""
-        moves = [
-            {k: str(v) for k, v in m.items()}
-            for m in team_ledger.read(self.store, team_ledger.RENUMBERED)
-            if str(m.get("old", "")).startswith(("ENG-", "ABS-", "META-"))
-        ]
-        file = self.store / "tensions.yaml"
-        if not moves or not file.exists():
-            return False
-        with locked(file, TENSIONS_POLICY):
-            data = file.read_bytes()
-            fixed = rewrite_tension_refs(data, moves)
-            if fixed == data:
-                return False
-            atomic_write(file, fixed)
-        self.report.notes.append("tensions recorded for renumbered engrams now name their new ids")
-        return True
+        if follow_renumbered(self.store):
+            self.report.notes.append("tensions recorded for renumbered engrams now name their new ids")
+            return True
+        return False
 
     def _hold_local_records(self) -> dict[str, bytes]:
         """Working-tree store files that differ from HEAD (the records the strip keeps local), set to HEAD."""
@@ -269,6 +266,27 @@ class _Sync:
             raise SyncFailed("the remote kept moving; gave up after three attempts (nothing lost, run sync again)")
         repo.run("fetch", "-q", "origin")
         report.ahead_after, report.behind_after = self.counts(upstream)
+
+
+def follow_renumbered(store: Path) -> bool:
+    """Tensions recorded here for an engram a merge renumbered point at its new id. git runs the tensions driver
+    only when both sides changed tensions.yaml, so the driver alone cannot always do this; `plur-desk sync` does it
+    after each merge, and the post-merge/post-rewrite hooks after PLUR's own sync."""
+    moves = [
+        {k: str(v) for k, v in m.items()}
+        for m in team_ledger.read(store, team_ledger.RENUMBERED)
+        if str(m.get("old", "")).startswith(("ENG-", "ABS-", "META-"))
+    ]
+    file = store / "tensions.yaml"
+    if not moves or not file.exists():
+        return False
+    with locked(file, TENSIONS_POLICY):
+        data = file.read_bytes()
+        fixed = rewrite_tension_refs(data, moves)
+        if fixed == data:
+            return False
+        atomic_write(file, fixed)
+    return True
 
 
 def team_view(store: Path) -> tuple[list[dict[str, object]], list[dict[str, object]]]:

@@ -299,3 +299,29 @@ def test_plur_rebase_of_several_local_commits_keeps_each_record_whole(team: Team
     assert by_text["Bob: canaries take an hour"]["commitment"] == "decided"
     assert by_text["Ann: canaries take ten minutes"]["id"] == bob_new["id"]  # Ann's was pushed first: it keeps it
     assert not any(e.get("review_disagreements") for e in engrams.values())
+
+
+def test_with_plurs_own_sync_a_tension_follows_its_renumbered_engram(team: Team) -> None:
+    team.seed("Ann", [("Staging deploys need a ticket", TEAM)])
+    team.clone("Bob")
+    old = next(iter(team.session("Ann").all_engrams()))["id"]
+    team.plur("Ann", [{"op": "learn", "statement": "Ann: the ticket queue is triaged daily", "options": TEAM}])
+    (bob_new,) = team.plur("Bob", [{"op": "learn", "statement": "Staging deploys need no ticket", "options": TEAM}])
+    pair = {
+        "id_a": old,
+        "id_b": bob_new["id"],
+        "statement_a": "Staging deploys need a ticket",
+        "statement_b": "Staging deploys need no ticket",
+        "confidence": 0.9,
+        "reason": "ticket or not",
+    }
+    team.plur("Bob", [{"op": "recordTensions", "pairs": [pair]}])
+    team.sync("Ann")
+    team.sync("Bob")  # rebase: the driver moves Bob's engram; the post-rewrite hook moves his tension with it
+    team.sync("Bob")  # commits that
+    team.sync("Ann")
+    engrams = team.assert_converged()
+    moved_to = next(i for i, e in engrams.items() if e["statement"] == "Staging deploys need no ticket")
+    assert moved_to != bob_new["id"]
+    (tensions,) = team.plur("Ann", [{"op": "tensions"}])
+    assert [(t["engram_a"], t["engram_b"]) for t in tensions] == [(old, moved_to)]

@@ -77,8 +77,11 @@ def test_install_status_uninstall_round_trip(repo: Path) -> None:
     assert "merge=plur-engrams" in (found.git_dir / "info" / "attributes").read_text()
     assert git(repo, "check-attr", "merge", "tensions.yaml").endswith("plur-tensions")
     assert git(repo, "config", "rebase.autoStash") == "true"
+    hook = found.git_dir / "hooks" / "post-rewrite"
+    assert "--follow-renumbered" in hook.read_text() and hook.stat().st_mode & 0o100
     assert install(found) == ["already installed"]  # idempotent
     uninstall(found)
+    assert not hook.exists()
     assert "plur-desk" not in (found.git_dir / "info" / "attributes").read_text()
     assert git(repo, "check-attr", "merge", "engrams.yaml").endswith("unspecified")
     assert subprocess.run(["git", "config", "rebase.autoStash"], cwd=repo).returncode == 1  # we had set it
@@ -157,3 +160,15 @@ def test_driver_command_runs_this_copy_of_plur_desk(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(sys, "frozen", True, raising=False)
     monkeypatch.setattr(sys, "executable", "/opt/plur desk/plur-desk-cli")
     assert driver_command() == "'/opt/plur desk/plur-desk-cli' merge-driver %O %A %B %P"
+
+
+def test_a_users_own_hook_is_left_alone(repo: Path) -> None:
+    found = find_repo(repo)
+    assert found is not None
+    own = found.git_dir / "hooks" / "post-merge"
+    own.parent.mkdir(exist_ok=True)
+    own.write_text("#!/bin/sh\necho mine\n")
+    done = install(found)
+    assert any("left your own post-merge hook alone" in line for line in done)
+    uninstall(found)
+    assert own.read_text() == "#!/bin/sh\necho mine\n"
