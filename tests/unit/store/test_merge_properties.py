@@ -14,7 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from plur_desk.domain import review
-from plur_desk.domain.engram_rules import content_hash, engram_problems, tension_problems
+from plur_desk.domain.derived import content_hash
+from plur_desk.domain.engram_rules import engram_problems, tension_problems
 from plur_desk.domain.merge_tension import pair_key
 from plur_desk.domain.review import Reviewer
 from plur_desk.infra.errors import ActionRefused
