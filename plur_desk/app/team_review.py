@@ -80,13 +80,15 @@ def settle_two_winners(session: ReviewSession, tension_id: str, winner: str) -> 
     record_patch = Patch.between("tensions", tension_id, first.before[tension_id], first.after[tension_id])
     try:
         second = session.store.write_engrams(
-            [
-                Edit(
-                    winner,
-                    lambda e: settle.reinstate_winner(e, tension_id, session.reviewer, now),
-                    session._seen(winner),
-                )
-            ],
+            session._signed(
+                [
+                    Edit(
+                        winner,
+                        lambda e: settle.reinstate_winner(e, tension_id, session.reviewer, now),
+                        session._seen(winner),
+                    )
+                ]
+            ),
             engram_fingerprint,
         )
     except Exception:

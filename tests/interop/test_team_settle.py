@@ -49,7 +49,8 @@ def test_settling_approve_vs_reject_clears_it_everywhere(tmp_path) -> None:
     assert team_review.disagreements(team.session("Bob")) == []
     assert cli.main(["disagreements", str(team.clones["Bob"])]) == 0
     history = team.plur("Ann", [{"op": "history"}])[0]
-    assert any(e["data"].get("action") == "settle_disagreement" for e in history)  # audited
+    settled = [e for e in history if e["data"].get("action") == "settle_disagreement"]
+    assert settled and all(e.get("signature") for e in settled)  # audited and signed
 
 
 def test_settling_two_winners_reinstates_one(tmp_path) -> None:
@@ -79,3 +80,6 @@ def test_settling_two_winners_reinstates_one(tmp_path) -> None:
     assert (engrams[ids[0]]["status"], engrams[ids[1]]["status"]) == ("retired", "active")
     assert team_review.disagreements(team.session("Ann")) == []
     assert team.plur("Ann", [{"op": "tensions"}])[0][0]["resolved_by"] == ids[1]
+    history = team.plur("Bob", [{"op": "history"}])[0]
+    settled = [e for e in history if (e.get("data") or {}).get("action") == "settle_two_winners"]
+    assert len(settled) == 2 and all(e.get("signature") for e in settled)  # tension step and winner: both signed
