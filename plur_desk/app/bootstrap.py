@@ -34,13 +34,23 @@ def open_store(path: Path, *, use_cache: bool = True) -> PlurStore:
 
 
 def open_session(
-    path: Path, reviewer_name: str, *, clock: Clock | None = None, load_history: bool = True, use_cache: bool = True
+    path: Path,
+    reviewer_name: str,
+    *,
+    clock: Clock | None = None,
+    load_history: bool = True,
+    use_cache: bool = True,
+    for_review: bool = False,
 ) -> ReviewSession:
-    """Open and load a store fully (blocking); the GUI does the same steps in a worker thread."""
+    """Open and load a store fully (blocking); the GUI does the same steps in a worker thread. `for_review` also
+    finishes interrupted actions from the write-ahead journal and sweeps abandoned temp files (it may write);
+    without it nothing is written."""
     store = open_store(path, use_cache=use_cache)
     store.load()
     store.save_cache()
     session = ReviewSession(store, Reviewer(reviewer_name), clock)
+    if for_review:
+        session.recover_on_open()
     if load_history:
         session.load_history()
     return session

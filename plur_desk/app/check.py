@@ -23,12 +23,14 @@ class CheckReport:
     invalid: list[dict[str, object]] = field(default_factory=list)
     untrusted: list[dict[str, object]] = field(default_factory=list)  # human claims that are not validly signed
     warnings: list[str] = field(default_factory=list)
+    # interrupted writes: pending write-ahead journal records, and human changes on disk without their event
+    unfinished: list[str] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
         if not self.readable:
             return 2
-        if self.invalid or self.history.get("malformed_lines") or self.untrusted:
+        if self.invalid or self.history.get("malformed_lines") or self.untrusted or self.unfinished:
             return 1
         return 0
 
@@ -46,6 +48,7 @@ class CheckReport:
                 "invalid": self.invalid,
                 "untrusted_human_claims": self.untrusted,
                 "warnings": self.warnings,
+                "unfinished": self.unfinished,
             },
             indent=2,
             ensure_ascii=False,
@@ -81,6 +84,7 @@ class CheckReport:
             )
         for warning in self.warnings:
             lines.append(f"warning: {warning}")
+        lines += [f"UNFINISHED {line}" for line in self.unfinished]
         verdict = {
             0: "OK: every entry is valid",
             1: "PROBLEMS FOUND (see above); nothing was changed",
@@ -154,10 +158,14 @@ def run_check(root: Path) -> CheckReport:
     for value in engram_values:
         record = value.get("review")
         if isinstance(record, dict) and (str(value.get("id")), str(record.get("at"))) not in logged:
-            report.warnings.append(
-                f"{value.get('id')} has a review record ({record.get('at')}) but no history "
-                "event: a plur_desk write was interrupted before its event was appended"
+            report.unfinished.append(
+                f"engrams.yaml {value.get('id')}: a review record ({record.get('state')} by {record.get('by')} at "
+                f"{record.get('at')}) but no history event; a plur_desk write was interrupted before its event was "
+                "appended"
             )
+    from plur_desk.store.recovery import inspect
+
+    report.unfinished += inspect(store)
     history = store.history.read_all()
     _untrusted_claims(store, history.events, engram_values, report)
     months: dict[str, Counter[str]] = {}

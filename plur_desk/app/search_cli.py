@@ -34,6 +34,11 @@ def main(argv: list[str]) -> int:
     except PlurDeskError as exc:
         print(f"plur-desk search: {exc}", file=sys.stderr)
         return 2
+    special = session.store.special_files()
+    if special:
+        for problem in special:
+            print(f"plur-desk search: {problem}", file=sys.stderr)
+        return 2
     service = SearchService(session, cache_dir(), embeddings=not ns.no_semantic)
     service.sync()
     if service.semantic_available:

@@ -8,10 +8,10 @@ Undo and redo are themselves audited forward changes that refuse when the record
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from datetime import datetime
 
 from plur_desk.app.history_index import HistoryIndex
+from plur_desk.app.journaled import ChangeSet as ChangeSet  # re-exported: panes import it from here
+from plur_desk.app.journaled import JournaledSession
 from plur_desk.app.rows import DraftRow, TensionRow, draft_row, tension_row
 from plur_desk.app.session_signing import SigningMixin
 from plur_desk.app.signing import ReviewerKeys
@@ -20,32 +20,13 @@ from plur_desk.app.vault import KeyVault
 from plur_desk.domain import review
 from plur_desk.domain.review import Operation, Patch, Reviewer, engram_fingerprint, tension_fingerprint
 from plur_desk.infra.clock import Clock, SystemClock
-from plur_desk.infra.errors import ActionRefused, ReadOnlyStore
+from plur_desk.infra.errors import ActionRefused, PartialWrite, ReadOnlyStore
 from plur_desk.infra.paths import data_dir
+from plur_desk.store.journal import JournalRecord, Step
 from plur_desk.store.plur_store import Edit, PlurStore, WriteResult
 
 
-@dataclass
-class ChangeSet:
-    """What an action or a reload changed, by id, so panes refresh only that."""
-
-    engrams: set[str] = field(default_factory=set)
-    tensions: set[str] = field(default_factory=set)
-    events: int = 0
-    reloaded: bool = False
-    warnings: list[str] = field(default_factory=list)
-    message: str = ""
-
-    def merge(self, other: ChangeSet) -> ChangeSet:
-        self.engrams |= other.engrams
-        self.tensions |= other.tensions
-        self.events += other.events
-        self.reloaded = self.reloaded or other.reloaded
-        self.warnings += other.warnings
-        return self
-
-
-class ReviewSession(SigningMixin):
+class ReviewSession(JournaledSession, SigningMixin):
     def __init__(
         self, store: PlurStore, reviewer: Reviewer, clock: Clock | None = None, keys: ReviewerKeys | None = None
     ) -> None:
@@ -61,21 +42,10 @@ class ReviewSession(SigningMixin):
         self._redo: list[Operation] = []
         self._engrams: dict[str, dict[str, object]] = {}
         self._tensions: dict[str, dict[str, object]] = {}
+        self.recovery_note = ""  # one line for the reviewer when opening finished interrupted actions
         self.reindex()
 
     # -- snapshot ------------------------------------------------------------------------------------------
-
-    def reindex(self) -> None:
-        counts: dict[str, int] = {}
-        for entry in self.store.engrams.entries:
-            if entry.key:
-                counts[entry.key] = counts.get(entry.key, 0) + 1
-        self._engrams = {
-            e.key: e.value  # type: ignore[misc]
-            for e in self.store.engrams.entries
-            if e.valid and e.key and counts[e.key] == 1
-        }
-        self._tensions = {e.key: e.value for e in self.store.tensions.entries if e.valid and e.key}  # type: ignore[misc]
 
     def load_history(self) -> None:
         self.history.load()
@@ -135,9 +105,6 @@ class ReviewSession(SigningMixin):
         return sorted(missing)
 
     # -- queries -------------------------------------------------------------------------------------------
-
-    def now(self) -> datetime:
-        return self.clock.now()
 
     def open_tension_ids(self) -> set[str]:
         ids: set[str] = set()
@@ -220,39 +187,14 @@ class ReviewSession(SigningMixin):
     ) -> ChangeSet:
         if not ids:
             raise ActionRefused("nothing selected")
-        edits = [Edit(i, fn, (seen or {}).get(i) or self._seen(i)) for i in dict.fromkeys(ids)]
-        result = self.store.write_engrams(self._signed(edits), engram_fingerprint)
+        edits = self._signed([Edit(i, fn, (seen or {}).get(i) or self._seen(i)) for i in dict.fromkeys(ids)])
+        record = self.store.journal.begin(action, label)
+        result = self._step(lambda: self.store.write_engrams(edits, engram_fingerprint, record, 0))
+        record.finish()
         op = Operation(
             action, label, [Patch.between("engrams", k, result.before[k], result.after[k]) for k in result.changed]
         )
         return self._done(op, result)
-
-    def _done(self, op: Operation, *results: WriteResult) -> ChangeSet:
-        self._undo.append(op)
-        self._redo.clear()
-        return self._changes(op, *results)
-
-    def _changes(self, op: Operation, *results: WriteResult) -> ChangeSet:
-        change = ChangeSet(message=op.label)
-        self.made_changes = True
-        self.keys.register(self.now())
-        change.warnings += self.key_notices()  # said once: where the new key lives, that it was registered
-        if any(r.reloaded for r in results):
-            self.reindex()  # PLUR had rewritten a file meanwhile: everything may have moved
-        else:
-            for patch in op.patches:
-                index = self._engrams if patch.file == "engrams" else self._tensions
-                for result in results:
-                    if patch.key in result.after:
-                        index[patch.key] = result.after[patch.key]
-        for result in results:
-            for patch_file, key in ((p.file, p.key) for p in op.patches):
-                (change.engrams if patch_file == "engrams" else change.tensions).add(key)
-            change.events += len(result.events)
-            if result.history is not None:
-                change.warnings += result.history.warnings
-            self.history.add(result.events)
-        return change
 
     def approve(
         self, ids: list[str], level: str = "decided", note: str = "", seen: dict[str, dict[str, object]] | None = None
@@ -309,11 +251,17 @@ class ReviewSession(SigningMixin):
     # -- tensions ------------------------------------------------------------------------------------------
 
     def _tension_write(
-        self, tension_id: str, fn: Callable[[dict[str, object]], dict[str, object]], action: str, **extra: object
+        self,
+        tension_id: str,
+        fn: Callable[[dict[str, object]], dict[str, object]],
+        action: str,
+        record: JournalRecord,
+        **extra: object,
     ) -> WriteResult:
         self._check_writable()
-        record = self._tensions.get(tension_id)
-        if record is None:
+        journal = record
+        seen = self._tensions.get(tension_id)
+        if seen is None:
             raise ActionRefused(f"{tension_id} is not in tensions.yaml, or PLUR quarantines it (see plur-desk check)")
         now = self.now()
 
@@ -323,12 +271,22 @@ class ReviewSession(SigningMixin):
             event["data"]["to"] = new.get("status")  # type: ignore[index]
             return new, [event]
 
-        return self.store.write_tensions(
-            self._signed([Edit(tension_id, apply, tension_fingerprint(record))]), tension_fingerprint
-        )
+        (edit,) = self._signed([Edit(tension_id, apply, tension_fingerprint(seen))])
+        try:
+            return self._step(lambda: self.store.write_tensions([edit], tension_fingerprint, journal, 0))
+        except PartialWrite as exc:
+            rest = [p.key for later in journal.steps[1:] for p in later.changes]
+            if rest:
+                exc.args = (f"{exc} The rest of this action (engrams.yaml: {', '.join(rest)}) is kept there too.",)
+            raise
+        except Exception:
+            journal.finish()  # the first file never changed: nothing of this action happened
+            raise
 
     def confirm_tension(self, tension_id: str) -> ChangeSet:
-        result = self._tension_write(tension_id, review.confirm_tension, "confirm")
+        record = self.store.journal.begin("confirm_tension", f"confirm {tension_id}")
+        result = self._tension_write(tension_id, review.confirm_tension, "confirm", record)
+        record.finish()
         op = Operation(
             "confirm_tension",
             f"confirm {tension_id}",
@@ -337,7 +295,9 @@ class ReviewSession(SigningMixin):
         return self._done(op, result)
 
     def dismiss_tension(self, tension_id: str, reason: str = "") -> ChangeSet:
-        result = self._tension_write(tension_id, review.dismiss_tension, "dismiss", reason=reason or None)
+        record = self.store.journal.begin("dismiss_tension", f"dismiss {tension_id}")
+        result = self._tension_write(tension_id, review.dismiss_tension, "dismiss", record, reason=reason or None)
+        record.finish()
         op = Operation(
             "dismiss_tension",
             f"dismiss {tension_id}",
@@ -360,30 +320,30 @@ class ReviewSession(SigningMixin):
             raise ActionRefused(f"{winner} is already retired; it cannot win {tension_id}")
         if loser not in self._engrams:
             raise ActionRefused(f"{loser} is not in the store; resolve {tension_id} by hand or dismiss it")
+        if winner_engram is None:
+            raise ActionRefused(f"{winner} is not in the store (or PLUR quarantines it); it cannot win {tension_id}")
         now = self.now()
+        label = f"resolve {tension_id} for {winner}"
+        (retire,) = self._signed(
+            [Edit(loser, lambda e: review.retire_loser(e, tension_id, winner, self.reviewer, now), self._seen(loser))]
+        )
+        self.store.precheck_engrams([retire], engram_fingerprint)  # refuse before tensions.yaml is touched
+        journal = self.store.journal.begin("resolve_tension", label)
+        journal.steps = [Step("tensions", [], [], planned=True), self._plan("engrams", [retire])]
         first = self._tension_write(
-            tension_id, lambda r: review.resolve_tension(r, winner, now), "resolve", winner=winner, loser=loser
+            tension_id,
+            lambda r: review.resolve_tension(r, winner, now),
+            "resolve",
+            journal,
+            winner=winner,
+            loser=loser,
         )
         record_patch = Patch.between("tensions", tension_id, first.before[tension_id], first.after[tension_id])
-        try:
-            second = self.store.write_engrams(
-                self._signed(
-                    [
-                        Edit(
-                            loser,
-                            lambda e: review.retire_loser(e, tension_id, winner, self.reviewer, now),
-                            self._seen(loser),
-                        )
-                    ]
-                ),
-                engram_fingerprint,
-            )
-        except Exception:
-            self._rollback(record_patch, "resolve")
-            raise
+        second = self._second_step(journal, record_patch, "resolve", [retire])
+        journal.finish()
         op = Operation(
             "resolve_tension",
-            f"resolve {tension_id} for {winner}",
+            label,
             [record_patch, Patch.between("engrams", loser, second.before[loser], second.after[loser])],
         )
         return self._done(op, first, second)
@@ -405,16 +365,6 @@ class ReviewSession(SigningMixin):
 
         earlier, later = (a, b) if (created_of(ea), a) <= (created_of(eb), b) else (b, a)
         now = self.now()
-        first = self._tension_write(
-            tension_id,
-            review.dismiss_tension,
-            "split_in_time",
-            reason=f"both true at different times: {earlier} until {review.day_before(at)}, {later} from {at}",
-            earlier=earlier,
-            later=later,
-            at=at,
-        )
-        record_patch = Patch.between("tensions", tension_id, first.before[tension_id], first.after[tension_id])
 
         def window(engram_id: str, start: str | None, end: str | None) -> Edit:
             def fn(e: dict[str, object]) -> tuple[dict[str, object], list[dict[str, object]]]:
@@ -432,111 +382,30 @@ class ReviewSession(SigningMixin):
 
             return Edit(engram_id, fn, self._seen(engram_id))
 
-        try:
-            second = self.store.write_engrams(
-                self._signed([window(earlier, None, review.day_before(at)), window(later, at, None)]),
-                engram_fingerprint,
-            )
-        except Exception:
-            self._rollback(record_patch, "split_in_time")
-            raise
+        label = f"split {tension_id} at {at}"
+        windows = self._signed([window(earlier, None, review.day_before(at)), window(later, at, None)])
+        self.store.precheck_engrams(windows, engram_fingerprint)
+        journal = self.store.journal.begin("split_in_time", label)
+        first_placeholder = Step("tensions", [], [], planned=True)
+        journal.steps = [first_placeholder, self._plan("engrams", windows)]
+        first = self._tension_write(
+            tension_id,
+            review.dismiss_tension,
+            "split_in_time",
+            journal,
+            reason=f"both true at different times: {earlier} until {review.day_before(at)}, {later} from {at}",
+            earlier=earlier,
+            later=later,
+            at=at,
+        )
+        record_patch = Patch.between("tensions", tension_id, first.before[tension_id], first.after[tension_id])
+
+        second = self._second_step(journal, record_patch, "split_in_time", windows)
+        journal.finish()
         patches = [record_patch] + [
             Patch.between("engrams", k, second.before[k], second.after[k]) for k in second.changed
         ]
-        return self._done(Operation("split_in_time", f"split {tension_id} at {at}", patches), first, second)
-
-    def _rollback(self, patch: Patch, action: str) -> None:
-        now = self.now()
-        back = patch.reversed()
-
-        def apply(value: dict[str, object]) -> tuple[dict[str, object], list[dict[str, object]]]:
-            return back.apply(value), [review.tension_event(f"rollback_{action}", value, self.reviewer, now)]
-
-        self.store.write_tensions(self._signed([Edit(patch.key, apply)]), tension_fingerprint)
-        self.keys.register(now)
-        self.reindex()
-
-    # -- undo / redo ---------------------------------------------------------------------------------------
-
-    @property
-    def can_undo(self) -> bool:
-        return bool(self._undo)
-
-    @property
-    def can_redo(self) -> bool:
-        return bool(self._redo)
-
-    def undo_label(self) -> str:
-        return self._undo[-1].label if self._undo else ""
-
-    def redo_label(self) -> str:
-        return self._redo[-1].label if self._redo else ""
-
-    def undo(self) -> ChangeSet:
-        if not self._undo:
-            raise ActionRefused("nothing to undo")
-        op = self._undo[-1]
-        change = self._replay(op, [p.reversed() for p in reversed(op.patches)], "undo")
-        self._redo.append(self._undo.pop())
-        return change
-
-    def redo(self) -> ChangeSet:
-        if not self._redo:
-            raise ActionRefused("nothing to redo")
-        op = self._redo[-1]
-        change = self._replay(op, list(op.patches), "redo")
-        self._undo.append(self._redo.pop())
-        return change
-
-    def _replay(self, op: Operation, patches: list[Patch], verb: str) -> ChangeSet:
-        now = self.now()
-        results: list[WriteResult] = []
-        done: list[Patch] = []
-        try:
-            for file, group in _groups(patches):
-                edits = [Edit(p.key, self._replay_fn(p, op, verb, now)) for p in group]
-                if file == "engrams":
-                    results.append(self.store.write_engrams(self._signed(edits), engram_fingerprint))
-                else:
-                    results.append(self.store.write_tensions(self._signed(edits), tension_fingerprint))
-                done.extend(group)
-        except Exception:
-            if done:  # put back what this undo already changed, so the store is as it was before the attempt
-                self._replay(op, [p.reversed() for p in reversed(done)], f"rollback_{verb}")
-            raise
-        change = self._changes(Operation(op.action, f"{verb} {op.label}", patches), *results)
-        change.message = f"{verb}: {op.label}"
-        return change
-
-    def _replay_fn(self, patch: Patch, op: Operation, verb: str, now: datetime):  # type: ignore[no-untyped-def]
-        def apply(value: dict[str, object]) -> tuple[dict[str, object], list[dict[str, object]]]:
-            new = patch.apply(value)
-            fields = {k: {"from": _plain(old), "to": _plain(after)} for k, old, after in patch.changes}
-            data = {"action": verb, verb + "s": op.action, "label": op.label, "fields": fields}
-            if patch.file == "engrams":
-                kind = "engram_retired" if new.get("status") == "retired" and "status" in fields else "engram_updated"
-                return new, [review.make_event(kind, patch.key, now, data, self.reviewer)]
-            return new, [
-                review.make_event(
-                    "tension_reviewed", str(new.get("engram_a")), now, {**data, "tension_id": patch.key}, self.reviewer
-                )
-            ]
-
-        return apply
-
-
-def _plain(value: object) -> object:
-    return None if value is review.ABSENT else value
-
-
-def _groups(patches: list[Patch]) -> list[tuple[str, list[Patch]]]:
-    groups: list[tuple[str, list[Patch]]] = []
-    for patch in patches:
-        if groups and groups[-1][0] == patch.file:
-            groups[-1][1].append(patch)
-        else:
-            groups.append((patch.file, [patch]))
-    return groups
+        return self._done(Operation("split_in_time", label, patches), first, second)
 
 
 def _names(ids: list[str]) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 
@@ -63,3 +64,18 @@ class KeyUnavailable(ActionRefused):
 
 class KeyConflict(ActionRefused):
     """keys.yaml already holds another key for this reviewer's identity; replacing it needs confirmation."""
+
+
+class PartialWrite(WriteFailed):
+    """A store file was changed but what must follow (its history events, a second file) was not done; the
+    write-ahead journal holds the rest and recovery completes it."""
+
+
+_NOTHING_WRITTEN = re.compile(r"[;.]?\s*[Nn]othing was written[.;]?\s*")
+
+
+def without_nothing_written(message: str) -> str:
+    """A refusal's text reused where something *was* written: its "nothing was written" would be untrue there."""
+    text = _NOTHING_WRITTEN.sub(". ", message).strip()
+    text = re.sub(r"\. ([a-z])", lambda m: ". " + m.group(1).upper(), text)
+    return text if text.endswith(".") else text + "."

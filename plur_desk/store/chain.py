@@ -11,6 +11,7 @@ import hashlib
 import json
 import math
 import re
+import stat
 from enum import Enum
 from pathlib import Path
 
@@ -82,11 +83,12 @@ class ChainMode(Enum):
 def last_line(path: Path) -> bytes | None:
     """The last non-empty line of a file, read from its end (8 KiB window doubling to the whole file)."""
     try:
-        size = path.stat().st_size
+        st = path.stat()
     except FileNotFoundError:
         return None
-    if size == 0:
-        return None
+    size = st.st_size
+    if size == 0 or not stat.S_ISREG(st.st_mode):
+        return None  # never open a FIFO or device: it would block
     window = 8192
     with open(path, "rb") as handle:
         while True:
@@ -129,18 +131,42 @@ class HashScan:
     def any_hash(self, history_dir: Path) -> bool:
         found_any = False
         for path in history_dir.glob("*.jsonl"):
-            stat = path.stat()
-            inode, done, found = self._scanned.get(path.name, (stat.st_ino, 0, False))
-            if inode != stat.st_ino or stat.st_size < done:
+            try:
+                info = path.stat()
+            except OSError:
+                continue
+            if not stat.S_ISREG(info.st_mode):
+                continue
+            inode, done, found = self._scanned.get(path.name, (info.st_ino, 0, False))
+            if inode != info.st_ino or info.st_size < done:
                 done, found = 0, False  # replaced or truncated: scan again
-            if not found and stat.st_size > done:
+            if not found and info.st_size > done:
                 with open(path, "rb") as handle:
-                    handle.seek(max(0, done - 8))
-                    found = b'"hash":' in handle.read()
-                done = stat.st_size
-            self._scanned[path.name] = (stat.st_ino, done, found)
+                    handle.seek(done)
+                    chunk = handle.read(info.st_size - done)
+                cut = chunk.rfind(b"\n") + 1  # an unfinished last line is read again once complete
+                found = _has_top_level_hash(chunk[:cut])
+                done += cut
+            self._scanned[path.name] = (info.st_ino, done, found)
             found_any = found_any or found
         return found_any
+
+
+def _has_top_level_hash(data: bytes) -> bool:
+    """Whether any complete line is an event with a top-level `hash` (a nested `data.hash`, which PLUR 0.20 writes
+    in some events, is not a chain). Only lines that mention `"hash":` are parsed."""
+    start = 0
+    while True:
+        at = data.find(b'"hash":', start)
+        if at == -1:
+            return False
+        line_start = data.rfind(b"\n", 0, at) + 1
+        line_end = data.find(b"\n", at)
+        if line_end == -1:
+            line_end = len(data)
+        if hash_of_line(data[line_start:line_end]) is not None:
+            return True
+        start = line_end + 1
 
 
 def detect_mode(history_dir: Path, month_file: Path, scan: HashScan | None = None) -> ChainMode:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from plur_desk.infra.crash import crash_point
 from plur_desk.infra.errors import LockTimeout, WriteFailed
 from plur_desk.store.chain import (
     ChainMode,
@@ -25,6 +26,7 @@ from plur_desk.store.chain import (
     predecessor_line,
 )
 from plur_desk.store.lock import CHAIN_POLICY, locked
+from plur_desk.store.safe_open import NotRegularFile, open_for_append, read_regular, special_file_problem
 
 
 @dataclass
@@ -48,8 +50,11 @@ class AppendResult:
 
 def read_file(path: Path, result: HistoryRead) -> None:
     month = path.stem
-    with open(path, "rb") as handle:
-        data = handle.read()
+    try:
+        data, _ = read_regular(path)
+    except (NotRegularFile, FileNotFoundError) as exc:
+        result.malformed.append(MalformedLine(path.name, 0, str(exc)))
+        return
     lines = data.split(b"\n")
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
@@ -81,6 +86,10 @@ def _ends_mid_line(path: Path) -> bool:
         return False
 
 
+def _is_special(path: Path) -> bool:
+    return special_file_problem(path) is not None
+
+
 class HistoryLog:
     def __init__(self, root: Path) -> None:
         self.dir = root / "history"
@@ -92,7 +101,20 @@ class HistoryLog:
     def month_files(self) -> list[Path]:
         if not self.dir.is_dir():
             return []
-        return sorted(p for p in self.dir.glob("*.jsonl") if p.is_file())
+        return sorted(p for p in self.dir.glob("*.jsonl") if p.is_file() and not _is_special(p))
+
+    def special_files(self) -> list[str]:
+        """Month files that are not regular files (FIFOs, sockets, devices, directories, dangling links)."""
+        if not self.dir.is_dir():
+            if not os.path.lexists(self.dir):
+                return []
+            return [special_file_problem(self.dir) or "history is a file, not a directory"]
+        found = []
+        for path in sorted(self.dir.glob("*.jsonl")):
+            problem = special_file_problem(path)
+            if problem:
+                found.append(f"history/{problem}")
+        return found
 
     def read_all(self) -> HistoryRead:
         result = HistoryRead()
@@ -107,71 +129,71 @@ class HistoryLog:
 
     def append(self, events: list[dict[str, object]]) -> AppendResult:
         """Append events (each with a `timestamp` in toISOString form). Raises WriteFailed on I/O errors."""
-        if not events:
-            return AppendResult(ChainMode.LEGACY)
-        self.dir.mkdir(parents=True, exist_ok=True)
+        prepared = self.prepare(events)
+        try:
+            return prepared.commit()
+        finally:
+            prepared.close()
+
+    def prepare(self, events: list[dict[str, object]]) -> PreparedAppend:
+        """Pre-flight: open every month file the events go to (O_APPEND, a regular file inside the store) and
+        check a chained tail is intact. Raises WriteFailed, having written nothing, when any of that fails."""
         by_month: dict[str, list[dict[str, object]]] = {}
         for event in events:
             by_month.setdefault(str(event["timestamp"])[:7], []).append(event)
-        result = AppendResult(ChainMode.LEGACY)
-        for month, month_events in by_month.items():
-            mode = self.mode(month)
-            result.mode = mode
-            if mode is ChainMode.LEGACY:
-                path = self.dir / f"{month}.jsonl"
-                for event in month_events:
-                    self._resign(event)
-                lines = [js_stringify(e) for e in month_events]
-                if _ends_mid_line(path):
-                    # Seal the cut-off line on its own line (it stays a skipped, malformed line) so it cannot
-                    # swallow the start of ours.
-                    lines[0] = "\n" + lines[0]
-                    result.warnings.append(
-                        f"{path.name} ended in a cut-off line; it was left as it is, and the "
-                        "review events start on a new line"
+        prepared = PreparedAppend(self)
+        if not by_month:
+            return prepared
+        try:
+            if not self.dir.is_dir():
+                if os.path.lexists(self.dir):
+                    raise WriteFailed(
+                        f"{self.dir} is not a directory; history cannot be appended. Nothing was written."
                     )
-                self._write(path, lines)
-            else:
-                self._append_chained(month, month_events, mode, result)
-        return result
+                self.dir.mkdir(parents=True, exist_ok=True)
+                prepared.created.append(self.dir)
+            for month, month_events in by_month.items():
+                path = self.dir / f"{month}.jsonl"
+                existed = os.path.lexists(path)
+                fd = open_for_append(path, self.dir.parent)
+                if not existed:
+                    prepared.created.insert(0, path)
+                size = os.fstat(fd).st_size
+                prepared.months.append(_MonthAppend(path, fd, self.mode(month), month_events, size))
+                if prepared.months[-1].mode is not ChainMode.LEGACY:
+                    _refuse_torn_tail(path)
+        except BaseException:
+            prepared.close()
+            raise
+        return prepared
 
-    def _append_chained(
-        self, month: str, events: list[dict[str, object]], mode: ChainMode, result: AppendResult
-    ) -> None:
-        month_file = self.dir / f"{month}.jsonl"
+    def _append_chained(self, month: _MonthAppend, result: AppendResult) -> None:
         try:
             with locked(self.dir / "chain", CHAIN_POLICY):
-                self._chain_and_write(month_file, events, gap=False)
+                self._chain_and_write(month, gap=False)
         except LockTimeout:
             result.warnings.append(
                 "history/chain.lock stayed busy; the review events were appended without a link (a declared gap "
                 "in `plur verify`, not tampering)"
             )
-            self._chain_and_write(month_file, events, gap=True)
-        if mode is ChainMode.MIXED:
+            self._chain_and_write(month, gap=True)
+        if month.mode is ChainMode.MIXED:
             result.warnings.append(
                 "a writer that does not chain history (an older PLUR process) wrote last; `plur verify` will show a "
                 "declared gap there"
             )
 
-    def _chain_and_write(self, month_file: Path, events: list[dict[str, object]], *, gap: bool) -> None:
-        if month_file.exists() and month_file.stat().st_size:
-            with open(month_file, "rb") as handle:
-                handle.seek(-1, os.SEEK_END)
-                if handle.read(1) != b"\n":
-                    raise WriteFailed(
-                        f"{month_file} ends in a cut-off line (a writer crashed mid-line); appending would bury it "
-                        "inside the chain. Nothing was written; let PLUR repair it or remove the partial line."
-                    )
-        prev = None if gap else hash_of_line(predecessor_line(self.dir, month_file))
+    def _chain_and_write(self, month: _MonthAppend, *, gap: bool) -> None:
+        _refuse_torn_tail(month.path)
+        prev = None if gap else hash_of_line(predecessor_line(self.dir, month.path))
         lines = []
-        for event in events:
+        for event in month.events:
             event["prev"] = prev
             self._resign(event)
             event["hash"] = event_hash(event)
             prev = event["hash"]  # type: ignore[assignment]
             lines.append(js_stringify(event))
-        self._write(month_file, lines)
+        _write_lines(month.fd, month.path, lines)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.dir / ".chain-head")
 
@@ -184,23 +206,88 @@ class HistoryLog:
             event.update(signed)
 
     def write_lines(self, path: Path, lines: list[str]) -> None:
-        """Append complete lines (the caller holds whatever lock the mode needs)."""
-        self._write(path, lines)
-
-    @staticmethod
-    def _write(path: Path, lines: list[str]) -> None:
+        """Append complete lines (the caller holds whatever lock the mode needs) to a regular file in the store."""
+        fd = open_for_append(path, self.dir.parent)
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        except OSError as exc:
-            raise WriteFailed(f"cannot open {path} to append history: {exc.strerror}") from exc
-        try:
-            for line in lines:
-                payload = (line + "\n").encode("utf-8")
-                written = os.write(fd, payload)
-                if written != len(payload):
-                    raise WriteFailed(f"short write to {path} ({written} of {len(payload)} bytes)")
-            os.fsync(fd)
-        except OSError as exc:
-            raise WriteFailed(f"cannot append history to {path}: {exc.strerror}") from exc
+            _write_lines(fd, path, lines)
         finally:
             os.close(fd)
+
+
+@dataclass
+class _MonthAppend:
+    path: Path
+    fd: int
+    mode: ChainMode
+    events: list[dict[str, object]]
+    offset: int  # the file's size at pre-flight: our lines come after it
+
+
+class PreparedAppend:
+    """Month files opened for append and checked; `commit` writes the events, `close` releases the descriptors."""
+
+    def __init__(self, log: HistoryLog) -> None:
+        self.log = log
+        self.months: list[_MonthAppend] = []
+        self.created: list[Path] = []  # month files and folder the pre-flight created (removed if never used)
+        self.committed = False
+
+    @property
+    def offsets(self) -> dict[str, int]:
+        return {m.path.name: m.offset for m in self.months}
+
+    def commit(self) -> AppendResult:
+        self.committed = True
+        result = AppendResult(ChainMode.LEGACY)
+        for month in self.months:
+            result.mode = month.mode
+            if month.mode is ChainMode.LEGACY:
+                for event in month.events:
+                    self.log._resign(event)
+                lines = [js_stringify(e) for e in month.events]
+                if _ends_mid_line(month.path):
+                    # Seal the cut-off line on its own line (it stays a skipped, malformed line) so it cannot
+                    # swallow the start of ours.
+                    lines[0] = "\n" + lines[0]
+                    result.warnings.append(
+                        f"{month.path.name} ended in a cut-off line; it was left as it is, and the "
+                        "review events start on a new line"
+                    )
+                _write_lines(month.fd, month.path, lines)
+            else:
+                self.log._append_chained(month, result)
+        return result
+
+    def close(self) -> None:
+        for month in self.months:
+            if month.fd >= 0:
+                os.close(month.fd)
+                month.fd = -1
+        if not self.committed:  # refused before appending: leave no empty month file behind
+            for path in self.created:
+                with contextlib.suppress(OSError):
+                    if path.is_dir():
+                        path.rmdir()
+                    elif path.stat().st_size == 0:
+                        path.unlink()
+
+
+def _refuse_torn_tail(path: Path) -> None:
+    if _ends_mid_line(path):
+        raise WriteFailed(
+            f"{path} ends in a cut-off line (a writer crashed mid-line); appending would bury it inside the "
+            "chain. Nothing was written; let PLUR repair it or remove the partial line."
+        )
+
+
+def _write_lines(fd: int, path: Path, lines: list[str]) -> None:
+    try:
+        for line in lines:
+            payload = (line + "\n").encode("utf-8")
+            written = os.write(fd, payload)
+            if written != len(payload):
+                raise WriteFailed(f"short write to {path} ({written} of {len(payload)} bytes)")
+            crash_point("event-appended")
+        os.fsync(fd)
+    except OSError as exc:
+        raise WriteFailed(f"cannot append history to {path}: {exc.strerror}") from exc

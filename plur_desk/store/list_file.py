@@ -16,7 +16,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from plur_desk.store.yaml_load import JsYamlLoader, YamlSyntaxError, check_parse_safety, load_general, parse_item
+from plur_desk.store.safe_open import NotRegularFile, read_regular, special_file_problem
+from plur_desk.store.yaml_load import (
+    JsYamlLoader,
+    UnsupportedYaml,
+    YamlSyntaxError,
+    check_parse_safety,
+    load_general,
+    parse_item,
+)
 
 
 @dataclass(frozen=True)
@@ -107,6 +115,29 @@ class BlockCache:
 _DATE_PROBE = re.compile(rb"(?:^|[\s\[{,])[0-9]{4}-[0-9]", re.M)
 
 
+# PLUR has no length limit, but its statements are sentences: a block is a few KiB. A block above 16 MiB is refused unparsed
+# (parsing a 1 GiB entry took minutes and gigabytes), the rest of the file stays readable.
+MAX_ENTRY_BYTES = 16 << 20
+MAX_IRREGULAR_BYTES = 64 << 20
+_ID_PROBE = re.compile(rb"^\s*-?\s*id: ['\"]?([A-Za-z0-9_.:-]{1,80})", re.M)
+
+
+def _oversized(entry: Entry, data: bytes) -> None:
+    size = entry.end - entry.start
+    found = _ID_PROBE.search(data, entry.start, min(entry.end, entry.start + 4096))
+    entry.value = {"id": found.group(1).decode("ascii")} if found else None
+    entry.parsed = True
+    entry.problems = [
+        f"the entry is {size} bytes, above plur_desk's limit of {MAX_ENTRY_BYTES} bytes per entry; it was not read"
+    ]
+
+
+def _yaml_reason(exc: YamlSyntaxError, where: str = "") -> str:
+    if isinstance(exc, UnsupportedYaml):
+        return f"{where.strip()}{': ' if where else ''}{exc}; the store is open read-only, so nothing is rewritten"
+    return f"YAML error{where}: {exc}; PLUR cannot read this file either"
+
+
 def digest_of(block: bytes) -> bytes:
     return hashlib.blake2b(block, digest_size=16).digest()
 
@@ -156,14 +187,22 @@ class ListFile:
         parse: bool = True,
     ) -> ListFile:
         try:
-            with open(path, "rb") as handle:
-                identity = FileIdentity.of(os.fstat(handle.fileno()))
-                data = handle.read()
+            data, st = read_regular(path)
+            identity: FileIdentity | None = FileIdentity.of(st)
         except FileNotFoundError:
-            return cls(path, layout, b"", None)
+            data, identity = b"", None
+            problem = special_file_problem(path)  # a dangling symbolic link
+        except NotRegularFile as exc:
+            data, identity, problem = b"", None, str(exc)
+        except OSError as exc:
+            data, identity, problem = b"", None, f"{path.name} cannot be read: {exc.strerror}"
         snapshot = cls(path, layout, data, identity)
         snapshot._validate = validate  # type: ignore[attr-defined]
         snapshot._cache = cache  # type: ignore[attr-defined]
+        if identity is None:
+            if problem:
+                snapshot._refuse(problem)
+            return snapshot
         snapshot._split()
         if parse and snapshot.fatal is None:
             snapshot.parse_all()
@@ -187,10 +226,9 @@ class ListFile:
                 data.count(b"\n") + 1,
             )
             return
-        body = data[len(layout.header) :]
         if (
             data.startswith(layout.header)
-            and body.startswith(b"  - " if layout.item_indent else b"- ")
+            and data.startswith(b"  - " if layout.item_indent else b"- ", len(layout.header))
             and data.endswith(b"\n")
             and layout.bad_line.search(data, max(0, len(layout.header) - 1), len(data) - 1) is None
             and b"\r" not in data
@@ -198,6 +236,12 @@ class ListFile:
             self._split_regular()  # UTF-8 is checked block by block as they are decoded
             return
         self.regular = False
+        if len(data) > MAX_IRREGULAR_BYTES:
+            self._refuse(
+                f"{self.path.name} is not in PLUR's own layout and is {len(data)} bytes; plur_desk reads such a file "
+                f"whole only up to {MAX_IRREGULAR_BYTES} bytes. Let PLUR rewrite it once."
+            )
+            return
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -223,7 +267,7 @@ class ListFile:
         try:
             check_parse_safety(text)
         except YamlSyntaxError as exc:
-            self._refuse(f"YAML error: {exc}; PLUR cannot read this file either", exc.line)
+            self._refuse(_yaml_reason(exc), exc.line)
             return
         try:
             loader = JsYamlLoader(text)
@@ -237,7 +281,7 @@ class ListFile:
             try:
                 doc = load_general(text)
             except YamlSyntaxError as exc:
-                self._refuse(f"YAML error: {exc}; PLUR cannot read this file either", exc.line)
+                self._refuse(_yaml_reason(exc), exc.line)
                 return
         items = self._top_level_items(doc)
         if items is None:
@@ -296,6 +340,9 @@ class ListFile:
         for entry in entries:
             if entry.parsed:
                 continue
+            if entry.end - entry.start > MAX_ENTRY_BYTES:
+                _oversized(entry, data)
+                continue
             raw = data[entry.start : entry.end]
             digest = digest_of(raw) if cache is not None else b""
             cached = cache.get(digest) if cache is not None else None
@@ -314,7 +361,7 @@ class ListFile:
                 line = entry.line + (exc.line - 1 if exc.line else 0)
                 if self.fatal is None:
                     self._refuse(
-                        f"YAML error in the entry at line {entry.line}: {exc}; PLUR cannot read this file either",
+                        _yaml_reason(exc, f" in the entry at line {entry.line}"),
                         line,
                     )
             entry.parsed = True
@@ -332,6 +379,8 @@ class ListFile:
         data = self.data
         found = []
         for entry in self.entries:
-            if entry.start >= 0 and data.find(probe, entry.start, entry.end + 1) != -1:
+            if entry.start < 0 or entry.end - entry.start > MAX_ENTRY_BYTES:
+                continue  # an oversized entry is not parsed at all, so not probed either
+            if data.find(probe, entry.start, entry.end + 1) != -1:
                 found.append(entry)
         return found

@@ -12,6 +12,7 @@ import itertools
 import os
 import re
 import socket
+import stat
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -46,12 +47,21 @@ def make_token() -> str:
 
 
 def _read(path: Path) -> str | None:
+    """The token in a lock file; "" when it cannot be read or is not a regular file (never blocks on a FIFO)."""
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
         return None
     except OSError:
         return ""
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return ""
+        return os.read(fd, 4096).decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)
 
 
 def holder_alive(token: str) -> bool | None:

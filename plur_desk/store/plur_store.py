@@ -16,13 +16,27 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from plur_desk.domain.engram_rules import engram_problems, tension_problems
-from plur_desk.infra.errors import ActionRefused, ChangedSinceError, NotAPlurStore, ReadOnlyStore, StoreUnreadable
+from plur_desk.domain.review import Patch
+from plur_desk.infra.crash import crash_point
+from plur_desk.infra.errors import (
+    ActionRefused,
+    ChangedSinceError,
+    NotAPlurStore,
+    PartialWrite,
+    ReadOnlyStore,
+    StoreUnreadable,
+    WriteFailed,
+    without_nothing_written,
+)
 from plur_desk.store.atomic import atomic_write
 from plur_desk.store.history import AppendResult, HistoryLog
+from plur_desk.store.journal import Journal, JournalRecord, Step
 from plur_desk.store.list_file import ENGRAMS, TENSIONS, BlockCache, Entry, FileIdentity, Layout, ListFile
 from plur_desk.store.lock import ENGRAMS_POLICY, TENSIONS_POLICY, LockPolicy, current_holder, locked
+from plur_desk.store.safe_open import special_file_problem
 from plur_desk.store.yaml_dump import dump_engram_item, dump_engrams_document, dump_tension_item, dump_tensions_document
 
 CACHE_FORMAT = 1
@@ -57,8 +71,17 @@ def find_store_problem(root: Path) -> str | None:
         return f"{root} does not exist"
     if not root.is_dir():
         return f"{root} is not a directory"
-    markers = ("engrams.yaml", "tensions.yaml", "history")
-    if not any((root / name).exists() for name in markers):
+    engrams = root / "engrams.yaml"
+    problem = special_file_problem(engrams)
+    if problem:
+        return f"{root} cannot be opened: {problem}"
+    if not engrams.exists():
+        markers = ("tensions.yaml", "history")
+        if any(os.path.lexists(root / name) for name in markers):
+            return (
+                f"{root} has no engrams.yaml (only {', '.join(n for n in markers if os.path.lexists(root / n))}); "
+                "PLUR writes it with the first engram. Nothing to review here yet."
+            )
         return (
             f"{root} is not a PLUR store: it has no engrams.yaml, tensions.yaml or history/ "
             "(set PLUR_PATH or pass the store directory)"
@@ -82,6 +105,7 @@ class PlurStore:
         self.engrams_path = self.root / "engrams.yaml"
         self.tensions_path = self.root / "tensions.yaml"
         self.history = HistoryLog(self.root)
+        self.journal = Journal(self.root)
         self.engrams_policy = engrams_policy
         self.tensions_policy = tensions_policy
         self._cache_file = None
@@ -119,8 +143,9 @@ class PlurStore:
                 digest = digest_of(self.engrams.block(entry))
                 if digest in self.block_cache.entries:
                     live[digest] = self.block_cache.entries[digest]
-        self._cache_file.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(self._cache_file, marshal.dumps({"format": CACHE_FORMAT, "blocks": live}))
+        _private_dirs(self._cache_file.parent)
+        atomic_write(self._cache_file, marshal.dumps({"format": CACHE_FORMAT, "blocks": live}), default_mode=0o600)
+        os.chmod(self._cache_file, 0o600)  # it holds engram text: only its owner reads it
         self.block_cache = BlockCache(live)
 
     def scan_engrams(self) -> ListFile:
@@ -164,20 +189,59 @@ class PlurStore:
             if snapshot.fatal:
                 where = f", line {snapshot.fatal_line}" if snapshot.fatal_line else ""
                 reasons.append(f"{snapshot.path.name}{where}: {snapshot.fatal}")
+        reasons += self.history.special_files()
         if not os.access(self.root, os.W_OK):
             reasons.append(f"{self.root} is not writable")
         return reasons
+
+    def special_files(self) -> list[str]:
+        """Store files that exist but are not regular files (never opened; the store is read-only)."""
+        found = [special_file_problem(p) for p in (self.engrams_path, self.tensions_path)]
+        return [p for p in found if p] + self.history.special_files()
 
     def lock_holder(self) -> str | None:
         return current_holder(self.engrams_path)
 
     # -- writing -------------------------------------------------------------------------------------------
 
-    def write_engrams(self, edits: list[Edit], fingerprint: Fingerprint) -> WriteResult:
-        return self._write(ENGRAMS, self.engrams_path, self.engrams_policy, edits, fingerprint)
+    def write_engrams(
+        self, edits: list[Edit], fingerprint: Fingerprint, record: JournalRecord | None = None, step: int = 0
+    ) -> WriteResult:
+        return self._journaled(ENGRAMS, edits, fingerprint, record, step)
 
-    def write_tensions(self, edits: list[Edit], fingerprint: Fingerprint) -> WriteResult:
-        return self._write(TENSIONS, self.tensions_path, self.tensions_policy, edits, fingerprint)
+    def write_tensions(
+        self, edits: list[Edit], fingerprint: Fingerprint, record: JournalRecord | None = None, step: int = 0
+    ) -> WriteResult:
+        return self._journaled(TENSIONS, edits, fingerprint, record, step)
+
+    def precheck_engrams(self, edits: list[Edit], fingerprint: Fingerprint) -> None:
+        """Refuse early (without the lock, writing nothing) when an entry already differs from what the reviewer
+        saw; the locked check in the write itself still decides."""
+        by_key = self._fresh(ENGRAMS, self.engrams_path).by_key()
+        for edit in edits:
+            value = _entry_for(by_key, edit.key, self.engrams_path).value
+            if edit.expected is not None and isinstance(value, dict):
+                now = fingerprint(value)
+                differing = [k for k in edit.expected if edit.expected[k] != now.get(k)]
+                if differing:
+                    raise ChangedSinceError(edit.key, differing)
+
+    def _journaled(
+        self, layout: Layout, edits: list[Edit], fingerprint: Fingerprint, record: JournalRecord | None, step: int
+    ) -> WriteResult:
+        """One step of an action. Without a record the step is an action of its own (journaled, then finished)."""
+        own = record is None
+        if record is None:
+            record = self.journal.begin("write", f"change {', '.join(e.key for e in edits)}")
+        path, policy = (
+            (self.engrams_path, self.engrams_policy)
+            if layout is ENGRAMS
+            else (self.tensions_path, self.tensions_policy)
+        )
+        result = self._write(layout, path, policy, edits, fingerprint, record, step)
+        if own:
+            record.finish()
+        return result
 
     def _current(self, layout: Layout) -> ListFile:
         return self.engrams if layout is ENGRAMS else self.tensions
@@ -199,52 +263,127 @@ class PlurStore:
         return fresh
 
     def _write(
-        self, layout: Layout, path: Path, policy: LockPolicy, edits: list[Edit], fingerprint: Fingerprint
+        self,
+        layout: Layout,
+        path: Path,
+        policy: LockPolicy,
+        edits: list[Edit],
+        fingerprint: Fingerprint,
+        record: JournalRecord,
+        step: int,
     ) -> WriteResult:
+        """Inside the lock: re-read, check, compute; pre-flight the history append; journal; replace; append."""
         if not edits:
             return WriteResult()
         for snapshot in (self.engrams, self.tensions):
             if snapshot.fatal:
                 raise ReadOnlyStore(f"the store is read-only: {snapshot.path.name}: {snapshot.fatal}")
-        validate = engram_problems if layout is ENGRAMS else tension_problems
         with locked(path, policy):
             fresh = self._fresh(layout, path)
-            by_key = fresh.by_key()
             result = WriteResult(reloaded=fresh is not self._current(layout))
-            replacements: dict[int, tuple[bytes, dict[str, object]]] = {}
-            for edit in edits:
-                entry = _entry_for(by_key, edit.key, path)
-                value = entry.value
-                assert isinstance(value, dict)
-                if edit.expected is not None:
-                    now = fingerprint(value)
-                    differing = [k for k in edit.expected if edit.expected[k] != now.get(k)]
-                    if differing:
-                        raise ChangedSinceError(edit.key, differing)
-                new_value, events = edit.apply(copy.deepcopy(value))
-                if new_value.get("id") != value.get("id"):
-                    raise ActionRefused(f"{edit.key}: a review action may not change an id")
-                problems = validate(new_value)
-                if problems:
-                    raise ActionRefused(f"{edit.key}: the change would make an entry PLUR rejects: {problems[0]}")
-                block = (dump_engram_item if layout is ENGRAMS else dump_tension_item)(new_value).encode("utf-8")
-                replacements[entry.index] = (block, new_value)
-                result.changed.append(edit.key)
-                result.events.extend(events)
-                result.before[edit.key] = value
-                result.after[edit.key] = new_value
+            replacements = self._apply_edits(layout, fresh, edits, fingerprint, result)
             new_data = _spliced(fresh, replacements)
-            atomic_write(path, new_data)
-            new_file = _replaced_in_place(fresh, replacements, new_data)
-            new_file.identity = FileIdentity.of(os.stat(path))
-            new_file.exists = True
-            if layout is ENGRAMS:
-                self.engrams = new_file
-            else:
-                self.tensions = new_file
-            if result.events:
-                result.history = self.history.append(result.events)
+            prepared = self.history.prepare(result.events)  # pre-flight: raises before the first byte is written
+            try:
+                planned = record.steps[step] if step < len(record.steps) and record.steps[step].changes else None
+                self._journal_step(record, step, layout, fresh.data, new_data, result, prepared.offsets)
+                try:
+                    atomic_write(path, new_data, crash_label="store")
+                except BaseException:
+                    # The file was not replaced: this step did not happen (a plan made for it stays a plan).
+                    if planned is not None:
+                        record.steps[step] = planned
+                    else:
+                        record.steps.pop(step)
+                    if record.steps:
+                        record.save()
+                    else:
+                        record.finish()
+                    raise
+                new_file = _replaced_in_place(fresh, replacements, new_data)
+                new_file.identity = FileIdentity.of(os.stat(path))
+                new_file.exists = True
+                if layout is ENGRAMS:
+                    self.engrams = new_file
+                else:
+                    self.tensions = new_file
+                try:
+                    result.history = prepared.commit()
+                except WriteFailed as exc:
+                    raise PartialWrite(
+                        f"{path.name} was changed ({', '.join(result.changed)}), but its history events could not "
+                        f"be appended: {without_nothing_written(str(exc))} The write-ahead journal keeps them; they "
+                        "are appended when the store "
+                        "is next opened for review."
+                    ) from exc
+                crash_point("step-done")
+            finally:
+                prepared.close()
         return result
+
+    def _apply_edits(
+        self, layout: Layout, fresh: ListFile, edits: list[Edit], fingerprint: Fingerprint, result: WriteResult
+    ) -> dict[int, tuple[bytes, dict[str, object]]]:
+        validate = engram_problems if layout is ENGRAMS else tension_problems
+        by_key = fresh.by_key()
+        replacements: dict[int, tuple[bytes, dict[str, object]]] = {}
+        for edit in edits:
+            entry = _entry_for(by_key, edit.key, fresh.path)
+            value = entry.value
+            assert isinstance(value, dict)
+            if edit.expected is not None:
+                now = fingerprint(value)
+                differing = [k for k in edit.expected if edit.expected[k] != now.get(k)]
+                if differing:
+                    raise ChangedSinceError(edit.key, differing)
+            new_value, events = edit.apply(copy.deepcopy(value))
+            if new_value.get("id") != value.get("id"):
+                raise ActionRefused(f"{edit.key}: a review action may not change an id")
+            problems = validate(new_value)
+            if problems:
+                raise ActionRefused(f"{edit.key}: the change would make an entry PLUR rejects: {problems[0]}")
+            block = (dump_engram_item if layout is ENGRAMS else dump_tension_item)(new_value).encode("utf-8")
+            replacements[entry.index] = (block, new_value)
+            result.changed.append(edit.key)
+            result.events.extend(events)
+            result.before[edit.key] = value
+            result.after[edit.key] = new_value
+        return replacements
+
+    @staticmethod
+    def _journal_step(
+        record: JournalRecord,
+        step: int,
+        layout: Layout,
+        old: bytes,
+        new: bytes,
+        result: WriteResult,
+        offsets: dict[str, int],
+    ) -> None:
+        file: Literal["engrams", "tensions"] = "engrams" if layout is ENGRAMS else "tensions"
+        exact = Step(
+            file,
+            [Patch.between(file, k, result.before[k], result.after[k]) for k in result.changed],
+            copy.deepcopy(result.events),
+            hashlib.sha256(old).hexdigest(),
+            hashlib.sha256(new).hexdigest(),
+            offsets,
+        )
+        if step < len(record.steps):
+            record.steps[step] = exact
+        else:
+            record.steps.append(exact)
+        record.save()
+
+
+def _private_dirs(directory: Path) -> None:
+    """Create missing folders 0700 (the cache holds engram text)."""
+    missing = []
+    while not directory.exists():
+        missing.append(directory)
+        directory = directory.parent
+    for folder in reversed(missing):
+        folder.mkdir(mode=0o700, exist_ok=True)
 
 
 def _entry_for(by_key: dict[str, list[Entry]], key: str, path: Path) -> Entry:

@@ -31,6 +31,10 @@ class YamlSyntaxError(Exception):
         self.line = line
 
 
+class UnsupportedYaml(YamlSyntaxError):
+    """YAML that js-yaml may well read but plur_desk does not (aliases, merge keys): not a claim that PLUR fails."""
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # General path: libyaml with js-yaml's typing
 
@@ -127,7 +131,11 @@ def check_parse_safety(text: str) -> None:
             for event in yaml.parse(text, Loader=_Loader):
                 if isinstance(event, yaml.AliasEvent):
                     line = event.start_mark.line + 1 if event.start_mark else None
-                    raise YamlSyntaxError("YAML aliases are not supported (PLUR never writes them)", line)
+                    raise UnsupportedYaml(
+                        "the file uses YAML anchors and aliases (or `<<` merge keys); plur_desk does not read them "
+                        "(PLUR never writes them, though its YAML reader may accept them)",
+                        line,
+                    )
         except yaml.YAMLError as exc:
             raise _syntax_error(exc) from None
 

@@ -25,7 +25,7 @@ from plur_desk.app.session import ChangeSet, ReviewSession
 from plur_desk.app.settings import Settings, SettingsStore
 from plur_desk.domain.review import Reviewer
 from plur_desk.infra.clock import Clock, SystemClock
-from plur_desk.infra.errors import ChangedSinceError, PlurDeskError
+from plur_desk.infra.errors import ChangedSinceError, PartialWrite, PlurDeskError
 from plur_desk.ui import icons, window_state
 from plur_desk.ui.actions import ACTIONS, MENU_ORDER, UiContext, build_actions, update_enabled
 from plur_desk.ui.draft_actions import DraftActionsMixin
@@ -272,7 +272,9 @@ class MainWindow(NavigationMixin, SearchMixin, DraftActionsMixin, ReviewerIdenti
                 signals.drafts_ready.emit(rows)
 
             store.load(on_drafts=drafts_ready)
-            return make_session(store, reviewer, clock, asker)
+            session = make_session(store, reviewer, clock, asker)
+            session.recover_on_open()  # finishes interrupted actions from the journal; sets recovery_note
+            return session
 
         self.runner.submit(load, self._loaded, self._failed)
         self.settings_store.remember_store(self.settings, str(path))
@@ -293,7 +295,7 @@ class MainWindow(NavigationMixin, SearchMixin, DraftActionsMixin, ReviewerIdenti
         self._poll_timer.start()
         reasons = session.read_only_reasons
         invalid = session.invalid_entries()
-        notes = []
+        notes = [session.recovery_note] if session.recovery_note else []
         if reasons:
             notes.append("Read-only: " + "; ".join(reasons))
         if invalid:
@@ -472,9 +474,12 @@ class MainWindow(NavigationMixin, SearchMixin, DraftActionsMixin, ReviewerIdenti
             self.reload_quiet(explicit=True)
         elif isinstance(error, PlurDeskError):
             self.show_error(str(error))
+            if isinstance(error, PartialWrite):
+                self.refresh_all()  # a file did change: show what is on disk
         else:
             self.show_error(
-                f"Unexpected error: {error!r}. Nothing was written. Details: "
+                f"Unexpected error: {error!r}. `plur-desk check` shows whether an action was left unfinished; "
+                "reopening the store finishes it from the write-ahead journal. Details: "
                 f"{getattr(error, '__traceback_text__', '')[-600:]}"
             )
         self._update_context()

@@ -227,14 +227,50 @@ def test_resolve_retires_loser_and_undo_restores_both(session):
     assert session.tension("T-2026-1201-001")["resolved_by"] is None
 
 
-def test_resolve_rolls_back_the_record_when_retiring_fails(session):
+def test_resolve_refused_before_any_file_when_the_loser_changed(session):
     path = session.store.root / "engrams.yaml"
     path.write_text(path.read_text().replace("Statement number 5\n", "Statement number 5 (changed)\n"))
-    with pytest.raises(ChangedSinceError):
+    files = _snapshot_files(session.store.root)
+    with pytest.raises(ChangedSinceError, match="nothing was written"):
         session.resolve_tension("T-2026-1201-001", "ENG-2026-11-06-001")
+    assert _snapshot_files(session.store.root) == files
+
+
+def test_resolve_rolls_back_the_record_when_retiring_fails(session, monkeypatch):
+    """The loser changes between the two steps: the record is set back, and the message says so (not "nothing
+    was written")."""
+    path = session.store.root / "engrams.yaml"
+    real = session.store.write_tensions
+
+    def racing(*args, **kwargs):
+        result = real(*args, **kwargs)
+        if not path.read_text().count("(changed)"):
+            path.write_text(path.read_text().replace("Statement number 5\n", "Statement number 5 (changed)\n"))
+        return result
+
+    monkeypatch.setattr(session.store, "write_tensions", racing)
+    with pytest.raises(ChangedSinceError) as caught:
+        session.resolve_tension("T-2026-1201-001", "ENG-2026-11-06-001")
+    assert "nothing was written" not in str(caught.value)
+    assert "tensions.yaml had already been changed and was set back" in str(caught.value)
     assert session.tension("T-2026-1201-001")["status"] == "detected"
     actions = [e["data"]["action"] for e in _events(session)]
     assert actions == ["resolve", "rollback_resolve"]
+    assert not list((session.store.root / ".plur-desk" / "journal").glob("*.json"))
+
+
+def test_resolve_refuses_a_winner_missing_from_the_store(session):
+    path = session.store.root / "tensions.yaml"
+    path.write_text(path.read_text().replace("engram_b: ENG-2026-11-06-001", "engram_b: ENG-1999-01-01-001"))
+    session.reload_if_changed()
+    files = _snapshot_files(session.store.root)
+    with pytest.raises(ActionRefused, match="not in the store"):
+        session.resolve_tension("T-2026-1201-001", "ENG-1999-01-01-001")
+    assert _snapshot_files(session.store.root) == files
+
+
+def _snapshot_files(root):
+    return {p.relative_to(root): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 def test_split_in_time(session):
@@ -277,4 +313,5 @@ def test_a_review_without_its_event_is_reported(session):
     session.history.load()
     assert session.unlogged_reviews() == ["ENG-2026-11-01-001"]
     report = run_check(session.store.root)
-    assert any("no history event" in w for w in report.warnings)
+    assert any("no history event" in u for u in report.unfinished)
+    assert report.exit_code == 1

@@ -1,0 +1,98 @@
+"""Opening store files without surprises: never a FIFO, socket, device or directory (which would hang or fail
+later), never through a symlink that leaves the store when writing."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from plur_desk.infra.errors import WriteFailed
+
+
+class NotRegularFile(OSError):
+    """The path exists but is not a regular file; `str()` says what it is."""
+
+
+def kind_of(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    return "not a regular file"
+
+
+def special_file_problem(path: Path) -> str | None:
+    """Why `path` cannot be read as a store file (it exists but is not a regular file, or is a dangling link)."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        if os.path.islink(path):
+            return f"{path.name} is a symbolic link to {os.readlink(path)}, which does not exist"
+        return None
+    except OSError as exc:
+        return f"{path.name} cannot be examined: {exc.strerror}"
+    if not stat.S_ISREG(st.st_mode):
+        return f"{path.name} is {kind_of(st.st_mode)}, not a regular file; plur_desk never opens it"
+    return None
+
+
+def read_regular(path: Path) -> tuple[bytes, os.stat_result]:
+    """The whole file and its stat. FileNotFoundError when absent; NotRegularFile for anything but a regular file
+    (opened non-blocking, so a FIFO without a writer cannot hang us)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFile(f"{path.name} is {kind_of(st.st_mode)}, not a regular file; plur_desk never opens it")
+        chunks = []
+        remaining = st.st_size
+        while True:
+            chunk = os.read(fd, max(remaining, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        return b"".join(chunks), st
+    finally:
+        os.close(fd)
+
+
+def inside(root: Path, path: Path) -> bool:
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(path)
+    return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
+
+
+def open_for_append(path: Path, root: Path) -> int:
+    """An O_APPEND descriptor on a regular file inside the store (created 0644 when absent). WriteFailed otherwise;
+    nothing has been written when it raises."""
+    if not inside(root, path):
+        raise WriteFailed(
+            f"{path} leads out of the store (to {os.path.realpath(path)}); plur_desk never writes through a link "
+            "that leaves the store. Nothing was written."
+        )
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as exc:
+        what = special_file_problem(path) or exc.strerror
+        raise WriteFailed(f"cannot open {path} to append history: {what}. Nothing was written.") from exc
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise WriteFailed(
+                f"{path} is {kind_of(st.st_mode)}, not a regular file; history cannot be appended to it. "
+                "Nothing was written."
+            )
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd

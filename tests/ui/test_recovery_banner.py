@@ -1,0 +1,67 @@
+"""A writer killed between replacing engrams.yaml and appending its event: opening the store in the window finishes
+the action from the journal and says so in one line."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from plur_desk.app.settings import Settings, SettingsStore
+from plur_desk.infra.clock import FixedClock
+from plur_desk.ui.app import make_application
+from plur_desk.ui.main_window import MainWindow
+
+from ui.conftest import NOW, engrams_on_disk
+
+ROOT = Path(__file__).resolve().parents[2]
+
+_KILLED_APPROVE = r"""
+import os, sys
+from pathlib import Path
+from plur_desk.store.plur_store import PlurStore
+from plur_desk.app.session import ReviewSession
+from plur_desk.domain.review import Reviewer
+store = PlurStore(Path(sys.argv[1])); store.load()
+session = ReviewSession(store, Reviewer("Killed Reviewer"))
+draft = session.drafts()[0].id
+print(draft, flush=True)
+os.environ["PLUR_DESK_CRASH_AT"] = "store-renamed:1"
+session.approve([draft])
+"""
+
+
+def test_window_finishes_an_interrupted_approve_and_says_so(qtbot, store_copy, tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    killed = subprocess.run(
+        [sys.executable, "-c", _KILLED_APPROVE, str(store_copy)], capture_output=True, text=True, env=env, check=False
+    )
+    assert killed.returncode == -9, killed.stderr
+    draft = killed.stdout.strip()
+    assert engrams_on_disk(store_copy)[draft]["review"]["by"] == "Killed Reviewer"  # the change landed...
+    assert list((store_copy / ".plur-desk" / "journal").glob("*.json"))  # ...its event did not
+
+    make_application()
+    win = MainWindow(
+        SettingsStore(tmp_path / "settings.yaml"), Settings(reviewer_name="Grace"), "Grace", FixedClock(NOW)
+    )
+    qtbot.addWidget(win)
+    win.show()
+    win.open_path(store_copy)
+    qtbot.waitUntil(
+        lambda: win.session is not None and win.session.history.loaded and win.runner.pending == 0, timeout=20000
+    )
+    assert "Recovery: completed 1 interrupted action(s) (approve" in win.banner.text()
+    assert "1 history event(s) appended" in win.banner.text()
+    events = [
+        json.loads(line)
+        for path in sorted((store_copy / "history").glob("*.jsonl"))
+        for line in path.read_text().splitlines()
+        if line.strip()
+    ]
+    mine = [e for e in events if e.get("engram_id") == draft and (e.get("actor") or {}).get("kind") == "human"]
+    assert [e["actor"]["asserted_by"] for e in mine] == ["Killed Reviewer"]
+    assert mine[0]["data"]["recovered"] is True
+    assert not list((store_copy / ".plur-desk" / "journal").glob("*.json"))

@@ -1,0 +1,106 @@
+"""Recovery of a two-file action killed between its files: completed when the second file still holds what the
+reviewer saw (PLUR moving `updated_at` meanwhile does not matter), kept and reported when someone changed the same
+fields since."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import unit.app.test_session as base
+
+from plur_desk.app.check import run_check
+from plur_desk.app.session import ReviewSession
+from plur_desk.domain.review import Reviewer
+from plur_desk.infra.clock import FixedClock
+from plur_desk.store.plur_store import PlurStore
+
+ROOT = Path(__file__).resolve().parents[3]
+NOW = base.NOW
+session = base.session  # the same fixture store: six engrams, one tension
+LOSER, WINNER, TENSION = "ENG-2026-11-05-001", "ENG-2026-11-06-001", "T-2026-1201-001"
+
+_KILLED_RESOLVE = rf"""
+import os, sys
+from datetime import datetime, timezone
+from pathlib import Path
+from plur_desk.app.session import ReviewSession
+from plur_desk.domain.review import Reviewer
+from plur_desk.infra.clock import FixedClock
+from plur_desk.store.plur_store import PlurStore
+store = PlurStore(Path(sys.argv[1])); store.load()
+session = ReviewSession(store, Reviewer("Ada Reviewer"), FixedClock(datetime(2026, 12, 2, 12, 0, tzinfo=timezone.utc)))
+os.environ["PLUR_DESK_CRASH_AT"] = "step-done:1"  # the tension record and its event are written, the loser is not
+session.resolve_tension("{TENSION}", "{WINNER}")
+"""
+
+
+def _killed_between_files(root: Path) -> None:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-c", _KILLED_RESOLVE, str(root)], capture_output=True, text=True, env=env)
+    assert out.returncode == -9, out.stderr
+
+
+def _reopen(root: Path, reviewer: str = "Someone Else") -> ReviewSession:
+    store = PlurStore(root)
+    store.load()
+    session = ReviewSession(store, Reviewer(reviewer), FixedClock(NOW))
+    session.recover_on_open()
+    return session
+
+
+def _edit_loser(root: Path, old: str, new: str) -> None:
+    path = root / "engrams.yaml"
+    text = path.read_text()
+    start = text.index(f"id: {LOSER}")
+    end = text.find("\n  - ", start)
+    block = text[start:end]
+    assert old in block, block
+    path.write_text(text[:start] + block.replace(old, new, 1) + text[end:])
+
+
+@pytest.mark.parametrize("reopener", ["Ada Reviewer", "Someone Else"])
+def test_second_file_is_written_on_reopen_even_after_plur_moved_updated_at(session, reopener):
+    root = session.store.root
+    _killed_between_files(root)
+    assert session.store.journal.pending()[0]
+    _edit_loser(root, "status: active", "status: active\n    updated_at: '2026-12-03T08:00:00.000Z'")
+    reopened = _reopen(root, reopener)
+    assert "completed 1 interrupted action(s) (resolve T-2026-1201-001" in reopened.recovery_note
+    assert reopened.engram(LOSER)["status"] == "retired"
+    assert reopened.tension(TENSION)["status"] == "resolved"
+    events = [json.loads(x) for x in (root / "history" / "2026-12.jsonl").read_text().splitlines()]
+    assert [(e["event"], e["data"].get("recovered", False)) for e in events] == [
+        ("tension_reviewed", False),
+        ("engram_retired", True),
+    ]
+    assert events[1]["actor"]["asserted_by"] == "Ada Reviewer"
+    report = run_check(root)
+    if reopener == "Ada Reviewer":  # her own key signs the recovered event again over its final bytes
+        assert report.exit_code == 0, report.to_text()
+    else:  # nobody else can sign for her: the recovered event is an unsigned human claim, and check says so
+        assert "signature" not in events[1]
+        assert report.exit_code == 1
+        # (and the killed writer never registered its key: only Ada's own next session can)
+        assert [(c["event"], c["trust"]) for c in report.untrusted] == [
+            ("tension_reviewed", "unknown_signer"),
+            ("engram_retired", "unsigned"),
+        ]
+
+
+def test_second_file_changed_since_is_kept_and_reported(session):
+    root = session.store.root
+    _killed_between_files(root)
+    _edit_loser(root, "status: active", "status: active\n    rationale: Someone wrote a rationale meanwhile")
+    reopened = _reopen(root)
+    assert "could not finish 1" in reopened.recovery_note
+    assert "changed since" in reopened.recovery_note
+    assert reopened.engram(LOSER)["status"] == "active"
+    assert len(reopened.store.journal.pending()[0]) == 1  # kept for a person to decide
+    report = run_check(root)
+    assert report.exit_code == 1
+    assert any("engrams.yaml changed since" in u for u in report.unfinished), report.unfinished
