@@ -4,7 +4,9 @@ For every action kind it first counts how often each crash point is passed (a ru
 every point and every pass, forks a writer that is SIGKILLed there (PLUR_DESK_CRASH_AT), forks a reopen for review
 that is itself killed inside its recovery for every other trial, and a last clean reopen. Each trial store must then
 hold exactly the state before the action or exactly the state after it, with the action's events each exactly once
-(compared with a run without a crash), and no journal record left. Prints a JSON summary on stdout.
+(compared with a run without a crash), no journal record left, an intact hash chain, and nothing `check` would
+report (no unfinished write, every human claim validly signed: the same reviewer reopens, so her key signs the
+recovered events and registers itself). Prints a JSON summary on stdout.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from plur_desk.app.check import run_check
 from plur_desk.app.session import ReviewSession
 from plur_desk.domain.engram_rules import engram_problems, tension_problems
 from plur_desk.domain.review import Reviewer
@@ -219,6 +222,11 @@ def trial(
         summary.after += 1
     else:
         summary.failures.append(f"{root.name}: neither the state before nor after ({_diff(before, after, got)})")  # type: ignore[arg-type]
+    report = run_check(root)  # read-only: what a person checking the store would be told
+    if report.unfinished or report.untrusted:
+        summary.failures.append(
+            f"{root.name}: check still reports {report.unfinished[:1]} {[c['trust'] for c in report.untrusted][:3]}"
+        )
     breaks = chain_breaks(root)
     if breaks:
         summary.failures.append(f"{root.name}: hash chain broken: {breaks[:2]}")

@@ -17,6 +17,7 @@ from plur_desk.ui.main_window import MainWindow
 from ui.conftest import NOW, engrams_on_disk
 
 ROOT = Path(__file__).resolve().parents[2]
+NO_KEYRING = "keyring.backends.fail.Keyring"  # child processes never touch a real keyring
 
 _KILLED_APPROVE = r"""
 import os, sys
@@ -34,7 +35,7 @@ session.approve([draft])
 
 
 def test_window_finishes_an_interrupted_approve_and_says_so(qtbot, store_copy, tmp_path):
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env = dict(os.environ, PYTHON_KEYRING_BACKEND=NO_KEYRING, PYTHONPATH=str(ROOT))
     killed = subprocess.run(
         [sys.executable, "-c", _KILLED_APPROVE, str(store_copy)], capture_output=True, text=True, env=env, check=False
     )

@@ -20,6 +20,7 @@ from plur_desk.infra.clock import FixedClock
 from plur_desk.store.plur_store import PlurStore
 
 ROOT = Path(__file__).resolve().parents[3]
+NO_KEYRING = "keyring.backends.fail.Keyring"  # child processes never touch a real keyring
 NOW = base.NOW
 session = base.session  # the same fixture store: six engrams, one tension
 LOSER, WINNER, TENSION = "ENG-2026-11-05-001", "ENG-2026-11-06-001", "T-2026-1201-001"
@@ -40,7 +41,7 @@ session.resolve_tension("{TENSION}", "{WINNER}")
 
 
 def _killed_between_files(root: Path) -> None:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env = dict(os.environ, PYTHON_KEYRING_BACKEND=NO_KEYRING, PYTHONPATH=str(ROOT))
     out = subprocess.run([sys.executable, "-c", _KILLED_RESOLVE, str(root)], capture_output=True, text=True, env=env)
     assert out.returncode == -9, out.stderr
 

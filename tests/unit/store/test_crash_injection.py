@@ -17,6 +17,7 @@ from support.node import run_node
 from support.stores import copy_store, make_plur_store
 
 TESTS = Path(__file__).resolve().parents[2]
+NO_KEYRING = "keyring.backends.fail.Keyring"  # child processes never touch a real keyring
 
 
 @pytest.mark.slow
@@ -24,7 +25,9 @@ def test_killed_writers_are_completed_or_rolled_back(tmp_path):
     base = copy_store(make_plur_store(tmp_path, n=60, drafts_ratio=0.25, tensions=6), tmp_path / "base")
     work = tmp_path / "work"
     work.mkdir()
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(TESTS.parent), str(TESTS)]))
+    env = dict(
+        os.environ, PYTHON_KEYRING_BACKEND=NO_KEYRING, PYTHONPATH=os.pathsep.join([str(TESTS.parent), str(TESTS)])
+    )
     env.pop("PLUR_DESK_CRASH_AT", None)
     out = subprocess.run(
         [sys.executable, "-m", "support.crash_driver", str(base), str(work)],

@@ -21,6 +21,7 @@ from plur_desk.store.journal import JOURNAL_DIR
 from plur_desk.store.sweep import sweep_temp_files
 
 ROOT = Path(__file__).resolve().parents[3]
+NO_KEYRING = "keyring.backends.fail.Keyring"  # child processes never touch a real keyring
 
 _APPEND_FAILS = r"""
 import resource, signal, sys
@@ -62,7 +63,7 @@ def _month() -> str:
 
 
 def _run(script: str, *args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env = dict(os.environ, PYTHON_KEYRING_BACKEND=NO_KEYRING, PYTHONPATH=str(ROOT))
     return subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, env=env, check=False)
 
 

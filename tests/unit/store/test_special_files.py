@@ -21,6 +21,7 @@ from plur_desk.store.chain import ChainMode
 from plur_desk.store.plur_store import PlurStore
 
 ROOT = Path(__file__).resolve().parents[3]
+NO_KEYRING = "keyring.backends.fail.Keyring"  # child processes never touch a real keyring
 MONTH = "2026-12"  # the month of the events an approve appends (the system clock: today)
 
 
@@ -32,7 +33,7 @@ def _now_month() -> str:
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     """A terminal command in a child process, so a hang fails the test (timeout) instead of blocking the suite."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env = dict(os.environ, PYTHON_KEYRING_BACKEND=NO_KEYRING, PYTHONPATH=str(ROOT))
     return subprocess.run(
         [sys.executable, "-m", "plur_desk", *args], capture_output=True, text=True, env=env, timeout=120, check=False
     )
