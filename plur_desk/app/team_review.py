@@ -13,6 +13,7 @@ from plur_desk.domain import settle
 from plur_desk.domain.merge_engram import REVIEWS_KEY
 from plur_desk.domain.review import Operation, Patch, engram_fingerprint
 from plur_desk.infra.errors import ActionRefused
+from plur_desk.store.journal import Step
 from plur_desk.store.plur_store import Edit
 from plur_desk.store.sync_strip import why_not_pushed
 
@@ -69,34 +70,34 @@ def settle_decision(
 
 def settle_two_winners(session: ReviewSession, tension_id: str, winner: str) -> ChangeSet:
     """One winner for a tension two machines resolved differently: the record names it, it is active again.
-    As with resolving, the tension is written first and rolled back if the engram cannot be."""
+    As with resolving, one journal record covers both files: the tension is written first (the winner's
+    reinstatement journaled as planned), and set back if the engram cannot be written."""
     record = session.tension(tension_id)
     if record is None:
         raise ActionRefused(f"{tension_id} is not in tensions.yaml")
     now = session.now()
+    label = f"settle {tension_id} for {winner}"
+    (reinstate,) = session._signed(
+        [
+            Edit(
+                winner,
+                lambda e: settle.reinstate_winner(e, tension_id, session.reviewer, now),
+                session._seen(winner),
+            )
+        ]
+    )
+    session.store.precheck_engrams([reinstate], engram_fingerprint)  # refuse before tensions.yaml is touched
+    journal = session.store.journal.begin("settle_two_winners", label)
+    journal.steps = [Step("tensions", [], [], planned=True), session._plan("engrams", [reinstate])]
     first = session._tension_write(
-        tension_id, lambda r: settle.set_winner(r, winner, now), "settle_two_winners", winner=winner
+        tension_id, lambda r: settle.set_winner(r, winner, now), "settle_two_winners", journal, winner=winner
     )
     record_patch = Patch.between("tensions", tension_id, first.before[tension_id], first.after[tension_id])
-    try:
-        second = session.store.write_engrams(
-            session._signed(
-                [
-                    Edit(
-                        winner,
-                        lambda e: settle.reinstate_winner(e, tension_id, session.reviewer, now),
-                        session._seen(winner),
-                    )
-                ]
-            ),
-            engram_fingerprint,
-        )
-    except Exception:
-        session._rollback(record_patch, "settle_two_winners")
-        raise
+    second = session._second_step(journal, record_patch, "settle_two_winners", [reinstate])
+    journal.finish()
     op = Operation(
         "settle_two_winners",
-        f"settle {tension_id} for {winner}",
+        label,
         [record_patch, Patch.between("engrams", winner, second.before[winner], second.after[winner])],
     )
     return session._done(op, first, second)
