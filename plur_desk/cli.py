@@ -43,6 +43,11 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "sync", "fetch, merge with the driver and push a git-synced store, under PLUR's lock", "plur_desk.app.sync:main"
     ),
+    Command(
+        "conflicts",
+        "likely contradictions found offline, with evidence (read-only)",
+        "plur_desk.app.conflicts_cli:main",
+    ),
 )
 
 

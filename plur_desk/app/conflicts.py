@@ -1,0 +1,223 @@
+"""The local contradiction finder: PLUR's candidate gates, then the offline detector, over a whole store or one draft.
+
+Pairs come from a key index (no all-pairs loop), pass PLUR's own pre-filter (`tension_rules.blocked_by`: scope,
+domain, recorded, supersedes, expiry, snapshot, subject tokens), and are scored by `domain.contradiction.judge`
+with the semantic similarity of the pair: cosine of cached MiniLM vectors when both are at hand, token overlap
+otherwise. Every candidate carries the evidence the reviewer sees: the substituted words, the similarity, the rule.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+
+from plur_desk.domain.contradiction import DEFAULT_THRESHOLD, Judgement, judge, token_similarity
+from plur_desk.domain.tension_rules import GateContext, blocked_by, pair_key, recorded_date, subject_tokens
+from plur_desk.index.lexicon import known_words
+from plur_desk.index.pairs import PairIndex, statement_keys
+
+DETECTOR = "plur_desk local detector"
+Engram = Mapping[str, object]
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class ConflictCandidate:
+    engram_a: str
+    engram_b: str
+    statement_a: str
+    statement_b: str
+    score: float
+    rule: str
+    kind: str
+    removed: tuple[str, ...]
+    added: tuple[str, ...]
+    similarity: float
+    similarity_source: str  # "minilm" or "tokens"
+    notes: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return pair_key(self.engram_a, self.engram_b)
+
+    def explanation(self) -> str:
+        what = {
+            "slot": f"same statement, different {self.kind}",
+            "negation": "one negates the other",
+            "opposite": "opposite words",
+            "bounds": "incompatible bounds",
+        }.get(self.rule, self.rule)
+        swap = f"{' '.join(self.removed) or '∅'} → {' '.join(self.added) or '∅'}"
+        extra = f"; {'; '.join(self.notes)}" if self.notes else ""
+        return f"{what}: {swap} (similarity {self.similarity:.2f} by {self.similarity_source}{extra})"
+
+    def reason(self) -> str:
+        """The tension record's `reason`: names the detector and says why."""
+        return f"{DETECTOR}: {self.explanation()}"
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "engram_a": self.engram_a,
+            "engram_b": self.engram_b,
+            "score": round(self.score, 4),
+            "rule": self.rule,
+            "kind": self.kind,
+            "evidence": {
+                "removed": list(self.removed),
+                "added": list(self.added),
+                "similarity": round(self.similarity, 4),
+                "similarity_source": self.similarity_source,
+                "notes": list(self.notes),
+                "explanation": self.explanation(),
+            },
+            "statement_a": self.statement_a,
+            "statement_b": self.statement_b,
+        }
+
+
+@dataclass
+class ScanResult:
+    candidates: list[ConflictCandidate] = field(default_factory=list)
+    pairs_keyed: int = 0  # pairs sharing enough words to look at
+    pairs_judged: int = 0  # of those, pairs PLUR's own pre-filter lets through
+    gated: Counter[str] = field(default_factory=Counter)  # why the others were skipped
+
+
+class Vectors:
+    """Unit vectors for engrams (by content_hash) and for new text, when the embedding model is installed."""
+
+    def __init__(
+        self, by_hash: Mapping[str, np.ndarray], embed: Callable[[list[str]], np.ndarray] | None = None
+    ) -> None:
+        self.by_hash = by_hash
+        self.embed = embed
+
+    def of(self, engram: Engram, text: str | None = None) -> np.ndarray | None:
+        if text is None:
+            found = self.by_hash.get(str(engram.get("content_hash")))
+            if found is not None:
+                return found
+            text = str(engram.get("statement", ""))
+        return self.embed([text])[0] if self.embed is not None else None
+
+
+class ConflictFinder:
+    """Built once over a snapshot of the store's engrams; `scan` for all pairs, `check` for one (new) statement."""
+
+    def __init__(
+        self,
+        engrams: Iterable[Engram],
+        recorded_pairs: Iterable[str],
+        now: datetime,
+        *,
+        vectors: Vectors | None = None,
+        threshold: float = DEFAULT_THRESHOLD,
+        temporal_domains: tuple[str, ...] = (),
+    ) -> None:
+        self.engrams = [e for e in engrams if e.get("status") == "active"]  # PLUR's first gate, before indexing
+        self.position = {str(e.get("id")): k for k, e in enumerate(self.engrams)}
+        self.context = GateContext(frozenset(recorded_pairs), now, temporal_domains)
+        self.vectors = vectors
+        self.threshold = threshold
+        self.known = known_words().__contains__
+        self._subjects = [subject_tokens(str(e.get("statement", ""))) for e in self.engrams]
+        self.index = PairIndex([statement_keys(str(e.get("statement", ""))) for e in self.engrams])
+
+    # -- one pair ------------------------------------------------------------------------------------------
+
+    def _similarity(self, a: Engram, b: Engram, text_a: str, text_b: str, fresh_a: bool) -> tuple[float, str]:
+        if self.vectors is not None:
+            va = self.vectors.of(a, text_a) if fresh_a else self.vectors.of(a)
+            vb = self.vectors.by_hash.get(str(b.get("content_hash")))
+            if va is not None and vb is not None:
+                return float(np.dot(va, vb)), "minilm"
+        return token_similarity(text_a, text_b), "tokens"
+
+    def score(
+        self, a: Engram, b: Engram, text_a: str | None = None, *, vector_a: np.ndarray | None = None
+    ) -> ConflictCandidate:
+        """Judge one pair, gates aside (`text_a` replaces A's statement: an edit not saved yet)."""
+        statement_a = text_a if text_a is not None else str(a.get("statement", ""))
+        statement_b = str(b.get("statement", ""))
+        if vector_a is not None and self.vectors is not None:
+            vb = self.vectors.by_hash.get(str(b.get("content_hash")))
+            sim, source = (
+                (float(np.dot(vector_a, vb)), "minilm")
+                if vb is not None
+                else (token_similarity(statement_a, statement_b), "tokens")
+            )
+        else:
+            sim, source = self._similarity(a, b, statement_a, statement_b, text_a is not None)
+        verdict: Judgement = judge(statement_a, statement_b, sim, self.known, (recorded_date(a), recorded_date(b)))
+        first, second = (a, b) if str(a.get("id")) <= str(b.get("id")) else (b, a)
+        sa, sb = (statement_a, statement_b) if first is a else (statement_b, statement_a)
+        removed, added = (verdict.removed, verdict.added) if first is a else (verdict.added, verdict.removed)
+        return ConflictCandidate(
+            str(first.get("id")),
+            str(second.get("id")),
+            sa,
+            sb,
+            verdict.score,
+            verdict.rule,
+            verdict.kind,
+            removed,
+            added,
+            sim,
+            source,
+            verdict.notes,
+        )
+
+    # -- whole store ---------------------------------------------------------------------------------------
+
+    def scan(self, progress: Progress | None = None, threshold: float | None = None) -> ScanResult:
+        """Every candidate pair at or above the threshold, best first."""
+        limit = self.threshold if threshold is None else threshold
+        left, right, _shared = self.index.pairs()
+        result = ScanResult(pairs_keyed=len(left))
+        total = len(left)
+        for n, (i, j) in enumerate(zip(left.tolist(), right.tolist(), strict=True)):
+            if progress is not None and n % 2000 == 0:
+                progress(n, total)
+            a, b = self.engrams[i], self.engrams[j]
+            reason = blocked_by(a, b, self.context, (self._subjects[i], self._subjects[j]))
+            if reason is not None:
+                result.gated[reason] += 1
+                continue
+            result.pairs_judged += 1
+            candidate = self.score(a, b)
+            if candidate.rule and candidate.score >= limit:
+                result.candidates.append(candidate)
+        if progress is not None:
+            progress(total, total)
+        result.candidates.sort(key=lambda c: (-c.score, c.key))
+        return result
+
+    # -- one draft, before approval or before an edit is saved ---------------------------------------------
+
+    def check(
+        self, engram: Engram, statement: str | None = None, threshold: float | None = None
+    ) -> list[ConflictCandidate]:
+        """Engrams `engram` may contradict (with `statement` as its text when given), best first."""
+        limit = self.threshold if threshold is None else threshold
+        text = statement if statement is not None else str(engram.get("statement", ""))
+        probe = dict(engram)
+        probe["statement"] = text
+        subjects = subject_tokens(text)
+        vector = self.vectors.of(engram, statement) if self.vectors is not None else None
+        own = str(engram.get("id"))
+        found = []
+        for doc, _shared in self.index.neighbours(statement_keys(text)):
+            other = self.engrams[doc]
+            if str(other.get("id")) == own:
+                continue
+            if blocked_by(probe, other, self.context, (subjects, self._subjects[doc])) is not None:
+                continue
+            candidate = self.score(engram, other, text, vector_a=vector)
+            if candidate.rule and candidate.score >= limit:
+                found.append(candidate)
+        found.sort(key=lambda c: (-c.score, c.key))
+        return found
