@@ -28,6 +28,7 @@ from plur_desk.domain.contradiction_lexicon import (
     NEGATORS,
     PAST_VERBS,
     PRESENT_MARKERS,
+    STRICT_BOUNDS,
     antonym,
     stem,
 )
@@ -176,8 +177,8 @@ def _antonym_pairs(removed: list[Word], added: list[Word]) -> list[tuple[Word, W
     return pairs
 
 
-def _bounds(ws: list[Word]) -> tuple[str, float] | None:
-    """`at least 12` → ("min", 12); `under 22` → ("max", 22): the first bound word followed by a number."""
+def _bounds(ws: list[Word]) -> tuple[str, float, bool] | None:
+    """`at least 12` → ("min", 12, inclusive); `under 22` → ("max", 22, strict): a bound word, then a number."""
     for i, w in enumerate(ws):
         direction = BOUND_WORDS.get(w.norm)
         if direction is None:
@@ -185,16 +186,17 @@ def _bounds(ws: list[Word]) -> tuple[str, float] | None:
         for nxt in ws[i + 1 : i + 4]:
             number = nxt.text.replace(",", "").rstrip("%")
             if re.fullmatch(r"\d+(\.\d+)?", number):
-                return direction, float(number)
+                return direction, float(number), w.norm in STRICT_BOUNDS
     return None
 
 
-def _bounds_conflict(a: list[Word], b: list[Word]) -> bool:
+def _bounds_conflict(a: list[Word], b: list[Word]) -> bool | None:
+    """True for a minimum above the other side's maximum, False for compatible opposite bounds, else None."""
     ba, bb = _bounds(a), _bounds(b)
     if ba is None or bb is None or ba[0] == bb[0]:
-        return False
+        return None
     low, high = (ba[1], bb[1]) if ba[0] == "min" else (bb[1], ba[1])
-    return low > high
+    return low > high or (low == high and (ba[2] or bb[2]))
 
 
 def judge(
@@ -262,8 +264,9 @@ def _signal(
     negators = [w for w in d.removed + d.added if w.norm in NEGATORS]
     opposites = _antonym_pairs(d.removed, d.added)
     flipped = {id(w) for pair in opposites for w in pair} | {id(w) for w in negators}
-    if _bounds_conflict(a, b):
-        return "bounds", "quantity", 0.95, d.removed, d.added, []
+    bounds = _bounds_conflict(a, b)
+    if bounds is not None:  # "at least 12" / "at most 20" can both hold; "at least 12" / "at most 8" cannot
+        return ("bounds", "quantity", 0.95, d.removed, d.added, []) if bounds else ("", "bounds", 0.0, [], [], [])
     polarity = (len(negators) % 2 == 1 and not opposites) or (len(negators) % 2 == 0 and bool(opposites))
     if polarity:
         rest = [w for r, ad in d.replaces for w in r + ad if id(w) not in flipped and _content(w)]

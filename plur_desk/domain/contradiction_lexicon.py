@@ -80,6 +80,8 @@ BOUND_WORDS = {
     "up": "max",
 }
 
+STRICT_BOUNDS = _set("above over exceed below under")  # "above 50" and "below 50" cannot both hold
+
 DATE_WORDS = _set(
     "january february march april may june july august september october november december ",
     "jan feb mar apr jun jul aug sep sept oct nov dec ",

@@ -1,0 +1,161 @@
+"""The finder over a store, the conflicts command, and the reviewer's three answers (no Qt, no Node)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+
+from plur_desk.app.conflict_actions import not_a_conflict, record_tension, recorded_pair_keys, supersede
+from plur_desk.app.conflicts_cli import finder_for
+from plur_desk.app.session import ReviewSession
+from plur_desk.cli import main
+from plur_desk.domain.engram_rules import content_hash
+from plur_desk.domain.review import Reviewer
+from plur_desk.infra.clock import FixedClock
+from plur_desk.infra.errors import ActionRefused
+from plur_desk.store.plur_store import PlurStore
+from plur_desk.store.yaml_dump import dump_engrams_document
+
+NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
+STATEMENTS = {
+    "ENG-2026-11-01-001": ("Deploys go through Caddy on the edge hosts.", "decided"),
+    "ENG-2026-11-02-001": ("Deploys go through nginx on the edge hosts.", "leaning"),
+    "ENG-2026-11-03-001": ("API tokens expire after 30 days.", "decided"),
+    "ENG-2026-11-04-001": ("API tokens expire after 90 days.", "draft"),
+    "ENG-2026-11-05-001": ("The office plants are watered on Mondays.", "decided"),
+    "ENG-2026-11-06-001": ("Deploys go through Caddy, which also terminates TLS on the edge hosts.", "decided"),
+}
+
+
+def _engram(ident, statement, commitment):
+    return {
+        "id": ident,
+        "version": 2,
+        "status": "active",
+        "type": "behavioral",
+        "scope": "project:web",
+        "statement": statement,
+        "commitment": commitment,
+        "content_hash": content_hash(statement),
+        "created_at": f"{ident[4:14]}T10:00:00.000Z",
+    }
+
+
+@pytest.fixture
+def session(tmp_path) -> ReviewSession:
+    root = tmp_path / "store"
+    root.mkdir()
+    engrams = [_engram(i, s, c) for i, (s, c) in STATEMENTS.items()]
+    (root / "engrams.yaml").write_text(dump_engrams_document({"engrams": engrams}))
+    (root / "tensions.yaml").write_text("[]\n")
+    store = PlurStore(root)
+    store.load()
+    return ReviewSession(store, Reviewer("Ada Reviewer"), FixedClock(NOW))
+
+
+def _snapshot(root):
+    return {p.relative_to(root): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+def test_scan_finds_the_two_conflicts_with_evidence(session):
+    result = finder_for(session).scan()
+    assert {c.key for c in result.candidates} == {
+        "ENG-2026-11-01-001:ENG-2026-11-02-001",
+        "ENG-2026-11-03-001:ENG-2026-11-04-001",
+    }  # not the refinement (…-006), not the unrelated plants (…-005)
+    caddy = next(c for c in result.candidates if c.engram_a == "ENG-2026-11-01-001")
+    assert (caddy.rule, caddy.kind, caddy.removed, caddy.added) == ("slot", "name", ("Caddy",), ("nginx",))
+    assert caddy.similarity_source == "tokens" and 0 < caddy.similarity <= 1
+    assert "Caddy → nginx" in caddy.explanation() and caddy.reason().startswith("plur_desk local detector")
+    assert result.pairs_judged >= 2 and result.pairs_keyed >= result.pairs_judged
+
+
+def test_check_warns_about_a_draft_and_about_an_edit_before_it_is_saved(session):
+    finder = finder_for(session)
+    draft = session.engram("ENG-2026-11-04-001")
+    found = finder.check(draft)
+    assert [(c.engram_a, c.engram_b, c.kind) for c in found] == [("ENG-2026-11-03-001", "ENG-2026-11-04-001", "number")]
+    assert finder.check(draft, "API tokens expire after 30 days.") == []  # the edit removes the conflict
+    edited = finder.check(draft, "Deploys go through Traefik on the edge hosts.")
+    assert {c.engram_a for c in edited} == {"ENG-2026-11-01-001", "ENG-2026-11-02-001"}
+    assert all(c.statement_b == "Deploys go through Traefik on the edge hosts." for c in edited)
+
+
+def test_recording_a_tension_writes_plurs_shape_and_a_human_event(session):
+    before = (session.store.root / "engrams.yaml").read_bytes()
+    candidate = finder_for(session).scan().candidates[0]
+    change = record_tension(session, candidate.engram_a, candidate.engram_b, candidate.score, candidate.reason())
+    (tension_id,) = change.tensions
+    assert tension_id == "T-2026-1202-001"
+    record = session.tension(tension_id)
+    assert record["status"] == "detected" and record["category"] == "temporal"  # learned on different days
+    assert record["statement_a"] == session.engram(candidate.engram_a)["statement"]
+    assert (session.store.root / "engrams.yaml").read_bytes() == before
+    events = [json.loads(x) for x in (session.store.root / "history" / "2026-12.jsonl").read_text().splitlines()]
+    assert events[-1]["event"] == "contradiction_detected"
+    assert events[-1]["actor"]["kind"] == "human" and events[-1]["actor"]["asserted_by"] == "Ada Reviewer"
+    assert events[-1]["data"]["tension_id"] == tension_id
+    # The pair is now excluded from our own finder, and recording it again (either order) is refused.
+    assert candidate.key in recorded_pair_keys(session)
+    assert candidate.key not in {c.key for c in finder_for(session).scan().candidates}
+    with pytest.raises(ActionRefused, match="already recorded as T-2026-1202-001"):
+        record_tension(session, candidate.engram_b, candidate.engram_a, 0.9, "again")
+
+
+def test_not_a_conflict_is_a_dismissed_record_and_ids_count_up(session):
+    record_tension(session, "ENG-2026-11-01-001", "ENG-2026-11-02-001", 0.9, "r")
+    text_before = (session.store.root / "tensions.yaml").read_bytes()
+    change = not_a_conflict(session, "ENG-2026-11-03-001", "ENG-2026-11-04-001", "different APIs")
+    assert change.tensions == {"T-2026-1202-002"}
+    assert session.tension("T-2026-1202-002")["status"] == "dismissed"
+    assert (session.store.root / "tensions.yaml").read_bytes().startswith(text_before)  # appended, nothing else moved
+    assert finder_for(session).scan().candidates == []
+
+
+def test_supersede_links_both_ways_and_is_undoable(session):
+    supersede(session, "ENG-2026-11-02-001", "ENG-2026-11-01-001")
+    newer, older = session.engram("ENG-2026-11-02-001"), session.engram("ENG-2026-11-01-001")
+    assert newer["relations"]["supersedes"] == ["ENG-2026-11-01-001"]
+    assert older["relations"]["superseded_by"] == ["ENG-2026-11-02-001"]
+    assert older["status"] == "active"  # PLUR's supersedes never retires its target
+    assert "ENG-2026-11-01-001:ENG-2026-11-02-001" not in {c.key for c in finder_for(session).scan().candidates}
+    with pytest.raises(ActionRefused, match="already supersedes"):
+        supersede(session, "ENG-2026-11-02-001", "ENG-2026-11-01-001")
+    session.undo()
+    assert "relations" not in session.engram("ENG-2026-11-01-001")
+
+
+def test_the_conflicts_command_is_read_only_and_exits_zero(session, capsys):
+    root = session.store.root
+    before = _snapshot(root)
+    assert main(["conflicts", str(root), "--json", "--limit", "1"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["total"] == 2 and len(payload["candidates"]) == 1
+    first = payload["candidates"][0]
+    assert {"engram_a", "engram_b", "score", "rule", "kind", "evidence"} <= set(first)
+    assert first["evidence"]["similarity_source"] == "tokens"
+    assert main(["conflicts", str(root)]) == 0
+    assert "Caddy → nginx" in capsys.readouterr().out
+    assert _snapshot(root) == before
+    assert main(["conflicts", str(root / "missing")]) == 2
+
+
+def test_recording_refuses_a_store_plur_could_not_read(session):
+    (session.store.root / "tensions.yaml").write_text("- id: [unclosed\n")
+    session.store.load()
+    with pytest.raises(Exception, match="read-only"):
+        record_tension(session, "ENG-2026-11-01-001", "ENG-2026-11-02-001", 0.9, "r")
+    assert (session.store.root / "tensions.yaml").read_text() == "- id: [unclosed\n"
+
+
+def test_a_missing_tensions_file_is_created_with_the_one_record(session):
+    (session.store.root / "tensions.yaml").unlink()
+    session.store.load()
+    record_tension(session, "ENG-2026-11-01-001", "ENG-2026-11-02-001", 0.9, "r")
+    text = (session.store.root / "tensions.yaml").read_text()
+    assert text.startswith("- id: T-2026-1202-001\n") and text.count("\n- id:") == 0
+    reread = PlurStore(session.store.root)
+    reread.load()
+    assert [e.valid for e in reread.tensions.entries] == [True]
