@@ -18,6 +18,7 @@ import difflib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from plur_desk.domain.contradiction_lexicon import (
     ATTRIBUTIVE_BEFORE,
@@ -32,7 +33,7 @@ from plur_desk.domain.contradiction_lexicon import (
     antonym,
     stem,
 )
-from plur_desk.domain.tension_rules import fts_tokenize
+from plur_desk.domain.tension_rules import fts_tokenize, subject_clause
 
 DEFAULT_THRESHOLD = 0.5
 _SLOT_WORDS = 3  # a value is a few words ("Helen Ortiz", "Austin, Texas"); a longer swap is a rewording
@@ -149,6 +150,7 @@ class _Diff:
     added: list[Word]
     replaces: list[tuple[list[Word], list[Word]]]
     shared: int
+    replaced_at: list[tuple[int, int]] = field(default_factory=list)  # where each replace starts in A and in B
 
 
 def _diff(a: list[Word], b: list[Word]) -> _Diff:
@@ -162,6 +164,7 @@ def _diff(a: list[Word], b: list[Word]) -> _Diff:
         d.added += b[j1:j2]
         if op == "replace":
             d.replaces.append((a[i1:i2], b[j1:j2]))
+            d.replaced_at.append((i1, j1))
     return d
 
 
@@ -207,7 +210,7 @@ def judge(
     dates: tuple[str | None, str | None] = (None, None),
 ) -> Judgement:
     """Score how likely A and B contradict each other; `dates` are the days each was recorded."""
-    a, b = words(statement_a), words(statement_b)
+    a, b = list(_words(statement_a)), list(_words(statement_b))
     d = _diff(a, b)
     alignment = 2 * d.shared / max(1, len(a) + len(b))
     base = {"similarity": similarity, "alignment": alignment}
@@ -217,6 +220,9 @@ def judge(
     if not rule:
         return Judgement(0.0, "", kind, tuple(w.text for w in removed), tuple(w.text for w in added), **base)  # type: ignore[arg-type]
     notes = list(notes)
+    if rule == "slot" and _in_subject(d, statement_a, statement_b):
+        strength *= 0.5  # "the billing service deploys …" / "the search service deploys …": another subject
+        notes.append("the words differ in the subject")
     day_a, day_b = dates
     if day_a and day_b and day_a != day_b and is_episodic(a) and is_episodic(b):
         strength *= 0.15
@@ -235,10 +241,34 @@ def judge(
     )
 
 
+@lru_cache(maxsize=131072)
+def _words(statement: str) -> tuple[Word, ...]:
+    return tuple(words(statement))
+
+
+@lru_cache(maxsize=131072)
+def _subject_length(statement: str) -> int | None:
+    """Words in the subject clause (before the first auxiliary verb or comma), or None if there is none."""
+    clause = subject_clause(statement)
+    return len(words(clause)) if len(clause) < len(statement.rstrip(" .!?")) else None
+
+
+def _in_subject(d: _Diff, statement_a: str, statement_b: str) -> bool:
+    la, lb = _subject_length(statement_a), _subject_length(statement_b)
+    if la is None or lb is None or len(d.replaced_at) != 1:
+        return False
+    i, j = d.replaced_at[0]
+    return i < la and j < lb
+
+
+@lru_cache(maxsize=131072)
+def _token_set(statement: str) -> frozenset[str]:
+    return frozenset(stem(t) for t in fts_tokenize(statement))
+
+
 def token_similarity(statement_a: str, statement_b: str) -> float:
     """Overlap of the content words (Dice over stemmed FTS tokens): the similarity when no model is installed."""
-    ta = {stem(t) for t in fts_tokenize(statement_a)}
-    tb = {stem(t) for t in fts_tokenize(statement_b)}
+    ta, tb = _token_set(statement_a), _token_set(statement_b)
     if not ta or not tb:
         return 0.0
     return 2 * len(ta & tb) / (len(ta) + len(tb))

@@ -52,9 +52,14 @@ def fts_tokenize(text: str) -> list[str]:
     return tokens
 
 
+def subject_clause(statement: str) -> str:
+    """The part of a statement before its first comma, semicolon or auxiliary verb (PLUR's subject split)."""
+    return _SUBJECT_SPLIT.split(statement, maxsplit=1)[0]
+
+
 def subject_tokens(statement: str) -> frozenset[str]:
     """PLUR's `extractSubjectTokens`: tokens longer than 3 characters of the clause before the first verb."""
-    clause = _SUBJECT_SPLIT.split(statement, maxsplit=1)[0][:80]
+    clause = subject_clause(statement)[:80]
     return frozenset([t for t in fts_tokenize(clause) if len(t) > 3][:10])
 
 

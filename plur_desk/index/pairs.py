@@ -16,6 +16,10 @@ import numpy as np
 from plur_desk.domain.contradiction_lexicon import stem
 from plur_desk.domain.tension_rules import fts_tokenize
 
+# A substituted slot or a flipped polarity leaves most words in place: pairs sharing less than this share of the
+# shorter statement's keys are different statements (no labelled conflict in tests/data shares less than 0.5).
+MIN_RATIO = 0.4
+
 
 def statement_keys(statement: str) -> list[str]:
     tokens = [stem(t) for t in fts_tokenize(statement)]
@@ -51,8 +55,9 @@ class PairIndex:
             return self._docs[:0]
         return self._docs[self._starts[kid] : self._starts[kid + 1]]
 
-    def pairs(self, min_shared: int = 2) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(i, j, shared keys) for every pair i < j sharing enough keys (fewer for statements with few keys)."""
+    def pairs(self, min_shared: int = 2, min_ratio: float = MIN_RATIO) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(i, j, shared keys) for every pair i < j sharing at least `min_shared` keys and `min_ratio` of the
+        shorter statement's keys (fewer for statements with few keys)."""
         sizes = np.diff(self._starts)
         useful = np.nonzero((sizes >= 2) & (sizes <= self.max_df))[0]
         chunks: list[np.ndarray] = []
@@ -70,11 +75,13 @@ class PairIndex:
             return empty, empty, empty
         codes, counts = np.unique(np.concatenate(chunks), return_counts=True)
         i, j = codes // self.size, codes % self.size
-        needed = np.minimum(min_shared, np.minimum(self.key_counts[i], self.key_counts[j]))
-        keep = counts >= np.maximum(needed, 1)
+        shorter = np.minimum(self.key_counts[i], self.key_counts[j])
+        keep = (counts >= np.maximum(np.minimum(min_shared, shorter), 1)) & (counts >= min_ratio * shorter)
         return i[keep], j[keep], counts[keep]
 
-    def neighbours(self, keys: Iterable[str], min_shared: int = 2, limit: int = 400) -> list[tuple[int, int]]:
+    def neighbours(
+        self, keys: Iterable[str], min_shared: int = 2, limit: int = 400, min_ratio: float = MIN_RATIO
+    ) -> list[tuple[int, int]]:
         """(statement, shared keys) for one statement not in the index, most shared first."""
         keys = list(keys)
         found = [self.postings(k) for k in keys]
@@ -82,8 +89,8 @@ class PairIndex:
         if not found:
             return []
         docs, counts = np.unique(np.concatenate(found), return_counts=True)
-        needed = np.minimum(min_shared, np.minimum(self.key_counts[docs], len(keys)))
-        keep = counts >= np.maximum(needed, 1)
+        shorter = np.minimum(self.key_counts[docs], len(keys))
+        keep = (counts >= np.maximum(np.minimum(min_shared, shorter), 1)) & (counts >= min_ratio * shorter)
         docs, counts = docs[keep], counts[keep]
         order = np.argsort(-counts, kind="stable")[:limit]
         return [(int(docs[k]), int(counts[k])) for k in order]

@@ -70,6 +70,7 @@ def test_each_rule_fires_with_its_evidence(a, b, rule, kind, swap):
         ("Deploys go through Caddy.", "Deploys go through Caddy, which also terminates TLS.", "refinement"),
         ("Contractors are forbidden to log in.", "Contractors are not allowed to log in.", "flips cancel"),
         ("Hashes use at least 12 rounds.", "Hashes use at most 20 rounds.", None),
+        ("In the Billing service, deploys go through Caddy.", "In the Search service, deploys go through Caddy.", None),
     ],
 )
 def test_compatible_pairs_stay_below_the_threshold(a, b, why):
