@@ -135,11 +135,8 @@ def quality() -> str:
 
 # -- speed -----------------------------------------------------------------------------------------------------
 
-SERVICES = [
-    a + b
-    for a in ("bil", "sear", "ledg", "not", "pay", "aut", "ingest", "exp", "rout", "cat")
-    for b in ("ling", "ch", "er", "ify", "ments", "h", "or", "ort", "ing", "alog")
-]
+_SYLLABLES = ("ka", "lo", "mi", "ne", "ru", "ta", "vo", "zi", "po", "se", "da", "fu", "gi", "ho", "ju")
+SERVICES = [a + b + c for a in _SYLLABLES for b in _SYLLABLES for c in ("n", "x", "r", "l", "m", "t", "k", "d", "")]
 FACTS = [
     ("deploys go through {tool}", ["Caddy", "nginx", "Traefik", "Envoy", "HAProxy"]),
     ("stores its data in {tool}", ["PostgreSQL", "MySQL", "MongoDB", "DynamoDB", "SQLite"]),
@@ -167,7 +164,7 @@ def realistic_store(root: Path, n: int, seed: int = 7) -> None:
     from plur_desk.store.yaml_dump import dump_engrams_document
 
     rng = random.Random(seed)
-    services = [f"{s}-{k}" for s in SERVICES for k in range(1, 30)]
+    services = SERVICES
     engrams = []
     per_day: dict[str, int] = defaultdict(int)
     for _ in range(n):

@@ -16,11 +16,19 @@ from datetime import datetime
 import numpy as np
 
 from plur_desk.domain.contradiction import DEFAULT_THRESHOLD, Judgement, judge, token_similarity
-from plur_desk.domain.tension_rules import GateContext, blocked_by, pair_key, recorded_date, subject_tokens
+from plur_desk.domain.tension_rules import (
+    GateContext,
+    blocked_by,
+    domain_segments_overlap,
+    pair_key,
+    recorded_date,
+    subject_tokens,
+)
 from plur_desk.index.lexicon import known_words
 from plur_desk.index.pairs import PairIndex, statement_keys
 
 DETECTOR = "plur_desk local detector"
+TOP_PARTNERS = 6  # per statement, the pairs sharing the most words are judged (a conflict shares nearly all)
 Engram = Mapping[str, object]
 Progress = Callable[[int, int], None]
 
@@ -126,6 +134,7 @@ class ConflictFinder:
         self.known = known_words().__contains__
         self._subjects = [subject_tokens(str(e.get("statement", ""))) for e in self.engrams]
         self.index = PairIndex([statement_keys(str(e.get("statement", ""))) for e in self.engrams])
+        self._scopes, self._domains, self._domain_overlap = _partition_codes(self.engrams)
 
     # -- one pair ------------------------------------------------------------------------------------------
 
@@ -176,8 +185,11 @@ class ConflictFinder:
     def scan(self, progress: Progress | None = None, threshold: float | None = None) -> ScanResult:
         """Every candidate pair at or above the threshold, best first."""
         limit = self.threshold if threshold is None else threshold
-        left, right, _shared = self.index.pairs()
+        left, right, shared = self.index.pairs()
         result = ScanResult(pairs_keyed=len(left))
+        left, right, shared = self._partition_gates(left, right, shared, result)
+        keep = PairIndex.top_per_statement(left, right, shared, TOP_PARTNERS)
+        left, right = left[keep], right[keep]
         total = len(left)
         for n, (i, j) in enumerate(zip(left.tolist(), right.tolist(), strict=True)):
             if progress is not None and n % 2000 == 0:
@@ -195,6 +207,18 @@ class ConflictFinder:
             progress(total, total)
         result.candidates.sort(key=lambda c: (-c.score, c.key))
         return result
+
+    def _partition_gates(
+        self, left: np.ndarray, right: np.ndarray, shared: np.ndarray, result: ScanResult
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """PLUR's scope and domain gates on whole arrays (most key-sharing pairs in a big store fail these)."""
+        sa, sb = self._scopes[left], self._scopes[right]
+        scope_ok = (sa == 0) | (sb == 0) | (sa == sb)
+        domain_ok = self._domain_overlap[self._domains[left], self._domains[right]]
+        result.gated["scopes differ"] += int((~scope_ok).sum())
+        result.gated["domains share no segment"] += int((scope_ok & ~domain_ok).sum())
+        ok = scope_ok & domain_ok
+        return left[ok], right[ok], shared[ok]
 
     # -- one draft, before approval or before an edit is saved ---------------------------------------------
 
@@ -221,3 +245,16 @@ class ConflictFinder:
                 found.append(candidate)
         found.sort(key=lambda c: (-c.score, c.key))
         return found
+
+
+def _partition_codes(engrams: list[Engram]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Scope codes (0 = global), domain codes (0 = none) and which domain codes share a dotted segment."""
+    scope_ids: dict[object, int] = {"global": 0}
+    domain_ids: dict[object, int] = {None: 0}
+    scopes = np.array([scope_ids.setdefault(e.get("scope"), len(scope_ids)) for e in engrams], dtype=np.int64)
+    domains = np.array(
+        [domain_ids.setdefault(e.get("domain") or None, len(domain_ids)) for e in engrams], dtype=np.int64
+    )
+    names = sorted(domain_ids, key=domain_ids.__getitem__)
+    overlap = np.array([[domain_segments_overlap(x, y) for y in names] for x in names], dtype=bool)
+    return scopes, domains, overlap

@@ -220,7 +220,7 @@ def judge(
     if not rule:
         return Judgement(0.0, "", kind, tuple(w.text for w in removed), tuple(w.text for w in added), **base)  # type: ignore[arg-type]
     notes = list(notes)
-    if rule == "slot" and _in_subject(d, statement_a, statement_b):
+    if rule == "slot" and _in_subject(d, a, statement_a, statement_b, kind):
         strength *= 0.5  # "the billing service deploys …" / "the search service deploys …": another subject
         notes.append("the words differ in the subject")
     day_a, day_b = dates
@@ -253,12 +253,16 @@ def _subject_length(statement: str) -> int | None:
     return len(words(clause)) if len(clause) < len(statement.rstrip(" .!?")) else None
 
 
-def _in_subject(d: _Diff, statement_a: str, statement_b: str) -> bool:
-    la, lb = _subject_length(statement_a), _subject_length(statement_b)
-    if la is None or lb is None or len(d.replaced_at) != 1:
+def _in_subject(d: _Diff, a: list[Word], statement_a: str, statement_b: str, kind: str) -> bool:
+    """The one replaced span is in the subject: before the first auxiliary verb or comma, or (without one) a
+    name or word in the first 40% of the statement, where an English sentence names what it is about."""
+    if len(d.replaced_at) != 1:
         return False
     i, j = d.replaced_at[0]
-    return i < la and j < lb
+    la, lb = _subject_length(statement_a), _subject_length(statement_b)
+    if la is not None and lb is not None:
+        return i < la and j < lb
+    return kind in ("name", "word") and i + len(d.replaces[0][0]) <= 0.4 * len(a)
 
 
 @lru_cache(maxsize=131072)

@@ -19,6 +19,8 @@ from plur_desk.domain.tension_rules import fts_tokenize
 # A substituted slot or a flipped polarity leaves most words in place: pairs sharing less than this share of the
 # shorter statement's keys are different statements (no labelled conflict in tests/data shares less than 0.5).
 MIN_RATIO = 0.4
+NEIGHBOUR_DF = 5000  # for one statement, keys in up to this many statements are still counted
+PAIR_BUDGET = 12_000_000  # key co-occurrences counted at most (~100 MB of int64 while counting)
 
 
 def statement_keys(statement: str) -> list[str]:
@@ -29,8 +31,9 @@ def statement_keys(statement: str) -> list[str]:
 class PairIndex:
     """Keys → statements, for a whole-store pair count (`pairs`) or the neighbours of one statement."""
 
-    def __init__(self, keys: Sequence[Iterable[str]], max_df: int = 300) -> None:
+    def __init__(self, keys: Sequence[Iterable[str]], max_df: int = 300, budget: int = PAIR_BUDGET) -> None:
         self.max_df = max_df
+        self.budget = budget
         self.size = len(keys)
         ids: dict[str, int] = {}
         docs: list[int] = []
@@ -46,8 +49,18 @@ class PairIndex:
         self.ids = ids
         order = np.lexsort((np.asarray(docs, dtype=np.int64), np.asarray(kids, dtype=np.int64)))
         self._docs = np.asarray(docs, dtype=np.int64)[order]
-        sorted_keys = np.asarray(kids, dtype=np.int64)[order]
-        self._starts = np.searchsorted(sorted_keys, np.arange(len(ids) + 1))
+        self._occurrence_keys = np.asarray(kids, dtype=np.int64)[order]
+        self._starts = np.searchsorted(self._occurrence_keys, np.arange(len(ids) + 1))
+
+    def _useful_keys(self) -> np.ndarray:
+        """Keys shared by at most `max_df` statements, then more common ones, rarest first, while the pair count
+        stays within the budget (a store where one subject word is in thousands of statements still gets its
+        rarer shared words counted)."""
+        sizes = np.diff(self._starts)
+        shared = np.nonzero(sizes >= 2)[0]
+        order = shared[np.argsort(sizes[shared], kind="stable")]
+        cost = np.cumsum(sizes[order] * (sizes[order] - 1) // 2)
+        return order[(sizes[order] <= self.max_df) | (cost <= self.budget)]
 
     def postings(self, key: str) -> np.ndarray:
         kid = self.ids.get(key)
@@ -58,8 +71,11 @@ class PairIndex:
     def pairs(self, min_shared: int = 2, min_ratio: float = MIN_RATIO) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(i, j, shared keys) for every pair i < j sharing at least `min_shared` keys and `min_ratio` of the
         shorter statement's keys (fewer for statements with few keys)."""
-        sizes = np.diff(self._starts)
-        useful = np.nonzero((sizes >= 2) & (sizes <= self.max_df))[0]
+        useful = self._useful_keys()
+        counted = np.zeros(len(self.ids), dtype=bool)
+        counted[useful] = True
+        # The share is taken of the keys that were counted: a word in every statement says nothing either way.
+        per_doc = np.bincount(self._docs[counted[self._occurrence_keys]], minlength=self.size)
         chunks: list[np.ndarray] = []
         triu: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         for kid in useful:
@@ -75,17 +91,30 @@ class PairIndex:
             return empty, empty, empty
         codes, counts = np.unique(np.concatenate(chunks), return_counts=True)
         i, j = codes // self.size, codes % self.size
-        shorter = np.minimum(self.key_counts[i], self.key_counts[j])
+        shorter = np.minimum(per_doc[i], per_doc[j])
         keep = (counts >= np.maximum(np.minimum(min_shared, shorter), 1)) & (counts >= min_ratio * shorter)
         return i[keep], j[keep], counts[keep]
 
+    @staticmethod
+    def top_per_statement(i: np.ndarray, j: np.ndarray, shared: np.ndarray, k: int) -> np.ndarray:
+        """Mask of the pairs that are among the `k` most-shared partners of at least one of their statements."""
+        n = len(i)
+        ends = np.concatenate([i, j])
+        which = np.concatenate([np.arange(n), np.arange(n)])
+        order = np.lexsort((-np.concatenate([shared, shared]), ends))
+        by_doc = ends[order]
+        rank = np.arange(2 * n) - np.searchsorted(by_doc, by_doc, side="left")
+        keep = np.zeros(n, dtype=bool)
+        keep[which[order][rank < k]] = True
+        return keep
+
     def neighbours(
-        self, keys: Iterable[str], min_shared: int = 2, limit: int = 400, min_ratio: float = MIN_RATIO
+        self, keys: Iterable[str], min_shared: int = 2, limit: int = 200, min_ratio: float = MIN_RATIO
     ) -> list[tuple[int, int]]:
         """(statement, shared keys) for one statement not in the index, most shared first."""
         keys = list(keys)
         found = [self.postings(k) for k in keys]
-        found = [p for p in found if 0 < len(p) <= self.max_df * 4]
+        found = [p for p in found if 0 < len(p) <= NEIGHBOUR_DF]
         if not found:
             return []
         docs, counts = np.unique(np.concatenate(found), return_counts=True)

@@ -1,0 +1,51 @@
+"""The key index that proposes candidate pairs without comparing every statement with every other."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from plur_desk.index.pairs import PairIndex, statement_keys
+
+STATEMENTS = [
+    "Deploys go through Caddy on the edge hosts.",
+    "Deploys go through nginx on the edge hosts.",
+    "The office plants are watered on Mondays.",
+    "Deploys go through Caddy on the edge hosts, which also terminate TLS.",
+    "API tokens expire after thirty days.",
+]
+
+
+def _pairs(index):
+    i, j, shared = index.pairs()
+    return {(int(a), int(b)): int(s) for a, b, s in zip(i, j, shared, strict=True)}
+
+
+def test_statements_sharing_most_words_are_paired_and_others_not():
+    index = PairIndex([statement_keys(s) for s in STATEMENTS])
+    found = _pairs(index)
+    assert (0, 1) in found and (0, 3) in found and (1, 3) in found
+    assert not [p for p in found if 2 in p or 4 in p]
+    assert found[(0, 3)] > found[(0, 1)]  # the refinement shares more keys than the substituted slot
+
+
+def test_keys_in_every_statement_are_skipped_but_rarer_shared_words_still_count():
+    statements = [f"The user prefers tool{k} for task{k % 50}" for k in range(400)]
+    index = PairIndex([statement_keys(s) for s in statements], max_df=20, budget=0)
+    found = _pairs(index)
+    assert found and all(a % 50 == b % 50 for a, b in found)  # only pairs about the same task
+
+
+def test_top_partners_keeps_each_statements_best_pairs():
+    i = np.array([0, 0, 0, 1, 2])
+    j = np.array([1, 2, 3, 2, 3])
+    shared = np.array([5, 4, 1, 3, 2])
+    keep = PairIndex.top_per_statement(i, j, shared, 1)
+    # 0's best is (0,1); 1's best is (0,1); 2's best is (0,2); 3's best is (2,3)
+    assert keep.tolist() == [True, True, False, False, True]
+
+
+def test_neighbours_of_a_new_statement():
+    index = PairIndex([statement_keys(s) for s in STATEMENTS])
+    near = index.neighbours(statement_keys("Deploys go through Traefik on the edge hosts."))
+    assert {doc for doc, _ in near} == {0, 1, 3}
+    assert index.neighbours(statement_keys("Completely unrelated words here")) == []
