@@ -90,6 +90,7 @@ def engram_html(
     *,
     rejected_before: object = None,
     similar: list[tuple[str, str, float]] | None = None,
+    conflicts: list[str] | None = None,
 ) -> str:
     engram = session.engram(engram_id)
     if engram is None:
@@ -112,6 +113,10 @@ def engram_html(
     warnings += team_warnings(session, engram_id)
     if warnings:
         parts.append("".join(f"<p>⚠ <b>{w}</b></p>" for w in warnings))
+    if conflicts:
+        verb = "Approving this" if engram.get("commitment") == "draft" else "This"
+        items = "".join(f"<li>{E(text)}</li>" for text in conflicts)
+        parts.append(f"<p>⚠ <b>{verb} may contradict:</b></p><ul style='margin-left:-20px'>{items}</ul>")
     sources = engram.get("sources") if isinstance(engram.get("sources"), list) else []
     assert isinstance(sources, list)
     session_ids = ", ".join(

@@ -27,7 +27,13 @@ class DraftActionsMixin(_Base):
         session, row = self.session, self.drafts.current()
         if session is not None and row is not None:
             self.drafts.show_detail(
-                engram_html(session, row.id, rejected_before=row.rejected_before, similar=self.similar_to(row.id))
+                engram_html(
+                    session,
+                    row.id,
+                    rejected_before=row.rejected_before,
+                    similar=self.similar_to(row.id),
+                    conflicts=[w.text() for w in self.conflicts_for(row.id)],
+                )
             )
         elif row is None:
             self.drafts.show_detail("")
@@ -46,6 +52,8 @@ class DraftActionsMixin(_Base):
         self.refresh_all(change)
         if change.engrams:
             self.search_after_change(change.engrams, False)
+        if change.engrams or change.tensions:
+            self.start_conflicts()
         self.changes_applied.emit(change)
 
     def _selection(self) -> list[str]:
@@ -72,7 +80,7 @@ class DraftActionsMixin(_Base):
         if not ids or self.session is None:
             return
         ok, bulk_note = self._confirm_bulk(ids, "approve")
-        if not ok:
+        if not ok or not self.confirm_despite_conflicts(ids):
             return
         self._note_approval(len(ids))
         session, chosen = self.session, level or self.settings.default_level
@@ -116,7 +124,7 @@ class DraftActionsMixin(_Base):
 
     def _save_edit(self, engram_id: str, text: str) -> None:
         session = self.session
-        if session is not None:
+        if session is not None and self.confirm_despite_conflicts([engram_id], text, "Save"):
             self.run_change(lambda: session.edit_statement(engram_id, text), engram_id)
 
     def skip(self) -> None:

@@ -28,6 +28,7 @@ from plur_desk.infra.clock import Clock, SystemClock
 from plur_desk.infra.errors import ChangedSinceError, PartialWrite, PlurDeskError
 from plur_desk.ui import icons, window_state
 from plur_desk.ui.actions import ACTIONS, MENU_ORDER, UiContext, build_actions, update_enabled
+from plur_desk.ui.conflicts_support import ConflictsMixin
 from plur_desk.ui.draft_actions import DraftActionsMixin
 from plur_desk.ui.drafts_pane import DraftsPane, action_button
 from plur_desk.ui.history_pane import HistoryPane
@@ -45,7 +46,15 @@ class _LoadSignals(QObject):
     drafts_ready = Signal(object)
 
 
-class MainWindow(NavigationMixin, SearchMixin, DraftActionsMixin, ReviewerIdentityMixin, TeamActionsMixin, QMainWindow):
+class MainWindow(
+    NavigationMixin,
+    SearchMixin,
+    ConflictsMixin,
+    DraftActionsMixin,
+    ReviewerIdentityMixin,
+    TeamActionsMixin,
+    QMainWindow,
+):
     store_opened = Signal()
     changes_applied = Signal(object)
     error_shown = Signal(str)
@@ -68,6 +77,7 @@ class MainWindow(NavigationMixin, SearchMixin, DraftActionsMixin, ReviewerIdenti
         self.runner = Runner(self)
         self.unlock_asker = UnlockAsker(self)
         self._init_search()
+        self._init_conflicts()
         self._load_signals = _LoadSignals(self)
         self._approvals: deque[float] = deque(maxlen=64)
         self._error = ""
@@ -311,6 +321,7 @@ class MainWindow(NavigationMixin, SearchMixin, DraftActionsMixin, ReviewerIdenti
             lambda: (session.load_history(), session.store.save_cache()), lambda _r: self._history_loaded()
         )
         self.start_search()
+        self.start_conflicts()
 
     def _history_loaded(self) -> None:
         self.refresh_all()
@@ -410,6 +421,8 @@ class MainWindow(NavigationMixin, SearchMixin, DraftActionsMixin, ReviewerIdenti
             if change.engrams or change.reloaded:
                 self.search_after_change(change.engrams, True)
             if change.engrams or change.tensions:
+                self.start_conflicts()
+            if change.engrams or change.tensions:
                 self.statusBar().showMessage(
                     f"PLUR changed the store: {len(change.engrams)} engrams, {len(change.tensions)} tensions", 4000
                 )
@@ -499,5 +512,6 @@ class MainWindow(NavigationMixin, SearchMixin, DraftActionsMixin, ReviewerIdenti
         self._poll_timer.stop()
         self.runner.wait(10000)
         self.search_runner.wait(10000)
+        self.conflict_runner.wait(10000)
         self.end_session()
         super().closeEvent(event)

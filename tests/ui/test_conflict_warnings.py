@@ -1,0 +1,56 @@
+"""Before approval: the draft detail names the engram it may contradict, and approving asks once (real window)."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMessageBox
+
+from ui.conftest import answer_modal, engrams_on_disk, human_events
+
+DRAFT, OTHER = "ENG-2026-12-02-022", "ENG-2026-12-02-026"  # "every Friday afternoon" / "every Thursday afternoon"
+
+
+def _ready(qtbot, window):
+    qtbot.waitUntil(lambda: window.conflict_service is not None and window.conflict_runner.pending == 0, timeout=20000)
+    assert window.drafts.select_id(DRAFT)
+
+
+def test_the_draft_detail_says_what_approving_may_contradict(qtbot, window):
+    _ready(qtbot, window)
+    text = window.drafts.detail.toPlainText()
+    assert "Approving this may contradict" in text
+    assert OTHER in text and "Deploy freezes happen every Thursday afternoon" in text
+    assert "Friday → Thursday" in text and "leaning" in text
+
+
+def test_approve_asks_once_and_no_keeps_the_draft(qtbot, window, store_copy):
+    _ready(qtbot, window)
+    seen = []
+
+    def decline(box):
+        seen.append((box.objectName(), box.text()))
+        box.button(QMessageBox.StandardButton.No).click()
+
+    answer_modal(decline)
+    qtbot.keyClick(window.drafts.table, Qt.Key.Key_A)
+    qtbot.waitUntil(lambda: bool(seen), timeout=10000)
+    assert seen[0][0] == "conflictConfirm" and OTHER in seen[0][1]
+    qtbot.wait(200)
+    assert window.runner.pending == 0
+    assert engrams_on_disk(store_copy)[DRAFT]["commitment"] == "draft"
+    assert not human_events(store_copy)
+
+    answer_modal(lambda box: box.button(QMessageBox.StandardButton.Yes).click())
+    with qtbot.waitSignal(window.changes_applied, timeout=10000):
+        qtbot.keyClick(window.drafts.table, Qt.Key.Key_A)
+    assert engrams_on_disk(store_copy)[DRAFT]["commitment"] == "decided"
+    assert [e["engram_id"] for e in human_events(store_copy)] == [DRAFT]
+
+
+def test_drafts_without_a_conflict_are_approved_without_a_question(qtbot, window, store_copy):
+    _ready(qtbot, window)
+    quiet = next(r.id for r in window.drafts.model.rows if r.id != DRAFT and not window.conflicts_for(r.id))
+    window.drafts.select_id(quiet)
+    with qtbot.waitSignal(window.changes_applied, timeout=10000):
+        qtbot.keyClick(window.drafts.table, Qt.Key.Key_A)
+    assert engrams_on_disk(store_copy)[quiet]["commitment"] == "decided"
