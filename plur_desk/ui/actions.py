@@ -119,6 +119,15 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("view.tensions", "Tensions", "&View", "show_tensions", ("Ctrl+2",)),
     ActionSpec("view.validity", "Validity", "&View", "show_validity", ("Ctrl+3",)),
     ActionSpec("view.history", "History", "&View", "show_history", ("Ctrl+4",)),
+    ActionSpec(
+        "view.conflicts",
+        "Conflicts…",
+        "&View",
+        "show_conflicts",
+        ("Ctrl+5",),
+        enabled=_store,
+        tip="Likely contradictions store-wide, found on this machine (no API key)",
+    ),
     # Review (drafts pane)
     ActionSpec(
         "review.approve",

@@ -4,13 +4,17 @@ threshold. Until the finder is ready nothing is shown and nothing is asked."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import QMessageBox
 
+from plur_desk.app.conflict_actions import not_a_conflict, record_tension, supersede
 from plur_desk.app.conflict_service import ConflictService, ConflictWarning
-from plur_desk.app.conflicts import Vectors
+from plur_desk.app.conflicts import ConflictCandidate, ScanResult, Vectors
+from plur_desk.app.session import ChangeSet
+from plur_desk.ui.conflicts_dialog import ConflictsDialog
 from plur_desk.ui.runner import Runner
 
 if TYPE_CHECKING:
@@ -21,12 +25,20 @@ else:
     _Base = object
 
 
+class _ScanProgress(QObject):
+    changed = Signal(str)
+
+
 class ConflictsMixin(_Base):
     conflict_service: ConflictService | None = None
+    conflicts_dialog: ConflictsDialog | None = None
 
     def _init_conflicts(self) -> None:
         self.conflict_runner = Runner(self)  # never queues behind a write, never delays one
         self.conflict_service = None
+        self.conflicts_dialog = None
+        self._scan_progress = _ScanProgress(self)
+        self._scan_progress.changed.connect(self._scan_status)
 
     def start_conflicts(self) -> None:
         """(Re)build the finder over the session as it is now; the old one answers until the new one is ready."""
@@ -83,3 +95,70 @@ class ConflictsMixin(_Base):
         self.activateWindow()  # keys go back to the queue, whichever way the question was answered
         self.drafts.focus_queue()
         return box.clickedButton() is go
+
+    # -- the Conflicts view ----------------------------------------------------------------------------------
+
+    def show_conflicts(self) -> None:
+        if self.session is None:
+            return
+        if self.conflicts_dialog is None:
+            dialog = ConflictsDialog(self)
+            dialog.record_requested.connect(self._record_candidate)
+            dialog.dismiss_requested.connect(self._dismiss_candidate)
+            dialog.replace_requested.connect(self._replace_candidate)
+            dialog.rescan_requested.connect(self.scan_conflicts)
+            self.conflicts_dialog = dialog
+        self.conflicts_dialog.show()
+        self.conflicts_dialog.activateWindow()
+        self.scan_conflicts()
+
+    def scan_conflicts(self) -> None:
+        session, progress = self.session, self._scan_progress
+        if session is None:
+            return
+        service = self.conflict_service if self.conflict_service is not None else ConflictService(session)
+        progress.changed.emit("Scanning the store…")
+
+        def scan() -> ScanResult:
+            return service.scan(lambda n, total: progress.changed.emit(f"Judging pairs {n:,} / {total:,}…"))
+
+        self.conflict_runner.submit(scan, self._scanned, self._conflicts_failed)
+
+    @Slot(str)
+    def _scan_status(self, text: str) -> None:
+        if self.conflicts_dialog is not None:
+            self.conflicts_dialog.set_progress(text)
+
+    def _scanned(self, result: object) -> None:
+        assert isinstance(result, ScanResult)
+        if self.conflicts_dialog is not None:
+            self.conflicts_dialog.set_candidates(
+                result.candidates,
+                f"{len(result.candidates)} likely contradictions; {result.pairs_judged:,} pairs passed PLUR's "
+                f"pre-filter of {result.pairs_keyed:,} looked at. Each answer is recorded as your decision.",
+            )
+
+    def _answer(self, fn: Callable[[], ChangeSet], key: str) -> None:
+        def done(change: object) -> None:
+            self._applied(change)
+            dialog = self.conflicts_dialog
+            if dialog is not None:
+                dialog.set_candidates([c for c in dialog.model.rows if c.key != key], dialog.status.text())
+
+        self.runner.submit(fn, done, self._failed)
+
+    def _record_candidate(self, c: ConflictCandidate) -> None:
+        session = self.session
+        if session is not None:
+            self._answer(lambda: record_tension(session, c.engram_a, c.engram_b, c.score, c.reason()), c.key)
+
+    def _dismiss_candidate(self, c: ConflictCandidate) -> None:
+        session = self.session
+        if session is not None:
+            self._answer(lambda: not_a_conflict(session, c.engram_a, c.engram_b), c.key)
+
+    def _replace_candidate(self, newer: str, older: str) -> None:
+        session = self.session
+        if session is not None:
+            key = ":".join(sorted((newer, older)))
+            self._answer(lambda: supersede(session, newer, older), key)

@@ -54,3 +54,47 @@ def test_drafts_without_a_conflict_are_approved_without_a_question(qtbot, window
     with qtbot.waitSignal(window.changes_applied, timeout=10000):
         qtbot.keyClick(window.drafts.table, Qt.Key.Key_A)
     assert engrams_on_disk(store_copy)[quiet]["commitment"] == "decided"
+
+
+def _open_conflicts(qtbot, window):
+    window.actions["view.conflicts"].trigger()
+    dialog = window.conflicts_dialog
+    qtbot.waitUntil(lambda: dialog.model.rowCount() > 0, timeout=20000)
+    return dialog
+
+
+def test_the_conflicts_view_lists_candidates_with_evidence(qtbot, qtmodeltester, window):
+    dialog = _open_conflicts(qtbot, window)
+    qtmodeltester.check(dialog.model)
+    first = dialog.model.rows[0]
+    assert {first.engram_a, first.engram_b} == {DRAFT, OTHER}
+    assert "Friday → Thursday" in dialog.detail.toPlainText()
+    assert "likely contradictions" in dialog.status.text()
+
+
+def test_recording_from_the_conflicts_view_is_a_human_tension(qtbot, window, store_copy):
+    from ui.conftest import tensions_on_disk
+
+    dialog = _open_conflicts(qtbot, window)
+    before = set(tensions_on_disk(store_copy))
+    with qtbot.waitSignal(window.changes_applied, timeout=10000):
+        dialog.record.click()
+    new = [t for k, t in tensions_on_disk(store_copy).items() if k not in before]
+    assert len(new) == 1 and {new[0]["engram_a"], new[0]["engram_b"]} == {DRAFT, OTHER}
+    assert new[0]["status"] == "detected" and new[0]["reason"].startswith("plur_desk local detector")
+    events = human_events(store_copy)
+    assert [e["event"] for e in events] == ["contradiction_detected"]
+    assert dialog.model.rowCount() == 0
+    qtbot.waitUntil(lambda: window.conflict_runner.pending == 0, timeout=20000)
+    assert not window.conflicts_for(DRAFT)  # the pair is recorded now: no more warning
+
+
+def test_not_a_conflict_from_the_view_is_a_dismissed_record(qtbot, window, store_copy):
+    from ui.conftest import tensions_on_disk
+
+    dialog = _open_conflicts(qtbot, window)
+    with qtbot.waitSignal(window.changes_applied, timeout=10000):
+        dialog.dismiss.click()
+    recorded = [t for t in tensions_on_disk(store_copy).values() if {t["engram_a"], t["engram_b"]} == {DRAFT, OTHER}]
+    assert [t["status"] for t in recorded] == ["dismissed"]
+    assert [e["data"]["action"] for e in human_events(store_copy)] == ["not_a_conflict"]
