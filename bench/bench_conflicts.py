@@ -209,8 +209,8 @@ def speed(n: int, work: Path) -> str:
     run_node("make_store.mjs", payload={"n": n, "drafts_ratio": 0.08}, env=plur_env(plur_store, home), timeout=1200)
     realistic_store(generated, n)
     rows = [
-        "| store | engrams (active) | open store | build finder | scan | pairs looked at | passed PLUR's pre-filter | "
-        "candidates ≥ 0.5 | check one draft (median / max of 50) | peak RSS |",
+        "| store | engrams (active) | open store | build finder | scan | pairs sharing most words | judged (passed PLUR's "
+        "pre-filter, 6 best partners each) | candidates ≥ 0.5 | check one draft (median / max of 50) | peak RSS |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for label, store in (
