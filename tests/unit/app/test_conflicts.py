@@ -159,3 +159,17 @@ def test_a_missing_tensions_file_is_created_with_the_one_record(session):
     reread = PlurStore(session.store.root)
     reread.load()
     assert [e.valid for e in reread.tensions.entries] == [True]
+
+
+def test_the_service_names_the_other_engram_and_who_approved_it(session):
+    from plur_desk.app.conflict_service import ConflictService
+
+    session.approve(["ENG-2026-11-04-001"], "decided")  # now the 90-day engram is approved by Ada
+    service = ConflictService(session).rebuild()
+    warnings = service.warnings_for("ENG-2026-11-03-001")
+    assert [(w.other_id, w.commitment, w.approved_by) for w in warnings] == [
+        ("ENG-2026-11-04-001", "decided", "Ada Reviewer")
+    ]
+    assert "approved by Ada Reviewer" in warnings[0].text() and "30 → 90" in warnings[0].text()
+    assert service.warnings_for("ENG-2026-11-03-001", "API tokens expire after 90 days.") == []
+    assert ConflictService(session).warnings_for("ENG-2026-11-03-001") == []  # not built yet: silent
