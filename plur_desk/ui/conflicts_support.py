@@ -25,6 +25,9 @@ else:
     _Base = object
 
 
+CONFLICT_NOTE = "This may contradict what the store already says:"
+
+
 class _ScanProgress(QObject):
     changed = Signal(str)
 
@@ -73,20 +76,22 @@ class ConflictsMixin(_Base):
             return []
         return service.warnings_for(engram_id, statement)
 
-    def confirm_despite_conflicts(self, ids: list[str], statement: str | None = None, verb: str = "Approve") -> bool:
-        """Ask once for the whole selection when any draft may contradict an engram; True to go ahead."""
+    def conflict_lines(self, ids: list[str], statement: str | None = None) -> list[str]:
+        """One line per engram the drafts (or `statement` as the text of the one draft) may contradict."""
         found = [(i, w) for i in ids for w in self.conflicts_for(i, statement)]
-        if not found:
-            return True
         lines = [f"• {engram_id} may contradict {w.text()}" for engram_id, w in found[:6]]
         if len(found) > 6:
             lines.append(f"… and {len(found) - 6} more")
+        return lines
+
+    def ask_about_conflicts(self, lines: list[str], verb: str = "Approve") -> bool:
+        """The one question before a change that may contradict the store; True to go ahead."""
         box = QMessageBox(self)
         box.setObjectName("conflictConfirm")
         box.setIcon(QMessageBox.Icon.Warning)
         box.setWindowTitle("Possible contradiction")
         box.setTextFormat(Qt.TextFormat.PlainText)  # agent-written statements are data, never markup
-        box.setText(f"{verb} anyway? This may contradict what the store already says:\n\n" + "\n".join(lines))
+        box.setText(f"{verb} anyway? {CONFLICT_NOTE}\n\n" + "\n".join(lines))
         box.setStandardButtons(QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No)
         box.setDefaultButton(QMessageBox.StandardButton.No)
         go = box.button(QMessageBox.StandardButton.Yes)

@@ -7,7 +7,11 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel
+
 from plur_desk.app.session import ChangeSet
+from plur_desk.ui.conflicts_support import CONFLICT_NOTE
 from plur_desk.ui.detail import engram_html
 from plur_desk.ui.dialogs import LevelDialog, ReasonDialog
 
@@ -61,16 +65,21 @@ class DraftActionsMixin(_Base):
             return []
         return self.drafts.selected_ids()
 
-    def _confirm_bulk(self, ids: list[str], verb: str) -> tuple[bool, str]:
+    def _confirm_bulk(self, ids: list[str], verb: str, conflicts: list[str] | None = None) -> tuple[bool, str]:
         if len(ids) <= 1:
             return True, ""
+        prompt = f"{verb.capitalize()} all {len(ids)} selected drafts? Give a reason; it is recorded on each of them."
         dialog = ReasonDialog(
             f"{verb.capitalize()} {len(ids)} drafts",
-            f"{verb.capitalize()} all {len(ids)} selected drafts? Give a reason; it is recorded on each of them.",
+            prompt,
             self.settings.recent_reasons,
             self,
             ok_text=f"{verb.capitalize()} {len(ids)}",
         )
+        if conflicts:  # the one question also says what the selection may contradict (as plain text)
+            label = dialog.findChild(QLabel)
+            label.setTextFormat(Qt.TextFormat.PlainText)
+            label.setText(f"{prompt}\n\n{CONFLICT_NOTE}\n" + "\n".join(conflicts))
         if dialog.exec() != ReasonDialog.DialogCode.Accepted:
             return False, ""
         return True, dialog.reason
@@ -79,8 +88,9 @@ class DraftActionsMixin(_Base):
         ids = self._selection()
         if not ids or self.session is None:
             return
-        ok, bulk_note = self._confirm_bulk(ids, "approve")
-        if not ok or not self.confirm_despite_conflicts(ids):
+        conflicts = self.conflict_lines(ids)
+        ok, bulk_note = self._confirm_bulk(ids, "approve", conflicts)
+        if not ok or (len(ids) == 1 and conflicts and not self.ask_about_conflicts(conflicts)):
             return
         self._note_approval(len(ids))
         session, chosen = self.session, level or self.settings.default_level
@@ -124,7 +134,8 @@ class DraftActionsMixin(_Base):
 
     def _save_edit(self, engram_id: str, text: str) -> None:
         session = self.session
-        if session is not None and self.confirm_despite_conflicts([engram_id], text, "Save"):
+        conflicts = self.conflict_lines([engram_id], text) if session is not None else []
+        if session is not None and (not conflicts or self.ask_about_conflicts(conflicts, "Save")):
             self.run_change(lambda: session.edit_statement(engram_id, text), engram_id)
 
     def skip(self) -> None:

@@ -98,3 +98,24 @@ def test_not_a_conflict_from_the_view_is_a_dismissed_record(qtbot, window, store
     recorded = [t for t in tensions_on_disk(store_copy).values() if {t["engram_a"], t["engram_b"]} == {DRAFT, OTHER}]
     assert [t["status"] for t in recorded] == ["dismissed"]
     assert [e["data"]["action"] for e in human_events(store_copy)] == ["not_a_conflict"]
+
+
+def test_a_bulk_approval_asks_once_with_the_warning_in_the_same_question(qtbot, window, store_copy):
+    from PySide6.QtWidgets import QLabel
+
+    _ready(qtbot, window)
+    ids = [DRAFT, next(r.id for r in window.drafts.model.rows if r.id != DRAFT)]
+    window.drafts.select_id(ids[0])
+    qtbot.keyClick(window.drafts.table, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+    asked = []
+
+    def confirm(dialog):
+        asked.append(dialog.findChild(QLabel).text())
+        dialog.combo.setCurrentText("checked, the Friday one is right")
+        qtbot.keyClick(dialog.combo.lineEdit(), Qt.Key.Key_Return)
+
+    answer_modal(confirm)
+    with qtbot.waitSignal(window.changes_applied, timeout=10000):
+        qtbot.keyClick(window.drafts.table, Qt.Key.Key_A)
+    assert len(asked) == 1 and "may contradict" in asked[0] and OTHER in asked[0]
+    assert engrams_on_disk(store_copy)[DRAFT]["commitment"] == "decided"
