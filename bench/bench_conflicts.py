@@ -160,7 +160,7 @@ DOMAINS = ["dev.ci", "dev.deploy", "ops.oncall", "dev.style", "data.db", None]
 
 def realistic_store(root: Path, n: int, seed: int = 7) -> None:
     """Statements 'The <service> service <fact> <value>', PLUR-valid engrams written with plur_desk's dumper."""
-    from plur_desk.domain.engram_rules import content_hash
+    from plur_desk.domain.derived import content_hash
     from plur_desk.store.yaml_dump import dump_engrams_document
 
     rng = random.Random(seed)

@@ -67,7 +67,7 @@ def record_tension(
                 "to": "dismissed",
                 "reason": reason,
             }
-            return record, [review.make_event("tension_reviewed", id_a, now, data, session.reviewer)]
+            return record, [session.keys.sign(review.make_event("tension_reviewed", id_a, now, data, session.reviewer))]
         data = {
             "tension_id": ident,
             "engram_b": id_b,
@@ -76,16 +76,20 @@ def record_tension(
             "category": record["category"],
             "action": "record_tension",
         }
-        return record, [review.make_event("contradiction_detected", id_a, now, data, session.reviewer)]
+        return record, [
+            session.keys.sign(review.make_event("contradiction_detected", id_a, now, data, session.reviewer))
+        ]
 
+    session.keys.ready()  # every event leaves the app signed; a locked keyring asks before any lock is taken
     result = append_tension(session.store, make)
-    session.reindex()
-    session.history.add(result.events)
-    change = ChangeSet(tensions=set(result.changed), events=len(result.events), reloaded=True)
-    if result.history is not None:
-        change.warnings += result.history.warnings
+    (ident,) = result.changed
     verb = "recorded not a conflict" if dismissed else "recorded tension"
-    change.message = f"{verb} {result.changed[0]} between {id_a} and {id_b}"
+    label = f"{verb} {ident} between {id_a} and {id_b}"
+    # A new record has no earlier state to go back to: not on the undo stack (dismiss or resolve it instead).
+    change = session._changes(
+        Operation("record_tension", label, [Patch.between("tensions", ident, {}, result.after[ident])]), result
+    )
+    change.reloaded = True
     return change
 
 
@@ -116,7 +120,7 @@ def supersede(session: ReviewSession, newer: str, older: str) -> ChangeSet:
         Edit(older, link("superseded_by", newer), engram_fingerprint(b)),
     ]
     session._check_writable()
-    result = session.store.write_engrams(edits, engram_fingerprint)
+    result = session.store.write_engrams(session._signed(edits), engram_fingerprint)
     op = Operation(
         "supersede",
         f"{newer} replaces {older}",

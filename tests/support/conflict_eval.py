@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from plur_desk.app.conflicts import ConflictFinder, Vectors
-from plur_desk.domain.engram_rules import content_hash
+from plur_desk.domain.derived import content_hash
 from plur_desk.domain.tension_rules import blocked_by
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "contradiction_pairs.jsonl"

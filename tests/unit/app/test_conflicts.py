@@ -11,7 +11,7 @@ from plur_desk.app.conflict_actions import not_a_conflict, record_tension, recor
 from plur_desk.app.conflicts_cli import finder_for
 from plur_desk.app.session import ReviewSession
 from plur_desk.cli import main
-from plur_desk.domain.engram_rules import content_hash
+from plur_desk.domain.derived import content_hash
 from plur_desk.domain.review import Reviewer
 from plur_desk.infra.clock import FixedClock
 from plur_desk.infra.errors import ActionRefused
@@ -97,6 +97,7 @@ def test_recording_a_tension_writes_plurs_shape_and_a_human_event(session):
     assert events[-1]["event"] == "contradiction_detected"
     assert events[-1]["actor"]["kind"] == "human" and events[-1]["actor"]["asserted_by"] == "Ada Reviewer"
     assert events[-1]["data"]["tension_id"] == tension_id
+    assert events[-1].get("signature"), "every human event leaves the app signed"
     # The pair is now excluded from our own finder, and recording it again (either order) is refused.
     assert candidate.key in recorded_pair_keys(session)
     assert candidate.key not in {c.key for c in finder_for(session).scan().candidates}
@@ -123,6 +124,9 @@ def test_supersede_links_both_ways_and_is_undoable(session):
     assert "ENG-2026-11-01-001:ENG-2026-11-02-001" not in {c.key for c in finder_for(session).scan().candidates}
     with pytest.raises(ActionRefused, match="already supersedes"):
         supersede(session, "ENG-2026-11-02-001", "ENG-2026-11-01-001")
+    events = [json.loads(x) for x in (session.store.root / "history" / "2026-12.jsonl").read_text().splitlines()]
+    assert [e["data"]["action"] for e in events] == ["supersede", "supersede"]
+    assert all(e.get("signature") for e in events)
     session.undo()
     assert "relations" not in session.engram("ENG-2026-11-01-001")
 
