@@ -24,9 +24,10 @@ class ConflictWarning:
     commitment: str
     status: str
     approved_by: str  # the human reviewer who approved it in plur_desk, or "" (e.g. learned with a commitment)
+    trust: str = ""  # whether that approval is backed by a valid signature ("signed", "UNSIGNED human claim", …)
 
     def text(self) -> str:
-        who = f", approved by {self.approved_by}" if self.approved_by else ""
+        who = f", approved by {self.approved_by} ({self.trust})" if self.approved_by else ""
         return (
             f"{self.other_id} ({self.commitment or 'no commitment'}, {self.status}{who}): “{self.other_statement}” "
             f"— {self.candidate.explanation()}"
@@ -84,6 +85,7 @@ class ConflictService:
                     str(other.get("commitment", "") or ""),
                     str(other.get("status", "")),
                     approved_by,
+                    self.session.review_trust(other).label if approved_by else "",
                 )
             )
         return out

@@ -174,6 +174,6 @@ def test_the_service_names_the_other_engram_and_who_approved_it(session):
     assert [(w.other_id, w.commitment, w.approved_by) for w in warnings] == [
         ("ENG-2026-11-04-001", "decided", "Ada Reviewer")
     ]
-    assert "approved by Ada Reviewer" in warnings[0].text() and "30 → 90" in warnings[0].text()
+    assert "approved by Ada Reviewer (signed)" in warnings[0].text() and "30 → 90" in warnings[0].text()
     assert service.warnings_for("ENG-2026-11-03-001", "API tokens expire after 90 days.") == []
     assert ConflictService(session).warnings_for("ENG-2026-11-03-001") == []  # not built yet: silent
