@@ -81,7 +81,7 @@ def record_tension(
         ]
 
     session.keys.ready()  # every event leaves the app signed; a locked keyring asks before any lock is taken
-    result = append_tension(session.store, make)
+    result = append_tension(session.store, make, f"{'not a conflict' if dismissed else 'record tension'}: {key}")
     (ident,) = result.changed
     verb = "recorded not a conflict" if dismissed else "recorded tension"
     label = f"{verb} {ident} between {id_a} and {id_b}"

@@ -2,8 +2,10 @@
 
 Under PLUR's tensions lock the file is re-read, the caller builds the record from the valid records on disk (so the
 id and the "already recorded" check see every record another writer added), the record is validated against
-PLUR's tension schema, appended as js-yaml would write it (every other byte stays), the file is replaced
-atomically and the history events are appended before the lock is released.
+PLUR's tension schema and appended as js-yaml would write it (every other byte stays). As every write here: the
+history append is pre-flighted, the step is journaled (the new record as a patch from nothing), the file replaced
+atomically, the events appended, and only then the journal record finished; a crash in between is completed by
+recovery when the store is next opened.
 """
 
 from __future__ import annotations
@@ -11,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from plur_desk.domain.engram_rules import tension_problems
-from plur_desk.infra.errors import ActionRefused, ReadOnlyStore
+from plur_desk.infra.errors import ActionRefused, PartialWrite, ReadOnlyStore, WriteFailed, without_nothing_written
 from plur_desk.store.atomic import atomic_write
+from plur_desk.store.journal import JournalRecord
 from plur_desk.store.list_file import TENSIONS, ListFile
 from plur_desk.store.lock import locked
 from plur_desk.store.plur_store import PlurStore, WriteResult
@@ -34,11 +37,26 @@ def _appended(fresh: ListFile, record: dict[str, object], block: bytes) -> bytes
     return dump_tensions_document([e.value for e in fresh.entries] + [record]).encode("utf-8")
 
 
-def append_tension(store: PlurStore, make: Make) -> WriteResult:
+def append_tension(store: PlurStore, make: Make, label: str = "record a tension") -> WriteResult:
     """Append the record `make(valid records on disk)` returns; `make` raises ActionRefused to write nothing."""
     for snapshot in (store.engrams, store.tensions):
         if snapshot.fatal:
             raise ReadOnlyStore(f"the store is read-only: {snapshot.path.name}: {snapshot.fatal}")
+    path = store.tensions_path
+    journal = store.journal.begin("record_tension", label)
+    try:
+        result = _append_locked(store, make, journal)
+    except PartialWrite:
+        raise  # the journal record stays: recovery appends the events when the store is next opened
+    except BaseException:
+        journal.finish()  # nothing was written
+        raise
+    journal.finish()
+    store.tensions = ListFile.read(path, TENSIONS, tension_problems)
+    return result
+
+
+def _append_locked(store: PlurStore, make: Make, journal: JournalRecord) -> WriteResult:
     path = store.tensions_path
     with locked(path, store.tensions_policy):
         fresh = store._fresh(TENSIONS, path)
@@ -47,11 +65,21 @@ def append_tension(store: PlurStore, make: Make) -> WriteResult:
         problems = tension_problems(record)
         if problems:
             raise ActionRefused(f"the new tension would be a record PLUR rejects: {problems[0]}")
-        block = dump_tension_item(record).encode("utf-8")
-        atomic_write(path, _appended(fresh, record, block))
-        store.tensions = ListFile.read(path, TENSIONS, tension_problems)
+        new_data = _appended(fresh, record, dump_tension_item(record).encode("utf-8"))
         key = str(record["id"])
-        result = WriteResult(reloaded=True, changed=[key], events=list(events), after={key: record})
-        if events:
-            result.history = store.history.append(events)
+        result = WriteResult(reloaded=True, changed=[key], events=list(events), before={key: {}}, after={key: record})
+        prepared = store.history.prepare(result.events)  # pre-flight: raises before the first byte is written
+        try:
+            store._journal_step(journal, 0, TENSIONS, fresh.data, new_data, result, prepared.offsets)
+            atomic_write(path, new_data, crash_label="store")
+            try:
+                result.history = prepared.commit()
+            except WriteFailed as exc:
+                raise PartialWrite(
+                    f"tensions.yaml gained {key}, but its history event could not be appended: "
+                    f"{without_nothing_written(str(exc))} The write-ahead journal keeps it; it is appended when "
+                    "the store is next opened for review."
+                ) from exc
+        finally:
+            prepared.close()
     return result

@@ -177,3 +177,39 @@ def test_the_service_names_the_other_engram_and_who_approved_it(session):
     assert "approved by Ada Reviewer (signed)" in warnings[0].text() and "30 → 90" in warnings[0].text()
     assert service.warnings_for("ENG-2026-11-03-001", "API tokens expire after 90 days.") == []
     assert ConflictService(session).warnings_for("ENG-2026-11-03-001") == []  # not built yet: silent
+
+
+def test_a_record_whose_event_could_not_be_appended_is_completed_by_recovery(session, monkeypatch):
+    from plur_desk.infra.errors import PartialWrite, WriteFailed
+    from plur_desk.store.history import PreparedAppend
+    from plur_desk.store.recovery import recover
+
+    def fail(self):
+        raise WriteFailed("disk full (simulated)")
+
+    monkeypatch.setattr(PreparedAppend, "commit", fail)
+    with pytest.raises(PartialWrite, match="journal keeps it"):
+        record_tension(session, "ENG-2026-11-01-001", "ENG-2026-11-02-001", 0.9, "r")
+    monkeypatch.undo()
+    root = session.store.root
+    assert "T-2026-1202-001" in (root / "tensions.yaml").read_text()
+    assert (
+        not (root / "history" / "2026-12.jsonl").exists()
+        or "contradiction_detected" not in (root / "history" / "2026-12.jsonl").read_text()
+    )
+    store = PlurStore(root)
+    store.load()
+    report = recover(store)
+    assert report.events_appended == 1 and report.completed
+    events = [json.loads(x) for x in (root / "history" / "2026-12.jsonl").read_text().splitlines()]
+    assert [(e["event"], e["data"]["tension_id"], e["data"]["recovered"]) for e in events] == [
+        ("contradiction_detected", "T-2026-1202-001", True)
+    ]
+    assert not recover(store).anything  # the journal record is finished
+
+
+def test_a_refused_record_leaves_no_journal_record(session):
+    record_tension(session, "ENG-2026-11-01-001", "ENG-2026-11-02-001", 0.9, "r")
+    with pytest.raises(ActionRefused):
+        record_tension(session, "ENG-2026-11-01-001", "ENG-2026-11-02-001", 0.9, "again")
+    assert session.store.journal.pending()[0] == []
