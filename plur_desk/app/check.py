@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from plur_desk.infra.errors import NotAPlurStore
+from plur_desk.infra.paths import cache_dir
 from plur_desk.store.list_file import ListFile
 from plur_desk.store.plur_store import PlurStore
 
@@ -114,15 +115,18 @@ def _invalid_entries(snapshot: ListFile, report: CheckReport) -> None:
             report.invalid.append({"file": snapshot.path.name, "id": key, "line": entry.line, "reason": reason})
 
 
-def run_check(root: Path) -> CheckReport:
+def run_check(root: Path, *, use_cache: bool = True) -> CheckReport:
+    """The parse cache is the window's (valid blocks by content digest, keyed by version; an invalid entry is never
+    cached, so it is parsed and reported on every run); the store-wide checks below always run on the whole file."""
     report = CheckReport(store=str(root))
     try:
-        store = PlurStore(root)
+        store = PlurStore(root, cache_dir=cache_dir() if use_cache else None)
     except NotAPlurStore as exc:
         report.readable = False
         report.unreadable_reasons.append(str(exc))
         return report
-    store.load()
+    store.load(drafts_first=False)
+    store.save_cache()
     reasons = [r for r in store.read_only_reasons() if "not writable" not in r]
     if reasons:
         report.readable = False

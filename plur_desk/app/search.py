@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
+import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,6 +49,7 @@ class SearchService:
         self._embeddings_wanted = embeddings
         self._embedder: Embedder | None = None
         self._embedder_tried = False
+        self._embed_process: subprocess.Popen[bytes] | None = None
         from plur_desk.index.embeddings import VectorCache
 
         self.vectors = VectorCache(base / "vectors.npz" if embeddings else None)
@@ -97,12 +100,19 @@ class SearchService:
 
     @property
     def semantic_available(self) -> bool:
-        return self.embedder() is not None
+        """Whether the model is installed (without loading it: that happens in `embedder()`, off the GUI thread)."""
+        if not self._embeddings_wanted:
+            return False
+        if self._embedder_tried:
+            return self._embedder is not None
+        from plur_desk.index.embeddings import Embedder
+
+        return Embedder.model_file() is not None
 
     def embed_missing(self, progress: Progress | None = None, batch: int = 256) -> int:
-        """Embed every engram whose content_hash has no cached vector (background work: minutes at 50k)."""
-        embedder = self.embedder()
-        if embedder is None:
+        """Embed every engram whose content_hash has no cached vector, each distinct content once: in a separate
+        process that writes its vectors as it goes (resumable; search uses them as they arrive)."""
+        if not self.semantic_available:
             return 0
         by_hash: dict[str, str] = {}
         for engram in self.session.all_engrams():
@@ -110,6 +120,11 @@ class SearchService:
             if isinstance(digest, str) and digest:
                 by_hash.setdefault(digest, str(engram.get("statement", "")))
         missing = self.vectors.missing(list(by_hash))
+        if missing and self.vectors.parts_dir is not None and not getattr(sys, "frozen", False):
+            return self._embed_in_worker([(h, by_hash[h]) for h in missing], progress)
+        embedder = self.embedder()
+        if embedder is None:
+            return 0
         for start in range(0, len(missing), batch):
             chunk = missing[start : start + batch]
             self.vectors.add(chunk, embedder.embed([by_hash[h] for h in chunk]))
@@ -117,6 +132,30 @@ class SearchService:
                 progress(min(start + batch, len(missing)), len(missing))
         self.vectors.save()
         return len(missing)
+
+    def _embed_in_worker(self, pairs: list[tuple[str, str]], progress: Progress | None) -> int:
+        from plur_desk.index import embed_worker
+
+        parts = self.vectors.parts_dir
+        assert parts is not None
+        proc = self._embed_process = embed_worker.start(pairs, parts)
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            done, total = (int(x) for x in line.split())
+            self.vectors.refresh()
+            if progress is not None:
+                progress(done, total)
+        proc.wait()
+        self._embed_process = None
+        self.vectors.refresh()
+        self.vectors.save()
+        return sum(1 for key, _text in pairs if key in self.vectors.vectors)
+
+    def stop_embedding(self) -> None:
+        """On close: the embedding process stops; what it wrote is kept and the next start resumes from there."""
+        proc = self._embed_process
+        if proc is not None and proc.poll() is None:
+            proc.kill()
 
     def _semantic_rank(self, text: str, candidates: set[str] | None, limit: int) -> list[Hit]:
         embedder = self.embedder()

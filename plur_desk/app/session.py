@@ -152,6 +152,18 @@ class ReviewSession(JournaledSession, SigningMixin):
 
     # -- actions -------------------------------------------------------------------------------------------
 
+    def _lookup(self, engram_id: str) -> dict[str, object] | None:
+        """An engram for an action (on the session's queue): while the load is still parsing, one not parsed yet is
+        parsed now, so an action during the load sees what it would see after it."""
+        found = self._engrams.get(engram_id)
+        snapshot = self.store.engrams
+        if found is None and not snapshot.all_parsed:
+            entries = snapshot.by_key().get(engram_id, [])
+            snapshot.parse_entries(entries)
+            if len(entries) == 1 and entries[0].valid and isinstance(entries[0].value, dict):
+                found = self._engrams[engram_id] = entries[0].value
+        return found
+
     def _check_writable(self) -> None:
         reasons = [r for r in self.store.read_only_reasons()]
         if reasons:
@@ -159,7 +171,7 @@ class ReviewSession(JournaledSession, SigningMixin):
 
     def _seen(self, engram_id: str) -> dict[str, object]:
         self._check_writable()
-        engram = self._engrams.get(engram_id)
+        engram = self._lookup(engram_id)
         if engram is None:
             for entry in self.store.engrams.entries:
                 if entry.key == engram_id:
@@ -315,10 +327,10 @@ class ReviewSession(JournaledSession, SigningMixin):
         if winner not in pair:
             raise ActionRefused(f"{winner} is not one of the two engrams of {tension_id}")
         loser = str(pair[1] if winner == pair[0] else pair[0])
-        winner_engram = self._engrams.get(winner)
+        winner_engram = self._lookup(winner)
         if winner_engram is not None and winner_engram.get("status") == "retired":
             raise ActionRefused(f"{winner} is already retired; it cannot win {tension_id}")
-        if loser not in self._engrams:
+        if self._lookup(loser) is None:
             raise ActionRefused(f"{loser} is not in the store; resolve {tension_id} by hand or dismiss it")
         if winner_engram is None:
             raise ActionRefused(f"{winner} is not in the store (or PLUR quarantines it); it cannot win {tension_id}")
@@ -358,7 +370,7 @@ class ReviewSession(JournaledSession, SigningMixin):
         if record is None:
             raise ActionRefused(f"{tension_id} is not in tensions.yaml")
         a, b = str(record.get("engram_a")), str(record.get("engram_b"))
-        ea, eb = self._engrams.get(a), self._engrams.get(b)
+        ea, eb = self._lookup(a), self._lookup(b)
         if ea is None or eb is None:
             raise ActionRefused(f"both engrams of {tension_id} must be in the store to split it in time")
         from plur_desk.app.rows import created_of

@@ -111,11 +111,14 @@ def tokenize(text: str, max_tokens: int = MAX_TOKENS) -> list[int]:
 
 
 class Embedder:
-    def __init__(self, model_path: Path) -> None:
+    def __init__(self, model_path: Path, threads: int = 1) -> None:
         import onnxruntime as ort
 
         options = ort.SessionOptions()
-        options.intra_op_num_threads = 1
+        options.intra_op_num_threads = threads
+        # Waiting threads sleep instead of spinning: on a machine busy with other work (the window, PLUR, the
+        # reviewer's other programs) spinning threads only burn the cores everybody needs.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.log_severity_level = 3
         self.session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
         self.model_path = model_path
@@ -142,21 +145,24 @@ class Embedder:
         out = np.zeros((len(texts), DIM), dtype=np.float32)
         for start in range(0, len(order), batch):
             chunk = order[start : start + batch]
-            encoded = [tokenize(texts[i]) for i in chunk]
-            width = max(len(e) for e in encoded)
-            ids = np.zeros((len(chunk), width), dtype=np.int64)
-            mask = np.zeros((len(chunk), width), dtype=np.int64)
-            for row, tokens in enumerate(encoded):
-                ids[row, : len(tokens)] = tokens
-                mask[row, : len(tokens)] = 1
-            hidden = self.session.run(
-                None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-            )[0]
-            summed = (hidden * mask[:, :, None]).sum(axis=1)
-            pooled = summed / np.maximum(mask.sum(axis=1, keepdims=True), 1)
-            norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-            out[chunk] = pooled / np.maximum(norms, 1e-12)
+            out[chunk] = self.embed_tokens([tokenize(texts[i]) for i in chunk])
         return out
+
+    def embed_tokens(self, encoded: list[list[int]]) -> np.ndarray:
+        """Unit vectors for one batch of token id lists (padded to the longest)."""
+        width = max(len(e) for e in encoded)
+        ids = np.zeros((len(encoded), width), dtype=np.int64)
+        mask = np.zeros((len(encoded), width), dtype=np.int64)
+        for row, tokens in enumerate(encoded):
+            ids[row, : len(tokens)] = tokens
+            mask[row, : len(tokens)] = 1
+        hidden = self.session.run(
+            None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        )[0]
+        summed = (hidden * mask[:, :, None]).sum(axis=1)
+        pooled = summed / np.maximum(mask.sum(axis=1, keepdims=True), 1)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return np.asarray(pooled / np.maximum(norms, 1e-12), dtype=np.float32)
 
 
 class VectorCache:
@@ -166,13 +172,39 @@ class VectorCache:
         self.path = path
         self.vectors: dict[str, np.ndarray] = {}
         self.dirty = False
+        self._parts_read: set[str] = set()
         if path is not None and path.is_file():
-            try:
-                with np.load(path) as data:
-                    keys, matrix = data["keys"], data["vectors"]
-                    self.vectors = {str(k): matrix[i].astype(np.float32) for i, k in enumerate(keys)}
-            except (OSError, ValueError, KeyError):
-                self.vectors = {}
+            self._read(path)
+        self.refresh()
+
+    @property
+    def parts_dir(self) -> Path | None:
+        """Where the embedding process writes its vectors as it goes (merged into `path` by `save`)."""
+        return self.path.with_name(self.path.stem + ".parts") if self.path is not None else None
+
+    def _read(self, path: Path) -> int:
+        try:
+            with np.load(path) as data:
+                keys, matrix = data["keys"], data["vectors"].astype(np.float32)
+        except (OSError, ValueError, KeyError, EOFError):
+            return 0
+        for i, key in enumerate(keys):
+            self.vectors.setdefault(str(key), matrix[i])
+        return len(keys)
+
+    def refresh(self) -> int:
+        """Take in the parts the embedding process has written since; returns how many vectors were added."""
+        parts = self.parts_dir
+        if parts is None or not parts.is_dir():
+            return 0
+        added = 0
+        for part in sorted(parts.glob("part-*.npz")):
+            if part.name.endswith(".tmp.npz") or part.name in self._parts_read:
+                continue
+            self._parts_read.add(part.name)
+            added += self._read(part)
+        self.dirty = self.dirty or added > 0
+        return added
 
     def missing(self, hashes: list[str]) -> list[str]:
         return [h for h in dict.fromkeys(hashes) if h not in self.vectors]
@@ -192,3 +224,7 @@ class VectorCache:
         np.savez(tmp, keys=keys.astype(str), vectors=matrix)
         tmp.replace(self.path)
         self.dirty = False
+        parts = self.parts_dir
+        for name in self._parts_read:  # merged: the parts are no longer needed
+            (parts / name).unlink(missing_ok=True)  # type: ignore[operator]
+        self._parts_read.clear()

@@ -25,6 +25,7 @@ from plur_desk.store.yaml_load import (
     load_general,
     parse_item,
 )
+from plur_desk.store.yaml_types import resolve_plain
 
 
 @dataclass(frozen=True)
@@ -112,7 +113,11 @@ class BlockCache:
 # An unquoted YAML timestamp is a whole plain scalar, so it starts after whitespace, a line start or a flow indicator
 # (`key: 2026-…`, `- 2026-…`, `[2026-…`, `, 2026-…`); a quoted one follows a quote. Blocks without a match skip the
 # (costly) search for timestamps; a match, even inside a statement's text, only means the search is done.
-_DATE_PROBE = re.compile(rb"(?:^|[\s\[{,])[0-9]{4}-[0-9]", re.M)
+DATE_PROBE = re.compile(rb"(?:^|[\s\[{,])[0-9]{4}-[0-9]", re.M)
+_DATE_PROBE = DATE_PROBE
+# The first line of a block as PLUR writes it: `  - id: ENG-…` with a plain id. Read from the bytes, it gives the
+# key of an entry that is not parsed yet (an id js-yaml would type as anything but a string never matches).
+_ID_LINE = re.compile(rb" *- id: ([A-Za-z][A-Za-z0-9_-]*)\n")
 
 
 # PLUR has no length limit, but its statements are sentences: a block is a few KiB. A block above 16 MiB is refused unparsed
@@ -163,16 +168,44 @@ class ListFile:
         self._by_key: dict[str, list[Entry]] | None = None
 
     def by_key(self) -> dict[str, list[Entry]]:
-        """Entries by id (a list, since a hand-edited file can repeat an id); built once per snapshot."""
+        """Entries by id (a list, since a hand-edited file can repeat an id); built once per snapshot.
+
+        An entry not parsed yet is indexed by the id on its first line; one whose first line is not PLUR's plain
+        `- id: …` is parsed now. So the index is complete before the whole file is parsed (a write during the
+        load finds every entry with that id, and refuses a duplicate, exactly as after it)."""
         if self._by_key is None:
             index: dict[str, list[Entry]] = {}
+            data = self.data
             for entry in self.entries:
-                value = entry.value
-                key = value.get("id") if isinstance(value, dict) else None
+                key: object = None
+                if not entry.parsed and entry.start >= 0:
+                    match = _ID_LINE.match(data, entry.start, entry.end)
+                    text = match.group(1).decode("ascii") if match is not None else ""
+                    if text and isinstance(resolve_plain(text), str):  # not `true`, `null`, …
+                        key = text
+                    else:
+                        self.parse_entries([entry])
+                if key is None:
+                    value = entry.value
+                    key = value.get("id") if isinstance(value, dict) else None
                 if isinstance(key, str):
                     index.setdefault(key, []).append(entry)
             self._by_key = index
         return self._by_key
+
+    @property
+    def all_parsed(self) -> bool:
+        return all(entry.parsed for entry in self.entries)
+
+    def check_encoding(self) -> None:
+        """Before writing a file not fully parsed yet: bytes that are not UTF-8 anywhere make it unreadable to
+        PLUR (a parse finds this per entry; this finds it without parsing). Sets `fatal`."""
+        if self.fatal is None and not getattr(self, "_utf8_checked", False):
+            try:
+                self.data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                self._refuse(f"invalid UTF-8 at byte {exc.start}", _line_of(self.data, exc.start))
+            self._utf8_checked = True
 
     # -- reading -------------------------------------------------------------------------------------------
 
@@ -372,6 +405,10 @@ class ListFile:
 
     def parse_all(self) -> None:
         self.parse_entries(self.entries)
+        self._by_key = None  # rebuilt from the parsed values
+
+    def unparsed_spans(self) -> list[tuple[int, int]]:
+        return [(e.start, e.end) for e in self.entries if not e.parsed and e.start >= 0]
 
     def draft_entries(self) -> list[Entry]:
         """Entries whose bytes say `commitment: draft` (a cheap scan; confirmed when parsed)."""

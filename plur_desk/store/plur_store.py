@@ -13,7 +13,8 @@ import gc
 import hashlib
 import marshal
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -34,12 +35,23 @@ from plur_desk.infra.errors import (
 from plur_desk.store.atomic import atomic_write
 from plur_desk.store.history import AppendResult, HistoryLog
 from plur_desk.store.journal import Journal, JournalRecord, Step
-from plur_desk.store.list_file import ENGRAMS, TENSIONS, BlockCache, Entry, FileIdentity, Layout, ListFile
+from plur_desk.store.list_file import (
+    ENGRAMS,
+    TENSIONS,
+    BlockCache,
+    Entry,
+    FileIdentity,
+    Layout,
+    ListFile,
+    digest_of,
+)
 from plur_desk.store.lock import ENGRAMS_POLICY, TENSIONS_POLICY, LockPolicy, current_holder, locked
+from plur_desk.store.parse_pool import IN_PROCESS_BELOW, parse_in_workers
 from plur_desk.store.safe_open import special_file_problem
 from plur_desk.store.yaml_dump import dump_engram_item, dump_engrams_document, dump_tension_item, dump_tensions_document
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
+CACHE_CHUNK = 4000  # blocks per cache chunk: one marshal.loads of a chunk holds the interpreter for milliseconds
 Apply = Callable[[dict[str, object]], tuple[dict[str, object], list[dict[str, object]]]]
 Fingerprint = Callable[[dict[str, object]], dict[str, object]]
 
@@ -56,6 +68,16 @@ class Edit:
     expected: dict[str, object] | None = None
 
 
+class ParsedBlocks(dict[bytes, object]):
+    """Valid parsed blocks by digest; `parsed` counts those parsed now (not read from the cache)."""
+
+    parsed = 0
+
+    def add_parsed(self, pairs: list[tuple[bytes, object]]) -> None:
+        self.update(pairs)
+        self.parsed += len(pairs)
+
+
 @dataclass
 class WriteResult:
     reloaded: bool = False  # the file had changed on disk since the last load: callers re-index everything
@@ -64,6 +86,27 @@ class WriteResult:
     before: dict[str, dict[str, object]] = field(default_factory=dict)
     after: dict[str, dict[str, object]] = field(default_factory=dict)
     history: AppendResult | None = None
+
+
+def _cache_tag() -> str:
+    """Validity of a cached block is a function of its bytes and of the rules of this version: a new version
+    never trusts an older version's verdicts."""
+    from plur_desk import __version__
+
+    return f"{CACHE_FORMAT}:{__version__}"
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Millions of small objects: the collector would only slow the build down (frozen afterwards)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+            gc.freeze()
 
 
 def find_store_problem(root: Path) -> str | None:
@@ -113,6 +156,7 @@ class PlurStore:
             digest = hashlib.sha256(str(self.root).encode()).hexdigest()[:16]
             self._cache_file = cache_dir / "stores" / digest / f"engram-blocks.v{CACHE_FORMAT}.marshal"
         self.block_cache = BlockCache()
+        self._cache_chunks: list[bytes] = []  # cache chunks not unpacked yet (parse_rest does)
         self._cache_loaded = False
         self.engrams: ListFile = ListFile(self.engrams_path, ENGRAMS, b"", None)
         self.tensions: ListFile = ListFile(self.tensions_path, TENSIONS, b"", None)
@@ -120,56 +164,100 @@ class PlurStore:
     # -- reading -------------------------------------------------------------------------------------------
 
     def _load_cache(self) -> None:
+        """The cache's head: its list of chunks, and the first chunk (the drafts' blocks) unpacked."""
         if self._cache_loaded or self._cache_file is None:
             return
         self._cache_loaded = True
         try:
             with open(self._cache_file, "rb") as handle:
-                payload = marshal.loads(handle.read())  # loads() of the bytes is 4x faster than load(file)
-            if isinstance(payload, dict) and payload.get("format") == CACHE_FORMAT:
-                self.block_cache = BlockCache(payload["blocks"])
-        except (OSError, ValueError, EOFError, TypeError, KeyError):
+                payload = marshal.loads(handle.read())  # a dict of bytes: cheap; the chunks are unpacked one by one
+            if isinstance(payload, dict) and payload.get("format") == _cache_tag():
+                chunks = list(payload["chunks"])
+                self.block_cache = BlockCache(marshal.loads(chunks[0]) if chunks else {})
+                self._cache_chunks = chunks[1:]
+        except (OSError, ValueError, EOFError, TypeError, KeyError, IndexError):
             self.block_cache = BlockCache()  # derived data: rebuilt when in doubt
+            self._cache_chunks = []
 
     def save_cache(self) -> None:
-        """Persist parsed blocks of the current file (only those still present)."""
+        """Persist parsed blocks of the current file (only those still present): the drafts' blocks first, the
+        rest in chunks, so opening unpacks what the queue needs and never holds the interpreter for long."""
         if self._cache_file is None or not self.block_cache.dirty:
             return
-        from plur_desk.store.list_file import digest_of
-
-        live = {}
+        cached = self.block_cache.entries
+        drafts: dict[bytes, object] = {}
+        rest: list[dict[bytes, object]] = [{}]
+        probe = self.engrams.layout.draft_probe
+        data = self.engrams.data
         for entry in self.engrams.entries:
             if entry.start >= 0 and entry.valid:
-                digest = digest_of(self.engrams.block(entry))
-                if digest in self.block_cache.entries:
-                    live[digest] = self.block_cache.entries[digest]
-        _private_dirs(self._cache_file.parent)
-        atomic_write(self._cache_file, marshal.dumps({"format": CACHE_FORMAT, "blocks": live}), default_mode=0o600)
-        os.chmod(self._cache_file, 0o600)  # it holds engram text: only its owner reads it
-        self.block_cache = BlockCache(live)
+                digest = digest_of(data[entry.start : entry.end])
+                if digest in cached:
+                    draft = data.find(probe, entry.start, entry.end + 1) != -1
+                    if not draft and len(rest[-1]) >= CACHE_CHUNK:
+                        rest.append({})
+                    (drafts if draft else rest[-1])[digest] = cached[digest]
+        chunks = [marshal.dumps(part) for part in (drafts, *rest) if part or part is drafts]
+        try:
+            _private_dirs(self._cache_file.parent)
+            payload = marshal.dumps({"format": _cache_tag(), "chunks": chunks})
+            atomic_write(self._cache_file, payload, default_mode=0o600)
+            os.chmod(self._cache_file, 0o600)  # it holds engram text: only its owner reads it
+        except OSError:
+            return  # derived data: a cache that cannot be written is only a slower next start
+        self.block_cache = BlockCache({**drafts, **{k: v for part in rest for k, v in part.items()}})
+        self._cache_chunks = []
 
     def scan_engrams(self) -> ListFile:
         """Read and split engrams.yaml without parsing entries (call parse_* on the result)."""
         self._load_cache()
         return ListFile.read(self.engrams_path, ENGRAMS, engram_problems, self.block_cache, parse=False)
 
-    def load(self, on_drafts: Callable[[ListFile], None] | None = None) -> None:
-        """Load everything; `on_drafts` is called once the drafts are parsed (before the rest)."""
-        gc_was = gc.isenabled()
-        gc.disable()  # millions of small objects: the collector would only slow the build down
-        try:
+    def load(self, on_drafts: Callable[[ListFile], None] | None = None, *, drafts_first: bool = True) -> None:
+        """Load everything; `on_drafts` is called once the drafts are parsed (before the rest). Without
+        `drafts_first` (nobody waits for the queue: `check`), every block goes to the workers at once."""
+        self.load_drafts(drafts=drafts_first)
+        if on_drafts is not None:
+            on_drafts(self.engrams)
+        self.finish_load(self.parse_rest())
+
+    def load_drafts(self, drafts: bool = True) -> None:
+        """First step of a load: the file split, the drafts parsed, tensions read. The snapshot can be written
+        through at once (the write path finds any entry by id and parses what it touches); `parse_rest` and
+        `finish_load` complete it."""
+        with _gc_paused():
             engrams = self.scan_engrams()
-            if engrams.fatal is None and engrams.regular:
+            if drafts and engrams.fatal is None and engrams.regular:
                 engrams.parse_entries(engrams.draft_entries())
-                if on_drafts is not None:
-                    on_drafts(engrams)
-                engrams.parse_all()
             self.engrams = engrams
             self.tensions = ListFile.read(self.tensions_path, TENSIONS, tension_problems)
-        finally:
-            if gc_was:
-                gc.enable()
-                gc.freeze()
+
+    def parse_rest(self, workers: bool = True) -> ParsedBlocks:
+        """Valid parsed blocks, by digest, for what the current snapshot has not parsed: from the cache's other
+        chunks, then from worker processes. Touches no state of the store, so it can run beside writes."""
+        snapshot, found = self.engrams, ParsedBlocks()
+        with _gc_paused():
+            for chunk in self._cache_chunks:
+                found.update(marshal.loads(chunk))
+            known = self.block_cache.entries
+            data = snapshot.data
+            spans = [
+                (start, end)
+                for start, end in snapshot.unparsed_spans()
+                if (digest := digest_of(data[start:end])) not in found and digest not in known
+            ]
+            if workers and len(spans) >= IN_PROCESS_BELOW:
+                parse_in_workers(data, spans, snapshot.layout.item_indent, snapshot.layout.kind, found.add_parsed)
+        return found
+
+    def finish_load(self, found: ParsedBlocks) -> None:
+        """Last step of a load, after `parse_rest`: whatever the snapshot is now (a write may have replaced it),
+        every entry is parsed: from `found`, else here (invalid entries always are)."""
+        with _gc_paused():
+            self.block_cache.entries.update(found)
+            self.block_cache.dirty = self.block_cache.dirty or found.parsed > 0
+            self._cache_chunks = []
+            self.engrams.parse_all()  # a file refused as a whole has no entries; a broken entry stops nothing
 
     def engrams_changed_on_disk(self) -> bool:
         try:
@@ -217,8 +305,10 @@ class PlurStore:
     def precheck_engrams(self, edits: list[Edit], fingerprint: Fingerprint) -> None:
         """Refuse early (without the lock, writing nothing) when an entry already differs from what the reviewer
         saw; the locked check in the write itself still decides."""
-        by_key = self._fresh(ENGRAMS, self.engrams_path).by_key()
+        fresh = self._fresh(ENGRAMS, self.engrams_path)
+        by_key = fresh.by_key()
         for edit in edits:
+            fresh.parse_entries(by_key.get(edit.key, []))
             value = _entry_for(by_key, edit.key, self.engrams_path).value
             if edit.expected is not None and isinstance(value, dict):
                 now = fingerprint(value)
@@ -247,17 +337,26 @@ class PlurStore:
         return self.engrams if layout is ENGRAMS else self.tensions
 
     def _fresh(self, layout: Layout, path: Path) -> ListFile:
-        """The file as it is now (inside the lock), fully read; reuses the snapshot when the bytes are the same."""
+        """The file as it is now (inside the lock); reuses the snapshot when the bytes are the same.
+
+        While a load is still parsing (the snapshot is partial), a changed file is split and only its drafts
+        parsed, as the load does: the write parses the entries it touches and finds every entry by id."""
         known = self._current(layout)
         try:
             identity = FileIdentity.of(os.stat(path))
         except FileNotFoundError:
             identity = None
-        if identity is not None and identity == known.identity and all(e.parsed for e in known.entries):
-            return known
-        validate = engram_problems if layout is ENGRAMS else tension_problems
-        cache = self.block_cache if layout is ENGRAMS else None
-        fresh = ListFile.read(path, layout, validate, cache)
+        partial = not known.all_parsed
+        if identity is None or identity != known.identity:
+            validate = engram_problems if layout is ENGRAMS else tension_problems
+            cache = self.block_cache if layout is ENGRAMS else None
+            fresh = ListFile.read(path, layout, validate, cache, parse=not partial)
+            if partial and fresh.fatal is None and fresh.regular:
+                fresh.parse_entries(fresh.draft_entries())
+        else:
+            fresh = known
+        if not fresh.all_parsed:
+            fresh.check_encoding()
         if fresh.fatal:
             raise StoreUnreadable(path, fresh.fatal, fresh.fatal_line)
         return fresh
@@ -328,6 +427,7 @@ class PlurStore:
         by_key = fresh.by_key()
         replacements: dict[int, tuple[bytes, dict[str, object]]] = {}
         for edit in edits:
+            fresh.parse_entries(by_key.get(edit.key, []))  # during a load it may not be parsed yet
             entry = _entry_for(by_key, edit.key, fresh.path)
             value = entry.value
             assert isinstance(value, dict)

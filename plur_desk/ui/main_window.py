@@ -6,7 +6,7 @@ from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QFileSystemWatcher, QObject, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QFileSystemWatcher, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -20,7 +20,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from plur_desk.app.rows import DraftRow, draft_row
+from plur_desk.app import loading
+from plur_desk.app.rows import DraftRow
 from plur_desk.app.session import ChangeSet, ReviewSession
 from plur_desk.app.settings import Settings, SettingsStore
 from plur_desk.domain.review import Reviewer
@@ -40,10 +41,6 @@ from plur_desk.ui.team_dialog import TeamActionsMixin
 from plur_desk.ui.tensions_pane import TensionsPane
 from plur_desk.ui.validity_pane import ValidityPane
 from plur_desk.ui.widgets import banner_label, plain_label, shorten_long_words, text_html
-
-
-class _LoadSignals(QObject):
-    drafts_ready = Signal(object)
 
 
 class MainWindow(
@@ -78,7 +75,6 @@ class MainWindow(
         self.unlock_asker = UnlockAsker(self)
         self._init_search()
         self._init_conflicts()
-        self._load_signals = _LoadSignals(self)
         self._approvals: deque[float] = deque(maxlen=64)
         self._error = ""
         self.sticky_note = ""  # shown with every message until another store is opened
@@ -223,7 +219,6 @@ class MainWindow(
         self._poll_timer.timeout.connect(self._poll)
         self.watcher.fileChanged.connect(lambda _p: self._reload_timer.start())
         self.watcher.directoryChanged.connect(lambda _p: self._reload_timer.start())
-        self._load_signals.drafts_ready.connect(self._early_drafts)
         self.runner.busy_changed.connect(self._busy)
         for pane in (self.tensions, self.validity, self.history):
             pane.attach(self)
@@ -259,35 +254,40 @@ class MainWindow(
         self.show_message(f"Opening {path}…")
         reviewer = Reviewer(self.reviewer_name)
         clock = self.clock
-        signals = self._load_signals
         asker = self.unlock_asker
 
         def load() -> ReviewSession:
             from plur_desk.app.bootstrap import open_store
 
             store = open_store(path)
-
-            def drafts_ready(snapshot: object) -> None:
-                now = clock.now()
-                rows = [
-                    draft_row(e.value, now, set(), {})
-                    for e in snapshot.entries  # type: ignore[attr-defined]
-                    if e.parsed
-                    and isinstance(e.value, dict)
-                    and e.value.get("commitment") == "draft"
-                    and e.value.get("status") == "active"
-                    and e.valid
-                ]
-                rows.sort(key=lambda r: (r.created, r.id))
-                signals.drafts_ready.emit(rows)
-
-            store.load(on_drafts=drafts_ready)
+            store.load_drafts()  # the rest is parsed in worker processes once the queue is on screen
             session = make_session(store, reviewer, clock, asker)
             session.recover_on_open()  # finishes interrupted actions from the journal; sets recovery_note
             return session
 
-        self.runner.submit(load, self._loaded, self._failed)
+        self.runner.submit(load, self._drafts_loaded, self._failed)
         self.settings_store.remember_store(self.settings, str(path))
+
+    def _drafts_loaded(self, session: object) -> None:
+        """The drafts are parsed: the queue is shown and can be acted on at once (a write re-reads inside the
+        lock and finds any entry by id, so a decision now is as safe as after the full load)."""
+        assert isinstance(session, ReviewSession)
+        if self.store_path is None or session.store.root != self.store_path.resolve():
+            return  # another store was opened meanwhile
+        self._early_drafts(session.drafts())
+        self.session = session
+        self.refresh_all()  # every pane usable now; the full load refreshes them again
+        self._status_labels["busy"].setText("loading the rest…")
+
+        def parsed(rest: object) -> None:
+            if self.session is session:  # another store may have been opened meanwhile
+                self.runner.submit(lambda: loading.finish_load(session, rest), self._fully_loaded, self._failed)
+
+        self.search_runner.submit(lambda: loading.parse_rest(session), parsed, self._failed)
+
+    def _fully_loaded(self, session: object) -> None:
+        if self.session is session:
+            self._loaded(session)
 
     @Slot(object)
     def _early_drafts(self, rows: list[DraftRow]) -> None:
@@ -510,6 +510,7 @@ class MainWindow(
     def closeEvent(self, event: QCloseEvent) -> None:
         window_state.save(self, self.settings_store.path.parent)
         self._poll_timer.stop()
+        self.stop_search()
         self.runner.wait(10000)
         self.search_runner.wait(10000)
         self.conflict_runner.wait(10000)

@@ -69,6 +69,7 @@ class SearchMixin(_Base):
             service = SearchService(session, root)
             progress.changed.emit("indexing…")
             service.sync(lambda n, total: progress.changed.emit(f"indexing {n:,}/{total:,}"))
+            service.embedder()  # the model is loaded here, never on the GUI thread
             return service
 
         self.search_runner.submit(build, self._search_built, self._search_failed)
@@ -93,6 +94,11 @@ class SearchMixin(_Base):
     def _search_failed(self, error: Exception) -> None:
         self.search_ready = False
         self._search_status(f"search unavailable: {error}")
+
+    def stop_search(self) -> None:
+        """On close: the embedding process is stopped (its finished parts are kept: the next start resumes)."""
+        if self.search_service is not None:
+            self.search_service.stop_embedding()
 
     def search_after_change(self, changed_ids: set[str], reloaded: bool) -> None:
         service = self.search_service

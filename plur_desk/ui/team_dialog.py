@@ -149,6 +149,7 @@ class TeamActionsMixin(_Base):
             self._team_dialog.settle_requested.connect(self._settle_team)
             self._team_dialog.sync_requested.connect(self.sync_team)
             self.changes_applied.connect(lambda _c: self._refresh_team())
+            self.store_opened.connect(self._refresh_team)  # opened during a load: shown again once all is parsed
         self._refresh_team()
         self._team_dialog.show()
         self._team_dialog.activateWindow()

