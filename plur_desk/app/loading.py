@@ -7,7 +7,7 @@ go on meanwhile); `finish_load` runs in the same serial queue as writes and comp
 from __future__ import annotations
 
 from plur_desk.app.session import ReviewSession
-from plur_desk.store.plur_store import ParsedBlocks
+from plur_desk.store.parse_cache import ParsedBlocks
 
 
 def parse_rest(session: ReviewSession) -> ParsedBlocks:

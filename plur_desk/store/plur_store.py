@@ -9,12 +9,10 @@ released. Nothing is ever written to a file that could not be fully read.
 from __future__ import annotations
 
 import copy
-import gc
 import hashlib
 import marshal
 import os
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -46,12 +44,11 @@ from plur_desk.store.list_file import (
     digest_of,
 )
 from plur_desk.store.lock import ENGRAMS_POLICY, TENSIONS_POLICY, LockPolicy, current_holder, locked
+from plur_desk.store.parse_cache import CACHE_FORMAT, ParsedBlocks, gc_paused, read_cache, write_cache
 from plur_desk.store.parse_pool import IN_PROCESS_BELOW, parse_in_workers
 from plur_desk.store.safe_open import special_file_problem
 from plur_desk.store.yaml_dump import dump_engram_item, dump_engrams_document, dump_tension_item, dump_tensions_document
 
-CACHE_FORMAT = 2
-CACHE_CHUNK = 4000  # blocks per cache chunk: one marshal.loads of a chunk holds the interpreter for milliseconds
 Apply = Callable[[dict[str, object]], tuple[dict[str, object], list[dict[str, object]]]]
 Fingerprint = Callable[[dict[str, object]], dict[str, object]]
 
@@ -68,16 +65,6 @@ class Edit:
     expected: dict[str, object] | None = None
 
 
-class ParsedBlocks(dict[bytes, object]):
-    """Valid parsed blocks by digest; `parsed` counts those parsed now (not read from the cache)."""
-
-    parsed = 0
-
-    def add_parsed(self, pairs: list[tuple[bytes, object]]) -> None:
-        self.update(pairs)
-        self.parsed += len(pairs)
-
-
 @dataclass
 class WriteResult:
     reloaded: bool = False  # the file had changed on disk since the last load: callers re-index everything
@@ -86,27 +73,6 @@ class WriteResult:
     before: dict[str, dict[str, object]] = field(default_factory=dict)
     after: dict[str, dict[str, object]] = field(default_factory=dict)
     history: AppendResult | None = None
-
-
-def _cache_tag() -> str:
-    """Validity of a cached block is a function of its bytes and of the rules of this version: a new version
-    never trusts an older version's verdicts."""
-    from plur_desk import __version__
-
-    return f"{CACHE_FORMAT}:{__version__}"
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Millions of small objects: the collector would only slow the build down (frozen afterwards)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-            gc.freeze()
 
 
 def find_store_problem(root: Path) -> str | None:
@@ -164,49 +130,17 @@ class PlurStore:
     # -- reading -------------------------------------------------------------------------------------------
 
     def _load_cache(self) -> None:
-        """The cache's head: its list of chunks, and the first chunk (the drafts' blocks) unpacked."""
         if self._cache_loaded or self._cache_file is None:
             return
         self._cache_loaded = True
-        try:
-            with open(self._cache_file, "rb") as handle:
-                payload = marshal.loads(handle.read())  # a dict of bytes: cheap; the chunks are unpacked one by one
-            if isinstance(payload, dict) and payload.get("format") == _cache_tag():
-                chunks = list(payload["chunks"])
-                self.block_cache = BlockCache(marshal.loads(chunks[0]) if chunks else {})
-                self._cache_chunks = chunks[1:]
-        except (OSError, ValueError, EOFError, TypeError, KeyError, IndexError):
-            self.block_cache = BlockCache()  # derived data: rebuilt when in doubt
-            self._cache_chunks = []
+        self.block_cache, self._cache_chunks = read_cache(self._cache_file)
 
     def save_cache(self) -> None:
-        """Persist parsed blocks of the current file (only those still present): the drafts' blocks first, the
-        rest in chunks, so opening unpacks what the queue needs and never holds the interpreter for long."""
-        if self._cache_file is None or not self.block_cache.dirty:
-            return
-        cached = self.block_cache.entries
-        drafts: dict[bytes, object] = {}
-        rest: list[dict[bytes, object]] = [{}]
-        probe = self.engrams.layout.draft_probe
-        data = self.engrams.data
-        for entry in self.engrams.entries:
-            if entry.start >= 0 and entry.valid:
-                digest = digest_of(data[entry.start : entry.end])
-                if digest in cached:
-                    draft = data.find(probe, entry.start, entry.end + 1) != -1
-                    if not draft and len(rest[-1]) >= CACHE_CHUNK:
-                        rest.append({})
-                    (drafts if draft else rest[-1])[digest] = cached[digest]
-        chunks = [marshal.dumps(part) for part in (drafts, *rest) if part or part is drafts]
-        try:
-            _private_dirs(self._cache_file.parent)
-            payload = marshal.dumps({"format": _cache_tag(), "chunks": chunks})
-            atomic_write(self._cache_file, payload, default_mode=0o600)
-            os.chmod(self._cache_file, 0o600)  # it holds engram text: only its owner reads it
-        except OSError:
-            return  # derived data: a cache that cannot be written is only a slower next start
-        self.block_cache = BlockCache({**drafts, **{k: v for part in rest for k, v in part.items()}})
-        self._cache_chunks = []
+        """Persist parsed blocks of the current file (only those still present; see parse_cache)."""
+        if self._cache_file is not None and self.block_cache.dirty:
+            saved = write_cache(self._cache_file, self.engrams, self.block_cache)
+            if saved is not None:
+                self.block_cache, self._cache_chunks = saved, []
 
     def scan_engrams(self) -> ListFile:
         """Read and split engrams.yaml without parsing entries (call parse_* on the result)."""
@@ -225,7 +159,7 @@ class PlurStore:
         """First step of a load: the file split, the drafts parsed, tensions read. The snapshot can be written
         through at once (the write path finds any entry by id and parses what it touches); `parse_rest` and
         `finish_load` complete it."""
-        with _gc_paused():
+        with gc_paused():
             engrams = self.scan_engrams()
             if drafts and engrams.fatal is None and engrams.regular:
                 engrams.parse_entries(engrams.draft_entries())
@@ -236,7 +170,7 @@ class PlurStore:
         """Valid parsed blocks, by digest, for what the current snapshot has not parsed: from the cache's other
         chunks, then from worker processes. Touches no state of the store, so it can run beside writes."""
         snapshot, found = self.engrams, ParsedBlocks()
-        with _gc_paused():
+        with gc_paused():
             for chunk in self._cache_chunks:
                 found.update(marshal.loads(chunk))
             known = self.block_cache.entries
@@ -253,7 +187,7 @@ class PlurStore:
     def finish_load(self, found: ParsedBlocks) -> None:
         """Last step of a load, after `parse_rest`: whatever the snapshot is now (a write may have replaced it),
         every entry is parsed: from `found`, else here (invalid entries always are)."""
-        with _gc_paused():
+        with gc_paused():
             self.block_cache.entries.update(found)
             self.block_cache.dirty = self.block_cache.dirty or found.parsed > 0
             self._cache_chunks = []
@@ -474,16 +408,6 @@ class PlurStore:
         else:
             record.steps.append(exact)
         record.save()
-
-
-def _private_dirs(directory: Path) -> None:
-    """Create missing folders 0700 (the cache holds engram text)."""
-    missing = []
-    while not directory.exists():
-        missing.append(directory)
-        directory = directory.parent
-    for folder in reversed(missing):
-        folder.mkdir(mode=0o700, exist_ok=True)
 
 
 def _entry_for(by_key: dict[str, list[Entry]], key: str, path: Path) -> Entry:
