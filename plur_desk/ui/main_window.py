@@ -279,15 +279,14 @@ class MainWindow(
         self.refresh_all()  # every pane usable now; the full load refreshes them again
         self._status_labels["busy"].setText("loading the rest…")
 
-        def parsed(rest: object) -> None:
-            if self.session is session:  # another store may have been opened meanwhile
-                self.runner.submit(lambda: loading.finish_load(session, rest), self._fully_loaded, self._failed)
+        def parsed(rest: object) -> None:  # then completed in the writes' queue, unless another store was opened
+            if self.session is session:
+                self.runner.submit(lambda: loading.finish_load(session, rest), self._loaded_if_current, self._failed)
 
         self.search_runner.submit(lambda: loading.parse_rest(session), parsed, self._failed)
 
-    def _fully_loaded(self, session: object) -> None:
-        if self.session is session:
-            self._loaded(session)
+    def _loaded_if_current(self, session: object) -> None:
+        return self._loaded(session) if self.session is session else None
 
     @Slot(object)
     def _early_drafts(self, rows: list[DraftRow]) -> None:
