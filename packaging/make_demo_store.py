@@ -49,15 +49,15 @@ def main() -> None:
         session = ReviewSession(plur_store, ada, FixedClock(datetime.now(UTC)), keys)
         session.load_history()
         session.reject(
-            [_id_of(session, "Use spaces for indentation in every file")],
+            session.seen([_id_of(session, "Use spaces for indentation in every file")]),
             "Makefiles need tabs; the style guide only bans tabs elsewhere",
         )
         session.approve(
-            [_id_of(session, "The design system lives in packages/ui and uses Radix primitives")],
+            session.seen([_id_of(session, "The design system lives in packages/ui and uses Radix primitives")]),
             "decided",
             "checked against the repo",
         )
-        session.confirm_tension(next(t.id for t in session.tensions(("detected",))))
+        session.confirm_tension(session.seen_tension(next(t.id for t in session.tensions(("detected",)))))
         # An agent asserts the rejected statement again, in another session.
         run_node(
             "plur_ops.mjs",

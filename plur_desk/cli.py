@@ -72,7 +72,9 @@ def _gui_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("store", nargs="?", help="store directory (default: $PLUR_PATH, else ~/.plur)")
-    parser.add_argument("--reviewer", help="your name for this run, recorded on every decision")
+    parser.add_argument(
+        "--reviewer", help="your name for this run only (not saved as the default), recorded on every decision"
+    )
     parser.add_argument("--demo", action="store_true", help="open a copy of the bundled demo store")
     parser.add_argument("--self-check", action="store_true", help="smoke-test the installation off-screen and exit")
     parser.add_argument("--version", action="version", version=f"plur-desk {__version__}")

@@ -7,6 +7,7 @@ from datetime import datetime
 
 from plur_desk.domain.lint import text_flags
 from plur_desk.domain.review import engram_fingerprint
+from plur_desk.domain.seen import Seen, seen_tension
 from plur_desk.domain.trust import Trust, TrustState
 from plur_desk.domain.validity import Window
 from plur_desk.infra.clock import parse_instant
@@ -45,6 +46,11 @@ class DraftRow:
     def flag_text(self) -> str:
         return ", ".join(self.flags)
 
+    @property
+    def seen(self) -> Seen:
+        """This row as rendered: what a decision on it expects to find on disk."""
+        return Seen("engram", self.id, self.fingerprint)
+
 
 @dataclass(frozen=True)
 class TensionRow:
@@ -60,6 +66,7 @@ class TensionRow:
     statement_b: str
     reason: str
     resolved_by: str | None
+    seen: Seen  # the record and both engrams as the row was built
 
 
 def created_of(engram: dict[str, object]) -> str:
@@ -138,7 +145,9 @@ def draft_row(
     )
 
 
-def tension_row(record: dict[str, object], now: datetime) -> TensionRow:
+def tension_row(
+    record: dict[str, object], now: datetime, sides: list[dict[str, object] | None] | None = None
+) -> TensionRow:
     detected = str(record.get("detected_at", ""))
     confidence = record.get("confidence")
     return TensionRow(
@@ -154,6 +163,7 @@ def tension_row(record: dict[str, object], now: datetime) -> TensionRow:
         statement_b=str(record.get("statement_b", "")),
         reason=str(record.get("reason", "")),
         resolved_by=record.get("resolved_by") if isinstance(record.get("resolved_by"), str) else None,  # type: ignore[arg-type]
+        seen=seen_tension(record, sides or []),
     )
 
 

@@ -26,11 +26,12 @@ def main(argv: list[str]) -> int:
             store_arg, terms = terms[0], terms[1:]
     query = " ".join(terms)
     from plur_desk.app.bootstrap import open_session
+    from plur_desk.app.reviewer import READER
     from plur_desk.app.search import SearchService
 
     try:
         verdicts = any(f"is:{v}" in query for v in ("approved", "rejected", "unverified"))
-        session = open_session(default_store_path(store_arg), "cli", load_history=verdicts)  # verdicts need events
+        session = open_session(default_store_path(store_arg), READER, load_history=verdicts)  # verdicts need events
     except PlurDeskError as exc:
         print(f"plur-desk search: {exc}", file=sys.stderr)
         return 2

@@ -1,17 +1,19 @@
 """ReviewSession: the one Qt-free entry point for everything a pane shows or changes on one open store.
 
-Each action takes what the reviewer saw (the session's snapshot, or explicit fingerprints), writes the store and
-its history events in one locked step, records an undoable Operation, and returns a ChangeSet naming what changed.
+Each action takes what the reviewer saw (a `Seen` per record, as rendered) and refuses when the disk differs; it
+writes the store and its history events in one locked step, records an undoable Operation, and returns a
+ChangeSet naming what changed.
 Undo and redo are themselves audited forward changes that refuse when the record moved on since.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from plur_desk.app.history_index import HistoryIndex
 from plur_desk.app.journaled import ChangeSet as ChangeSet  # re-exported: panes import it from here
 from plur_desk.app.journaled import JournaledSession
+from plur_desk.app.reviewer import READER, check_reviewer
 from plur_desk.app.rows import DraftRow, TensionRow, draft_row, tension_row
 from plur_desk.app.session_signing import SigningMixin
 from plur_desk.app.signing import ReviewerKeys
@@ -19,8 +21,9 @@ from plur_desk.app.trust import TrustChecker
 from plur_desk.app.vault import KeyVault
 from plur_desk.domain import review
 from plur_desk.domain.review import Operation, Patch, Reviewer, engram_fingerprint, tension_fingerprint
+from plur_desk.domain.seen import Seen, seen_engram, seen_tension
 from plur_desk.infra.clock import Clock, SystemClock
-from plur_desk.infra.errors import ActionRefused, PartialWrite, ReadOnlyStore
+from plur_desk.infra.errors import ActionRefused, ChangedSinceError, PartialWrite, ReadOnlyStore
 from plur_desk.infra.paths import data_dir
 from plur_desk.store.journal import JournalRecord, Step
 from plur_desk.store.plur_store import Edit, PlurStore, WriteResult
@@ -31,6 +34,9 @@ class ReviewSession(JournaledSession, SigningMixin):
         self, store: PlurStore, reviewer: Reviewer, clock: Clock | None = None, keys: ReviewerKeys | None = None
     ) -> None:
         self.store = store
+        self.reading_only = reviewer.name == READER  # a read-only command's session: every decision is refused
+        if not self.reading_only:
+            reviewer = Reviewer(check_reviewer(reviewer.name))  # every event names a person, never "" or an agent
         self.reviewer = reviewer
         self.clock = clock or SystemClock()
         self.keys = keys or ReviewerKeys(store.root, reviewer, KeyVault(data_dir()))
@@ -139,7 +145,11 @@ class ReviewSession(JournaledSession, SigningMixin):
     def tensions(self, statuses: Iterable[str] = ("detected", "confirmed")) -> list[TensionRow]:
         wanted = set(statuses)
         now = self.now()
-        rows = [tension_row(t, now) for t in self._tensions.values() if t.get("status", "detected") in wanted]
+        rows = [
+            tension_row(t, now, [self._engrams.get(str(t.get(k))) for k in ("engram_a", "engram_b")])
+            for t in self._tensions.values()
+            if t.get("status", "detected") in wanted
+        ]
         rows.sort(key=lambda r: r.detected_at)
         return rows
 
@@ -165,41 +175,82 @@ class ReviewSession(JournaledSession, SigningMixin):
         return found
 
     def _check_writable(self) -> None:
+        if self.reading_only:
+            raise ReadOnlyStore("this session was opened for reading only; it has no reviewer and decides nothing")
         reasons = [r for r in self.store.read_only_reasons()]
         if reasons:
             raise ReadOnlyStore("the store is open read-only: " + "; ".join(reasons))
 
-    def _seen(self, engram_id: str) -> dict[str, object]:
+    def _check_known(self, engram_id: str) -> None:
+        """Refuse, with the reason, an id the session cannot act on (quarantined, duplicated, gone)."""
         self._check_writable()
-        engram = self._lookup(engram_id)
-        if engram is None:
-            for entry in self.store.engrams.entries:
-                if entry.key == engram_id:
-                    reason = entry.syntax_error or "; ".join(entry.problems) or "listed more than once"
-                    duplicates = sum(1 for e in self.store.engrams.entries if e.key == engram_id)
-                    if duplicates > 1:
-                        lines = ", ".join(str(e.line) for e in self.store.engrams.entries if e.key == engram_id)
-                        raise ActionRefused(
-                            f"{engram_id} appears {duplicates} times in engrams.yaml (lines {lines}); fix that first"
-                        )
-                    raise ActionRefused(
-                        f"{engram_id} at line {entry.line} is an entry PLUR quarantines ({reason}); "
-                        "fix it by hand first"
-                    )
-            raise ActionRefused(f"{engram_id} is not in the store")
-        return engram_fingerprint(engram)
+        if self._lookup(engram_id) is not None:  # parsed now if the load has not reached it yet
+            return
+        entries = [e for e in self.store.engrams.entries if e.key == engram_id]
+        if len(entries) > 1:
+            lines = ", ".join(str(e.line) for e in entries)
+            raise ActionRefused(
+                f"{engram_id} appears {len(entries)} times in engrams.yaml (lines {lines}); fix that first"
+            )
+        if entries:
+            reason = entries[0].syntax_error or "; ".join(entries[0].problems) or "listed more than once"
+            raise ActionRefused(
+                f"{engram_id} at line {entries[0].line} is an entry PLUR quarantines ({reason}); fix it by hand first"
+            )
+        raise ActionRefused(f"{engram_id} is not in the store")
+
+    def _seen(self, engram_id: str) -> dict[str, object]:
+        """The session's snapshot of one engram's fingerprint (for steps that are not a reviewer's verdict)."""
+        self._check_known(engram_id)
+        return engram_fingerprint(self._engrams[engram_id])
+
+    def seen(self, ids: Iterable[str]) -> list[Seen]:
+        """The session's current snapshot of these engrams, for a caller that decides on exactly that (a script,
+        a test). The window never uses it: it hands over the fingerprints of the rows it rendered."""
+        out = []
+        for engram_id in ids:
+            self._check_known(engram_id)
+            out.append(seen_engram(self._engrams[engram_id]))
+        return out
+
+    def seen_tension(self, tension_id: str) -> Seen:
+        """A tension and both its engrams as the session holds them now (see `seen`)."""
+        self._check_writable()
+        record = self._tensions.get(tension_id)
+        if record is None:
+            raise ActionRefused(f"{tension_id} is not in tensions.yaml, or PLUR quarantines it (see plur-desk check)")
+        return seen_tension(record, [self._engrams.get(str(record.get(k))) for k in ("engram_a", "engram_b")])
+
+    def _side_as_shown(self, seen: Seen, engram_id: str) -> dict[str, object]:
+        """An engram as the reviewer saw it beside the tension; refused early when the session already knows it
+        changed (the write checks the disk again inside the lock)."""
+        side = seen.side(engram_id)
+        if side is None:
+            raise ActionRefused(f"{engram_id} was not shown with {seen.id}; look at both sides before deciding")
+        self._check_known(engram_id)
+        now = engram_fingerprint(self._engrams[engram_id])
+        moved = [k for k, v in side.fingerprint if now.get(k) != v]
+        if moved:
+            raise ChangedSinceError(engram_id, moved)
+        return side.expected()
 
     def _engram_action(
         self,
         action: str,
         label: str,
-        ids: list[str],
+        seen: Sequence[Seen],
         fn: Callable[[dict[str, object]], tuple[dict[str, object], list[dict[str, object]]]],
-        seen: dict[str, dict[str, object]] | None = None,
     ) -> ChangeSet:
-        if not ids:
+        """The only drift check: each edit expects the record exactly as the reviewer saw it (`seen`)."""
+        self._check_writable()
+        if not seen:
             raise ActionRefused("nothing selected")
-        edits = self._signed([Edit(i, fn, (seen or {}).get(i) or self._seen(i)) for i in dict.fromkeys(ids)])
+        unique = {s.id: s for s in seen}
+        for item in unique.values():
+            if item.kind != "engram":
+                raise ActionRefused(f"{item.id} is not an engram")
+            self._check_known(item.id)
+        edits = self._signed([Edit(i, fn, item.expected()) for i, item in unique.items()])
         record = self.store.journal.begin(action, label)
         result = self._step(lambda: self.store.write_engrams(edits, engram_fingerprint, record, 0))
         record.finish()
@@ -208,82 +259,66 @@ class ReviewSession(JournaledSession, SigningMixin):
         )
         return self._done(op, result)
 
-    def approve(
-        self, ids: list[str], level: str = "decided", note: str = "", seen: dict[str, dict[str, object]] | None = None
-    ) -> ChangeSet:
+    def approve(self, seen: Sequence[Seen], level: str = "decided", note: str = "") -> ChangeSet:
         now = self.now()
-        label = f"approve {_names(ids)} as {level}"
+        label = f"approve {_names(seen)} as {level}"
+        return self._engram_action("approve", label, seen, lambda e: review.approve(e, level, note, self.reviewer, now))
+
+    def reject(self, seen: Sequence[Seen], reason: str) -> ChangeSet:
+        now = self.now()
         return self._engram_action(
-            "approve", label, ids, lambda e: review.approve(e, level, note, self.reviewer, now), seen
+            "reject", f"reject {_names(seen)}", seen, lambda e: review.reject(e, reason, self.reviewer, now)
         )
 
-    def reject(self, ids: list[str], reason: str, seen: dict[str, dict[str, object]] | None = None) -> ChangeSet:
+    def edit_statement(self, seen: Seen, statement: str) -> ChangeSet:
         now = self.now()
         return self._engram_action(
-            "reject", f"reject {_names(ids)}", ids, lambda e: review.reject(e, reason, self.reviewer, now), seen
-        )
-
-    def edit_statement(self, engram_id: str, statement: str, seen: dict[str, object] | None = None) -> ChangeSet:
-        now = self.now()
-        return self._engram_action(
-            "edit",
-            f"edit {engram_id}",
-            [engram_id],
-            lambda e: review.edit_statement(e, statement, self.reviewer, now),
-            {engram_id: seen} if seen else None,
+            "edit", f"edit {seen.id}", [seen], lambda e: review.edit_statement(e, statement, self.reviewer, now)
         )
 
     def set_validity(
-        self, ids: list[str], valid_from: str | None, valid_until: str | None, action: str = "set_validity"
+        self, seen: Sequence[Seen], valid_from: str | None, valid_until: str | None, action: str = "set_validity"
     ) -> ChangeSet:
         now = self.now()
         return self._engram_action(
             action,
-            f"set validity of {_names(ids)}",
-            ids,
+            f"set validity of {_names(seen)}",
+            seen,
             lambda e: review.set_validity(e, valid_from, valid_until, self.reviewer, now, action),
         )
 
-    def expire_now(self, ids: list[str]) -> ChangeSet:
-        from plur_desk.infra.clock import iso_ms
-
+    def expire_now(self, seen: Sequence[Seen]) -> ChangeSet:
         now = self.now()
-        instant = iso_ms(now).split(".")[0] + "Z"
-        now_ids = list(ids)
-
-        def fn(engram: dict[str, object]) -> tuple[dict[str, object], list[dict[str, object]]]:
-            temporal = engram.get("temporal") if isinstance(engram.get("temporal"), dict) else {}
-            start = temporal.get("valid_from") if isinstance(temporal, dict) else None
-            return review.set_validity(
-                engram, start if isinstance(start, str) else None, instant, self.reviewer, now, "expire_now"
-            )
-
-        return self._engram_action("expire_now", f"expire {_names(now_ids)} now", now_ids, fn)
+        return self._engram_action(
+            "expire_now", f"expire {_names(seen)} now", seen, lambda e: review.expire_now(e, self.reviewer, now)
+        )
 
     # -- tensions ------------------------------------------------------------------------------------------
 
     def _tension_write(
         self,
-        tension_id: str,
+        seen: Seen,
         fn: Callable[[dict[str, object]], dict[str, object]],
         action: str,
         record: JournalRecord,
         **extra: object,
     ) -> WriteResult:
         self._check_writable()
-        journal = record
-        seen = self._tensions.get(tension_id)
-        if seen is None:
+        journal, tension_id = record, seen.id
+        if seen.kind != "tension" or self._tensions.get(tension_id) is None:
             raise ActionRefused(f"{tension_id} is not in tensions.yaml, or PLUR quarantines it (see plur-desk check)")
         now = self.now()
 
         def apply(value: dict[str, object]) -> tuple[dict[str, object], list[dict[str, object]]]:
+            before = value.get("status", "detected")
             event = review.tension_event(action, value, self.reviewer, now, **extra)
             new = fn(value)
+            if new.get("status", "detected") == before and action != "settle_two_winners":
+                raise ActionRefused(f"{tension_id} is already {before}; nothing to change")  # from: x, to: x
             event["data"]["to"] = new.get("status")  # type: ignore[index]
             return new, [event]
 
-        (edit,) = self._signed([Edit(tension_id, apply, tension_fingerprint(seen))])
+        (edit,) = self._signed([Edit(tension_id, apply, seen.expected())])
         try:
             return self._step(lambda: self.store.write_tensions([edit], tension_fingerprint, journal, 0))
         except PartialWrite as exc:
@@ -295,9 +330,10 @@ class ReviewSession(JournaledSession, SigningMixin):
             journal.finish()  # the first file never changed: nothing of this action happened
             raise
 
-    def confirm_tension(self, tension_id: str) -> ChangeSet:
+    def confirm_tension(self, seen: Seen) -> ChangeSet:
+        tension_id = seen.id
         record = self.store.journal.begin("confirm_tension", f"confirm {tension_id}")
-        result = self._tension_write(tension_id, review.confirm_tension, "confirm", record)
+        result = self._tension_write(seen, review.confirm_tension, "confirm", record)
         record.finish()
         op = Operation(
             "confirm_tension",
@@ -306,9 +342,10 @@ class ReviewSession(JournaledSession, SigningMixin):
         )
         return self._done(op, result)
 
-    def dismiss_tension(self, tension_id: str, reason: str = "") -> ChangeSet:
+    def dismiss_tension(self, seen: Seen, reason: str = "") -> ChangeSet:
+        tension_id = seen.id
         record = self.store.journal.begin("dismiss_tension", f"dismiss {tension_id}")
-        result = self._tension_write(tension_id, review.dismiss_tension, "dismiss", record, reason=reason or None)
+        result = self._tension_write(seen, review.dismiss_tension, "dismiss", record, reason=reason or None)
         record.finish()
         op = Operation(
             "dismiss_tension",
@@ -317,9 +354,10 @@ class ReviewSession(JournaledSession, SigningMixin):
         )
         return self._done(op, result)
 
-    def resolve_tension(self, tension_id: str, winner: str) -> ChangeSet:
+    def resolve_tension(self, seen: Seen, winner: str) -> ChangeSet:
         """PLUR's order: the record under the tensions lock, then the loser retired under the engrams lock,
         the record rolled back if the second step fails. The two locks are never held together."""
+        tension_id = seen.id
         record = self._tensions.get(tension_id)
         if record is None:
             raise ActionRefused(f"{tension_id} is not in tensions.yaml")
@@ -334,16 +372,18 @@ class ReviewSession(JournaledSession, SigningMixin):
             raise ActionRefused(f"{loser} is not in the store; resolve {tension_id} by hand or dismiss it")
         if winner_engram is None:
             raise ActionRefused(f"{winner} is not in the store (or PLUR quarantines it); it cannot win {tension_id}")
+        shown_loser = self._side_as_shown(seen, loser)
+        self._side_as_shown(seen, winner)
         now = self.now()
         label = f"resolve {tension_id} for {winner}"
         (retire,) = self._signed(
-            [Edit(loser, lambda e: review.retire_loser(e, tension_id, winner, self.reviewer, now), self._seen(loser))]
+            [Edit(loser, lambda e: review.retire_loser(e, tension_id, winner, self.reviewer, now), shown_loser)]
         )
         self.store.precheck_engrams([retire], engram_fingerprint)  # refuse before tensions.yaml is touched
         journal = self.store.journal.begin("resolve_tension", label)
         journal.steps = [Step("tensions", [], [], planned=True), self._plan("engrams", [retire])]
         first = self._tension_write(
-            tension_id,
+            seen,
             lambda r: review.resolve_tension(r, winner, now),
             "resolve",
             journal,
@@ -360,12 +400,13 @@ class ReviewSession(JournaledSession, SigningMixin):
         )
         return self._done(op, first, second)
 
-    def split_in_time(self, tension_id: str, at: str) -> ChangeSet:
+    def split_in_time(self, seen: Seen, at: str) -> ChangeSet:
         """Both were true at different times: the earlier engram ends the day before `at`, the later one starts
         on `at`, and the tension is dismissed with that reason. Nothing is retired."""
         review.check_bound(at, "split date")
         if len(at) != 10:
             raise ActionRefused("split in time takes a date (YYYY-MM-DD)")
+        tension_id = seen.id
         record = self._tensions.get(tension_id)
         if record is None:
             raise ActionRefused(f"{tension_id} is not in tensions.yaml")
@@ -373,6 +414,7 @@ class ReviewSession(JournaledSession, SigningMixin):
         ea, eb = self._lookup(a), self._lookup(b)
         if ea is None or eb is None:
             raise ActionRefused(f"both engrams of {tension_id} must be in the store to split it in time")
+        shown = {a: self._side_as_shown(seen, a), b: self._side_as_shown(seen, b)}
         from plur_desk.app.rows import created_of
 
         earlier, later = (a, b) if (created_of(ea), a) <= (created_of(eb), b) else (b, a)
@@ -392,7 +434,7 @@ class ReviewSession(JournaledSession, SigningMixin):
                     "split_in_time",
                 )
 
-            return Edit(engram_id, fn, self._seen(engram_id))
+            return Edit(engram_id, fn, shown[engram_id])
 
         label = f"split {tension_id} at {at}"
         windows = self._signed([window(earlier, None, review.day_before(at)), window(later, at, None)])
@@ -401,7 +443,7 @@ class ReviewSession(JournaledSession, SigningMixin):
         first_placeholder = Step("tensions", [], [], planned=True)
         journal.steps = [first_placeholder, self._plan("engrams", windows)]
         first = self._tension_write(
-            tension_id,
+            seen,
             review.dismiss_tension,
             "split_in_time",
             journal,
@@ -420,8 +462,8 @@ class ReviewSession(JournaledSession, SigningMixin):
         return self._done(Operation("split_in_time", label, patches), first, second)
 
 
-def _names(ids: list[str]) -> str:
-    ids = list(dict.fromkeys(ids))
+def _names(seen: Sequence[Seen]) -> str:
+    ids = list(dict.fromkeys(s.id for s in seen))
     return ids[0] if len(ids) == 1 else f"{len(ids)} drafts"
 
 

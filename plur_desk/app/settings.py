@@ -18,10 +18,12 @@ DEFAULT_REASONS = ["duplicate of an existing engram", "not true", "too specific 
 
 class Settings(BaseModel):
     schema_version: int = SCHEMA_VERSION
-    reviewer_name: str = ""
+    reviewer_name: str = ""  # the default reviewer, saved only when the person chose to
+    last_reviewer: str = ""  # who reviewed in the previous run, to show a change once
     default_level: str = "decided"
     recent_stores: list[str] = Field(default_factory=list)
     recent_reasons: list[str] = Field(default_factory=lambda: list(DEFAULT_REASONS))
+    recent_notes: list[str] = Field(default_factory=list)  # approval notes: offered when approving, never reasons
     rubber_stamp_seconds: float = 1.0
     rubber_stamp_run: int = 8
 
@@ -78,4 +80,8 @@ class SettingsStore:
 
     def remember_reason(self, settings: Settings, reason: str) -> None:
         settings.recent_reasons = [reason, *[r for r in settings.recent_reasons if r != reason][:11]]
+        self.save(settings)
+
+    def remember_note(self, settings: Settings, note: str) -> None:
+        settings.recent_notes = [note, *[r for r in settings.recent_notes if r != note][:11]]
         self.save(settings)

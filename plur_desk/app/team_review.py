@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from plur_desk.app.git_repo import find_repo
+from plur_desk.app.reviewer import READER
 from plur_desk.app.session import ChangeSet, ReviewSession
 from plur_desk.app.sync import remote_type
 from plur_desk.app.team import TeamDisagreement, find_disagreements
@@ -63,7 +64,7 @@ def settle_decision(
     return session._engram_action(
         "settle_disagreement",
         f"settle {engram_id}: keep {keep}",
-        [engram_id],
+        session.seen([engram_id]),  # the disagreement is settled on the engram as the session holds it
         lambda e: settle.settle_decision(e, keep, level, note, session.reviewer, now),
     )
 
@@ -90,7 +91,11 @@ def settle_two_winners(session: ReviewSession, tension_id: str, winner: str) -> 
     journal = session.store.journal.begin("settle_two_winners", label)
     journal.steps = [Step("tensions", [], [], planned=True), session._plan("engrams", [reinstate])]
     first = session._tension_write(
-        tension_id, lambda r: settle.set_winner(r, winner, now), "settle_two_winners", journal, winner=winner
+        session.seen_tension(tension_id),
+        lambda r: settle.set_winner(r, winner, now),
+        "settle_two_winners",
+        journal,
+        winner=winner,
     )
     record_patch = Patch.between("tensions", tension_id, first.before[tension_id], first.after[tension_id])
     second = session._second_step(journal, record_patch, "settle_two_winners", [reinstate])
@@ -122,7 +127,7 @@ def disagreements_main(argv: list[str]) -> int:
     parser.add_argument("--json", action="store_true", help="machine-readable list")
     args = parser.parse_args(argv)
     try:
-        session = open_session(default_store_path(args.store), "plur-desk", load_history=False, use_cache=False)
+        session = open_session(default_store_path(args.store), READER, load_history=False, use_cache=False)
     except PlurDeskError as exc:
         sys.stdout.write(f"{exc}\n")
         return 2

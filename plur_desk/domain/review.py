@@ -254,6 +254,19 @@ def set_validity(
     return engram, [make_event("engram_updated", str(engram["id"]), now, data, reviewer)]
 
 
+def expire_now(
+    engram: dict[str, object], reviewer: Reviewer, now: datetime
+) -> tuple[dict[str, object], list[dict[str, object]]]:
+    """End the validity window at this second; refused for an engram whose window has already closed."""
+    from plur_desk.domain.validity import Window
+
+    window = Window.of(engram)
+    if window.state(now) == "expired":
+        raise ActionRefused(f"{engram.get('id')} has already expired (valid until {window.valid_until})")
+    instant = iso_ms(now).split(".")[0] + "Z"
+    return set_validity(engram, window.valid_from, instant, reviewer, now, "expire_now")
+
+
 def retire_loser(
     engram: dict[str, object], tension_id: str, winner: str, reviewer: Reviewer, now: datetime
 ) -> tuple[dict[str, object], list[dict[str, object]]]:
@@ -287,6 +300,8 @@ def tension_event(
 
 
 def confirm_tension(record: dict[str, object]) -> dict[str, object]:
+    if record.get("status", "detected") == "confirmed":
+        raise ActionRefused(f"{record['id']} is already confirmed; confirming it again changes nothing")
     if record.get("status", "detected") in ("resolved", "dismissed"):
         raise ActionRefused(f"{record['id']} is {record.get('status')}; only an open tension can be confirmed")
     record["status"] = "confirmed"
@@ -294,8 +309,8 @@ def confirm_tension(record: dict[str, object]) -> dict[str, object]:
 
 
 def dismiss_tension(record: dict[str, object]) -> dict[str, object]:
-    if record.get("status", "detected") == "resolved":
-        raise ActionRefused(f"{record['id']} is already resolved")
+    if record.get("status", "detected") in ("resolved", "dismissed"):
+        raise ActionRefused(f"{record['id']} is already {record.get('status')}; dismissing it changes nothing")
     record["status"] = "dismissed"
     return record
 

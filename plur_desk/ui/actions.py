@@ -2,8 +2,9 @@
 
 Menus, the toolbar, button captions, the shortcut sheet (F1) and the command palette (Ctrl+K) are all generated
 from ACTIONS; a test checks that ids and (pane, shortcut) pairs are unique and that every action has a handler.
-Actions that belong to a pane use single-key shortcuts scoped to that pane (WidgetWithChildrenShortcut), so the
-same key can mean different things in different panes and never fires while typing in a text field.
+Actions that belong to a pane use single-key shortcuts that fire only while that pane's list itself has the
+keyboard focus (WidgetShortcut on the list): a key typed anywhere else (a search field, a button, the detail) is
+never a verdict. A pane's actions are disabled, in menus and palette too, while the pane is not shown.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from PySide6.QtWidgets import QWidget
 
 @dataclass(frozen=True)
 class UiContext:
+    pane: str = ""  # the pane on screen; "" while no store is shown (start page)
     has_store: bool = False
     read_only: bool = False
     has_selection: bool = False
@@ -31,7 +33,7 @@ Predicate = Callable[[UiContext], bool]
 
 
 def _writable(ctx: UiContext) -> bool:
-    return ctx.has_store and not ctx.read_only
+    return ctx.has_store and bool(ctx.pane) and not ctx.read_only
 
 
 def _act_on_selection(ctx: UiContext) -> bool:
@@ -39,7 +41,7 @@ def _act_on_selection(ctx: UiContext) -> bool:
 
 
 def _store(ctx: UiContext) -> bool:
-    return ctx.has_store
+    return ctx.has_store and bool(ctx.pane)
 
 
 @dataclass(frozen=True)
@@ -336,8 +338,11 @@ def build_actions(
     panes: dict[str, QWidget],
     handler_of: Callable[[str], Callable[[], None]],
     icon_of: Callable[[str], object],
+    queues: dict[str, QWidget] | None = None,
 ) -> dict[str, QAction]:
-    """QActions for ACTIONS, parented to the main window or to their pane (pane-scoped shortcuts)."""
+    """QActions for ACTIONS, parented to the main window or to their pane; a pane action's keys are live only
+    while that pane's list (`queues[pane]`) has the focus."""
+    queues = queues or {}
     actions: dict[str, QAction] = {}
     for spec in ACTIONS:
         parent = panes.get(spec.pane, owner)
@@ -346,8 +351,8 @@ def build_actions(
         if spec.shortcuts:
             action.setShortcuts([QKeySequence(s) for s in spec.shortcuts])
         if spec.pane:
-            action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-            parent.addAction(action)
+            action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+            queues.get(spec.pane, parent).addAction(action)
         else:
             action.setShortcutContext(Qt.ShortcutContext.ApplicationShortcut)
             owner.addAction(action)
@@ -362,7 +367,13 @@ def build_actions(
     return actions
 
 
+def is_enabled(spec: ActionSpec, ctx: UiContext) -> bool:
+    """A pane's action only while that pane is on screen; then its own predicate."""
+    if spec.pane and ctx.pane != spec.pane:
+        return False
+    return spec.enabled(ctx) if spec.enabled is not None else True
+
+
 def update_enabled(actions: dict[str, QAction], ctx: UiContext) -> None:
     for spec in ACTIONS:
-        if spec.enabled is not None:
-            actions[spec.id].setEnabled(spec.enabled(ctx))
+        actions[spec.id].setEnabled(is_enabled(spec, ctx))

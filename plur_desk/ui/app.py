@@ -44,16 +44,29 @@ def make_application(argv: list[str] | None = None):  # type: ignore[no-untyped-
 
 
 def ask_reviewer(settings_store, settings, given: str | None) -> str | None:  # type: ignore[no-untyped-def]
+    """This run's reviewer: `--reviewer` (for this run only), else the saved default, else asked in a dialog
+    whose OK stays disabled until the name names a person. Saved as the default only when the person ticks it.
+    None when the dialog was cancelled."""
+    from plur_desk.app.reviewer import check_reviewer, reviewer_problem
     from plur_desk.app.settings import suggested_reviewer_name
     from plur_desk.ui.dialogs import ReviewerDialog
 
-    name = (given or settings.reviewer_name or "").strip()
-    if not name:
-        dialog = ReviewerDialog(suggested_reviewer_name())
-        if dialog.exec() != ReviewerDialog.DialogCode.Accepted:
-            return None
-        name = dialog.name.text().strip()
-    if name != settings.reviewer_name:
+    saved = settings.reviewer_name
+    if given is not None and reviewer_problem(given) is None:
+        return check_reviewer(given)
+    if given is None and saved and reviewer_problem(saved) is None:
+        return check_reviewer(saved)
+    offered = given if given is not None else saved
+    problem = reviewer_problem(offered) if offered else None
+    dialog = ReviewerDialog(
+        offered or suggested_reviewer_name(),
+        remember=given is None,
+        problem=f"Not usable: {problem}" if problem else "",
+    )
+    if dialog.exec() != ReviewerDialog.DialogCode.Accepted:
+        return None
+    name = check_reviewer(dialog.reviewer)
+    if dialog.remember.isChecked() and name != saved:
         settings.reviewer_name = name
         settings_store.save(settings)
     return name
@@ -83,6 +96,9 @@ def run_app(store: str | None, reviewer: str | None, demo: bool, self_check: boo
             file=sys.stderr,
         )
         return 1
+    from plur_desk.app.reviewer import note_reviewer_change
+
+    changed = note_reviewer_change(settings_store, settings, name)
     window = MainWindow(settings_store, settings, name)
     window.show()
     from plur_desk.app.bootstrap import store_problem
@@ -96,5 +112,6 @@ def run_app(store: str | None, reviewer: str | None, demo: bool, self_check: boo
             f"No PLUR store at {default_store_path(None)} yet, so this is a copy of the demo store. "
             "Use File > Open Store… (Ctrl+O) for yours."
         )
+    window.sticky_note = "\n".join(t for t in (changed, window.sticky_note) if t)
     window.open_path(Path(path))
     return int(app.exec())

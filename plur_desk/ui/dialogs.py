@@ -1,4 +1,4 @@
-"""Small dialogs: reject reason, approval level, reviewer name, bulk confirmation, shortcut sheet, command palette."""
+"""Small dialogs: reject reason, approval level, reviewer name, bulk verdicts, shortcut sheet, command palette."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -19,6 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from plur_desk.app.reviewer import reviewer_problem
 from plur_desk.domain.engram_rules import LADDER
 from plur_desk.ui import icons
 from plur_desk.ui.actions import ACTIONS, CONTEXT_KEYS
@@ -122,24 +124,128 @@ class LevelDialog(QDialog):
 
 
 class ReviewerDialog(QDialog):
-    def __init__(self, suggested: str, parent: QWidget | None = None) -> None:
+    """Who is reviewing. OK stays disabled while the name does not name a person (the app layer's rule)."""
+
+    def __init__(
+        self, suggested: str, parent: QWidget | None = None, *, remember: bool = True, problem: str = ""
+    ) -> None:
         super().__init__(parent)
+        self.setObjectName("reviewerDialog")
         self.setWindowTitle("Who is reviewing?")
         layout = QVBoxLayout(self)
-        text = QLabel(
-            "Every decision you make is recorded in the store's history with your name as a human "
-            "reviewer. You can change it later in settings.yaml."
-        )
+        text = QLabel("Every decision you make is recorded in the store's history with your name as a human reviewer.")
         text.setWordWrap(True)
         layout.addWidget(text)
         self.name = QLineEdit(suggested)
+        self.name.setObjectName("reviewerName")
         self.name.setAccessibleName("Your name")
         layout.addWidget(self.name)
+        self.problem = QLabel(problem)
+        self.problem.setObjectName("reviewerProblem")
+        self.problem.setTextFormat(Qt.TextFormat.PlainText)
+        self.problem.setWordWrap(True)
+        layout.addWidget(self.problem)
+        self.remember = QCheckBox("Use this name for later runs too")
+        self.remember.setObjectName("rememberReviewer")
+        self.remember.setChecked(remember)
+        layout.addWidget(self.remember)
         self.buttons = _buttons(self, "Start reviewing")
         layout.addWidget(self.buttons)
-        self.name.textChanged.connect(
-            lambda t: self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(bool(t.strip()))
+        self.name.textChanged.connect(self._check)
+        self._check(self.name.text(), initial=bool(problem))
+
+    def _check(self, text: str, initial: bool = False) -> None:
+        problem = reviewer_problem(text)
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(problem is None)
+        if not initial:
+            self.problem.setText(problem or "")
+
+    @property
+    def reviewer(self) -> str:
+        return self.name.text().strip()
+
+
+class BulkDialog(QDialog):
+    """One question for a verdict on many drafts: how many, which of them are flagged, and a note or a reason that
+    fits the verdict. Flagged drafts are only included after the reviewer ticks a box that names them."""
+
+    def __init__(
+        self,
+        verb: str,
+        count: int,
+        flagged: list[tuple[str, str, str]],
+        recent: list[str],
+        parent: QWidget | None = None,
+        extra: str = "",
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("bulkDialog")
+        self.verb = verb
+        self.setWindowTitle(f"{verb.capitalize()} {count} drafts")
+        layout = QVBoxLayout(self)
+        rejecting = verb == "reject"
+        prompt = QLabel(
+            f"{verb.capitalize()} all {count} selected drafts? "
+            + (
+                "Give the reason; it is recorded on each of them, and the statements stay rejected if asserted again."
+                if rejecting
+                else "An optional note is recorded on each approval."
+            )
         )
+        prompt.setObjectName("bulkPrompt")
+        prompt.setTextFormat(Qt.TextFormat.PlainText)
+        prompt.setWordWrap(True)
+        layout.addWidget(prompt)
+        if extra:  # e.g. what the selection may contradict; plain text, as agents wrote it
+            note = QLabel(extra)
+            note.setObjectName("bulkExtra")
+            note.setTextFormat(Qt.TextFormat.PlainText)
+            note.setWordWrap(True)
+            layout.addWidget(note)
+        self.flagged = QListWidget()
+        self.flagged.setObjectName("flaggedDrafts")
+        self.flagged.setAccessibleName("Flagged drafts in this batch")
+        for engram_id, flags, statement in flagged:
+            short = statement if len(statement) <= 90 else statement[:89] + "…"
+            self.flagged.addItem(QListWidgetItem(f"{engram_id} — {flags}: {short}"))
+        self.include = QCheckBox(f"Include the {len(flagged)} flagged draft{'s' if len(flagged) != 1 else ''} above")
+        self.include.setObjectName("includeFlagged")
+        if flagged:
+            note = QLabel(f"{len(flagged)} of the {count} drafts are flagged; look at them before you {verb}:")
+            note.setTextFormat(Qt.TextFormat.PlainText)
+            note.setWordWrap(True)
+            layout.addWidget(note)
+            layout.addWidget(self.flagged)
+            layout.addWidget(self.include)
+        else:
+            self.flagged.hide()
+            self.include.hide()
+        self.combo = QComboBox()
+        self.combo.setObjectName("reasonField")
+        self.combo.setEditable(True)
+        self.combo.addItems(recent)
+        self.combo.setCurrentText("")
+        self.combo.setAccessibleName("Reason" if rejecting else "Approval note")
+        self.combo.lineEdit().setPlaceholderText(
+            "Why are they wrong? (recent reasons in the list)" if rejecting else "Note (optional)"
+        )
+        layout.addWidget(self.combo)
+        self.required = rejecting
+        self.buttons = _buttons(self, f"{verb.capitalize()} {count}")
+        layout.addWidget(self.buttons)
+        self._has_flagged = bool(flagged)
+        self.combo.lineEdit().textChanged.connect(self._update)
+        self.include.toggled.connect(self._update)
+        self._update()
+        self.resize(560, self.sizeHint().height())
+
+    def _update(self) -> None:
+        ok = (bool(self.reason) or not self.required) and (self.include.isChecked() or not self._has_flagged)
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(ok)
+
+    @property
+    def reason(self) -> str:
+        return self.combo.currentText().strip()
 
 
 class ShortcutSheet(QDialog):

@@ -7,13 +7,12 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel
-
+from plur_desk.app.rows import DraftRow
 from plur_desk.app.session import ChangeSet
+from plur_desk.domain.seen import Seen, seen_engram
 from plur_desk.ui.conflicts_support import CONFLICT_NOTE
 from plur_desk.ui.detail import engram_html
-from plur_desk.ui.dialogs import LevelDialog, ReasonDialog
+from plur_desk.ui.dialogs import BulkDialog, LevelDialog, ReasonDialog
 
 if TYPE_CHECKING:
     from plur_desk.ui.main_window import MainWindow
@@ -21,6 +20,9 @@ if TYPE_CHECKING:
     _Base = MainWindow
 else:
     _Base = object
+
+# What a bulk verdict asks about explicitly: drafts PLUR would not inject now, or whose text needs a second look.
+BULK_FLAGS = ("expired", "not yet valid", "credential-like string", "instruction-like text", "rejected before")
 
 
 class DraftActionsMixin(_Base):
@@ -30,15 +32,15 @@ class DraftActionsMixin(_Base):
     def _draft_selected(self) -> None:
         session, row = self.session, self.drafts.current()
         if session is not None and row is not None:
-            self.drafts.show_detail(
-                engram_html(
-                    session,
-                    row.id,
-                    rejected_before=row.rejected_before,
-                    similar=self.similar_to(row.id),
-                    conflicts=[w.text() for w in self.conflicts_for(row.id)],
-                )
+            engram = session.engram(row.id)
+            html = engram_html(
+                session,
+                row.id,
+                rejected_before=row.rejected_before,
+                similar=self.similar_to(row.id),
+                conflicts=[w.text() for w in self.conflicts_for(row.id)],
             )
+            self.drafts.show_detail(html, row, seen_engram(engram) if engram is not None else None)
         elif row is None:
             self.drafts.show_detail("")
         self._update_context()
@@ -60,83 +62,100 @@ class DraftActionsMixin(_Base):
             self.start_conflicts()
         self.changes_applied.emit(change)
 
-    def _selection(self) -> list[str]:
-        if self.session is None or self.drafts.editing:
+    def _shown_drafts(self) -> list[tuple[DraftRow, Seen]]:
+        """The drafts a verdict acts on, each with what was rendered of it; empty unless the Drafts pane is on
+        screen with a selection whose detail shows the current row as listed."""
+        if self.session is None or self.drafts.editing or not self.pane_on_screen(self.drafts):
             return []
-        return self.drafts.selected_ids()
+        rows = self.drafts.selected_rows()
+        if len(rows) == 1:
+            seen = self.drafts.displayed_seen()
+            if seen is None or seen.id != rows[0].id:
+                self.statusBar().showMessage("The detail does not show this draft yet; nothing was decided.", 4000)
+                return []
+            return [(rows[0], seen)]
+        return [(row, row.seen) for row in rows]  # many: each as its row was rendered in the list
 
-    def _confirm_bulk(self, ids: list[str], verb: str, conflicts: list[str] | None = None) -> tuple[bool, str]:
-        if len(ids) <= 1:
+    def _confirm_bulk(
+        self, shown: list[tuple[DraftRow, Seen]], verb: str, conflicts: list[str] | None = None
+    ) -> tuple[bool, str]:
+        if len(shown) <= 1:
             return True, ""
-        prompt = f"{verb.capitalize()} all {len(ids)} selected drafts? Give a reason; it is recorded on each of them."
-        dialog = ReasonDialog(
-            f"{verb.capitalize()} {len(ids)} drafts",
-            prompt,
-            self.settings.recent_reasons,
-            self,
-            ok_text=f"{verb.capitalize()} {len(ids)}",
-        )
-        if conflicts:  # the one question also says what the selection may contradict (as plain text)
-            label = dialog.findChild(QLabel)
-            label.setTextFormat(Qt.TextFormat.PlainText)
-            label.setText(f"{prompt}\n\n{CONFLICT_NOTE}\n" + "\n".join(conflicts))
-        if dialog.exec() != ReasonDialog.DialogCode.Accepted:
+        flagged = [(r.id, ", ".join(f for f in r.flags if f in BULK_FLAGS), r.statement) for r, _ in shown]
+        recent = self.settings.recent_notes if verb == "approve" else self.settings.recent_reasons
+        extra = f"{CONFLICT_NOTE}\n" + "\n".join(conflicts) if conflicts else ""  # the same one question
+        dialog = BulkDialog(verb, len(shown), [f for f in flagged if f[1]], recent, self, extra=extra)
+        if dialog.exec() != BulkDialog.DialogCode.Accepted:
             return False, ""
+        if dialog.reason:
+            remember = self.settings_store.remember_note if verb == "approve" else self.settings_store.remember_reason
+            remember(self.settings, dialog.reason)
         return True, dialog.reason
 
-    def approve_selected(self, level: str | None = None, note: str = "") -> None:
-        ids = self._selection()
-        if not ids or self.session is None:
+    def approve_selected(
+        self, level: str | None = None, note: str = "", shown: list[tuple[DraftRow, Seen]] | None = None
+    ) -> None:
+        shown = shown or self._shown_drafts()
+        if not shown or self.session is None:
             return
+        ids = [s.id for _, s in shown]
         conflicts = self.conflict_lines(ids)
-        ok, bulk_note = self._confirm_bulk(ids, "approve", conflicts)
+        ok, bulk_note = self._confirm_bulk(shown, "approve", conflicts)
         if not ok or (len(ids) == 1 and conflicts and not self.ask_about_conflicts(conflicts)):
             return
-        self._note_approval(len(ids))
+        self._note_approval(len(shown))
         session, chosen = self.session, level or self.settings.default_level
-        text = note or bulk_note
-        self.run_change(lambda: session.approve(ids, chosen, text), self.drafts.id_after(ids))
+        text, seen = note or bulk_note, [s for _, s in shown]
+        self.run_change(lambda: session.approve(seen, chosen, text), self.drafts.id_after([s.id for s in seen]))
 
     def approve_selected_level(self) -> None:
-        ids = self._selection()
-        if not ids:
+        shown = self._shown_drafts()
+        if not shown:
             return
-        dialog = LevelDialog(len(ids), self.settings.default_level, self)
+        dialog = LevelDialog(len(shown), self.settings.default_level, self)
         if dialog.exec() == LevelDialog.DialogCode.Accepted:
-            self.approve_selected(dialog.level, dialog.note.text().strip())
+            self.approve_selected(dialog.level, dialog.note.text().strip(), shown)
 
     def reject_selected(self) -> None:
-        ids = self._selection()
-        if not ids or self.session is None:
+        shown = self._shown_drafts()
+        if not shown or self.session is None:
             return
-        title = f"Reject {len(ids)} drafts" if len(ids) > 1 else f"Reject {ids[0]}"
+        if len(shown) > 1:
+            ok, reason = self._confirm_bulk(shown, "reject")
+        else:
+            ok, reason = self._ask_reason(shown[0][0])
+        if not ok or not reason:
+            return
+        session, seen = self.session, [s for _, s in shown]
+        self.run_change(lambda: session.reject(seen, reason), self.drafts.id_after([s.id for s in seen]))
+
+    def _ask_reason(self, row: DraftRow) -> tuple[bool, str]:
         dialog = ReasonDialog(
-            title,
+            f"Reject {row.id}",
             "Why is this wrong? The reason is recorded, and the same statement is flagged "
             "if an agent asserts it again.",
             self.settings.recent_reasons,
             self,
         )
-        earlier = self.drafts.current().rejected_before if len(ids) == 1 and self.drafts.current() else None
-        if earlier is not None:  # a re-assertion: Enter rejects it again for the same reason
-            dialog.combo.setCurrentText(earlier.reason)
+        if row.rejected_before is not None:  # a re-assertion: Enter rejects it again for the same reason
+            dialog.combo.setCurrentText(row.rejected_before.reason)
         if dialog.exec() != ReasonDialog.DialogCode.Accepted or not dialog.reason:
-            return
-        reason, session = dialog.reason, self.session
-        self.settings_store.remember_reason(self.settings, reason)
-        self.run_change(lambda: session.reject(ids, reason), self.drafts.id_after(ids))
+            return False, ""
+        self.settings_store.remember_reason(self.settings, dialog.reason)
+        return True, dialog.reason
 
     def edit_selected(self) -> None:
-        row = self.drafts.current()
-        if row is not None and self.session is not None:
-            self.drafts.start_edit(row.id, row.statement)
+        shown = self._shown_drafts()
+        if len(shown) == 1:
+            row, seen = shown[0]
+            self.drafts.start_edit(seen, row.statement)
             self._update_context()
 
-    def _save_edit(self, engram_id: str, text: str) -> None:
+    def _save_edit(self, seen: Seen, text: str) -> None:
         session = self.session
-        conflicts = self.conflict_lines([engram_id], text) if session is not None else []
+        conflicts = self.conflict_lines([seen.id], text) if session is not None else []
         if session is not None and (not conflicts or self.ask_about_conflicts(conflicts, "Save")):
-            self.run_change(lambda: session.edit_statement(engram_id, text), engram_id)
+            self.run_change(lambda: session.edit_statement(seen, text), seen.id)
 
     def skip(self) -> None:
         self.drafts.move(1)

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from plur_desk.app.rows import DraftRow
+from plur_desk.domain.seen import Seen
 from plur_desk.ui.models import ID_ROLE, DraftColumn, drafts_model
 from plur_desk.ui.widgets import SafeBrowser, banner_label, plain_label, shorten_long_words
 
@@ -41,7 +42,7 @@ NOTHING_WAITING = "No drafts are waiting. New drafts appear here as soon as an a
 
 class DraftsPane(QWidget):
     selection_changed = Signal()
-    edit_saved = Signal(str, str)
+    edit_saved = Signal(object, str)  # (Seen of the engram as it was when editing began, new text)
     edit_cancelled = Signal()
     sort_requested = Signal(int, bool)
 
@@ -50,6 +51,9 @@ class DraftsPane(QWidget):
         self.setObjectName("draftsPane")
         self.model = drafts_model(self)
         self._editing_id: str | None = None
+        self._edit_seen: Seen | None = None
+        self._edit_original = ""
+        self._shown: tuple[DraftRow, Seen] | None = None  # the row the detail shows, and that engram as rendered
         self._build()
         self._connect()
 
@@ -157,6 +161,7 @@ class DraftsPane(QWidget):
         `query` is the search that narrowed `rows`, so an empty result says the search matched nothing.
         """
         keep = keep or self.current_id()
+        self._shown = None
         self.model.set_rows(rows)
         query = shorten_long_words(query.strip())
         self.empty.setText(
@@ -165,8 +170,7 @@ class DraftsPane(QWidget):
             if query
             else NOTHING_WAITING
         )
-        self.empty.setVisible(not rows)
-        self.table.setVisible(bool(rows))
+        self.empty.setVisible(not rows)  # the list stays: hiding it would hand its keyboard focus to another widget
         row = self.model.row_of(keep) if keep else -1
         if rows:
             self.select_row(row if row >= 0 else 0)
@@ -198,6 +202,12 @@ class DraftsPane(QWidget):
     def current(self) -> DraftRow | None:
         row = self.current_row()
         return self.model.rows[row] if 0 <= row < len(self.model.rows) else None
+
+    def selected_rows(self) -> list[DraftRow]:
+        rows = sorted({i.row() for i in self.table.selectionModel().selectedRows()})
+        out = [self.model.rows[r] for r in rows if r < len(self.model.rows)]
+        current = self.current()
+        return out or ([current] if current is not None else [])
 
     def selected_ids(self) -> list[str]:
         rows = sorted({i.row() for i in self.table.selectionModel().selectedRows()})
@@ -236,15 +246,33 @@ class DraftsPane(QWidget):
 
     # -- detail and editing --------------------------------------------------------------------------------
 
-    def show_detail(self, html: str) -> None:
+    def show_detail(self, html: str, row: DraftRow | None = None, seen: Seen | None = None) -> None:
+        """Render the detail of `row`; `seen` is that engram exactly as this rendering used it."""
         self.detail.setHtml(html)
+        self._shown = (row, seen) if row is not None and seen is not None else None
+
+    def displayed_seen(self) -> Seen | None:
+        """What a verdict on the current row rests on, or None when the detail does not show that row as listed."""
+        row = self.current()
+        if self._shown is None or row is None:
+            return None
+        shown_row, seen = self._shown
+        if shown_row.id != row.id or seen.fingerprint != row.fingerprint:
+            return None
+        return seen
 
     @property
     def editing(self) -> bool:
         return self._editing_id is not None
 
-    def start_edit(self, engram_id: str, statement: str) -> None:
+    def has_unsaved_edit(self) -> bool:
+        return self._editing_id is not None and self.editor.toPlainText() != self._edit_original
+
+    def start_edit(self, seen: Seen, statement: str) -> None:
+        engram_id = seen.id
+        self._edit_seen = seen
         self._editing_id = engram_id
+        self._edit_original = statement
         self.editor.setPlainText(statement)
         self.editor.show()
         self.edit_hint.show()
@@ -252,11 +280,11 @@ class DraftsPane(QWidget):
         self.editor.selectAll()
 
     def _save_edit(self) -> None:
-        if self._editing_id is None:
+        if self._editing_id is None or self._edit_seen is None:
             return
-        engram_id, text = self._editing_id, self.editor.toPlainText()
+        seen, text = self._edit_seen, self.editor.toPlainText()
         self._end_edit()
-        self.edit_saved.emit(engram_id, text)
+        self.edit_saved.emit(seen, text)
 
     def cancel_edit(self) -> None:
         if self._editing_id is not None:
@@ -264,7 +292,7 @@ class DraftsPane(QWidget):
             self.edit_cancelled.emit()
 
     def _end_edit(self) -> None:
-        self._editing_id = None
+        self._editing_id = self._edit_seen = None
         self.editor.hide()
         self.edit_hint.hide()
         self.focus_queue()

@@ -6,10 +6,10 @@ from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QFileSystemWatcher, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QFileSystemWatcher, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
-    QFileDialog,
+    QApplication,
     QLabel,
     QLineEdit,
     QMainWindow,
@@ -20,11 +20,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from plur_desk.app import loading
 from plur_desk.app.rows import DraftRow
 from plur_desk.app.session import ChangeSet, ReviewSession
 from plur_desk.app.settings import Settings, SettingsStore
-from plur_desk.domain.review import Reviewer
 from plur_desk.infra.clock import Clock, SystemClock
 from plur_desk.infra.errors import ChangedSinceError, PartialWrite, PlurDeskError
 from plur_desk.ui import icons, window_state
@@ -34,16 +32,18 @@ from plur_desk.ui.draft_actions import DraftActionsMixin
 from plur_desk.ui.drafts_pane import DraftsPane, action_button
 from plur_desk.ui.history_pane import HistoryPane
 from plur_desk.ui.navigation import PANES, NavigationMixin
-from plur_desk.ui.reviewer_identity import ReviewerIdentityMixin, UnlockAsker, make_session
+from plur_desk.ui.reviewer_identity import ReviewerIdentityMixin, UnlockAsker
 from plur_desk.ui.runner import Runner
 from plur_desk.ui.search_support import SearchMixin
+from plur_desk.ui.store_opening import StoreOpeningMixin
 from plur_desk.ui.team_dialog import TeamActionsMixin
 from plur_desk.ui.tensions_pane import TensionsPane
 from plur_desk.ui.validity_pane import ValidityPane
-from plur_desk.ui.widgets import banner_label, plain_label, shorten_long_words, text_html
+from plur_desk.ui.widgets import banner_label, plain_label, shorten_long_words
 
 
 class MainWindow(
+    StoreOpeningMixin,
     NavigationMixin,
     SearchMixin,
     ConflictsMixin,
@@ -52,6 +52,8 @@ class MainWindow(
     TeamActionsMixin,
     QMainWindow,
 ):
+    session: ReviewSession | None
+    store_path: Path | None
     store_opened = Signal()
     changes_applied = Signal(object)
     error_shown = Signal(str)
@@ -69,8 +71,8 @@ class MainWindow(
         self.settings_store, self.settings = settings_store, settings
         self.reviewer_name = reviewer_name
         self.clock = clock or SystemClock()
-        self.session: ReviewSession | None = None
-        self.store_path: Path | None = None
+        self.session = None
+        self.store_path = None
         self.runner = Runner(self)
         self.unlock_asker = UnlockAsker(self)
         self._init_search()
@@ -81,6 +83,7 @@ class MainWindow(
         self._stale: set[QWidget] = set()
         self._build()
         self._connect()
+        self._watch_user_input()
 
     # -- construction --------------------------------------------------------------------------------------
 
@@ -119,7 +122,8 @@ class MainWindow(
         self.setCentralWidget(self.stack)
 
         panes = {"drafts": self.drafts, "tensions": self.tensions, "validity": self.validity, "history": self.history}
-        self.actions = build_actions(self, panes, self._handler, icons.icon)
+        queues = {name: pane.table for name, pane in panes.items()}
+        self.actions = build_actions(self, panes, self._handler, icons.icon, queues)
         self._build_menus()
         toolbar = self.addToolBar("Main")
         toolbar.setObjectName("mainToolbar")
@@ -152,6 +156,8 @@ class MainWindow(
             label.setObjectName(f"status_{name}")
             label.setAccessibleName(name)
             (self.statusBar().addPermanentWidget if name != "path" else self.statusBar().addWidget)(label)
+        self._status_labels["reviewer"].setText(f"reviewer: {self.reviewer_name}")
+        self._status_labels["reviewer"].setToolTip("Every decision is recorded with this name")
         self._search_timer = QTimer(self, singleShot=True, interval=150)
         self._reload_timer = QTimer(self, singleShot=True, interval=200)
         self._poll_timer = QTimer(self, interval=1000)
@@ -226,133 +232,6 @@ class MainWindow(
     def _busy(self, busy: bool) -> None:
         text = ("loading…" if self.session is None else "working…") if busy else ""
         self._status_labels["busy"].setText(text)
-
-    # -- opening -------------------------------------------------------------------------------------------
-
-    def open_path(self, path: Path) -> None:
-        from plur_desk.app.bootstrap import store_problem
-
-        problem = store_problem(path)
-        if problem:
-            self.start_text.setText(
-                f"<h2>No PLUR store here</h2><p>{text_html(problem)}</p>"
-                "<p>Open the demo store to see plur_desk on realistic data, or pick a store.</p>"
-            )
-            self.stack.setCurrentWidget(self.start)
-            return
-        self.store_path = path
-        self.setWindowTitle(f"plur_desk — {path}")
-        self._status_labels["path"].setText(str(path))
-        self.stack.setCurrentIndex(1)
-        if self.session is not None:
-            self.runner.submit(self.session.end)  # the previous session's closing checkpoint, in order
-        self.session = None  # the previous store's session, watcher and index are left behind
-        self.search_service, self.search_ready = None, False
-        watched = self.watcher.files() + self.watcher.directories()
-        if watched:
-            self.watcher.removePaths(watched)
-        self.show_message(f"Opening {path}…")
-        reviewer = Reviewer(self.reviewer_name)
-        clock = self.clock
-        asker = self.unlock_asker
-
-        def load() -> ReviewSession:
-            from plur_desk.app.bootstrap import open_store
-
-            store = open_store(path)
-            store.load_drafts()  # the rest is parsed in worker processes once the queue is on screen
-            session = make_session(store, reviewer, clock, asker)
-            session.recover_on_open()  # finishes interrupted actions from the journal; sets recovery_note
-            return session
-
-        self.runner.submit(load, self._drafts_loaded, self._failed)
-        self.settings_store.remember_store(self.settings, str(path))
-
-    def _drafts_loaded(self, session: object) -> None:
-        """The drafts are parsed: the queue is shown and can be acted on at once (a write re-reads inside the
-        lock and finds any entry by id, so a decision now is as safe as after the full load)."""
-        assert isinstance(session, ReviewSession)
-        if self.store_path is None or session.store.root != self.store_path.resolve():
-            return  # another store was opened meanwhile
-        self._early_drafts(session.drafts())
-        self.session = session
-        self.refresh_all()  # every pane usable now; the full load refreshes them again
-        self._status_labels["busy"].setText("loading the rest…")
-
-        def parsed(rest: object) -> None:  # then completed in the writes' queue, unless another store was opened
-            if self.session is session:
-                self.runner.submit(lambda: loading.finish_load(session, rest), self._loaded_if_current, self._failed)
-
-        self.search_runner.submit(lambda: loading.parse_rest(session), parsed, self._failed)
-
-    def _loaded_if_current(self, session: object) -> None:
-        return self._loaded(session) if self.session is session else None
-
-    @Slot(object)
-    def _early_drafts(self, rows: list[DraftRow]) -> None:
-        if self.session is None:
-            self.drafts.set_rows(rows)
-            self.drafts.focus_queue()
-            self._status_labels["counts"].setText(f"{len(rows)} drafts waiting · loading the rest…")
-
-    def _loaded(self, session: object) -> None:
-        assert isinstance(session, ReviewSession)
-        self.session = session
-        self.refresh_all()
-        self.drafts.focus_queue()
-        self._watch()
-        self._poll_timer.start()
-        reasons = session.read_only_reasons
-        invalid = session.invalid_entries()
-        notes = [session.recovery_note] if session.recovery_note else []
-        if reasons:
-            notes.append("Read-only: " + "; ".join(reasons))
-        if invalid:
-            shown = "; ".join(f"{where}: {why}" for where, _line, why in invalid[:3])
-            notes.append(
-                f"{len(invalid)} entr{'y' if len(invalid) == 1 else 'ies'} PLUR quarantines (kept, never "
-                f"rewritten): {shown}" + (" …" if len(invalid) > 3 else "")
-            )
-        self.show_message("\n".join(notes))
-        self.store_opened.emit()
-        self.runner.submit(session.load_history_first_page, lambda _r: self.history.refresh(None))
-        self.runner.submit(
-            lambda: (session.load_history(), session.store.save_cache()), lambda _r: self._history_loaded()
-        )
-        self.start_search()
-        self.start_conflicts()
-
-    def _history_loaded(self) -> None:
-        self.refresh_all()
-        session = self.session
-        missing = session.unlogged_reviews() if session is not None else []
-        if missing:
-            self.show_message(
-                f"{len(missing)} reviewed engram(s) have no history event ({', '.join(missing[:3])}"
-                f"{' …' if len(missing) > 3 else ''}): a write was interrupted before its event was "
-                "appended. Their review record (who, when) is on the engram."
-            )
-
-    def _watch(self) -> None:
-        assert self.store_path is not None
-        paths = [str(self.store_path), str(self.store_path / "engrams.yaml"), str(self.store_path / "tensions.yaml")]
-        history = self.store_path / "history"
-        if history.is_dir():
-            paths.append(str(history))
-        existing = [p for p in paths if Path(p).exists() and p not in self.watcher.files() + self.watcher.directories()]
-        if existing:
-            self.watcher.addPaths(existing)
-
-    def open_store_dialog(self) -> None:
-        path = QFileDialog.getExistingDirectory(self, "Open a PLUR store", str(self.store_path or Path.home()))
-        if path:
-            self.sticky_note = ""
-            self.open_path(Path(path))
-
-    def open_demo(self) -> None:
-        from plur_desk.app.demo import copy_demo_store
-
-        self.open_path(copy_demo_store())
 
     # -- refreshing ----------------------------------------------------------------------------------------
 
@@ -439,15 +318,22 @@ class MainWindow(
 
     # -- context and messages ------------------------------------------------------------------------------
 
+    def pane_on_screen(self, pane: QWidget) -> bool:
+        """True when `pane` is the pane the person sees (the store page is up and that tab is current)."""
+        return self.stack.currentIndex() == 1 and self.tabs.currentWidget() is pane
+
     def ui_context(self) -> UiContext:
         session = self.session
-        ids = self.drafts.selected_ids() if PANES[self.tabs.currentIndex()] == "drafts" else []
-        pane = getattr(self, PANES[self.tabs.currentIndex()])
+        name = PANES[self.tabs.currentIndex()]
+        pane = getattr(self, name)
+        on_screen = self.pane_on_screen(pane)
+        ids = self.drafts.selected_ids() if on_screen and pane is self.drafts else []
         has_selection = bool(ids) if pane is self.drafts else bool(getattr(pane, "has_selection", lambda: False)())
         return UiContext(
+            pane=name if on_screen else "",
             has_store=session is not None,
             read_only=bool(session and session.read_only_reasons),
-            has_selection=has_selection,
+            has_selection=on_screen and has_selection,
             multi_selection=len(ids) > 1,
             can_undo=bool(session and session.can_undo),
             can_redo=bool(session and session.can_redo),
@@ -498,15 +384,24 @@ class MainWindow(
 
     # -- undo ------------------------------------------------------------------------------------------------
 
+    def _store_on_screen(self) -> bool:
+        return self.session is not None and self.stack.currentIndex() == 1
+
     def undo(self) -> None:
-        if self.session is not None and self.session.can_undo:
+        if self._store_on_screen() and self.session is not None and self.session.can_undo:
             self.runner.submit(self.session.undo, self._applied, self._failed)
 
     def redo(self) -> None:
-        if self.session is not None and self.session.can_redo:
+        if self._store_on_screen() and self.session is not None and self.session.can_redo:
             self.runner.submit(self.session.redo, self._applied, self._failed)
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        if not self.confirm_discard_edit("quit"):
+            event.ignore()
+            return
+        app = QApplication.instance()
+        if app is not None:
+            app.removeEventFilter(self)
         window_state.save(self, self.settings_store.path.parent)
         self._poll_timer.stop()
         self.stop_search()

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from plur_desk.app.rows import TensionRow, attribution_of, created_of
+from plur_desk.domain.seen import Seen, seen_tension
 from plur_desk.domain.validity import Window
 from plur_desk.ui.date_field import DateField
 from plur_desk.ui.detail import SIMILAR_TITLE
@@ -113,7 +114,8 @@ class TensionsPane(QWidget):
         self.setObjectName("tensionsPane")
         self.window_: MainWindow | None = None
         self.model = tensions_model(self)
-        self.pending: tuple[str, str] | None = None  # (tension id, winner) awaiting Enter
+        self.pending: tuple[Seen, str] | None = None  # (tension as shown, winner) awaiting Enter
+        self.shown: Seen | None = None  # the tension the detail shows, with both engrams, as rendered
         self._search = ""
         self._build()
 
@@ -165,12 +167,13 @@ class TensionsPane(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)
         layout.addWidget(splitter)
-        self._commit = QShortcut(QKeySequence("Return"), self, self.commit_pending)
-        self._commit.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        self._commit_enter = QShortcut(QKeySequence("Enter"), self, self.commit_pending)
-        self._commit_enter.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        self._cancel = QShortcut(QKeySequence("Escape"), self, self.cancel_pending)
-        self._cancel.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        # Enter commits a previewed resolution only while the list itself has the focus (as every verdict key)
+        self._commit = QShortcut(QKeySequence("Return"), self.table, self.commit_pending)
+        self._commit.setContext(Qt.ShortcutContext.WidgetShortcut)
+        self._commit_enter = QShortcut(QKeySequence("Enter"), self.table, self.commit_pending)
+        self._commit_enter.setContext(Qt.ShortcutContext.WidgetShortcut)
+        self._cancel = QShortcut(QKeySequence("Escape"), self.table, self.cancel_pending)
+        self._cancel.setContext(Qt.ShortcutContext.WidgetShortcut)
         self._preview_keys(False)
 
     def _preview_keys(self, live: bool) -> None:
@@ -249,12 +252,27 @@ class TensionsPane(QWidget):
 
     def _selected(self) -> None:
         self.cancel_pending()
+        self.shown = None
         window, row = self.window_, self.current()
         if window is None or window.session is None:
             return
+        session = window.session
+        record = session.tension(row.id) if row is not None else None
         if row is not None:
             self.detail.setHtml(self._detail_html(row))
+        if row is not None and record is not None:
+            self.shown = seen_tension(record, [session.engram(row.engram_a), session.engram(row.engram_b)])
         window._update_context()  # with no tension shown, its buttons are disabled
+
+    def displayed(self) -> tuple[TensionRow, Seen] | None:
+        """The current tension and what the detail rendered of it, or None when a verdict must not act: the pane
+        is not on screen, or the detail does not show the row as listed."""
+        window, row, shown = self.window_, self.current(), self.shown
+        if window is None or window.session is None or row is None or shown is None:
+            return None
+        if not window.pane_on_screen(self) or shown != row.seen:
+            return None
+        return row, shown
 
     def _side(self, engram_id: str, snapshot: str, diffed: str) -> str:
         window = self.window_
@@ -336,15 +354,16 @@ class TensionsPane(QWidget):
         self.window_.run_change(fn)
 
     def confirm_tension(self) -> None:
-        row, window = self.current(), self.window_
-        if row and window and window.session:
-            session = window.session
-            self._run(lambda: session.confirm_tension(row.id))
+        window, displayed = self.window_, self.displayed()
+        if displayed and window and window.session:
+            session, seen = window.session, displayed[1]
+            self._run(lambda: session.confirm_tension(seen))
 
     def dismiss_tension(self) -> None:
-        row, window = self.current(), self.window_
-        if not (row and window and window.session):
+        window, displayed = self.window_, self.displayed()
+        if not (displayed and window and window.session):
             return
+        row, seen = displayed
         dialog = ReasonDialog(
             f"Dismiss {row.id}",
             "Why is this not a real conflict? (optional) PLUR will not raise this pair again.",
@@ -355,7 +374,7 @@ class TensionsPane(QWidget):
         )
         if dialog.exec() == ReasonDialog.DialogCode.Accepted:
             session, reason = window.session, dialog.reason
-            self._run(lambda: session.dismiss_tension(row.id, reason))
+            self._run(lambda: session.dismiss_tension(seen, reason))
 
     def keep_left(self) -> None:
         self._preview(keep_right=False)
@@ -364,11 +383,12 @@ class TensionsPane(QWidget):
         self._preview(keep_right=True)
 
     def _preview(self, keep_right: bool) -> None:
-        row = self.current()
-        if row is None:
+        displayed = self.displayed()
+        if displayed is None:
             return
+        row, seen = displayed
         winner, loser = (row.engram_b, row.engram_a) if keep_right else (row.engram_a, row.engram_b)
-        self.pending = (row.id, winner)
+        self.pending = (seen, winner)
         self.preview.setText(
             f"Keep <b>{E(winner)}</b> and retire <b>{E(loser)}</b>? "
             "<b>Enter</b> commits, <b>Esc</b> cancels. Undo with Ctrl+Z."
@@ -378,12 +398,12 @@ class TensionsPane(QWidget):
 
     def commit_pending(self) -> None:
         window = self.window_
-        if self.pending is None or window is None or window.session is None:
+        if self.pending is None or window is None or window.session is None or not window.pane_on_screen(self):
             return
-        tension_id, winner = self.pending
+        seen, winner = self.pending
         self.cancel_pending()
         session = window.session
-        self._run(lambda: session.resolve_tension(tension_id, winner))
+        self._run(lambda: session.resolve_tension(seen, winner))
 
     def cancel_pending(self) -> None:
         self.pending = None
@@ -391,9 +411,10 @@ class TensionsPane(QWidget):
         self._preview_keys(False)
 
     def split_tension(self) -> None:
-        row, window = self.current(), self.window_
-        if not (row and window and window.session):
+        window, displayed = self.window_, self.displayed()
+        if not (displayed and window and window.session):
             return
+        row, seen = displayed
         a, b = window.session.engram(row.engram_a), window.session.engram(row.engram_b)
         if a is None or b is None:
             window.show_error(f"Both engrams of {row.id} must be in the store to split it in time.")
@@ -407,4 +428,4 @@ class TensionsPane(QWidget):
         dialog = SplitDialog(earlier, later, self, QDate(now.year, now.month, now.day))
         if dialog.exec() == QDialog.DialogCode.Accepted:
             session, at = window.session, dialog.iso
-            self._run(lambda: session.split_in_time(row.id, at))
+            self._run(lambda: session.split_in_time(seen, at))

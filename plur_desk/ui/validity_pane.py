@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from plur_desk.domain.seen import Seen, seen_engram
 from plur_desk.domain.validity import Window, closes_at, opens_at
 from plur_desk.ui.date_field import DateField
 from plur_desk.ui.drafts_pane import action_button
@@ -51,6 +52,7 @@ class ValidityRow:
     state: str
     valid_from: str
     valid_until: str
+    seen: Seen  # the engram as this row was built: what a window change expects on disk
 
 
 COLUMNS: list[Column[ValidityRow]] = [
@@ -245,6 +247,7 @@ class ValidityPane(QWidget):
                     window_.state(now),
                     window_.valid_from or "",
                     window_.valid_until or "",
+                    seen_engram(engram),
                 )
             )
         rows.sort(key=COLUMNS[0].sort)
@@ -306,21 +309,34 @@ class ValidityPane(QWidget):
         self.timeline.set_bars(bars[:12], self.moment())
         window._update_context()
 
+    def _shown_rows(self) -> list[ValidityRow]:
+        """The selected rows as listed, only while this pane is on screen."""
+        window = self.window_
+        if window is None or window.session is None or not window.pane_on_screen(self):
+            return []
+        rows = sorted({i.row() for i in self.table.selectionModel().selectedRows()})
+        out = [self.model.rows[r] for r in rows if r < len(self.model.rows)]
+        index = self.table.currentIndex()
+        if not out and index.isValid() and index.row() < len(self.model.rows):
+            out = [self.model.rows[index.row()]]
+        return out
+
     def edit_validity(self) -> None:
-        window, engram_id = self.window_, self.current_engram_id()
-        if not (window and window.session and engram_id):
+        window, index = self.window_, self.table.currentIndex()
+        shown = self._shown_rows()
+        if not (window and window.session and shown and index.isValid() and index.row() < len(self.model.rows)):
             return
-        engram = window.session.engram(engram_id)
+        row = self.model.rows[index.row()]
         now = window.clock.now()
-        dialog = WindowDialog(engram_id, Window.of(engram or {}), self, QDate(now.year, now.month, now.day))
+        window_ = Window(row.valid_from or None, row.valid_until or None)
+        dialog = WindowDialog(row.id, window_, self, QDate(now.year, now.month, now.day))
         accepted = dialog.exec() == QDialog.DialogCode.Accepted
-        self.table.setFocus()
         if accepted:
             session, start, end = window.session, dialog.value("valid_from"), dialog.value("valid_until")
-            window.run_change(lambda: session.set_validity([engram_id], start, end))
+            window.run_change(lambda: session.set_validity([row.seen], start, end))
 
     def expire_now(self) -> None:
-        window, ids = self.window_, self.selected_ids()
-        if window and window.session and ids:
-            session = window.session
-            window.run_change(lambda: session.expire_now(ids))
+        window, rows = self.window_, self._shown_rows()
+        if window and window.session and rows:
+            session, seen = window.session, [r.seen for r in rows]
+            window.run_change(lambda: session.expire_now(seen))

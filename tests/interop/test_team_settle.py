@@ -25,8 +25,8 @@ def test_settling_approve_vs_reject_clears_it_everywhere(tmp_path) -> None:
     team.seed("Ann", [("Use the blue-green rollout for the API", {**TEAM, "commitment": "draft"})])
     team.clone("Bob")
     draft = next(iter(team.session("Ann").all_engrams()))["id"]
-    team.session("Ann").approve([draft])
-    team.session("Bob").reject([draft], "we moved to canaries")
+    (_s := team.session("Ann")).approve(_s.seen([draft]))
+    (_s := team.session("Bob")).reject(_s.seen([draft]), "we moved to canaries")
     _sync(team, "Ann", "Bob", "Ann")
     for name in ("Ann", "Bob"):
         listed = team_review.disagreements(team.session(name))
@@ -69,8 +69,8 @@ def test_settling_two_winners_reinstates_one(tmp_path) -> None:
     team.sync("Ann")
     team.clone("Bob")
     tension = next(iter(team.session("Ann").all_tensions()))["id"]
-    team.session("Ann").resolve_tension(tension, ids[0])
-    team.session("Bob").resolve_tension(tension, ids[1])
+    (_s := team.session("Ann")).resolve_tension(_s.seen_tension(tension), ids[0])
+    (_s := team.session("Bob")).resolve_tension(_s.seen_tension(tension), ids[1])
     _sync(team, "Ann", "Bob", "Ann")
     assert [d.kind for d in team_review.disagreements(team.session("Bob"))] == ["two-winners"]
 

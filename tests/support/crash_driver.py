@@ -50,19 +50,19 @@ def actions(root: Path) -> dict[str, tuple[Act | None, Act]]:
     t, a = pairs[0].id, pairs[0].engram_a
     d0, d3 = drafts[0], drafts[:3]
     return {
-        "approve": (None, lambda s: s.approve([d0])),
-        "approve_bulk": (None, lambda s: s.approve(d3, note="bulk")),
-        "reject": (None, lambda s: s.reject([d0], "crash trial")),
-        "reject_bulk": (None, lambda s: s.reject(d3, "crash trial")),
-        "edit": (None, lambda s: s.edit_statement(d0, "A new statement written during a crash trial")),
-        "validity_bulk": (None, lambda s: s.set_validity(d3[:2], "2026-01-01", "2027-01-01")),
-        "expire": (None, lambda s: s.expire_now([d0])),
-        "confirm": (None, lambda s: s.confirm_tension(t)),
-        "dismiss": (None, lambda s: s.dismiss_tension(t, "not a real conflict")),
-        "resolve": (None, lambda s: s.resolve_tension(t, a)),
-        "split": (None, lambda s: s.split_in_time(t, "2026-06-01")),
-        "undo_resolve": (lambda s: s.resolve_tension(t, a), lambda s: s.undo()),
-        "undo_approve_bulk": (lambda s: s.approve(d3), lambda s: s.undo()),
+        "approve": (None, lambda s: s.approve(s.seen([d0]))),
+        "approve_bulk": (None, lambda s: s.approve(s.seen(d3), note="bulk")),
+        "reject": (None, lambda s: s.reject(s.seen([d0]), "crash trial")),
+        "reject_bulk": (None, lambda s: s.reject(s.seen(d3), "crash trial")),
+        "edit": (None, lambda s: s.edit_statement(s.seen([d0])[0], "A new statement written during a crash trial")),
+        "validity_bulk": (None, lambda s: s.set_validity(s.seen(d3[:2]), "2026-01-01", "2027-01-01")),
+        "expire": (None, lambda s: s.expire_now(s.seen([d0]))),
+        "confirm": (None, lambda s: s.confirm_tension(s.seen_tension(t))),
+        "dismiss": (None, lambda s: s.dismiss_tension(s.seen_tension(t), "not a real conflict")),
+        "resolve": (None, lambda s: s.resolve_tension(s.seen_tension(t), a)),
+        "split": (None, lambda s: s.split_in_time(s.seen_tension(t), "2026-06-01")),
+        "undo_resolve": (lambda s: s.resolve_tension(s.seen_tension(t), a), lambda s: s.undo()),
+        "undo_approve_bulk": (lambda s: s.approve(s.seen(d3)), lambda s: s.undo()),
     }
 
 

@@ -34,7 +34,8 @@ def window(qtbot, store_copy, tmp_path) -> MainWindow:
     make_application()
     settings = Settings(reviewer_name="Grace Tester")
     win = MainWindow(SettingsStore(tmp_path / "settings.yaml"), settings, "Grace Tester", FixedClock(NOW))
-    qtbot.addWidget(win)
+    # a failed test must not leave the quit question (unsaved edit) open with no one to answer it
+    qtbot.addWidget(win, before_close_func=lambda w: w.drafts.cancel_edit())
     win.show()
     qtbot.waitExposed(win)
     win.activateWindow()

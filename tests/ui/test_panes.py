@@ -108,11 +108,18 @@ def test_validity_as_of_groups_and_editor(qtbot, window, store_copy):
     window.activateWindow()  # the offscreen platform has no window manager to give focus back after a dialog
     pane.table.setFocus()
     qtbot.waitUntil(lambda: QApplication.focusWidget() is pane.table)
-    pane.table.selectRow(0)
+    pane.table.selectRow(next(i for i, r in enumerate(pane.model.rows) if r.state in ("current", "expiring_soon")))
     first = pane.current_engram_id()
     with qtbot.waitSignal(window.changes_applied, timeout=10000):
         qtbot.keyClick(pane.table, Qt.Key.Key_X)
     assert engrams_on_disk(store_copy)[first]["temporal"]["valid_until"].startswith("2026-12-02T15:00:00")
+    # expiring what has already expired records nothing: refused with a message, no byte written
+    pane.table.selectRow(next(i for i, r in enumerate(pane.model.rows) if r.state == "expired"))
+    before = (store_copy / "engrams.yaml").read_bytes()
+    with qtbot.waitSignal(window.error_shown, timeout=10000) as refused:
+        qtbot.keyClick(pane.table, Qt.Key.Key_X)
+    assert "already expired" in refused.args[0]
+    assert (store_copy / "engrams.yaml").read_bytes() == before
 
 
 def test_validity_editor_refuses_from_after_until(qtbot, window):

@@ -30,7 +30,7 @@ session = ReviewSession(store, Reviewer("Killed Reviewer"))
 draft = session.drafts()[0].id
 print(draft, flush=True)
 os.environ["PLUR_DESK_CRASH_AT"] = "store-renamed:1"
-session.approve([draft])
+session.approve(session.seen([draft]))
 """
 
 

@@ -45,8 +45,10 @@ def clones(tmp_path: Path) -> tuple[Path, Path, str]:
     shutil.copytree(ann / "history", bob / "history")
     first = open_session(ann, "Ann", load_history=False, use_cache=False)
     draft = sorted(r.id for r in first.drafts())[0]
-    first.approve([draft])
-    open_session(bob, "Bob", load_history=False, use_cache=False).reject([draft], "only true for the web tier")
+    first.approve(first.seen([draft]))
+    (_s := open_session(bob, "Bob", load_history=False, use_cache=False)).reject(
+        _s.seen([draft]), "only true for the web tier"
+    )
     for store in (ann, bob, ann):
         assert run_sync(store).error is None
     return ann, bob, draft

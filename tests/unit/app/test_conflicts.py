@@ -168,7 +168,7 @@ def test_a_missing_tensions_file_is_created_with_the_one_record(session):
 def test_the_service_names_the_other_engram_and_who_approved_it(session):
     from plur_desk.app.conflict_service import ConflictService
 
-    session.approve(["ENG-2026-11-04-001"], "decided")  # now the 90-day engram is approved by Ada
+    session.approve(session.seen(["ENG-2026-11-04-001"]), "decided")  # now the 90-day engram is approved by Ada
     service = ConflictService(session).rebuild()
     warnings = service.warnings_for("ENG-2026-11-03-001")
     assert [(w.other_id, w.commitment, w.approved_by) for w in warnings] == [

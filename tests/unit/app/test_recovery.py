@@ -36,7 +36,7 @@ from plur_desk.store.plur_store import PlurStore
 store = PlurStore(Path(sys.argv[1])); store.load()
 session = ReviewSession(store, Reviewer("Ada Reviewer"), FixedClock(datetime(2026, 12, 2, 12, 0, tzinfo=timezone.utc)))
 os.environ["PLUR_DESK_CRASH_AT"] = "step-done:1"  # the tension record and its event are written, the loser is not
-session.resolve_tension("{TENSION}", "{WINNER}")
+session.resolve_tension(session.seen_tension("{TENSION}"), "{WINNER}")
 """
 
 

@@ -18,6 +18,7 @@ import pytest
 from plur_desk.app.check import run_check
 from plur_desk.app.session import ReviewSession
 from plur_desk.domain.review import Reviewer
+from plur_desk.domain.seen import Seen
 from plur_desk.infra.errors import PlurDeskError
 from plur_desk.store.lock import LockPolicy
 from plur_desk.store.plur_store import PlurStore
@@ -98,8 +99,15 @@ def session_for(root: Path) -> ReviewSession:
     return ReviewSession(store, Reviewer("Tester"))
 
 
+def decide(root: Path, method: str, target: str | list[str], *args: object, **kwargs: object) -> object:
+    """A decision on the session's own snapshot (ids for engrams, one id for a tension)."""
+    session = session_for(root)
+    seen = session.seen_tension(target) if isinstance(target, str) else session.seen(target)
+    return getattr(session, method)(seen, *args, **kwargs)
+
+
 def approve_first(root: Path, engram_id: str = "ENG-2026-12-01-001") -> None:
-    session_for(root).approve([engram_id])
+    decide(root, "approve", [engram_id])
 
 
 def indent_engram_block(text: str) -> str:
@@ -262,14 +270,14 @@ CASES = {
         lambda r: write_store(r, good_engrams(), dump_tensions_document([tension(engram_b="ENG-2026-01-01-999")])),
         0,
         "not in engrams.yaml",
-        lambda root: session_for(root).resolve_tension("T-2026-1201-001", "ENG-2026-12-01-001"),
+        lambda root: decide(root, "resolve_tension", "T-2026-1201-001", "ENG-2026-12-01-001"),
         "not in the store",
     ),
     "tension_bad_status": (
         lambda r: write_store(r, good_engrams(), dump_tensions_document([tension(status="open")])),
         1,
         "status is 'open'",
-        lambda root: session_for(root).confirm_tension("T-2026-1201-001"),
+        lambda root: decide(root, "confirm_tension", "T-2026-1201-001"),
         "not in tensions.yaml",
     ),
     "tensions_is_mapping": (
@@ -285,21 +293,21 @@ CASES = {
         ),
         1,
         "line 2: not valid JSON",
-        lambda root: session_for(root).approve(["ENG-2026-12-01-001"], level="sure"),
+        lambda root: decide(root, "approve", ["ENG-2026-12-01-001"], level="sure"),
         "not a commitment level",
     ),
     "history_invalid_utf8": (
         lambda r: write_store(r, good_engrams(), None, b'{"event":"engram_created"}\n{"event":"x\xff\xfe"}\n'),
         1,
         "line 2: not valid JSON: invalid UTF-8",
-        lambda root: session_for(root).reject(["ENG-2026-12-01-001"], ""),
+        lambda root: decide(root, "reject", ["ENG-2026-12-01-001"], ""),
         "needs a reason",
     ),
     "history_not_objects": (
         lambda r: write_store(r, good_engrams(), None, '[1,2]\n"text"\n'),
         1,
         "not a JSON object",
-        lambda root: session_for(root).reject(["ENG-2026-12-01-001"], "  "),
+        lambda root: decide(root, "reject", ["ENG-2026-12-01-001"], "  "),
         "needs a reason",
     ),
     "not_a_store": (
@@ -343,9 +351,9 @@ def test_big_statement_loads_and_conflicts_are_refused(tmp_path):
     assert report.exit_code == 0
     session = session_for(root)
     assert session.drafts()[0].statement.startswith("word word")
-    seen = {"ENG-2026-12-01-001": {"statement": "something else the reviewer saw"}}
+    seen = Seen("engram", "ENG-2026-12-01-001", (("statement", "something else the reviewer saw"),))
     with pytest.raises(PlurDeskError, match="changed since you looked"):
-        session.approve(["ENG-2026-12-01-001"], seen=seen)
+        session.approve([seen])
     assert snapshot(root) == before
 
 
@@ -376,7 +384,7 @@ session = ReviewSession(store, Reviewer("Tester"))
 limit = (root / "engrams.yaml").stat().st_size // 2
 resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 try:
-    session.approve(["ENG-2026-12-01-001"])
+    session.approve(session.seen(["ENG-2026-12-01-001"]))
 except OSError as exc:
     print("refused:", exc.strerror); sys.exit(0)
 sys.exit(1)

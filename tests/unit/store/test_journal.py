@@ -37,7 +37,7 @@ session = ReviewSession(store, Reviewer("Tester"))
 limit = (root / "engrams.yaml").stat().st_size + 4096  # the store file and the journal fit; the month file is bigger
 resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 try:
-    session.approve(["ENG-2026-12-01-001"])
+    session.approve(session.seen(["ENG-2026-12-01-001"]))
 except PartialWrite as exc:
     print("partial:", exc); sys.exit(0)
 sys.exit(1)
@@ -52,7 +52,7 @@ from plur_desk.domain.review import Reviewer
 store = PlurStore(Path(sys.argv[1])); store.load()
 session = ReviewSession(store, Reviewer("Tester"))
 os.environ["PLUR_DESK_CRASH_AT"] = sys.argv[2]
-session.approve(["ENG-2026-12-01-001"])
+session.approve(session.seen(["ENG-2026-12-01-001"]))
 """
 
 
@@ -120,7 +120,7 @@ def test_check_reports_a_pending_record_read_only(point, outcome, tmp_path):
 
 def test_unevented_review_record_makes_check_exit_1(tmp_path):
     root = write_store(tmp_path / "store", good_engrams())
-    session_for(root).approve(["ENG-2026-12-01-001"])
+    (_s := session_for(root)).approve(_s.seen(["ENG-2026-12-01-001"]))
     for path in (root / "history").glob("*.jsonl"):
         path.write_text("")
     report = run_check(root)
@@ -169,7 +169,7 @@ def test_block_cache_is_private(tmp_path):
 def test_root_keeps_the_owner_of_the_file(tmp_path):
     root = write_store(tmp_path / "store", good_engrams())
     os.chown(root / "engrams.yaml", 65534, 65534)
-    session_for(root).approve(["ENG-2026-12-01-001"])
+    (_s := session_for(root)).approve(_s.seen(["ENG-2026-12-01-001"]))
     info = (root / "engrams.yaml").stat()
     assert (info.st_uid, info.st_gid) == (65534, 65534)
 
@@ -183,7 +183,7 @@ from plur_desk.domain.review import Reviewer
 from plur_desk.infra.errors import PlurDeskError
 store = PlurStore(Path(sys.argv[1])); store.load()
 try:
-    ReviewSession(store, Reviewer("Tester")).approve(["ENG-2026-12-01-001"])
+    (_s := ReviewSession(store, Reviewer("Tester"))).approve(_s.seen(["ENG-2026-12-01-001"]))
 except PlurDeskError as exc:
     print("refused:", exc); sys.exit(0)
 sys.exit(1)

@@ -1,0 +1,134 @@
+"""Focus belongs to the person: loading, reloading and search results never move it, and verdict keys act only on
+a focused list whose detail shows the selected row. Driven through the real window; files and events checked."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
+
+from plur_desk.app.settings import Settings, SettingsStore
+from plur_desk.infra.clock import FixedClock
+from plur_desk.ui.app import make_application
+from plur_desk.ui.main_window import MainWindow
+
+from support.stores import copy_store, make_plur_store
+from ui.conftest import NOW, human_events
+
+CTRL = Qt.KeyboardModifier.ControlModifier
+WORDS = "staging database data paths and caches; a reviewer reads, edits, rejects, skips. "
+
+
+def files_of(store: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(store)): p.read_bytes() for p in sorted(store.rglob("*")) if p.is_file()}
+
+
+def type_key(qtbot, char: str) -> None:
+    """One key as a keyboard sends it: to whichever widget has the focus now."""
+    target = QApplication.focusWidget()
+    assert target is not None, "nothing has the keyboard focus"
+    qtbot.keyClicks(target, char)
+
+
+@pytest.fixture(scope="module")
+def big_store_template(tmp_path_factory) -> Path:
+    """Thousands of drafts, written by the real PLUR."""
+    return make_plur_store(tmp_path_factory.mktemp("big"), n=8000, drafts_ratio=0.3, tensions=10)
+
+
+def test_typing_through_a_whole_load_stays_in_the_search_field(qtbot, tmp_path, big_store_template):
+    store = copy_store(big_store_template, tmp_path / "store")
+    before = files_of(store)
+    make_application()
+    window = MainWindow(
+        SettingsStore(tmp_path / "settings.yaml"),
+        Settings(reviewer_name="Grace Tester"),
+        "Grace Tester",
+        FixedClock(NOW),
+    )
+    window.search_cache_root = tmp_path / "search-cache"
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow)
+    window.open_path(store)
+    qtbot.keyClick(QApplication.focusWidget() or window, Qt.Key.Key_F, CTRL)  # Ctrl+F as soon as the window appears
+    assert QApplication.focusWidget() is window.search
+    typed, chars = "", itertools.cycle(WORDS)
+    during: dict[str, int] = {"loading": 0, "early drafts shown": 0, "history or index": 0}
+
+    def loaded() -> bool:
+        session = window.session
+        return bool(session and session.history.loaded and window.search_ready and window.runner.pending == 0)
+
+    while not loaded():
+        if window.session is None:
+            during["early drafts shown" if window.drafts.model.rowCount() else "loading"] += 1
+        else:
+            during["history or index"] += 1
+        char = next(chars)
+        type_key(qtbot, char)
+        typed += char
+        QApplication.processEvents()
+    for _ in range(len(WORDS)):  # and on, after everything has loaded
+        char = next(chars)
+        type_key(qtbot, char)
+        typed += char
+    assert QApplication.focusWidget() is window.search  # every key so far went where the person put the focus
+    qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Return, CTRL)
+    qtbot.waitUntil(lambda: window.runner.pending == 0 and not window._search_timer.isActive(), timeout=20000)
+    qtbot.waitUntil(lambda: window.runner.pending == 0, timeout=20000)  # the search may have queued a refresh
+    assert window.search.text() == typed
+    assert not window.drafts.editing
+    assert human_events(store) == []
+    assert files_of(store) == before
+    assert during["loading"] + during["early drafts shown"] > 0 and during["history or index"] > 0, during
+    assert window.drafts.model.rowCount() > 0  # the search ran: the queue shows what matched, or nothing
+
+
+def test_outside_changes_and_search_results_do_not_move_the_focus(qtbot, window, store_copy):
+    qtbot.keyClick(window.drafts.table, Qt.Key.Key_F, CTRL)
+    qtbot.keyClicks(window.search, "deploy")
+    qtbot.waitUntil(lambda: window.runner.pending == 0, timeout=10000)
+    path = store_copy / "engrams.yaml"
+    row = window.session.drafts()[3]
+    path.write_text(path.read_text().replace(row.statement, row.statement + " (updated by an agent)", 1))
+    qtbot.waitUntil(
+        lambda: "(updated by an agent)" in str(window.session.engram(row.id).get("statement")), timeout=5000
+    )
+    qtbot.waitUntil(lambda: window.runner.pending == 0, timeout=10000)
+    assert QApplication.focusWidget() is window.search
+    qtbot.keyClicks(window.search, " freeze")
+    qtbot.waitUntil(lambda: window.runner.pending == 0, timeout=10000)
+    assert QApplication.focusWidget() is window.search and window.search.text() == "deploy freeze"
+
+
+def test_verdict_keys_need_the_queue_itself_to_have_the_focus(qtbot, window, store_copy):
+    before = files_of(store_copy)
+    for widget in (window.drafts.detail, window.search):
+        widget.setFocus()
+        qtbot.waitUntil(lambda w=widget: QApplication.focusWidget() is w)
+        for key in (Qt.Key.Key_A, Qt.Key.Key_R, Qt.Key.Key_E, Qt.Key.Key_S):
+            qtbot.keyClick(widget, key)
+    button = window.drafts.findChild(type(window.drafts.buttons.itemAt(0).widget()), "primary")
+    button.setFocus()  # a button inside the pane: Tab can land there
+    qtbot.keyClick(button, Qt.Key.Key_A)
+    qtbot.waitUntil(lambda: window.runner.pending == 0, timeout=10000)
+    assert not window.drafts.editing
+    assert human_events(store_copy) == [] and files_of(store_copy) == before
+
+
+def test_no_verdict_while_the_detail_does_not_show_the_row(qtbot, window, store_copy):
+    window.drafts.show_detail("")  # as between a new list arriving and its detail being drawn
+    before = files_of(store_copy)
+    qtbot.keyClick(window.drafts.table, Qt.Key.Key_A)
+    qtbot.waitUntil(lambda: window.runner.pending == 0, timeout=10000)
+    assert human_events(store_copy) == [] and files_of(store_copy) == before
+    window._draft_selected()  # drawn again: now the key acts
+    with qtbot.waitSignal(window.changes_applied, timeout=10000):
+        qtbot.keyClick(window.drafts.table, Qt.Key.Key_A)
+    assert len(human_events(store_copy)) == 1

@@ -1,0 +1,146 @@
+"""A decision acts on what was shown, changes something, and names a person (no Qt, no Node)."""
+
+from __future__ import annotations
+
+import pytest
+from unit.app import test_session as base
+
+from plur_desk.app.reviewer import InvalidReviewer, check_reviewer, note_reviewer_change, reviewer_problem
+from plur_desk.app.session import ReviewSession
+from plur_desk.app.settings import Settings, SettingsStore
+from plur_desk.domain.review import Reviewer
+from plur_desk.domain.seen import Seen
+from plur_desk.infra.clock import FixedClock
+from plur_desk.infra.errors import ActionRefused, ChangedSinceError
+
+session = base.session  # the same small store and session fixture
+NOW, _disk, _events = base.NOW, base._disk, base._events
+
+
+def _files(session: ReviewSession) -> dict[str, bytes]:
+    root = session.store.root
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_a_decision_on_text_that_changed_after_it_was_shown_is_refused(session):
+    shown = session.seen(["ENG-2026-11-01-001"])  # what the reviewer looked at
+    path = session.store.root / "engrams.yaml"
+    path.write_text(path.read_text().replace("Statement number 1\n", "Statement number 1, unless on Fridays\n"))
+    session.reload_if_changed()  # the session now holds the new text; the decision still carries the old one
+    before = _files(session)
+    with pytest.raises(ChangedSinceError, match="changed since you looked"):
+        session.approve(shown)
+    assert _files(session) == before
+    session.approve(session.seen(["ENG-2026-11-01-001"]))  # on the text as it is now, it goes through
+    assert _disk(session, "ENG-2026-11-01-001")["commitment"] == "decided"
+
+
+def test_the_fingerprint_carried_is_what_is_compared(session):
+    forged = Seen("engram", "ENG-2026-11-01-001", (("statement", "a text nobody was shown"),))
+    with pytest.raises(ChangedSinceError):
+        session.approve([forged])
+    assert _events(session) == []
+
+
+def test_a_tension_decision_refuses_when_a_side_changed_since_it_was_shown(session):
+    shown = session.seen_tension("T-2026-1201-001")
+    path = session.store.root / "engrams.yaml"
+    path.write_text(path.read_text().replace("Statement number 5\n", "Statement number 5 (rewritten)\n"))
+    session.reload_if_changed()
+    before = _files(session)
+    with pytest.raises(ChangedSinceError):
+        session.resolve_tension(shown, "ENG-2026-11-06-001")
+    with pytest.raises(ChangedSinceError):
+        session.split_in_time(shown, "2026-11-06")
+    assert _files(session) == before  # refused before the first write: not even a rollback event
+
+
+def test_a_resolution_needs_both_sides_as_shown(session):
+    record = session.seen_tension("T-2026-1201-001")
+    blind = Seen("tension", record.id, record.fingerprint)  # the tension without its engrams
+    with pytest.raises(ActionRefused, match="was not shown"):
+        session.resolve_tension(blind, "ENG-2026-11-06-001")
+    assert _events(session) == []
+
+
+@pytest.mark.parametrize("action", ["confirm", "dismiss"])
+def test_no_op_tension_decisions_are_refused_and_write_nothing(session, action):
+    decide = getattr(session, f"{action}_tension")
+    decide(session.seen_tension("T-2026-1201-001"))
+    before = _files(session)
+    with pytest.raises(ActionRefused, match="already"):
+        decide(session.seen_tension("T-2026-1201-001"))
+    assert _files(session) == before
+    assert len(_events(session)) == 1
+
+
+def test_no_op_engram_decisions_are_refused(session):
+    session.approve(session.seen(["ENG-2026-11-01-001"]))
+    with pytest.raises(ActionRefused, match="not a draft"):
+        session.approve(session.seen(["ENG-2026-11-01-001"]))
+    session.reject(session.seen(["ENG-2026-11-02-001"]), "wrong")
+    with pytest.raises(ActionRefused, match="already retired"):
+        session.reject(session.seen(["ENG-2026-11-02-001"]), "wrong")
+    with pytest.raises(ActionRefused, match="unchanged"):
+        session.edit_statement(session.seen(["ENG-2026-11-03-001"])[0], "Statement number 3")
+    session.set_validity(session.seen(["ENG-2026-11-04-001"]), "2026-01-01", "2026-06-30")
+    with pytest.raises(ActionRefused, match="unchanged"):
+        session.set_validity(session.seen(["ENG-2026-11-04-001"]), "2026-01-01", "2026-06-30")
+    with pytest.raises(ActionRefused, match="already expired"):
+        session.expire_now(session.seen(["ENG-2026-11-04-001"]))
+    assert [e["data"]["action"] for e in _events(session)] == ["approve", "reject", "set_validity"]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "",
+        "   ",
+        "\n",
+        "\t",
+        "Ada\nLovelace",
+        "agent:claude",
+        "Agent:Claude-Code",
+        " agent:codex ",
+        "unidentified",
+        "plur-core",
+        "model:gpt-5",
+        "tool:importer",
+        "x" * 200,
+    ],
+)
+def test_names_that_do_not_name_a_person_are_refused(session, name):
+    assert reviewer_problem(name)
+    with pytest.raises(InvalidReviewer):
+        check_reviewer(name)
+    with pytest.raises(InvalidReviewer):
+        ReviewSession(session.store, Reviewer(name), FixedClock(NOW))
+
+
+def test_a_person_s_name_is_kept_without_surrounding_blanks(session):
+    assert reviewer_problem("Ada Lovelace") is None and reviewer_problem("José Núñez-O'Brien") is None
+    assert ReviewSession(session.store, Reviewer("  Ada Lovelace "), FixedClock(NOW)).reviewer.name == "Ada Lovelace"
+
+
+def test_a_change_of_reviewer_is_noted_once(tmp_path):
+    store = SettingsStore(tmp_path / "settings.yaml")
+    settings = Settings(reviewer_name="Grace")
+    assert note_reviewer_change(store, settings, "Grace") == ""  # first run: nothing to compare with
+    assert note_reviewer_change(store, settings, "Grace") == ""
+    note = note_reviewer_change(store, settings, "Mallory")
+    assert "Mallory" in note and "Grace" in note
+    assert note_reviewer_change(store, store.load(), "Mallory") == ""  # shown once; remembered in the file
+    assert store.load().reviewer_name == "Grace"  # the default did not change
+
+
+def test_a_read_only_command_s_session_decides_nothing(session):
+    from plur_desk.app.reviewer import READER
+    from plur_desk.infra.errors import ReadOnlyStore
+
+    reader = ReviewSession(session.store, Reviewer(READER), FixedClock(NOW))
+    before = _files(session)
+    with pytest.raises(ReadOnlyStore, match="reading only"):
+        reader.approve(reader.seen(["ENG-2026-11-01-001"]))
+    with pytest.raises(ReadOnlyStore, match="reading only"):
+        reader.confirm_tension(session.seen_tension("T-2026-1201-001"))
+    assert _files(session) == before
