@@ -69,6 +69,7 @@ class ClusterIndex:
     threshold: float = THRESHOLDS["lexical"]
     mode: str = "lexical"
     cache: VectorCache | None = None
+    apart: set[tuple[str, str]] = field(default_factory=set)  # pairs the reviewer split
     items: dict[str, _Item] = field(default_factory=dict)
     edges: dict[tuple[str, str], tuple[float, str]] = field(default_factory=dict)
     nearest_approved: dict[str, tuple[float, str]] = field(default_factory=dict)
@@ -134,11 +135,20 @@ class ClusterIndex:
             by_hash.setdefault(item.digest, []).append(item)
         for item in added:
             for other in by_hash.get(item.digest, []):
-                if other.id != item.id and (item.draft or other.draft) and scopes_overlap(item.scope, other.scope):
-                    self.edges[_pair(item.id, other.id)] = (1.0, "content_hash")
+                pair = _pair(item.id, other.id)
+                if other.id == item.id or pair in self.apart or not (item.draft or other.draft):
+                    continue
+                if scopes_overlap(item.scope, other.scope):
+                    self.edges[pair] = (1.0, "content_hash")
+
+    def keep_apart(self, ident: str, others: list[str]) -> None:
+        """A reviewer's split: these pairs never join again while this index lives."""
+        for other in others:
+            self.apart.add(_pair(ident, other))
+            self.edges.pop(_pair(ident, other), None)
 
     def _consider(self, a: _Item, b: _Item, sim: float) -> None:
-        if not (a.draft or b.draft) or not scopes_overlap(a.scope, b.scope):
+        if not (a.draft or b.draft) or not scopes_overlap(a.scope, b.scope) or _pair(a.id, b.id) in self.apart:
             return
         if a.digest == b.digest:
             self.edges[_pair(a.id, b.id)] = (1.0, "content_hash")

@@ -211,6 +211,23 @@ class ReviewSession(JournaledSession, SigningMixin):
             "reject", f"reject {_names(ids)}", ids, lambda e: review.reject(e, reason, self.reviewer, now), seen
         )
 
+    def settle_duplicates(
+        self, representative: str, duplicates: list[str], approve: bool, level: str = "decided"
+    ) -> ChangeSet:
+        """One undoable step: approve the representative (when `approve`) and reject each duplicate, linked to it."""
+        from plur_desk.domain.cluster_review import reject_as_duplicate
+
+        now = self.now()
+
+        def fn(engram: dict[str, object]) -> tuple[dict[str, object], list[dict[str, object]]]:
+            if engram.get("id") == representative:
+                return review.approve(engram, level, "", self.reviewer, now)
+            return reject_as_duplicate(engram, representative, self.reviewer, now)
+
+        ids = ([representative] if approve else []) + [d for d in duplicates if d != representative]
+        label = f"keep {representative}, reject {_names(duplicates)} as duplicates"
+        return self._engram_action("settle_duplicates", label, ids, fn)
+
     def edit_statement(self, engram_id: str, statement: str, seen: dict[str, object] | None = None) -> ChangeSet:
         now = self.now()
         return self._engram_action(

@@ -58,11 +58,57 @@ _UNITS = {
 }
 # Words that flip or contrast a statement; their presence must agree on both sides.
 _NEGATIONS = frozenset(
-    "not no never dont don't don’t cannot can't can’t mustn't shouldn't isn't aren't doesn't won't without "
-    "avoid disable disabled forbid forbidden instead rather".split()
+    [
+        "not",
+        "no",
+        "never",
+        "dont",
+        "don't",
+        "don’t",
+        "cannot",
+        "can't",
+        "can’t",
+        "mustn't",
+        "shouldn't",
+        "isn't",
+        "aren't",
+        "doesn't",
+        "won't",
+        "without",
+        "avoid",
+        "disable",
+        "disabled",
+        "forbid",
+        "forbidden",
+        "instead",
+        "rather",
+    ]
 )
 # Swapping only these is not a different lesson ("a" for "the").
-_FUNCTION_WORDS = frozenset("a an the of to in on for is are be by with and or this that our its it".split())
+_FUNCTION_WORDS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "to",
+        "in",
+        "on",
+        "for",
+        "is",
+        "are",
+        "be",
+        "by",
+        "with",
+        "and",
+        "or",
+        "this",
+        "that",
+        "our",
+        "its",
+        "it",
+    ]
+)
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,8 @@ def lexical_vectors(statements: list[str]) -> np.ndarray:
         for i in range(len(text) - 2):
             out[row, zlib.crc32(b"c" + text[i : i + 3].encode()) % LEXICAL_DIM] += 0.3
     norms = np.linalg.norm(out, axis=1, keepdims=True)
-    return out / np.maximum(norms, 1e-12)
+    normalised: np.ndarray = out / np.maximum(norms, 1e-12)
+    return normalised
 
 
 def similarity_blocks(

@@ -59,7 +59,11 @@ def test_labelled_set_has_both_kinds_and_detail_pairs() -> None:
     pairs = labelled()
     assert sum(s for s, _a, _b in pairs) >= 60
     assert sum(not s for s, _a, _b in pairs) >= 80
-    assert (False, "The CI pipeline uses Node 20 for all builds", "The CI pipeline uses Node 22 for all builds") in pairs
+    assert (
+        False,
+        "The CI pipeline uses Node 20 for all builds",
+        "The CI pipeline uses Node 22 for all builds",
+    ) in pairs
 
 
 def test_lexical_precision_floor_at_default_threshold() -> None:
@@ -119,7 +123,10 @@ def test_scope_rule_is_plurs() -> None:
 def test_same_hash_in_disjoint_scopes_is_not_a_duplicate() -> None:
     index = ClusterIndex()
     index.update(
-        [_engram("ENG-2026-11-01-001", "Use tabs", "project:web"), _engram("ENG-2026-11-01-002", "Use tabs!", "project:api")],
+        [
+            _engram("ENG-2026-11-01-001", "Use tabs", "project:web"),
+            _engram("ENG-2026-11-01-002", "Use tabs!", "project:api"),
+        ],
         created_of,
     )
     assert index.clusters() == []

@@ -1,0 +1,129 @@
+"""Review at scale for one open session: the writer ledger, near-duplicate clusters and the risk order.
+
+Everything is derived and kept incrementally: `refresh()` feeds the ledger only the history lines it has not
+seen and compares only new or changed engrams for clusters; it is safe to call after every ChangeSet. Only
+`settle()` and `split()` change anything, and `settle()` goes through the session (audited, undoable).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from plur_desk.app.clusters import Cluster, ClusterIndex, make_cluster_index
+from plur_desk.app.rows import DraftRow, created_of
+from plur_desk.app.session import ChangeSet, ReviewSession
+from plur_desk.app.writers import Ledger, WriterKey, WriterStats
+from plur_desk.domain.risk import Risk, RiskInput, assess
+from plur_desk.infra.errors import ActionRefused
+
+RISK_ORDER_FROM = 36  # the queue opens in risk order once a store has more drafts than this
+
+
+@dataclass(frozen=True)
+class RiskRow:
+    row: DraftRow
+    risk: Risk
+    cluster: str  # representative id of its cluster, "" when alone
+    cluster_size: int
+
+
+class ScaleView:
+    def __init__(self, session: ReviewSession, clusters: ClusterIndex | None = None) -> None:
+        self.session = session
+        self.ledger = Ledger()
+        self.index = clusters if clusters is not None else ClusterIndex()
+        self._stats: dict[WriterKey, WriterStats] = {}
+        self._clusters: list[Cluster] = []
+
+    @classmethod
+    def open(cls, session: ReviewSession, cache_root: Path | None, semantic: bool = True) -> ScaleView:
+        """With the search index's vector cache, so drafts already embedded for search are not embedded again."""
+        path = None
+        if cache_root is not None:
+            digest = hashlib.sha256(str(session.store.root).encode()).hexdigest()[:16]
+            path = cache_root / "stores" / digest / "vectors.npz"
+        return cls(session, make_cluster_index(path, semantic))
+
+    # -- upkeep --------------------------------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        self.ledger.sync(self.session.history.lines)
+        engrams = list(self.session.all_engrams())
+        self._stats = {s.writer: s for s in self.ledger.stats(engrams, self.session.now())}
+        self.index.update(engrams, created_of)
+        if self.index.cache is not None:
+            self.index.cache.save()
+        self._clusters = self.index.clusters()
+
+    # -- queries -------------------------------------------------------------------------------------------
+
+    def writers(self) -> list[WriterStats]:
+        return sorted(self._stats.values(), key=lambda s: (-s.drafts, s.writer))
+
+    def writer_of(self, engram_id: str) -> WriterStats | None:
+        engram = self.session.engram(engram_id)
+        if engram is None:
+            return None
+        return self._stats.get(WriterKey.of(engram.get("attribution")))
+
+    def writer_line(self, engram_id: str) -> str:
+        stats = self.writer_of(engram_id)
+        return stats.line() if stats else ""
+
+    def clusters(self) -> list[Cluster]:
+        return list(self._clusters)
+
+    def risk_rows(self, rows: list[DraftRow], level: str = "decided", order: str = "risk") -> list[RiskRow]:
+        """Rows with their risk and cluster; in risk order (highest first) or as given."""
+        membership = {m.id: c for c in self._clusters for m in c.members}
+        out = []
+        for row in rows:
+            stats = self.writer_of(row.id)
+            nearest = self.index.nearest_approved.get(row.id)
+            risk = assess(
+                RiskInput(
+                    scope=row.scope,
+                    level=level,
+                    flags=row.flags,
+                    writer_rejected=stats.rejected if stats else 0,
+                    writer_decided=stats.decided if stats else 0,
+                    nearest_approved=nearest[0] if nearest else None,
+                )
+            )
+            cluster = membership.get(row.id)
+            out.append(RiskRow(row, risk, cluster.representative if cluster else "", cluster.size if cluster else 1))
+        if order == "risk":
+            out.sort(key=lambda r: (-r.risk.score, r.row.created, r.row.id))
+        return out
+
+    def default_order(self) -> str:
+        return "risk" if self.session.counts()["drafts"] > RISK_ORDER_FROM else "age"
+
+    # -- actions -------------------------------------------------------------------------------------------
+
+    def settle(self, cluster: Cluster, keep: str | None = None, level: str = "decided") -> ChangeSet:
+        """Keep one member (the representative unless told) and reject every other draft as its duplicate.
+
+        A kept draft is approved; a kept approved engram stays as it is ("reject all as duplicates of ENG-…").
+        One audited, undoable operation; one history event per engram.
+        """
+        keep = keep or cluster.representative
+        member = next((m for m in cluster.members if m.id == keep), None)
+        if member is None:
+            raise ActionRefused(f"{keep} is not in this cluster")
+        others = [m.id for m in cluster.members if m.draft and m.id != keep]
+        if not others and not member.draft:
+            raise ActionRefused("nothing to settle: no other draft in this cluster")
+        change = self.session.settle_duplicates(keep, others, approve=member.draft, level=level)
+        self.refresh()
+        return change
+
+    def split(self, cluster: Cluster, engram_id: str) -> None:
+        """The reviewer says this member is not a duplicate of the others; it stays apart for this session."""
+        others = [m.id for m in cluster.members if m.id != engram_id]
+        if len(others) == len(cluster.members):
+            raise ActionRefused(f"{engram_id} is not in this cluster")
+        self.index.keep_apart(engram_id, others)
+        self._clusters = self.index.clusters()

@@ -1,0 +1,312 @@
+"""The writer ledger: for every agent that writes drafts, what reviewers made of them.
+
+A writer is the `attribution` of the engram (asserted_by, model, runtime, tool); when the engram has left the
+store (compacted) the `actor` of its `engram_created` event stands in. Decisions are the human events plur_desk
+writes (approve, reject with its reason, edit; undo and redo taken into account), and, for an engram whose
+events are not in the log, its `review` record. Built from raw history lines in one pass that parses only the
+lines that can matter (a byte test first), then kept up to date from appended lines only.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from plur_desk.app.rows import created_of
+from plur_desk.infra.clock import parse_instant
+
+Line = tuple[bytes, str, int]
+WINDOW_DAYS = 30
+_ID_TS = re.compile(rb'"engram_id"\s*:\s*"([^"\\]*)"\s*,\s*"timestamp"\s*:\s*"([^"\\]*)"')
+_ID_RE = re.compile(r"\b(?:ENG|ABS|META)-[A-Za-z0-9-]+")
+_CUT = re.compile(r"[:;(]| - | — |\bof\b")
+
+
+@dataclass(frozen=True, order=True)
+class WriterKey:
+    asserted_by: str
+    model: str = ""
+    runtime: str = ""
+    tool: str = ""
+
+    @property
+    def label(self) -> str:
+        return " · ".join(p for p in (self.asserted_by, self.model, self.runtime, self.tool) if p)
+
+    @staticmethod
+    def of(attribution: object) -> WriterKey:
+        if not isinstance(attribution, dict):
+            return WriterKey("(unattributed)")
+
+        def name(key: str) -> str:
+            value = attribution.get(key)
+            return str(value.get("name", "") or "") if isinstance(value, dict) else ""
+
+        who = attribution.get("asserted_by")
+        return WriterKey(str(who) if isinstance(who, str) and who else "(unattributed)", name("model"),
+                         name("runtime"), name("tool"))  # fmt: skip
+
+
+def reason_kind(reason: str) -> str:
+    """'duplicate of ENG-…' and 'Duplicate.' are one reason: ids dropped, lowercased, cut at ':' or ' of '."""
+    text = _CUT.split(_ID_RE.sub("", reason).strip().lower())[0]
+    return text.strip(" .,!") or "(no reason)"
+
+
+@dataclass
+class _Decision:
+    kind: str  # approved | rejected
+    at: str
+    reason: str = ""
+    edited: bool = False
+
+
+@dataclass(frozen=True)
+class WriterStats:
+    writer: WriterKey
+    created: int
+    drafts: int
+    approved: int
+    approved_after_edit: int
+    rejected: int
+    rejected_by_reason: tuple[tuple[str, int], ...]
+    pending: int
+    median_hours_to_decision: float | None
+    last30: tuple[int, int, int, float | None]  # drafts written, approved, rejected, median hours
+
+    @property
+    def decided(self) -> int:
+        return self.approved + self.rejected
+
+    @property
+    def rejection_rate(self) -> float:
+        return self.rejected / self.decided if self.decided else 0.0
+
+    def line(self) -> str:
+        """The writer's line in a draft's detail."""
+        text = f"{self.writer.label}: {self.approved} approved, {self.rejected} rejected, {self.pending} pending"
+        if self.rejected and self.rejected_by_reason:
+            reason, count = self.rejected_by_reason[0]
+            text += f" — {round(100 * count / self.rejected)} % of rejections '{reason}'"
+        return text
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "writer": {
+                "asserted_by": self.writer.asserted_by,
+                "model": self.writer.model,
+                "runtime": self.writer.runtime,
+                "tool": self.writer.tool,
+            },
+            "created": self.created,
+            "drafts": self.drafts,
+            "approved": self.approved,
+            "approved_after_edit": self.approved_after_edit,
+            "rejected": self.rejected,
+            "rejected_by_reason": dict(self.rejected_by_reason),
+            "pending": self.pending,
+            "median_hours_to_decision": self.median_hours_to_decision,
+            "last_30_days": dict(
+                zip(("drafts", "approved", "rejected", "median_hours_to_decision"), self.last30, strict=True)
+            ),
+        }
+
+
+@dataclass
+class Ledger:
+    """Raw facts from history, kept incrementally; `stats()` joins them with the store's current engrams."""
+
+    created: dict[str, tuple[WriterKey, str]] = field(default_factory=dict)
+    decisions: dict[str, list[_Decision]] = field(default_factory=dict)
+    edited: set[str] = field(default_factory=set)
+    fed: int = 0
+    _source: object = None
+    _actors: dict[bytes, WriterKey] = field(default_factory=dict)
+
+    # -- feeding -------------------------------------------------------------------------------------------
+
+    def sync(self, lines: Sequence[Line]) -> int:
+        """Feed the lines not seen yet; a replaced list (the log was read again) starts over."""
+        if lines is not self._source or len(lines) < self.fed:
+            self.created, self.decisions, self.edited, self.fed = {}, {}, set(), 0
+            self._source = lines
+        start = self.fed
+        self.feed(raw for raw, _month, _number in lines[start:])
+        return len(lines) - start
+
+    def feed(self, raws: Iterable[bytes]) -> None:
+        for raw in raws:
+            self.fed += 1
+            if b'"engram_created"' in raw:
+                self._created(raw)
+            elif b'"human"' in raw:
+                self._human(raw)
+
+    def _created(self, raw: bytes) -> None:
+        match = _ID_TS.search(raw)
+        at = raw.rfind(b'"actor":')
+        if match is None or at < 0 or b'"event":"engram_created"' not in raw:
+            event = _loads(raw)
+            if event is None or event.get("event") != "engram_created":
+                return
+            ident, ts, key = str(event.get("engram_id")), str(event.get("timestamp")), WriterKey.of(event.get("actor"))
+        else:
+            actor = raw[at + 8 : raw.rstrip().rfind(b"}")]
+            key = self._actors.get(actor) or self._actors.setdefault(actor, WriterKey.of(_loads(actor)))
+            ident, ts = match.group(1).decode("utf-8", "replace"), match.group(2).decode("ascii", "replace")
+        self.created.setdefault(ident, (key, ts))
+
+    def _human(self, raw: bytes) -> None:
+        event = _loads(raw)
+        actor = event.get("actor") if event else None
+        if event is None or not isinstance(actor, dict) or actor.get("kind") != "human":
+            return
+        data = event.get("data")
+        if not isinstance(data, dict):
+            return
+        ident, ts, action = str(event.get("engram_id")), str(event.get("timestamp")), data.get("action")
+        history = self.decisions.setdefault(ident, [])
+        if action == "approve":
+            history.append(_Decision("approved", ts, edited=ident in self.edited))
+        elif action == "reject":
+            history.append(_Decision("rejected", ts, str(data.get("reason", ""))))
+        elif action == "edit":
+            self.edited.add(ident)
+        elif action in ("undo", "redo"):
+            self._replay(ident, ts, str(data.get(action + "s", "")), action, data)
+
+    def _replay(self, ident: str, ts: str, what: str, verb: str, data: dict[str, object]) -> None:
+        """Undo and redo carry the review record they moved: that says which decision came or went."""
+        history = self.decisions.setdefault(ident, [])
+        fields = data.get("fields")
+        moved = fields.get("review") if isinstance(fields, dict) else None
+        before = moved.get("from") if isinstance(moved, dict) else None
+        after = moved.get("to") if isinstance(moved, dict) else None
+        gone = before.get("state") if isinstance(before, dict) else None
+        came = after if isinstance(after, dict) and after.get("state") in ("approved", "rejected") else None
+        if gone in ("approved", "rejected") and history and history[-1].kind == gone:
+            history.pop()
+        if came is not None:
+            history.append(_Decision(str(came["state"]), ts, str(came.get("reason", "")), ident in self.edited))
+        if what == "edit":
+            (self.edited.discard if verb == "undo" else self.edited.add)(ident)
+
+    # -- results -------------------------------------------------------------------------------------------
+
+    def stats(self, engrams: Iterable[dict[str, object]], now: datetime) -> list[WriterStats]:
+        store = {str(e.get("id")): e for e in engrams}
+        since = now - timedelta(days=WINDOW_DAYS)
+        acc: dict[WriterKey, _Acc] = {}
+
+        def writer_of(ident: str) -> WriterKey:
+            engram = store.get(ident)
+            if engram is not None and isinstance(engram.get("attribution"), dict):
+                return WriterKey.of(engram["attribution"])
+            known = self.created.get(ident)
+            return known[0] if known else WriterKey("(unattributed)")
+
+        for ident in self.created:
+            acc.setdefault(writer_of(ident), _Acc()).created += 1
+        for ident, engram in store.items():
+            if engram.get("commitment") == "draft" and engram.get("status") == "active":
+                a = acc.setdefault(writer_of(ident), _Acc())
+                a.pending += 1
+                a.written(self._created_at(ident, engram), since)
+        for ident, decision in self._final_decisions(store).items():
+            a = acc.setdefault(writer_of(ident), _Acc())
+            created = self._created_at(ident, store.get(ident))
+            a.written(created, since)
+            a.decide(decision, created, since)
+        return sorted((a.result(k) for k, a in acc.items()), key=lambda s: (-s.drafts, s.writer))
+
+    def _created_at(self, ident: str, engram: dict[str, object] | None) -> str:
+        known = self.created.get(ident)
+        if known:
+            return known[1]
+        return created_of(engram) if engram else ""
+
+    def _final_decisions(self, store: dict[str, dict[str, object]]) -> dict[str, _Decision]:
+        out = {ident: history[-1] for ident, history in self.decisions.items() if history}
+        for ident, engram in store.items():
+            record = engram.get("review")
+            if ident in out or ident in self.decisions or not isinstance(record, dict):
+                continue
+            if record.get("state") in ("approved", "rejected"):
+                out[ident] = _Decision(str(record["state"]), str(record.get("at", "")), str(record.get("reason", "")))
+        return out
+
+
+@dataclass
+class _Acc:
+    created: int = 0
+    pending: int = 0
+    drafts: int = 0
+    approved: int = 0
+    after_edit: int = 0
+    reasons: Counter[str] = field(default_factory=Counter)
+    hours: list[float] = field(default_factory=list)
+    recent: list[int] = field(default_factory=lambda: [0, 0, 0])
+    recent_hours: list[float] = field(default_factory=list)
+
+    def written(self, created: str, since: datetime) -> None:
+        self.drafts += 1
+        moment = parse_instant(created)
+        if moment is not None and moment >= since:
+            self.recent[0] += 1
+
+    def decide(self, decision: _Decision, created: str, since: datetime) -> None:
+        if decision.kind == "approved":
+            self.approved += 1
+            self.after_edit += decision.edited
+        else:
+            self.reasons[reason_kind(decision.reason)] += 1
+        start, end = parse_instant(created), parse_instant(decision.at)
+        hours = (end - start).total_seconds() / 3600 if start and end and end >= start else None
+        if hours is not None:
+            self.hours.append(hours)
+        if end is not None and end >= since:
+            self.recent[1 if decision.kind == "approved" else 2] += 1
+            if hours is not None:
+                self.recent_hours.append(hours)
+
+    def result(self, key: WriterKey) -> WriterStats:
+        return WriterStats(
+            writer=key,
+            created=self.created,
+            drafts=self.drafts,
+            approved=self.approved,
+            approved_after_edit=self.after_edit,
+            rejected=sum(self.reasons.values()),
+            rejected_by_reason=tuple(self.reasons.most_common()),
+            pending=self.pending,
+            median_hours_to_decision=_median(self.hours),
+            last30=(self.recent[0], self.recent[1], self.recent[2], _median(self.recent_hours)),
+        )
+
+
+def _median(values: list[float]) -> float | None:
+    return round(statistics.median(values), 2) if values else None
+
+
+def _loads(raw: bytes) -> dict[str, object] | None:
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def ledger_from_files(history_dir: Path) -> Ledger:
+    """A cold build straight from the month files (for the terminal view and the benchmark)."""
+    ledger = Ledger()
+    for path in sorted(history_dir.glob("*.jsonl")):
+        data = path.read_bytes()
+        end = data.rfind(b"\n") + 1
+        ledger.feed(data[:end].split(b"\n")[:-1])
+    return ledger
