@@ -118,7 +118,6 @@ class Details:
     tokens: tuple[str, ...]  # lowercased words, in order
     numbers: tuple[str, ...]  # sorted: "20", "500ms", "3"
     names: frozenset[str]  # capitalised or code-like words inside the sentence, lowercased
-    first: frozenset[str]  # a capitalised first word: a name or just the start of the sentence
     negated: bool
 
 
@@ -139,9 +138,9 @@ def _numbers(tokens: list[str]) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
-def _names(statement: str) -> tuple[frozenset[str], frozenset[str]]:
-    """(strong, weak) names: capitalised inside the sentence or code-like; a capitalised first word is weak."""
-    strong, weak = set(), set()
+def _names(statement: str) -> frozenset[str]:
+    """Capitalised words inside the sentence, mixed-case or code-like words (a first word may just be capitalised)."""
+    strong = set()
     for position, raw in enumerate(_RAW.findall(statement)):
         word = raw.strip(".,;:!?()[]{}\"'“”‘’")
         if not word or not any(c.isalpha() for c in word) or word.lower() in _FUNCTION_WORDS:
@@ -150,20 +149,17 @@ def _names(statement: str) -> tuple[frozenset[str], frozenset[str]]:
         code_like = any(c in word for c in "._/@") or any(c.isdigit() for c in word)
         if inner_upper or code_like or (word[0].isupper() and position > 0):
             strong.add(word.lower())
-        elif word[0].isupper():
-            weak.add(word.lower())
-    return frozenset(strong), frozenset(weak)
+    return frozenset(strong)
 
 
 @lru_cache(maxsize=65536)
 def details_of(statement: str) -> Details:
     tokens = tokens_of(statement)
-    strong, weak = _names(statement)
+    strong = _names(statement)
     return Details(
         tokens=tuple(tokens),
         numbers=_numbers(tokens),
         names=strong,
-        first=weak,
         negated=any(t in _NEGATIONS for t in tokens),
     )
 
@@ -196,12 +192,10 @@ def detail_conflict(a: str, b: str) -> str | None:
     if da.negated != db.negated:
         return "one says not/never/avoid, the other does not"
     text_a, text_b = " ".join(da.tokens), " ".join(db.tokens)
-    strong_a = sorted(n for n in da.names if not _present(n, db, text_b))
-    strong_b = sorted(n for n in db.names if not _present(n, da, text_a))
-    weak_a = [n for n in da.first if not _present(n, db, text_b)]
-    weak_b = [n for n in db.first if not _present(n, da, text_a)]
-    if (strong_a and (strong_b or weak_b)) or (strong_b and weak_a):
-        return f"names differ ({', '.join(strong_a + weak_a)} vs {', '.join(strong_b + weak_b)})"
+    only_a = sorted(n for n in da.names if not _present(n, db, text_b))
+    only_b = sorted(n for n in db.names if not _present(n, da, text_a))
+    if only_a or only_b:  # "Thursday and Friday" is not "Friday"; a capitalised first word does not count
+        return f"names differ ({', '.join(only_a) or 'none'} vs {', '.join(only_b) or 'none'})"
     swapped = _substitution(da, db)
     if swapped is not None:
         return f"one detail swapped ({swapped[0]!r} vs {swapped[1]!r})"
