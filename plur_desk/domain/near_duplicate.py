@@ -169,15 +169,15 @@ def _present(name: str, details: Details, text: str) -> bool:
 
 
 def _substitution(a: Details, b: Details) -> tuple[str, str] | None:
-    """One short span swapped for another, everything else word for word: the shape of a changed detail."""
+    """Short spans swapped for others, everything else word for word: the shape of changed details."""
     matcher = SequenceMatcher(a=a.tokens, b=b.tokens, autojunk=False)
     ops = [op for op in matcher.get_opcodes() if op[0] != "equal"]
-    if len(ops) != 1 or ops[0][0] != "replace":
+    if not ops or any(op[0] != "replace" for op in ops):
         return None
-    _, i1, i2, j1, j2 = ops[0]
-    left, right = a.tokens[i1:i2], b.tokens[j1:j2]
-    same_length = len(a.tokens) - (i2 - i1)
-    if max(len(left), len(right)) > 3 or same_length < 2:
+    left = [t for _, i1, i2, _j1, _j2 in ops for t in a.tokens[i1:i2]]
+    right = [t for _, _i1, _i2, j1, j2 in ops for t in b.tokens[j1:j2]]
+    same = len(a.tokens) - len(left)
+    if any(max(i2 - i1, j2 - j1) > 3 for _, i1, i2, j1, j2 in ops) or same < 2 or same < len(left):
         return None
     if set(left) <= _FUNCTION_WORDS and set(right) <= _FUNCTION_WORDS:
         return None

@@ -94,6 +94,8 @@ def test_embedding_precision_floor_at_default_threshold(tmp_path: Path) -> None:
         ("Use Postgres for new services", "Use MySQL for new services"),
         ("Always squash feature branches", "Never squash feature branches"),
         ("Deploys happen only on weekdays", "Deploys happen only on weekends"),
+        ("Bob reviews every change to the checkout module", "Farid reviews every change to the reports module"),
+        ("The deploy freeze is on Thursday and Friday afternoons", "The deploy freeze is every Friday afternoon"),
     ],
 )
 def test_a_detail_that_matters_keeps_drafts_apart(a: str, b: str) -> None:
