@@ -8,13 +8,15 @@ seen and compares only new or changed engrams for clusters; it is safe to call a
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from plur_desk.app.clusters import Cluster, ClusterIndex, make_cluster_index
 from plur_desk.app.rows import DraftRow, created_of
 from plur_desk.app.session import ChangeSet, ReviewSession
-from plur_desk.app.writers import Ledger, WriterKey, WriterStats
+from plur_desk.app.writers import Ledger, Line, WriterKey, WriterStats
 from plur_desk.domain.risk import Risk, RiskInput, assess
 from plur_desk.infra.errors import ActionRefused
 
@@ -49,13 +51,17 @@ class ScaleView:
     # -- upkeep --------------------------------------------------------------------------------------------
 
     def refresh(self) -> None:
-        self.ledger.sync(self.session.history.lines)
-        engrams = list(self.session.all_engrams())
-        self._stats = {s.writer: s for s in self.ledger.stats(engrams, self.session.now())}
+        self.refresh_from(list(self.session.all_engrams()), self.session.history.lines, self.session.now())
+
+    def refresh_from(self, engrams: list[dict[str, object]], lines: Sequence[Line], now: datetime) -> None:
+        """From a snapshot taken on the caller's thread, so the work can run on another one; results are
+        swapped in at the end, so a reader sees either the old or the new ledger and clusters."""
+        self.ledger.sync(lines)
+        stats = {s.writer: s for s in self.ledger.stats(engrams, now)}
         self.index.update(engrams, created_of)
         if self.index.cache is not None:
             self.index.cache.save()
-        self._clusters = self.index.clusters()
+        self._stats, self._clusters = stats, self.index.clusters()
 
     # -- queries -------------------------------------------------------------------------------------------
 
@@ -103,7 +109,9 @@ class ScaleView:
 
     # -- actions -------------------------------------------------------------------------------------------
 
-    def settle(self, cluster: Cluster, keep: str | None = None, level: str = "decided") -> ChangeSet:
+    def settle(
+        self, cluster: Cluster, keep: str | None = None, level: str = "decided", refresh: bool = True
+    ) -> ChangeSet:
         """Keep one member (the representative unless told) and reject every other draft as its duplicate.
 
         A kept draft is approved; a kept approved engram stays as it is ("reject all as duplicates of ENG-…").
@@ -117,7 +125,8 @@ class ScaleView:
         if not others and not member.draft:
             raise ActionRefused("nothing to settle: no other draft in this cluster")
         change = self.session.settle_duplicates(keep, others, approve=member.draft, level=level)
-        self.refresh()
+        if refresh:  # the window refreshes on its own runner instead
+            self.refresh()
         return change
 
     def split(self, cluster: Cluster, engram_id: str) -> None:
