@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from plur_desk.domain.engram_rules import content_hash
-from plur_desk.domain.near_duplicate import detail_conflict, scopes_overlap
+from plur_desk.domain.near_duplicate import agreement_key, detail_conflict, scopes_overlap
 from plur_desk.index.embeddings import Embedder, VectorCache
 from plur_desk.index.near_dupes import lexical_vectors, pairs_above, similarity_blocks
 
@@ -76,6 +76,8 @@ class ClusterIndex:
     _vectors: np.ndarray | None = None
     _live: np.ndarray | None = None
     _row_ids: list[str] = field(default_factory=list)
+    _keys: np.ndarray | None = None  # per row: an id of agreement_key(statement)
+    _key_ids: dict[tuple[tuple[str, ...], bool], int] = field(default_factory=dict)
 
     # -- maintenance -----------------------------------------------------------------------------------------
 
@@ -112,19 +114,23 @@ class ClusterIndex:
 
     def _add(self, added: list[_Item]) -> None:
         vectors = self.vectorize([i.statement for i in added]).astype(np.float32)
+        keys = np.array(
+            [self._key_ids.setdefault(agreement_key(i.statement), len(self._key_ids)) for i in added], dtype=np.int64
+        )
         start = 0 if self._vectors is None else self._vectors.shape[0]
-        if self._vectors is None or self._live is None:
-            self._vectors, self._live = vectors, np.ones(len(added), dtype=bool)
+        if self._vectors is None or self._live is None or self._keys is None:
+            self._vectors, self._live, self._keys = vectors, np.ones(len(added), dtype=bool), keys
         else:
             self._vectors = np.vstack([self._vectors, vectors])
             self._live = np.concatenate([self._live, np.ones(len(added), dtype=bool)])
+            self._keys = np.concatenate([self._keys, keys])
         for offset, item in enumerate(added):
             item.row = start + offset
             self.items[item.id] = item
             self._row_ids.append(item.id)
         for first, sims in similarity_blocks(self._vectors, start, self._live):
             self._note_nearest(first, sims)
-            for i, j, sim in pairs_above(sims, first, self.threshold):
+            for i, j, sim in pairs_above(sims, first, self.threshold, self._keys):
                 self._consider(self.items[self._row_ids[i]], self.items[self._row_ids[j]], sim)
         self._exact_pairs(added)
         self._compact_if_sparse()
@@ -191,6 +197,7 @@ class ClusterIndex:
             return
         keep = np.nonzero(self._live)[0]
         self._vectors = self._vectors[keep]
+        self._keys = self._keys[keep] if self._keys is not None else None
         self._row_ids = [self._row_ids[r] for r in keep.tolist()]
         self._live = np.ones(len(keep), dtype=bool)
         for row, ident in enumerate(self._row_ids):
@@ -245,12 +252,13 @@ class ClusterIndex:
         approved = [i for i in items if not i.draft]
         if approved:
             return min(approved, key=lambda i: (i.created, i.id))
-        ids = {i.id for i in items}
         degree = {i.id: 0.0 for i in items}
-        for (a, b), (sim, _how) in self.edges.items():
-            if a in ids and b in ids:
-                degree[a] += sim
-                degree[b] += sim
+        for x in items:
+            for y in items:
+                edge = self.edges.get(_pair(x.id, y.id)) if x.id < y.id else None
+                if edge is not None:
+                    degree[x.id] += edge[0]
+                    degree[y.id] += edge[0]
         return min(items, key=lambda i: (-degree[i.id], i.created, i.id))
 
     def _link(self, ident: str, ids: list[str]) -> tuple[float, str]:

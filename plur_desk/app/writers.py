@@ -15,7 +15,9 @@ import statistics
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
+from functools import lru_cache
+from operator import itemgetter
 from pathlib import Path
 
 from plur_desk.app.rows import created_of
@@ -23,7 +25,17 @@ from plur_desk.infra.clock import parse_instant
 
 Line = tuple[bytes, str, int]
 WINDOW_DAYS = 30
-_ID_TS = re.compile(rb'"engram_id"\s*:\s*"([^"\\]*)"\s*,\s*"timestamp"\s*:\s*"([^"\\]*)"')
+# plur_desk's own decision lines (js_stringify key order); undo, redo and anything else go through json.loads.
+_DECISION = re.compile(
+    rb'\{"event":"engram_(?:updated|retired)","engram_id":"([^"\\]*)","timestamp":"([^"\\]*)",'
+    rb'"data":\{"action":"(approve|reject|edit)"(?:,"reason":("(?:[^"\\]|\\.)*"))?[^\n]*,"actor":\{[^\n]*'
+    rb'"kind":"human"[^\n]*\}\}[ \t\r]*\Z'
+)
+# PLUR's own line shape (JSON.stringify key order); anything else is parsed as JSON instead.
+_CREATED_ALL = re.compile(
+    rb'\{"event":"engram_created","engram_id":"([^"\\\n]*)","timestamp":"([^"\\\n]*)",[^\n]*"actor":(\{[^\n]*\})\}[ \t\r]*$',
+    re.M,
+)
 _ID_RE = re.compile(r"\b(?:ENG|ABS|META)-[A-Za-z0-9-]+")
 _CUT = re.compile(r"[:;(]| - | — |\bof\b")
 
@@ -53,6 +65,7 @@ class WriterKey:
                          name("runtime"), name("tool"))  # fmt: skip
 
 
+@lru_cache(maxsize=4096)
 def reason_kind(reason: str) -> str:
     """'duplicate of ENG-…' and 'Duplicate.' are one reason: ids dropped, lowercased, cut at ':' or ' of '."""
     text = _CUT.split(_ID_RE.sub("", reason).strip().lower())[0]
@@ -125,6 +138,7 @@ class Ledger:
     created: dict[str, tuple[WriterKey, str]] = field(default_factory=dict)
     decisions: dict[str, list[_Decision]] = field(default_factory=dict)
     edited: set[str] = field(default_factory=set)
+    created_count: Counter[WriterKey] = field(default_factory=Counter)
     fed: int = 0
     _source: object = None
     _actors: dict[bytes, WriterKey] = field(default_factory=dict)
@@ -135,37 +149,75 @@ class Ledger:
         """Feed the lines not seen yet; a replaced list (the log was read again) starts over."""
         if lines is not self._source or len(lines) < self.fed:
             self.created, self.decisions, self.edited, self.fed = {}, {}, set(), 0
+            self.created_count = Counter()
             self._source = lines
         start = self.fed
-        self.feed(raw for raw, _month, _number in lines[start:])
+        self.feed([raw for raw, _month, _number in lines[start:]]) if len(lines) > start else None
         return len(lines) - start
 
-    def feed(self, raws: Iterable[bytes]) -> None:
-        for raw in raws:
-            self.fed += 1
-            if b'"engram_created"' in raw:
-                self._created(raw)
-            elif b'"human"' in raw:
-                self._human(raw)
+    def feed(self, raws: list[bytes]) -> None:
+        self.feed_bytes(b"\n".join(raws) + b"\n", len(raws))
 
-    def _created(self, raw: bytes) -> None:
-        match = _ID_TS.search(raw)
-        at = raw.rfind(b'"actor":')
-        if match is None or at < 0 or b'"event":"engram_created"' not in raw:
-            event = _loads(raw)
-            if event is None or event.get("event") != "engram_created":
-                return
-            ident, ts, key = str(event.get("engram_id")), str(event.get("timestamp")), WriterKey.of(event.get("actor"))
-        else:
-            actor = raw[at + 8 : raw.rstrip().rfind(b"}")]
-            key = self._actors.get(actor) or self._actors.setdefault(actor, WriterKey.of(_loads(actor)))
+    def feed_bytes(self, data: bytes, lines: int) -> None:
+        """Whole lines of history. Only two kinds matter: engram_created (who wrote an engram) and the
+        human decisions plur_desk writes; both are found with byte searches, not by walking every line."""
+        self.fed += lines
+        self._created_bytes(data)
+        human = []
+        pos = data.find(b'"human"')
+        while pos >= 0:
+            start, end = data.rfind(b"\n", 0, pos) + 1, data.find(b"\n", pos)
+            end = len(data) if end < 0 else end
+            if b'"engram_created"' not in data[start:end]:
+                human.append(data[start:end])
+            pos = data.find(b'"human"', end)
+        for raw in human:  # in order: an edit before an approval makes it "approved after edit"
+            match = _DECISION.match(raw)
+            if match is None:
+                event = _loads(raw)
+                if event is not None:
+                    self._human(event)
+                continue
             ident, ts = match.group(1).decode("utf-8", "replace"), match.group(2).decode("ascii", "replace")
-        self.created.setdefault(ident, (key, ts))
+            action, reason = match.group(3), match.group(4)
+            if action == b"edit":
+                self.edited.add(ident)
+                continue
+            text = "" if reason is None else json.loads(reason) if b"\\" in reason else reason[1:-1].decode()
+            kind = "approved" if action == b"approve" else "rejected"
+            self.decisions.setdefault(ident, []).append(
+                _Decision(kind, ts, text, kind == "approved" and ident in self.edited)
+            )
 
-    def _human(self, raw: bytes) -> None:
-        event = _loads(raw)
-        actor = event.get("actor") if event else None
-        if event is None or not isinstance(actor, dict) or actor.get("kind") != "human":
+    def _created_bytes(self, data: bytes) -> None:
+        """One regex pass when every engram_created line has PLUR's own shape; else line by line."""
+        found = _CREATED_ALL.findall(data)
+        if len(found) != data.count(b'"engram_created"'):
+            for raw in data.split(b"\n"):
+                event = _loads(raw) if b'"engram_created"' in raw else None
+                if event is not None and event.get("event") == "engram_created":
+                    actor = json.dumps(event.get("actor"), separators=(",", ":")).encode()
+                    self._add_created([str(event.get("engram_id"))], [str(event.get("timestamp"))], [actor])
+            return
+        if found:
+            ids = b"\n".join(map(itemgetter(0), found)).decode("utf-8", "replace").split("\n")
+            stamps = b"\n".join(map(itemgetter(1), found)).decode("utf-8", "replace").split("\n")
+            self._add_created(ids, stamps, list(map(itemgetter(2), found)))
+
+    def _add_created(self, ids: list[str], stamps: list[str], actors: list[bytes]) -> None:
+        known = self._actors
+        for actor in set(actors) - known.keys():
+            known[actor] = WriterKey.of(_loads(actor))
+        keys = list(map(known.__getitem__, actors))
+        fresh = dict(zip(reversed(ids), zip(reversed(keys), reversed(stamps), strict=True), strict=True))
+        for ident in fresh.keys() & self.created.keys():  # the first engram_created of an id wins
+            del fresh[ident]
+        self.created.update(fresh)
+        self.created_count.update(map(itemgetter(0), fresh.values()))
+
+    def _human(self, event: dict[str, object]) -> None:
+        actor = event.get("actor")
+        if not isinstance(actor, dict) or actor.get("kind") != "human":
             return
         data = event.get("data")
         if not isinstance(data, dict):
@@ -201,29 +253,35 @@ class Ledger:
 
     def stats(self, engrams: Iterable[dict[str, object]], now: datetime) -> list[WriterStats]:
         store = {str(e.get("id")): e for e in engrams}
-        since = now - timedelta(days=WINDOW_DAYS)
+        since = (now - timedelta(days=WINDOW_DAYS)).timestamp()
         acc: dict[WriterKey, _Acc] = {}
+        own = {i: WriterKey.of(e["attribution"]) for i, e in store.items() if isinstance(e.get("attribution"), dict)}
+        counts = Counter(self.created_count)
+        for ident, key in own.items():  # the engram's own attribution is more precise than its event's actor
+            known = self.created.get(ident)
+            if known is not None and known[0] != key:
+                counts[known[0]] -= 1
+                counts[key] += 1
 
         def writer_of(ident: str) -> WriterKey:
-            engram = store.get(ident)
-            if engram is not None and isinstance(engram.get("attribution"), dict):
-                return WriterKey.of(engram["attribution"])
             known = self.created.get(ident)
-            return known[0] if known else WriterKey("(unattributed)")
+            return own.get(ident) or (known[0] if known else WriterKey("(unattributed)"))
 
-        for ident in self.created:
-            acc.setdefault(writer_of(ident), _Acc()).created += 1
+        for key, count in counts.items():
+            acc.setdefault(key, _Acc()).created = count
         for ident, engram in store.items():
             if engram.get("commitment") == "draft" and engram.get("status") == "active":
                 a = acc.setdefault(writer_of(ident), _Acc())
                 a.pending += 1
-                a.written(self._created_at(ident, engram), since)
+                a.written(_epoch(self._created_at(ident, engram)), since)
         for ident, decision in self._final_decisions(store).items():
             a = acc.setdefault(writer_of(ident), _Acc())
-            created = self._created_at(ident, store.get(ident))
+            created = _epoch(self._created_at(ident, store.get(ident)))
             a.written(created, since)
             a.decide(decision, created, since)
-        return sorted((a.result(k) for k, a in acc.items()), key=lambda s: (-s.drafts, s.writer))
+        return sorted(
+            (a.result(k) for k, a in acc.items() if a.created or a.drafts), key=lambda s: (-s.drafts, s.writer)
+        )
 
     def _created_at(self, ident: str, engram: dict[str, object] | None) -> str:
         known = self.created.get(ident)
@@ -254,20 +312,19 @@ class _Acc:
     recent: list[int] = field(default_factory=lambda: [0, 0, 0])
     recent_hours: list[float] = field(default_factory=list)
 
-    def written(self, created: str, since: datetime) -> None:
+    def written(self, created: float | None, since: float) -> None:
         self.drafts += 1
-        moment = parse_instant(created)
-        if moment is not None and moment >= since:
+        if created is not None and created >= since:
             self.recent[0] += 1
 
-    def decide(self, decision: _Decision, created: str, since: datetime) -> None:
+    def decide(self, decision: _Decision, start: float | None, since: float) -> None:
         if decision.kind == "approved":
             self.approved += 1
             self.after_edit += decision.edited
         else:
             self.reasons[reason_kind(decision.reason)] += 1
-        start, end = parse_instant(created), parse_instant(decision.at)
-        hours = (end - start).total_seconds() / 3600 if start and end and end >= start else None
+        end = _epoch(decision.at)
+        hours = (end - start) / 3600 if start is not None and end is not None and end >= start else None
         if hours is not None:
             self.hours.append(hours)
         if end is not None and end >= since:
@@ -290,6 +347,16 @@ class _Acc:
         )
 
 
+def _epoch(text: str) -> float | None:
+    """Seconds since the epoch of an ISO date or instant (PLUR's UTC strings), None when unparseable."""
+    try:
+        moment = datetime.fromisoformat(text)
+    except (TypeError, ValueError):
+        parsed = parse_instant(text)
+        return parsed.timestamp() if parsed else None
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
+
+
 def _median(values: list[float]) -> float | None:
     return round(statistics.median(values), 2) if values else None
 
@@ -307,6 +374,6 @@ def ledger_from_files(history_dir: Path) -> Ledger:
     ledger = Ledger()
     for path in sorted(history_dir.glob("*.jsonl")):
         data = path.read_bytes()
-        end = data.rfind(b"\n") + 1
-        ledger.feed(data[:end].split(b"\n")[:-1])
+        data = data[: data.rfind(b"\n") + 1]  # a line still being written is read next time
+        ledger.feed_bytes(data, 0)  # `fed` counts lines only for sync() with a loaded history
     return ledger

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from difflib import SequenceMatcher
 from functools import lru_cache
 
 _TOKEN = re.compile(r"\d+(?:[.:]\d+)+|[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
@@ -168,22 +167,52 @@ def _present(name: str, details: Details, text: str) -> bool:
     return name in details.names or name in details.tokens or name in text
 
 
+def _spans(a: tuple[str, ...], b: tuple[str, ...]) -> list[tuple[tuple[str, ...], tuple[str, ...]]] | None:
+    """The differing spans when `b` is `a` with spans replaced in place (None when words were added or moved)."""
+    if len(a) == len(b):
+        spans, i = [], 0
+        while i < len(a):
+            if a[i] == b[i]:
+                i += 1
+                continue
+            j = i
+            while j < len(a) and a[j] != b[j]:
+                j += 1
+            spans.append((a[i:j], b[i:j]))
+            i = j
+        return spans
+    prefix = 0
+    while prefix < min(len(a), len(b)) and a[prefix] == b[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < min(len(a), len(b)) - prefix and a[-1 - suffix] == b[-1 - suffix]:
+        suffix += 1
+    left, right = a[prefix : len(a) - suffix], b[prefix : len(b) - suffix]
+    return [(left, right)] if left and right else None
+
+
 def _substitution(a: Details, b: Details) -> tuple[str, str] | None:
     """Short spans swapped for others, everything else word for word: the shape of changed details."""
-    matcher = SequenceMatcher(a=a.tokens, b=b.tokens, autojunk=False)
-    ops = [op for op in matcher.get_opcodes() if op[0] != "equal"]
-    if not ops or any(op[0] != "replace" for op in ops):
+    spans = _spans(a.tokens, b.tokens)
+    if not spans:
         return None
-    left = [t for _, i1, i2, _j1, _j2 in ops for t in a.tokens[i1:i2]]
-    right = [t for _, _i1, _i2, j1, j2 in ops for t in b.tokens[j1:j2]]
+    left = [t for span, _ in spans for t in span]
+    right = [t for _, span in spans for t in span]
     same = len(a.tokens) - len(left)
-    if any(max(i2 - i1, j2 - j1) > 3 for _, i1, i2, j1, j2 in ops) or same < 2 or same < len(left):
+    if any(max(len(x), len(y)) > 3 for x, y in spans) or same < 2 or same < len(left):
         return None
     if set(left) <= _FUNCTION_WORDS and set(right) <= _FUNCTION_WORDS:
         return None
     return " ".join(left), " ".join(right)
 
 
+def agreement_key(statement: str) -> tuple[tuple[str, ...], bool]:
+    """What must be equal for two statements to be one lesson (numbers with units, negation): a cheap first cut."""
+    details = details_of(statement)
+    return details.numbers, details.negated
+
+
+@lru_cache(maxsize=262144)
 def detail_conflict(a: str, b: str) -> str | None:
     """Why statements `a` and `b` are different lessons however alike they read, or None."""
     da, db = details_of(a), details_of(b)

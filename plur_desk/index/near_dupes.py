@@ -14,7 +14,7 @@ import numpy as np
 
 from plur_desk.domain.near_duplicate import tokens_of
 
-LEXICAL_DIM = 4096
+LEXICAL_DIM = 2048
 
 
 def _stem(word: str) -> str:
@@ -50,9 +50,15 @@ def similarity_blocks(
         yield first, sims
 
 
-def pairs_above(sims: np.ndarray, first: int, threshold: float) -> list[tuple[int, int, float]]:
-    """(i, j, similarity) with j < i, i the absolute row of a block that starts at `first`."""
-    rows, cols = np.nonzero(sims >= threshold)
+def pairs_above(
+    sims: np.ndarray, first: int, threshold: float, keys: np.ndarray | None = None
+) -> list[tuple[int, int, float]]:
+    """(i, j, similarity) with j < i, i the absolute row of a block that starts at `first`; with `keys`, only
+    pairs whose keys are equal (a vectorised first cut before the slower per-pair rules)."""
+    hits = sims >= threshold
+    if keys is not None:
+        hits &= keys[first : first + sims.shape[0], None] == keys[None, :]
+    rows, cols = np.nonzero(hits)
     out = []
     for r, c in zip(rows.tolist(), cols.tolist(), strict=True):
         i = first + r

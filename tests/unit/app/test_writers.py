@@ -144,3 +144,19 @@ def test_reason_kinds_and_writer_labels() -> None:
     assert reason_kind("") == "(no reason)"
     assert WriterKey.of(None).label == "(unattributed)"
     assert WriterKey.of({"asserted_by": "x", "tool": {"name": "cursor"}}).label == "x · cursor"
+
+
+def test_escaped_reasons_and_foreign_shapes_read_like_json(session: ReviewSession) -> None:
+    session.reject(["ENG-2026-11-01-001"], 'too "vague" \\ ünïcode')
+    ledger = Ledger()
+    ledger.sync(session.history.lines)
+    assert ledger.decisions["ENG-2026-11-01-001"][-1].reason == 'too "vague" \\ ünïcode'
+    # the same decision written with another key order (not our shape) is read through json.loads
+    reordered = {"actor": {"kind": "human", "asserted_by": "x"}, "event": "engram_retired", "timestamp": "2026-12-02T00:00:00.000Z",
+                 "engram_id": "ENG-2026-11-01-002", "data": {"reason": "dup", "action": "reject"}}  # fmt: skip
+    created = {"engram_id": "ENG-X", "event": "engram_created", "timestamp": "2026-11-01T00:00:00.000Z",
+               "actor": {"asserted_by": "agent:other"}}  # fmt: skip
+    ledger.feed([json.dumps(reordered).encode(), b"{broken", json.dumps(created).encode()])
+    assert ledger.decisions["ENG-2026-11-01-002"][-1].reason == "dup"
+    assert ledger.created["ENG-X"][0] == WriterKey("agent:other")
+    assert ledger.created["ENG-2026-11-01-001"][0].asserted_by == "agent:claude-code"
