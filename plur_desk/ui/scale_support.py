@@ -9,7 +9,7 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QItemSelectionModel, QTimer
 
 from plur_desk.app.rows import DraftRow
 from plur_desk.app.scale import RiskRow, ScaleView
@@ -76,13 +76,28 @@ class ScaleMixin(_Base):
             return
         if self.risk_order is None and scale.default_order() == "risk":
             self.risk_order = True
-        current = self.drafts.current_id()
-        self.drafts.set_rows(self.order_drafts(list(self.drafts.model.rows) or session.drafts()), keep=current)
+        self._reorder_keeping_selection(self.order_drafts(list(self.drafts.model.rows) or session.drafts()))
         self.clusters.refresh(None)
         self.writers.refresh(None)
         self._draft_selected()
 
     # -- the drafts queue ----------------------------------------------------------------------------------
+
+    def _reorder_keeping_selection(self, rows: list[DraftRow]) -> None:
+        """New risk values arrive while the reviewer works: keep the current draft and a multi-selection."""
+        model = self.drafts.model
+        if [r.id for r in rows] == [r.id for r in model.rows]:
+            if rows:
+                model.dataChanged.emit(model.index(0, RISK_COLUMN), model.index(len(rows) - 1, RISK_COLUMN))
+            return
+        selected, current = self.drafts.selected_ids(), self.drafts.current_id()
+        self.drafts.set_rows(rows, keep=current)
+        selection = self.drafts.table.selectionModel()
+        flags = QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows
+        for engram_id in selected:
+            row = model.row_of(engram_id)
+            if row >= 0 and engram_id != current:
+                selection.select(model.index(row, 0), flags)
 
     def order_drafts(self, rows: list[DraftRow]) -> list[DraftRow]:
         """Risk order (when on) and the writer filter, over rows already narrowed by the search box."""

@@ -147,3 +147,37 @@ def test_x_takes_a_member_out_of_its_cluster(qtbot, window: MainWindow) -> None:
     qtbot.waitUntil(lambda: window.scale_runner.pending == 0)
     qtbot.waitUntil(lambda: all(out not in {m.id for m in c.members} for c in pane.model.rows))
     assert not human_events(window.store_path)  # a split writes nothing
+
+
+def test_bulk_reject_in_risk_order_keeps_its_selection_while_risk_arrives(
+    qtbot, window: MainWindow, store_copy: Path
+) -> None:
+    from ui.conftest import answer_modal
+
+    _scaled(qtbot, window)
+    window.risk_order = True
+    window.refresh_all()
+    model = window.drafts.model
+    first, second = model.rows[0].id, model.rows[1].id
+    window.drafts.select_id(first)
+    window.drafts.table.selectRow(1)  # with Shift: a range of two
+    window.drafts.table.selectionModel().select(
+        model.index(0, 0),
+        window.drafts.table.selectionModel().SelectionFlag.Select
+        | window.drafts.table.selectionModel().SelectionFlag.Rows,
+    )
+    assert set(window.drafts.selected_ids()) == {first, second}
+    window._reorder_keeping_selection(list(reversed(model.rows)))  # a new ranking lands meanwhile
+    assert [r.id for r in model.rows][-2:] == [second, first]
+    assert set(window.drafts.selected_ids()) == {first, second}
+
+    def fill(dialog):  # type: ignore[no-untyped-def]
+        dialog.combo.setCurrentText("not a lesson")
+        qtbot.keyClick(dialog.combo.lineEdit(), Qt.Key.Key_Return)
+
+    answer_modal(fill)
+    with qtbot.waitSignal(window.changes_applied, timeout=10000):
+        qtbot.keyClick(window.drafts.table, Qt.Key.Key_R)
+    disk = engrams_on_disk(store_copy)
+    assert disk[first]["status"] == disk[second]["status"] == "retired"
+    assert len(human_events(store_copy)) == 2
