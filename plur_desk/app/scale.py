@@ -20,6 +20,7 @@ from plur_desk.app.writers import Ledger, Line, WriterKey, WriterStats
 from plur_desk.domain.risk import Risk, RiskInput, assess
 from plur_desk.infra.errors import ActionRefused
 
+_Prepared = tuple[int, int, float | None, str, int]  # writer rejected, decided; nearest approved; cluster
 RISK_ORDER_FROM = 36  # the queue opens in risk order once a store has more drafts than this
 
 
@@ -38,6 +39,7 @@ class ScaleView:
         self.index = clusters if clusters is not None else ClusterIndex()
         self._stats: dict[WriterKey, WriterStats] = {}
         self._clusters: list[Cluster] = []
+        self._prepared: dict[str, _Prepared] = {}
 
     @classmethod
     def open(cls, session: ReviewSession, cache_root: Path | None, semantic: bool = True) -> ScaleView:
@@ -61,7 +63,31 @@ class ScaleView:
         self.index.update(engrams, created_of)
         if self.index.cache is not None:
             self.index.cache.save()
-        self._stats, self._clusters = stats, self.index.clusters()
+        clusters = self.index.clusters()
+        self._prepared = self._prepare(engrams, stats, clusters)
+        self._stats, self._clusters = stats, clusters
+
+    def _prepare(
+        self, engrams: list[dict[str, object]], stats: dict[WriterKey, WriterStats], clusters: list[Cluster]
+    ) -> dict[str, _Prepared]:
+        """What a draft's risk needs besides its row, per draft, so ordering the queue on the GUI thread is cheap."""
+        membership = {m.id: c for c in clusters for m in c.members}
+        out: dict[str, _Prepared] = {}
+        for engram in engrams:
+            if engram.get("commitment") != "draft" or engram.get("status") != "active":
+                continue
+            ident = str(engram.get("id"))
+            writer = stats.get(WriterKey.of(engram.get("attribution")))
+            nearest = self.index.nearest_approved.get(ident)
+            cluster = membership.get(ident)
+            out[ident] = (
+                writer.rejected if writer else 0,
+                writer.decided if writer else 0,
+                round(nearest[0], 2) if nearest else None,
+                cluster.representative if cluster else "",
+                cluster.size if cluster else 1,
+            )
+        return out
 
     # -- queries -------------------------------------------------------------------------------------------
 
@@ -83,23 +109,14 @@ class ScaleView:
 
     def risk_rows(self, rows: list[DraftRow], level: str = "decided", order: str = "risk") -> list[RiskRow]:
         """Rows with their risk and cluster; in risk order (highest first) or as given."""
-        membership = {m.id: c for c in self._clusters for m in c.members}
         out = []
         for row in rows:
-            stats = self.writer_of(row.id)
-            nearest = self.index.nearest_approved.get(row.id)
-            risk = assess(
-                RiskInput(
-                    scope=row.scope,
-                    level=level,
-                    flags=row.flags,
-                    writer_rejected=stats.rejected if stats else 0,
-                    writer_decided=stats.decided if stats else 0,
-                    nearest_approved=nearest[0] if nearest else None,
-                )
-            )
-            cluster = membership.get(row.id)
-            out.append(RiskRow(row, risk, cluster.representative if cluster else "", cluster.size if cluster else 1))
+            prepared = self._prepared.get(row.id)
+            if prepared is None:  # arrived after the last refresh: no writer or cluster facts yet
+                prepared = (0, 0, None, "", 1)
+            rejected, decided, nearest, representative, size = prepared
+            risk = assess(RiskInput(row.scope, level, row.flags, rejected, decided, nearest))
+            out.append(RiskRow(row, risk, representative, size))
         if order == "risk":
             out.sort(key=lambda r: (-r.risk.score, r.row.created, r.row.id))
         return out

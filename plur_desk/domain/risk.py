@@ -17,6 +17,7 @@ FACTORS (the queue shows them on hover); nothing here decides anything, it only 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,7 @@ def scope_breadth(scope: str) -> float:
     return _SCOPE.get(scope.partition(":")[0], 0.5)
 
 
+@lru_cache(maxsize=65536)  # many drafts share writer, scope, flags and (rounded) novelty
 def assess(item: RiskInput) -> Risk:
     lint = max((_LINT.get(f, 0.0) for f in item.flags), default=0.0)
     lint_names = [f for f in item.flags if f in _LINT]
