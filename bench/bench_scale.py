@@ -239,7 +239,7 @@ from plur_desk.store.history import HistoryLog
 from datetime import datetime, UTC
 t = time.perf_counter(); ledger = ledger_from_files(Path(sys.argv[1]) / "history"); read = time.perf_counter() - t
 t = time.perf_counter(); stats = ledger.stats([], datetime(2026, 12, 2, tzinfo=UTC)); joined = time.perf_counter() - t
-index = HistoryIndex(HistoryLog(Path(sys.argv[1]) / "history")); index.load()
+index = HistoryIndex(HistoryLog(Path(sys.argv[1]))); index.load()
 live = Ledger(); live.sync(index.lines)
 with open(Path(sys.argv[1]) / "history" / "2026-12.jsonl", "a") as f:
     f.write(Path(sys.argv[2]).read_text())

@@ -19,6 +19,7 @@ from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from operator import itemgetter
 from pathlib import Path
+from typing import NamedTuple
 
 from plur_desk.app.rows import created_of
 from plur_desk.infra.clock import parse_instant
@@ -40,8 +41,7 @@ _ID_RE = re.compile(r"\b(?:ENG|ABS|META)-[A-Za-z0-9-]+")
 _CUT = re.compile(r"[:;(]| - | — |\bof\b")
 
 
-@dataclass(frozen=True, order=True)
-class WriterKey:
+class WriterKey(NamedTuple):  # a tuple: hashed and compared in C, it keys every count
     asserted_by: str
     model: str = ""
     runtime: str = ""
@@ -271,11 +271,11 @@ class Ledger:
             acc.setdefault(key, _Acc()).created = count
         for ident, engram in store.items():
             if engram.get("commitment") == "draft" and engram.get("status") == "active":
-                a = acc.setdefault(writer_of(ident), _Acc())
+                a = _acc(acc, writer_of(ident))
                 a.pending += 1
                 a.written(_epoch(self._created_at(ident, engram)), since)
         for ident, decision in self._final_decisions(store).items():
-            a = acc.setdefault(writer_of(ident), _Acc())
+            a = _acc(acc, writer_of(ident))
             created = _epoch(self._created_at(ident, store.get(ident)))
             a.written(created, since)
             a.decide(decision, created, since)
@@ -298,6 +298,13 @@ class Ledger:
             if record.get("state") in ("approved", "rejected"):
                 out[ident] = _Decision(str(record["state"]), str(record.get("at", "")), str(record.get("reason", "")))
         return out
+
+
+def _acc(acc: dict[WriterKey, _Acc], key: WriterKey) -> _Acc:
+    found = acc.get(key)
+    if found is None:
+        found = acc[key] = _Acc()
+    return found
 
 
 @dataclass
@@ -347,6 +354,7 @@ class _Acc:
         )
 
 
+@lru_cache(maxsize=1 << 20)  # a refresh after each decision re-reads the same instants: parse each once
 def _epoch(text: str) -> float | None:
     """Seconds since the epoch of an ISO date or instant (PLUR's UTC strings), None when unparseable."""
     try:
