@@ -58,12 +58,26 @@ class ScaleMixin(_Base):
         if self.scale_runner.pending:
             self._scale_again = True
             return
-        if self.scale is None or self.scale.session is not session:
-            self.scale = ScaleView.open(session, cache_dir(), semantic=self.semantic_clusters)
-        scale, engrams, lines, now = self.scale, list(session.all_engrams()), session.history.lines, session.now()
-        self.scale_runner.submit(lambda: scale.refresh_from(engrams, lines, now), self._scale_done, self._failed)
+        scale = self.scale if self.scale is not None and self.scale.session is session else None
+        engrams, lines, now, semantic = (
+            list(session.all_engrams()),
+            session.history.lines,
+            session.now(),
+            self.semantic_clusters,
+        )
 
-    def _scale_done(self, _result: object) -> None:
+        def work() -> ScaleView:  # the model and the vector cache load here too, never on the GUI thread
+            view = scale or ScaleView.open(session, cache_dir(), semantic=semantic)
+            view.refresh_from(engrams, lines, now)
+            return view
+
+        self.scale_runner.submit(work, self._scale_done, self._failed)
+
+    def _scale_done(self, view: object) -> None:
+        assert isinstance(view, ScaleView)
+        if view.session is not self.session:
+            return  # another store was opened meanwhile
+        self.scale = view
         if self._scale_again:
             self._scale_again = False
             self.schedule_scale()
