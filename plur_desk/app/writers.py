@@ -26,6 +26,7 @@ from plur_desk.infra.clock import parse_instant
 
 Line = tuple[bytes, str, int]
 WINDOW_DAYS = 30
+WEEKS = 8
 # plur_desk's own decision lines (js_stringify key order); undo, redo and anything else go through json.loads.
 _DECISION = re.compile(
     rb'\{"event":"engram_(?:updated|retired)","engram_id":"([^"\\]*)","timestamp":"([^"\\]*)",'
@@ -92,6 +93,7 @@ class WriterStats:
     pending: int
     median_hours_to_decision: float | None
     last30: tuple[int, int, int, float | None]  # drafts written, approved, rejected, median hours
+    weekly: tuple[tuple[int, int], ...] = ()  # (approved, rejected) per week, oldest first, the last WEEKS weeks
 
     @property
     def decided(self) -> int:
@@ -128,6 +130,7 @@ class WriterStats:
             "last_30_days": dict(
                 zip(("drafts", "approved", "rejected", "median_hours_to_decision"), self.last30, strict=True)
             ),
+            "weekly": [{"approved": a, "rejected": r} for a, r in self.weekly],
         }
 
 
@@ -253,7 +256,7 @@ class Ledger:
 
     def stats(self, engrams: Iterable[dict[str, object]], now: datetime) -> list[WriterStats]:
         store = {str(e.get("id")): e for e in engrams}
-        since = (now - timedelta(days=WINDOW_DAYS)).timestamp()
+        since, end_of_week = (now - timedelta(days=WINDOW_DAYS)).timestamp(), now.timestamp()
         acc: dict[WriterKey, _Acc] = {}
         own = {i: WriterKey.of(e["attribution"]) for i, e in store.items() if isinstance(e.get("attribution"), dict)}
         counts = Counter(self.created_count)
@@ -278,7 +281,7 @@ class Ledger:
             a = _acc(acc, writer_of(ident))
             created = _epoch(self._created_at(ident, store.get(ident)))
             a.written(created, since)
-            a.decide(decision, created, since)
+            a.decide(decision, created, since, end_of_week)
         return sorted(
             (a.result(k) for k, a in acc.items() if a.created or a.drafts), key=lambda s: (-s.drafts, s.writer)
         )
@@ -318,13 +321,14 @@ class _Acc:
     hours: list[float] = field(default_factory=list)
     recent: list[int] = field(default_factory=lambda: [0, 0, 0])
     recent_hours: list[float] = field(default_factory=list)
+    weekly: list[list[int]] = field(default_factory=lambda: [[0, 0] for _ in range(WEEKS)])
 
     def written(self, created: float | None, since: float) -> None:
         self.drafts += 1
         if created is not None and created >= since:
             self.recent[0] += 1
 
-    def decide(self, decision: _Decision, start: float | None, since: float) -> None:
+    def decide(self, decision: _Decision, start: float | None, since: float, now: float) -> None:
         if decision.kind == "approved":
             self.approved += 1
             self.after_edit += decision.edited
@@ -334,6 +338,9 @@ class _Acc:
         hours = (end - start) / 3600 if start is not None and end is not None and end >= start else None
         if hours is not None:
             self.hours.append(hours)
+        week = int((now - end) // 604800) if end is not None and end <= now else WEEKS
+        if week < WEEKS:
+            self.weekly[WEEKS - 1 - week][0 if decision.kind == "approved" else 1] += 1
         if end is not None and end >= since:
             self.recent[1 if decision.kind == "approved" else 2] += 1
             if hours is not None:
@@ -351,6 +358,7 @@ class _Acc:
             pending=self.pending,
             median_hours_to_decision=_median(self.hours),
             last30=(self.recent[0], self.recent[1], self.recent[2], _median(self.recent_hours)),
+            weekly=tuple((a, r) for a, r in self.weekly),
         )
 
 

@@ -28,12 +28,23 @@ def _top_reason(s: WriterStats) -> str:
     return f"{reason} ({count})"
 
 
+_BARS = "▁▂▃▄▅▆▇█"
+
+
 def _trend(s: WriterStats) -> str:
-    """Last 30 days against all time, as bars the eye can compare (and text a screen reader can read)."""
-    drafts, approved, rejected, _median = s.last30
-    share = rejected / (approved + rejected) if approved + rejected else 0.0
-    bar = "█" * round(10 * share) + "░" * (10 - round(10 * share))
-    return f"{bar} {drafts} new, {approved} approved, {rejected} rejected"
+    """Share rejected per week, oldest first, as a small chart (· for a week without decisions)."""
+    return (
+        "".join(_BARS[min(7, int(8 * r / (a + r)))] if a + r else "·" for a, r in s.weekly)
+        + f"  {s.last30[1]} ✓ {s.last30[2]} ✗ in 30 d"
+    )
+
+
+def _trend_tip(s: WriterStats) -> str:
+    ago = [
+        f"{len(s.weekly) - 1 - i} week(s) ago" if i < len(s.weekly) - 1 else "this week" for i in range(len(s.weekly))
+    ]
+    weeks = [f"{when}: {a} approved, {r} rejected" for when, (a, r) in zip(ago, s.weekly, strict=True)]
+    return "Rejected share per week, oldest first:\n" + "\n".join(weeks)
 
 
 WRITER_COLUMNS: list[Column[WriterStats]] = [
@@ -50,7 +61,7 @@ WRITER_COLUMNS: list[Column[WriterStats]] = [
         lambda s: _hours(s.median_hours_to_decision),
         lambda s: s.median_hours_to_decision if s.median_hours_to_decision is not None else -1.0,
     ),
-    Column("Last 30 days (rejected share)", _trend, lambda s: s.last30[2]),
+    Column("Trend (rejected share per week)", _trend, lambda s: s.last30[2], _trend_tip),
 ]
 
 

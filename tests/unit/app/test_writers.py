@@ -88,6 +88,7 @@ def test_counts_from_real_decisions(session: ReviewSession) -> None:
     # created 2026-11-01T10:00, decided 2026-12-02T12:00: 31 days and 2 hours
     assert claude.median_hours_to_decision == 746.0
     assert claude.last30 == (0, 2, 2, 746.0)
+    assert claude.weekly[-1] == (2, 2) and sum(a + r for a, r in claude.weekly) == 4
     assert "2 approved, 2 rejected, 1 pending — 100 % of rejections 'duplicate'" in claude.line()
     codex = stats["agent:codex · plur-core"]
     assert (codex.drafts, codex.approved, codex.rejected, codex.pending) == (3, 0, 1, 2)
