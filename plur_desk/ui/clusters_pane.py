@@ -62,6 +62,13 @@ MEMBER_COLUMNS: list[Column[Member]] = [
 ]
 
 
+def next_step(cluster: Cluster) -> str:
+    others = [m for m in cluster.drafts if m != cluster.representative]
+    if cluster.approved:
+        return f"D: reject all {len(others)} drafts as duplicates of {cluster.representative} (already approved)"
+    return f"D: approve {cluster.representative} and reject {len(others)} other draft(s) as its duplicates"
+
+
 class ClustersPane(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -85,6 +92,10 @@ class ClustersPane(QWidget):
             "duplicate. Shift+D keeps the member selected below instead. X takes the selected member out."
         )
         self.hint.setWordWrap(True)
+        self.next_step = QLabel()
+        self.next_step.setObjectName("clusterNextStep")
+        self.next_step.setAccessibleName("What D does for the selected cluster")
+        self.next_step.setTextFormat(Qt.TextFormat.PlainText)
         self.buttons = QHBoxLayout()
         top = QWidget()
         top_layout = QVBoxLayout(top)
@@ -98,6 +109,7 @@ class ClustersPane(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)
         layout.addWidget(splitter)
+        layout.addWidget(self.next_step)
         layout.addLayout(self.buttons)
 
     def _table(self, name: str, accessible: str, model: RowsModel[Any]) -> QTableView:
@@ -152,6 +164,7 @@ class ClustersPane(QWidget):
     def _show_members(self) -> None:
         cluster = self.current_cluster()
         self.members.set_rows(list(cluster.members) if cluster else [])
+        self.next_step.setText(next_step(cluster) if cluster else "")
         if cluster is not None:
             self._last_row = self.table.currentIndex().row()
             self.member_table.selectRow(0)

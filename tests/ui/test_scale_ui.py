@@ -115,6 +115,7 @@ def test_one_key_settles_a_cluster_and_one_undo_takes_it_back(
     pane.table.selectRow(row)
     keep = pane.model.rows[row].representative
     assert pane.model.index(row, 0).data() == "×3"
+    assert pane.next_step.text() == f"D: approve {keep} and reject 2 other draft(s) as its duplicates"
     with qtbot.waitSignal(window.changes_applied, timeout=10000):
         qtbot.keyClick(pane.table, Qt.Key.Key_D)
     qtbot.waitUntil(lambda: window.runner.pending == 0)
@@ -181,3 +182,19 @@ def test_bulk_reject_in_risk_order_keeps_its_selection_while_risk_arrives(
     disk = engrams_on_disk(store_copy)
     assert disk[first]["status"] == disk[second]["status"] == "retired"
     assert len(human_events(store_copy)) == 2
+
+
+def test_next_step_names_the_approved_engram() -> None:
+    from plur_desk.app.clusters import Cluster, Member
+    from plur_desk.ui.clusters_pane import next_step
+
+    cluster = Cluster(
+        "ENG-2026-12-01-001",
+        (
+            Member("ENG-2026-12-01-001", "Use tabs", "project:web", False, "representative", 1.0),
+            Member("ENG-2026-12-01-002", "Use tabs!", "project:web", True, "content_hash", 1.0),
+            Member("ENG-2026-12-01-003", "Tabs are used", "project:web", True, "similar to ENG-2026-12-01-001", 0.9),
+        ),
+        ("ENG-2026-12-01-001",),
+    )
+    assert next_step(cluster) == "D: reject all 2 drafts as duplicates of ENG-2026-12-01-001 (already approved)"
