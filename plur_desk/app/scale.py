@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import NamedTuple
 
 from plur_desk.app.clusters import Cluster, ClusterIndex, make_cluster_index
-from plur_desk.app.rows import DraftRow, created_of
+from plur_desk.app.rows import DraftRow, created_of, draft_row
 from plur_desk.app.session import ChangeSet, ReviewSession
 from plur_desk.app.writers import Ledger, Line, WriterKey, WriterStats
 from plur_desk.domain.risk import Risk, RiskInput, assess
@@ -24,8 +24,7 @@ _Prepared = tuple[int, int, float | None, str, int]  # writer rejected, decided;
 RISK_ORDER_FROM = 36  # the queue opens in risk order once a store has more drafts than this
 
 
-@dataclass(frozen=True)
-class RiskRow:
+class RiskRow(NamedTuple):
     row: DraftRow
     risk: Risk
     cluster: str  # representative id of its cluster, "" when alone
@@ -40,6 +39,7 @@ class ScaleView:
         self._stats: dict[WriterKey, WriterStats] = {}
         self._clusters: list[Cluster] = []
         self._prepared: dict[str, _Prepared] = {}
+        self._ready: dict[tuple[str, str, tuple[str, ...], str], RiskRow] = {}
 
     @classmethod
     def open(cls, session: ReviewSession, cache_root: Path | None, semantic: bool = True) -> ScaleView:
@@ -55,7 +55,9 @@ class ScaleView:
     def refresh(self) -> None:
         self.refresh_from(list(self.session.all_engrams()), self.session.history.lines, self.session.now())
 
-    def refresh_from(self, engrams: list[dict[str, object]], lines: Sequence[Line], now: datetime) -> None:
+    def refresh_from(
+        self, engrams: list[dict[str, object]], lines: Sequence[Line], now: datetime, level: str = "decided"
+    ) -> None:
         """From a snapshot taken on the caller's thread, so the work can run on another one; results are
         swapped in at the end, so a reader sees either the old or the new ledger and clusters."""
         self.ledger.sync(lines)
@@ -64,8 +66,29 @@ class ScaleView:
         if self.index.cache is not None:
             self.index.cache.save()
         clusters = self.index.clusters()
-        self._prepared = self._prepare(engrams, stats, clusters)
-        self._stats, self._clusters = stats, clusters
+        prepared = self._prepare(engrams, stats, clusters)
+        ready = self._assess_all(engrams, prepared, now, level)
+        self._stats, self._clusters, self._prepared, self._ready = stats, clusters, prepared, ready
+
+    def _assess_all(
+        self, engrams: list[dict[str, object]], prepared: dict[str, _Prepared], now: datetime, level: str
+    ) -> dict[tuple[str, str, tuple[str, ...], str], RiskRow]:
+        """Every draft's risk, computed here so the GUI thread only looks it up (keyed by what it rests on)."""
+        tension_ids, rejected = self.session.open_tension_ids(), self.session.rejected_verdicts()
+        out = {}
+        for engram in engrams:
+            ident = str(engram.get("id"))
+            if ident in prepared:
+                row = draft_row(engram, now, tension_ids, rejected)
+                out[(ident, row.scope, row.flags, level)] = self._risk_row(row, level, prepared[ident])
+        return out
+
+    @staticmethod
+    def _risk_row(row: DraftRow, level: str, prepared: _Prepared) -> RiskRow:
+        rejected, decided, nearest, representative, size = prepared
+        return RiskRow(
+            row, assess(RiskInput(row.scope, level, row.flags, rejected, decided, nearest)), representative, size
+        )
 
     def _prepare(
         self, engrams: list[dict[str, object]], stats: dict[WriterKey, WriterStats], clusters: list[Cluster]
@@ -109,14 +132,15 @@ class ScaleView:
 
     def risk_rows(self, rows: list[DraftRow], level: str = "decided", order: str = "risk") -> list[RiskRow]:
         """Rows with their risk and cluster; in risk order (highest first) or as given."""
+        ready, prepared, none = self._ready, self._prepared, (0, 0, None, "", 1)
         out = []
         for row in rows:
-            prepared = self._prepared.get(row.id)
-            if prepared is None:  # arrived after the last refresh: no writer or cluster facts yet
-                prepared = (0, 0, None, "", 1)
-            rejected, decided, nearest, representative, size = prepared
-            risk = assess(RiskInput(row.scope, level, row.flags, rejected, decided, nearest))
-            out.append(RiskRow(row, risk, representative, size))
+            found = ready.get((row.id, row.scope, row.flags, level))
+            out.append(
+                RiskRow(row, found.risk, found.cluster, found.cluster_size)
+                if found is not None
+                else self._risk_row(row, level, prepared.get(row.id, none))  # arrived since the last refresh
+            )
         if order == "risk":
             out.sort(key=lambda r: (-r.risk.score, r.row.created, r.row.id))
         return out

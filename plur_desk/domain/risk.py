@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 
 @dataclass(frozen=True)
@@ -42,8 +43,7 @@ _LEVEL = {"locked": 1.0, "decided": 0.6, "leaning": 0.3, "exploring": 0.1}
 _LINT = {"instruction-like text": 1.0, "credential-like string": 1.0, "URL": 0.5}
 
 
-@dataclass(frozen=True)
-class RiskInput:
+class RiskInput(NamedTuple):  # a tuple: the memo below hashes it in C
     scope: str
     level: str = "decided"
     flags: tuple[str, ...] = ()

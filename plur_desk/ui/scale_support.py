@@ -42,6 +42,7 @@ class ScaleMixin(_Base):
         self._scale_timer = QTimer(self, singleShot=True, interval=250)
         self._scale_timer.timeout.connect(self._compute_scale)
         self._scale_again = False
+        self._writer_line_shown: tuple[str, str] = ("", "")
         self.drafts.model.columns.append(Column("Risk", self._risk_text, self._risk_sort, self._risk_tip))
         self.drafts.table.setColumnWidth(RISK_COLUMN, 260)
         self.writers.writer_chosen.connect(self._filter_by_writer)
@@ -59,16 +60,12 @@ class ScaleMixin(_Base):
             self._scale_again = True
             return
         scale = self.scale if self.scale is not None and self.scale.session is session else None
-        engrams, lines, now, semantic = (
-            list(session.all_engrams()),
-            session.history.lines,
-            session.now(),
-            self.semantic_clusters,
-        )
+        engrams, lines, now = list(session.all_engrams()), session.history.lines, session.now()
+        semantic, level = self.semantic_clusters, self.settings.default_level
 
         def work() -> ScaleView:  # the model and the vector cache load here too, never on the GUI thread
             view = scale or ScaleView.open(session, cache_dir(), semantic=semantic)
-            view.refresh_from(engrams, lines, now)
+            view.refresh_from(engrams, lines, now, level)
             return view
 
         self.scale_runner.submit(work, self._scale_done, self._failed)
@@ -93,7 +90,9 @@ class ScaleMixin(_Base):
         self._reorder_keeping_selection(self.order_drafts(list(self.drafts.model.rows) or session.drafts()))
         self.clusters.refresh(None)
         self.writers.refresh(None)
-        self._draft_selected()
+        row = self.drafts.current()
+        if row is not None and (row.id, scale.writer_line(row.id)) != self._writer_line_shown:
+            self._draft_selected()  # only when the writer's line changed: the detail costs a similarity search
 
     # -- the drafts queue ----------------------------------------------------------------------------------
 
@@ -150,6 +149,7 @@ class ScaleMixin(_Base):
         super()._draft_selected()
         row, scale = self.drafts.current(), self.scale
         line = scale.writer_line(row.id) if scale is not None and row is not None else ""
+        self._writer_line_shown = (row.id if row is not None else "", line)
         if line:
             self.drafts.detail.append(f"<p><b>Writer:</b> {html.escape(line)}</p>")
 
