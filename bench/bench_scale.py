@@ -18,8 +18,8 @@ Keys per draft cleared, the model (keyboard only, the selection moves on by itse
 from __future__ import annotations
 
 import argparse
-import os
 import json
+import os
 import random
 import subprocess
 import sys
@@ -347,8 +347,10 @@ def main() -> None:
         keys = bench_queue(Path(tmp), args.queue, args.modes)
         ledger = bench_ledger(Path(tmp), args.lines)
     text = report(clusters, keys, ledger, gui)
-    text += (f"\n\nMachine load average (2 cores, shared): {load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end; "
-             "wall times above include waiting for the CPU.")
+    text += (
+        f"\n\nMachine load average (2 cores, shared): {load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end; "
+        "wall times above include waiting for the CPU."
+    )
     print(text)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(text + "\n")
