@@ -84,3 +84,36 @@ def test_writers_cli_on_a_plur_store(learned: Path, capsys: pytest.CaptureFixtur
 def test_cli_refuses_a_missing_store_with_a_message(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["writers", str(tmp_path / "nowhere")]) == 2
     assert "plur-desk writers" in capsys.readouterr().err
+
+
+def test_a_settled_cluster_is_what_plur_reads_and_survives_its_rewrite(learned: Path, tmp_path: Path) -> None:
+    """Keep one, reject the others as its duplicates: PLUR quarantines nothing and keeps the link to the kept
+    engram through its own rewrite of the file."""
+    ids = json.loads((learned / "ids.json").read_text())
+    session = open_session(learned, "Ada Reviewer")
+    view = ScaleView(session)  # word overlap, as the terminal view without the model
+    view.refresh()
+    [cluster] = [c for c in view.clusters() if {ids[3], ids[4]} <= {m.id for m in c.members}]
+    view.settle(cluster)
+    keep = cluster.representative
+    dropped = [m.id for m in cluster.members if m.id != keep]
+    home = tmp_path / "home2"
+    loaded, _learned, reloaded = plur(
+        learned,
+        home,
+        [
+            {"op": "load"},
+            {
+                "op": "learn",
+                "statement": "A statement that makes PLUR rewrite the file",
+                "options": {"scope": "global"},
+            },
+            {"op": "load"},
+        ],
+    )
+    assert loaded["quarantined"] == [] and reloaded["quarantined"] == []
+    assert reloaded["engrams"][keep]["commitment"] == "decided"
+    for engram_id in dropped:
+        engram = reloaded["engrams"][engram_id]
+        assert engram["status"] == "retired"
+        assert engram["review"]["duplicate_of"] == keep
