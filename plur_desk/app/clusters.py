@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from plur_desk.domain.engram_rules import content_hash
+from plur_desk.domain.derived import content_hash
 from plur_desk.domain.near_duplicate import agreement_key, detail_conflict, scopes_overlap
 from plur_desk.index.embeddings import Embedder, VectorCache
 from plur_desk.index.near_dupes import lexical_vectors, pairs_above, similarity_blocks

@@ -16,7 +16,8 @@ from typing import NamedTuple
 from plur_desk.app.clusters import Cluster, ClusterIndex, make_cluster_index
 from plur_desk.app.rows import DraftRow, created_of, draft_row
 from plur_desk.app.session import ChangeSet, ReviewSession
-from plur_desk.app.writers import Ledger, Line, WriterKey, WriterStats
+from plur_desk.app.writer_stats import WriterKey, WriterStats
+from plur_desk.app.writers import Ledger, Line
 from plur_desk.domain.risk import Risk, RiskInput, assess
 from plur_desk.infra.errors import ActionRefused
 
@@ -34,7 +35,7 @@ class RiskRow(NamedTuple):
 class ScaleView:
     def __init__(self, session: ReviewSession, clusters: ClusterIndex | None = None) -> None:
         self.session = session
-        self.ledger = Ledger()
+        self.ledger = Ledger(trust=session.trust)  # only validly signed decisions count
         self.index = clusters if clusters is not None else ClusterIndex()
         self._stats: dict[WriterKey, WriterStats] = {}
         self._clusters: list[Cluster] = []

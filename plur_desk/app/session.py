@@ -13,6 +13,7 @@ from plur_desk.app.history_index import HistoryIndex
 from plur_desk.app.journaled import ChangeSet as ChangeSet  # re-exported: panes import it from here
 from plur_desk.app.journaled import JournaledSession
 from plur_desk.app.rows import DraftRow, TensionRow, draft_row, tension_row
+from plur_desk.app.session_clusters import ClusterDecisionsMixin
 from plur_desk.app.session_signing import SigningMixin
 from plur_desk.app.signing import ReviewerKeys
 from plur_desk.app.trust import TrustChecker
@@ -26,7 +27,7 @@ from plur_desk.store.journal import JournalRecord, Step
 from plur_desk.store.plur_store import Edit, PlurStore, WriteResult
 
 
-class ReviewSession(JournaledSession, SigningMixin):
+class ReviewSession(JournaledSession, SigningMixin, ClusterDecisionsMixin):
     def __init__(
         self, store: PlurStore, reviewer: Reviewer, clock: Clock | None = None, keys: ReviewerKeys | None = None
     ) -> None:
@@ -210,23 +211,6 @@ class ReviewSession(JournaledSession, SigningMixin):
         return self._engram_action(
             "reject", f"reject {_names(ids)}", ids, lambda e: review.reject(e, reason, self.reviewer, now), seen
         )
-
-    def settle_duplicates(
-        self, representative: str, duplicates: list[str], approve: bool, level: str = "decided"
-    ) -> ChangeSet:
-        """One undoable step: approve the representative (when `approve`) and reject each duplicate, linked to it."""
-        from plur_desk.domain.cluster_review import reject_as_duplicate
-
-        now = self.now()
-
-        def fn(engram: dict[str, object]) -> tuple[dict[str, object], list[dict[str, object]]]:
-            if engram.get("id") == representative:
-                return review.approve(engram, level, "", self.reviewer, now)
-            return reject_as_duplicate(engram, representative, self.reviewer, now)
-
-        ids = ([representative] if approve else []) + [d for d in duplicates if d != representative]
-        label = f"keep {representative}, reject {_names(duplicates)} as duplicates"
-        return self._engram_action("settle_duplicates", label, ids, fn)
 
     def edit_statement(self, engram_id: str, statement: str, seen: dict[str, object] | None = None) -> ChangeSet:
         now = self.now()

@@ -2,136 +2,47 @@
 
 A writer is the `attribution` of the engram (asserted_by, model, runtime, tool); when the engram has left the
 store (compacted) the `actor` of its `engram_created` event stands in. Decisions are the human events plur_desk
-writes (approve, reject with its reason, edit; undo and redo taken into account), and, for an engram whose
-events are not in the log, its `review` record. Built from raw history lines in one pass that parses only the
-lines that can matter (a byte test first), then kept up to date from appended lines only.
+writes (approve, reject with its reason, edit; undo and redo taken into account). With a trust checker (the
+session's), only validly signed events are decisions; unsigned or forged human claims, and `review` records no
+such event backs, are counted apart as unverified. Built from raw history lines in one pass that parses only the
+lines that can matter (byte searches first), then kept up to date from appended lines only.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import statistics
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
-from functools import lru_cache
+from datetime import datetime, timedelta
 from operator import itemgetter
 from pathlib import Path
-from typing import NamedTuple
 
 from plur_desk.app.rows import created_of
-from plur_desk.infra.clock import parse_instant
+from plur_desk.app.writer_stats import (
+    WINDOW_DAYS,
+    Acc,
+    Decision,
+    WriterKey,
+    WriterStats,
+    acc_for,
+    epoch,
+)
+from plur_desk.domain.trust import Trust
 
 Line = tuple[bytes, str, int]
-WINDOW_DAYS = 30
-WEEKS = 8
 # plur_desk's own decision lines (js_stringify key order); undo, redo and anything else go through json.loads.
 _DECISION = re.compile(
     rb'\{"event":"engram_(?:updated|retired)","engram_id":"([^"\\]*)","timestamp":"([^"\\]*)",'
     rb'"data":\{"action":"(approve|reject|edit)"(?:,"reason":("(?:[^"\\]|\\.)*"))?[^\n]*,"actor":\{[^\n]*'
-    rb'"kind":"human"[^\n]*\}\}[ \t\r]*\Z'
+    rb'"kind":"human"[^\n]*\}[ \t\r]*\Z'  # the actor, then perhaps signature, signer, prev, hash
 )
 # PLUR's own line shape (JSON.stringify key order); anything else is parsed as JSON instead.
 _CREATED_ALL = re.compile(
     rb'\{"event":"engram_created","engram_id":"([^"\\\n]*)","timestamp":"([^"\\\n]*)",[^\n]*"actor":(\{[^\n]*\})\}[ \t\r]*$',
     re.M,
 )
-_ID_RE = re.compile(r"\b(?:ENG|ABS|META)-[A-Za-z0-9-]+")
-_CUT = re.compile(r"[:;(]| - | — |\bof\b")
-
-
-class WriterKey(NamedTuple):  # a tuple: hashed and compared in C, it keys every count
-    asserted_by: str
-    model: str = ""
-    runtime: str = ""
-    tool: str = ""
-
-    @property
-    def label(self) -> str:
-        return " · ".join(p for p in (self.asserted_by, self.model, self.runtime, self.tool) if p)
-
-    @staticmethod
-    def of(attribution: object) -> WriterKey:
-        if not isinstance(attribution, dict):
-            return WriterKey("(unattributed)")
-
-        def name(key: str) -> str:
-            value = attribution.get(key)
-            return str(value.get("name", "") or "") if isinstance(value, dict) else ""
-
-        who = attribution.get("asserted_by")
-        return WriterKey(str(who) if isinstance(who, str) and who else "(unattributed)", name("model"),
-                         name("runtime"), name("tool"))  # fmt: skip
-
-
-@lru_cache(maxsize=4096)
-def reason_kind(reason: str) -> str:
-    """'duplicate of ENG-…' and 'Duplicate.' are one reason: ids dropped, lowercased, cut at ':' or ' of '."""
-    text = _CUT.split(_ID_RE.sub("", reason).strip().lower())[0]
-    return text.strip(" .,!") or "(no reason)"
-
-
-@dataclass
-class _Decision:
-    kind: str  # approved | rejected
-    at: str
-    reason: str = ""
-    edited: bool = False
-
-
-@dataclass(frozen=True)
-class WriterStats:
-    writer: WriterKey
-    created: int
-    drafts: int
-    approved: int
-    approved_after_edit: int
-    rejected: int
-    rejected_by_reason: tuple[tuple[str, int], ...]
-    pending: int
-    median_hours_to_decision: float | None
-    last30: tuple[int, int, int, float | None]  # drafts written, approved, rejected, median hours
-    weekly: tuple[tuple[int, int], ...] = ()  # (approved, rejected) per week, oldest first, the last WEEKS weeks
-
-    @property
-    def decided(self) -> int:
-        return self.approved + self.rejected
-
-    @property
-    def rejection_rate(self) -> float:
-        return self.rejected / self.decided if self.decided else 0.0
-
-    def line(self) -> str:
-        """The writer's line in a draft's detail."""
-        text = f"{self.writer.label}: {self.approved} approved, {self.rejected} rejected, {self.pending} pending"
-        if self.rejected and self.rejected_by_reason:
-            reason, count = self.rejected_by_reason[0]
-            text += f" — {round(100 * count / self.rejected)} % of rejections '{reason}'"
-        return text
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "writer": {
-                "asserted_by": self.writer.asserted_by,
-                "model": self.writer.model,
-                "runtime": self.writer.runtime,
-                "tool": self.writer.tool,
-            },
-            "created": self.created,
-            "drafts": self.drafts,
-            "approved": self.approved,
-            "approved_after_edit": self.approved_after_edit,
-            "rejected": self.rejected,
-            "rejected_by_reason": dict(self.rejected_by_reason),
-            "pending": self.pending,
-            "median_hours_to_decision": self.median_hours_to_decision,
-            "last_30_days": dict(
-                zip(("drafts", "approved", "rejected", "median_hours_to_decision"), self.last30, strict=True)
-            ),
-            "weekly": [{"approved": a, "rejected": r} for a, r in self.weekly],
-        }
 
 
 @dataclass
@@ -139,24 +50,44 @@ class Ledger:
     """Raw facts from history, kept incrementally; `stats()` joins them with the store's current engrams."""
 
     created: dict[str, tuple[WriterKey, str]] = field(default_factory=dict)
-    decisions: dict[str, list[_Decision]] = field(default_factory=dict)
+    decisions: dict[str, list[Decision]] = field(default_factory=dict)
     edited: set[str] = field(default_factory=set)
     created_count: Counter[WriterKey] = field(default_factory=Counter)
     fed: int = 0
+    trust: Callable[[dict[str, object]], Trust] | None = None  # None: every human claim counts (no keys known)
+    unverified: dict[str, int] = field(default_factory=dict)  # engram id -> human claims that do not verify
     _source: object = None
+    _generation: object = None
     _actors: dict[bytes, WriterKey] = field(default_factory=dict)
 
     # -- feeding -------------------------------------------------------------------------------------------
 
     def sync(self, lines: Sequence[Line]) -> int:
         """Feed the lines not seen yet; a replaced list (the log was read again) starts over."""
-        if lines is not self._source or len(lines) < self.fed:
+        generation = self._trust_generation()
+        if lines is not self._source or len(lines) < self.fed or generation != self._generation:
             self.created, self.decisions, self.edited, self.fed = {}, {}, set(), 0
-            self.created_count = Counter()
-            self._source = lines
+            self.created_count, self.unverified = Counter(), {}
+            self._source, self._generation = lines, generation
         start = self.fed
         self.feed([raw for raw, _month, _number in lines[start:]]) if len(lines) > start else None
         return len(lines) - start
+
+    def _trust_generation(self) -> object:
+        """keys.yaml changed: every verdict must be taken again (one stat, through the checker)."""
+        registry = getattr(self.trust, "registry", None)
+        if registry is not None:
+            registry()
+        return getattr(self.trust, "generation", None)
+
+    def _verified(self, raw: bytes, event: dict[str, object] | None = None) -> bool:
+        """Whether a human claim is a human decision: validly signed (when keys are known at all)."""
+        if self.trust is None:
+            return True
+        if b'"signature"' not in raw:
+            return False  # unsigned: no need to parse or verify
+        event = event if event is not None else _loads(raw)
+        return event is not None and self.trust(event).counts_as_human
 
     def feed(self, raws: list[bytes]) -> None:
         self.feed_bytes(b"\n".join(raws) + b"\n", len(raws))
@@ -179,9 +110,12 @@ class Ledger:
             if match is None:
                 event = _loads(raw)
                 if event is not None:
-                    self._human(event)
+                    self._human(event, self._verified(raw, event))
                 continue
             ident, ts = match.group(1).decode("utf-8", "replace"), match.group(2).decode("ascii", "replace")
+            if not self._verified(raw):
+                self.unverified[ident] = self.unverified.get(ident, 0) + 1
+                continue
             action, reason = match.group(3), match.group(4)
             if action == b"edit":
                 self.edited.add(ident)
@@ -189,7 +123,7 @@ class Ledger:
             text = "" if reason is None else json.loads(reason) if b"\\" in reason else reason[1:-1].decode()
             kind = "approved" if action == b"approve" else "rejected"
             self.decisions.setdefault(ident, []).append(
-                _Decision(kind, ts, text, kind == "approved" and ident in self.edited)
+                Decision(kind, ts, text, kind == "approved" and ident in self.edited)
             )
 
     def _created_bytes(self, data: bytes) -> None:
@@ -218,7 +152,7 @@ class Ledger:
         self.created.update(fresh)
         self.created_count.update(map(itemgetter(0), fresh.values()))
 
-    def _human(self, event: dict[str, object]) -> None:
+    def _human(self, event: dict[str, object], verified: bool) -> None:
         actor = event.get("actor")
         if not isinstance(actor, dict) or actor.get("kind") != "human":
             return
@@ -226,11 +160,15 @@ class Ledger:
         if not isinstance(data, dict):
             return
         ident, ts, action = str(event.get("engram_id")), str(event.get("timestamp")), data.get("action")
+        if not verified:  # a claim, not a decision: shown as such, never counted
+            if action in ("approve", "reject"):
+                self.unverified[ident] = self.unverified.get(ident, 0) + 1
+            return
         history = self.decisions.setdefault(ident, [])
         if action == "approve":
-            history.append(_Decision("approved", ts, edited=ident in self.edited))
+            history.append(Decision("approved", ts, edited=ident in self.edited))
         elif action == "reject":
-            history.append(_Decision("rejected", ts, str(data.get("reason", ""))))
+            history.append(Decision("rejected", ts, str(data.get("reason", ""))))
         elif action == "edit":
             self.edited.add(ident)
         elif action in ("undo", "redo"):
@@ -248,7 +186,7 @@ class Ledger:
         if gone in ("approved", "rejected") and history and history[-1].kind == gone:
             history.pop()
         if came is not None:
-            history.append(_Decision(str(came["state"]), ts, str(came.get("reason", "")), ident in self.edited))
+            history.append(Decision(str(came["state"]), ts, str(came.get("reason", "")), ident in self.edited))
         if what == "edit":
             (self.edited.discard if verb == "undo" else self.edited.add)(ident)
 
@@ -257,7 +195,7 @@ class Ledger:
     def stats(self, engrams: Iterable[dict[str, object]], now: datetime) -> list[WriterStats]:
         store = {str(e.get("id")): e for e in engrams}
         since, end_of_week = (now - timedelta(days=WINDOW_DAYS)).timestamp(), now.timestamp()
-        acc: dict[WriterKey, _Acc] = {}
+        acc: dict[WriterKey, Acc] = {}
         own = {i: WriterKey.of(e["attribution"]) for i, e in store.items() if isinstance(e.get("attribution"), dict)}
         counts = Counter(self.created_count)
         for ident, key in own.items():  # the engram's own attribution is more precise than its event's actor
@@ -271,15 +209,18 @@ class Ledger:
             return own.get(ident) or (known[0] if known else WriterKey("(unattributed)"))
 
         for key, count in counts.items():
-            acc.setdefault(key, _Acc()).created = count
+            acc.setdefault(key, Acc()).created = count
         for ident, engram in store.items():
             if engram.get("commitment") == "draft" and engram.get("status") == "active":
-                a = _acc(acc, writer_of(ident))
+                a = acc_for(acc, writer_of(ident))
                 a.pending += 1
-                a.written(_epoch(self._created_at(ident, engram)), since)
-        for ident, decision in self._final_decisions(store).items():
-            a = _acc(acc, writer_of(ident))
-            created = _epoch(self._created_at(ident, store.get(ident)))
+                a.written(epoch(self._created_at(ident, engram)), since)
+        decided, claims = self._final_decisions(store)
+        for ident in claims:
+            acc_for(acc, writer_of(ident)).unverified += 1
+        for ident, decision in decided.items():
+            a = acc_for(acc, writer_of(ident))
+            created = epoch(self._created_at(ident, store.get(ident)))
             a.written(created, since)
             a.decide(decision, created, since, end_of_week)
         return sorted(
@@ -292,89 +233,23 @@ class Ledger:
             return known[1]
         return created_of(engram) if engram else ""
 
-    def _final_decisions(self, store: dict[str, dict[str, object]]) -> dict[str, _Decision]:
+    def _final_decisions(self, store: dict[str, dict[str, object]]) -> tuple[dict[str, Decision], set[str]]:
+        """Decisions the history proves, and the engrams that only claim one (a `review` record no verified
+        event backs, or human claims that do not verify): those are shown as unverified, never counted."""
         out = {ident: history[-1] for ident, history in self.decisions.items() if history}
+        claims = {ident for ident in self.unverified if ident not in out}
         for ident, engram in store.items():
             record = engram.get("review")
             if ident in out or ident in self.decisions or not isinstance(record, dict):
                 continue
             if record.get("state") in ("approved", "rejected"):
-                out[ident] = _Decision(str(record["state"]), str(record.get("at", "")), str(record.get("reason", "")))
-        return out
-
-
-def _acc(acc: dict[WriterKey, _Acc], key: WriterKey) -> _Acc:
-    found = acc.get(key)
-    if found is None:
-        found = acc[key] = _Acc()
-    return found
-
-
-@dataclass
-class _Acc:
-    created: int = 0
-    pending: int = 0
-    drafts: int = 0
-    approved: int = 0
-    after_edit: int = 0
-    reasons: Counter[str] = field(default_factory=Counter)
-    hours: list[float] = field(default_factory=list)
-    recent: list[int] = field(default_factory=lambda: [0, 0, 0])
-    recent_hours: list[float] = field(default_factory=list)
-    weekly: list[list[int]] = field(default_factory=lambda: [[0, 0] for _ in range(WEEKS)])
-
-    def written(self, created: float | None, since: float) -> None:
-        self.drafts += 1
-        if created is not None and created >= since:
-            self.recent[0] += 1
-
-    def decide(self, decision: _Decision, start: float | None, since: float, now: float) -> None:
-        if decision.kind == "approved":
-            self.approved += 1
-            self.after_edit += decision.edited
-        else:
-            self.reasons[reason_kind(decision.reason)] += 1
-        end = _epoch(decision.at)
-        hours = (end - start) / 3600 if start is not None and end is not None and end >= start else None
-        if hours is not None:
-            self.hours.append(hours)
-        week = int((now - end) // 604800) if end is not None and end <= now else WEEKS
-        if week < WEEKS:
-            self.weekly[WEEKS - 1 - week][0 if decision.kind == "approved" else 1] += 1
-        if end is not None and end >= since:
-            self.recent[1 if decision.kind == "approved" else 2] += 1
-            if hours is not None:
-                self.recent_hours.append(hours)
-
-    def result(self, key: WriterKey) -> WriterStats:
-        return WriterStats(
-            writer=key,
-            created=self.created,
-            drafts=self.drafts,
-            approved=self.approved,
-            approved_after_edit=self.after_edit,
-            rejected=sum(self.reasons.values()),
-            rejected_by_reason=tuple(self.reasons.most_common()),
-            pending=self.pending,
-            median_hours_to_decision=_median(self.hours),
-            last30=(self.recent[0], self.recent[1], self.recent[2], _median(self.recent_hours)),
-            weekly=tuple((a, r) for a, r in self.weekly),
-        )
-
-
-@lru_cache(maxsize=1 << 20)  # a refresh after each decision re-reads the same instants: parse each once
-def _epoch(text: str) -> float | None:
-    """Seconds since the epoch of an ISO date or instant (PLUR's UTC strings), None when unparseable."""
-    try:
-        moment = datetime.fromisoformat(text)
-    except (TypeError, ValueError):
-        parsed = parse_instant(text)
-        return parsed.timestamp() if parsed else None
-    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
-
-
-def _median(values: list[float]) -> float | None:
-    return round(statistics.median(values), 2) if values else None
+                if self.trust is None:  # no keys known: the record is all there is
+                    out[ident] = Decision(
+                        str(record["state"]), str(record.get("at", "")), str(record.get("reason", ""))
+                    )
+                else:
+                    claims.add(ident)
+        return out, claims
 
 
 def _loads(raw: bytes) -> dict[str, object] | None:
@@ -385,9 +260,9 @@ def _loads(raw: bytes) -> dict[str, object] | None:
     return value if isinstance(value, dict) else None
 
 
-def ledger_from_files(history_dir: Path) -> Ledger:
-    """A cold build straight from the month files (for the terminal view and the benchmark)."""
-    ledger = Ledger()
+def ledger_from_files(history_dir: Path, trust: Callable[[dict[str, object]], Trust] | None = None) -> Ledger:
+    """A cold build straight from the month files (for the benchmark)."""
+    ledger = Ledger(trust=trust)
     for path in sorted(history_dir.glob("*.jsonl")):
         data = path.read_bytes()
         data = data[: data.rfind(b"\n") + 1]  # a line still being written is read next time

@@ -13,7 +13,7 @@ from PySide6.QtCore import QItemSelectionModel, QTimer
 
 from plur_desk.app.rows import DraftRow
 from plur_desk.app.scale import RiskRow, ScaleView
-from plur_desk.app.writers import WriterKey, WriterStats
+from plur_desk.app.writer_stats import WriterKey, WriterStats
 from plur_desk.domain.risk import factors_help
 from plur_desk.infra.errors import ActionRefused
 from plur_desk.infra.paths import cache_dir

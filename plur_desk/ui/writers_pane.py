@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableView, QTextBrowser, QVBoxLayout, QWidget
 
 from plur_desk.app.session import ChangeSet
-from plur_desk.app.writers import WriterStats
+from plur_desk.app.writer_stats import WriterStats
 from plur_desk.ui.models import ID_ROLE, Column, RowsModel
 
 

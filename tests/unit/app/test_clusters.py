@@ -9,7 +9,7 @@ import pytest
 
 from plur_desk.app.clusters import THRESHOLDS, ClusterIndex, embedding_vectorizer
 from plur_desk.app.rows import created_of
-from plur_desk.domain.engram_rules import content_hash
+from plur_desk.domain.derived import content_hash
 from plur_desk.domain.near_duplicate import detail_conflict, scopes_overlap
 from plur_desk.index.embeddings import Embedder, VectorCache
 from plur_desk.index.near_dupes import lexical_vectors

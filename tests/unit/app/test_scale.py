@@ -10,7 +10,7 @@ import pytest
 
 from plur_desk.app.scale import ScaleView
 from plur_desk.app.session import ReviewSession
-from plur_desk.domain.engram_rules import content_hash
+from plur_desk.domain.derived import content_hash
 from plur_desk.domain.review import Reviewer
 from plur_desk.infra.clock import FixedClock
 from plur_desk.infra.errors import ActionRefused

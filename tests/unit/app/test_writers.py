@@ -8,8 +8,9 @@ from datetime import UTC, datetime
 import pytest
 
 from plur_desk.app.session import ReviewSession
-from plur_desk.app.writers import Ledger, WriterKey, ledger_from_files, reason_kind
-from plur_desk.domain.engram_rules import content_hash
+from plur_desk.app.writer_stats import WriterKey, reason_kind
+from plur_desk.app.writers import Ledger, ledger_from_files
+from plur_desk.domain.derived import content_hash
 from plur_desk.domain.review import Reviewer
 from plur_desk.infra.clock import FixedClock
 from plur_desk.store.plur_store import PlurStore
@@ -161,3 +162,33 @@ def test_escaped_reasons_and_foreign_shapes_read_like_json(session: ReviewSessio
     assert ledger.decisions["ENG-2026-11-01-002"][-1].reason == "dup"
     assert ledger.created["ENG-X"][0] == WriterKey("agent:other")
     assert ledger.created["ENG-2026-11-01-001"][0].asserted_by == "agent:claude-code"
+
+
+def test_with_keys_only_signed_decisions_count_and_claims_are_shown(session: ReviewSession) -> None:
+    session.approve(["ENG-2026-11-01-001"])  # the session signs its events
+    history = session.store.root / "history" / "2026-12.jsonl"
+    forged = {"event": "engram_updated", "engram_id": "ENG-2026-11-01-002", "timestamp": "2026-12-02T11:00:00.000Z",
+              "data": {"action": "approve", "field": "commitment", "from": "draft", "to": "decided"},
+              "actor": {"asserted_by": "Ada Reviewer", "kind": "human", "runtime": {"name": "plur-desk"}}}  # fmt: skip
+    with history.open("a") as handle:
+        handle.write(json.dumps(forged, separators=(",", ":")) + "\n")
+    session.history.refresh()
+    ledger = Ledger(trust=session.trust)
+    ledger.sync(session.history.lines)
+    claude = _by_writer(session, ledger)["agent:claude-code · opus · plur-core"]
+    assert (claude.approved, claude.unverified) == (1, 1)  # the forged approval is a claim, not a decision
+    assert "1 unverified claims not counted" in claude.line()
+    # without keys (no trust checker), every claim counts: what the ledger did before signing existed
+    unchecked = Ledger()
+    unchecked.sync(session.history.lines)
+    assert _by_writer(session, unchecked)["agent:claude-code · opus · plur-core"].approved == 2
+
+
+def test_a_forged_review_record_is_not_a_decision(session: ReviewSession, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    engram = session.engram("ENG-2026-11-20-006")
+    assert engram is not None
+    engram["review"] = {"state": "approved", "by": "Ada Reviewer", "at": "2026-12-01T00:00:00.000Z"}
+    ledger = Ledger(trust=session.trust)
+    ledger.sync(session.history.lines)
+    codex = _by_writer(session, ledger)["agent:codex · plur-core"]
+    assert (codex.approved, codex.unverified) == (0, 1)
