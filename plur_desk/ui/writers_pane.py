@@ -57,6 +57,15 @@ WRITER_COLUMNS: list[Column[WriterStats]] = [
     Column("Top reason", _top_reason, lambda s: _top_reason(s)),
     Column("Pending", lambda s: str(s.pending), lambda s: s.pending),
     Column(
+        "Unverified",
+        lambda s: str(s.unverified) if s.unverified else "",
+        lambda s: s.unverified,
+        lambda s: (
+            "Human claims (history events or review records) that no validly signed event backs: not "
+            "counted as decisions"
+        ),
+    ),
+    Column(
         "Median to decision",
         lambda s: _hours(s.median_hours_to_decision),
         lambda s: s.median_hours_to_decision if s.median_hours_to_decision is not None else -1.0,
