@@ -203,7 +203,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
     # Clusters pane
     ActionSpec(
         "clusters.settle",
-        "Keep Representative, Reject Duplicates",
+        "Settle Cluster",
         "&Review",
         "settle_cluster",
         ("D",),
@@ -214,7 +214,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ),
     ActionSpec(
         "clusters.keep_member",
-        "Keep Selected Member, Reject Others",
+        "Keep Selected Member",
         "&Review",
         "settle_cluster_keeping_member",
         ("Shift+D",),
@@ -225,7 +225,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ),
     ActionSpec(
         "clusters.split",
-        "Take Member Out of Cluster",
+        "Take Out of Cluster",
         "&Review",
         "split_cluster",
         ("X",),

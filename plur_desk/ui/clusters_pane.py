@@ -10,6 +10,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QSizePolicy,
     QSplitter,
     QTableView,
     QVBoxLayout,
@@ -96,6 +97,9 @@ class ClustersPane(QWidget):
         self.next_step.setObjectName("clusterNextStep")
         self.next_step.setAccessibleName("What D does for the selected cluster")
         self.next_step.setTextFormat(Qt.TextFormat.PlainText)
+        self.next_step.setWordWrap(True)
+        for label in (self.hint, self.next_step):  # long text wraps; it never widens the window
+            label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.buttons = QHBoxLayout()
         top = QWidget()
         top_layout = QVBoxLayout(top)

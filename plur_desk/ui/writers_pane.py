@@ -6,7 +6,16 @@ import html
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableView, QTextBrowser, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QLabel,
+    QSizePolicy,
+    QTableView,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
 
 from plur_desk.app.session import ChangeSet
 from plur_desk.app.writer_stats import WriterStats
@@ -103,6 +112,8 @@ class WritersPane(QWidget):
         self.detail.setObjectName("writerDetail")
         self.detail.setAccessibleName("Writer details")
         self.hint = QLabel("Click a column to sort. Return shows only this writer's drafts in the queue.")
+        self.hint.setWordWrap(True)
+        self.hint.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # never widens the window
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)
         layout.addWidget(self.hint)
