@@ -88,8 +88,12 @@ class ScaleMixin(_Base):
         if self.risk_order is None and scale.default_order() == "risk":
             self.risk_order = True
         self._reorder_keeping_selection(self.order_drafts(list(self.drafts.model.rows) or session.drafts()))
-        self.clusters.refresh(None)
-        self.writers.refresh(None)
+        current = self.tabs.currentWidget()
+        for pane in (self.clusters, self.writers):
+            if pane is current:
+                pane.refresh(None)
+            else:
+                self._stale.add(pane)  # refreshed when shown: a hidden pane costs nothing here
         row = self.drafts.current()
         if row is not None and (row.id, scale.writer_line(row.id)) != self._writer_line_shown:
             self._draft_selected()  # only when the writer's line changed: the detail costs a similarity search
@@ -100,8 +104,7 @@ class ScaleMixin(_Base):
         """New risk values arrive while the reviewer works: keep the current draft and a multi-selection."""
         model = self.drafts.model
         if [r.id for r in rows] == [r.id for r in model.rows]:
-            if rows:
-                model.dataChanged.emit(model.index(0, RISK_COLUMN), model.index(len(rows) - 1, RISK_COLUMN))
+            self.drafts.table.viewport().update()  # only the Risk column's text changed: repaint, no model signal
             return
         selected, current = self.drafts.selected_ids(), self.drafts.current_id()
         self.drafts.set_rows(rows, keep=current)
