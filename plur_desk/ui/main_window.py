@@ -28,21 +28,18 @@ from plur_desk.infra.clock import Clock, SystemClock
 from plur_desk.infra.errors import ChangedSinceError, PartialWrite, PlurDeskError
 from plur_desk.ui import icons, window_state
 from plur_desk.ui.actions import ACTIONS, MENU_ORDER, UiContext, build_actions, update_enabled
-from plur_desk.ui.clusters_pane import ClustersPane
 from plur_desk.ui.conflicts_support import ConflictsMixin
-from plur_desk.ui.draft_actions import DraftActionsMixin
 from plur_desk.ui.drafts_pane import DraftsPane, action_button
 from plur_desk.ui.history_pane import HistoryPane
 from plur_desk.ui.navigation import PANES, NavigationMixin
 from plur_desk.ui.reviewer_identity import ReviewerIdentityMixin, UnlockAsker, make_session
 from plur_desk.ui.runner import Runner
-from plur_desk.ui.scale_support import ScaleMixin
+from plur_desk.ui.scale_support import ScaleMixin  # the drafts pane's decisions come with it
 from plur_desk.ui.search_support import SearchMixin
 from plur_desk.ui.team_dialog import TeamActionsMixin
 from plur_desk.ui.tensions_pane import TensionsPane
 from plur_desk.ui.validity_pane import ValidityPane
 from plur_desk.ui.widgets import banner_label, plain_label, shorten_long_words, text_html
-from plur_desk.ui.writers_pane import WritersPane
 
 
 class _LoadSignals(QObject):
@@ -54,7 +51,6 @@ class MainWindow(
     SearchMixin,
     ConflictsMixin,
     ScaleMixin,
-    DraftActionsMixin,
     ReviewerIdentityMixin,
     TeamActionsMixin,
     QMainWindow,
@@ -88,7 +84,6 @@ class MainWindow(
         self.sticky_note = ""  # shown with every message until another store is opened
         self._stale: set[QWidget] = set()
         self._build()
-        self._init_scale()
         self._connect()
 
     # -- construction --------------------------------------------------------------------------------------
@@ -100,8 +95,6 @@ class MainWindow(
         self.tensions = TensionsPane(self)
         self.validity = ValidityPane(self)
         self.history = HistoryPane(self)
-        self.clusters = ClustersPane(self)
-        self.writers = WritersPane(self)
         self.tabs = QTabWidget(self)
         self.tabs.setObjectName("panes")
         self.tabs.setDocumentMode(True)
@@ -110,8 +103,6 @@ class MainWindow(
             (self.tensions, "Tensions"),
             (self.validity, "Validity"),
             (self.history, "History"),
-            (self.clusters, "Clusters"),
-            (self.writers, "Writers"),
         ):
             self.tabs.addTab(pane, title)
         self.banner = banner_label()
@@ -132,7 +123,7 @@ class MainWindow(
         self.setCentralWidget(self.stack)
 
         panes = {"drafts": self.drafts, "tensions": self.tensions, "validity": self.validity, "history": self.history}
-        panes |= {"clusters": self.clusters, "writers": self.writers}
+        panes |= self._scale_panes()  # Clusters and Writers, after the other tabs
         self.actions = build_actions(self, panes, self._handler, icons.icon)
         self._build_menus()
         toolbar = self.addToolBar("Main")
@@ -161,7 +152,6 @@ class MainWindow(
         self.tensions.add_buttons(self.actions)
         self.validity.add_buttons(self.actions)
         self.history.add_buttons(self.actions)
-        self.clusters.add_buttons(self.actions)
         self._status_labels = {name: plain_label() for name in ("path", "counts", "search", "reviewer", "lock", "busy")}
         for name, label in self._status_labels.items():
             label.setObjectName(f"status_{name}")
@@ -373,8 +363,7 @@ class MainWindow(
         if session is None:
             return
         query = self.search.text()
-        rows = self.order_drafts(self._filtered(session.drafts(), query))
-        self.drafts.set_rows(rows, keep=self._next_selection(), query=query)
+        self.drafts.set_rows(self._filtered(self.queue_rows(), query), keep=self._next_selection(), query=query)
         self._pending_select = None
         self._draft_selected()
         current = self.tabs.currentWidget()
@@ -390,7 +379,6 @@ class MainWindow(
         self._status_labels["reviewer"].setText(f"reviewer: {self.reviewer_name}")
         self._poll()
         self._update_context()
-        self.schedule_scale()
 
     def _next_selection(self) -> str | None:
         return getattr(self, "_pending_select", None) or self.drafts.current_id()
@@ -526,6 +514,5 @@ class MainWindow(
         self.runner.wait(10000)
         self.search_runner.wait(10000)
         self.conflict_runner.wait(10000)
-        self.scale_runner.wait(10000)
         self.end_session()
         super().closeEvent(event)

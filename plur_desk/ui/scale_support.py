@@ -7,9 +7,9 @@ decisions (settling a cluster) go through the session on the window's serial run
 from __future__ import annotations
 
 import html
-from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QItemSelectionModel, QTimer
+from PySide6.QtWidgets import QWidget
 
 from plur_desk.app.rows import DraftRow
 from plur_desk.app.scale import RiskRow, ScaleView
@@ -17,21 +17,26 @@ from plur_desk.app.writer_stats import WriterKey, WriterStats
 from plur_desk.domain.risk import factors_help
 from plur_desk.infra.errors import ActionRefused
 from plur_desk.infra.paths import cache_dir
+from plur_desk.ui.clusters_pane import ClustersPane
+from plur_desk.ui.draft_actions import DraftActionsMixin
 from plur_desk.ui.models import Column, DraftColumn
 from plur_desk.ui.runner import Runner
-
-if TYPE_CHECKING:
-    from plur_desk.ui.main_window import MainWindow
-
-    _Base = MainWindow
-else:
-    _Base = object
+from plur_desk.ui.writers_pane import WritersPane
 
 RISK_COLUMN = len(DraftColumn)  # appended after the queue's own columns
 
 
-class ScaleMixin(_Base):
+class ScaleMixin(DraftActionsMixin):
     semantic_clusters = True  # tests may turn embeddings off
+
+    def _scale_panes(self) -> dict[str, QWidget]:
+        """The Clusters and Writers tabs, added after the others, and what computes their content."""
+        self.clusters = ClustersPane(self)
+        self.writers = WritersPane(self)
+        self.tabs.addTab(self.clusters, "Clusters")
+        self.tabs.addTab(self.writers, "Writers")
+        self._init_scale()
+        return {"clusters": self.clusters, "writers": self.writers}
 
     def _init_scale(self) -> None:
         self.scale: ScaleView | None = None
@@ -142,6 +147,15 @@ class ScaleMixin(_Base):
         risk = self.risk.get(row.id)
         parts = "\n".join(f"  {name}: +{points:.2f} ({text})" for name, points, text in risk.risk.parts) if risk else ""
         return f"{factors_help()}\n\nThis draft:\n{parts}" if parts else factors_help()
+
+    def queue_rows(self) -> list[DraftRow]:
+        """The drafts queue in its order (risk or age, the writer filter); new scale results are on their way."""
+        self.schedule_scale()
+        return self.order_drafts(self.session.drafts()) if self.session is not None else []
+
+    def end_session(self) -> None:
+        self.scale_runner.wait(10000)  # never leave the ledger or the clusters half-built behind a closed store
+        super().end_session()
 
     def toggle_risk_order(self) -> None:
         self.risk_order = not self.risk_order

@@ -52,7 +52,7 @@ def _learned_ids(window: MainWindow) -> set[str]:
 
 def test_writers_pane_lists_writers_sorts_and_filters_the_queue(qtbot, qtmodeltester, window: MainWindow) -> None:
     _scaled(qtbot, window)
-    qtbot.keyClick(window, Qt.Key.Key_6, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClick(window, Qt.Key.Key_7, Qt.KeyboardModifier.ControlModifier)
     assert window.tabs.currentWidget() is window.writers
     model = window.writers.model
     qtbot.waitUntil(lambda: model.rowCount() >= 3)
@@ -106,7 +106,7 @@ def test_one_key_settles_a_cluster_and_one_undo_takes_it_back(
     _scaled(qtbot, window)
     learned = _learned_ids(window)
     assert len(learned) == 3
-    qtbot.keyClick(window, Qt.Key.Key_5, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClick(window, Qt.Key.Key_6, Qt.KeyboardModifier.ControlModifier)
     pane = window.clusters
     qtbot.waitUntil(lambda: pane.model.rowCount() >= 1)
     qtmodeltester.check(pane.model, force_py=True)
