@@ -48,6 +48,16 @@ COMMANDS: tuple[Command, ...] = (
         "likely contradictions found offline, with evidence (read-only)",
         "plur_desk.app.conflicts_cli:main",
     ),
+    Command(
+        "writers",
+        "the writer ledger: each agent's drafts approved, rejected, pending (read-only)",
+        "plur_desk.app.scale_cli:writers_main",
+    ),
+    Command(
+        "clusters",
+        "clusters of near-duplicate drafts with the similarity that joined them (read-only)",
+        "plur_desk.app.scale_cli:clusters_main",
+    ),
 )
 
 

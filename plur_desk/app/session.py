@@ -15,6 +15,7 @@ from plur_desk.app.journaled import ChangeSet as ChangeSet  # re-exported: panes
 from plur_desk.app.journaled import JournaledSession
 from plur_desk.app.reviewer import READER, check_reviewer
 from plur_desk.app.rows import DraftRow, TensionRow, draft_row, tension_row
+from plur_desk.app.session_clusters import ClusterDecisionsMixin
 from plur_desk.app.session_signing import SigningMixin
 from plur_desk.app.signing import ReviewerKeys
 from plur_desk.app.trust import TrustChecker
@@ -29,7 +30,7 @@ from plur_desk.store.journal import JournalRecord, Step
 from plur_desk.store.plur_store import Edit, PlurStore, WriteResult
 
 
-class ReviewSession(JournaledSession, SigningMixin):
+class ReviewSession(JournaledSession, SigningMixin, ClusterDecisionsMixin):
     def __init__(
         self, store: PlurStore, reviewer: Reviewer, clock: Clock | None = None, keys: ReviewerKeys | None = None
     ) -> None:

@@ -130,6 +130,8 @@ ACTIONS: tuple[ActionSpec, ...] = (
         enabled=_store,
         tip="Likely contradictions store-wide, found on this machine (no API key)",
     ),
+    ActionSpec("view.clusters", "Clusters", "&View", "show_clusters", ("Ctrl+6",)),
+    ActionSpec("view.writers", "Writers", "&View", "show_writers", ("Ctrl+7",)),
     # Review (drafts pane)
     ActionSpec(
         "review.approve",
@@ -189,6 +191,50 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("review.next", "Next", "&Review", "select_next", ("J",), "drafts", enabled=lambda c: not c.editing),
     ActionSpec(
         "review.previous", "Previous", "&Review", "select_previous", ("K",), "drafts", enabled=lambda c: not c.editing
+    ),
+    ActionSpec(
+        "review.risk_order",
+        "Risk Order / Age Order",
+        "&Review",
+        "toggle_risk_order",
+        ("O",),
+        "drafts",
+        enabled=lambda c: c.has_store and not c.editing,
+        tip="Put first what most needs a careful look (hover the Risk column for the factors), or oldest first",
+    ),
+    # Clusters pane
+    ActionSpec(
+        "clusters.settle",
+        "Settle Cluster",
+        "&Review",
+        "settle_cluster",
+        ("D",),
+        "clusters",
+        "approve",
+        _act_on_selection,
+        "Approve the representative (if a draft) and reject every other draft as its duplicate, linked to it",
+    ),
+    ActionSpec(
+        "clusters.keep_member",
+        "Keep Selected Member",
+        "&Review",
+        "settle_cluster_keeping_member",
+        ("Shift+D",),
+        "clusters",
+        "approve",
+        _act_on_selection,
+        "Keep the member selected below instead of the representative",
+    ),
+    ActionSpec(
+        "clusters.split",
+        "Take Out of Cluster",
+        "&Review",
+        "split_cluster",
+        ("X",),
+        "clusters",
+        "split",
+        lambda c: c.has_store and c.has_selection,
+        "Not a duplicate: decide the selected member on its own",
     ),
     # Tensions pane
     ActionSpec(
@@ -350,9 +396,12 @@ def build_actions(
         action.setObjectName(spec.id)
         if spec.shortcuts:
             action.setShortcuts([QKeySequence(s) for s in spec.shortcuts])
-        if spec.pane:
+        if spec.pane in queues:
             action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
-            queues.get(spec.pane, parent).addAction(action)
+            queues[spec.pane].addAction(action)
+        elif spec.pane:  # a pane without verdicts (Writers): its keys work anywhere inside it
+            action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            parent.addAction(action)
         else:
             action.setShortcutContext(Qt.ShortcutContext.ApplicationShortcut)
             owner.addAction(action)

@@ -28,12 +28,12 @@ from plur_desk.infra.errors import ChangedSinceError, PartialWrite, PlurDeskErro
 from plur_desk.ui import icons, window_state
 from plur_desk.ui.actions import ACTIONS, MENU_ORDER, UiContext, build_actions, update_enabled
 from plur_desk.ui.conflicts_support import ConflictsMixin
-from plur_desk.ui.draft_actions import DraftActionsMixin
 from plur_desk.ui.drafts_pane import DraftsPane, action_button
 from plur_desk.ui.history_pane import HistoryPane
 from plur_desk.ui.navigation import PANES, NavigationMixin
 from plur_desk.ui.reviewer_identity import ReviewerIdentityMixin, UnlockAsker
 from plur_desk.ui.runner import Runner
+from plur_desk.ui.scale_support import ScaleMixin  # the drafts pane's decisions come with it
 from plur_desk.ui.search_support import SearchMixin
 from plur_desk.ui.store_opening import StoreOpeningMixin
 from plur_desk.ui.team_dialog import TeamActionsMixin
@@ -47,7 +47,7 @@ class MainWindow(
     NavigationMixin,
     SearchMixin,
     ConflictsMixin,
-    DraftActionsMixin,
+    ScaleMixin,
     ReviewerIdentityMixin,
     TeamActionsMixin,
     QMainWindow,
@@ -123,6 +123,8 @@ class MainWindow(
 
         panes = {"drafts": self.drafts, "tensions": self.tensions, "validity": self.validity, "history": self.history}
         queues = {name: pane.table for name, pane in panes.items()}
+        panes |= self._scale_panes()  # Clusters and Writers, after the other tabs
+        queues["clusters"] = self.clusters.table  # its verdict key acts only on the focused list of clusters
         self.actions = build_actions(self, panes, self._handler, icons.icon, queues)
         self._build_menus()
         toolbar = self.addToolBar("Main")
@@ -226,7 +228,7 @@ class MainWindow(
         self.watcher.fileChanged.connect(lambda _p: self._reload_timer.start())
         self.watcher.directoryChanged.connect(lambda _p: self._reload_timer.start())
         self.runner.busy_changed.connect(self._busy)
-        for pane in (self.tensions, self.validity, self.history):
+        for pane in (self.tensions, self.validity, self.history, self.clusters, self.writers):
             pane.attach(self)
 
     def _busy(self, busy: bool) -> None:
@@ -240,11 +242,11 @@ class MainWindow(
         if session is None:
             return
         query = self.search.text()
-        self.drafts.set_rows(self._filtered(session.drafts(), query), keep=self._next_selection(), query=query)
+        self.drafts.set_rows(self._filtered(self.queue_rows(), query), keep=self._next_selection(), query=query)
         self._pending_select = None
         self._draft_selected()
         current = self.tabs.currentWidget()
-        for pane in (self.tensions, self.validity, self.history):
+        for pane in (self.tensions, self.validity, self.history, self.clusters, self.writers):
             if pane is current:
                 pane.refresh(change)
             else:

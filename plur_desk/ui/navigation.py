@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 else:
     _Base = object
 
-PANES = ("drafts", "tensions", "validity", "history")
+PANES = ("drafts", "tensions", "validity", "history", "clusters", "writers")
 
 
 class NavigationMixin(_Base):

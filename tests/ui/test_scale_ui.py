@@ -1,0 +1,202 @@
+"""Review at scale on the real window: the Writers and Clusters panes, the risk column and order, the writer's
+line, and settling a cluster with one key (assertions on the YAML and history written)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+
+from plur_desk.app.demo import demo_source
+from plur_desk.ui.main_window import MainWindow
+from plur_desk.ui.models import DraftColumn
+
+from support.stores import plur
+from ui.conftest import engrams_on_disk, human_events
+
+PARAPHRASES = [
+    "Run the full test suite before pushing to main",
+    "Always run the full test suite before pushing to main",
+    "Run the full test suite before you push to main now",
+]
+
+
+@pytest.fixture(autouse=True)
+def _lexical(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(MainWindow, "semantic_clusters", False)  # word overlap: fast and deterministic
+
+
+@pytest.fixture
+def store_copy(tmp_path: Path) -> Path:
+    """The demo store plus three drafts PLUR itself learned that say the same thing."""
+    dest = tmp_path / "store"
+    shutil.copytree(demo_source(), dest)
+    ops = [
+        {"op": "learn", "statement": s, "options": {"scope": "project:web", "commitment": "draft"}} for s in PARAPHRASES
+    ]
+    plur(dest, tmp_path / "node-home", ops)
+    return dest
+
+
+def _scaled(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    qtbot.waitUntil(
+        lambda: window.scale is not None and bool(window.risk) and window.scale_runner.pending == 0, timeout=20000
+    )
+
+
+def _learned_ids(window: MainWindow) -> set[str]:
+    return {r.id for r in window.drafts.model.rows if r.statement in PARAPHRASES}
+
+
+def test_writers_pane_lists_writers_sorts_and_filters_the_queue(qtbot, qtmodeltester, window: MainWindow) -> None:
+    _scaled(qtbot, window)
+    qtbot.keyClick(window, Qt.Key.Key_7, Qt.KeyboardModifier.ControlModifier)
+    assert window.tabs.currentWidget() is window.writers
+    model = window.writers.model
+    qtbot.waitUntil(lambda: model.rowCount() >= 3)
+    qtmodeltester.check(model, force_py=True)
+    labels = [model.index(r, 0).data() for r in range(model.rowCount())]
+    assert "agent:codex · plur-core" in labels
+    window.writers.table.horizontalHeader().sectionClicked.emit(1)  # Drafts
+    counts = [int(model.index(r, 1).data()) for r in range(model.rowCount())]
+    assert counts in (sorted(counts), sorted(counts, reverse=True))
+    row = next(r for r in range(model.rowCount()) if model.index(r, 0).data() == "agent:codex · plur-core")
+    window.writers.table.selectRow(row)
+    assert "agent:codex" in window.writers.detail.toPlainText()
+    qtbot.keyClick(window.writers.table, Qt.Key.Key_Return)
+    assert window.tabs.currentWidget() is window.drafts
+    assert window.drafts.model.rows and all(r.writer == "agent:codex" for r in window.drafts.model.rows)
+    assert "Showing only drafts by agent:codex" in window.drafts.banner.text()
+
+
+def test_risk_column_reasons_and_order_toggle(qtbot, window: MainWindow) -> None:
+    _scaled(qtbot, window)
+    model = window.drafts.model
+    column = len(DraftColumn)
+    assert model.headerData(column, Qt.Orientation.Horizontal) == "Risk"
+    text = model.index(0, column).data()
+    assert text and "·" in text
+    assert "weight" not in text and "scope x3" in model.index(0, column).data(Qt.ItemDataRole.ToolTipRole)
+    before = [r.id for r in model.rows]
+    window.drafts.focus_queue()
+    qtbot.keyClick(window.drafts.table, Qt.Key.Key_O)
+    scores = [window.risk[r.id].risk.score for r in model.rows]
+    if window.risk_order:
+        assert scores == sorted(scores, reverse=True)
+    else:
+        assert [r.id for r in model.rows] == sorted(
+            before, key=lambda i: (window.session.engram(i) or {}).get("created_at", "")
+        )  # type: ignore[union-attr]
+    qtbot.keyClick(window.drafts.table, Qt.Key.Key_O)
+    assert [r.id for r in model.rows] == before
+
+
+def test_draft_detail_shows_the_writers_line(qtbot, window: MainWindow) -> None:
+    _scaled(qtbot, window)
+    window._draft_selected()
+    text = window.drafts.detail.toPlainText()
+    assert "Writer:" in text and "approved" in text and "rejected" in text
+
+
+def test_one_key_settles_a_cluster_and_one_undo_takes_it_back(
+    qtbot, qtmodeltester, window: MainWindow, store_copy: Path
+) -> None:
+    _scaled(qtbot, window)
+    learned = _learned_ids(window)
+    assert len(learned) == 3
+    qtbot.keyClick(window, Qt.Key.Key_6, Qt.KeyboardModifier.ControlModifier)
+    pane = window.clusters
+    qtbot.waitUntil(lambda: pane.model.rowCount() >= 1)
+    qtmodeltester.check(pane.model, force_py=True)
+    qtmodeltester.check(pane.members, force_py=True)
+    row = next(r for r, c in enumerate(pane.model.rows) if {m.id for m in c.members} == learned)
+    pane.table.selectRow(row)
+    keep = pane.model.rows[row].representative
+    assert pane.model.index(row, 0).data() == "×3"
+    assert pane.next_step.text() == f"D: approve {keep} and reject 2 other draft(s) as its duplicates"
+    with qtbot.waitSignal(window.changes_applied, timeout=10000):
+        qtbot.keyClick(pane.table, Qt.Key.Key_D)
+    qtbot.waitUntil(lambda: window.runner.pending == 0)
+    disk = engrams_on_disk(store_copy)
+    assert disk[keep]["commitment"] == "decided" and disk[keep]["review"]["by"] == "Grace Tester"
+    events = human_events(store_copy)
+    assert sorted(str(e["engram_id"]) for e in events) == sorted(learned)  # one event per engram
+    for engram_id in learned - {keep}:
+        assert disk[engram_id]["status"] == "retired"
+        assert disk[engram_id]["review"]["duplicate_of"] == keep
+        assert disk[engram_id]["review"]["reason"] == f"duplicate of {keep}"
+    qtbot.waitUntil(lambda: not any({m.id for m in c.members} & learned for c in pane.model.rows), timeout=20000)
+    with qtbot.waitSignal(window.changes_applied, timeout=10000):
+        qtbot.keyClick(window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: window.runner.pending == 0)
+    disk = engrams_on_disk(store_copy)
+    assert all(disk[i]["status"] == "active" and disk[i]["commitment"] == "draft" for i in learned)
+
+
+def test_x_takes_a_member_out_of_its_cluster(qtbot, window: MainWindow) -> None:
+    _scaled(qtbot, window)
+    learned = _learned_ids(window)
+    window.show_clusters()
+    pane = window.clusters
+    row = next(r for r, c in enumerate(pane.model.rows) if {m.id for m in c.members} == learned)
+    pane.table.selectRow(row)
+    pane.member_table.selectRow(2)
+    out = pane.current_member().id  # type: ignore[union-attr]
+    qtbot.keyClick(pane.member_table, Qt.Key.Key_X)
+    qtbot.waitUntil(lambda: window.scale_runner.pending == 0)
+    qtbot.waitUntil(lambda: all(out not in {m.id for m in c.members} for c in pane.model.rows))
+    assert not human_events(window.store_path)  # a split writes nothing
+
+
+def test_bulk_reject_in_risk_order_keeps_its_selection_while_risk_arrives(
+    qtbot, window: MainWindow, store_copy: Path
+) -> None:
+    from ui.conftest import answer_modal
+
+    _scaled(qtbot, window)
+    window.risk_order = True
+    window.refresh_all()
+    model = window.drafts.model
+    first, second = model.rows[0].id, model.rows[1].id
+    window.drafts.select_id(first)
+    window.drafts.table.selectRow(1)  # with Shift: a range of two
+    window.drafts.table.selectionModel().select(
+        model.index(0, 0),
+        window.drafts.table.selectionModel().SelectionFlag.Select
+        | window.drafts.table.selectionModel().SelectionFlag.Rows,
+    )
+    assert set(window.drafts.selected_ids()) == {first, second}
+    window._reorder_keeping_selection(list(reversed(model.rows)))  # a new ranking lands meanwhile
+    assert [r.id for r in model.rows][-2:] == [second, first]
+    assert set(window.drafts.selected_ids()) == {first, second}
+
+    def fill(dialog):  # type: ignore[no-untyped-def]
+        if dialog.flagged.count():  # risk order puts flagged drafts first: include them explicitly
+            dialog.include.setChecked(True)
+        dialog.combo.setCurrentText("not a lesson")
+        qtbot.keyClick(dialog.combo.lineEdit(), Qt.Key.Key_Return)
+
+    answer_modal(fill)
+    with qtbot.waitSignal(window.changes_applied, timeout=10000):
+        qtbot.keyClick(window.drafts.table, Qt.Key.Key_R)
+    disk = engrams_on_disk(store_copy)
+    assert disk[first]["status"] == disk[second]["status"] == "retired"
+    assert len(human_events(store_copy)) == 2
+
+
+def test_next_step_names_the_approved_engram() -> None:
+    from plur_desk.app.clusters import Cluster, Member
+    from plur_desk.ui.clusters_pane import next_step
+
+    cluster = Cluster(
+        "ENG-2026-12-01-001",
+        (
+            Member("ENG-2026-12-01-001", "Use tabs", "project:web", False, "representative", 1.0),
+            Member("ENG-2026-12-01-002", "Use tabs!", "project:web", True, "content_hash", 1.0),
+            Member("ENG-2026-12-01-003", "Tabs are used", "project:web", True, "similar to ENG-2026-12-01-001", 0.9),
+        ),
+        ("ENG-2026-12-01-001",),
+    )
+    assert next_step(cluster) == "D: reject all 2 drafts as duplicates of ENG-2026-12-01-001 (already approved)"

@@ -1,0 +1,194 @@
+"""The writer ledger, built from the history and review records that real session actions wrote."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+
+from plur_desk.app.session import ReviewSession
+from plur_desk.app.writer_stats import WriterKey, reason_kind
+from plur_desk.app.writers import Ledger, ledger_from_files
+from plur_desk.domain.derived import content_hash
+from plur_desk.domain.review import Reviewer
+from plur_desk.infra.clock import FixedClock
+from plur_desk.store.plur_store import PlurStore
+from plur_desk.store.yaml_dump import dump_engrams_document
+
+NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
+CLAUDE = {"asserted_by": "agent:claude-code", "model": {"name": "opus"}, "runtime": {"name": "plur-core"}}
+CODEX = {"asserted_by": "agent:codex", "runtime": {"name": "plur-core"}}
+
+
+def _engram(i: int, attribution: dict[str, object], day: int = 1) -> dict[str, object]:
+    statement = f"Lesson number {i} about the build"
+    return {
+        "id": f"ENG-2026-11-{day:02d}-{i:03d}",
+        "status": "active",
+        "type": "behavioral",
+        "scope": "project:web",
+        "statement": statement,
+        "commitment": "draft",
+        "created_at": f"2026-11-{day:02d}T10:00:00.000Z",
+        "content_hash": content_hash(statement),
+        "attribution": attribution,
+    }
+
+
+def _created(engram: dict[str, object]) -> str:
+    attribution = engram["attribution"]
+    assert isinstance(attribution, dict)
+    actor = {"asserted_by": attribution["asserted_by"], "runtime": {"name": "plur-core"}}
+    event = {"event": "engram_created", "engram_id": engram["id"], "timestamp": engram["created_at"],
+             "data": {"type": "behavioral", "scope": "project:web"}, "actor": actor}  # fmt: skip
+    return json.dumps(event, separators=(",", ":"))
+
+
+@pytest.fixture
+def session(tmp_path) -> ReviewSession:
+    root = tmp_path / "store"
+    (root / "history").mkdir(parents=True)
+    engrams = [_engram(i, CLAUDE) for i in range(1, 6)] + [_engram(i, CODEX, day=20) for i in range(6, 9)]
+    (root / "engrams.yaml").write_text(dump_engrams_document({"engrams": engrams}))
+    lines = [_created(e) for e in engrams]
+    lines.insert(3, '{"event":"co_injection","engram_id":"INJ-1","timestamp":"2026-11-02T00:00:00.000Z"}')
+    lines.append("not json at all")
+    (root / "history" / "2026-11.jsonl").write_text("\n".join(lines) + "\n")
+    store = PlurStore(root)
+    store.load()
+    s = ReviewSession(store, Reviewer("Ada Reviewer"), FixedClock(NOW))
+    s.load_history()
+    return s
+
+
+def _by_writer(session: ReviewSession, ledger: Ledger) -> dict[str, object]:
+    return {s.writer.label: s for s in ledger.stats(session.all_engrams(), session.now())}
+
+
+def test_counts_from_real_decisions(session: ReviewSession) -> None:
+    session.approve(["ENG-2026-11-01-001"])
+    session.edit_statement("ENG-2026-11-01-002", "Lesson number 2 about the build, edited")
+    session.approve(["ENG-2026-11-01-002"])
+    session.reject(["ENG-2026-11-01-003"], "duplicate of ENG-2026-11-01-001")
+    session.reject(["ENG-2026-11-01-004"], "Duplicate.")
+    session.reject(["ENG-2026-11-20-006"], "wrong: we use Node 22")
+    ledger = Ledger()
+    ledger.sync(session.history.lines)
+    stats = _by_writer(session, ledger)
+    claude = stats["agent:claude-code · opus · plur-core"]
+    assert (claude.drafts, claude.approved, claude.approved_after_edit, claude.rejected, claude.pending) == (
+        5,
+        2,
+        1,
+        2,
+        1,
+    )
+    assert claude.rejected_by_reason == (("duplicate", 2),)
+    assert claude.created == 5
+    # created 2026-11-01T10:00, decided 2026-12-02T12:00: 31 days and 2 hours
+    assert claude.median_hours_to_decision == 746.0
+    assert claude.last30 == (0, 2, 2, 746.0)
+    assert claude.weekly[-1] == (2, 2) and sum(a + r for a, r in claude.weekly) == 4
+    assert "2 approved, 2 rejected, 1 pending — 100 % of rejections 'duplicate'" in claude.line()
+    codex = stats["agent:codex · plur-core"]
+    assert (codex.drafts, codex.approved, codex.rejected, codex.pending) == (3, 0, 1, 2)
+    assert codex.rejection_rate == 1.0
+    assert codex.last30[0] == 3
+    assert codex.rejected_by_reason == (("wrong", 1),)
+
+
+def test_undo_takes_a_decision_back_and_redo_restores_it(session: ReviewSession) -> None:
+    session.reject(["ENG-2026-11-01-001"], "too vague")
+    session.undo()
+    ledger = Ledger()
+    ledger.sync(session.history.lines)
+    claude = _by_writer(session, ledger)["agent:claude-code · opus · plur-core"]
+    assert (claude.rejected, claude.pending) == (0, 5)
+    session.redo()
+    ledger.sync(session.history.lines)  # incremental: only the redo line is new
+    claude = _by_writer(session, ledger)["agent:claude-code · opus · plur-core"]
+    assert (claude.rejected, claude.pending, claude.rejected_by_reason) == (1, 4, (("too vague", 1),))
+
+
+def test_incremental_matches_cold_build(session: ReviewSession) -> None:
+    ledger = Ledger()
+    ledger.sync(session.history.lines)
+    fed = ledger.fed
+    session.approve(["ENG-2026-11-20-007"])
+    assert ledger.sync(session.history.lines) == 1
+    assert ledger.fed == fed + 1
+    cold = ledger_from_files(session.store.root / "history")
+    assert _by_writer(session, ledger) == _by_writer(session, cold)
+
+
+def test_review_record_counts_when_history_lost_the_event(session: ReviewSession) -> None:
+    session.reject(["ENG-2026-11-20-008"], "not true")
+    for path in (session.store.root / "history").glob("2026-12.jsonl"):
+        path.unlink()  # as if that month were lost; the engram keeps its review record
+    ledger = ledger_from_files(session.store.root / "history")
+    session.reload_if_changed()
+    codex = _by_writer(session, ledger)["agent:codex · plur-core"]
+    assert codex.rejected == 1 and codex.rejected_by_reason == (("not true", 1),)
+
+
+def test_only_human_events_count(session: ReviewSession) -> None:
+    forged = {"event": "engram_updated", "engram_id": "ENG-2026-11-01-001", "timestamp": "2026-12-01T00:00:00.000Z",
+              "data": {"action": "approve"}, "actor": {"asserted_by": "agent:codex", "note": "human"}}  # fmt: skip
+    ledger = Ledger()
+    ledger.feed([json.dumps(forged).encode()])
+    assert ledger.decisions.get("ENG-2026-11-01-001", []) == []
+
+
+def test_reason_kinds_and_writer_labels() -> None:
+    assert reason_kind("Duplicate of ENG-2026-12-02-001") == "duplicate"
+    assert reason_kind("wrong: it is Node 22") == "wrong"
+    assert reason_kind("") == "(no reason)"
+    assert WriterKey.of(None).label == "(unattributed)"
+    assert WriterKey.of({"asserted_by": "x", "tool": {"name": "cursor"}}).label == "x · cursor"
+
+
+def test_escaped_reasons_and_foreign_shapes_read_like_json(session: ReviewSession) -> None:
+    session.reject(["ENG-2026-11-01-001"], 'too "vague" \\ ünïcode')
+    ledger = Ledger()
+    ledger.sync(session.history.lines)
+    assert ledger.decisions["ENG-2026-11-01-001"][-1].reason == 'too "vague" \\ ünïcode'
+    # the same decision written with another key order (not our shape) is read through json.loads
+    reordered = {"actor": {"kind": "human", "asserted_by": "x"}, "event": "engram_retired", "timestamp": "2026-12-02T00:00:00.000Z",
+                 "engram_id": "ENG-2026-11-01-002", "data": {"reason": "dup", "action": "reject"}}  # fmt: skip
+    created = {"engram_id": "ENG-X", "event": "engram_created", "timestamp": "2026-11-01T00:00:00.000Z",
+               "actor": {"asserted_by": "agent:other"}}  # fmt: skip
+    ledger.feed([json.dumps(reordered).encode(), b"{broken", json.dumps(created).encode()])
+    assert ledger.decisions["ENG-2026-11-01-002"][-1].reason == "dup"
+    assert ledger.created["ENG-X"][0] == WriterKey("agent:other")
+    assert ledger.created["ENG-2026-11-01-001"][0].asserted_by == "agent:claude-code"
+
+
+def test_with_keys_only_signed_decisions_count_and_claims_are_shown(session: ReviewSession) -> None:
+    session.approve(["ENG-2026-11-01-001"])  # the session signs its events
+    history = session.store.root / "history" / "2026-12.jsonl"
+    forged = {"event": "engram_updated", "engram_id": "ENG-2026-11-01-002", "timestamp": "2026-12-02T11:00:00.000Z",
+              "data": {"action": "approve", "field": "commitment", "from": "draft", "to": "decided"},
+              "actor": {"asserted_by": "Ada Reviewer", "kind": "human", "runtime": {"name": "plur-desk"}}}  # fmt: skip
+    with history.open("a") as handle:
+        handle.write(json.dumps(forged, separators=(",", ":")) + "\n")
+    session.history.refresh()
+    ledger = Ledger(trust=session.trust)
+    ledger.sync(session.history.lines)
+    claude = _by_writer(session, ledger)["agent:claude-code · opus · plur-core"]
+    assert (claude.approved, claude.unverified) == (1, 1)  # the forged approval is a claim, not a decision
+    assert "1 unverified claims not counted" in claude.line()
+    # without keys (no trust checker), every claim counts: what the ledger did before signing existed
+    unchecked = Ledger()
+    unchecked.sync(session.history.lines)
+    assert _by_writer(session, unchecked)["agent:claude-code · opus · plur-core"].approved == 2
+
+
+def test_a_forged_review_record_is_not_a_decision(session: ReviewSession, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    engram = session.engram("ENG-2026-11-20-006")
+    assert engram is not None
+    engram["review"] = {"state": "approved", "by": "Ada Reviewer", "at": "2026-12-01T00:00:00.000Z"}
+    ledger = Ledger(trust=session.trust)
+    ledger.sync(session.history.lines)
+    codex = _by_writer(session, ledger)["agent:codex · plur-core"]
+    assert (codex.approved, codex.unverified) == (0, 1)
