@@ -67,12 +67,12 @@ def _by_writer(session: ReviewSession, ledger: Ledger) -> dict[str, object]:
 
 
 def test_counts_from_real_decisions(session: ReviewSession) -> None:
-    session.approve(["ENG-2026-11-01-001"])
-    session.edit_statement("ENG-2026-11-01-002", "Lesson number 2 about the build, edited")
-    session.approve(["ENG-2026-11-01-002"])
-    session.reject(["ENG-2026-11-01-003"], "duplicate of ENG-2026-11-01-001")
-    session.reject(["ENG-2026-11-01-004"], "Duplicate.")
-    session.reject(["ENG-2026-11-20-006"], "wrong: we use Node 22")
+    session.approve(session.seen(["ENG-2026-11-01-001"]))
+    session.edit_statement(session.seen(["ENG-2026-11-01-002"])[0], "Lesson number 2 about the build, edited")
+    session.approve(session.seen(["ENG-2026-11-01-002"]))
+    session.reject(session.seen(["ENG-2026-11-01-003"]), "duplicate of ENG-2026-11-01-001")
+    session.reject(session.seen(["ENG-2026-11-01-004"]), "Duplicate.")
+    session.reject(session.seen(["ENG-2026-11-20-006"]), "wrong: we use Node 22")
     ledger = Ledger()
     ledger.sync(session.history.lines)
     stats = _by_writer(session, ledger)
@@ -99,7 +99,7 @@ def test_counts_from_real_decisions(session: ReviewSession) -> None:
 
 
 def test_undo_takes_a_decision_back_and_redo_restores_it(session: ReviewSession) -> None:
-    session.reject(["ENG-2026-11-01-001"], "too vague")
+    session.reject(session.seen(["ENG-2026-11-01-001"]), "too vague")
     session.undo()
     ledger = Ledger()
     ledger.sync(session.history.lines)
@@ -115,7 +115,7 @@ def test_incremental_matches_cold_build(session: ReviewSession) -> None:
     ledger = Ledger()
     ledger.sync(session.history.lines)
     fed = ledger.fed
-    session.approve(["ENG-2026-11-20-007"])
+    session.approve(session.seen(["ENG-2026-11-20-007"]))
     assert ledger.sync(session.history.lines) == 1
     assert ledger.fed == fed + 1
     cold = ledger_from_files(session.store.root / "history")
@@ -123,7 +123,7 @@ def test_incremental_matches_cold_build(session: ReviewSession) -> None:
 
 
 def test_review_record_counts_when_history_lost_the_event(session: ReviewSession) -> None:
-    session.reject(["ENG-2026-11-20-008"], "not true")
+    session.reject(session.seen(["ENG-2026-11-20-008"]), "not true")
     for path in (session.store.root / "history").glob("2026-12.jsonl"):
         path.unlink()  # as if that month were lost; the engram keeps its review record
     ledger = ledger_from_files(session.store.root / "history")
@@ -149,7 +149,7 @@ def test_reason_kinds_and_writer_labels() -> None:
 
 
 def test_escaped_reasons_and_foreign_shapes_read_like_json(session: ReviewSession) -> None:
-    session.reject(["ENG-2026-11-01-001"], 'too "vague" \\ ünïcode')
+    session.reject(session.seen(["ENG-2026-11-01-001"]), 'too "vague" \\ ünïcode')
     ledger = Ledger()
     ledger.sync(session.history.lines)
     assert ledger.decisions["ENG-2026-11-01-001"][-1].reason == 'too "vague" \\ ünïcode'
@@ -165,7 +165,7 @@ def test_escaped_reasons_and_foreign_shapes_read_like_json(session: ReviewSessio
 
 
 def test_with_keys_only_signed_decisions_count_and_claims_are_shown(session: ReviewSession) -> None:
-    session.approve(["ENG-2026-11-01-001"])  # the session signs its events
+    session.approve(session.seen(["ENG-2026-11-01-001"]))  # the session signs its events
     history = session.store.root / "history" / "2026-12.jsonl"
     forged = {"event": "engram_updated", "engram_id": "ENG-2026-11-01-002", "timestamp": "2026-12-02T11:00:00.000Z",
               "data": {"action": "approve", "field": "commitment", "from": "draft", "to": "decided"},
