@@ -63,7 +63,8 @@ class DateField(QWidget):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self.edit and event.type() == QEvent.Type.FocusIn:
-            QTimer.singleShot(0, self.edit.selectAll)  # after Qt places the cursor for the click
+            # After Qt places the cursor for the click; with the edit as context, dropped if its dialog is gone.
+            QTimer.singleShot(0, self.edit, self.edit.selectAll)
         return False
 
     def _sync_calendar(self) -> None:
