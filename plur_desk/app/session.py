@@ -380,26 +380,16 @@ class ReviewSession(JournaledSession, SigningMixin, ClusterDecisionsMixin):
         (retire,) = self._signed(
             [Edit(loser, lambda e: review.retire_loser(e, tension_id, winner, self.reviewer, now), shown_loser)]
         )
-        self.store.precheck_engrams([retire], engram_fingerprint)  # refuse before tensions.yaml is touched
-        journal = self.store.journal.begin("resolve_tension", label)
-        journal.steps = [Step("tensions", [], [], planned=True), self._plan("engrams", [retire])]
-        first = self._tension_write(
+        return self._tension_then_engrams(
+            "resolve_tension",
+            "resolve",
+            label,
             seen,
             lambda r: review.resolve_tension(r, winner, now),
-            "resolve",
-            journal,
+            [retire],
             winner=winner,
             loser=loser,
         )
-        record_patch = Patch.between("tensions", tension_id, first.before[tension_id], first.after[tension_id])
-        second = self._second_step(journal, record_patch, "resolve", [retire])
-        journal.finish()
-        op = Operation(
-            "resolve_tension",
-            label,
-            [record_patch, Patch.between("engrams", loser, second.before[loser], second.after[loser])],
-        )
-        return self._done(op, first, second)
 
     def split_in_time(self, seen: Seen, at: str) -> ChangeSet:
         """Both were true at different times: the earlier engram ends the day before `at`, the later one starts
@@ -439,28 +429,43 @@ class ReviewSession(JournaledSession, SigningMixin, ClusterDecisionsMixin):
 
         label = f"split {tension_id} at {at}"
         windows = self._signed([window(earlier, None, review.day_before(at)), window(later, at, None)])
-        self.store.precheck_engrams(windows, engram_fingerprint)
-        journal = self.store.journal.begin("split_in_time", label)
-        first_placeholder = Step("tensions", [], [], planned=True)
-        journal.steps = [first_placeholder, self._plan("engrams", windows)]
-        first = self._tension_write(
+        return self._tension_then_engrams(
+            "split_in_time",
+            "split_in_time",
+            label,
             seen,
             review.dismiss_tension,
-            "split_in_time",
-            journal,
+            windows,
             reason=f"both true at different times: {earlier} until {review.day_before(at)}, {later} from {at}",
             earlier=earlier,
             later=later,
             at=at,
         )
-        record_patch = Patch.between("tensions", tension_id, first.before[tension_id], first.after[tension_id])
 
-        second = self._second_step(journal, record_patch, "split_in_time", windows)
+    def _tension_then_engrams(
+        self,
+        action: str,
+        event: str,
+        label: str,
+        seen: Seen,
+        record_fn: Callable[[dict[str, object]], dict[str, object]],
+        edits: list[Edit],
+        **event_fields: object,
+    ) -> ChangeSet:
+        """A two-file action in PLUR's order, under one journal record: the engram edits are checked first (refused
+        before tensions.yaml is touched), the tension record is written with the engrams step journaled as planned,
+        then the engrams; a refused second step sets the record back. The two locks are never held together."""
+        self.store.precheck_engrams(edits, engram_fingerprint)
+        journal = self.store.journal.begin(action, label)
+        journal.steps = [Step("tensions", [], [], planned=True), self._plan("engrams", edits)]
+        first = self._tension_write(seen, record_fn, event, journal, **event_fields)
+        record_patch = Patch.between("tensions", seen.id, first.before[seen.id], first.after[seen.id])
+        second = self._second_step(journal, record_patch, event, edits)
         journal.finish()
         patches = [record_patch] + [
             Patch.between("engrams", k, second.before[k], second.after[k]) for k in second.changed
         ]
-        return self._done(Operation("split_in_time", label, patches), first, second)
+        return self._done(Operation(action, label, patches), first, second)
 
 
 def _names(seen: Sequence[Seen]) -> str:

@@ -12,9 +12,7 @@ from plur_desk.app.sync import remote_type
 from plur_desk.app.team import TeamDisagreement, find_disagreements
 from plur_desk.domain import settle
 from plur_desk.domain.merge_engram import REVIEWS_KEY
-from plur_desk.domain.review import Operation, Patch, engram_fingerprint
 from plur_desk.infra.errors import ActionRefused
-from plur_desk.store.journal import Step
 from plur_desk.store.plur_store import Edit
 from plur_desk.store.sync_strip import why_not_pushed
 
@@ -87,25 +85,15 @@ def settle_two_winners(session: ReviewSession, tension_id: str, winner: str) -> 
             )
         ]
     )
-    session.store.precheck_engrams([reinstate], engram_fingerprint)  # refuse before tensions.yaml is touched
-    journal = session.store.journal.begin("settle_two_winners", label)
-    journal.steps = [Step("tensions", [], [], planned=True), session._plan("engrams", [reinstate])]
-    first = session._tension_write(
-        session.seen_tension(tension_id),
-        lambda r: settle.set_winner(r, winner, now),
+    return session._tension_then_engrams(
         "settle_two_winners",
-        journal,
-        winner=winner,
-    )
-    record_patch = Patch.between("tensions", tension_id, first.before[tension_id], first.after[tension_id])
-    second = session._second_step(journal, record_patch, "settle_two_winners", [reinstate])
-    journal.finish()
-    op = Operation(
         "settle_two_winners",
         label,
-        [record_patch, Patch.between("engrams", winner, second.before[winner], second.after[winner])],
+        session.seen_tension(tension_id),
+        lambda r: settle.set_winner(r, winner, now),
+        [reinstate],
+        winner=winner,
     )
-    return session._done(op, first, second)
 
 
 def disagreements_main(argv: list[str]) -> int:
