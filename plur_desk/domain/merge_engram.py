@@ -24,6 +24,7 @@ from plur_desk.domain.merge_values import (
     ordered,
     pick_max,
     same,
+    settled,
     three_way,
 )
 
@@ -343,12 +344,9 @@ def merge_engram(
     base: dict[str, object] | None, a: dict[str, object], b: dict[str, object]
 ) -> tuple[dict[str, object], list[dict[str, object]]]:
     """The merged engram and the disagreements found (also written on it). Same result for (a, b) and (b, a)."""
-    if same(a, b):
-        return copy.deepcopy(a), []
-    if base is not None and same(a, base):
-        return copy.deepcopy(b), []
-    if base is not None and same(b, base):
-        return copy.deepcopy(a), []
+    trivial = settled(base, a, b)
+    if trivial is not None:
+        return trivial, []
     return _EngramMerge(base, a, b).run()
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 
-from plur_desk.domain.merge_values import MISSING, canonical, key_order, pick_max, same, three_way
+from plur_desk.domain.merge_values import MISSING, canonical, key_order, pick_max, settled, three_way
 
 STATUS_GROUP = ("status", "resolved_by", "resolved_at")
 DETECTION = ("id", "detected_at")
@@ -78,12 +78,9 @@ def merge_tension(
     base: dict[str, object] | None, a: dict[str, object], b: dict[str, object]
 ) -> tuple[dict[str, object], list[dict[str, object]]]:
     """The merged record (the pair's earlier detection keeps its id) and any disagreement between the sides."""
-    if same(a, b):
-        return copy.deepcopy(a), []
-    if base is not None and same(a, base):
-        return copy.deepcopy(b), []
-    if base is not None and same(b, base):
-        return copy.deepcopy(a), []
+    trivial = settled(base, a, b)
+    if trivial is not None:
+        return trivial, []
     first, second = (a, b) if detection_order(a) <= detection_order(b) else (b, a)
     base_d = base or {}
     label = str((base or first).get("id"))

@@ -31,6 +31,18 @@ def same(x: object, y: object) -> bool:
     return x is y or (x is not MISSING and y is not MISSING and ordered(x) == ordered(y))
 
 
+def settled(base: dict[str, object] | None, a: dict[str, object], b: dict[str, object]) -> dict[str, object] | None:
+    """The record when the three-way merge is trivial (both sides agree, or one side left the base as it was);
+    None when both sides changed it differently and the record needs its own rules."""
+    if same(a, b):
+        return copy.deepcopy(a)
+    if base is not None and same(a, base):
+        return copy.deepcopy(b)
+    if base is not None and same(b, base):
+        return copy.deepcopy(a)
+    return None
+
+
 def pick_max(*values: object) -> object:
     """The greatest value by (canonical, ordered): the deterministic tie-breaker used everywhere."""
     return max(values, key=lambda v: (canonical(v), ordered(v)))
