@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import json
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -26,7 +25,7 @@ from plur_desk.domain.lint import reveal
 from plur_desk.domain.trust import Trust, TrustState
 from plur_desk.ui.drafts_pane import action_button
 from plur_desk.ui.history_export import FORMATS, format_of_filter, with_suffix, write_events
-from plur_desk.ui.widgets import SafeBrowser, make_table, plain_label, text_html
+from plur_desk.ui.widgets import SafeBrowser, make_table, plain_label, text_html, tooltip_text
 
 if TYPE_CHECKING:
     from plur_desk.ui.main_window import MainWindow
@@ -166,9 +165,9 @@ class HistoryModel(QAbstractTableModel):
     def _trust_hint(trust: Trust | None, role: int) -> Any:
         """Tooltip with the verdict's reason; red text (beside the label, never the only cue) when unverified."""
         if trust is None or not trust.suspicious:
-            return _tip(trust.detail) if trust and role == Qt.ItemDataRole.ToolTipRole else None
+            return tooltip_text(trust.detail) if trust and role == Qt.ItemDataRole.ToolTipRole else None
         if role == Qt.ItemDataRole.ToolTipRole:
-            return _tip(f"Not a verified human decision: {trust.detail}")
+            return tooltip_text(f"Not a verified human decision: {trust.detail}")
         return QBrush(QColor("#c0392b"))
 
     def _trust(self, row: int, event: dict[str, object]) -> Trust | None:
@@ -183,11 +182,6 @@ class HistoryModel(QAbstractTableModel):
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole and section < len(HEADERS):
             return HEADERS[section]
         return None
-
-
-def _tip(text: str) -> str:
-    """A tooltip showing agent-written text (a signer name) as text: Qt guesses rich text for tooltips."""
-    return f"<p>{html.escape(reveal(text))}</p>"
 
 
 class HistoryPane(QWidget):

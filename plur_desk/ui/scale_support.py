@@ -6,8 +6,6 @@ decisions (settling a cluster) go through the session on the window's serial run
 
 from __future__ import annotations
 
-import html
-
 from PySide6.QtCore import QItemSelectionModel, QTimer
 from PySide6.QtWidgets import QWidget
 
@@ -21,6 +19,7 @@ from plur_desk.ui.clusters_pane import ClustersPane
 from plur_desk.ui.draft_actions import DraftActionsMixin
 from plur_desk.ui.models import Column, DraftColumn
 from plur_desk.ui.runner import Runner
+from plur_desk.ui.widgets import text_html
 from plur_desk.ui.writers_pane import WritersPane
 
 RISK_COLUMN = len(DraftColumn)  # appended after the queue's own columns
@@ -168,7 +167,7 @@ class ScaleMixin(DraftActionsMixin):
         line = scale.writer_line(row.id) if scale is not None and row is not None else ""
         self._writer_line_shown = (row.id if row is not None else "", line)
         if line:
-            self.drafts.detail.append(f"<p><b>Writer:</b> {html.escape(line)}</p>")
+            self.drafts.detail.append(f"<p><b>Writer:</b> {text_html(line)}</p>")
 
     def _filter_by_writer(self, stats: object) -> None:
         assert isinstance(stats, WriterStats)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -12,7 +11,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QSizePolicy,
     QTableView,
-    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
@@ -20,6 +18,7 @@ from PySide6.QtWidgets import (
 from plur_desk.app.session import ChangeSet
 from plur_desk.app.writer_stats import WriterStats
 from plur_desk.ui.models import ID_ROLE, Column, RowsModel
+from plur_desk.ui.widgets import SafeBrowser, text_html
 
 
 def _hours(value: float | None) -> str:
@@ -108,7 +107,7 @@ class WritersPane(QWidget):
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.empty = QLabel("No writers yet: drafts and decisions appear here once the history is read.")
         self.empty.setObjectName("emptyWriters")
-        self.detail = QTextBrowser(self)
+        self.detail = SafeBrowser(self)
         self.detail.setObjectName("writerDetail")
         self.detail.setAccessibleName("Writer details")
         self.hint = QLabel("Click a column to sort. Return shows only this writer's drafts in the queue.")
@@ -176,10 +175,10 @@ class WritersPane(QWidget):
         if s is None:
             self.detail.setHtml("")
             return
-        reasons = "".join(f"<li>{html.escape(r)}: {n}</li>" for r, n in s.rejected_by_reason) or "<li>none</li>"
+        reasons = "".join(f"<li>{text_html(r)}: {n}</li>" for r, n in s.rejected_by_reason) or "<li>none</li>"
         drafts, approved, rejected, median = s.last30
         self.detail.setHtml(
-            f"<p><b>{html.escape(s.writer.label)}</b> — {html.escape(s.line())}</p>"
+            f"<p><b>{text_html(s.writer.label)}</b> — {text_html(s.line())}</p>"
             f"<p>{s.created} engrams created in the history; {s.drafts} drafts reviewed or waiting.</p>"
             f"<p>Last 30 days: {drafts} new drafts, {approved} approved, {rejected} rejected, "
             f"median {_hours(median)} to a decision.</p><p>Rejections by reason:</p><ul>{reasons}</ul>"
