@@ -59,7 +59,7 @@ def tick():
     last[0] = now
     if "rows" not in marks and win.drafts.model.rowCount():
         marks["rows"] = time.time()
-    if ("reviewable" not in marks and win.drafts.current() is not None and win.actions["review.approve"].isEnabled()
+    if ("reviewable" not in marks and win.drafts.current() is not None and win.qactions["review.approve"].isEnabled()
             and win.drafts.detail.toPlainText().strip()):
         marks["reviewable"] = time.time()
     session = win.session

@@ -1,7 +1,9 @@
 """Every user action, declared once: id, text, shortcut, menu, pane, icon, when it is enabled.
 
 Menus, the toolbar, button captions, the shortcut sheet (F1) and the command palette (Ctrl+K) are all generated
-from ACTIONS; a test checks that ids and (pane, shortcut) pairs are unique and that every action has a handler.
+from ACTIONS; a test checks that ids and (pane, shortcut) pairs are unique. What each action does is an explicit
+map {action id: callable} that the main window builds from its controllers; `check_handlers` refuses a map with a
+missing or an extra id (at start-up, and in a test).
 Actions that belong to a pane use single-key shortcuts that fire only while that pane's list itself has the
 keyboard focus (WidgetShortcut on the list): a key typed anywhere else (a search field, a button, the detail) is
 never a verdict. A pane's actions are disabled, in menus and palette too, while the pane is not shown.
@@ -49,7 +51,6 @@ class ActionSpec:
     id: str
     text: str
     menu: str
-    handler: str  # method name on the main window
     shortcuts: tuple[str | QKeySequence.StandardKey, ...] = ()
     pane: str = ""  # "" = application-wide
     icon: str = ""
@@ -70,16 +71,14 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "file.open",
         "Open Store…",
         "&File",
-        "open_store_dialog",
         (QKeySequence.StandardKey.Open,),
         tip="Open a PLUR store directory",
     ),
-    ActionSpec("file.demo", "Open Demo Store", "&File", "open_demo", tip="Open a copy of the bundled demo store"),
+    ActionSpec("file.demo", "Open Demo Store", "&File", tip="Open a copy of the bundled demo store"),
     ActionSpec(
         "file.reload",
         "Reload",
         "&File",
-        "reload",
         ("F5",),
         icon="reload",
         enabled=_store,
@@ -89,17 +88,15 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "file.identity",
         "Reviewer Identity…",
         "&File",
-        "show_reviewer_identity",
         enabled=_writable,
         tip="Your signing key: where it lives, rotate it, or revoke a lost one",
     ),
-    ActionSpec("file.quit", "Quit", "&File", "close", (QKeySequence.StandardKey.Quit,)),
+    ActionSpec("file.quit", "Quit", "&File", (QKeySequence.StandardKey.Quit,)),
     # Edit
     ActionSpec(
         "edit.undo",
         "Undo",
         "&Edit",
-        "undo",
         ("Ctrl+Z",),
         icon="undo",
         enabled=lambda c: _writable(c) and c.can_undo,
@@ -109,35 +106,32 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "edit.redo",
         "Redo",
         "&Edit",
-        "redo",
         ("Ctrl+Shift+Z",),
         icon="redo",
         enabled=lambda c: _writable(c) and c.can_redo,
     ),
-    ActionSpec("edit.find", "Search", "&Edit", "focus_search", ("Ctrl+F",), icon="search"),
-    ActionSpec("edit.palette", "Command Palette…", "&Edit", "show_palette", ("Ctrl+K",)),
+    ActionSpec("edit.find", "Search", "&Edit", ("Ctrl+F",), icon="search"),
+    ActionSpec("edit.palette", "Command Palette…", "&Edit", ("Ctrl+K",)),
     # View
-    ActionSpec("view.drafts", "Drafts", "&View", "show_drafts", ("Ctrl+1",)),
-    ActionSpec("view.tensions", "Tensions", "&View", "show_tensions", ("Ctrl+2",)),
-    ActionSpec("view.validity", "Validity", "&View", "show_validity", ("Ctrl+3",)),
-    ActionSpec("view.history", "History", "&View", "show_history", ("Ctrl+4",)),
+    ActionSpec("view.drafts", "Drafts", "&View", ("Ctrl+1",)),
+    ActionSpec("view.tensions", "Tensions", "&View", ("Ctrl+2",)),
+    ActionSpec("view.validity", "Validity", "&View", ("Ctrl+3",)),
+    ActionSpec("view.history", "History", "&View", ("Ctrl+4",)),
     ActionSpec(
         "view.conflicts",
         "Conflicts…",
         "&View",
-        "show_conflicts",
         ("Ctrl+5",),
         enabled=_store,
         tip="Likely contradictions store-wide, found on this machine (no API key)",
     ),
-    ActionSpec("view.clusters", "Clusters", "&View", "show_clusters", ("Ctrl+6",)),
-    ActionSpec("view.writers", "Writers", "&View", "show_writers", ("Ctrl+7",)),
+    ActionSpec("view.clusters", "Clusters", "&View", ("Ctrl+6",)),
+    ActionSpec("view.writers", "Writers", "&View", ("Ctrl+7",)),
     # Review (drafts pane)
     ActionSpec(
         "review.approve",
         "Approve",
         "&Review",
-        "approve_selected",
         ("A",),
         "drafts",
         "approve",
@@ -148,7 +142,6 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "review.approve_level",
         "Approve as…",
         "&Review",
-        "approve_selected_level",
         ("Shift+A",),
         "drafts",
         "approve",
@@ -159,7 +152,6 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "review.reject",
         "Reject…",
         "&Review",
-        "reject_selected",
         ("R",),
         "drafts",
         "reject",
@@ -170,7 +162,6 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "review.edit",
         "Edit Statement",
         "&Review",
-        "edit_selected",
         ("E",),
         "drafts",
         "edit",
@@ -181,22 +172,18 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "review.skip",
         "Skip",
         "&Review",
-        "skip",
         ("S", "Space"),
         "drafts",
         "skip",
         lambda c: c.has_selection and not c.editing,
         "Next draft without deciding",
     ),
-    ActionSpec("review.next", "Next", "&Review", "select_next", ("J",), "drafts", enabled=lambda c: not c.editing),
-    ActionSpec(
-        "review.previous", "Previous", "&Review", "select_previous", ("K",), "drafts", enabled=lambda c: not c.editing
-    ),
+    ActionSpec("review.next", "Next", "&Review", ("J",), "drafts", enabled=lambda c: not c.editing),
+    ActionSpec("review.previous", "Previous", "&Review", ("K",), "drafts", enabled=lambda c: not c.editing),
     ActionSpec(
         "review.risk_order",
         "Risk Order / Age Order",
         "&Review",
-        "toggle_risk_order",
         ("O",),
         "drafts",
         enabled=lambda c: c.has_store and not c.editing,
@@ -207,7 +194,6 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "clusters.settle",
         "Settle Cluster",
         "&Review",
-        "settle_cluster",
         ("D",),
         "clusters",
         "approve",
@@ -218,7 +204,6 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "clusters.keep_member",
         "Keep Selected Member",
         "&Review",
-        "settle_cluster_keeping_member",
         ("Shift+D",),
         "clusters",
         "approve",
@@ -229,7 +214,6 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "clusters.split",
         "Take Out of Cluster",
         "&Review",
-        "split_cluster",
         ("X",),
         "clusters",
         "split",
@@ -241,7 +225,6 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "tension.confirm",
         "Confirm Tension",
         "&Tensions",
-        "confirm_tension",
         ("C",),
         "tensions",
         "confirm",
@@ -252,7 +235,6 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "tension.dismiss",
         "Dismiss Tension",
         "&Tensions",
-        "dismiss_tension",
         ("D",),
         "tensions",
         "reject",
@@ -263,7 +245,6 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "tension.keep_left",
         "Keep Left",
         "&Tensions",
-        "keep_left",
         ("1", "Left"),
         "tensions",
         "approve",
@@ -274,7 +255,6 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "tension.keep_right",
         "Keep Right",
         "&Tensions",
-        "keep_right",
         ("2", "Right"),
         "tensions",
         "approve",
@@ -285,7 +265,6 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "tension.split",
         "Split in Time…",
         "&Tensions",
-        "split_tension",
         ("T",),
         "tensions",
         "split",
@@ -297,7 +276,6 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "validity.edit",
         "Edit Window…",
         "&Validity",
-        "edit_validity",
         ("W",),
         "validity",
         "edit",
@@ -308,7 +286,6 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "validity.open",
         "Validity Window of Selected Engram",
         "&Validity",
-        "open_validity_of_current",
         ("Ctrl+Shift+W",),
         "",
         "edit",
@@ -319,7 +296,6 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "validity.expire",
         "Expire Now",
         "&Validity",
-        "expire_now",
         ("X",),
         "validity",
         "reject",
@@ -327,15 +303,12 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "End the selected engrams' validity now",
     ),
     # History pane
-    ActionSpec("history.export_csv", "Export View as CSV…", "&History", "export_csv", (), "history", enabled=_store),
-    ActionSpec(
-        "history.export_jsonl", "Export View as JSONL…", "&History", "export_jsonl", (), "history", enabled=_store
-    ),
+    ActionSpec("history.export_csv", "Export View as CSV…", "&History", (), "history", enabled=_store),
+    ActionSpec("history.export_jsonl", "Export View as JSONL…", "&History", (), "history", enabled=_store),
     ActionSpec(
         "history.timeline",
         "Engram Timeline",
         "&History",
-        "show_timeline",
         ("Ctrl+T",),
         "",
         enabled=_store,
@@ -346,7 +319,6 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "team.disagreements",
         "Team Disagreements…",
         "Tea&m",
-        "show_team",
         ("Ctrl+Shift+D",),
         enabled=_store,
         tip="Where reviewers on other machines decided differently; settle each",
@@ -355,14 +327,13 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "team.sync",
         "Sync with Team",
         "Tea&m",
-        "sync_team",
         ("Ctrl+Shift+S",),
         enabled=_writable,
         tip="Fetch, merge and push the store under PLUR's lock",
     ),
     # Help
-    ActionSpec("help.shortcuts", "Keyboard Shortcuts", "&Help", "show_shortcuts", ("F1",)),
-    ActionSpec("help.about", "About plur_desk", "&Help", "show_about"),
+    ActionSpec("help.shortcuts", "Keyboard Shortcuts", "&Help", ("F1",)),
+    ActionSpec("help.about", "About plur_desk", "&Help"),
 )
 
 # Keys that belong to one widget or one moment rather than to an action; listed on the shortcut sheet (F1).
@@ -379,15 +350,30 @@ CONTEXT_KEYS: tuple[tuple[str, str, str], ...] = (
 MENU_ORDER = ("&File", "&Edit", "&View", "&Review", "&Tensions", "&Validity", "&History", "Tea&m", "&Help")
 
 
+Handlers = dict[str, Callable[[], object]]
+
+
+def check_handlers(handlers: Handlers) -> None:
+    """Every action in ACTIONS has exactly one handler, and every handler an action; ValueError otherwise."""
+    ids = {spec.id for spec in ACTIONS}
+    missing, extra = sorted(ids - handlers.keys()), sorted(handlers.keys() - ids)
+    if missing or extra:
+        raise ValueError(f"action handlers do not match ACTIONS: missing {missing}, extra {extra}")
+    not_callable = sorted(k for k, v in handlers.items() if not callable(v))
+    if not_callable:
+        raise ValueError(f"action handlers that cannot be called: {not_callable}")
+
+
 def build_actions(
     owner: QWidget,
     panes: dict[str, QWidget],
-    handler_of: Callable[[str], Callable[[], None]],
+    handlers: Handlers,
     icon_of: Callable[[str], object],
     queues: dict[str, QWidget] | None = None,
 ) -> dict[str, QAction]:
     """QActions for ACTIONS, parented to the main window or to their pane; a pane action's keys are live only
     while that pane's list (`queues[pane]`) has the focus."""
+    check_handlers(handlers)
     queues = queues or {}
     actions: dict[str, QAction] = {}
     for spec in ACTIONS:
@@ -411,7 +397,8 @@ def build_actions(
         key = spec.key_text()
         action.setToolTip(f"{tip} ({key})" if key else tip)
         action.setStatusTip(tip)
-        action.triggered.connect(handler_of(spec.handler))
+        handler = handlers[spec.id]
+        action.triggered.connect(lambda _checked=False, run=handler: run())
         actions[spec.id] = action
     return actions
 

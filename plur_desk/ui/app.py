@@ -77,9 +77,10 @@ def run_app(store: str | None, reviewer: str | None, demo: bool, self_check: boo
         print(NO_DISPLAY, file=sys.stderr)
         return 2
     if self_check:
+        from plur_desk.ui.main_window import MainWindow
         from plur_desk.ui.self_check import run_self_check
 
-        return run_self_check()
+        return run_self_check(make_application, MainWindow)
     from plur_desk.app.demo import copy_demo_store
     from plur_desk.app.settings import SettingsStore
     from plur_desk.infra.paths import default_store_path

@@ -132,7 +132,7 @@ class ClustersPane(QWidget):
 
     def attach(self, window: Any) -> None:
         self._window = window
-        self.add_buttons(window.actions)
+        self.add_buttons(window.qactions)
 
     def add_buttons(self, actions: dict[str, Any]) -> None:
         for action_id, key in (("clusters.settle", "D"), ("clusters.keep_member", "Shift+D"), ("clusters.split", "X")):

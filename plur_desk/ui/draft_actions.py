@@ -158,13 +158,13 @@ class DraftActionsMixin(_Base):
             self.run_change(lambda: session.edit_statement(seen, text), seen.id)
 
     def skip(self) -> None:
-        self.drafts.move(1)
+        self.drafts.step_selection(1)
 
     def select_next(self) -> None:
-        self.drafts.move(1)
+        self.drafts.step_selection(1)
 
     def select_previous(self) -> None:
-        self.drafts.move(-1)
+        self.drafts.step_selection(-1)
 
     def _note_approval(self, count: int) -> None:
         """A long run of approvals, each a second or less after the last, gets a gentle warning."""

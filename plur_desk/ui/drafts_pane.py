@@ -54,6 +54,7 @@ class DraftsPane(QWidget):
         self._edit_seen: Seen | None = None
         self._edit_original = ""
         self._shown: tuple[DraftRow, Seen] | None = None  # the row the detail shows, and that engram as rendered
+        self._user_sort: tuple[int, bool] | None = None  # (column, descending) the reviewer chose by a header click
         self._build()
         self._connect()
 
@@ -162,6 +163,7 @@ class DraftsPane(QWidget):
         """
         keep = keep or self.current_id()
         self._shown = None
+        rows = self.in_view_order(rows)
         self.model.set_rows(rows)
         query = shorten_long_words(query.strip())
         self.empty.setText(
@@ -231,15 +233,36 @@ class DraftsPane(QWidget):
                 return r.id
         return None
 
-    def move(self, step: int) -> None:
+    def step_selection(self, step: int) -> None:
         self.select_row(self.current_row() + step)
+
+    def in_view_order(self, rows: list[DraftRow]) -> list[DraftRow]:
+        """`rows` (in the queue's order) as the list shows them: sorted by the reviewer's column when one was
+        clicked, so the sort survives every decision and reload."""
+        if self._user_sort is None:
+            return rows
+        column, descending = self._user_sort
+        key = self.model.columns[column].sort
+        return sorted(rows, key=key, reverse=descending)  # type: ignore[arg-type]
 
     def _header_clicked(self, column: int) -> None:
         header = self.table.horizontalHeader()
         descending = header.sortIndicatorOrder() == Qt.SortOrder.DescendingOrder
+        self._user_sort = (column, descending)
         self.model.sorted_by(column, descending)
         self.sort_requested.emit(column, descending)
         self.select_row(0)
+
+    def follow_queue_order(self, column: int) -> None:
+        """Back to the queue's own order (age or risk), shown by `column`'s indicator; the reviewer's sort is
+        dropped."""
+        self._user_sort = None
+        self.table.horizontalHeader().setSortIndicator(column, Qt.SortOrder.AscendingOrder)
+
+    def queue_order_column(self, column: int) -> None:
+        """The queue's order is now `column`'s: the indicator says so unless the reviewer sorted by a column."""
+        if self._user_sort is None:
+            self.table.horizontalHeader().setSortIndicator(column, Qt.SortOrder.AscendingOrder)
 
     def focus_queue(self) -> None:
         self.table.setFocus(Qt.FocusReason.OtherFocusReason)

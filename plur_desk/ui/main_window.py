@@ -26,7 +26,7 @@ from plur_desk.app.settings import Settings, SettingsStore
 from plur_desk.infra.clock import Clock, SystemClock
 from plur_desk.infra.errors import ChangedSinceError, PartialWrite, PlurDeskError
 from plur_desk.ui import icons, window_state
-from plur_desk.ui.actions import ACTIONS, MENU_ORDER, UiContext, build_actions, update_enabled
+from plur_desk.ui.actions import ACTIONS, MENU_ORDER, Handlers, UiContext, build_actions, update_enabled
 from plur_desk.ui.conflicts_support import ConflictsMixin
 from plur_desk.ui.drafts_pane import DraftsPane, action_button
 from plur_desk.ui.history_pane import HistoryPane
@@ -125,13 +125,13 @@ class MainWindow(
         queues = {name: pane.table for name, pane in panes.items()}
         panes |= self._scale_panes()  # Clusters and Writers, after the other tabs
         queues["clusters"] = self.clusters.table  # its verdict key acts only on the focused list of clusters
-        self.actions = build_actions(self, panes, self._handler, icons.icon, queues)
+        self.qactions = build_actions(self, panes, self.action_handlers(), icons.icon, queues)
         self._build_menus()
         toolbar = self.addToolBar("Main")
         toolbar.setObjectName("mainToolbar")
         toolbar.setMovable(False)
         for action_id in ("edit.undo", "edit.redo", "file.reload"):
-            toolbar.addAction(self.actions[action_id])
+            toolbar.addAction(self.qactions[action_id])
         spacer = QWidget()
         spacer.setSizePolicy(spacer.sizePolicy().horizontalPolicy().Expanding, spacer.sizePolicy().verticalPolicy())
         toolbar.addWidget(spacer)
@@ -143,16 +143,16 @@ class MainWindow(
         toolbar.addWidget(self.search)
         self.drafts.add_buttons(
             [
-                action_button(self.actions["review.approve"], "A", primary=True),
-                action_button(self.actions["review.approve_level"], "Shift+A"),
-                action_button(self.actions["review.reject"], "R"),
-                action_button(self.actions["review.edit"], "E"),
-                action_button(self.actions["review.skip"], "S"),
+                action_button(self.qactions["review.approve"], "A", primary=True),
+                action_button(self.qactions["review.approve_level"], "Shift+A"),
+                action_button(self.qactions["review.reject"], "R"),
+                action_button(self.qactions["review.edit"], "E"),
+                action_button(self.qactions["review.skip"], "S"),
             ]
         )
-        self.tensions.add_buttons(self.actions)
-        self.validity.add_buttons(self.actions)
-        self.history.add_buttons(self.actions)
+        self.tensions.add_buttons(self.qactions)
+        self.validity.add_buttons(self.qactions)
+        self.history.add_buttons(self.qactions)
         self._status_labels = {name: plain_label() for name in ("path", "counts", "search", "reviewer", "lock", "busy")}
         for name, label in self._status_labels.items():
             label.setObjectName(f"status_{name}")
@@ -189,7 +189,7 @@ class MainWindow(
     def _build_menus(self) -> None:
         menus = {name: self.menuBar().addMenu(name) for name in MENU_ORDER}
         for spec in ACTIONS:
-            menus[spec.menu].addAction(self.actions[spec.id])
+            menus[spec.menu].addAction(self.qactions[spec.id])
             if spec.id == "file.demo":
                 self.recent_menu = menus[spec.menu].addMenu("Recent Stores")
                 self.recent_menu.setObjectName("recentStores")
@@ -208,12 +208,53 @@ class MainWindow(
         self.sticky_note = ""
         self.open_path(Path(path))
 
-    def _handler(self, name: str) -> Callable[[], None]:
-        for owner in (self, self.tensions, self.validity, self.history):
-            method = getattr(owner, name, None)
-            if callable(method):
-                return lambda *_: method()  # type: ignore[misc]
-        raise AttributeError(f"no handler {name} for an action")
+    def action_handlers(self) -> Handlers:
+        """What each action in ACTIONS does (checked against the table when the actions are built)."""
+        t, v, h = self.tensions, self.validity, self.history
+        return {
+            "file.open": self.open_store_dialog,
+            "file.demo": self.open_demo,
+            "file.reload": self.reload,
+            "file.identity": self.show_reviewer_identity,
+            "file.quit": self.close,
+            "edit.undo": self.undo,
+            "edit.redo": self.redo,
+            "edit.find": self.focus_search,
+            "edit.palette": self.show_palette,
+            "view.drafts": self.show_drafts,
+            "view.tensions": self.show_tensions,
+            "view.validity": self.show_validity,
+            "view.history": self.show_history,
+            "view.conflicts": self.show_conflicts,
+            "view.clusters": self.show_clusters,
+            "view.writers": self.show_writers,
+            "review.approve": self.approve_selected,
+            "review.approve_level": self.approve_selected_level,
+            "review.reject": self.reject_selected,
+            "review.edit": self.edit_selected,
+            "review.skip": self.skip,
+            "review.next": self.select_next,
+            "review.previous": self.select_previous,
+            "review.risk_order": self.toggle_risk_order,
+            "clusters.settle": self.settle_cluster,
+            "clusters.keep_member": self.settle_cluster_keeping_member,
+            "clusters.split": self.split_cluster,
+            "tension.confirm": t.confirm_tension,
+            "tension.dismiss": t.dismiss_tension,
+            "tension.keep_left": t.keep_left,
+            "tension.keep_right": t.keep_right,
+            "tension.split": t.split_tension,
+            "validity.edit": v.edit_validity,
+            "validity.open": self.open_validity_of_current,
+            "validity.expire": v.expire_now,
+            "history.export_csv": h.export_csv,
+            "history.export_jsonl": h.export_jsonl,
+            "history.timeline": self.show_timeline,
+            "team.disagreements": self.show_team,
+            "team.sync": self.sync_team,
+            "help.shortcuts": self.show_shortcuts,
+            "help.about": self.show_about,
+        }
 
     def _connect(self) -> None:
         self.drafts.selection_changed.connect(self._draft_selected)
@@ -343,11 +384,11 @@ class MainWindow(
         )
 
     def _update_context(self) -> None:
-        update_enabled(self.actions, self.ui_context())
+        update_enabled(self.qactions, self.ui_context())
         session = self.session
         if session is not None:
-            self.actions["edit.undo"].setText(f"Undo {session.undo_label()}" if session.can_undo else "Undo")
-            self.actions["edit.redo"].setText(f"Redo {session.redo_label()}" if session.can_redo else "Redo")
+            self.qactions["edit.undo"].setText(f"Undo {session.undo_label()}" if session.can_undo else "Undo")
+            self.qactions["edit.redo"].setText(f"Redo {session.redo_label()}" if session.can_redo else "Redo")
 
     def show_message(self, text: str) -> None:
         self._error = ""

@@ -56,8 +56,8 @@ class NavigationMixin(_Base):
 
     def show_palette(self) -> None:
         CommandPalette(
-            lambda action_id: self.actions[action_id].trigger(),
-            lambda action_id: self.actions[action_id].isEnabled(),
+            lambda action_id: self.qactions[action_id].trigger(),
+            lambda action_id: self.qactions[action_id].isEnabled(),
             self,
         ).exec()
 

@@ -91,6 +91,7 @@ class ScaleMixin(DraftActionsMixin):
             return
         if self.risk_order is None and scale.default_order() == "risk":
             self.risk_order = True
+        self.drafts.queue_order_column(RISK_COLUMN if self.risk_order else DraftColumn.AGE)
         self._reorder_keeping_selection(self.order_drafts(list(self.drafts.model.rows) or session.drafts()))
         current = self.tabs.currentWidget()
         for pane in (self.clusters, self.writers):
@@ -107,6 +108,7 @@ class ScaleMixin(DraftActionsMixin):
     def _reorder_keeping_selection(self, rows: list[DraftRow]) -> None:
         """New risk values arrive while the reviewer works: keep the current draft and a multi-selection."""
         model = self.drafts.model
+        rows = self.drafts.in_view_order(rows)
         if [r.id for r in rows] == [r.id for r in model.rows]:
             self.drafts.table.viewport().update()  # only the Risk column's text changed: repaint, no model signal
             return
@@ -158,6 +160,7 @@ class ScaleMixin(DraftActionsMixin):
 
     def toggle_risk_order(self) -> None:
         self.risk_order = not self.risk_order
+        self.drafts.follow_queue_order(RISK_COLUMN if self.risk_order else DraftColumn.AGE)
         self.statusBar().showMessage("Queue in risk order" if self.risk_order else "Queue in age order", 3000)
         self.refresh_all()
 

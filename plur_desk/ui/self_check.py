@@ -4,23 +4,25 @@ from __future__ import annotations
 
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 
-def run_self_check() -> int:
+def run_self_check(make_application: Callable[[], object], make_window: Callable[..., Any]) -> int:
+    """`make_window(settings_store, settings, reviewer_name)` builds the main window (ui/app.py passes it in, so
+    this module imports neither the window nor the module that calls it)."""
     checks: list[str] = []
     try:
         from PySide6.QtWidgets import QApplication
 
         from plur_desk.app.demo import copy_demo_store
         from plur_desk.app.settings import Settings, SettingsStore
-        from plur_desk.ui.app import make_application
-        from plur_desk.ui.main_window import MainWindow
 
         make_application()
         with tempfile.TemporaryDirectory(prefix="plur-desk-self-check-") as tmp:
             store = copy_demo_store(Path(tmp))
-            window = MainWindow(SettingsStore(Path(tmp) / "settings.yaml"), Settings(), "self-check")
+            window = make_window(SettingsStore(Path(tmp) / "settings.yaml"), Settings(), "self-check")
             window.open_path(store)
             deadline = time.monotonic() + 30
             while window.session is None and time.monotonic() < deadline:

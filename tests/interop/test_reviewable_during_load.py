@@ -159,7 +159,7 @@ def test_review_actions_work_as_soon_as_the_drafts_are_shown(qtbot, big, tmp_pat
     try:
         win.open_path(big)
         qtbot.waitUntil(lambda: win.session is not None, timeout=60000)
-        assert win.actions["review.approve"].isEnabled() and win.drafts.current() is not None
+        assert win.qactions["review.approve"].isEnabled() and win.drafts.current() is not None
         first = win.drafts.current().id
         with qtbot.waitSignal(win.changes_applied, timeout=30000):
             qtbot.keyClick(win.drafts.table, Qt.Key.Key_A)

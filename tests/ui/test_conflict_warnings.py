@@ -57,7 +57,7 @@ def test_drafts_without_a_conflict_are_approved_without_a_question(qtbot, window
 
 
 def _open_conflicts(qtbot, window):
-    window.actions["view.conflicts"].trigger()
+    window.qactions["view.conflicts"].trigger()
     dialog = window.conflicts_dialog
     qtbot.waitUntil(lambda: dialog.model.rowCount() > 0, timeout=20000)
     return dialog

@@ -52,8 +52,8 @@ def test_draft_actions_are_off_while_another_pane_is_shown(qtbot, window, store_
     qtbot.keyClick(window.drafts.table, Qt.Key.Key_4, CTRL)
     assert window.tabs.currentWidget() is window.history
     for action_id in ("review.approve", "review.approve_level", "review.reject", "review.edit", "review.skip"):
-        assert not window.actions[action_id].isEnabled(), action_id
-    window.actions["review.approve"].trigger()
+        assert not window.qactions[action_id].isEnabled(), action_id
+    window.qactions["review.approve"].trigger()
 
     listed: list[str] = []
 
@@ -73,7 +73,7 @@ def test_draft_actions_are_off_while_another_pane_is_shown(qtbot, window, store_
     qtbot.waitUntil(window.isActiveWindow)
     qtbot.keyClick(window.history.table, Qt.Key.Key_1, CTRL)
     assert window.tabs.currentWidget() is window.drafts
-    assert window.actions["review.approve"].isEnabled()
+    assert window.qactions["review.approve"].isEnabled()
 
 
 def test_opening_a_folder_that_is_not_a_store_keeps_the_current_one_fully(qtbot, window, store_copy, tmp_path):
@@ -87,7 +87,7 @@ def test_opening_a_folder_that_is_not_a_store_keeps_the_current_one_fully(qtbot,
     assert "not a PLUR store" in told.args[0] and str(store_copy) in told.args[0]
     assert window.stack.currentIndex() == 1 and window.windowTitle() == title
     assert window._status_labels["path"].text() == path_text
-    assert window.actions["edit.undo"].isEnabled()
+    assert window.qactions["edit.undo"].isEnabled()
     with qtbot.waitSignal(window.changes_applied, timeout=10000):
         qtbot.keyClick(window.drafts.table, Qt.Key.Key_Z, CTRL)  # the store on screen is the one undone
     assert engrams_on_disk(store_copy)[target]["commitment"] == "draft"
@@ -105,7 +105,7 @@ def test_undo_never_reaches_a_store_that_is_no_longer_on_screen(qtbot, window, s
     window.open_path(other)
     qtbot.waitUntil(lambda: window.session is not None and window.runner.pending == 0, timeout=20000)
     other_before = files_of(other)
-    assert not window.actions["edit.undo"].isEnabled()
+    assert not window.qactions["edit.undo"].isEnabled()
     qtbot.keyClick(window.drafts.table, Qt.Key.Key_Z, CTRL)
     window.undo()
     _settle(qtbot, window)

@@ -44,13 +44,13 @@ def test_a_search_matching_nothing_says_so(qtbot, window):
 
 def test_tension_buttons_are_disabled_with_no_tension_shown(qtbot, window):
     qtbot.keyClick(window.drafts.table, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)
-    assert window.actions["tension.confirm"].isEnabled()
+    assert window.qactions["tension.confirm"].isEnabled()
     window.focus_search()
     qtbot.keyClicks(window.search, "zzzqqq-no-such-words")
     qtbot.keyClick(window.search, Qt.Key.Key_Return)
     assert window.tensions.model.rowCount() == 0
     for action_id in ("tension.confirm", "tension.dismiss", "tension.keep_left", "tension.keep_right", "tension.split"):
-        assert not window.actions[action_id].isEnabled(), action_id
+        assert not window.qactions[action_id].isEnabled(), action_id
     assert "No tensions to show" in window.tensions.detail.toPlainText()
 
 

@@ -65,7 +65,7 @@ def test_team_dialog_settles_a_disagreement_and_syncs(qtbot, clones, tmp_path) -
         win.open_path(ann)
     qtbot.waitUntil(lambda: win.session is not None and win.runner.pending == 0, timeout=20000)
 
-    win.actions["team.disagreements"].trigger()
+    win.qactions["team.disagreements"].trigger()
     dialog = win._team_dialog
     assert dialog is not None and dialog.isVisible()
     assert dialog.list.count() == 1

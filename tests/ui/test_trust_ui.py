@@ -73,7 +73,7 @@ def test_reviewer_identity_dialog_says_where_the_key_lives(qtbot, window):
         dialog.reject()
 
     answer_modal(read)
-    window.actions["file.identity"].trigger()
+    window.qactions["file.identity"].trigger()
     qtbot.waitUntil(lambda: bool(seen), timeout=10000)
     assert "human:Grace Tester" in seen[0] and "0600" in seen[0]
     json.dumps(seen)  # plain text, nothing else
@@ -104,7 +104,7 @@ def test_a_key_someone_else_registered_is_replaced_only_after_confirmation(qtbot
     assert changed["event"] == "reviewer_key_changed" and changed["data"]["action"] == "disown_key"
     qtbot.waitUntil(lambda: window.runner.pending == 0, timeout=10000)
     with qtbot.waitSignal(window.changes_applied, timeout=10000):
-        window.actions["review.approve"].trigger()  # focus is on the dialog's former button; the action is A
+        window.qactions["review.approve"].trigger()  # focus is on the dialog's former button; the action is A
     assert window.session.trust(human_events(store_copy)[-1]).state.value == "valid"
 
 
@@ -136,7 +136,7 @@ def test_a_locked_keyring_is_asked_about_once_and_declining_writes_nothing(qtbot
 
     answer_modal(cancel)
     with qtbot.waitSignal(window.error_shown, timeout=10000) as shown:
-        window.actions["review.approve"].trigger()  # the key is needed in the worker: asked in the GUI thread
+        window.qactions["review.approve"].trigger()  # the key is needed in the worker: asked in the GUI thread
     assert len(asked) == 1 and "locked" in asked[0]
     assert "not written" in shown.args[0]
     assert ((store_copy / "engrams.yaml").read_bytes(), history.read_bytes()) == before

@@ -1,0 +1,137 @@
+"""The window's shape: actions run explicit handlers checked against the action table; no attribute of ours hides
+one of Qt's; the reviewer's sort of the queue survives decisions and reloads (driven by the real header and keys)."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import pkgutil
+
+import pytest
+from PySide6.QtCore import QObject, QPoint, Qt
+
+import plur_desk.ui
+from plur_desk.ui.actions import ACTIONS, check_handlers
+from plur_desk.ui.models import DraftColumn
+
+from ui.conftest import human_events
+
+# Qt virtuals we override on purpose (models, events, resource loading); any other shared name hides Qt's own.
+QT_OVERRIDES = {
+    "rowCount",
+    "columnCount",
+    "data",
+    "headerData",
+    "canFetchMore",
+    "fetchMore",
+    "event",
+    "eventFilter",
+    "closeEvent",
+    "showEvent",
+    "paintEvent",
+    "loadResource",
+    "staticMetaObject",
+}
+
+
+def test_the_handler_map_matches_the_action_table(window):
+    handlers = window.action_handlers()
+    check_handlers(handlers)  # what the window ran at start-up, run again here
+    assert set(handlers) == {spec.id for spec in ACTIONS}
+    missing = dict(handlers)
+    missing.pop("review.approve")
+    with pytest.raises(ValueError, match=r"missing \['review.approve'\]"):
+        check_handlers(missing)
+    with pytest.raises(ValueError, match=r"extra \['review.unknown'\]"):
+        check_handlers({**handlers, "review.unknown": lambda: None})
+    with pytest.raises(ValueError, match="cannot be called"):
+        check_handlers({**handlers, "review.approve": "approve_selected"})  # type: ignore[dict-item]
+
+
+def test_each_action_triggers_its_own_handler(qtbot, window):
+    """The QAction for an id runs the callable the map gives for that id (no name lookup in between)."""
+    window.qactions["view.history"].trigger()
+    assert window.tabs.currentWidget() is window.history
+    window.qactions["view.tensions"].trigger()
+    assert window.tabs.currentWidget() is window.tensions
+    window.qactions["view.drafts"].trigger()
+    assert window.tabs.currentWidget() is window.drafts
+
+
+def _ui_classes() -> list[type]:
+    classes = []
+    for info in pkgutil.iter_modules(plur_desk.ui.__path__):
+        module = importlib.import_module(f"plur_desk.ui.{info.name}")
+        for cls in vars(module).values():
+            if inspect.isclass(cls) and cls.__module__ == module.__name__ and issubclass(cls, QObject):
+                classes.append(cls)
+    return classes
+
+
+def _own_names(cls: type) -> set[str]:
+    """Methods and `self.x = …` attributes that our own classes in `cls`'s MRO define."""
+    names: set[str] = set()
+    for base in cls.__mro__:
+        if not base.__module__.startswith("plur_desk."):
+            continue
+        names |= set(vars(base))
+        for node in ast.walk(ast.parse(inspect.getsource(base).strip())):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.ctx, ast.Store)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "self"
+            ):
+                names.add(node.attr)
+    return {n for n in names if not n.startswith("__")}
+
+
+def test_no_attribute_of_ours_hides_one_of_qt():
+    """`self.actions` hid QWidget.actions() and `DraftsPane.move` hid QWidget.move: Qt calls them too."""
+    hidden = []
+    for cls in _ui_classes():
+        qt_names = set().union(*(set(dir(b)) for b in cls.__mro__ if b.__module__.startswith(("PySide6", "shiboken"))))
+        hidden += [f"{cls.__module__}.{cls.__name__}.{n}" for n in sorted((_own_names(cls) & qt_names) - QT_OVERRIDES)]
+    assert not hidden, hidden
+    assert len(_ui_classes()) > 20  # the walk really saw the panes, dialogs and models
+
+
+def _click_header(qtbot, window, column: int) -> None:
+    header = window.drafts.table.horizontalHeader()
+    x = header.sectionViewportPosition(column) + header.sectionSize(column) // 2
+    qtbot.mouseClick(header.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(x, header.height() // 2))
+
+
+def _statements(window) -> list[str]:
+    return [r.statement.lower() for r in window.drafts.model.rows]
+
+
+def test_the_reviewers_sort_survives_a_decision_and_a_reload(qtbot, window, store_copy):
+    header = window.drafts.table.horizontalHeader()
+    assert header.sortIndicatorSection() == DraftColumn.AGE
+    _click_header(qtbot, window, DraftColumn.STATEMENT)
+    assert header.sortIndicatorSection() == DraftColumn.STATEMENT
+    order = header.sortIndicatorOrder()
+    before = _statements(window)
+    assert before == sorted(before, reverse=order == Qt.SortOrder.DescendingOrder)
+    assert before != [r.statement.lower() for r in window.session.drafts()]  # the age order differs
+    window.drafts.select_row(0)
+    decided = window.drafts.current_id()
+    window.drafts.focus_queue()
+    with qtbot.waitSignal(window.changes_applied, timeout=10000):
+        qtbot.keyClick(window.drafts.table, Qt.Key.Key_A)
+    assert [e["engram_id"] for e in human_events(store_copy)] == [decided]
+    after = _statements(window)
+    assert len(after) == len(before) - 1
+    assert after == sorted(after, reverse=order == Qt.SortOrder.DescendingOrder)  # not back to age order
+    assert header.sortIndicatorSection() == DraftColumn.STATEMENT
+    window.reload()
+    qtbot.waitUntil(lambda: window.runner.pending == 0, timeout=10000)
+    assert _statements(window) == after
+    _click_header(qtbot, window, DraftColumn.STATEMENT)  # a second click flips the order, and it stays flipped
+    flipped = _statements(window)
+    assert flipped == list(reversed(after)) or flipped == sorted(after, reverse=order != Qt.SortOrder.DescendingOrder)
+    qtbot.keyClick(window.drafts.table, Qt.Key.Key_O)  # risk/age order: the queue's order again, said by the header
+    assert header.sortIndicatorSection() in (DraftColumn.AGE, len(DraftColumn))
+    assert _statements(window) != flipped
