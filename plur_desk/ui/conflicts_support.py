@@ -145,7 +145,7 @@ class ConflictsMixin(_Base):
 
     def _answer(self, fn: Callable[[], ChangeSet], key: str) -> None:
         def done(change: object) -> None:
-            self._applied(change)
+            self.workspace.applied.emit(change)
             dialog = self.conflicts_dialog
             if dialog is not None:
                 dialog.set_candidates([c for c in dialog.model.rows if c.key != key], dialog.status.text())

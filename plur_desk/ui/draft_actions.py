@@ -49,7 +49,7 @@ class DraftActionsMixin(_Base):
         self._pending_select = select_after
         if select_after:
             self.drafts.select_id(select_after)  # move on at once; the write finishes in the background
-        self.runner.submit(fn, self._applied, self._failed)
+        self.workspace.change(fn)
 
     def _applied(self, change: object) -> None:
         assert isinstance(change, ChangeSet)

@@ -6,7 +6,7 @@ from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QFileSystemWatcher, Qt, QTimer, Signal
+from PySide6.QtCore import QFileSystemWatcher, Qt, QTimer, Signal, SignalInstance
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QApplication,
@@ -24,22 +24,23 @@ from plur_desk.app.rows import DraftRow
 from plur_desk.app.session import ChangeSet, ReviewSession
 from plur_desk.app.settings import Settings, SettingsStore
 from plur_desk.infra.clock import Clock, SystemClock
-from plur_desk.infra.errors import ChangedSinceError, PartialWrite, PlurDeskError
 from plur_desk.ui import icons, window_state
 from plur_desk.ui.actions import ACTIONS, MENU_ORDER, Handlers, UiContext, build_actions, update_enabled
 from plur_desk.ui.conflicts_support import ConflictsMixin
 from plur_desk.ui.drafts_pane import DraftsPane, action_button
 from plur_desk.ui.history_pane import HistoryPane
+from plur_desk.ui.messages import Messages
 from plur_desk.ui.navigation import PANES, NavigationMixin
-from plur_desk.ui.reviewer_identity import ReviewerIdentityMixin, UnlockAsker
+from plur_desk.ui.reviewer_identity import IdentityController, UnlockAsker
 from plur_desk.ui.runner import Runner
 from plur_desk.ui.scale_support import ScaleMixin  # the drafts pane's decisions come with it
 from plur_desk.ui.search_support import SearchMixin
 from plur_desk.ui.store_opening import StoreOpeningMixin
-from plur_desk.ui.team_dialog import TeamActionsMixin
+from plur_desk.ui.team_dialog import TeamController
 from plur_desk.ui.tensions_pane import TensionsPane
 from plur_desk.ui.validity_pane import ValidityPane
-from plur_desk.ui.widgets import banner_label, plain_label, shorten_long_words
+from plur_desk.ui.widgets import banner_label, plain_label
+from plur_desk.ui.workspace import Workspace
 
 
 class MainWindow(
@@ -48,15 +49,10 @@ class MainWindow(
     SearchMixin,
     ConflictsMixin,
     ScaleMixin,
-    ReviewerIdentityMixin,
-    TeamActionsMixin,
     QMainWindow,
 ):
-    session: ReviewSession | None
-    store_path: Path | None
     store_opened = Signal()
     changes_applied = Signal(object)
-    error_shown = Signal(str)
 
     def __init__(
         self,
@@ -68,18 +64,15 @@ class MainWindow(
     ) -> None:
         super().__init__()
         self.setObjectName("mainWindow")
-        self.settings_store, self.settings = settings_store, settings
-        self.reviewer_name = reviewer_name
-        self.clock = clock or SystemClock()
-        self.session = None
-        self.store_path = None
-        self.runner = Runner(self)
+        self.banner = banner_label()
+        self.messages = Messages(self.banner, self.statusBar(), self)
+        self.workspace = Workspace(settings_store, settings, reviewer_name, clock or SystemClock(), self.messages, self)
         self.unlock_asker = UnlockAsker(self)
+        self.identity = IdentityController(self.workspace, self, lambda: self.drafts.focus_queue())
+        self.team = TeamController(self.workspace, self, self.reload)
         self._init_search()
         self._init_conflicts()
         self._approvals: deque[float] = deque(maxlen=64)
-        self._error = ""
-        self.sticky_note = ""  # shown with every message until another store is opened
         self._stale: set[QWidget] = set()
         self._build()
         self._connect()
@@ -104,7 +97,6 @@ class MainWindow(
             (self.history, "History"),
         ):
             self.tabs.addTab(pane, title)
-        self.banner = banner_label()
         self.banner.setObjectName("banner")
         self.banner.setWordWrap(True)
         self.banner.setAccessibleName("Messages")
@@ -215,7 +207,7 @@ class MainWindow(
             "file.open": self.open_store_dialog,
             "file.demo": self.open_demo,
             "file.reload": self.reload,
-            "file.identity": self.show_reviewer_identity,
+            "file.identity": self.identity.show_reviewer_identity,
             "file.quit": self.close,
             "edit.undo": self.undo,
             "edit.redo": self.redo,
@@ -250,8 +242,8 @@ class MainWindow(
             "history.export_csv": h.export_csv,
             "history.export_jsonl": h.export_jsonl,
             "history.timeline": self.show_timeline,
-            "team.disagreements": self.show_team,
-            "team.sync": self.sync_team,
+            "team.disagreements": self.team.show_team,
+            "team.sync": self.team.sync_team,
             "help.shortcuts": self.show_shortcuts,
             "help.about": self.show_about,
         }
@@ -269,6 +261,12 @@ class MainWindow(
         self.watcher.fileChanged.connect(lambda _p: self._reload_timer.start())
         self.watcher.directoryChanged.connect(lambda _p: self._reload_timer.start())
         self.runner.busy_changed.connect(self._busy)
+        self.workspace.reload_needed.connect(lambda: self.reload_quiet(explicit=True))
+        self.workspace.refresh_needed.connect(self.refresh_all)
+        self.workspace.context_changed.connect(self._update_context)
+        self.workspace.applied.connect(self._applied)
+        self.store_opened.connect(self.team.refresh)
+        self.changes_applied.connect(lambda _c: self.team.refresh())
         for pane in (self.tensions, self.validity, self.history, self.clusters, self.writers):
             pane.attach(self)
 
@@ -390,40 +388,67 @@ class MainWindow(
             self.qactions["edit.undo"].setText(f"Undo {session.undo_label()}" if session.can_undo else "Undo")
             self.qactions["edit.redo"].setText(f"Redo {session.redo_label()}" if session.can_redo else "Redo")
 
+    # -- the workspace, as tests and scripts read it -----------------------------------------------------------
+
+    @property
+    def session(self) -> ReviewSession | None:
+        return self.workspace.session
+
+    @session.setter
+    def session(self, session: ReviewSession | None) -> None:
+        self.workspace.session = session
+
+    @property
+    def store_path(self) -> Path | None:
+        return self.workspace.store_path
+
+    @store_path.setter
+    def store_path(self, path: Path | None) -> None:
+        self.workspace.store_path = path
+
+    @property
+    def runner(self) -> Runner:
+        return self.workspace.runner
+
+    @property
+    def settings(self) -> Settings:
+        return self.workspace.settings
+
+    @property
+    def settings_store(self) -> SettingsStore:
+        return self.workspace.settings_store
+
+    @property
+    def reviewer_name(self) -> str:
+        return self.workspace.reviewer_name
+
+    @property
+    def clock(self) -> Clock:
+        return self.workspace.clock
+
+    @property
+    def sticky_note(self) -> str:
+        return self.messages.sticky_note
+
+    @sticky_note.setter
+    def sticky_note(self, text: str) -> None:
+        self.messages.sticky_note = text
+
+    @property
+    def error_shown(self) -> SignalInstance:
+        return self.messages.error_shown
+
     def show_message(self, text: str) -> None:
-        self._error = ""
-        text = "\n".join(t for t in (self.sticky_note, text) if t)
-        self.banner.setText(shorten_long_words(text))
-        self.banner.setVisible(bool(text))
+        self.messages.show(text)
 
     def clear_refusal(self) -> None:
-        """Take a refusal (error) off the banner; other notes stay."""
-        if self._error:
-            self.show_message("")
+        self.messages.clear_refusal()
 
     def show_error(self, text: str) -> None:
-        self.show_message("✖ " + text)
-        self._error = text  # cleared when the reviewer moves to another pane
-        self.statusBar().showMessage(text, 8000)
-        self.error_shown.emit(text)
+        self.messages.error(text)
 
     def _failed(self, error: Exception) -> None:
-        if self.key_failed(error):
-            pass
-        elif isinstance(error, ChangedSinceError):
-            self.show_error(f"{error} (refreshed)")
-            self.reload_quiet(explicit=True)
-        elif isinstance(error, PlurDeskError):
-            self.show_error(str(error))
-            if isinstance(error, PartialWrite):
-                self.refresh_all()  # a file did change: show what is on disk
-        else:
-            self.show_error(
-                f"Unexpected error: {error!r}. `plur-desk check` shows whether an action was left unfinished; "
-                "reopening the store finishes it from the write-ahead journal. Details: "
-                f"{getattr(error, '__traceback_text__', '')[-600:]}"
-            )
-        self._update_context()
+        self.workspace.fail(error)
 
     # -- undo ------------------------------------------------------------------------------------------------
 
@@ -432,11 +457,11 @@ class MainWindow(
 
     def undo(self) -> None:
         if self._store_on_screen() and self.session is not None and self.session.can_undo:
-            self.runner.submit(self.session.undo, self._applied, self._failed)
+            self.workspace.change(self.session.undo)
 
     def redo(self) -> None:
         if self._store_on_screen() and self.session is not None and self.session.can_redo:
-            self.runner.submit(self.session.redo, self._applied, self._failed)
+            self.workspace.change(self.session.redo)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if not self.confirm_discard_edit("quit"):
@@ -452,4 +477,5 @@ class MainWindow(
         self.search_runner.wait(10000)
         self.conflict_runner.wait(10000)
         self.end_session()
+        self.identity.end_session()
         super().closeEvent(event)

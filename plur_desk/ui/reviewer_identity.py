@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import html
 import threading
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
 from PySide6.QtWidgets import QMessageBox, QWidget
@@ -16,13 +16,7 @@ from plur_desk.app.vault import KeyVault
 from plur_desk.domain.review import Reviewer
 from plur_desk.infra.errors import KeyConflict, PlurDeskError
 from plur_desk.infra.paths import data_dir
-
-if TYPE_CHECKING:
-    from plur_desk.ui.main_window import MainWindow
-
-    _Base = MainWindow
-else:
-    _Base = object
+from plur_desk.ui.workspace import Workspace
 
 UNLOCK_WAIT_S = 600.0
 
@@ -67,12 +61,23 @@ def make_session(store: object, reviewer: Reviewer, clock: object, ask: UnlockAs
     return ReviewSession(store, reviewer, clock, keys)  # type: ignore[arg-type]
 
 
-class ReviewerIdentityMixin(_Base):
+class IdentityController(QObject):
+    """The reviewer's key in the window: a key conflict offers a confirmed replacement, the Reviewer Identity
+    dialog shows where the key lives and rotates or revokes it, and a session ends with its checkpoint."""
+
+    def __init__(self, workspace: Workspace, dialog_parent: QWidget, back_to_queue: Callable[[], None]) -> None:
+        super().__init__(workspace)
+        self.workspace = workspace
+        self._parent = dialog_parent
+        self._back_to_queue = back_to_queue
+        workspace.failure_handlers.append(self.key_failed)
+
     def key_failed(self, error: Exception) -> bool:
         """Handles a refusal about the key (True when handled): a conflict offers a confirmed replacement."""
-        if not isinstance(error, KeyConflict) or self.session is None:
+        session = self.workspace.session
+        if not isinstance(error, KeyConflict) or session is None:
             return False
-        box = QMessageBox(self)
+        box = QMessageBox(self._parent)
         box.setIcon(QMessageBox.Icon.Warning)
         box.setWindowTitle("Another key is registered for you")
         box.setTextFormat(Qt.TextFormat.PlainText)
@@ -84,27 +89,26 @@ class ReviewerIdentityMixin(_Base):
         box.addButton(QMessageBox.StandardButton.Cancel)
         box.exec()
         clicked = box.clickedButton()
-        self.drafts.focus_queue()  # back to the queue the refused decision came from
+        self._back_to_queue()  # back to the queue the refused decision came from
         if clicked in (mine, not_mine):
-            session = self.session
             disown = clicked is not_mine
-            self.runner.submit(lambda: session.replace_key(new_key=False, disown=disown), self._applied, self._failed)
+            self.workspace.change(lambda: session.replace_key(new_key=False, disown=disown))
         else:
-            self.show_error(str(error))
+            self.workspace.messages.error(str(error))
         return True
 
     def show_reviewer_identity(self) -> None:
-        session = self.session
+        session = self.workspace.session
         if session is None:
             return
         keys = session.keys
         try:
             public = keys.public_key()
         except PlurDeskError as exc:
-            self.show_error(str(exc))
+            self.workspace.messages.error(str(exc))
             return
         where = keys.vault.location(keys.identity)
-        box = QMessageBox(self)
+        box = QMessageBox(self._parent)
         box.setObjectName("reviewerIdentityDialog")
         box.setWindowTitle("Reviewer identity")
         box.setText(
@@ -118,13 +122,13 @@ class ReviewerIdentityMixin(_Base):
         box.addButton(QMessageBox.StandardButton.Close)
         box.exec()
         if box.clickedButton() is rotate:
-            self.runner.submit(lambda: session.replace_key(new_key=True), self._applied, self._failed)
+            self.workspace.change(lambda: session.replace_key(new_key=True))
         elif box.clickedButton() is lost and self._confirm_revoke():
-            self.runner.submit(lambda: session.replace_key(new_key=True, revoke=True), self._applied, self._failed)
+            self.workspace.change(lambda: session.replace_key(new_key=True, revoke=True))
 
     def _confirm_revoke(self) -> bool:
         answer = QMessageBox.question(
-            self,
+            self._parent,
             "Revoke the key",
             "A new key replaces it, and anything signed with the old key from now on shows as INVALID. "
             "Decisions it signed before now still count. Revoke it?",
@@ -133,8 +137,9 @@ class ReviewerIdentityMixin(_Base):
 
     def end_session(self) -> None:
         """A session that changed a hash-chained store ends with a checkpoint signed by the reviewer."""
-        if self.session is not None:
+        session = self.workspace.session
+        if session is not None:
             try:
-                self.session.end()
+                session.end()
             except PlurDeskError as exc:
-                self.show_error(f"no closing checkpoint: {exc}")
+                self.workspace.messages.error(f"no closing checkpoint: {exc}")

@@ -156,7 +156,6 @@ class ScaleMixin(DraftActionsMixin):
 
     def end_session(self) -> None:
         self.scale_runner.wait(10000)  # never leave the ledger or the clusters half-built behind a closed store
-        super().end_session()
 
     def toggle_risk_order(self) -> None:
         self.risk_order = not self.risk_order

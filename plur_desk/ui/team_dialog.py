@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -22,13 +22,7 @@ from plur_desk.app import team_review
 from plur_desk.app.sync import run_sync
 from plur_desk.app.sync_report import SyncReport
 from plur_desk.app.team import TeamDisagreement
-
-if TYPE_CHECKING:
-    from plur_desk.ui.main_window import MainWindow
-
-    _Base = MainWindow
-else:
-    _Base = object
+from plur_desk.ui.workspace import Workspace
 
 DECISION_KINDS = ("approve-vs-reject", "approve-vs-unapprove", "two-edits", "deleted-vs-edited")
 ROW_ROLE = Qt.ItemDataRole.UserRole
@@ -136,52 +130,58 @@ class TeamDialog(QDialog):
             self.settle_requested.emit(row, choice)
 
 
-class TeamActionsMixin(_Base):
-    """Main-window handlers for the Team menu; the work runs on the window's serial runner."""
+class TeamController(QObject):
+    """The Team menu: the disagreements dialog (each settled as an audited decision) and Sync with Team; the work
+    runs on the workspace's serial runner."""
 
-    _team_dialog: TeamDialog | None = None
+    def __init__(self, workspace: Workspace, dialog_parent: QWidget, reload: Callable[[], None]) -> None:
+        super().__init__(workspace)
+        self.workspace = workspace
+        self._parent = dialog_parent
+        self._reload = reload
+        self.dialog: TeamDialog | None = None
 
     def show_team(self) -> None:
-        if self.session is None:
+        if self.workspace.session is None:
             return
-        if self._team_dialog is None:
-            self._team_dialog = TeamDialog(self)
-            self._team_dialog.settle_requested.connect(self._settle_team)
-            self._team_dialog.sync_requested.connect(self.sync_team)
-            self.changes_applied.connect(lambda _c: self._refresh_team())
-            self.store_opened.connect(self._refresh_team)  # opened during a load: shown again once all is parsed
-        self._refresh_team()
-        self._team_dialog.show()
-        self._team_dialog.activateWindow()
+        if self.dialog is None:
+            self.dialog = TeamDialog(self._parent)
+            self.dialog.settle_requested.connect(self._settle)
+            self.dialog.sync_requested.connect(self.sync_team)
+        self.refresh()
+        self.dialog.show()
+        self.dialog.activateWindow()
 
-    def _refresh_team(self) -> None:
-        if self._team_dialog is not None and self.session is not None:
-            self._team_dialog.set_rows(team_review.disagreements(self.session))
+    def refresh(self) -> None:
+        """Shown again after every change, and once the whole store is parsed (opened during a load)."""
+        session = self.workspace.session
+        if self.dialog is not None and session is not None:
+            self.dialog.set_rows(team_review.disagreements(session))
 
-    def _settle_team(self, row: TeamDisagreement, choice: str) -> None:
-        session = self.session
+    def _settle(self, row: TeamDisagreement, choice: str) -> None:
+        session = self.workspace.session
         if session is None:
             return
         if choice in ("approved", "rejected"):
-            self.run_change(lambda: team_review.settle_decision(session, row.record, choice))
+            self.workspace.change(lambda: team_review.settle_decision(session, row.record, choice))
         else:
-            self.run_change(lambda: team_review.settle_two_winners(session, row.record, choice))
+            self.workspace.change(lambda: team_review.settle_two_winners(session, row.record, choice))
 
     def sync_team(self) -> None:
-        path = self.store_path
+        path = self.workspace.store_path
         if path is None:
             return
-        self.statusBar().showMessage("Syncing with the team…")
-        self.runner.submit(lambda: run_sync(path), self._synced, self._failed)
+        self.workspace.messages.status("Syncing with the team…")
+        self.workspace.runner.submit(lambda: run_sync(path), self._synced, self.workspace.fail)
 
     def _synced(self, report: object) -> None:
         assert isinstance(report, SyncReport)
         text = report.to_text()
         last = text.splitlines()[-1] if text else ""
-        self.statusBar().showMessage(last, 10000)
+        self.workspace.messages.status(last, 10000)
         if report.error:
-            self.show_error(f"Sync: {report.error}")
-        if self._team_dialog is not None:
-            self._team_dialog.set_report(text)
-        self.reload()
-        self.runner.submit(lambda: None, lambda _r: self._refresh_team())
+            self.workspace.messages.error(f"Sync: {report.error}")
+        if self.dialog is not None:
+            self.dialog.set_report(text)
+        self._reload()
+        self.workspace.runner.submit(lambda: None, lambda _r: self.refresh())

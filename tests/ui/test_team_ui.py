@@ -66,7 +66,7 @@ def test_team_dialog_settles_a_disagreement_and_syncs(qtbot, clones, tmp_path) -
     qtbot.waitUntil(lambda: win.session is not None and win.runner.pending == 0, timeout=20000)
 
     win.qactions["team.disagreements"].trigger()
-    dialog = win._team_dialog
+    dialog = win.team.dialog
     assert dialog is not None and dialog.isVisible()
     assert dialog.list.count() == 1
     assert draft in dialog.list.item(0).text() and "Bob rejected" in dialog.list.item(0).text()

@@ -1,0 +1,67 @@
+"""The open store as every controller sees it: the session, its folder, the serial runner for session work, and
+what a change or a failure leads to. Controllers take it in their constructor; it knows none of them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal
+
+from plur_desk.app.session import ChangeSet, ReviewSession
+from plur_desk.app.settings import Settings, SettingsStore
+from plur_desk.infra.clock import Clock
+from plur_desk.infra.errors import ChangedSinceError, PartialWrite, PlurDeskError
+from plur_desk.ui.messages import Messages
+from plur_desk.ui.runner import Runner
+
+# Handles a failure it recognises (True), e.g. the reviewer-key conflict that offers a replacement.
+FailureHandler = Callable[[Exception], bool]
+
+
+class Workspace(QObject):
+    applied = Signal(object)  # a ChangeSet, once a change went through
+    reload_needed = Signal()  # a change was refused because the store changed: read it again
+    refresh_needed = Signal()  # a write half done: show what is on disk
+    context_changed = Signal()  # which actions are enabled may have changed
+
+    def __init__(
+        self,
+        settings_store: SettingsStore,
+        settings: Settings,
+        reviewer_name: str,
+        clock: Clock,
+        messages: Messages,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.settings_store, self.settings = settings_store, settings
+        self.reviewer_name = reviewer_name
+        self.clock = clock
+        self.messages = messages
+        self.session: ReviewSession | None = None
+        self.store_path: Path | None = None
+        self.runner = Runner(self)  # loads, writes and reloads, in order, never overlapping
+        self.failure_handlers: list[FailureHandler] = []
+
+    def change(self, fn: Callable[[], ChangeSet]) -> None:
+        """Run a session change on the serial runner; `applied` or a message follows."""
+        self.runner.submit(fn, self.applied.emit, self.fail)
+
+    def fail(self, error: Exception) -> None:
+        if any(handler(error) for handler in self.failure_handlers):
+            pass
+        elif isinstance(error, ChangedSinceError):
+            self.messages.error(f"{error} (refreshed)")
+            self.reload_needed.emit()
+        elif isinstance(error, PlurDeskError):
+            self.messages.error(str(error))
+            if isinstance(error, PartialWrite):
+                self.refresh_needed.emit()  # a file did change: show what is on disk
+        else:
+            self.messages.error(
+                f"Unexpected error: {error!r}. `plur-desk check` shows whether an action was left unfinished; "
+                "reopening the store finishes it from the write-ahead journal. Details: "
+                f"{getattr(error, '__traceback_text__', '')[-600:]}"
+            )
+        self.context_changed.emit()
