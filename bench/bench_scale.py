@@ -263,8 +263,9 @@ from PySide6.QtWidgets import QApplication
 from plur_desk.app.settings import Settings, SettingsStore
 from plur_desk.ui.app import make_application
 from plur_desk.ui.main_window import MainWindow
+from plur_desk.ui.scale_support import ScaleController
 app = make_application()
-MainWindow.semantic_clusters = False
+ScaleController.semantic_clusters = False
 win = MainWindow(SettingsStore(Path(sys.argv[2]) / "settings.yaml"), Settings(reviewer_name="bench"), "bench")
 win.show()
 win.open_path(Path(sys.argv[1]))
@@ -272,18 +273,18 @@ def wait(predicate, limit=600.0):
     end = time.monotonic() + limit
     while not predicate() and time.monotonic() < end:
         app.processEvents(); time.sleep(0.002)
-wait(lambda: win.session is not None and win.session.history.loaded and win.runner.pending == 0 and win.scale is not None
-     and win.scale_runner.pending == 0 and bool(win.risk))
+wait(lambda: win.session is not None and win.session.history.loaded and win.runner.pending == 0 and win.scale.view is not None
+     and win.scale.runner.pending == 0 and bool(win.scale.risk))
 gaps, last = [], [time.perf_counter()]
 def tick():
     now = time.perf_counter(); gaps.append(now - last[0]); last[0] = now
 timer = QTimer(); timer.setInterval(5); timer.timeout.connect(tick)
-win.scale, win.risk = None, {}
+win.scale.view, win.scale.risk = None, {}
 timer.start(); t = time.perf_counter()
-win.schedule_scale()
-wait(lambda: win.scale is not None and win.scale_runner.pending == 0 and bool(win.risk))
+win.scale.schedule()
+wait(lambda: win.scale.view is not None and win.scale.runner.pending == 0 and bool(win.scale.risk))
 total = time.perf_counter() - t
-t = time.perf_counter(); win.apply_scale(); apply_s = time.perf_counter() - t
+t = time.perf_counter(); win.scale.apply(); apply_s = time.perf_counter() - t
 timer.stop()
 print(json.dumps({"drafts": len(win.drafts.model.rows), "scale_s": total, "max_gap_ms": 1000 * max(gaps), "apply_ms": 1000 * apply_s}))
 """

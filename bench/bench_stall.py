@@ -114,7 +114,7 @@ def main() -> int:
         lambda: win.open_path(store),
         lambda: win.session is not None and win.session.history.loaded and idle(),
     )
-    phase("index build and embeddings (background)", lambda: None, lambda: win.search_runner.pending == 0)
+    phase("index build and embeddings (background)", lambda: None, lambda: win.finder.runner.pending == 0)
     table = win.drafts.table
     table.setFocus()
 
@@ -142,7 +142,7 @@ def main() -> int:
     phase(
         "type a search (20 characters)",
         lambda: type_slowly(win.search, "deploy staging cache"),
-        lambda: win.search_runner.pending == 0,
+        lambda: win.finder.runner.pending == 0,
     )
     win.close()
 

@@ -55,3 +55,62 @@ def _code_lines(path: Path) -> int:
 def test_modules_stay_small():
     big = [f"{p.relative_to(PACKAGE)}: {n} code lines" for p in PACKAGE.rglob("*.py") if (n := _code_lines(p)) > 450]
     assert not big, big
+
+
+def _ui_graph() -> dict[str, set[str]]:
+    """ui module -> the ui modules it imports (anywhere in the file: top level, functions, TYPE_CHECKING)."""
+    graph: dict[str, set[str]] = {}
+    for path in (PACKAGE / "ui").glob("*.py"):
+        targets = set()
+        for _line, module in _imports(path):
+            parts = module.split(".")
+            if parts[:2] == ["plur_desk", "ui"] and len(parts) > 2:
+                targets.add(parts[2])
+        graph[path.stem] = targets - {path.stem}
+    return graph
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str]:
+    """One import cycle as a path of module names, or [] when the graph is acyclic (depth-first, three colours)."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str]:
+        state[node] = 1
+        stack.append(node)
+        for target in sorted(graph.get(node, ())):
+            if state.get(target) == 1:
+                return [*stack[stack.index(target) :], target]
+            if target not in state and (found := visit(target)):
+                return found
+        state[node] = 2
+        stack.pop()
+        return []
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)):
+            return found
+    return []
+
+
+def test_ui_imports_have_no_cycle():
+    """Controllers and panes take their collaborators in the constructor: nothing imports the window back."""
+    graph = _ui_graph()
+    assert {"main_window", "app", "drafts_pane", "navigation"} <= graph.keys()
+    assert not _cycle(graph), " -> ".join(_cycle(graph))
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) == []
+
+
+def test_only_the_application_imports_the_main_window():
+    importers = sorted(name for name, targets in _ui_graph().items() if "main_window" in targets)
+    assert importers == ["app"], importers
+    outside = [
+        str(p.relative_to(PACKAGE))
+        for p in PACKAGE.rglob("*.py")
+        if p.parent.name != "ui" and any(m == "plur_desk.ui.main_window" for _l, m in _imports(p))
+    ]
+    assert not outside, outside

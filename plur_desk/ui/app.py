@@ -6,8 +6,12 @@ import os
 import sys
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from plur_desk import APP_ID, __version__
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QApplication
 
 NO_DISPLAY = (
     "plur-desk: no display to show the window on (neither DISPLAY nor WAYLAND_DISPLAY is set).\n"
@@ -27,10 +31,11 @@ def _ensure_platform(self_check: bool) -> bool:
     return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
-def make_application(argv: list[str] | None = None):  # type: ignore[no-untyped-def]
+def make_application(argv: list[str] | None = None) -> QApplication:
     from PySide6.QtWidgets import QApplication
 
-    app = QApplication.instance() or QApplication(argv or [sys.argv[0]])
+    existing = QApplication.instance()
+    app = existing if isinstance(existing, QApplication) else QApplication(argv or [sys.argv[0]])
     app.setApplicationName("plur_desk")
     app.setApplicationVersion(__version__)
     app.setOrganizationName("plur-desk")

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -18,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from plur_desk.app.clusters import Cluster, Member
+from plur_desk.app.scale import ScaleView
 from plur_desk.app.session import ChangeSet
 from plur_desk.ui.drafts_pane import action_button
 from plur_desk.ui.models import Column, RowsModel
@@ -71,12 +74,12 @@ def next_step(cluster: Cluster) -> str:
 
 
 class ClustersPane(QWidget):
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, scale_view: Callable[[], ScaleView | None], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("clustersPane")
         self.model: RowsModel[Cluster] = RowsModel(CLUSTER_COLUMNS, lambda c: c.representative, self)
         self.members: RowsModel[Member] = RowsModel(MEMBER_COLUMNS, lambda m: m.id, self)
-        self._window: Any = None
+        self._scale_view = scale_view  # the open store's ledger and clusters, once computed
         self._build()
         self._connect()
 
@@ -130,11 +133,7 @@ class ClustersPane(QWidget):
     def _connect(self) -> None:
         self.table.selectionModel().currentRowChanged.connect(lambda *_: self._show_members())
 
-    def attach(self, window: Any) -> None:
-        self._window = window
-        self.add_buttons(window.qactions)
-
-    def add_buttons(self, actions: dict[str, Any]) -> None:
+    def add_buttons(self, actions: dict[str, QAction]) -> None:
         for action_id, key in (("clusters.settle", "D"), ("clusters.keep_member", "Shift+D"), ("clusters.split", "X")):
             self.buttons.addWidget(action_button(actions[action_id], key, primary=action_id == "clusters.settle"))
         self.buttons.addStretch(1)
@@ -154,13 +153,13 @@ class ClustersPane(QWidget):
     _last_row = 0
 
     def refresh(self, _change: ChangeSet | None) -> None:
-        scale = getattr(self._window, "scale", None)
+        scale = self._scale_view()
         if scale is not None:
             self.set_clusters(scale.clusters())
 
     def apply_search(self, text: str) -> None:
         words = text.lower().split()
-        scale = getattr(self._window, "scale", None)
+        scale = self._scale_view()
         if scale is not None:
             self.set_clusters(
                 [c for c in scale.clusters() if all(any(w in m.statement.lower() for m in c.members) for w in words)]

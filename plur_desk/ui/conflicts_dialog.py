@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal, SignalInstance
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialog,
@@ -162,10 +162,10 @@ class ConflictsDialog(QDialog):
         for button in (self.record, self.dismiss, self.a_replaces, self.b_replaces):
             button.setEnabled(has)
 
-    def _emit(self, signal: Signal) -> None:
+    def _emit(self, signal: SignalInstance) -> None:
         candidate = self.current()
         if candidate is not None:
-            signal.emit(candidate)  # type: ignore[attr-defined]
+            signal.emit(candidate)
 
     def _replace(self, a_is_newer: bool) -> None:
         c = self.current()

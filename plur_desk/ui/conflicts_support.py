@@ -5,10 +5,9 @@ threshold. Until the finder is ready nothing is shown and nothing is asked."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QMessageBox, QWidget
 
 from plur_desk.app.conflict_actions import not_a_conflict, record_tension, supersede
 from plur_desk.app.conflict_service import ConflictService, ConflictWarning
@@ -16,14 +15,8 @@ from plur_desk.app.conflicts import ConflictCandidate, ScanResult, Vectors
 from plur_desk.app.session import ChangeSet
 from plur_desk.ui.conflicts_dialog import ConflictsDialog
 from plur_desk.ui.runner import Runner
-
-if TYPE_CHECKING:
-    from plur_desk.ui.main_window import MainWindow
-
-    _Base = MainWindow
-else:
-    _Base = object
-
+from plur_desk.ui.search_support import SearchController
+from plur_desk.ui.workspace import Workspace
 
 CONFLICT_NOTE = "This may contradict what the store already says:"
 
@@ -32,47 +25,59 @@ class _ScanProgress(QObject):
     changed = Signal(str)
 
 
-class ConflictsMixin(_Base):
-    conflict_service: ConflictService | None = None
-    conflicts_dialog: ConflictsDialog | None = None
+class ConflictsController(QObject):
+    """The contradiction finder of the open store, the one question before a change that may contradict it, and
+    the Conflicts view (Ctrl+5) whose answers are audited changes."""
 
-    def _init_conflicts(self) -> None:
-        self.conflict_runner = Runner(self)  # never queues behind a write, never delays one
-        self.conflict_service = None
-        self.conflicts_dialog = None
+    ready = Signal()  # a new finder answers: the draft detail may now warn
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        search: SearchController,
+        dialog_parent: QWidget,
+        back_to_queue: Callable[[], None],
+    ) -> None:
+        super().__init__(workspace)
+        self.workspace = workspace
+        self._search = search
+        self._parent = dialog_parent
+        self._back_to_queue = back_to_queue
+        self.runner = Runner(self)  # never queues behind a write, never delays one
+        self.service: ConflictService | None = None
+        self.dialog: ConflictsDialog | None = None
         self._scan_progress = _ScanProgress(self)
         self._scan_progress.changed.connect(self._scan_status)
 
-    def start_conflicts(self) -> None:
+    def start(self) -> None:
         """(Re)build the finder over the session as it is now; the old one answers until the new one is ready."""
-        session = self.session
+        session = self.workspace.session
         if session is None:
             return
+        search = self._search
 
         def vectors() -> Vectors | None:
-            service = self.search_service
+            service = search.service
             if service is None or not service.vectors.vectors:
                 return None
             embedder = service.embedder()
             return Vectors(service.vectors.vectors, embedder.embed if embedder is not None else None)
 
-        self.conflict_runner.submit(
-            lambda: ConflictService(session, vectors).rebuild(), self._conflicts_built, self._conflicts_failed
-        )
+        self.runner.submit(lambda: ConflictService(session, vectors).rebuild(), self._built, self._failed)
 
-    def _conflicts_built(self, service: object) -> None:
+    def _built(self, service: object) -> None:
         assert isinstance(service, ConflictService)
-        if service.session is self.session:
-            self.conflict_service = service
-            self._draft_selected()
+        if service.session is self.workspace.session:
+            self.service = service
+            self.ready.emit()
 
-    def _conflicts_failed(self, error: Exception) -> None:
-        self.conflict_service = None
-        self.statusBar().showMessage(f"Contradiction check unavailable: {error}", 8000)
+    def _failed(self, error: Exception) -> None:
+        self.service = None
+        self.workspace.messages.status(f"Contradiction check unavailable: {error}", 8000)
 
     def conflicts_for(self, engram_id: str, statement: str | None = None) -> list[ConflictWarning]:
-        service = self.conflict_service
-        if service is None or service.session is not self.session:
+        service = self.service
+        if service is None or service.session is not self.workspace.session:
             return []
         return service.warnings_for(engram_id, statement)
 
@@ -86,7 +91,7 @@ class ConflictsMixin(_Base):
 
     def ask_about_conflicts(self, lines: list[str], verb: str = "Approve") -> bool:
         """The one question before a change that may contradict the store; True to go ahead."""
-        box = QMessageBox(self)
+        box = QMessageBox(self._parent)
         box.setObjectName("conflictConfirm")
         box.setIcon(QMessageBox.Icon.Warning)
         box.setWindowTitle("Possible contradiction")
@@ -97,47 +102,47 @@ class ConflictsMixin(_Base):
         go = box.button(QMessageBox.StandardButton.Yes)
         go.setText(f"{verb} anyway")
         box.exec()
-        self.activateWindow()  # keys go back to the queue, whichever way the question was answered
-        self.drafts.focus_queue()
+        self._parent.activateWindow()  # keys go back to the queue, whichever way the question was answered
+        self._back_to_queue()
         return box.clickedButton() is go
 
     # -- the Conflicts view ----------------------------------------------------------------------------------
 
     def show_conflicts(self) -> None:
-        if self.session is None:
+        if self.workspace.session is None:
             return
-        if self.conflicts_dialog is None:
-            dialog = ConflictsDialog(self)
+        if self.dialog is None:
+            dialog = ConflictsDialog(self._parent)
             dialog.record_requested.connect(self._record_candidate)
             dialog.dismiss_requested.connect(self._dismiss_candidate)
             dialog.replace_requested.connect(self._replace_candidate)
             dialog.rescan_requested.connect(self.scan_conflicts)
-            self.conflicts_dialog = dialog
-        self.conflicts_dialog.show()
-        self.conflicts_dialog.activateWindow()
+            self.dialog = dialog
+        self.dialog.show()
+        self.dialog.activateWindow()
         self.scan_conflicts()
 
     def scan_conflicts(self) -> None:
-        session, progress = self.session, self._scan_progress
+        session, progress = self.workspace.session, self._scan_progress
         if session is None:
             return
-        service = self.conflict_service if self.conflict_service is not None else ConflictService(session)
+        service = self.service if self.service is not None else ConflictService(session)
         progress.changed.emit("Scanning the store…")
 
         def scan() -> ScanResult:
             return service.scan(lambda n, total: progress.changed.emit(f"Judging pairs {n:,} / {total:,}…"))
 
-        self.conflict_runner.submit(scan, self._scanned, self._conflicts_failed)
+        self.runner.submit(scan, self._scanned, self._failed)
 
     @Slot(str)
     def _scan_status(self, text: str) -> None:
-        if self.conflicts_dialog is not None:
-            self.conflicts_dialog.set_progress(text)
+        if self.dialog is not None:
+            self.dialog.set_progress(text)
 
     def _scanned(self, result: object) -> None:
         assert isinstance(result, ScanResult)
-        if self.conflicts_dialog is not None:
-            self.conflicts_dialog.set_candidates(
+        if self.dialog is not None:
+            self.dialog.set_candidates(
                 result.candidates,
                 f"{len(result.candidates)} likely contradictions; {result.pairs_judged:,} pairs passed PLUR's "
                 f"pre-filter of {result.pairs_keyed:,} looked at. Each answer is recorded as your decision.",
@@ -146,24 +151,24 @@ class ConflictsMixin(_Base):
     def _answer(self, fn: Callable[[], ChangeSet], key: str) -> None:
         def done(change: object) -> None:
             self.workspace.applied.emit(change)
-            dialog = self.conflicts_dialog
+            dialog = self.dialog
             if dialog is not None:
                 dialog.set_candidates([c for c in dialog.model.rows if c.key != key], dialog.status.text())
 
-        self.runner.submit(fn, done, self._failed)
+        self.workspace.runner.submit(fn, done, self.workspace.fail)
 
     def _record_candidate(self, c: ConflictCandidate) -> None:
-        session = self.session
+        session = self.workspace.session
         if session is not None:
             self._answer(lambda: record_tension(session, c.engram_a, c.engram_b, c.score, c.reason()), c.key)
 
     def _dismiss_candidate(self, c: ConflictCandidate) -> None:
-        session = self.session
+        session = self.workspace.session
         if session is not None:
             self._answer(lambda: not_a_conflict(session, c.engram_a, c.engram_b), c.key)
 
     def _replace_candidate(self, newer: str, older: str) -> None:
-        session = self.session
+        session = self.workspace.session
         if session is not None:
             key = ":".join(sorted((newer, older)))
             self._answer(lambda: supersede(session, newer, older), key)

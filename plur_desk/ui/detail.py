@@ -20,6 +20,11 @@ SIMILAR_TITLE = "Similar engrams (advisory; cosine similarity, 1.00 = same meani
 PRE = "white-space:pre-wrap"  # tabs, double spaces and line breaks shown as stored
 
 
+def _listed(value: object) -> str:
+    """A list field's items, comma-separated ('' for anything that is not a list)."""
+    return ", ".join(map(str, value)) if isinstance(value, list | tuple) else ""
+
+
 def _section(title: str, body: str) -> str:
     return f"<h3 style='margin:14px 0 4px 0'>{E(title)}</h3>{body}"
 
@@ -138,9 +143,7 @@ def engram_html(
                     ("Sessions", E(session_ids)),
                     (
                         "Episode",
-                        E(", ".join(map(str, engram.get("episode_ids") or [])))
-                        if isinstance(engram.get("episode_ids"), list)
-                        else "",
+                        E(_listed(engram.get("episode_ids"))),
                     ),
                     (
                         "Written",
@@ -148,7 +151,7 @@ def engram_html(
                         f"recurred {E(engram.get('recurrence_count', 0))}× elsewhere",
                     ),
                     ("Rationale", E(str(engram.get("rationale", "") or ""))),
-                    ("Tags", E(", ".join(map(str, engram.get("tags") or [])))),
+                    ("Tags", E(_listed(engram.get("tags")))),
                 ]
             ),
         )

@@ -28,6 +28,13 @@ from plur_desk.ui.actions import ACTIONS, CONTEXT_KEYS
 _NEGATIVE = ("reject", "dismiss", "retire", "expire")
 
 
+def _line_edit(combo: QComboBox) -> QLineEdit:
+    """The line edit of an editable combo box (Qt types it as optional: it exists once setEditable(True))."""
+    edit = combo.lineEdit()
+    assert edit is not None
+    return edit
+
+
 def _buttons(dialog: QDialog, ok_text: str) -> QDialogButtonBox:
     """OK/Cancel with OK named for what it does, and an icon that says so (never a check mark on a rejection)."""
     box = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
@@ -68,11 +75,11 @@ class ReasonDialog(QDialog):
         self.combo.addItems(recent)
         self.combo.setCurrentText("")
         self.combo.setAccessibleName("Reason")
-        self.combo.lineEdit().setPlaceholderText("Why? (recent reasons in the list)")
+        _line_edit(self.combo).setPlaceholderText("Why? (recent reasons in the list)")
         layout.addWidget(self.combo)
         self.buttons = _buttons(self, ok_text)
         layout.addWidget(self.buttons)
-        self.combo.lineEdit().textChanged.connect(self._update)
+        _line_edit(self.combo).textChanged.connect(self._update)
         self._update()
         self.resize(460, self.sizeHint().height())
 
@@ -226,7 +233,7 @@ class BulkDialog(QDialog):
         self.combo.addItems(recent)
         self.combo.setCurrentText("")
         self.combo.setAccessibleName("Reason" if rejecting else "Approval note")
-        self.combo.lineEdit().setPlaceholderText(
+        _line_edit(self.combo).setPlaceholderText(
             "Why are they wrong? (recent reasons in the list)" if rejecting else "Note (optional)"
         )
         layout.addWidget(self.combo)
@@ -234,7 +241,7 @@ class BulkDialog(QDialog):
         self.buttons = _buttons(self, f"{verb.capitalize()} {count}")
         layout.addWidget(self.buttons)
         self._has_flagged = bool(flagged)
-        self.combo.lineEdit().textChanged.connect(self._update)
+        _line_edit(self.combo).textChanged.connect(self._update)
         self.include.toggled.connect(self._update)
         self._update()
         self.resize(560, self.sizeHint().height())

@@ -201,6 +201,9 @@ class DraftsPane(QWidget):
         row = self.current_row()
         return self.model.rows[row].id if 0 <= row < len(self.model.rows) else None
 
+    def current_engram_id(self) -> str | None:
+        return self.current_id()
+
     def current(self) -> DraftRow | None:
         row = self.current_row()
         return self.model.rows[row] if 0 <= row < len(self.model.rows) else None

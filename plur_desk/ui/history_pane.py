@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer
 from PySide6.QtGui import QAction, QBrush, QColor, QFont, QFontMetrics
@@ -21,14 +21,13 @@ from PySide6.QtWidgets import (
 )
 
 from plur_desk.app.history_index import HistoryFilter, actor_kind, actor_name
+from plur_desk.app.session import ChangeSet
 from plur_desk.domain.lint import reveal
 from plur_desk.domain.trust import Trust, TrustState
 from plur_desk.ui.drafts_pane import action_button
 from plur_desk.ui.history_export import FORMATS, format_of_filter, with_suffix, write_events
 from plur_desk.ui.widgets import SafeBrowser, make_table, plain_label, text_html, tooltip_text
-
-if TYPE_CHECKING:
-    from plur_desk.ui.main_window import MainWindow
+from plur_desk.ui.workspace import Workspace
 
 PAGE = 200
 TRUST_FILTERS: dict[str, frozenset[TrustState]] = {
@@ -185,14 +184,15 @@ class HistoryModel(QAbstractTableModel):
 
 
 class HistoryPane(QWidget):
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, workspace: Workspace, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("historyPane")
-        self.window_: MainWindow | None = None
+        self.workspace = workspace
         self.model = HistoryModel(self)
         self._text = ""
         self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self._build()
+        self._connect()
 
     def _field(self, placeholder: str, name: str, sample: str = "") -> QLineEdit:
         field = QLineEdit()
@@ -263,8 +263,7 @@ class HistoryPane(QWidget):
         layout.addLayout(filters)
         layout.addWidget(splitter)
 
-    def attach(self, window: MainWindow) -> None:
-        self.window_ = window
+    def _connect(self) -> None:
         for widget in (self.type_filter, self.actor_filter, self.trust_filter):
             widget.currentIndexChanged.connect(lambda _i: self.refresh(None))
         for field in (self.reviewer, self.engram, self.since, self.until):
@@ -307,12 +306,12 @@ class HistoryPane(QWidget):
             trust=TRUST_FILTERS.get(self.trust_filter.currentText(), frozenset()),
         )
 
-    def refresh(self, change: object) -> None:
+    def refresh(self, change: ChangeSet | None) -> None:
         self._debounce.stop()
-        window = self.window_
-        if window is None or window.session is None:
+        session = self.workspace.session
+        if session is None:
             return
-        index = window.session.history
+        index = session.history
         types = ["all events", *index.types()]
         if [self.type_filter.itemText(i) for i in range(self.type_filter.count())] != types:
             current = self.type_filter.currentText()
@@ -374,12 +373,12 @@ class HistoryPane(QWidget):
         self.table.setFocus()
 
     def _selected(self) -> None:
-        event, window = self.current_event(), self.window_
-        if event is None or window is None or window.session is None:
+        event, session = self.current_event(), self.workspace.session
+        if event is None or session is None:
             self.detail.setHtml("")
             return
         clean = {k: v for k, v in event.items() if not k.startswith("_")}
-        engram = window.session.engram(str(event.get("engram_id", "")))
+        engram = session.engram(str(event.get("engram_id", "")))
         about = (
             f"<p style='white-space:pre-wrap'><b>Engram now:</b> {text_html(engram.get('statement'))} "
             f"({text_html(engram.get('status'))}, {text_html(engram.get('commitment'))})</p>"
@@ -387,7 +386,7 @@ class HistoryPane(QWidget):
             else ""
         )
         where = f"history/{event.get('_month')}.jsonl" + (f", line {event['_line']}" if event.get("_line") else "")
-        trust = window.session.history.trust(event)
+        trust = session.history.trust(event)
         verdict = (
             f"<p><b>{text_html(trust.label)}</b>: {text_html(trust.detail)}</p>"
             if trust.state is not TrustState.NOT_HUMAN
@@ -419,14 +418,12 @@ class HistoryPane(QWidget):
 
     def export_to(self, path: str, fmt: str) -> int | None:
         """Write the whole filtered view (not only the fetched pages); the outcome is shown in the window."""
-        window = self.window_
+        messages = self.workspace.messages
         try:
             count = write_events(path, self.model.events, fmt)
         except OSError as error:
-            if window is not None:
-                window.show_error(f"Could not export the history view to {path}: {error.strerror or error}")
+            messages.error(f"Could not export the history view to {path}: {error.strerror or error}")
             return None
-        if window is not None:
-            window.show_message(f"Exported {count:,} event{'' if count == 1 else 's'} to {path} ({fmt.upper()}).")
-            window.statusBar().showMessage(f"Exported {count:,} events to {path}", 8000)
+        messages.show(f"Exported {count:,} event{'' if count == 1 else 's'} to {path} ({fmt.upper()}).")
+        messages.status(f"Exported {count:,} events to {path}", 8000)
         return count

@@ -18,8 +18,7 @@ def _svg(name: str) -> str:
 
 def icon(name: str, color: QColor | None = None) -> QIcon:
     if color is None:
-        app = QApplication.instance()
-        palette = app.palette() if app is not None else QPalette()  # type: ignore[union-attr]
+        palette = QApplication.palette() if QApplication.instance() is not None else QPalette()
         color = palette.color(QPalette.ColorRole.ButtonText)
     data = QByteArray(_svg(name).replace("currentColor", color.name()).encode())
     renderer = QSvgRenderer(data)

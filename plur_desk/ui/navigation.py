@@ -1,87 +1,156 @@
-"""Moving between panes, search focus, timelines, help: main-window handlers from the action table."""
+"""Moving between panes, the search field's focus, timelines, help: the navigation controller and its handlers."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import Protocol, cast
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtWidgets import QLineEdit, QMessageBox, QStackedWidget, QTabWidget, QWidget
 
 from plur_desk import __version__
+from plur_desk.app.session import ChangeSet
 from plur_desk.ui.dialogs import CommandPalette, ShortcutSheet
-
-if TYPE_CHECKING:
-    from plur_desk.ui.main_window import MainWindow
-
-    _Base = MainWindow
-else:
-    _Base = object
+from plur_desk.ui.messages import Messages
 
 PANES = ("drafts", "tensions", "validity", "history", "clusters", "writers")
 
 
-class NavigationMixin(_Base):
-    # -- navigation, help ----------------------------------------------------------------------------------
+class Pane(Protocol):
+    """What navigation asks of every pane but Drafts (whose queue the review controller fills)."""
+
+    def refresh(self, change: ChangeSet | None) -> None: ...
+    def apply_search(self, text: str) -> None: ...
+    def focus_queue(self) -> None: ...
+    def has_selection(self) -> bool: ...
+    def current_engram_id(self) -> str | None: ...
+
+
+def as_pane(widget: QWidget) -> Pane:
+    return cast(Pane, widget)
+
+
+class NavigationController(QObject):
+    """The tabs: which pane is on screen, hidden panes refreshed only when shown, and the View/Help handlers."""
+
+    pane_changed = Signal()  # another pane is on screen (enabled actions follow)
+    drafts_search_requested = Signal()  # the query applies to the drafts queue, which the review controller fills
+
+    def __init__(
+        self,
+        tabs: QTabWidget,
+        stack: QStackedWidget,
+        panes: dict[str, QWidget],
+        search_field: QLineEdit,
+        messages: Messages,
+        run_action: Callable[[str], None],
+        action_enabled: Callable[[str], bool],
+    ) -> None:
+        super().__init__(tabs)
+        self.tabs, self.stack, self.panes = tabs, stack, panes
+        self.search_field = search_field
+        self.messages = messages
+        self._run_action, self._action_enabled = run_action, action_enabled
+        self.stale: set[QWidget] = set()  # hidden panes whose content is out of date
+        tabs.currentChanged.connect(self._pane_changed)
+
+    # -- which pane ----------------------------------------------------------------------------------------
+
+    def current_name(self) -> str:
+        return PANES[self.tabs.currentIndex()]
+
+    def current_pane(self) -> QWidget:
+        return self.panes[self.current_name()]
+
+    def pane_on_screen(self, pane: QWidget) -> bool:
+        """True when `pane` is the pane the person sees (the store page is up and that tab is current)."""
+        return self.stack.currentIndex() == 1 and self.tabs.currentWidget() is pane
+
+    def store_on_screen(self) -> bool:
+        return self.stack.currentIndex() == 1
+
+    def refresh_panes(self, change: ChangeSet | None, panes: list[QWidget] | None = None) -> None:
+        """The pane on screen now; the hidden ones when they are shown (a hidden pane costs nothing per key)."""
+        current = self.tabs.currentWidget()
+        for pane in panes if panes is not None else [p for n, p in self.panes.items() if n != "drafts"]:
+            if pane is current:
+                as_pane(pane).refresh(change)
+            else:
+                self.stale.add(pane)
 
     def _pane_changed(self, index: int) -> None:
-        self.search.blockSignals(True)
-        self.search.clear()
-        self.search.blockSignals(False)
-        self.clear_refusal()  # a refusal concerns the pane it happened in
-        pane = getattr(self, PANES[index])
-        if pane in self._stale:
-            self._stale.discard(pane)
-            pane.refresh(None)
-        pane.focus_queue()
-        self._update_context()
+        self.search_field.blockSignals(True)
+        self.search_field.clear()
+        self.search_field.blockSignals(False)
+        self.messages.clear_refusal()  # a refusal concerns the pane it happened in
+        pane = self.panes[PANES[index]]
+        if pane in self.stale:
+            self.stale.discard(pane)
+            as_pane(pane).refresh(None)
+        as_pane(pane).focus_queue()
+        self.pane_changed.emit()
+
+    def apply_search(self) -> None:
+        """The search field's query, applied to the pane on screen."""
+        if self.current_name() == "drafts":
+            self.drafts_search_requested.emit()
+        else:
+            as_pane(self.current_pane()).apply_search(self.search_field.text())
+
+    def focus_results(self) -> None:
+        as_pane(self.current_pane()).focus_queue()
+
+    def current_engram_id(self) -> str | None:
+        return as_pane(self.current_pane()).current_engram_id()
+
+    # -- handlers ------------------------------------------------------------------------------------------
+
+    def show(self, name: str) -> None:
+        self.tabs.setCurrentWidget(self.panes[name])
 
     def show_drafts(self) -> None:
-        self.tabs.setCurrentWidget(self.drafts)
+        self.show("drafts")
 
     def show_tensions(self) -> None:
-        self.tabs.setCurrentWidget(self.tensions)
+        self.show("tensions")
 
     def show_validity(self) -> None:
-        self.tabs.setCurrentWidget(self.validity)
+        self.show("validity")
 
     def show_history(self) -> None:
-        self.tabs.setCurrentWidget(self.history)
+        self.show("history")
+
+    def show_clusters(self) -> None:
+        self.show("clusters")
+
+    def show_writers(self) -> None:
+        self.show("writers")
 
     def focus_search(self) -> None:
-        self.search.setFocus(Qt.FocusReason.ShortcutFocusReason)
-        self.search.selectAll()
+        self.search_field.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.search_field.selectAll()
 
     def show_shortcuts(self) -> None:
-        ShortcutSheet(self).exec()
+        ShortcutSheet(self.tabs.window()).exec()
 
     def show_palette(self) -> None:
-        CommandPalette(
-            lambda action_id: self.qactions[action_id].trigger(),
-            lambda action_id: self.qactions[action_id].isEnabled(),
-            self,
-        ).exec()
+        CommandPalette(self._run_action, self._action_enabled, self.tabs.window()).exec()
 
     def open_validity_of_current(self) -> None:
         engram_id = self.current_engram_id()
         if engram_id:
-            self.validity.show_engram(engram_id)
+            self.panes["validity"].show_engram(engram_id)  # type: ignore[attr-defined]
             self.show_validity()
 
     def show_timeline(self) -> None:
         engram_id = self.current_engram_id()
         if engram_id:
-            self.history.show_engram(engram_id)
+            self.panes["history"].show_engram(engram_id)  # type: ignore[attr-defined]
             self.show_history()
-
-    def current_engram_id(self) -> str | None:
-        pane = PANES[self.tabs.currentIndex()]
-        if pane == "drafts":
-            return self.drafts.current_id()
-        return getattr(self, pane).current_engram_id()
 
     def show_about(self) -> None:
         QMessageBox.about(
-            self,
+            self.tabs.window(),
             "About plur_desk",
             f"<h3>plur_desk {__version__}</h3><p>A review console for PLUR "
             "memory stores: every human decision applied, audited and undoable.</p>",

@@ -1,120 +1,126 @@
 """Review at scale in the window: risk order and reasons in the queue, the writer's line, clusters and writers.
 
 The ledger and the clusters are computed off the GUI thread on a runner of their own, from a snapshot taken here;
-decisions (settling a cluster) go through the session on the window's serial runner like every other write.
+decisions (settling a cluster) go through the session on the workspace's serial runner like every other write.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QItemSelectionModel, QTimer
-from PySide6.QtWidgets import QWidget
+from PySide6.QtCore import QItemSelectionModel, QObject, QTimer, Signal
 
 from plur_desk.app.rows import DraftRow
 from plur_desk.app.scale import RiskRow, ScaleView
 from plur_desk.app.writer_stats import WriterKey, WriterStats
 from plur_desk.domain.risk import factors_help
 from plur_desk.infra.errors import ActionRefused
-from plur_desk.infra.paths import cache_dir
 from plur_desk.ui.clusters_pane import ClustersPane
-from plur_desk.ui.draft_actions import DraftActionsMixin
+from plur_desk.ui.drafts_pane import DraftsPane
 from plur_desk.ui.models import Column, DraftColumn
+from plur_desk.ui.navigation import NavigationController
 from plur_desk.ui.runner import Runner
-from plur_desk.ui.widgets import text_html
+from plur_desk.ui.workspace import Workspace
 from plur_desk.ui.writers_pane import WritersPane
 
 RISK_COLUMN = len(DraftColumn)  # appended after the queue's own columns
 
 
-class ScaleMixin(DraftActionsMixin):
+class ScaleController(QObject):
+    """The writer ledger and the clusters of the open store, the queue's risk order, and the cluster actions."""
+
     semantic_clusters = True  # tests may turn embeddings off
+    queue_changed = Signal()  # the queue's order or filter changed: fill it again
+    writer_line_changed = Signal()  # the current draft's writer line changed: draw its detail again
 
-    def _scale_panes(self) -> dict[str, QWidget]:
-        """The Clusters and Writers tabs, added after the others, and what computes their content."""
-        self.clusters = ClustersPane(self)
-        self.writers = WritersPane(self)
-        self.tabs.addTab(self.clusters, "Clusters")
-        self.tabs.addTab(self.writers, "Writers")
-        self._init_scale()
-        return {"clusters": self.clusters, "writers": self.writers}
-
-    def _init_scale(self) -> None:
-        self.scale: ScaleView | None = None
+    def __init__(
+        self,
+        workspace: Workspace,
+        drafts: DraftsPane,
+        clusters: ClustersPane,
+        writers: WritersPane,
+        navigation: NavigationController,
+    ) -> None:
+        super().__init__(workspace)
+        self.workspace = workspace
+        self._drafts, self._clusters, self._writers = drafts, clusters, writers
+        self._navigation = navigation
+        self.view: ScaleView | None = None
         self.risk: dict[str, RiskRow] = {}
         self.risk_order: bool | None = None  # None: the default for the store's size
         self.writer_filter: WriterKey | None = None
-        self.scale_runner = Runner(self)
-        self._scale_timer = QTimer(self, singleShot=True, interval=250)
-        self._scale_timer.timeout.connect(self._compute_scale)
-        self._scale_again = False
-        self._writer_line_shown: tuple[str, str] = ("", "")
-        self.drafts.model.columns.append(Column("Risk", self._risk_text, self._risk_sort, self._risk_tip))
-        self.drafts.table.setColumnWidth(RISK_COLUMN, 260)
-        self.writers.writer_chosen.connect(self._filter_by_writer)
+        self.runner = Runner(self)
+        self._timer = QTimer(self, singleShot=True, interval=250)
+        self._timer.timeout.connect(self._compute)
+        self._again = False
+        self.writer_line_shown: tuple[str, str] = ("", "")
+        drafts.model.columns.append(Column("Risk", self._risk_text, self._risk_sort, self._risk_tip))
+        drafts.table.setColumnWidth(RISK_COLUMN, 260)
+        writers.writer_chosen.connect(self._filter_by_writer)
 
     # -- computing -----------------------------------------------------------------------------------------
 
-    def schedule_scale(self) -> None:
-        self._scale_timer.start()
+    def schedule(self) -> None:
+        self._timer.start()
 
-    def _compute_scale(self) -> None:
-        session = self.session
+    def _compute(self) -> None:
+        session = self.workspace.session
         if session is None or not session.history.loaded:
             return
-        if self.scale_runner.pending:
-            self._scale_again = True
+        if self.runner.pending:
+            self._again = True
             return
-        scale = self.scale if self.scale is not None and self.scale.session is session else None
+        scale = self.view if self.view is not None and self.view.session is session else None
         engrams, lines, now = list(session.all_engrams()), session.history.lines, session.now()
-        semantic, level = self.semantic_clusters, self.settings.default_level
+        semantic, level = self.semantic_clusters, self.workspace.settings.default_level
 
         def work() -> ScaleView:  # the model and the vector cache load here too, never on the GUI thread
+            from plur_desk.infra.paths import cache_dir
+
             view = scale or ScaleView.open(session, cache_dir(), semantic=semantic)
             view.refresh_from(engrams, lines, now, level)
             return view
 
-        self.scale_runner.submit(work, self._scale_done, self._failed)
+        self.runner.submit(work, self._done, self.workspace.fail)
 
-    def _scale_done(self, view: object) -> None:
+    def _done(self, view: object) -> None:
         assert isinstance(view, ScaleView)
-        if view.session is not self.session:
+        if view.session is not self.workspace.session:
             return  # another store was opened meanwhile
-        self.scale = view
-        if self._scale_again:
-            self._scale_again = False
-            self.schedule_scale()
-        self.apply_scale()
+        self.view = view
+        if self._again:
+            self._again = False
+            self.schedule()
+        self.apply()
 
-    def apply_scale(self) -> None:
+    def apply(self) -> None:
         """Show the new ledger and clusters: the queue's order and risk column, and the two panes."""
-        session, scale = self.session, self.scale
+        session, scale = self.workspace.session, self.view
         if session is None or scale is None:
             return
         if self.risk_order is None and scale.default_order() == "risk":
             self.risk_order = True
-        self.drafts.queue_order_column(RISK_COLUMN if self.risk_order else DraftColumn.AGE)
-        self._reorder_keeping_selection(self.order_drafts(list(self.drafts.model.rows) or session.drafts()))
-        current = self.tabs.currentWidget()
-        for pane in (self.clusters, self.writers):
-            if pane is current:
-                pane.refresh(None)
-            else:
-                self._stale.add(pane)  # refreshed when shown: a hidden pane costs nothing here
-        row = self.drafts.current()
-        if row is not None and (row.id, scale.writer_line(row.id)) != self._writer_line_shown:
-            self._draft_selected()  # only when the writer's line changed: the detail costs a similarity search
+        self._drafts.queue_order_column(RISK_COLUMN if self.risk_order else DraftColumn.AGE)
+        self.reorder_keeping_selection(self.order_drafts(list(self._drafts.model.rows) or session.drafts()))
+        self._navigation.refresh_panes(None, [self._clusters, self._writers])
+        row = self._drafts.current()
+        if row is not None and (row.id, scale.writer_line(row.id)) != self.writer_line_shown:
+            self.writer_line_changed.emit()  # only when it changed: the detail costs a similarity search
+
+    def scale_view(self) -> ScaleView | None:
+        return self.view
 
     # -- the drafts queue ----------------------------------------------------------------------------------
 
-    def _reorder_keeping_selection(self, rows: list[DraftRow]) -> None:
+    def reorder_keeping_selection(self, rows: list[DraftRow]) -> None:
         """New risk values arrive while the reviewer works: keep the current draft and a multi-selection."""
-        model = self.drafts.model
-        rows = self.drafts.in_view_order(rows)
+        drafts = self._drafts
+        model = drafts.model
+        rows = drafts.in_view_order(rows)
         if [r.id for r in rows] == [r.id for r in model.rows]:
-            self.drafts.table.viewport().update()  # only the Risk column's text changed: repaint, no model signal
+            drafts.table.viewport().update()  # only the Risk column's text changed: repaint, no model signal
             return
-        selected, current = self.drafts.selected_ids(), self.drafts.current_id()
-        self.drafts.set_rows(rows, keep=current)
-        selection = self.drafts.table.selectionModel()
+        selected, current = drafts.selected_ids(), drafts.current_id()
+        drafts.set_rows(rows, keep=current)
+        selection = drafts.table.selectionModel()
         flags = QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows
         for engram_id in selected:
             row = model.row_of(engram_id)
@@ -123,12 +129,14 @@ class ScaleMixin(DraftActionsMixin):
 
     def order_drafts(self, rows: list[DraftRow]) -> list[DraftRow]:
         """Risk order (when on) and the writer filter, over rows already narrowed by the search box."""
-        if self.writer_filter is not None and self.session is not None:
-            session, wanted = self.session, self.writer_filter
+        session = self.workspace.session
+        if self.writer_filter is not None and session is not None:
+            wanted = self.writer_filter
             rows = [r for r in rows if WriterKey.of((session.engram(r.id) or {}).get("attribution")) == wanted]
-        if self.scale is None:
+        if self.view is None:
             return rows
-        ranked = self.scale.risk_rows(rows, self.settings.default_level, "risk" if self.risk_order else "age")
+        level = self.workspace.settings.default_level
+        ranked = self.view.risk_rows(rows, level, "risk" if self.risk_order else "age")
         self.risk = {r.row.id: r for r in ranked}
         return [r.row for r in ranked]
 
@@ -151,61 +159,52 @@ class ScaleMixin(DraftActionsMixin):
 
     def queue_rows(self) -> list[DraftRow]:
         """The drafts queue in its order (risk or age, the writer filter); new scale results are on their way."""
-        self.schedule_scale()
-        return self.order_drafts(self.session.drafts()) if self.session is not None else []
+        self.schedule()
+        session = self.workspace.session
+        return self.order_drafts(session.drafts()) if session is not None else []
+
+    def writer_line(self, row: DraftRow | None) -> str:
+        """The writer's line for the draft's detail (remembered, so new results redraw it only when it changed)."""
+        line = self.view.writer_line(row.id) if self.view is not None and row is not None else ""
+        self.writer_line_shown = (row.id if row is not None else "", line)
+        return line
 
     def end_session(self) -> None:
-        self.scale_runner.wait(10000)  # never leave the ledger or the clusters half-built behind a closed store
+        self.runner.wait(10000)  # never leave the ledger or the clusters half-built behind a closed store
 
     def toggle_risk_order(self) -> None:
         self.risk_order = not self.risk_order
-        self.drafts.follow_queue_order(RISK_COLUMN if self.risk_order else DraftColumn.AGE)
-        self.statusBar().showMessage("Queue in risk order" if self.risk_order else "Queue in age order", 3000)
-        self.refresh_all()
-
-    def _draft_selected(self) -> None:
-        super()._draft_selected()
-        row, scale = self.drafts.current(), self.scale
-        line = scale.writer_line(row.id) if scale is not None and row is not None else ""
-        self._writer_line_shown = (row.id if row is not None else "", line)
-        if line:
-            self.drafts.detail.append(f"<p><b>Writer:</b> {text_html(line)}</p>")
+        self._drafts.follow_queue_order(RISK_COLUMN if self.risk_order else DraftColumn.AGE)
+        self.workspace.messages.status("Queue in risk order" if self.risk_order else "Queue in age order", 3000)
+        self.queue_changed.emit()
 
     def _filter_by_writer(self, stats: object) -> None:
         assert isinstance(stats, WriterStats)
         self.writer_filter = None if self.writer_filter == stats.writer else stats.writer
         shown = self.writer_filter is not None
-        self.drafts.show_banner(f"Showing only drafts by {stats.writer.label}." if shown else "")
-        self.show_drafts()
-        self.refresh_all()
+        self._drafts.show_banner(f"Showing only drafts by {stats.writer.label}." if shown else "")
+        self._navigation.show_drafts()
+        self.queue_changed.emit()
 
     # -- cluster actions -----------------------------------------------------------------------------------
 
     def settle_cluster(self, keep_member: bool = False) -> None:
-        cluster, scale = self.clusters.current_cluster(), self.scale
-        if cluster is None or scale is None or self.session is None:
+        cluster, scale = self._clusters.current_cluster(), self.view
+        if cluster is None or scale is None or self.workspace.session is None:
             return
-        member = self.clusters.current_member() if keep_member else None
+        member = self._clusters.current_member() if keep_member else None
         keep = member.id if member is not None else cluster.representative
-        level = self.settings.default_level
-        self.run_change(lambda: scale.settle(cluster, keep, level, refresh=False))
+        level = self.workspace.settings.default_level
+        self.workspace.change(lambda: scale.settle(cluster, keep, level, refresh=False))
 
     def settle_cluster_keeping_member(self) -> None:
         self.settle_cluster(keep_member=True)
 
     def split_cluster(self) -> None:
-        cluster, member, scale = self.clusters.current_cluster(), self.clusters.current_member(), self.scale
+        cluster, member, scale = self._clusters.current_cluster(), self._clusters.current_member(), self.view
         if cluster is None or member is None or scale is None:
             return
         try:
-            self.scale_runner.submit(
-                lambda: scale.split(cluster, member.id), lambda _r: self.apply_scale(), self._failed
-            )
+            self.runner.submit(lambda: scale.split(cluster, member.id), lambda _r: self.apply(), self.workspace.fail)
         except ActionRefused as exc:
-            self.show_error(str(exc))
-
-    def show_clusters(self) -> None:
-        self.tabs.setCurrentWidget(self.clusters)
-
-    def show_writers(self) -> None:
-        self.tabs.setCurrentWidget(self.writers)
+            self.workspace.messages.error(str(exc))

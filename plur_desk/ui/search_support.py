@@ -3,67 +3,74 @@ query language; the detail panels show similar engrams. Everything works without
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from pathlib import Path
 
-from PySide6.QtCore import QObject, Qt, Signal, Slot
+from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import QLabel, QLineEdit
 
 from plur_desk.app.search import SearchService
 from plur_desk.ui.runner import Runner
+from plur_desk.ui.workspace import Workspace
 
-if TYPE_CHECKING:
-    from plur_desk.ui.main_window import MainWindow
-
-    _Base = MainWindow
-else:
-    _Base = object
+DEBOUNCE_MS = 150
 
 
 class _Progress(QObject):
     changed = Signal(str)
 
 
-class SearchMixin(_Base):
-    search_service: SearchService | None = None
-    search_ready: bool = False
+class SearchController(QObject):
+    """Owns the search field's timing and the search service of the open store."""
 
-    def _init_search(self) -> None:
-        self.search_runner = Runner(self)  # index and embedding work never waits behind, or blocks, a write
-        self._search_progress = _Progress(self)
-        self._search_progress.changed.connect(self._search_status)
-        self.search_ready = False
-        self.search_service = None
+    ready = Signal()  # the index is built: detail panels can show similar engrams
+    apply_requested = Signal()  # the query (debounced, or at once on Enter) applies to the pane on screen
+    leave_requested = Signal()  # Enter, Down or Esc in the field: back to the pane's list
 
-    def _connect_search_keys(self) -> None:
-        """Enter or Down in the search field moves to the results (applying the query at once); Esc goes back."""
-        self.search.returnPressed.connect(self._search_to_results)
-        for key, slot in (("Down", self._search_to_results), ("Escape", self._search_back)):
-            shortcut = QShortcut(QKeySequence(key), self.search, slot)
+    def __init__(self, workspace: Workspace, field: QLineEdit, status: QLabel) -> None:
+        super().__init__(workspace)
+        self.workspace = workspace
+        self.field = field
+        self._status = status
+        self.runner = Runner(self)  # index and embedding work never waits behind, or blocks, a write
+        self.service: SearchService | None = None
+        self.is_ready = False
+        self.cache_root: Path | None = None  # where the index and vectors go (tests use their own)
+        self.timer = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
+        self._progress = _Progress(self)
+        self._progress.changed.connect(self._show_status)
+        field.textChanged.connect(lambda _t: self.timer.start())
+        self.timer.timeout.connect(self.apply_requested.emit)
+        field.returnPressed.connect(self._to_results)
+        for key, slot in (("Down", self._to_results), ("Escape", self.leave_requested.emit)):
+            shortcut = QShortcut(QKeySequence(key), field, slot)
             shortcut.setContext(Qt.ShortcutContext.WidgetShortcut)
 
-    def _search_to_results(self) -> None:
-        if self._search_timer.isActive():
-            self._search_timer.stop()
-            self._apply_search()
-        self._search_back()
+    def text(self) -> str:
+        return self.field.text()
 
-    def _search_back(self) -> None:
-        from plur_desk.ui.navigation import PANES
-
-        getattr(self, PANES[self.tabs.currentIndex()]).focus_queue()
+    def _to_results(self) -> None:
+        if self.timer.isActive():
+            self.timer.stop()
+            self.apply_requested.emit()
+        self.leave_requested.emit()
 
     @Slot(str)
-    def _search_status(self, text: str) -> None:
-        self._status_labels["search"].setText(text)
+    def _show_status(self, text: str) -> None:
+        self._status.setText(text)
 
-    def start_search(self) -> None:
-        session = self.session
+    def reset(self) -> None:
+        """Another store is being opened: this one's index is dropped."""
+        self.service, self.is_ready = None, False
+
+    def start(self) -> None:
+        session = self.workspace.session
         if session is None:
             return
-        from plur_desk.infra.paths import cache_dir
+        from plur_desk.infra import paths
 
-        root = getattr(self, "search_cache_root", None) or cache_dir()
-        progress = self._search_progress
+        root = self.cache_root or paths.cache_dir()
+        progress = self._progress
 
         def build() -> SearchService:
             service = SearchService(session, root)
@@ -72,60 +79,58 @@ class SearchMixin(_Base):
             service.embedder()  # the model is loaded here, never on the GUI thread
             return service
 
-        self.search_runner.submit(build, self._search_built, self._search_failed)
+        self.runner.submit(build, self._built, self._failed)
 
-    def _search_built(self, service: object) -> None:
+    def _built(self, service: object) -> None:
         assert isinstance(service, SearchService)
-        self.search_service, self.search_ready = service, True
-        progress = self._search_progress
+        self.service, self.is_ready = service, True
+        progress = self._progress
         if service.semantic_available:
             progress.changed.emit("search ready · computing embeddings…")
-            self.search_runner.submit(
+            self.runner.submit(
                 lambda: service.embed_missing(lambda n, t: progress.changed.emit(f"embedding {n:,}/{t:,}")),
-                lambda _n: self._search_status("search: full text + semantic"),
-                self._search_failed,
+                lambda _n: self._show_status("search: full text + semantic"),
+                self._failed,
             )
         else:
-            self._search_status("search: full text (semantic search unavailable: model not installed)")
-        if self.search.text():
-            self._apply_search()
-        self._draft_selected()
+            self._show_status("search: full text (semantic search unavailable: model not installed)")
+        if self.field.text():
+            self.apply_requested.emit()
+        self.ready.emit()
 
-    def _search_failed(self, error: Exception) -> None:
-        self.search_ready = False
-        self._search_status(f"search unavailable: {error}")
+    def _failed(self, error: Exception) -> None:
+        self.is_ready = False
+        self._show_status(f"search unavailable: {error}")
 
-    def stop_search(self) -> None:
+    def stop(self) -> None:
         """On close: the embedding process is stopped (its finished parts are kept: the next start resumes)."""
-        if self.search_service is not None:
-            self.search_service.stop_embedding()
+        if self.service is not None:
+            self.service.stop_embedding()
 
-    def search_after_change(self, changed_ids: set[str], reloaded: bool) -> None:
-        service = self.search_service
+    def after_change(self, changed_ids: set[str], reloaded: bool) -> None:
+        service = self.service
         if service is None:
             return
         ids = set(changed_ids)
         job = service.sync if reloaded else (lambda: service.sync_ids(ids))
-        self.search_runner.submit(
-            job, lambda _n: self._apply_search() if self.search.text() else None, self._search_failed
-        )
+        self.runner.submit(job, lambda _n: self.apply_requested.emit() if self.field.text() else None, self._failed)
 
     def matching_ids(self, text: str) -> set[str] | None:
         """Every engram the query matches (all results, not a page), or None when search is not ready."""
-        if not self.search_ready or self.search_service is None or not text.strip():
+        if not self.is_ready or self.service is None or not text.strip():
             return None
-        ignored = self.search_service.ignored_parts(text)
+        ignored = self.service.ignored_parts(text)
         if ignored:
-            self.statusBar().showMessage("Ignored: " + "; ".join(ignored), 6000)
-        return self.search_service.all_ids(text)
+            self.workspace.messages.status("Ignored: " + "; ".join(ignored), 6000)
+        return self.service.all_ids(text)
 
     def similar_to(self, engram_id: str) -> list[tuple[str, str, float]]:
-        service = self.search_service
-        if not self.search_ready or service is None or self.session is None:
+        service, session = self.service, self.workspace.session
+        if not self.is_ready or service is None or session is None:
             return []
         out = []
         for hit in service.similar(engram_id, 5):
-            engram = self.session.engram(hit.id)
+            engram = session.engram(hit.id)
             if engram is not None:
                 out.append((hit.id, str(engram.get("statement", "")), hit.score))
         return out

@@ -42,7 +42,7 @@ def run_self_check(make_application: Callable[[], object], make_window: Callable
                 print("FAIL: the demo store shows no drafts")
                 return 1
             window.search.setText("deploy")
-            window._apply_search()
+            window.apply_search()
             checks.append(f"searched 'deploy': {window.drafts.model.rowCount()} drafts match")
             from plur_desk.app.bootstrap import embedding_check
 

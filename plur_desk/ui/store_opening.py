@@ -8,35 +8,56 @@ has pressed a key or clicked: only the very first queue is focused, and only if 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QObject
-from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
+from PySide6.QtCore import QEvent, QFileSystemWatcher, QObject, QTimer, Signal
+from PySide6.QtWidgets import QApplication, QFileDialog, QLabel, QMessageBox, QWidget
 
 from plur_desk.app import loading
-from plur_desk.app.rows import DraftRow
-from plur_desk.app.session import ReviewSession
+from plur_desk.app.session import ChangeSet, ReviewSession
 from plur_desk.domain.review import Reviewer
-from plur_desk.ui.reviewer_identity import make_session
-from plur_desk.ui.widgets import text_html
-
-if TYPE_CHECKING:
-    from plur_desk.ui.main_window import MainWindow
-
-    _Base = MainWindow
-else:
-    _Base = object
+from plur_desk.ui.drafts_pane import DraftsPane
+from plur_desk.ui.reviewer_identity import UnlockAsker, make_session
+from plur_desk.ui.runner import Runner
+from plur_desk.ui.workspace import Workspace
 
 _USER_INPUT = (QEvent.Type.KeyPress, QEvent.Type.MouseButtonPress, QEvent.Type.Wheel, QEvent.Type.InputMethod)
 
 
-class StoreOpeningMixin(_Base):
-    session: ReviewSession | None
-    store_path: Path | None
-    _generation = 0  # which open_path a background load belongs to; results of an older one are dropped
-    user_touched = False  # set by the first key press or click anywhere in the application
+class StoreController(QObject):
+    """Puts a store's session into the workspace and keeps it current with what PLUR writes meanwhile."""
 
-    def _watch_user_input(self) -> None:
+    no_store = Signal(str)  # the folder is not a store and none is open: why not
+    opening = Signal(object)  # a Path: the store page is up for it, the session still loading
+    refresh_requested = Signal()  # the session (or what it holds) changed: show it
+    loaded = Signal()  # the whole store is parsed
+    history_page_ready = Signal()  # the newest page of the history can be shown
+    reloaded = Signal(object, bool)  # a ChangeSet read from disk, and whether the reviewer asked for it
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        drafts: DraftsPane,
+        background: Runner,
+        labels: dict[str, QLabel],
+        dialog_parent: QWidget,
+        unlock_asker: UnlockAsker,
+    ) -> None:
+        super().__init__(workspace)
+        self.workspace = workspace
+        self._drafts = drafts
+        self._background = background  # parsing the rest of a store waits on worker processes here
+        self._labels = labels
+        self._parent = dialog_parent
+        self._unlock_asker = unlock_asker
+        self._generation = 0  # which open_path a background load belongs to; results of an older one are dropped
+        self.user_touched = False  # set by the first key press or click anywhere in the application
+        self.reload_timer = QTimer(self, singleShot=True, interval=200)
+        self.poll_timer = QTimer(self, interval=1000)
+        self.watcher = QFileSystemWatcher(self)
+        self.reload_timer.timeout.connect(self.reload_quiet)
+        self.poll_timer.timeout.connect(self.poll)
+        self.watcher.fileChanged.connect(lambda _p: self.reload_timer.start())
+        self.watcher.directoryChanged.connect(lambda _p: self.reload_timer.start())
         app = QApplication.instance()
         if app is not None:
             app.installEventFilter(self)
@@ -46,49 +67,47 @@ class StoreOpeningMixin(_Base):
             self.user_touched = True
         return False
 
+    def stop(self) -> None:
+        """The window closes: no more polling, no more input watching."""
+        self.poll_timer.stop()
+        app = QApplication.instance()
+        if app is not None:
+            app.removeEventFilter(self)
+
     def _focus_first_queue(self) -> None:
         """The only focus move the app makes on its own: before the person has touched anything."""
         if not self.user_touched:
-            self.drafts.focus_queue()
+            self._drafts.focus_queue()
 
     # -- opening -------------------------------------------------------------------------------------------
 
     def open_path(self, path: Path) -> None:
         from plur_desk.app.bootstrap import store_problem
 
+        ws = self.workspace
         problem = store_problem(path)
         if problem:
-            if self.session is not None or self.store_path is not None:
-                self.show_error(f"Not opened: {problem}. Still showing {self.store_path}.")
-                return
-            self.start_text.setText(
-                f"<h2>No PLUR store here</h2><p>{text_html(problem)}</p>"
-                "<p>Open the demo store to see plur_desk on realistic data, or pick a store.</p>"
-            )
-            self.stack.setCurrentWidget(self.start)
-            self._update_context()
+            if ws.session is not None or ws.store_path is not None:
+                ws.messages.error(f"Not opened: {problem}. Still showing {ws.store_path}.")
+            else:
+                self.no_store.emit(problem)
             return
         if not self.confirm_discard_edit("open another store"):
             return
-        self.drafts.cancel_edit()
+        self._drafts.cancel_edit()
         self._generation += 1
         generation = self._generation
-        self.store_path = path
-        self.setWindowTitle(f"plur_desk — {path}")
-        self._status_labels["path"].setText(str(path))
-        self.stack.setCurrentIndex(1)
-        if self.session is not None:
-            self.runner.submit(self.session.end)  # the previous session's closing checkpoint, in order
-        self.session = None  # the previous store's session, its undo stack and its index are dropped here
-        self.search_service, self.search_ready = None, False
+        ws.store_path = path
+        if ws.session is not None:
+            ws.runner.submit(ws.session.end)  # the previous session's closing checkpoint, in order
+        ws.session = None  # the previous store's session, its undo stack and its index are dropped here
         watched = self.watcher.files() + self.watcher.directories()
         if watched:
             self.watcher.removePaths(watched)
-        self.show_message(f"Opening {path}…")
-        self._update_context()
-        reviewer = Reviewer(self.reviewer_name)
-        clock = self.clock
-        asker = self.unlock_asker
+        self.opening.emit(path)
+        ws.messages.show(f"Opening {path}…")
+        ws.context_changed.emit()
+        reviewer, clock, asker = Reviewer(ws.reviewer_name), ws.clock, self._unlock_asker
 
         def load() -> ReviewSession:
             from plur_desk.app.bootstrap import open_store
@@ -99,44 +118,44 @@ class StoreOpeningMixin(_Base):
             session.recover_on_open()  # finishes interrupted actions from the journal; sets recovery_note
             return session
 
-        self.runner.submit(
+        ws.runner.submit(
             load,
             lambda s: self._drafts_loaded(s) if generation == self._generation else None,
-            lambda e: self._failed(e) if generation == self._generation else None,
+            lambda e: ws.fail(e) if generation == self._generation else None,
         )
-        self.settings_store.remember_store(self.settings, str(path))
+        ws.settings_store.remember_store(ws.settings, str(path))
 
     def _drafts_loaded(self, session: object) -> None:
         """The drafts are parsed: the queue is shown and can be acted on at once (a write re-reads inside the
         lock and finds any entry by id, so a decision now is as safe as after the full load)."""
         assert isinstance(session, ReviewSession)
-        self._early_drafts(session.drafts())
-        self.session = session
-        self.refresh_all()  # every pane usable now; the full load refreshes them again
-        self._status_labels["busy"].setText("loading the rest…")
+        ws = self.workspace
+        if ws.session is None:
+            rows = session.drafts()
+            self._drafts.set_rows(rows)
+            self._focus_first_queue()
+            self._labels["counts"].setText(f"{len(rows)} drafts waiting · loading the rest…")
+        ws.session = session
+        self.refresh_requested.emit()  # every pane usable now; the full load refreshes them again
+        self._labels["busy"].setText("loading the rest…")
 
         def parsed(rest: object) -> None:  # then completed in the writes' queue, unless another store was opened
-            if self.session is session:
-                self.runner.submit(lambda: loading.finish_load(session, rest), self._loaded_if_current, self._failed)
+            if ws.session is session:
+                ws.runner.submit(lambda: loading.finish_load(session, rest), self._loaded_if_current, ws.fail)
 
-        self.search_runner.submit(lambda: loading.parse_rest(session), parsed, self._failed)
+        self._background.submit(lambda: loading.parse_rest(session), parsed, ws.fail)
 
     def _loaded_if_current(self, session: object) -> None:
-        return self._loaded(session) if self.session is session else None
-
-    def _early_drafts(self, rows: list[DraftRow]) -> None:
-        if self.session is None:
-            self.drafts.set_rows(rows)
-            self._focus_first_queue()
-            self._status_labels["counts"].setText(f"{len(rows)} drafts waiting · loading the rest…")
+        return self._loaded(session) if self.workspace.session is session else None
 
     def _loaded(self, session: object) -> None:
         assert isinstance(session, ReviewSession)
-        self.session = session
-        self.refresh_all()
+        ws = self.workspace
+        ws.session = session
+        self.refresh_requested.emit()
         self._focus_first_queue()
         self._watch()
-        self._poll_timer.start()
+        self.poll_timer.start()
         reasons = session.read_only_reasons
         invalid = session.invalid_entries()
         notes = [session.recovery_note] if session.recovery_note else []
@@ -148,61 +167,96 @@ class StoreOpeningMixin(_Base):
                 f"{len(invalid)} entr{'y' if len(invalid) == 1 else 'ies'} PLUR quarantines (kept, never "
                 f"rewritten): {shown}" + (" …" if len(invalid) > 3 else "")
             )
-        self.show_message("\n".join(notes))
-        self.store_opened.emit()
-        self.runner.submit(
-            session.load_history_first_page, lambda _r: self.history.refresh(None) if self.session is session else None
+        ws.messages.show("\n".join(notes))
+        ws.runner.submit(
+            session.load_history_first_page,
+            lambda _r: self.history_page_ready.emit() if ws.session is session else None,
         )
-        self.runner.submit(
-            lambda: (session.load_history(), session.store.save_cache()),
-            lambda _r: self._history_loaded() if self.session is session else None,
-        )
-        self.start_search()
-        self.start_conflicts()
+
+        def read_history() -> None:
+            session.load_history()
+            session.store.save_cache()
+
+        ws.runner.submit(read_history, lambda _r: self._history_loaded() if ws.session is session else None)
+        self.loaded.emit()
 
     def _history_loaded(self) -> None:
-        self.refresh_all()
-        session = self.session
+        self.refresh_requested.emit()
+        session = self.workspace.session
         missing: list[str] = session.unlogged_reviews() if session is not None else []
         if missing:
-            self.show_message(
+            self.workspace.messages.show(
                 f"{len(missing)} reviewed engram(s) have no history event ({', '.join(missing[:3])}"
                 f"{' …' if len(missing) > 3 else ''}): a write was interrupted before its event was "
                 "appended. Their review record (who, when) is on the engram."
             )
 
-    def _watch(self) -> None:
-        assert self.store_path is not None
-        paths = [str(self.store_path), str(self.store_path / "engrams.yaml"), str(self.store_path / "tensions.yaml")]
-        history = self.store_path / "history"
-        if history.is_dir():
-            paths.append(str(history))
-        existing = [p for p in paths if Path(p).exists() and p not in self.watcher.files() + self.watcher.directories()]
-        if existing:
-            self.watcher.addPaths(existing)
-
     def open_store_dialog(self) -> None:
-        path = QFileDialog.getExistingDirectory(self, "Open a PLUR store", str(self.store_path or Path.home()))
+        start = str(self.workspace.store_path or Path.home())
+        path = QFileDialog.getExistingDirectory(self._parent, "Open a PLUR store", start)
         if path:
-            self.sticky_note = ""
+            self.workspace.messages.sticky_note = ""
             self.open_path(Path(path))
+
+    def open_recent(self, path: str) -> None:
+        self.workspace.messages.sticky_note = ""
+        self.open_path(Path(path))
 
     def open_demo(self) -> None:
         from plur_desk.app.demo import copy_demo_store
 
         self.open_path(copy_demo_store())
 
-    # -- leaving -------------------------------------------------------------------------------------------
-
     def confirm_discard_edit(self, doing: str) -> bool:
         """True when there is no unsaved statement edit, or the person chose to discard it."""
-        if not self.drafts.has_unsaved_edit():
+        if not self._drafts.has_unsaved_edit():
             return True
         answer = QMessageBox.question(
-            self,
+            self._parent,
             "Unsaved edit",
             f"Your edit of the statement is not saved. Discard it and {doing}?",
             QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel,
             QMessageBox.StandardButton.Cancel,
         )
         return answer == QMessageBox.StandardButton.Discard
+
+    # -- watching ------------------------------------------------------------------------------------------
+
+    def reload(self) -> None:
+        self.reload_quiet(explicit=True)
+
+    def reload_quiet(self, explicit: bool = False) -> None:
+        ws = self.workspace
+        session = ws.session
+        if session is None:
+            return
+        if ws.runner.pending and not explicit:
+            self.reload_timer.start()
+            return
+        ws.runner.submit(session.reload_if_changed, lambda c: self._reloaded(c, explicit), ws.fail)
+
+    def _reloaded(self, change: object, explicit: bool) -> None:
+        assert isinstance(change, ChangeSet)
+        self._watch()
+        if change.engrams or change.tensions or change.events or explicit:
+            self.reloaded.emit(change, explicit)
+
+    def poll(self) -> None:
+        session = self.workspace.session
+        if session is None:
+            return
+        holder = session.store.lock_holder()
+        self._labels["lock"].setText("locked by " + holder.split(":")[1] if holder and ":" in holder else "store idle")
+        if session.store.engrams_changed_on_disk() or session.store.tensions_changed_on_disk():
+            self.reload_timer.start()
+
+    def _watch(self) -> None:
+        root = self.workspace.store_path
+        assert root is not None
+        paths = [str(root), str(root / "engrams.yaml"), str(root / "tensions.yaml")]
+        history = root / "history"
+        if history.is_dir():
+            paths.append(str(history))
+        existing = [p for p in paths if Path(p).exists() and p not in self.watcher.files() + self.watcher.directories()]
+        if existing:
+            self.watcher.addPaths(existing)

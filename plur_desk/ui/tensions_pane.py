@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
-from PySide6.QtCore import QDate, QItemSelectionModel, Qt
+from PySide6.QtCore import QDate, QItemSelectionModel, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QComboBox,
@@ -20,17 +20,17 @@ from PySide6.QtWidgets import (
 )
 
 from plur_desk.app.rows import TensionRow, attribution_of, created_of
+from plur_desk.app.session import ChangeSet
 from plur_desk.domain.seen import Seen, seen_tension
 from plur_desk.domain.validity import Window
 from plur_desk.ui.date_field import DateField
 from plur_desk.ui.detail import SIMILAR_TITLE
-from plur_desk.ui.dialogs import ReasonDialog
 from plur_desk.ui.drafts_pane import action_button
 from plur_desk.ui.models import tensions_model
 from plur_desk.ui.widgets import SafeBrowser, make_table, text_html
+from plur_desk.ui.workspace import Workspace
 
-if TYPE_CHECKING:
-    from plur_desk.ui.main_window import MainWindow
+Similar = Callable[[str], list[tuple[str, str, float]]]
 
 E = text_html  # stored text: escaped, hidden characters revealed
 _TOKENS = re.compile(r"\s+|\S+")
@@ -109,15 +109,22 @@ class SplitDialog(QDialog):
 
 
 class TensionsPane(QWidget):
-    def __init__(self, parent: QWidget | None = None) -> None:
+    """Shows tensions; the verdicts are the tensions controller's (it reads `displayed()` and `pending`)."""
+
+    selection_changed = Signal()  # another tension is shown (or none)
+    commit_requested = Signal()  # Enter while a resolution preview waits
+
+    def __init__(self, workspace: Workspace, similar_to: Similar, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("tensionsPane")
-        self.window_: MainWindow | None = None
+        self.workspace = workspace
+        self._similar_to = similar_to
         self.model = tensions_model(self)
         self.pending: tuple[Seen, str] | None = None  # (tension as shown, winner) awaiting Enter
         self.shown: Seen | None = None  # the tension the detail shows, with both engrams, as rendered
         self._search = ""
         self._build()
+        self._connect()
 
     def _build(self) -> None:
         self.filter = QComboBox()
@@ -125,14 +132,7 @@ class TensionsPane(QWidget):
         self.filter.setAccessibleName("Show tensions")
         self.filter.addItems(list(FILTERS))
         self.table = make_table(self.model, "tensionsTable", "Tensions", multi=False, widths=(90, 90, 90, 80, 330))
-        self.table.horizontalHeader().sectionClicked.connect(
-            lambda c: (
-                self.model.sorted_by(
-                    c, self.table.horizontalHeader().sortIndicatorOrder() == Qt.SortOrder.DescendingOrder
-                ),
-                self._select(0),
-            )
-        )
+        self.table.horizontalHeader().sectionClicked.connect(self._sort)
         self.table.horizontalHeader().setSortIndicatorShown(True)
         self.preview = QLabel()
         self.preview.setObjectName("banner")
@@ -168,21 +168,25 @@ class TensionsPane(QWidget):
         layout.setContentsMargins(8, 8, 8, 8)
         layout.addWidget(splitter)
         # Enter commits a previewed resolution only while the list itself has the focus (as every verdict key)
-        self._commit = QShortcut(QKeySequence("Return"), self.table, self.commit_pending)
+        self._commit = QShortcut(QKeySequence("Return"), self.table, self.commit_requested.emit)
         self._commit.setContext(Qt.ShortcutContext.WidgetShortcut)
-        self._commit_enter = QShortcut(QKeySequence("Enter"), self.table, self.commit_pending)
+        self._commit_enter = QShortcut(QKeySequence("Enter"), self.table, self.commit_requested.emit)
         self._commit_enter.setContext(Qt.ShortcutContext.WidgetShortcut)
         self._cancel = QShortcut(QKeySequence("Escape"), self.table, self.cancel_pending)
         self._cancel.setContext(Qt.ShortcutContext.WidgetShortcut)
         self._preview_keys(False)
+
+    def _sort(self, column: int) -> None:
+        descending = self.table.horizontalHeader().sortIndicatorOrder() == Qt.SortOrder.DescendingOrder
+        self.model.sorted_by(column, descending)
+        self._select(0)
 
     def _preview_keys(self, live: bool) -> None:
         """Enter and Esc belong to the pane only while a resolution preview waits; otherwise to whoever has them."""
         for shortcut in (self._commit, self._commit_enter, self._cancel):
             shortcut.setEnabled(live)
 
-    def attach(self, window: MainWindow) -> None:
-        self.window_ = window
+    def _connect(self) -> None:
         self.filter.currentIndexChanged.connect(lambda _i: self.refresh(None))
         self.table.selectionModel().selectionChanged.connect(lambda *_: self._selected())
 
@@ -199,12 +203,12 @@ class TensionsPane(QWidget):
 
     # -- rows ----------------------------------------------------------------------------------------------
 
-    def refresh(self, change: object) -> None:
-        window = self.window_
-        if window is None or window.session is None:
+    def refresh(self, change: ChangeSet | None) -> None:
+        session = self.workspace.session
+        if session is None:
             return
         keep = self.current_id()
-        rows = window.session.tensions(FILTERS[self.filter.currentText()])
+        rows = session.tensions(FILTERS[self.filter.currentText()])
         words = self._search.lower().split()
         if words:
             rows = [
@@ -253,31 +257,28 @@ class TensionsPane(QWidget):
     def _selected(self) -> None:
         self.cancel_pending()
         self.shown = None
-        window, row = self.window_, self.current()
-        if window is None or window.session is None:
+        session, row = self.workspace.session, self.current()
+        if session is None:
             return
-        session = window.session
         record = session.tension(row.id) if row is not None else None
         if row is not None:
             self.detail.setHtml(self._detail_html(row))
         if row is not None and record is not None:
             self.shown = seen_tension(record, [session.engram(row.engram_a), session.engram(row.engram_b)])
-        window._update_context()  # with no tension shown, its buttons are disabled
+        self.selection_changed.emit()  # with no tension shown, its buttons are disabled
 
     def displayed(self) -> tuple[TensionRow, Seen] | None:
-        """The current tension and what the detail rendered of it, or None when a verdict must not act: the pane
-        is not on screen, or the detail does not show the row as listed."""
-        window, row, shown = self.window_, self.current(), self.shown
-        if window is None or window.session is None or row is None or shown is None:
-            return None
-        if not window.pane_on_screen(self) or shown != row.seen:
+        """The current tension and what the detail rendered of it, or None when the detail does not show the row
+        as listed (a verdict must not act then)."""
+        row, shown = self.current(), self.shown
+        if self.workspace.session is None or row is None or shown is None or shown != row.seen:
             return None
         return row, shown
 
     def _side(self, engram_id: str, snapshot: str, diffed: str) -> str:
-        window = self.window_
-        assert window is not None and window.session is not None
-        engram = window.session.engram(engram_id)
+        session = self.workspace.session
+        assert session is not None
+        engram = session.engram(engram_id)
         if engram is None:
             return (
                 f"<p><b>{E(engram_id)}</b> is no longer in the store.</p><p style='white-space:pre-wrap'>{diffed}</p>"
@@ -289,7 +290,7 @@ class TensionsPane(QWidget):
         relations = engram.get("relations") if isinstance(engram.get("relations"), dict) else {}
         if isinstance(relations, dict) and relations.get("superseded_by"):
             warnings.append("superseded by " + ", ".join(map(str, relations["superseded_by"])))
-        state = Window.of(engram).state(window.session.now())
+        state = Window.of(engram).state(session.now())
         if state in ("expired", "not_yet_valid"):
             warnings.append(state.replace("_", " "))
         writer, model, _runtime = attribution_of(engram)
@@ -319,11 +320,8 @@ class TensionsPane(QWidget):
             )
         )
         warn = "".join(f"<p>⚠ <b>{E(w)}</b></p>" for w in warnings)
-        similar = (
-            [s for s in window.similar_to(engram_id) if s[0] not in (self.current().engram_a, self.current().engram_b)]
-            if self.current()
-            else []
-        )
+        row = self.current()
+        similar = [s for s in self._similar_to(engram_id) if s[0] not in (row.engram_a, row.engram_b)] if row else []
         similar_html = (
             (
                 f"<p><b>{E(SIMILAR_TITLE)}</b><br>"
@@ -347,47 +345,9 @@ class TensionsPane(QWidget):
             "</small></p>"
         )
 
-    # -- actions -------------------------------------------------------------------------------------------
+    # -- the resolution preview (Keep Left / Keep Right, then Enter) ----------------------------------------
 
-    def _run(self, fn) -> None:  # type: ignore[no-untyped-def]
-        assert self.window_ is not None
-        self.window_.run_change(fn)
-
-    def confirm_tension(self) -> None:
-        window, displayed = self.window_, self.displayed()
-        if displayed and window and window.session:
-            session, seen = window.session, displayed[1]
-            self._run(lambda: session.confirm_tension(seen))
-
-    def dismiss_tension(self) -> None:
-        window, displayed = self.window_, self.displayed()
-        if not (displayed and window and window.session):
-            return
-        row, seen = displayed
-        dialog = ReasonDialog(
-            f"Dismiss {row.id}",
-            "Why is this not a real conflict? (optional) PLUR will not raise this pair again.",
-            [],
-            self,
-            ok_text="Dismiss",
-            required=False,
-        )
-        if dialog.exec() == ReasonDialog.DialogCode.Accepted:
-            session, reason = window.session, dialog.reason
-            self._run(lambda: session.dismiss_tension(seen, reason))
-
-    def keep_left(self) -> None:
-        self._preview(keep_right=False)
-
-    def keep_right(self) -> None:
-        self._preview(keep_right=True)
-
-    def _preview(self, keep_right: bool) -> None:
-        displayed = self.displayed()
-        if displayed is None:
-            return
-        row, seen = displayed
-        winner, loser = (row.engram_b, row.engram_a) if keep_right else (row.engram_a, row.engram_b)
+    def show_preview(self, seen: Seen, winner: str, loser: str) -> None:
         self.pending = (seen, winner)
         self.preview.setText(
             f"Keep <b>{E(winner)}</b> and retire <b>{E(loser)}</b>? "
@@ -396,36 +356,7 @@ class TensionsPane(QWidget):
         self.preview.show()
         self._preview_keys(True)
 
-    def commit_pending(self) -> None:
-        window = self.window_
-        if self.pending is None or window is None or window.session is None or not window.pane_on_screen(self):
-            return
-        seen, winner = self.pending
-        self.cancel_pending()
-        session = window.session
-        self._run(lambda: session.resolve_tension(seen, winner))
-
     def cancel_pending(self) -> None:
         self.pending = None
         self.preview.hide()
         self._preview_keys(False)
-
-    def split_tension(self) -> None:
-        window, displayed = self.window_, self.displayed()
-        if not (displayed and window and window.session):
-            return
-        row, seen = displayed
-        a, b = window.session.engram(row.engram_a), window.session.engram(row.engram_b)
-        if a is None or b is None:
-            window.show_error(f"Both engrams of {row.id} must be in the store to split it in time.")
-            return
-        earlier, later = (
-            (row.engram_a, row.engram_b)
-            if (created_of(a), row.engram_a) <= (created_of(b), row.engram_b)
-            else (row.engram_b, row.engram_a)
-        )
-        now = window.clock.now()
-        dialog = SplitDialog(earlier, later, self, QDate(now.year, now.month, now.day))
-        if dialog.exec() == QDialog.DialogCode.Accepted:
-            session, at = window.session, dialog.iso
-            self._run(lambda: session.split_in_time(seen, at))

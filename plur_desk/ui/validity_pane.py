@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QDate, QDateTime, QItemSelectionModel, Qt, QTime, QTimer, QTimeZone
+from PySide6.QtCore import QDate, QDateTime, QItemSelectionModel, QObject, Qt, QTime, QTimer, QTimeZone, Signal
 from PySide6.QtGui import QAction, QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from plur_desk.app.session import ChangeSet
 from plur_desk.domain.seen import Seen, seen_engram
 from plur_desk.domain.validity import Window, closes_at, opens_at
 from plur_desk.ui.date_field import DateField
@@ -29,9 +30,7 @@ from plur_desk.ui.drafts_pane import action_button
 from plur_desk.ui.models import Column, RowsModel
 from plur_desk.ui.timeline import Timeline
 from plur_desk.ui.widgets import make_table
-
-if TYPE_CHECKING:
-    from plur_desk.ui.main_window import MainWindow
+from plur_desk.ui.workspace import Workspace
 
 TICK_MS = 30_000
 GROUPS = ("expiring_soon", "expired", "not_yet_valid", "current")
@@ -55,8 +54,12 @@ class ValidityRow:
     seen: Seen  # the engram as this row was built: what a window change expects on disk
 
 
+def _by_state(row: ValidityRow) -> tuple[int, str]:
+    return GROUPS.index(row.state), row.valid_until or "~"
+
+
 COLUMNS: list[Column[ValidityRow]] = [
-    Column("State", lambda r: GROUP_TEXT[r.state], lambda r: (GROUPS.index(r.state), r.valid_until or "~")),
+    Column("State", lambda r: GROUP_TEXT[r.state], _by_state),
     Column("From", lambda r: r.valid_from or "…", lambda r: r.valid_from or ""),
     Column("Until", lambda r: r.valid_until or "…", lambda r: r.valid_until or "~"),
     Column("Scope", lambda r: r.scope, lambda r: r.scope),
@@ -138,14 +141,19 @@ class WindowDialog(QDialog):
 
 
 class ValidityPane(QWidget):
-    def __init__(self, parent: QWidget | None = None) -> None:
+    """Windows grouped by state; the verdicts (edit, expire) are the validity controller's."""
+
+    selection_changed = Signal()
+
+    def __init__(self, workspace: Workspace, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("validityPane")
-        self.window_: MainWindow | None = None
+        self.workspace = workspace
         self.model: RowsModel[ValidityRow] = RowsModel(COLUMNS, lambda r: r.id, self)
         self._search = ""
         self._extra: set[str] = set()
         self._build()
+        self._connect()
 
     def _build(self) -> None:
         self.as_of = QDateTimeEdit(QDateTime.currentDateTimeUtc())
@@ -186,8 +194,7 @@ class ValidityPane(QWidget):
         layout.addLayout(top)
         layout.addWidget(splitter)
 
-    def attach(self, window: MainWindow) -> None:
-        self.window_ = window
+    def _connect(self) -> None:
         self.as_of.dateTimeChanged.connect(lambda _d: None if self.follow_now.isChecked() else self.refresh(None))
         self.follow_now.toggled.connect(self._follow_now)
         self._tick.timeout.connect(self._on_tick)
@@ -214,23 +221,24 @@ class ValidityPane(QWidget):
 
     def moment(self) -> datetime:
         """The 'as of' moment: the window's clock while 'now' is ticked, else the chosen moment."""
-        window = self.window_
-        if self.follow_now.isChecked() and window is not None:
-            now = window.clock.now().astimezone(UTC)
+        if self.follow_now.isChecked():
+            now = self.workspace.clock.now().astimezone(UTC)
             self.as_of.blockSignals(True)
             self.as_of.setDateTime(QDateTime.fromSecsSinceEpoch(int(now.timestamp()), QTimeZone.utc()))
             self.as_of.blockSignals(False)
             return now
-        return self.as_of.dateTime().toPython().replace(tzinfo=UTC)  # type: ignore[no-any-return]
+        moment = self.as_of.dateTime().toPython()
+        assert isinstance(moment, datetime)
+        return moment.replace(tzinfo=UTC)
 
-    def refresh(self, change: object) -> None:
-        window = self.window_
-        if window is None or window.session is None:
+    def refresh(self, change: ChangeSet | None) -> None:
+        session = self.workspace.session
+        if session is None:
             return
         keep = self.current_engram_id()
         now = self.moment()
         rows = []
-        for engram in window.session.all_engrams():
+        for engram in session.all_engrams():
             window_ = Window.of(engram)
             engram_id = str(engram.get("id"))
             if not window_.present and engram_id not in self._extra:
@@ -250,7 +258,7 @@ class ValidityPane(QWidget):
                     seen_engram(engram),
                 )
             )
-        rows.sort(key=COLUMNS[0].sort)
+        rows.sort(key=_by_state)
         self.model.set_rows(rows)
         counts = {g: sum(1 for r in rows if r.state == g) for g in GROUPS}
         self.summary.setText("   ".join(f"{GROUP_TEXT[g]}: {counts[g]}" for g in GROUPS))
@@ -291,15 +299,14 @@ class ValidityPane(QWidget):
         self.table.setFocus()
 
     def _selected(self) -> None:
-        window = self.window_
-        current = self.current_engram_id()
-        if window is None or window.session is None:
+        session, current = self.workspace.session, self.current_engram_id()
+        if session is None:
             return
-        engram = window.session.engram(current) if current else None
+        engram = session.engram(current) if current else None
         bars = []
         if engram is not None:
             domain = engram.get("domain")
-            for other in window.session.all_engrams():
+            for other in session.all_engrams():
                 this = other.get("id") == current  # engram() may hand out a copy: compare ids, not objects
                 w = Window.of(other)
                 if this or (domain and other.get("domain") == domain and w.present and other.get("status") == "active"):
@@ -307,36 +314,43 @@ class ValidityPane(QWidget):
                         (str(other.get("statement", "")), opens_at(w.valid_from), closes_at(w.valid_until), this)
                     )
         self.timeline.set_bars(bars[:12], self.moment())
-        window._update_context()
+        self.selection_changed.emit()
 
-    def _shown_rows(self) -> list[ValidityRow]:
-        """The selected rows as listed, only while this pane is on screen."""
-        window = self.window_
-        if window is None or window.session is None or not window.pane_on_screen(self):
-            return []
+    def selected_rows(self) -> list[ValidityRow]:
+        """The selected rows as listed (the current one when none is selected)."""
         rows = sorted({i.row() for i in self.table.selectionModel().selectedRows()})
         out = [self.model.rows[r] for r in rows if r < len(self.model.rows)]
+        current = self.current_row()
+        return out or ([current] if current is not None else [])
+
+    def current_row(self) -> ValidityRow | None:
         index = self.table.currentIndex()
-        if not out and index.isValid() and index.row() < len(self.model.rows):
-            out = [self.model.rows[index.row()]]
-        return out
+        return self.model.rows[index.row()] if index.isValid() and index.row() < len(self.model.rows) else None
+
+
+class ValidityController(QObject):
+    """Edit Window (W) and Expire Now (X) on the rows the Validity pane lists, only while it is on screen."""
+
+    def __init__(self, workspace: Workspace, pane: ValidityPane, on_screen: Callable[[QWidget], bool]) -> None:
+        super().__init__(workspace)
+        self.workspace = workspace
+        self.pane = pane
+        self._on_screen = on_screen
 
     def edit_validity(self) -> None:
-        window, index = self.window_, self.table.currentIndex()
-        shown = self._shown_rows()
-        if not (window and window.session and shown and index.isValid() and index.row() < len(self.model.rows)):
+        session, row = self.workspace.session, self.pane.current_row()
+        if session is None or row is None or not self._on_screen(self.pane):
             return
-        row = self.model.rows[index.row()]
-        now = window.clock.now()
-        window_ = Window(row.valid_from or None, row.valid_until or None)
-        dialog = WindowDialog(row.id, window_, self, QDate(now.year, now.month, now.day))
-        accepted = dialog.exec() == QDialog.DialogCode.Accepted
-        if accepted:
-            session, start, end = window.session, dialog.value("valid_from"), dialog.value("valid_until")
-            window.run_change(lambda: session.set_validity([row.seen], start, end))
+        now = self.workspace.clock.now()
+        window = Window(row.valid_from or None, row.valid_until or None)
+        dialog = WindowDialog(row.id, window, self.pane, QDate(now.year, now.month, now.day))
+        if dialog.exec() == QDialog.DialogCode.Accepted:
+            start, end = dialog.value("valid_from"), dialog.value("valid_until")
+            self.workspace.change(lambda: session.set_validity([row.seen], start, end))
 
     def expire_now(self) -> None:
-        window, rows = self.window_, self._shown_rows()
-        if window and window.session and rows:
-            session, seen = window.session, [r.seen for r in rows]
-            window.run_change(lambda: session.expire_now(seen))
+        session = self.workspace.session
+        rows = self.pane.selected_rows() if self._on_screen(self.pane) else []
+        if session is not None and rows:
+            seen = [r.seen for r in rows]
+            self.workspace.change(lambda: session.expire_now(seen))

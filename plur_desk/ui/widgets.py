@@ -72,8 +72,8 @@ class SafeBrowser(QTextBrowser):
         self.setOpenLinks(False)
         self.setOpenExternalLinks(False)
 
-    def loadResource(self, kind: int, name: QUrl) -> Any:
-        self.blocked.append(name.toString())
+    def loadResource(self, kind: int, name: QUrl | str) -> Any:
+        self.blocked.append(name.toString() if isinstance(name, QUrl) else name)
         return None
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from plur_desk.app.scale import ScaleView
 from plur_desk.app.session import ChangeSet
 from plur_desk.app.writer_stats import WriterStats
 from plur_desk.ui.models import ID_ROLE, Column, RowsModel
@@ -85,11 +86,11 @@ WRITER_COLUMNS: list[Column[WriterStats]] = [
 class WritersPane(QWidget):
     writer_chosen = Signal(object)  # WriterStats: filter the drafts queue to this writer
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, scale_view: Callable[[], ScaleView | None], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("writersPane")
         self.model: RowsModel[WriterStats] = RowsModel(WRITER_COLUMNS, lambda s: s.writer.label, self)
-        self._window: Any = None
+        self._scale_view = scale_view  # the open store's ledger and clusters, once computed
         self._build()
         self._connect()
 
@@ -125,12 +126,6 @@ class WritersPane(QWidget):
         self.table.selectionModel().currentRowChanged.connect(lambda *_: self._show_detail())
         self.table.activated.connect(lambda _index: self.choose_current())
 
-    def attach(self, window: Any) -> None:
-        self._window = window
-
-    def add_buttons(self, _actions: object) -> None:
-        return
-
     # -- content -------------------------------------------------------------------------------------------
 
     def set_writers(self, stats: list[WriterStats]) -> None:
@@ -143,13 +138,13 @@ class WritersPane(QWidget):
         self._show_detail()
 
     def refresh(self, _change: ChangeSet | None) -> None:
-        scale = getattr(self._window, "scale", None)
+        scale = self._scale_view()
         if scale is not None:
             self.set_writers(scale.writers())
 
     def apply_search(self, text: str) -> None:
         words = text.lower().split()
-        scale = getattr(self._window, "scale", None)
+        scale = self._scale_view()
         if scale is not None:
             self.set_writers([s for s in scale.writers() if all(w in s.writer.label.lower() for w in words)])
 

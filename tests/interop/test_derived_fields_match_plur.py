@@ -131,7 +131,7 @@ def test_an_edit_in_the_window_is_stored_as_typed_and_plur_reads_a_fresh_hash(qt
     window = _open_window(qtbot, store, tmp_path)
     target = window.drafts.current_id()
     typed = "Use\ttabs  in Makefiles,\ufeff always; " + "𝒜" * 60 + " and then " + "long words " * 10
-    window.edit_selected()
+    window.review.edit_selected()
     window.drafts.editor.setPlainText(typed)
     with qtbot.waitSignal(window.changes_applied, timeout=10000):
         qtbot.keyClick(window.drafts.editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)

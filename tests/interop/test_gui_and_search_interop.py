@@ -35,7 +35,7 @@ def gui(qtbot, store, tmp_path):
     with qtbot.waitSignal(win.store_opened, timeout=60000):  # the whole store, not just the drafts
         win.open_path(store)
     qtbot.waitUntil(lambda: win.session is not None and win.runner.pending == 0, timeout=20000)
-    win.show_tensions()
+    win.navigation.show_tensions()
     return win
 
 

@@ -149,11 +149,11 @@ def test_review_actions_work_as_soon_as_the_drafts_are_shown(qtbot, big, tmp_pat
         FixedClock(NOW),
     )
     qtbot.addWidget(win)
-    win.search_cache_root = tmp_path / "cache"
+    win.finder.cache_root = tmp_path / "cache"
     win.show()
     qtbot.waitExposed(win)
     gate = threading.Event()
-    win.search_runner.submit(lambda: gate.wait(60))  # holds the rest of the load back until the decision is made
+    win.finder.runner.submit(lambda: gate.wait(60))  # holds the rest of the load back until the decision is made
     opened: list[bool] = []
     win.store_opened.connect(lambda: opened.append(True))
     try:

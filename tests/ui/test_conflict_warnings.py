@@ -11,7 +11,9 @@ DRAFT, OTHER = "ENG-2026-12-02-022", "ENG-2026-12-02-026"  # "every Friday after
 
 
 def _ready(qtbot, window):
-    qtbot.waitUntil(lambda: window.conflict_service is not None and window.conflict_runner.pending == 0, timeout=20000)
+    qtbot.waitUntil(
+        lambda: window.conflicts.service is not None and window.conflicts.runner.pending == 0, timeout=20000
+    )
     assert window.drafts.select_id(DRAFT)
 
 
@@ -49,7 +51,7 @@ def test_approve_asks_once_and_no_keeps_the_draft(qtbot, window, store_copy):
 
 def test_drafts_without_a_conflict_are_approved_without_a_question(qtbot, window, store_copy):
     _ready(qtbot, window)
-    quiet = next(r.id for r in window.drafts.model.rows if r.id != DRAFT and not window.conflicts_for(r.id))
+    quiet = next(r.id for r in window.drafts.model.rows if r.id != DRAFT and not window.conflicts.conflicts_for(r.id))
     window.drafts.select_id(quiet)
     with qtbot.waitSignal(window.changes_applied, timeout=10000):
         qtbot.keyClick(window.drafts.table, Qt.Key.Key_A)
@@ -58,7 +60,7 @@ def test_drafts_without_a_conflict_are_approved_without_a_question(qtbot, window
 
 def _open_conflicts(qtbot, window):
     window.qactions["view.conflicts"].trigger()
-    dialog = window.conflicts_dialog
+    dialog = window.conflicts.dialog
     qtbot.waitUntil(lambda: dialog.model.rowCount() > 0, timeout=20000)
     return dialog
 
@@ -85,8 +87,8 @@ def test_recording_from_the_conflicts_view_is_a_human_tension(qtbot, window, sto
     events = human_events(store_copy)
     assert [e["event"] for e in events] == ["contradiction_detected"]
     assert dialog.model.rowCount() == 0
-    qtbot.waitUntil(lambda: window.conflict_runner.pending == 0, timeout=20000)
-    assert not window.conflicts_for(DRAFT)  # the pair is recorded now: no more warning
+    qtbot.waitUntil(lambda: window.conflicts.runner.pending == 0, timeout=20000)
+    assert not window.conflicts.conflicts_for(DRAFT)  # the pair is recorded now: no more warning
 
 
 def test_not_a_conflict_from_the_view_is_a_dismissed_record(qtbot, window, store_copy):

@@ -111,7 +111,7 @@ def test_as_of_now_follows_the_clock(qtbot, window):
     pane = window.validity
     soon = next(r for r in pane.model.rows if r.state == "expiring_soon")  # valid_until 2026-12-10, now 12-02
     assert pane.follow_now.isChecked()
-    window.clock.advance(9 * 86400)  # 2026-12-11 15:00: a day after it closed
+    window.workspace.clock.advance(9 * 86400)  # 2026-12-11 15:00: a day after it closed
     pane._tick.setInterval(10)  # the real timer, sooner
     qtbot.waitUntil(lambda: next(r for r in pane.model.rows if r.id == soon.id).state == "expired", timeout=5000)
     assert pane.as_of.dateTime().toString("yyyy-MM-dd") == "2026-12-11"

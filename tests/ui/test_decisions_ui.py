@@ -28,7 +28,7 @@ def test_a_reload_queued_between_display_and_key_refuses_the_verdict(qtbot, wind
     window.runner.submit(lambda: gate.wait(20))  # the serial worker is busy: what follows waits in line
     path = store_copy / "engrams.yaml"
     path.write_text(path.read_text().replace(shown.statement, shown.statement + " — but only on staging", 1))
-    window.reload_quiet(explicit=True)  # queued: it will load the new text before the verdict is written
+    window.opener.reload_quiet(explicit=True)  # queued: it will load the new text before the verdict is written
     qtbot.keyClick(window.drafts.table, Qt.Key.Key_A)  # pressed on the text as displayed
     assert window.drafts.current_id() != shown.id  # the queue moved on at once, as after any verdict
     before = files_of(store_copy)
@@ -66,7 +66,7 @@ def test_draft_actions_are_off_while_another_pane_is_shown(qtbot, window, store_
     qtbot.keyClick(window.history.table, Qt.Key.Key_K, CTRL)
     _settle(qtbot, window)
     assert listed and not any(t.startswith("Approve") or t.startswith("Reject") for t in listed)
-    window.approve_selected()  # even called directly, the handler acts only on the pane on screen
+    window.review.approve_selected()  # even called directly, the handler acts only on the pane on screen
     _settle(qtbot, window)
     assert human_events(store_copy) == []
     window.activateWindow()  # the offscreen platform gives the focus back to no one after a dialog
@@ -80,13 +80,13 @@ def test_opening_a_folder_that_is_not_a_store_keeps_the_current_one_fully(qtbot,
     target = window.drafts.current_id()
     with qtbot.waitSignal(window.changes_applied, timeout=10000):
         qtbot.keyClick(window.drafts.table, Qt.Key.Key_A)
-    title, path_text = window.windowTitle(), window._status_labels["path"].text()
+    title, path_text = window.windowTitle(), window.status_labels["path"].text()
     (tmp_path / "not-a-store").mkdir()
     with qtbot.waitSignal(window.error_shown, timeout=5000) as told:
         window.open_path(tmp_path / "not-a-store")
     assert "not a PLUR store" in told.args[0] and str(store_copy) in told.args[0]
     assert window.stack.currentIndex() == 1 and window.windowTitle() == title
-    assert window._status_labels["path"].text() == path_text
+    assert window.status_labels["path"].text() == path_text
     assert window.qactions["edit.undo"].isEnabled()
     with qtbot.waitSignal(window.changes_applied, timeout=10000):
         qtbot.keyClick(window.drafts.table, Qt.Key.Key_Z, CTRL)  # the store on screen is the one undone
@@ -107,7 +107,7 @@ def test_undo_never_reaches_a_store_that_is_no_longer_on_screen(qtbot, window, s
     other_before = files_of(other)
     assert not window.qactions["edit.undo"].isEnabled()
     qtbot.keyClick(window.drafts.table, Qt.Key.Key_Z, CTRL)
-    window.undo()
+    window.review.undo()
     _settle(qtbot, window)
     assert files_of(store_copy) == first_before and files_of(other) == other_before
     assert engrams_on_disk(store_copy)[target]["commitment"] == "decided"
@@ -162,7 +162,7 @@ def test_bulk_approve_names_the_count_lists_the_flagged_and_asks_for_them(qtbot,
     assert seen["ok_before"] is False and seen["still_open"] is True and seen["ok_after"] is True
     events = human_events(store_copy)
     assert sorted(e["engram_id"] for e in events) == sorted(r.id for r in rows)
-    assert window.settings.recent_notes[0] == "checked against the runbook"
+    assert window.workspace.settings.recent_notes[0] == "checked against the runbook"
 
 
 def test_bulk_cancelled_over_flagged_drafts_writes_nothing_and_reject_offers_reasons(qtbot, window, store_copy):
@@ -182,7 +182,7 @@ def test_bulk_cancelled_over_flagged_drafts_writes_nothing_and_reject_offers_rea
 
 
 def test_reviewer_shown_in_the_status_bar(window):
-    assert window._status_labels["reviewer"].text() == "reviewer: Grace Tester"
+    assert window.status_labels["reviewer"].text() == "reviewer: Grace Tester"
 
 
 def test_reviewer_dialog_ok_only_for_a_person(qtbot):

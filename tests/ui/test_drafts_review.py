@@ -175,8 +175,8 @@ def test_outside_change_refreshes_and_keeps_selection(qtbot, window, store_copy)
 
 
 def test_collision_is_refused_with_a_clear_message(qtbot, window, store_copy):
-    window._poll_timer.stop()
-    window.watcher.removePaths(window.watcher.files() + window.watcher.directories())
+    window.opener.poll_timer.stop()
+    window.opener.watcher.removePaths(window.opener.watcher.files() + window.opener.watcher.directories())
     row = window.drafts.model.rows[0]
     path = store_copy / "engrams.yaml"
     path.write_text(path.read_text().replace(row.statement, row.statement + " — rewritten by an agent", 1))
@@ -197,8 +197,8 @@ class _Ticks:
 
 
 def test_fast_approvals_raise_a_gentle_warning(qtbot, window):
-    window.settings.rubber_stamp_run = 4
-    window.approval_clock = _Ticks(0.6)  # each approval 0.6 s after the last
+    window.workspace.settings.rubber_stamp_run = 4
+    window.review.approval_clock = _Ticks(0.6)  # each approval 0.6 s after the last
     for _ in range(4):
         with qtbot.waitSignal(window.changes_applied, timeout=10000):
             _press(qtbot, window, Qt.Key.Key_A)
@@ -207,8 +207,8 @@ def test_fast_approvals_raise_a_gentle_warning(qtbot, window):
 
 
 def test_considered_approvals_raise_no_warning(qtbot, window):
-    window.settings.rubber_stamp_run = 4
-    window.approval_clock = _Ticks(4.0)
+    window.workspace.settings.rubber_stamp_run = 4
+    window.review.approval_clock = _Ticks(4.0)
     for _ in range(5):
         with qtbot.waitSignal(window.changes_applied, timeout=10000):
             _press(qtbot, window, Qt.Key.Key_A)

@@ -49,7 +49,7 @@ def test_typing_through_a_whole_load_stays_in_the_search_field(qtbot, tmp_path, 
         "Grace Tester",
         FixedClock(NOW),
     )
-    window.search_cache_root = tmp_path / "search-cache"
+    window.finder.cache_root = tmp_path / "search-cache"
     qtbot.addWidget(window)
     window.show()
     qtbot.waitExposed(window)
@@ -63,7 +63,7 @@ def test_typing_through_a_whole_load_stays_in_the_search_field(qtbot, tmp_path, 
 
     def loaded() -> bool:
         session = window.session
-        return bool(session and session.history.loaded and window.search_ready and window.runner.pending == 0)
+        return bool(session and session.history.loaded and window.finder.is_ready and window.runner.pending == 0)
 
     while not loaded():
         if window.session is None:
@@ -80,7 +80,7 @@ def test_typing_through_a_whole_load_stays_in_the_search_field(qtbot, tmp_path, 
         typed += char
     assert QApplication.focusWidget() is window.search  # every key so far went where the person put the focus
     qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Return, CTRL)
-    qtbot.waitUntil(lambda: window.runner.pending == 0 and not window._search_timer.isActive(), timeout=20000)
+    qtbot.waitUntil(lambda: window.runner.pending == 0 and not window.finder.timer.isActive(), timeout=20000)
     qtbot.waitUntil(lambda: window.runner.pending == 0, timeout=20000)  # the search may have queued a refresh
     assert window.search.text() == typed
     assert not window.drafts.editing
@@ -128,7 +128,7 @@ def test_no_verdict_while_the_detail_does_not_show_the_row(qtbot, window, store_
     qtbot.keyClick(window.drafts.table, Qt.Key.Key_A)
     qtbot.waitUntil(lambda: window.runner.pending == 0, timeout=10000)
     assert human_events(store_copy) == [] and files_of(store_copy) == before
-    window._draft_selected()  # drawn again: now the key acts
+    window.review.show_current()  # drawn again: now the key acts
     with qtbot.waitSignal(window.changes_applied, timeout=10000):
         qtbot.keyClick(window.drafts.table, Qt.Key.Key_A)
     assert len(human_events(store_copy)) == 1

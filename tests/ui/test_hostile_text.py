@@ -111,7 +111,7 @@ def test_every_pane_shows_hostile_text_as_text(qtbot, hostile, window):
     pane = window.drafts
     for engram, text in zip(drafts, HOSTILE, strict=False):
         assert pane.select_id(engram["id"])
-        window._draft_selected()
+        window.review.show_current()
         shown = _rendered(pane.detail)
         assert reveal(text) in shown, text[:40]
         cell = pane.model.data(pane.model.index(pane.current_row(), DraftColumn.STATEMENT))
@@ -119,13 +119,13 @@ def test_every_pane_shows_hostile_text_as_text(qtbot, hostile, window):
         tip = pane.model.data(pane.model.index(pane.current_row(), DraftColumn.STATEMENT), Qt.ItemDataRole.ToolTipRole)
         assert _label_text(tip) == reveal(text)
     pane.select_id(drafts[0]["id"])
-    window._draft_selected()
+    window.review.show_current()
     shown = _rendered(pane.detail)
     for field_text in (HOSTILE[3], HOSTILE[0], HOSTILE[4], HOSTILE[2], HOSTILE[1], HOSTILE[5]):
         assert reveal(field_text) in shown  # rationale, tags, domain, scope, asserted_by, model
     # a statement carrying bidi or zero-width characters is flagged and shows them
     pane.select_id(drafts[4]["id"])
-    window._draft_selected()
+    window.review.show_current()
     shown = _rendered(pane.detail)
     assert "⟨U+202E⟩" in shown and "hidden characters U+202E" in shown
     assert "hidden characters U+202E" in pane.model.data(pane.model.index(pane.current_row(), DraftColumn.FLAGS))
@@ -142,7 +142,7 @@ def test_every_pane_shows_hostile_text_as_text(qtbot, hostile, window):
     qtbot.keyClick(pane.table, Qt.Key.Key_R)
     assert offered == [HOSTILE[0]]
 
-    window.show_tensions()
+    window.navigation.show_tensions()
     tensions = window.tensions
     shown = _rendered(tensions.detail)
     for text in (HOSTILE[3], HOSTILE[8], HOSTILE[4]):
@@ -152,12 +152,12 @@ def test_every_pane_shows_hostile_text_as_text(qtbot, hostile, window):
         tensions._select(row)
         _rendered(tensions.detail)
 
-    window.show_validity()
+    window.navigation.show_validity()
     validity = window.validity
     statements = {validity.model.data(validity.model.index(r, 4)) for r in range(validity.model.rowCount())}
     assert {reveal(t) for t in HOSTILE} <= statements
 
-    window.show_history()
+    window.navigation.show_history()
     history = window.history
     for text in HOSTILE:
         history.reviewer.clear()
@@ -174,12 +174,12 @@ def test_every_pane_shows_hostile_text_as_text(qtbot, hostile, window):
 def test_search_results_and_dialogs_show_hostile_text_as_text(qtbot, hostile, window):
     from plur_desk.ui.tensions_pane import SplitDialog
 
-    qtbot.waitUntil(lambda: window.search_ready, timeout=20000)
-    window.focus_search()
+    qtbot.waitUntil(lambda: window.finder.is_ready, timeout=20000)
+    window.navigation.focus_search()
     qtbot.keyClicks(window.search, "approved")
     qtbot.waitUntil(lambda: 0 < window.drafts.model.rowCount() < len(HOSTILE), timeout=5000)
     assert window.drafts.select_id(next(r.id for r in window.drafts.model.rows if r.statement == HOSTILE[3]))
-    window._draft_selected()
+    window.review.show_current()
     assert reveal(HOSTILE[3]) in _rendered(window.drafts.detail)
     dialog = SplitDialog(HOSTILE[0], HOSTILE[3])
     qtbot.addWidget(dialog)
@@ -188,7 +188,7 @@ def test_search_results_and_dialogs_show_hostile_text_as_text(qtbot, hostile, wi
 
 def test_banners_never_render_markup_and_long_words_do_not_widen_the_window(qtbot, window):
     width = window.width()
-    window.show_error(HOSTILE[1] + " " + HOSTILE[6])
+    window.messages.error(HOSTILE[1] + " " + HOSTILE[6])
     assert window.banner.textFormat() == Qt.TextFormat.PlainText
     assert HOSTILE[1] in window.banner.text()
     qtbot.wait(10)

@@ -167,9 +167,9 @@ def test_timeline_of_an_engram(qtbot, window):
 
 
 def test_models_pass_qtmodeltester(qtmodeltester, window):
-    window.show_tensions()
-    window.show_validity()
-    window.show_history()
+    window.navigation.show_tensions()
+    window.navigation.show_validity()
+    window.navigation.show_history()
     for model in (window.drafts.model, window.tensions.model, window.validity.model, window.history.model):
         qtmodeltester.check(model, force_py=True)
 
@@ -217,7 +217,7 @@ def _export_through_the_dialog(qtbot, window, action_id, path, name_filter):
 
 
 def test_export_format_follows_the_chosen_filter_and_the_outcome_is_shown(qtbot, window, tmp_path):
-    window.show_history()
+    window.navigation.show_history()
     pane = window.history
     _export_through_the_dialog(qtbot, window, "history.export_csv", tmp_path / "view", "csv")
     rows = list(csv.reader((tmp_path / "view.csv").open()))  # no suffix typed: the chosen format's is added
@@ -231,7 +231,7 @@ def test_export_format_follows_the_chosen_filter_and_the_outcome_is_shown(qtbot,
 
 
 def test_export_to_an_unwritable_path_shows_the_error(qtbot, window, tmp_path):
-    window.show_history()
+    window.navigation.show_history()
     errors = []
     window.error_shown.connect(errors.append)
     (tmp_path / "a-file").write_text("")
@@ -271,7 +271,7 @@ def test_history_labels_and_summaries(qtbot, window):
     assert HistoryPane._count_text(1, 1, False, []) == "1 event · 1 malformed line"
     assert HistoryPane._count_text(1200, 2, True, []) == "1,200 events · 2 malformed lines · reading older months…"
 
-    window.show_history()
+    window.navigation.show_history()
     pane = window.history
     actors = {pane.model.data(pane.model.index(r, 1)) for r in range(pane.model.rowCount())}
     assert "unknown kind · agent:claude-code" in actors  # PLUR's events carry no kind: not called 'agent'
@@ -294,11 +294,11 @@ def test_history_labels_and_summaries(qtbot, window):
 
 def test_timeline_clears_the_other_filters(qtbot, window):
     target = window.drafts.current_id()
-    window.show_history()
+    window.navigation.show_history()
     pane = window.history
     pane.actor_filter.setCurrentText("human")
     pane.since.setText("2027-01-01")
-    window.show_drafts()
+    window.navigation.show_drafts()
     window.drafts.select_id(target)
     qtbot.keyClick(window.drafts.table, Qt.Key.Key_T, Qt.KeyboardModifier.ControlModifier)
     assert window.tabs.currentWidget() is pane

@@ -12,6 +12,7 @@ from PySide6.QtCore import Qt
 from plur_desk.app.demo import demo_source
 from plur_desk.ui.main_window import MainWindow
 from plur_desk.ui.models import DraftColumn
+from plur_desk.ui.scale_support import ScaleController
 
 from support.stores import plur
 from ui.conftest import engrams_on_disk, human_events
@@ -25,7 +26,7 @@ PARAPHRASES = [
 
 @pytest.fixture(autouse=True)
 def _lexical(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(MainWindow, "semantic_clusters", False)  # word overlap: fast and deterministic
+    monkeypatch.setattr(ScaleController, "semantic_clusters", False)  # word overlap: fast and deterministic
 
 
 @pytest.fixture
@@ -42,7 +43,8 @@ def store_copy(tmp_path: Path) -> Path:
 
 def _scaled(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
     qtbot.waitUntil(
-        lambda: window.scale is not None and bool(window.risk) and window.scale_runner.pending == 0, timeout=20000
+        lambda: window.scale.view is not None and bool(window.scale.risk) and window.scale.runner.pending == 0,
+        timeout=20000,
     )
 
 
@@ -82,8 +84,8 @@ def test_risk_column_reasons_and_order_toggle(qtbot, window: MainWindow) -> None
     before = [r.id for r in model.rows]
     window.drafts.focus_queue()
     qtbot.keyClick(window.drafts.table, Qt.Key.Key_O)
-    scores = [window.risk[r.id].risk.score for r in model.rows]
-    if window.risk_order:
+    scores = [window.scale.risk[r.id].risk.score for r in model.rows]
+    if window.scale.risk_order:
         assert scores == sorted(scores, reverse=True)
     else:
         assert [r.id for r in model.rows] == sorted(
@@ -95,7 +97,7 @@ def test_risk_column_reasons_and_order_toggle(qtbot, window: MainWindow) -> None
 
 def test_draft_detail_shows_the_writers_line(qtbot, window: MainWindow) -> None:
     _scaled(qtbot, window)
-    window._draft_selected()
+    window.review.show_current()
     text = window.drafts.detail.toPlainText()
     assert "Writer:" in text and "approved" in text and "rejected" in text
 
@@ -138,14 +140,14 @@ def test_one_key_settles_a_cluster_and_one_undo_takes_it_back(
 def test_x_takes_a_member_out_of_its_cluster(qtbot, window: MainWindow) -> None:
     _scaled(qtbot, window)
     learned = _learned_ids(window)
-    window.show_clusters()
+    window.navigation.show_clusters()
     pane = window.clusters
     row = next(r for r, c in enumerate(pane.model.rows) if {m.id for m in c.members} == learned)
     pane.table.selectRow(row)
     pane.member_table.selectRow(2)
     out = pane.current_member().id  # type: ignore[union-attr]
     qtbot.keyClick(pane.member_table, Qt.Key.Key_X)
-    qtbot.waitUntil(lambda: window.scale_runner.pending == 0)
+    qtbot.waitUntil(lambda: window.scale.runner.pending == 0)
     qtbot.waitUntil(lambda: all(out not in {m.id for m in c.members} for c in pane.model.rows))
     assert not human_events(window.store_path)  # a split writes nothing
 
@@ -156,7 +158,7 @@ def test_bulk_reject_in_risk_order_keeps_its_selection_while_risk_arrives(
     from ui.conftest import answer_modal
 
     _scaled(qtbot, window)
-    window.risk_order = True
+    window.scale.risk_order = True
     window.refresh_all()
     model = window.drafts.model
     first, second = model.rows[0].id, model.rows[1].id
@@ -168,7 +170,7 @@ def test_bulk_reject_in_risk_order_keeps_its_selection_while_risk_arrives(
         | window.drafts.table.selectionModel().SelectionFlag.Rows,
     )
     assert set(window.drafts.selected_ids()) == {first, second}
-    window._reorder_keeping_selection(list(reversed(model.rows)))  # a new ranking lands meanwhile
+    window.scale.reorder_keeping_selection(list(reversed(model.rows)))  # a new ranking lands meanwhile
     assert [r.id for r in model.rows][-2:] == [second, first]
     assert set(window.drafts.selected_ids()) == {first, second}
 

@@ -8,7 +8,7 @@ from ui.conftest import answer_modal, engrams_on_disk
 
 
 def test_query_filters_the_queue_and_bulk_applies_to_all_results(qtbot, window, store_copy):
-    qtbot.waitUntil(lambda: window.search_ready, timeout=20000)
+    qtbot.waitUntil(lambda: window.finder.is_ready, timeout=20000)
     qtbot.keyClick(window.drafts.table, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
     assert window.search.hasFocus()
     qtbot.keyClicks(window.search, "scope:project:web")
@@ -39,10 +39,10 @@ def test_query_filters_the_queue_and_bulk_applies_to_all_results(qtbot, window, 
 
 
 def test_detail_shows_similar_engrams_by_cosine_only(qtbot, window):
-    qtbot.waitUntil(lambda: window._status_labels["search"].text() == "search: full text + semantic", timeout=60000)
+    qtbot.waitUntil(lambda: window.status_labels["search"].text() == "search: full text + semantic", timeout=60000)
     target = next(r.id for r in window.drafts.model.rows if r.statement == "Use spaces for indentation in every file")
     window.drafts.select_id(target)
-    window._draft_selected()
+    window.review.show_current()
     text = window.drafts.detail.toPlainText()
     assert "cosine similarity" in text and "Use spaces, never tabs, for indentation in every file" in text
     scores = [float(line.split(" · ")[0]) for line in text.splitlines() if " · ENG-" in line]
@@ -50,11 +50,11 @@ def test_detail_shows_similar_engrams_by_cosine_only(qtbot, window):
 
 
 def test_no_similar_engrams_without_the_model(qtbot, window):
-    qtbot.waitUntil(lambda: window.search_ready, timeout=20000)
-    window.search_service._embeddings_wanted = False  # as on a machine without the embeddings extra
-    window.search_service._embedder = None
+    qtbot.waitUntil(lambda: window.finder.is_ready, timeout=20000)
+    window.finder.service._embeddings_wanted = False  # as on a machine without the embeddings extra
+    window.finder.service._embedder = None
     target = next(r.id for r in window.drafts.model.rows if r.statement == "Use spaces for indentation in every file")
-    assert window.similar_to(target) == []
+    assert window.finder.similar_to(target) == []
     window.drafts.select_id(target)
-    window._draft_selected()
+    window.review.show_current()
     assert "Similar engrams" not in window.drafts.detail.toPlainText()

@@ -14,7 +14,7 @@ def _focus(qtbot, widget):
 
 
 def test_enter_down_and_esc_move_between_search_and_results(qtbot, window):
-    qtbot.waitUntil(lambda: window.search_ready, timeout=20000)
+    qtbot.waitUntil(lambda: window.finder.is_ready, timeout=20000)
     table = window.drafts.table
     qtbot.keyClick(table, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
     _focus(qtbot, window.search)
@@ -33,7 +33,7 @@ def test_enter_down_and_esc_move_between_search_and_results(qtbot, window):
 
 
 def test_a_search_matching_nothing_says_so(qtbot, window):
-    window.focus_search()
+    window.navigation.focus_search()
     qtbot.keyClicks(window.search, "zzzqqq-no-such-words")
     qtbot.keyClick(window.search, Qt.Key.Key_Return)
     assert window.drafts.model.rowCount() == 0
@@ -45,7 +45,7 @@ def test_a_search_matching_nothing_says_so(qtbot, window):
 def test_tension_buttons_are_disabled_with_no_tension_shown(qtbot, window):
     qtbot.keyClick(window.drafts.table, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)
     assert window.qactions["tension.confirm"].isEnabled()
-    window.focus_search()
+    window.navigation.focus_search()
     qtbot.keyClicks(window.search, "zzzqqq-no-such-words")
     qtbot.keyClick(window.search, Qt.Key.Key_Return)
     assert window.tensions.model.rowCount() == 0
@@ -91,13 +91,13 @@ def test_shortcut_sheet_lists_the_contextual_keys(qtbot):
 
 
 def test_a_refusal_banner_is_cleared_when_changing_pane(qtbot, window):
-    window.show_error("Refused: the engram changed since you looked")
+    window.messages.error("Refused: the engram changed since you looked")
     assert window.banner.isVisible()
     qtbot.keyClick(window.drafts.table, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)
     assert not window.banner.isVisible()
     window.sticky_note = "Read-only store"
-    window.show_error("Refused again")
-    window.show_history()
+    window.messages.error("Refused again")
+    window.navigation.show_history()
     assert window.banner.isVisible() and window.banner.text() == "Read-only store"
 
 
@@ -132,7 +132,7 @@ def test_validity_timeline_has_a_date_axis_and_whole_labels(qtbot, window):
 
 
 def test_validity_timeline_shows_the_selected_engram_for_every_row(qtbot, window):
-    window.show_validity()
+    window.navigation.show_validity()
     pane = window.validity
     for row in range(pane.model.rowCount()):
         pane.table.selectRow(row)

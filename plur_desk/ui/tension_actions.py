@@ -1,0 +1,92 @@
+"""The tensions controller: the four outcomes of a tension (confirm, dismiss, keep one side, split in time), each
+on the tension the pane displays, only while that pane is on screen."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QDate, QObject
+from PySide6.QtWidgets import QDialog, QWidget
+
+from plur_desk.app.rows import TensionRow, created_of
+from plur_desk.domain.seen import Seen
+from plur_desk.ui.dialogs import ReasonDialog
+from plur_desk.ui.tensions_pane import SplitDialog, TensionsPane
+from plur_desk.ui.workspace import Workspace
+
+
+class TensionsController(QObject):
+    def __init__(self, workspace: Workspace, pane: TensionsPane, on_screen: Callable[[QWidget], bool]) -> None:
+        super().__init__(workspace)
+        self.workspace = workspace
+        self.pane = pane
+        self._on_screen = on_screen
+        pane.commit_requested.connect(self.commit_pending)
+
+    def _displayed(self) -> tuple[TensionRow, Seen] | None:
+        return self.pane.displayed() if self._on_screen(self.pane) else None
+
+    def confirm_tension(self) -> None:
+        session, displayed = self.workspace.session, self._displayed()
+        if displayed and session:
+            seen = displayed[1]
+            self.workspace.change(lambda: session.confirm_tension(seen))
+
+    def dismiss_tension(self) -> None:
+        session, displayed = self.workspace.session, self._displayed()
+        if not (displayed and session):
+            return
+        row, seen = displayed
+        dialog = ReasonDialog(
+            f"Dismiss {row.id}",
+            "Why is this not a real conflict? (optional) PLUR will not raise this pair again.",
+            [],
+            self.pane,
+            ok_text="Dismiss",
+            required=False,
+        )
+        if dialog.exec() == ReasonDialog.DialogCode.Accepted:
+            reason = dialog.reason
+            self.workspace.change(lambda: session.dismiss_tension(seen, reason))
+
+    def keep_left(self) -> None:
+        self._preview(keep_right=False)
+
+    def keep_right(self) -> None:
+        self._preview(keep_right=True)
+
+    def _preview(self, keep_right: bool) -> None:
+        displayed = self._displayed()
+        if displayed is None:
+            return
+        row, seen = displayed
+        winner, loser = (row.engram_b, row.engram_a) if keep_right else (row.engram_a, row.engram_b)
+        self.pane.show_preview(seen, winner, loser)
+
+    def commit_pending(self) -> None:
+        session, pending = self.workspace.session, self.pane.pending
+        if pending is None or session is None or not self._on_screen(self.pane):
+            return
+        seen, winner = pending
+        self.pane.cancel_pending()
+        self.workspace.change(lambda: session.resolve_tension(seen, winner))
+
+    def split_tension(self) -> None:
+        session, displayed = self.workspace.session, self._displayed()
+        if not (displayed and session):
+            return
+        row, seen = displayed
+        a, b = session.engram(row.engram_a), session.engram(row.engram_b)
+        if a is None or b is None:
+            self.workspace.messages.error(f"Both engrams of {row.id} must be in the store to split it in time.")
+            return
+        earlier, later = (
+            (row.engram_a, row.engram_b)
+            if (created_of(a), row.engram_a) <= (created_of(b), row.engram_b)
+            else (row.engram_b, row.engram_a)
+        )
+        now = self.workspace.clock.now()
+        dialog = SplitDialog(earlier, later, self.pane, QDate(now.year, now.month, now.day))
+        if dialog.exec() == QDialog.DialogCode.Accepted:
+            at = dialog.iso
+            self.workspace.change(lambda: session.split_in_time(seen, at))
