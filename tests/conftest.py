@@ -2,6 +2,7 @@
 
 import os
 import sys
+import weakref
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -33,3 +34,39 @@ def _no_real_keyring():
     keyring.set_keyring(fail.Keyring())
     yield
     keyring.set_keyring(fail.Keyring())  # whatever a test chose does not leak into the next one
+
+
+_windows: "weakref.WeakSet[object]" = weakref.WeakSet()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _track_windows():
+    """Every MainWindow a test builds, so what a closed one holds can be released after its test (below)."""
+    from plur_desk.ui.main_window import MainWindow
+
+    original = MainWindow.__init__
+
+    def tracked(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        _windows.add(self)
+
+    MainWindow.__init__ = tracked
+    yield
+    MainWindow.__init__ = original
+
+
+@pytest.fixture(autouse=True)
+def _release_closed_windows(_track_windows):
+    """A closed window's Qt object is deleted, but its Python wrapper outlives it in reference cycles through
+    bound methods kept by Qt-side connections, and with it the session, search index, ONNX sessions and vectors it
+    held: ~100 MB a window test, enough to exhaust memory over the suite. Once Qt has deleted the window, its
+    attributes are dropped so those are freed."""
+    yield
+    import shiboken6
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    for window in list(_windows):
+        if not shiboken6.isValid(window):
+            vars(window).clear()
+            _windows.discard(window)
