@@ -29,7 +29,7 @@ from plur_desk.ui.draft_actions import ReviewController
 from plur_desk.ui.drafts_pane import DraftsPane, action_button
 from plur_desk.ui.history_pane import HistoryPane
 from plur_desk.ui.messages import Messages
-from plur_desk.ui.navigation import NavigationController
+from plur_desk.ui.navigation import NavigationController, as_pane
 from plur_desk.ui.reviewer_identity import IdentityController, UnlockAsker
 from plur_desk.ui.runner import Runner
 from plur_desk.ui.scale_support import ScaleController
@@ -360,7 +360,7 @@ class MainWindow(QMainWindow):
         pane = nav.current_pane()
         on_screen = nav.pane_on_screen(pane)
         ids = self.drafts.selected_ids() if on_screen and pane is self.drafts else []
-        has_selection = bool(ids) if pane is self.drafts else bool(getattr(pane, "has_selection", lambda: False)())
+        has_selection = bool(ids) if pane is self.drafts else as_pane(pane).has_selection()
         return UiContext(
             pane=nav.current_name() if on_screen else "",
             has_store=session is not None,

@@ -1,0 +1,76 @@
+"""A pane and its controller are built from their collaborators alone, with no main window: the pane shows and
+emits intent, the controller acts only on what the pane displays and only while it counts as on screen."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QLabel, QStatusBar, QWidget
+
+from plur_desk.app.bootstrap import open_session
+from plur_desk.app.settings import Settings, SettingsStore
+from plur_desk.infra.clock import FixedClock
+from plur_desk.ui.app import make_application
+from plur_desk.ui.messages import Messages
+from plur_desk.ui.tension_actions import TensionsController
+from plur_desk.ui.tensions_pane import TensionsPane
+from plur_desk.ui.validity_pane import ValidityController, ValidityPane
+from plur_desk.ui.workspace import Workspace
+
+from ui.conftest import NOW, engrams_on_disk, human_events, tensions_on_disk
+
+
+def _workspace(qtbot, store_copy, tmp_path) -> tuple[Workspace, QWidget]:
+    make_application()
+    host = QWidget()
+    qtbot.addWidget(host)
+    messages = Messages(QLabel(host), QStatusBar(host), host)
+    settings = Settings(reviewer_name="Grace Tester")
+    ws = Workspace(SettingsStore(tmp_path / "settings.yaml"), settings, "Grace Tester", FixedClock(NOW), messages, host)
+    ws.session = open_session(store_copy, "Grace Tester", clock=FixedClock(NOW))
+    ws.store_path = store_copy
+    return ws, host
+
+
+def test_tensions_pane_and_controller_without_a_window(qtbot, store_copy, tmp_path):
+    ws, host = _workspace(qtbot, store_copy, tmp_path)
+    asked: list[str] = []
+    pane = TensionsPane(ws, lambda engram_id: asked.append(engram_id) or [], host)
+    on_screen = {"now": False}
+    controller = TensionsController(ws, pane, lambda shown: shown is pane and on_screen["now"])
+    changed: list[object] = []
+    pane.selection_changed.connect(lambda: changed.append(True))
+    pane.refresh(None)
+    detected = next(i for i, r in enumerate(pane.model.rows) if r.status == "detected")
+    pane.table.selectRow(detected)
+    row, _seen = pane.displayed()
+    assert row.status == "detected" and changed and asked  # shown, said so, and asked for similar engrams
+    before = tensions_on_disk(store_copy)[row.id]
+    controller.confirm_tension()  # the pane is not on screen: nothing is decided
+    ws.runner.wait()
+    assert tensions_on_disk(store_copy)[row.id] == before and human_events(store_copy) == []
+    on_screen["now"] = True
+    with qtbot.waitSignal(ws.applied, timeout=10000):
+        controller.confirm_tension()
+    assert tensions_on_disk(store_copy)[row.id]["status"] == "confirmed"
+    (event,) = human_events(store_copy)
+    assert row.id in str(event)
+
+
+def test_validity_pane_and_controller_without_a_window(qtbot, store_copy, tmp_path):
+    ws, host = _workspace(qtbot, store_copy, tmp_path)
+    pane = ValidityPane(ws, host)
+    on_screen = {"now": False}
+    controller = ValidityController(ws, pane, lambda shown: shown is pane and on_screen["now"])
+    pane.refresh(None)
+    current = next(i for i, r in enumerate(pane.model.rows) if r.state in ("current", "expiring_soon"))
+    pane.table.selectRow(current)
+    target = pane.current_row()
+    assert target is not None and pane.selected_rows() == [target]
+    controller.expire_now()  # not on screen: nothing is decided
+    ws.runner.wait()
+    assert human_events(store_copy) == []
+    on_screen["now"] = True
+    with qtbot.waitSignal(ws.applied, timeout=10000):
+        controller.expire_now()
+    until = engrams_on_disk(store_copy)[target.id]["temporal"]["valid_until"]
+    assert until != target.valid_until and until.startswith(NOW.strftime("%Y-%m-%d"))  # ends now
+    assert [e["engram_id"] for e in human_events(store_copy)] == [target.id]
