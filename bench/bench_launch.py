@@ -13,6 +13,10 @@ Each round alternates ours and PLUR's, cold then warm, so machine load hits both
   `engrams.db` in the store; warm = PLUR's own SQLite index left from the previous run.
 - check: `python -m plur_desk check STORE` to exit, cold (no cache) and warm.
 Times are medians with [min-max] over the rounds. Stores are made by the real PLUR (tests/node/make_store.mjs).
+Beside the wall times, the CPU seconds each process used (ours: up to reviewable, all threads; PLUR: the whole
+`list()` process): on a shared machine they move far less with the load than wall times do.
+plur_desk runs as installed: its modules byte-compiled first (pip does this at install; a checkout does it on the
+first run), even where PYTHONDONTWRITEBYTECODE is set, which would make every launch compile every module.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -62,6 +67,8 @@ def tick():
     if ("reviewable" not in marks and win.drafts.current() is not None and win.qactions["review.approve"].isEnabled()
             and win.drafts.detail.toPlainText().strip()):
         marks["reviewable"] = time.time()
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        marks["cpu_reviewable"] = usage.ru_utime + usage.ru_stime
     session = win.session
     if "loaded" in marks and session is not None and session.history.loaded and win.runner.pending == 0:
         usage = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -84,7 +91,13 @@ def _env(work: Path) -> dict[str, str]:
     env = dict(os.environ)
     env["XDG_CACHE_HOME"], env["XDG_CONFIG_HOME"] = str(work / "cache"), str(work / "config")
     env["PYTHONPATH"] = str(ROOT)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: the byte code compiled once (see compile_package)
     return env
+
+
+def compile_package() -> None:
+    """Byte-compile plur_desk as pip does at install time (into its __pycache__ folders, which git ignores)."""
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "plur_desk")], check=True)
 
 
 def ours(store: Path, work: Path) -> dict:
@@ -99,7 +112,8 @@ def ours(store: Path, work: Path) -> dict:
     )
     marks = json.loads(proc.stdout.strip().splitlines()[-1])
     out = {k: marks[k] - t0 for k in ("window", "rows", "reviewable", "loaded") if k in marks}
-    return {**out, **{k: marks[k] for k in ("max_stall_ms", "p99_stall_ms", "rss_mb", "worker_rss_mb")}}
+    keep = ("cpu_reviewable", "max_stall_ms", "p99_stall_ms", "rss_mb", "worker_rss_mb")
+    return {**out, **{k: marks[k] for k in keep}}
 
 
 def check(store: Path, work: Path) -> float:
@@ -110,8 +124,13 @@ def check(store: Path, work: Path) -> float:
     return time.time() - t0
 
 
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def plur_list(store: Path, home: Path) -> dict:
-    t0 = time.time()
+    t0, cpu0 = time.time(), _children_cpu()
     proc = subprocess.run(
         ["node", str(NODE_DIR / "bench_plur.mjs")],
         input=json.dumps({"op": "list"}),
@@ -122,7 +141,7 @@ def plur_list(store: Path, home: Path) -> dict:
         timeout=900,
         check=True,
     )
-    return {"seconds": time.time() - t0, **json.loads(proc.stdout)}
+    return {"seconds": time.time() - t0, "cpu": _children_cpu() - cpu0, **json.loads(proc.stdout)}
 
 
 def make_store(n: int, stores: Path) -> Path:
@@ -137,6 +156,7 @@ def make_store(n: int, stores: Path) -> Path:
 def bench_size(n: int, stores: Path, rounds: int) -> dict:
     template = make_store(n, stores)
     runs: dict[str, list] = {}
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="plur-launch-") as tmp:
         work, store = Path(tmp), Path(tmp) / "store"
         shutil.copytree(template, store, ignore=shutil.ignore_patterns("engrams.db*"))
@@ -151,7 +171,8 @@ def bench_size(n: int, stores: Path, rounds: int) -> dict:
             shutil.rmtree(work / "cache", ignore_errors=True)
             runs.setdefault("check_cold", []).append(check(store, work))
             runs.setdefault("check_warm", []).append(check(store, work))
-    return {"n": n, "mb": (template / "engrams.yaml").stat().st_size / 1e6, "runs": runs}
+    load = (load_before, os.getloadavg()[0])
+    return {"n": n, "mb": (template / "engrams.yaml").stat().st_size / 1e6, "runs": runs, "load": load}
 
 
 def _stat(values: list[float]) -> str:
@@ -187,6 +208,23 @@ def table(results: list[dict], rounds: int) -> str:
             )
     lines += [
         "",
+        "CPU seconds used (all threads; they move far less with the machine's load than wall times):",
+        "",
+        "| store | state | plur_desk, launch → reviewable | PLUR, whole `list()` process | ours / PLUR | load average "
+        "(start → end of this size) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        for state in ("cold", "warm"):
+            ours_cpu = [x["cpu_reviewable"] for x in r["runs"][f"ours_{state}"]]
+            plur_cpu = [x["cpu"] for x in r["runs"][f"plur_{state}"]]
+            ratio = statistics.median(ours_cpu) / statistics.median(plur_cpu)
+            lines.append(
+                f"| {r['n']:,} | {state} | {_stat(ours_cpu)} | {_stat(plur_cpu)} | {ratio:.2f}× | "
+                f"{r['load'][0]:.1f} → {r['load'][1]:.1f} |"
+            )
+    lines += [
+        "",
         "| store | `plur-desk check` cold | PLUR `list()` cold | check warm (parse cache) | PLUR `list()` warm |",
         "|---|---|---|---|---|",
     ]
@@ -206,6 +244,7 @@ def main() -> None:
     parser.add_argument("--stores", type=Path, default=ROOT / "bench" / "out" / "stores")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "launch.md")
     args = parser.parse_args()
+    compile_package()
     results = []
     for n in (int(x) for x in args.sizes.split(",")):
         results.append(bench_size(n, args.stores, args.rounds))

@@ -6,8 +6,16 @@ go on meanwhile); `finish_load` runs in the same serial queue as writes and comp
 
 from __future__ import annotations
 
+from plur_desk.app import team_review
 from plur_desk.app.session import ReviewSession
 from plur_desk.store.parse_cache import ParsedBlocks
+
+
+def before_first_draft(session: ReviewSession) -> None:
+    """On the loading thread, what showing the first draft would otherwise ask on the GUI thread: whether the
+    store is a git clone with a remote (a `git` subprocess, asked once per store; its detail warns about what
+    will not reach the team)."""
+    team_review.team_remote(session.store.root)
 
 
 def parse_rest(session: ReviewSession) -> ParsedBlocks:
@@ -19,3 +27,10 @@ def finish_load(session: ReviewSession, parsed: object) -> ReviewSession:
     session.store.finish_load(parsed)
     session.reindex()
     return session
+
+
+def warm_up_signing() -> None:
+    """Once the store is loaded, off the GUI thread: the modules that signing a decision needs (the launch does
+    not wait for them; the first decision then does not either)."""
+    import keyring  # noqa: F401
+    from cryptography.hazmat.primitives.asymmetric import ed25519  # noqa: F401

@@ -143,13 +143,17 @@ class ReviewSession(JournaledSession, SigningMixin, ClusterDecisionsMixin):
         rows.sort(key=keys.get(sort, keys["age"]), reverse=descending)  # type: ignore[arg-type]
         return rows
 
-    def tensions(self, statuses: Iterable[str] = ("detected", "confirmed")) -> list[TensionRow]:
+    def tensions(
+        self, statuses: Iterable[str] = ("detected", "confirmed"), engram_id: str | None = None
+    ) -> list[TensionRow]:
+        """Rows of the tensions with these statuses (only those naming `engram_id`, when given)."""
         wanted = set(statuses)
         now = self.now()
         rows = [
             tension_row(t, now, [self._engrams.get(str(t.get(k))) for k in ("engram_a", "engram_b")])
             for t in self._tensions.values()
             if t.get("status", "detected") in wanted
+            and (engram_id is None or engram_id in (str(t.get("engram_a")), str(t.get("engram_b"))))
         ]
         rows.sort(key=lambda r: r.detected_at)
         return rows

@@ -9,8 +9,7 @@ import hashlib
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from typing import TYPE_CHECKING
 
 from plur_desk.app.vault import KeyLocked, KeyVault
 from plur_desk.domain.review import Reviewer, make_event
@@ -19,6 +18,9 @@ from plur_desk.infra.clock import iso_ms
 from plur_desk.infra.errors import KeyConflict, KeyUnavailable, PlurDeskError
 from plur_desk.store import signatures
 from plur_desk.store.keys_file import read_keys, register_key, replace_key
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 EPOCH = "1970-01-01T00:00:00.000Z"
 AskUnlock = Callable[[str], bool]  # shown the reason; True = try again (the keyring prompts to unlock)
@@ -64,6 +66,8 @@ class ReviewerKeys:
         if self._key is None:
             key = self._load()
             if key is None:
+                from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
                 key = Ed25519PrivateKey.generate()
                 try:
                     where = self.vault.save(self.identity, key)
@@ -114,6 +118,8 @@ class ReviewerKeys:
         (rotation); `revoke` marks the old ones lost from now on, `disown` as never having been the reviewer's
         (nothing they signed counts). Returns the signed event to append."""
         if new_key:
+            from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
             key = Ed25519PrivateKey.generate()
             try:
                 where = self.vault.save(self.identity, key)

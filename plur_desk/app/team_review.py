@@ -8,13 +8,11 @@ from pathlib import Path
 from plur_desk.app.git_repo import find_repo
 from plur_desk.app.reviewer import READER
 from plur_desk.app.session import ChangeSet, ReviewSession
-from plur_desk.app.sync import remote_type
 from plur_desk.app.team import TeamDisagreement, find_disagreements
 from plur_desk.domain import settle
 from plur_desk.domain.merge_engram import REVIEWS_KEY
 from plur_desk.infra.errors import ActionRefused
 from plur_desk.store.plur_store import Edit
-from plur_desk.store.sync_strip import why_not_pushed
 
 
 def disagreements(session: ReviewSession) -> list[TeamDisagreement]:
@@ -36,8 +34,12 @@ def team_remote(root: Path) -> str | None:
     """The store's remote type when it is a git clone with an origin (asked once per store), else None."""
     if root not in _REMOTES:
         repo = find_repo(root)
-        synced = repo is not None and repo.ok("remote", "get-url", "origin")
-        _REMOTES[root] = remote_type(root) if synced else None
+        kind = None
+        if repo is not None and repo.ok("remote", "get-url", "origin"):
+            from plur_desk.app.sync import remote_type  # git sync's modules load only for a store that is a clone
+
+            kind = remote_type(root)
+        _REMOTES[root] = kind
     return _REMOTES[root]
 
 
@@ -46,6 +48,8 @@ def visibility_warnings(session: ReviewSession, ids: list[str]) -> list[str]:
     kind = team_remote(session.store.root)
     if kind is None:
         return []
+    from plur_desk.store.sync_strip import why_not_pushed
+
     warnings = []
     for ident in ids:
         engram = session.engram(ident)

@@ -12,13 +12,16 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-
-import keyring
-import keyring.errors
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from typing import TYPE_CHECKING
 
 from plur_desk.infra.errors import KeyUnavailable
 from plur_desk.store.signatures import load_private_key, private_key_der
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+# keyring is imported where the key is first needed, never at launch: importing it (and what it imports) costs
+# about a tenth of a second that the window would otherwise wait for.
 
 SERVICE = "plur-desk reviewer key"
 KEYRING_PROTECTS = (
@@ -60,11 +63,16 @@ class KeyVault:
     def location(self, identity: str) -> KeyLocation:
         if self._file(identity).exists():
             return KeyLocation("file", f"file {self._file(identity)}", FILE_PROTECTS)
+        import keyring
+
         backend = type(keyring.get_keyring()).__name__
         return KeyLocation("keyring", f"system keyring ({backend}, service {SERVICE!r})", KEYRING_PROTECTS)
 
     def load(self, identity: str) -> Ed25519PrivateKey | None:
         """The stored key, None when there is none. Raises KeyLocked when the keyring would not open."""
+        import keyring
+        import keyring.errors
+
         try:
             secret = keyring.get_password(SERVICE, identity)
         except keyring.errors.KeyringLocked as exc:
@@ -95,6 +103,9 @@ class KeyVault:
 
     def save(self, identity: str, key: Ed25519PrivateKey) -> KeyLocation:
         """Keep `key`: in the keyring when it accepts and returns it, else in the 0600 file."""
+        import keyring
+        import keyring.errors
+
         secret = base64.b64encode(private_key_der(key)).decode("ascii")
         try:
             keyring.set_password(SERVICE, identity, secret)

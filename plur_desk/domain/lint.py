@@ -7,6 +7,7 @@ These flags never decide anything; they make the reviewer look twice.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _INSTRUCTION = re.compile(
     r"\b(ignore (all |any )?(previous|prior|above) (instructions|rules)|disregard (the )?(previous|above|system)|"
@@ -46,6 +47,12 @@ def reveal(text: str) -> str:
 
 
 def text_flags(statement: str) -> list[str]:
+    return list(_text_flags(statement))
+
+
+@lru_cache(maxsize=1 << 16)
+def _text_flags(statement: str) -> tuple[str, ...]:
+    """Every refresh of the queue asks again for every draft: the answer for a text is remembered."""
     flags = []
     if _INSTRUCTION.search(statement):
         flags.append("instruction-like text")
@@ -56,4 +63,4 @@ def text_flags(statement: str) -> list[str]:
     hidden = hidden_characters(statement)
     if hidden:
         flags.append("hidden characters " + " ".join(hidden[:4]) + (" …" if len(hidden) > 4 else ""))
-    return flags
+    return tuple(flags)

@@ -10,18 +10,23 @@ from __future__ import annotations
 import base64
 import binascii
 from functools import lru_cache
-
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from typing import TYPE_CHECKING
 
 from plur_desk.domain.trust import HUMAN_PREFIX, Trust, TrustState, reviewer_identity
 from plur_desk.store.chain import canonical_bytes
 from plur_desk.store.keys_file import KeyEntry, KeyRegistry
 
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+# cryptography is imported by the functions that sign or verify, not at launch (the window shows drafts without it).
+
 
 def public_key_b64(key: Ed25519PrivateKey | Ed25519PublicKey) -> str:
     """SPKI DER (44 bytes for Ed25519) in base64, as keys.yaml holds it."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
     public = key.public_key() if isinstance(key, Ed25519PrivateKey) else key
     der = public.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
     return base64.b64encode(der).decode("ascii")
@@ -29,12 +34,17 @@ def public_key_b64(key: Ed25519PrivateKey | Ed25519PublicKey) -> str:
 
 def private_key_der(key: Ed25519PrivateKey) -> bytes:
     """PKCS#8 DER (48 bytes), PLUR's private key file format."""
+    from cryptography.hazmat.primitives import serialization
+
     return key.private_bytes(
         serialization.Encoding.DER, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
     )
 
 
 def load_private_key(der: bytes) -> Ed25519PrivateKey:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
     key = serialization.load_der_private_key(der, password=None)
     if not isinstance(key, Ed25519PrivateKey):
         raise ValueError("not an Ed25519 private key")
@@ -54,6 +64,9 @@ def sign(event: dict[str, object], key: Ed25519PrivateKey, identity: str) -> dic
 
 @lru_cache(maxsize=256)
 def _public_key(public_key: str) -> Ed25519PublicKey | None:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
     try:
         loaded = serialization.load_der_public_key(base64.b64decode(public_key, validate=True))
     except (ValueError, binascii.Error, TypeError):
@@ -62,6 +75,8 @@ def _public_key(public_key: str) -> Ed25519PublicKey | None:
 
 
 def verify(event: dict[str, object], public_key: str) -> bool:
+    from cryptography.exceptions import InvalidSignature
+
     signature = event.get("signature")
     if not isinstance(signature, str):
         return False

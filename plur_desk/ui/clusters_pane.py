@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
@@ -19,11 +19,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from plur_desk.app.clusters import Cluster, Member
-from plur_desk.app.scale import ScaleView
 from plur_desk.app.session import ChangeSet
 from plur_desk.ui.drafts_pane import action_button
 from plur_desk.ui.models import Column, RowsModel
+
+if TYPE_CHECKING:  # numpy comes with them: loaded with the first clusters, not at launch
+    from plur_desk.app.clusters import Cluster, Member
+    from plur_desk.app.scale import ScaleView
 
 
 def _first(c: Cluster) -> Member:

@@ -5,18 +5,20 @@ threshold. Until the finder is ready nothing is shown and nothing is asked."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from plur_desk.app.conflict_actions import not_a_conflict, record_tension, supersede
-from plur_desk.app.conflict_service import ConflictService, ConflictWarning
-from plur_desk.app.conflicts import ConflictCandidate, ScanResult, Vectors
 from plur_desk.app.session import ChangeSet
-from plur_desk.ui.conflicts_dialog import ConflictsDialog
 from plur_desk.ui.runner import Runner
 from plur_desk.ui.search_support import SearchController
 from plur_desk.ui.workspace import Workspace
+
+if TYPE_CHECKING:  # the finder's modules (numpy among them) load when it is first built, off the GUI thread
+    from plur_desk.app.conflict_service import ConflictService, ConflictWarning
+    from plur_desk.app.conflicts import ConflictCandidate, ScanResult, Vectors
+    from plur_desk.ui.conflicts_dialog import ConflictsDialog
 
 CONFLICT_NOTE = "This may contradict what the store already says:"
 
@@ -57,15 +59,24 @@ class ConflictsController(QObject):
         search = self._search
 
         def vectors() -> Vectors | None:
+            from plur_desk.app.conflicts import Vectors
+
             service = search.service
             if service is None or not service.vectors.vectors:
                 return None
             embedder = service.embedder()
             return Vectors(service.vectors.vectors, embedder.embed if embedder is not None else None)
 
-        self.runner.submit(lambda: ConflictService(session, vectors).rebuild(), self._built, self._failed)
+        def build() -> ConflictService:
+            from plur_desk.app.conflict_service import ConflictService
+
+            return ConflictService(session, vectors).rebuild()
+
+        self.runner.submit(build, self._built, self._failed)
 
     def _built(self, service: object) -> None:
+        from plur_desk.app.conflict_service import ConflictService
+
         assert isinstance(service, ConflictService)
         if service.session is self.workspace.session:
             self.service = service
@@ -112,6 +123,8 @@ class ConflictsController(QObject):
         if self.workspace.session is None:
             return
         if self.dialog is None:
+            from plur_desk.ui.conflicts_dialog import ConflictsDialog
+
             dialog = ConflictsDialog(self._parent)
             dialog.record_requested.connect(self._record_candidate)
             dialog.dismiss_requested.connect(self._dismiss_candidate)
@@ -126,6 +139,8 @@ class ConflictsController(QObject):
         session, progress = self.workspace.session, self._scan_progress
         if session is None:
             return
+        from plur_desk.app.conflict_service import ConflictService
+
         service = self.service if self.service is not None else ConflictService(session)
         progress.changed.emit("Scanning the store…")
 
@@ -140,6 +155,8 @@ class ConflictsController(QObject):
             self.dialog.set_progress(text)
 
     def _scanned(self, result: object) -> None:
+        from plur_desk.app.conflicts import ScanResult
+
         assert isinstance(result, ScanResult)
         if self.dialog is not None:
             self.dialog.set_candidates(
@@ -158,16 +175,22 @@ class ConflictsController(QObject):
         self.workspace.runner.submit(fn, done, self.workspace.fail)
 
     def _record_candidate(self, c: ConflictCandidate) -> None:
+        from plur_desk.app.conflict_actions import record_tension
+
         session = self.workspace.session
         if session is not None:
             self._answer(lambda: record_tension(session, c.engram_a, c.engram_b, c.score, c.reason()), c.key)
 
     def _dismiss_candidate(self, c: ConflictCandidate) -> None:
+        from plur_desk.app.conflict_actions import not_a_conflict
+
         session = self.workspace.session
         if session is not None:
             self._answer(lambda: not_a_conflict(session, c.engram_a, c.engram_b), c.key)
 
     def _replace_candidate(self, newer: str, older: str) -> None:
+        from plur_desk.app.conflict_actions import supersede
+
         session = self.workspace.session
         if session is not None:
             key = ":".join(sorted((newer, older)))

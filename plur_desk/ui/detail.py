@@ -169,7 +169,7 @@ def engram_html(
         parts.append(_section("Relations", _kv(rel_rows)))
     tensions = [
         t
-        for t in session.tensions(("detected", "confirmed", "dismissed", "resolved"))
+        for t in session.tensions(("detected", "confirmed", "dismissed", "resolved"), engram_id)
         if engram_id in (t.engram_a, t.engram_b)
     ]
     if tensions:

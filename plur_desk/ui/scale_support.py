@@ -6,10 +6,11 @@ decisions (settling a cluster) go through the session on the workspace's serial 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QItemSelectionModel, QObject, QTimer, Signal
 
 from plur_desk.app.rows import DraftRow
-from plur_desk.app.scale import RiskRow, ScaleView
 from plur_desk.app.writer_stats import WriterKey, WriterStats
 from plur_desk.domain.risk import factors_help
 from plur_desk.infra.errors import ActionRefused
@@ -20,6 +21,9 @@ from plur_desk.ui.navigation import NavigationController
 from plur_desk.ui.runner import Runner
 from plur_desk.ui.workspace import Workspace
 from plur_desk.ui.writers_pane import WritersPane
+
+if TYPE_CHECKING:  # the clusters' modules (numpy among them) load with the first computation, off the GUI thread
+    from plur_desk.app.scale import RiskRow, ScaleView
 
 RISK_COLUMN = len(DraftColumn)  # appended after the queue's own columns
 
@@ -73,6 +77,7 @@ class ScaleController(QObject):
         semantic, level = self.semantic_clusters, self.workspace.settings.default_level
 
         def work() -> ScaleView:  # the model and the vector cache load here too, never on the GUI thread
+            from plur_desk.app.scale import ScaleView
             from plur_desk.infra.paths import cache_dir
 
             view = scale or ScaleView.open(session, cache_dir(), semantic=semantic)
@@ -82,6 +87,8 @@ class ScaleController(QObject):
         self.runner.submit(work, self._done, self.workspace.fail)
 
     def _done(self, view: object) -> None:
+        from plur_desk.app.scale import ScaleView
+
         assert isinstance(view, ScaleView)
         if view.session is not self.workspace.session:
             return  # another store was opened meanwhile

@@ -4,14 +4,17 @@ query language; the detail panels show similar engrams. Everything works without
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QLabel, QLineEdit
 
-from plur_desk.app.search import SearchService
 from plur_desk.ui.runner import Runner
 from plur_desk.ui.workspace import Workspace
+
+if TYPE_CHECKING:  # the index's modules (tantivy, numpy) load when it is first built, off the GUI thread
+    from plur_desk.app.search import SearchService
 
 DEBOUNCE_MS = 150
 
@@ -73,6 +76,8 @@ class SearchController(QObject):
         progress = self._progress
 
         def build() -> SearchService:
+            from plur_desk.app.search import SearchService
+
             service = SearchService(session, root)
             progress.changed.emit("indexing…")
             service.sync(lambda n, total: progress.changed.emit(f"indexing {n:,}/{total:,}"))
@@ -82,6 +87,8 @@ class SearchController(QObject):
         self.runner.submit(build, self._built, self._failed)
 
     def _built(self, service: object) -> None:
+        from plur_desk.app.search import SearchService
+
         assert isinstance(service, SearchService)
         self.service, self.is_ready = service, True
         progress = self._progress

@@ -116,6 +116,7 @@ class StoreController(QObject):
             store.load_drafts()  # the rest is parsed in worker processes once the queue is on screen
             session = make_session(store, reviewer, clock, asker)
             session.recover_on_open()  # finishes interrupted actions from the journal; sets recovery_note
+            loading.before_first_draft(session)
             return session
 
         ws.runner.submit(
@@ -130,13 +131,9 @@ class StoreController(QObject):
         lock and finds any entry by id, so a decision now is as safe as after the full load)."""
         assert isinstance(session, ReviewSession)
         ws = self.workspace
-        if ws.session is None:
-            rows = session.drafts()
-            self._drafts.set_rows(rows)
-            self._focus_first_queue()
-            self._labels["counts"].setText(f"{len(rows)} drafts waiting · loading the rest…")
         ws.session = session
-        self.refresh_requested.emit()  # every pane usable now; the full load refreshes them again
+        self.refresh_requested.emit()  # every pane usable now (the queue's rows built once); the full load refreshes
+        self._focus_first_queue()
         self._labels["busy"].setText("loading the rest…")
 
         def parsed(rest: object) -> None:  # then completed in the writes' queue, unless another store was opened
@@ -178,6 +175,7 @@ class StoreController(QObject):
             session.store.save_cache()
 
         ws.runner.submit(read_history, lambda _r: self._history_loaded() if ws.session is session else None)
+        ws.runner.submit(loading.warm_up_signing)
         self.loaded.emit()
 
     def _history_loaded(self) -> None:

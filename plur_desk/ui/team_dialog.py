@@ -19,8 +19,6 @@ from PySide6.QtWidgets import (
 )
 
 from plur_desk.app import team_review
-from plur_desk.app.sync import run_sync
-from plur_desk.app.sync_report import SyncReport
 from plur_desk.app.team import TeamDisagreement
 from plur_desk.ui.workspace import Workspace
 
@@ -172,9 +170,13 @@ class TeamController(QObject):
         if path is None:
             return
         self.workspace.messages.status("Syncing with the team…")
+        from plur_desk.app.sync import run_sync  # git sync's modules load when asked for, not at launch
+
         self.workspace.runner.submit(lambda: run_sync(path), self._synced, self.workspace.fail)
 
     def _synced(self, report: object) -> None:
+        from plur_desk.app.sync_report import SyncReport
+
         assert isinstance(report, SyncReport)
         text = report.to_text()
         last = text.splitlines()[-1] if text else ""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -15,11 +16,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from plur_desk.app.scale import ScaleView
 from plur_desk.app.session import ChangeSet
 from plur_desk.app.writer_stats import WriterStats
 from plur_desk.ui.models import ID_ROLE, Column, RowsModel
 from plur_desk.ui.widgets import SafeBrowser, text_html
+
+if TYPE_CHECKING:  # numpy comes with it: loaded with the first ledger, not at launch
+    from plur_desk.app.scale import ScaleView
 
 
 def _hours(value: float | None) -> str:

@@ -1,0 +1,86 @@
+"""What a launch loads before the first draft can be acted on: only what showing and deciding it needs.
+
+Importing numpy, tantivy, onnxruntime, keyring or cryptography (and the modules of features used later: search,
+contradictions, clusters, git sync) costs the window about half a second of a 2-core machine before anything is on
+screen. They load off the GUI thread when their feature starts, or on first use (the key when signing a decision).
+The window runs in a fresh process, so what this test process imported does not count.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from plur_desk.app.demo import demo_source
+
+ROOT = Path(__file__).resolve().parents[2]
+
+LATER = (
+    "numpy",
+    "tantivy",
+    "onnxruntime",
+    "keyring",
+    "cryptography",
+    "plur_desk.app.search",
+    "plur_desk.app.conflicts",
+    "plur_desk.app.clusters",
+    "plur_desk.app.sync",
+    "plur_desk.store.merge",
+)
+
+PROBE = r"""
+import json, sys
+from pathlib import Path
+from PySide6.QtCore import QTimer
+from plur_desk.app.settings import Settings, SettingsStore
+from plur_desk.ui.app import make_application
+from plur_desk.ui.main_window import MainWindow
+
+store, work = Path(sys.argv[1]), Path(sys.argv[2])
+app = make_application()
+win = MainWindow(SettingsStore(work / "settings.yaml"), Settings(reviewer_name="Grace Tester"), "Grace Tester")
+win.show()
+shown = win.opener._drafts_loaded
+
+def drafts_loaded(session):
+    shown(session)  # the queue is on screen; the rest of the store is not loaded yet, no index is being built
+    print(json.dumps({
+        "selected": win.drafts.current() is not None,
+        "approve_enabled": win.qactions["review.approve"].isEnabled(),
+        "detail": win.drafts.detail.toPlainText().strip()[:80],
+        "store_opened": win.session is not None and win.session.store.engrams.all_parsed,
+        "modules": sorted(sys.modules),
+    }), flush=True)
+    app.exit(0)
+
+win.opener._drafts_loaded = drafts_loaded
+win.open_path(store)
+QTimer.singleShot(60000, lambda: app.exit(3))
+sys.exit(app.exec())
+"""
+
+
+def test_the_first_draft_is_reviewable_before_any_later_feature_is_imported(tmp_path):
+    import shutil
+
+    store = tmp_path / "store"
+    shutil.copytree(demo_source(), store)
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT)}
+    env["PYTHON_KEYRING_BACKEND"] = "keyring.backends.fail.Keyring"  # never a real keyring, should it be touched
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, str(store), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert report["selected"] and report["approve_enabled"] and report["detail"], report
+    assert not report["store_opened"], "the check must run before the full load"
+    loaded = set(report["modules"])
+    early = [name for name in LATER if name in loaded]
+    assert early == [], f"imported before the first draft was reviewable: {early}"
