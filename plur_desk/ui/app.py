@@ -13,6 +13,8 @@ from plur_desk import APP_ID, __version__
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QApplication
 
+    from plur_desk.app.settings import Settings, SettingsStore
+
 NO_DISPLAY = (
     "plur-desk: no display to show the window on (neither DISPLAY nor WAYLAND_DISPLAY is set).\n"
     "Run it in a desktop session, or over SSH with X forwarding (ssh -X). From a terminal without a display, use\n"
@@ -48,7 +50,7 @@ def make_application(argv: list[str] | None = None) -> QApplication:
     return app
 
 
-def ask_reviewer(settings_store, settings, given: str | None) -> str | None:  # type: ignore[no-untyped-def]
+def ask_reviewer(settings_store: SettingsStore, settings: Settings, given: str | None) -> str | None:
     """This run's reviewer: `--reviewer` (for this run only), else the saved default, else asked in a dialog
     whose OK stays disabled until the name names a person. Saved as the default only when the person ticks it.
     None when the dialog was cancelled."""

@@ -217,9 +217,8 @@ class DraftsPane(QWidget):
     def selected_ids(self) -> list[str]:
         rows = sorted({i.row() for i in self.table.selectionModel().selectedRows()})
         ids = [str(self.model.index(r, 0).data(ID_ROLE)) for r in rows]
-        if not ids and self.current_id():
-            ids = [self.current_id()]  # type: ignore[list-item]
-        return ids
+        current = self.current_id()
+        return ids or ([current] if current else [])
 
     def id_after(self, ids: list[str]) -> str | None:
         """The draft that should be selected once `ids` leave the queue (the next one, else the previous)."""
@@ -246,7 +245,7 @@ class DraftsPane(QWidget):
             return rows
         column, descending = self._user_sort
         key = self.model.columns[column].sort
-        return sorted(rows, key=key, reverse=descending)  # type: ignore[arg-type]
+        return sorted(rows, key=key, reverse=descending)
 
     def _header_clicked(self, column: int) -> None:
         header = self.table.horizontalHeader()

@@ -131,6 +131,7 @@ class MainWindow(QMainWindow):
             self.stack,
             self.panes,
             self.search,
+            {"validity": self.validity.show_engram, "history": self.history.show_engram},
             self.messages,
             lambda action_id: self.qactions[action_id].trigger(),
             lambda action_id: self.qactions[action_id].isEnabled(),
@@ -201,8 +202,13 @@ class MainWindow(QMainWindow):
 
     def _queues(self) -> dict[str, QWidget]:
         """The lists whose focus a pane's verdict keys need (Writers has none: its keys work anywhere in it)."""
-        names = ("drafts", "tensions", "validity", "history", "clusters")
-        return {name: self.panes[name].table for name in names}  # type: ignore[attr-defined]
+        return {
+            "drafts": self.drafts.table,
+            "tensions": self.tensions.table,
+            "validity": self.validity.table,
+            "history": self.history.table,
+            "clusters": self.clusters.table,
+        }
 
     def _start_screen(self) -> QWidget:
         page = QWidget()

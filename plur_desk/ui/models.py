@@ -25,7 +25,7 @@ Index = QModelIndex | QPersistentModelIndex
 class Column(Generic[R]):
     title: str
     text: Callable[[R], str]
-    sort: Callable[[R], object]
+    sort: Callable[[R], Any]  # a comparable key (tuples of str, numbers); Any as sorted() needs comparability
     tip: Callable[[R], str] | None = None
 
 
@@ -93,7 +93,7 @@ class RowsModel(QAbstractTableModel, Generic[R]):
 
     def sorted_by(self, column: int, descending: bool) -> None:
         key = self.columns[column].sort
-        self.set_rows(sorted(self.rows, key=key, reverse=descending))  # type: ignore[arg-type]
+        self.set_rows(sorted(self.rows, key=key, reverse=descending))
 
 
 class DraftColumn(IntEnum):

@@ -42,6 +42,7 @@ class NavigationController(QObject):
         stack: QStackedWidget,
         panes: dict[str, QWidget],
         search_field: QLineEdit,
+        show_engram: dict[str, Callable[[str], None]],
         messages: Messages,
         run_action: Callable[[str], None],
         action_enabled: Callable[[str], bool],
@@ -49,6 +50,7 @@ class NavigationController(QObject):
         super().__init__(tabs)
         self.tabs, self.stack, self.panes = tabs, stack, panes
         self.search_field = search_field
+        self._show_engram = show_engram  # "validity" / "history": bring an engram into that pane
         self.messages = messages
         self._run_action, self._action_enabled = run_action, action_enabled
         self.stale: set[QWidget] = set()  # hidden panes whose content is out of date
@@ -139,13 +141,13 @@ class NavigationController(QObject):
     def open_validity_of_current(self) -> None:
         engram_id = self.current_engram_id()
         if engram_id:
-            self.panes["validity"].show_engram(engram_id)  # type: ignore[attr-defined]
+            self._show_engram["validity"](engram_id)
             self.show_validity()
 
     def show_timeline(self) -> None:
         engram_id = self.current_engram_id()
         if engram_id:
-            self.panes["history"].show_engram(engram_id)  # type: ignore[attr-defined]
+            self._show_engram["history"](engram_id)
             self.show_history()
 
     def show_about(self) -> None:

@@ -135,3 +135,15 @@ def test_the_reviewers_sort_survives_a_decision_and_a_reload(qtbot, window, stor
     qtbot.keyClick(window.drafts.table, Qt.Key.Key_O)  # risk/age order: the queue's order again, said by the header
     assert header.sortIndicatorSection() in (DraftColumn.AGE, len(DraftColumn))
     assert _statements(window) != flipped
+
+
+def test_timeline_and_validity_of_the_selected_engram_open_their_panes(qtbot, window):
+    engram_id = window.drafts.current_id()
+    window.qactions["history.timeline"].trigger()
+    assert window.tabs.currentWidget() is window.history
+    assert window.history.engram.text() == engram_id
+    assert {e.get("engram_id") for e in window.history.model.events} <= {engram_id}
+    window.qactions["view.drafts"].trigger()
+    window.qactions["validity.open"].trigger()
+    assert window.tabs.currentWidget() is window.validity
+    assert window.validity.current_engram_id() == engram_id
