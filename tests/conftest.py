@@ -60,13 +60,23 @@ def _release_closed_windows(_track_windows):
     """A closed window's Qt object is deleted, but its Python wrapper outlives it in reference cycles through
     bound methods kept by Qt-side connections, and with it the session, search index, ONNX sessions and vectors it
     held: ~100 MB a window test, enough to exhaust memory over the suite. Once Qt has deleted the window, its
-    attributes are dropped so those are freed."""
+    attributes are dropped so those are freed. What the window's controllers and panes still hold among
+    themselves (reference cycles of wrappers whose Qt objects are gone) is collected here: a store load ends in
+    gc.freeze() (store/parse_cache.gc_paused), which put the window's objects, alive then, out of the collector's
+    reach, so they are unfrozen first (one window per process in the app: this matters only to a test run)."""
     yield
+    import gc
+
     import shiboken6
     from PySide6.QtCore import QCoreApplication, QEvent
 
     QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    released = False
     for window in list(_windows):
         if not shiboken6.isValid(window):
             vars(window).clear()
             _windows.discard(window)
+            released = True
+    if released:
+        gc.unfreeze()
+        gc.collect()

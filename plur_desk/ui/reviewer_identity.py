@@ -70,7 +70,7 @@ class IdentityController(QObject):
         self.workspace = workspace
         self._parent = dialog_parent
         self._back_to_queue = back_to_queue
-        workspace.failure_handlers.append(self.key_failed)
+        workspace.add_failure_handler(self.key_failed)
 
     def key_failed(self, error: Exception) -> bool:
         """Handles a refusal about the key (True when handled): a conflict offers a confirmed replacement."""

@@ -3,6 +3,7 @@ what a change or a failure leads to. Controllers take it in their constructor; i
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 
@@ -42,14 +43,20 @@ class Workspace(QObject):
         self.session: ReviewSession | None = None
         self.store_path: Path | None = None
         self.runner = Runner(self)  # loads, writes and reloads, in order, never overlapping
-        self.failure_handlers: list[FailureHandler] = []
+        self._failure_handlers: list[weakref.WeakMethod[FailureHandler]] = []
+
+    def add_failure_handler(self, handler: FailureHandler) -> None:
+        """A controller's method that claims the failures it recognises. Held weakly: the workspace keeps no
+        controller alive (no reference cycle for the collector to find once the window is gone)."""
+        self._failure_handlers.append(weakref.WeakMethod(handler))
 
     def change(self, fn: Callable[[], ChangeSet]) -> None:
         """Run a session change on the serial runner; `applied` or a message follows."""
         self.runner.submit(fn, self.applied.emit, self.fail)
 
     def fail(self, error: Exception) -> None:
-        if any(handler(error) for handler in self.failure_handlers):
+        handlers = [h for ref in self._failure_handlers if (h := ref()) is not None]
+        if any(handler(error) for handler in handlers):
             pass
         elif isinstance(error, ChangedSinceError):
             self.messages.error(f"{error} (refreshed)")
