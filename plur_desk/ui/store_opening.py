@@ -124,7 +124,6 @@ class StoreController(QObject):
             lambda s: self._drafts_loaded(s) if generation == self._generation else None,
             lambda e: ws.fail(e) if generation == self._generation else None,
         )
-        ws.settings_store.remember_store(ws.settings, str(path))
 
     def _drafts_loaded(self, session: object) -> None:
         """The drafts are parsed: the queue is shown and can be acted on at once (a write re-reads inside the
@@ -176,6 +175,8 @@ class StoreController(QObject):
 
         ws.runner.submit(read_history, lambda _r: self._history_loaded() if ws.session is session else None)
         ws.runner.submit(loading.warm_up_signing)
+        if ws.store_path is not None:  # remembered once open: saving settings never delays the first draft
+            ws.settings_store.remember_store(ws.settings, str(ws.store_path))
         self.loaded.emit()
 
     def _history_loaded(self) -> None:

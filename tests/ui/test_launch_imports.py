@@ -84,3 +84,11 @@ def test_the_first_draft_is_reviewable_before_any_later_feature_is_imported(tmp_
     loaded = set(report["modules"])
     early = [name for name in LATER if name in loaded]
     assert early == [], f"imported before the first draft was reviewable: {early}"
+
+
+def test_an_opened_store_is_remembered_among_the_recent_ones(window, store_copy, tmp_path):
+    """Saved once the store is open (after the first draft is shown, so the settings file never delays it)."""
+    from plur_desk.app.settings import SettingsStore
+
+    assert window.workspace.settings.recent_stores[0] == str(store_copy)
+    assert SettingsStore(tmp_path / "settings.yaml").load().recent_stores[0] == str(store_copy)
