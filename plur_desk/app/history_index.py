@@ -15,6 +15,7 @@ from datetime import datetime
 from functools import lru_cache
 from typing import overload
 
+from plur_desk.app.history_lines import LineIndex, lines_at
 from plur_desk.app.rows import Verdict
 from plur_desk.domain.trust import Trust, TrustState
 from plur_desk.infra.clock import parse_instant
@@ -93,8 +94,8 @@ class HistoryFilter:
 
     def maybe(self, raw: bytes) -> bool:
         """A cheap byte-level test: False means the line certainly does not match."""
-        if self.engram_id and self.engram_id.encode() not in raw:
-            return False
+        if self.engram_id and _plain_bytes(self.engram_id) and self.engram_id.encode() not in raw:
+            return False  # an id JSON writes escaped (quotes, non-ASCII) is left to `matches`
         if self.types and not any(t.encode() in raw for t in self.types):
             return False
         if (self.actor_kinds == frozenset({"human"}) or (self.trust and TrustState.NOT_HUMAN not in self.trust)) and (
@@ -125,6 +126,11 @@ class HistoryFilter:
             if self.text.lower() not in blob.lower():
                 return False
         return True
+
+
+def _plain_bytes(text: str) -> bool:
+    """True when every JSON writer puts `text` into a line as its own bytes (nothing to escape)."""
+    return text.isascii() and text.isprintable() and '"' not in text and "\\" not in text
 
 
 def _names_engram(event: dict[str, object], engram_id: str) -> bool:
@@ -180,20 +186,31 @@ def _no_check(event: dict[str, object]) -> Trust:
 
 
 class HistoryIndex:
+    """The lines and their positions (`LineIndex`) are one state, swapped whole by `load` and `load_newest`;
+    between loads both only grow (`refresh`, `add`), so a reader on another thread sees a consistent prefix."""
+
     def __init__(self, log: HistoryLog, trust: Callable[[dict[str, object]], Trust] | None = None) -> None:
         self.log = log
         self.trust = trust or _no_check
         self._trust_cache: dict[bytes, Trust] = {}  # by the raw line, which fixes the event exactly
         self._trust_generation: object = None
-        self.lines: list[Line] = []
+        self._state: tuple[list[Line], LineIndex] = ([], LineIndex())
+        self.generation = 0  # counts loads: positions and lengths compare only within one generation
         self._files: dict[str, tuple[int, int, int]] = {}  # name -> (inode, size read, lines read)
         self._types: set[str] = set()
         self.loaded = False
         self.partial = False  # only the newest months are in (load_newest); the rest is being read
 
+    @property
+    def lines(self) -> list[Line]:
+        return self._state[0]
+
     # -- loading -------------------------------------------------------------------------------------------
 
-    def _read(self, name: str, start: int, first_line: int) -> int:
+    def _read(
+        self, name: str, start: int, first_line: int, lines: list[Line], files: dict[str, tuple[int, int, int]]
+    ) -> bytes:
+        """Append the complete lines of one month file from byte `start`; returns their bytes."""
         path = self.log.dir / name
         with open(path, "rb") as handle:
             handle.seek(start)
@@ -201,20 +218,35 @@ class HistoryIndex:
         end = data.rfind(b"\n") + 1  # a cut-off last line is read once it is complete
         month = name[:-6]
         number = first_line
-        append = self.lines.append
+        append = lines.append
         for raw in data[:end].split(b"\n")[:-1]:
             number += 1
             if raw.strip():
                 append((raw, month, number))
         self._types.update(m.decode("utf-8", "replace") for m in _EVENT_TYPE.findall(data[:end]))
         stat = path.stat()
-        self._files[name] = (stat.st_ino, start + end, number)
-        return end
+        files[name] = (stat.st_ino, start + end, number)
+        return data[:end]
+
+    def _swap(self, months: list[tuple[bytes, list[Line]]], files: dict[str, tuple[int, int, int]]) -> None:
+        """The new state, indexed here (on the loading thread, once per load) and then put in place at once."""
+        lines: list[Line] = []
+        index = LineIndex()
+        for block, month in months:
+            lines += month
+            index.extend_block(block, lines)
+        self._files = files
+        self._state = (lines, index)
+        self.generation += 1
 
     def load(self) -> None:
-        self.lines, self._files, self._types = [], {}, set()
+        months: list[tuple[bytes, list[Line]]] = []
+        files: dict[str, tuple[int, int, int]] = {}
+        self._types = set()
         for path in self.log.month_files():
-            self._read(path.name, 0, 0)
+            month: list[Line] = []
+            months.append((self._read(path.name, 0, 0, month, files), month))
+        self._swap(months, files)
         self.loaded = True
         self.partial = False
 
@@ -222,14 +254,15 @@ class HistoryIndex:
         """Just enough of the newest month files for a first page; `load()` then reads everything."""
         if self.loaded:
             return
-        self.lines, self._files, self._types = [], {}, set()
+        months: list[tuple[bytes, list[Line]]] = []
+        files: dict[str, tuple[int, int, int]] = {}
+        self._types = set()
         for path in reversed(self.log.month_files()):
-            before = self.lines
-            self.lines = []
-            self._read(path.name, 0, 0)
-            self.lines.extend(before)
-            if len(self.lines) >= count:
+            month: list[Line] = []
+            months.insert(0, (self._read(path.name, 0, 0, month, files), month))
+            if sum(len(m) for _b, m in months) >= count:
                 break
+        self._swap(months, files)
         self.partial = True
 
     def refresh(self) -> bool:
@@ -241,9 +274,10 @@ class HistoryIndex:
         if set(self._files) - set(names):
             self.load()
             return True
+        lines, index = self._state
         for name in sorted(names):
             stat = names[name].stat()
-            inode, size, lines = self._files.get(name, (stat.st_ino, 0, 0))
+            inode, size, count = self._files.get(name, (stat.st_ino, 0, 0))
             if inode != stat.st_ino or stat.st_size < size:
                 self.load()
                 return True
@@ -251,21 +285,24 @@ class HistoryIndex:
                 if name in self._files and name != max(self._files):
                     self.load()  # an older month grew: keep file order right by reading again
                     return True
-                self._read(name, size, lines)
+                index.extend(lines)  # (in step already; a no-op unless lines were added another way)
+                index.extend_block(self._read(name, size, count, lines, self._files), lines)
                 changed = True
         return changed
 
     def add(self, events: Iterable[dict[str, object]]) -> None:
         """Our own appends, without re-reading the files."""
+        lines, index = self._state
         for event in events:
             raw = js_stringify(event).encode("utf-8")
-            self.lines.append((raw, str(event.get("timestamp", ""))[:7], 0))
+            lines.append((raw, str(event.get("timestamp", ""))[:7], 0))
             self._types.add(str(event.get("event")))
+        index.extend(lines)
         if self.loaded:
             for path in self.log.month_files():
                 stat = path.stat()
-                _inode, _size, lines = self._files.get(path.name, (stat.st_ino, 0, 0))
-                self._files[path.name] = (stat.st_ino, stat.st_size, lines)
+                _inode, _size, count = self._files.get(path.name, (stat.st_ino, 0, 0))
+                self._files[path.name] = (stat.st_ino, stat.st_size, count)
 
     # -- queries -------------------------------------------------------------------------------------------
 
@@ -280,7 +317,7 @@ class HistoryIndex:
         if flt.trust:
             self.sync_trust()
         matched = []
-        for line in self.lines:
+        for line in self._candidates(flt):
             raw = line[0]
             if not flt.maybe(raw):
                 continue
@@ -295,13 +332,23 @@ class HistoryIndex:
                 matched.append(line)
         return Events(matched)
 
+    def _candidates(self, flt: HistoryFilter) -> list[Line]:
+        """The lines a filter can match: those naming its engram, or the human ones, from the positions kept;
+        else every line."""
+        lines, index = self._state
+        if flt.engram_id:
+            return lines_at(lines, index.positions(flt.engram_id))
+        if flt.actor_kinds == frozenset({"human"}) or (flt.trust and TrustState.NOT_HUMAN not in flt.trust):
+            return lines_at(lines, list(index.human))
+        return lines
+
     def page(self, flt: HistoryFilter, offset: int, limit: int) -> list[dict[str, object]]:
         return self.newest_first(flt)[offset : offset + limit]
 
     def timeline(self, engram_id: str) -> list[dict[str, object]]:
         """Everything that happened to one engram across all months, oldest first."""
-        needle = engram_id.encode()
-        events = [parse_line(*line) for line in self.lines if needle in line[0]]
+        lines, index = self._state
+        events = [parse_line(*lines[p]) for p in index.positions(engram_id)]
         return sorted((e for e in events if _names_engram(e, engram_id)), key=lambda e: str(e.get("timestamp")))
 
     def sync_trust(self) -> None:
@@ -326,37 +373,24 @@ class HistoryIndex:
         return found
 
     def rejections(self) -> dict[str, Verdict]:
-        verdicts: dict[str, Verdict] = {}
+        """content_hash -> the latest rejection (an undo of a reject takes it back); a verdict validly signed by
+        a human wins over any claim that is not. Maintained as lines arrive (`RejectionLedger`)."""
         self.sync_trust()
-        candidates = [(line, parse_line(*line)) for line in self.lines if b'"reject"' in line[0]]
-        for line, event in sorted(candidates, key=lambda c: str(c[1].get("timestamp", ""))):
-            data = event.get("data")
-            if isinstance(data, dict) and data.get("action") == "undo" and data.get("undos") == "reject":
-                undone = event.get("engram_id")
-                verdicts = {k: v for k, v in verdicts.items() if v.engram_id != undone}
-                continue
-            if event.get("event") == "engram_retired" and isinstance(data, dict) and data.get("action") == "reject":
-                digest = data.get("content_hash")
-                if isinstance(digest, str):
-                    trust = self.trust_of(line)
-                    verdict = Verdict(
-                        str(event.get("engram_id")),
-                        actor_name(event),
-                        str(event.get("timestamp", "")),
-                        str(data.get("reason", "")),
-                        trust,
-                    )
-                    if trust.counts_as_human or digest not in verdicts or not verdicts[digest].trust.counts_as_human:
-                        verdicts[digest] = verdict
-        return verdicts
+        lines, index = self._state
+        return index.rejections.verdicts(lines, index.rejects, parse_line, self.trust_of, self._trust_generation)
+
+    def human_lines(self) -> list[Line]:
+        """Every line that mentions a human actor (a byte prefilter; parse to be sure)."""
+        lines, index = self._state
+        return lines_at(lines, list(index.human))
 
     def human_decisions(self) -> set[tuple[str, str]]:
         """(engram id, timestamp) of every event plur_desk wrote (byte prefilter on our runtime name)."""
+        lines, index = self._state
         found = set()
-        for line in self.lines:
-            if b'"plur-desk"' in line[0]:
-                event = parse_line(*line)
-                found.add((str(event.get("engram_id")), str(event.get("timestamp"))))
+        for line in lines_at(lines, list(index.ours)):
+            event = parse_line(*line)
+            found.add((str(event.get("engram_id")), str(event.get("timestamp"))))
         return found
 
     def types(self) -> list[str]:
@@ -364,4 +398,4 @@ class HistoryIndex:
 
     def malformed_count(self) -> int:
         """Lines that cannot be a JSON object (a byte-level count; `plur-desk check` gives the exact list)."""
-        return sum(1 for raw, _m, _n in self.lines if not (raw[:1] == b"{" and raw.rstrip()[-1:] == b"}"))
+        return self._state[1].malformed

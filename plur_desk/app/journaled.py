@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from plur_desk.app.history_index import HistoryIndex
+from plur_desk.app.queries import DraftQueue
 from plur_desk.app.signing import ReviewerKeys
 from plur_desk.domain import review
 from plur_desk.domain.review import Operation, Patch, Reviewer, engram_fingerprint, tension_fingerprint
@@ -52,6 +53,7 @@ class JournaledSession:
     _tensions: dict[str, dict[str, object]]
     keys: ReviewerKeys
     made_changes: bool
+    queue: DraftQueue
     # from SigningMixin (annotations only, so the mixin's methods are the ones found)
     _signed: Callable[[list[Edit]], list[Edit]]
     key_notices: Callable[[], list[str]]
@@ -104,6 +106,7 @@ class JournaledSession:
             if e.valid and e.key and counts[e.key] == 1
         }
         self._tensions = {e.key: e.value for e in self.store.tensions.entries if e.valid and e.key}  # type: ignore[misc]
+        self.queue.note(everything=True)  # records replaced wholesale: the queue compares them by identity
 
     def now(self) -> datetime:
         return self.clock.now()
@@ -154,6 +157,7 @@ class JournaledSession:
             if result.history is not None:
                 change.warnings += result.history.warnings
             self.history.add(result.events)
+        self.queue.note(change.engrams, change.tensions)
         return change
 
     def _second_step(self, journal: JournalRecord, first: Patch, action: str, edits: list[Edit]) -> WriteResult:

@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from plur_desk.app.rows import created_of
 from plur_desk.app.session import ReviewSession
+from plur_desk.index.embeddings import DIM
 from plur_desk.index.fulltext import FulltextIndex, Hit
 from plur_desk.index.query import ParsedQuery, parse
+from plur_desk.index.vector_matrix import VectorMatrix
 from plur_desk.store.list_file import digest_of
 
 if TYPE_CHECKING:
@@ -53,6 +53,7 @@ class SearchService:
         from plur_desk.index.embeddings import VectorCache
 
         self.vectors = VectorCache(base / "vectors.npz" if embeddings else None)
+        self.matrix = VectorMatrix(DIM)  # for similar() and semantic ranking: built by sync(), then updated by id
 
     # -- keeping in step -----------------------------------------------------------------------------------
 
@@ -80,11 +81,18 @@ class SearchService:
 
     def sync(self, progress: Progress | None = None) -> int:
         """Full comparison with the store (after opening, or after PLUR changed the file)."""
-        return self.index.sync(self._digests(), progress)
+        count = self.index.sync(self._digests(), progress)
+        self.matrix.rebuild(_hashes(self.session.all_engrams()), self.vectors.vectors)
+        return count
 
     def sync_ids(self, ids: Iterable[str]) -> int:
         """After our own writes: only the engrams we know changed."""
-        return self.index.sync(self._digests(ids), partial=True)
+        ids = set(ids)
+        count = self.index.sync(self._digests(ids), partial=True)
+        changed: dict[str, str | None] = dict.fromkeys(ids)
+        changed.update(_hashes(e for i in ids if (e := self.session.engram(i)) is not None))
+        self.matrix.update(changed, self.vectors.vectors)
+        return count
 
     # -- embeddings ----------------------------------------------------------------------------------------
 
@@ -131,6 +139,7 @@ class SearchService:
             if progress is not None:
                 progress(min(start + batch, len(missing)), len(missing))
         self.vectors.save()
+        self.matrix.take_new_vectors(self.vectors.vectors)
         return len(missing)
 
     def _embed_in_worker(self, pairs: list[tuple[str, str]], progress: Progress | None) -> int:
@@ -143,6 +152,7 @@ class SearchService:
         for line in proc.stdout:
             done, total = (int(x) for x in line.split())
             self.vectors.refresh()
+            self.matrix.take_new_vectors(self.vectors.vectors)
             if progress is not None:
                 progress(done, total)
         proc.wait()
@@ -162,18 +172,13 @@ class SearchService:
         if embedder is None or not self.vectors.vectors:
             return []
         query = embedder.embed([text])[0]
-        ids, mats = [], []
-        for engram in self.session.all_engrams():
-            engram_id = str(engram.get("id"))
-            vector = self.vectors.vectors.get(str(engram.get("content_hash")))
-            if vector is not None and (candidates is None or engram_id in candidates):
-                ids.append(engram_id)
-                mats.append(vector)
-        if not ids:
-            return []
-        scores = np.stack(mats) @ query
-        top = np.argsort(-scores)[:limit]
-        return [Hit(ids[i], float(scores[i])) for i in top if scores[i] >= MIN_COSINE]
+        self._matrix_ready()
+        return [Hit(i, s) for i, s in self.matrix.nearest(query, limit, among=candidates) if s >= MIN_COSINE]
+
+    def _matrix_ready(self) -> None:
+        if not self.matrix.built:  # a service used without sync() (a script): built once, here
+            self.matrix.rebuild(_hashes(self.session.all_engrams()), self.vectors.vectors)
+        self.matrix.take_new_vectors(self.vectors.vectors)
 
     # -- queries -------------------------------------------------------------------------------------------
 
@@ -225,17 +230,12 @@ class SearchService:
         vector = self.vectors.vectors.get(str(engram.get("content_hash")))
         if vector is None:
             vector = embedder.embed([str(engram.get("statement", ""))])[0]
-        ids, mats = [], []
-        for other in self.session.all_engrams():
-            other_vec = self.vectors.vectors.get(str(other.get("content_hash")))
-            if other_vec is not None and other.get("id") != engram_id:
-                ids.append(str(other.get("id")))
-                mats.append(other_vec)
-        if not ids:
-            return []
-        scores = np.stack(mats) @ vector
-        top = np.argsort(-scores)[:k]
-        return [Hit(ids[i], float(scores[i])) for i in top if scores[i] >= MIN_SIMILAR]
+        self._matrix_ready()
+        return [Hit(i, s) for i, s in self.matrix.nearest(vector, k, exclude=engram_id) if s >= MIN_SIMILAR]
+
+
+def _hashes(engrams: Iterable[dict[str, object]]) -> list[tuple[str, str]]:
+    return [(str(e.get("id")), h) for e in engrams if isinstance(h := e.get("content_hash"), str) and h]
 
 
 def fuse(rankings: list[list[Hit]], k: int = RRF_K) -> list[Hit]:

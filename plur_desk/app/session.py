@@ -13,8 +13,9 @@ from collections.abc import Callable, Iterable, Sequence
 from plur_desk.app.history_index import HistoryIndex
 from plur_desk.app.journaled import ChangeSet as ChangeSet  # re-exported: panes import it from here
 from plur_desk.app.journaled import JournaledSession
+from plur_desk.app.queries import DraftQueue
 from plur_desk.app.reviewer import READER, check_reviewer
-from plur_desk.app.rows import DraftRow, TensionRow, draft_row, tension_row
+from plur_desk.app.rows import DraftRow, TensionRow, Verdict, tension_row
 from plur_desk.app.session_clusters import ClusterDecisionsMixin
 from plur_desk.app.session_signing import SigningMixin
 from plur_desk.app.signing import ReviewerKeys
@@ -50,6 +51,9 @@ class ReviewSession(JournaledSession, SigningMixin, ClusterDecisionsMixin):
         self._engrams: dict[str, dict[str, object]] = {}
         self._tensions: dict[str, dict[str, object]] = {}
         self.recovery_note = ""  # one line for the reviewer when opening finished interrupted actions
+        self.queue = DraftQueue(
+            lambda: self._engrams, lambda: self._tensions, self.now, self._history_verdicts, self._record_verdict
+        )
         self.reindex()
 
     # -- snapshot ------------------------------------------------------------------------------------------
@@ -122,26 +126,19 @@ class ReviewSession(JournaledSession, SigningMixin, ClusterDecisionsMixin):
         return ids
 
     def drafts(self, sort: str = "age", descending: bool = False) -> list[DraftRow]:
-        now = self.now()
-        tension_ids = self.open_tension_ids()
-        rejected = self.rejected_verdicts()
-        rows = [
-            draft_row(e, now, tension_ids, rejected)
-            for e in self._engrams.values()
-            if e.get("commitment") == "draft" and e.get("status") == "active"
-        ]
-        keys: dict[str, Callable[[DraftRow], object]] = {
-            "age": lambda r: (r.created, r.id),
-            "scope": lambda r: (r.scope, r.created),
-            "domain": lambda r: (r.domain, r.created),
-            "writer": lambda r: (r.writer, r.created),
-            "type": lambda r: (r.type, r.created),
-            "id": lambda r: r.id,
-            "statement": lambda r: r.statement.lower(),
-            "flags": lambda r: (-len(r.flags), r.created),
-        }
-        rows.sort(key=keys.get(sort, keys["age"]), reverse=descending)  # type: ignore[arg-type]
-        return rows
+        """The queue, kept by id (`DraftQueue`): only what changed since the last call is derived again."""
+        return self.queue.rows(sort, descending)
+
+    def _history_verdicts(self) -> tuple[object, dict[str, Verdict]]:
+        verdicts = self.history.rejections()
+        return (self.history.generation, len(self.history.lines), self.history.trust_generation), verdicts
+
+    def _record_verdict(self, engram: dict[str, object]) -> Verdict | None:
+        record = engram.get("review")
+        if not isinstance(record, dict):
+            return None
+        by, at, reason = (str(record.get(k, "")) for k in ("by", "at", "reason"))
+        return Verdict(str(engram.get("id")), by, at, reason, self.review_trust(engram))
 
     def tensions(
         self, statuses: Iterable[str] = ("detected", "confirmed"), engram_id: str | None = None
@@ -159,9 +156,7 @@ class ReviewSession(JournaledSession, SigningMixin, ClusterDecisionsMixin):
         return rows
 
     def counts(self) -> dict[str, int]:
-        drafts = sum(
-            1 for e in self._engrams.values() if e.get("commitment") == "draft" and e.get("status") == "active"
-        )
+        drafts = len(self.queue)
         open_t = sum(1 for t in self._tensions.values() if t.get("status", "detected") in ("detected", "confirmed"))
         return {"drafts": drafts, "open_tensions": open_t, "engrams": len(self._engrams)}
 

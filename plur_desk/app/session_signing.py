@@ -110,8 +110,8 @@ class SigningMixin:
         if cached is not None and cached[0] == stamp:
             return set(cached[1])
         backed: dict[tuple[str, str], list[dict[str, object]]] = {}
-        for line in self.history.lines:
-            if b'"human"' in line[0] and self.history.trust_of(line).counts_as_human:
+        for line in self.history.human_lines():
+            if self.history.trust_of(line).counts_as_human:
                 event = parse_line(*line)
                 backed.setdefault((str(event.get("engram_id")), str(event.get("timestamp"))), []).append(event)
         unverified = set()

@@ -1,0 +1,393 @@
+"""What the panes list, kept up to date by id instead of rebuilt: the drafts queue (`DraftQueue`), the tension
+rows and the validity rows. Each holds the rows it derived, the record each came from, and re-derives only
+what a `ChangeSet` names, what a reload replaced (found by identity: a reload puts new record objects in place)
+and what time itself changes (an age that ticks to the next hour or day, a window that opens or closes).
+
+Rows are frozen; the lists handed out are new lists, so a pane may keep them while the queue moves on.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from plur_desk.app.rows import DraftRow, TensionRow, Verdict, draft_row, tension_row
+from plur_desk.domain.seen import Seen, seen_engram
+from plur_desk.domain.validity import Window, closes_at, opens_at
+from plur_desk.infra.clock import parse_instant
+
+Record = dict[str, object]
+Records = Callable[[], Mapping[str, Record]]
+OPEN = ("detected", "confirmed")
+SOON = timedelta(days=14)  # Window.state's "expiring soon"
+SORTS: dict[str, Callable[[DraftRow], tuple[object, ...]]] = {  # the id last: a total order, so bisect agrees
+    "age": lambda r: (r.created, r.id),
+    "scope": lambda r: (r.scope, r.created, r.id),
+    "domain": lambda r: (r.domain, r.created, r.id),
+    "writer": lambda r: (r.writer, r.created, r.id),
+    "type": lambda r: (r.type, r.created, r.id),
+    "id": lambda r: (r.id,),
+    "statement": lambda r: (r.statement.lower(), r.id),
+    "flags": lambda r: (-len(r.flags), r.created, r.id),
+}
+
+
+def is_draft(engram: Record) -> bool:
+    return engram.get("commitment") == "draft" and engram.get("status") == "active"
+
+
+def next_change(engram: Record, created: str, now: datetime) -> datetime | None:
+    """When this engram's row next reads differently by time alone: its age reaching the next hour (under a day)
+    or day, or its validity window opening, closing or entering its last 14 days."""
+    window = Window.of(engram)
+    start, end = opens_at(window.valid_from), closes_at(window.valid_until)
+    moments = [m for m in (start, end, end - SOON if end else None) if m is not None and m > now]
+    born = parse_instant(created)
+    if born is not None and born <= now:
+        step = timedelta(hours=1) if now - born < timedelta(days=1) else timedelta(days=1)
+        moments.append(born + step * ((now - born) // step + 1))
+    return min(moments, default=None)
+
+
+class _Verdicts:
+    """The rejections a row is checked against: history's, then review records no history event covers."""
+
+    def __init__(self, history: Mapping[str, Verdict], records: Mapping[str, Verdict]) -> None:
+        self.history, self.records = history, records
+
+    def get(self, digest: str) -> Verdict | None:
+        return self.history.get(digest) or self.records.get(digest)
+
+
+class DraftQueue:
+    """The drafts waiting for review, as rows in the chosen order, updated by id."""
+
+    def __init__(
+        self,
+        engrams: Records,
+        tensions: Records,
+        now: Callable[[], datetime],
+        history_verdicts: Callable[[], tuple[object, Mapping[str, Verdict]]],
+        record_verdict: Callable[[Record], Verdict | None],
+    ) -> None:
+        self._engrams, self._tensions, self._now = engrams, tensions, now
+        self._history_verdicts, self._record_verdict = history_verdicts, record_verdict
+        self._built = False
+        self._lock = threading.Lock()
+        self._pending_engrams: set[str] = set()
+        self._pending_tensions: set[str] = set()
+        self._pending_all = False
+
+    def _reset(self) -> None:
+        self._rows: dict[str, DraftRow] = {}
+        self._from: dict[str, Record] = {}  # id -> the record object each row (or verdict) was derived from
+        self._sides: dict[str, tuple[str, str]] = {}  # open tension id -> its two engram ids
+        self._tension_from: dict[str, Record] = {}
+        self._in_tension: Counter[str] = Counter()
+        self._records: dict[str, dict[str, Verdict]] = {}  # content_hash -> engram id -> its rejected record
+        self._by_digest: dict[str, set[str]] = {}  # content_hash -> drafts with it
+        self._digest: dict[str, str] = {}
+        self._due: list[tuple[datetime, str]] = []
+        self._due_of: dict[str, datetime] = {}
+        self._history: tuple[object, Mapping[str, Verdict]] = (None, {})
+        self._sort, self._descending = "age", False
+        self._keys: list[tuple[object, ...]] = []
+        self._order: list[DraftRow] = []
+
+    # -- keeping up ----------------------------------------------------------------------------------------
+
+    def note(
+        self, engram_ids: Iterable[str] = (), tension_ids: Iterable[str] = (), *, everything: bool = False
+    ) -> None:
+        """Say what changed (from a ChangeSet, on whichever thread wrote it); the rows are re-derived by the next
+        reader. `everything`: the records were replaced wholesale (a reload): compared by identity, then value."""
+        with self._lock:
+            self._pending_engrams.update(engram_ids)
+            self._pending_tensions.update(tension_ids)
+            self._pending_all = self._pending_all or everything
+
+    def rows(self, sort: str = "age", descending: bool = False) -> list[DraftRow]:
+        with self._lock:
+            self._sync()
+            if sort not in SORTS:
+                sort = "age"
+            if (sort, descending) != (self._sort, self._descending):
+                self._sort, self._descending = sort, descending
+                self._resort()
+            return list(self._order)
+
+    def __len__(self) -> int:
+        with self._lock:
+            self._sync()
+            return len(self._rows)
+
+    def _sync(self) -> None:
+        if not self._built:
+            self._pending_engrams, self._pending_tensions, self._pending_all = set(), set(), False
+            self._build()
+            return
+        now = self._now()
+        dirty, named_tensions, everything = self._pending_engrams, self._pending_tensions, self._pending_all
+        self._pending_engrams, self._pending_tensions, self._pending_all = set(), set(), False
+        dirty |= self._tensions_changed(named_tensions, everything)
+        if everything:
+            engrams = self._engrams()
+            for engram_id, value in engrams.items():
+                held = self._from.get(engram_id)
+                if held is not value:
+                    if held is not None and held == value:
+                        self._from[engram_id] = value  # the same record read again: nothing to re-derive
+                    else:
+                        dirty.add(engram_id)
+            dirty |= {i for i in self._from if i not in engrams}
+        dirty |= self._verdicts_changed()
+        while self._due and self._due[0][0] <= now:
+            moment, engram_id = heapq.heappop(self._due)
+            if self._due_of.get(engram_id) == moment:
+                dirty.add(engram_id)
+        for _round in range(2):  # a rejected record changes the flag of the drafts with the same content
+            digests: set[str] = set()
+            for engram_id in dirty:
+                digests |= self._derive(engram_id, now)
+            dirty = {i for d in digests for i in self._by_digest.get(d, ())}
+
+    def _build(self) -> None:
+        self._reset()
+        self._built = True
+        now = self._now()
+        for tension_id, record in self._tensions().items():
+            self._tension(tension_id, record)
+        self._history = self._history_verdicts()
+        engrams = self._engrams()
+        for engram_id, engram in list(engrams.items()):  # rejected records first: drafts are checked against them
+            digest, review_record = engram.get("content_hash"), engram.get("review")
+            if isinstance(digest, str) and isinstance(review_record, dict) and review_record.get("state") == "rejected":
+                verdict = self._record_verdict(engram)
+                if verdict is not None:
+                    self._records.setdefault(digest, {})[engram_id] = verdict
+        for engram_id in list(engrams):
+            self._derive(engram_id, now, place=False)
+        self._resort()
+
+    def _tension(self, tension_id: str, record: Record | None) -> set[str]:
+        """Track one tension record; returns the engram ids whose 'in tension' flag may have changed."""
+        touched: set[str] = set()
+        old = self._sides.pop(tension_id, None)
+        if old is not None:
+            self._in_tension.subtract(old)
+            for engram_id in old:
+                if self._in_tension[engram_id] <= 0:
+                    del self._in_tension[engram_id]  # `in` must say no once no open tension names it
+            touched.update(old)
+        self._tension_from.pop(tension_id, None)
+        if record is not None:
+            self._tension_from[tension_id] = record
+            if record.get("status", "detected") in OPEN:
+                sides = (str(record.get("engram_a")), str(record.get("engram_b")))
+                self._sides[tension_id] = sides
+                self._in_tension.update(sides)
+                touched.update(sides)
+        return touched
+
+    def _tensions_changed(self, named: set[str], everything: bool) -> set[str]:
+        tensions = self._tensions()
+        if everything:
+            named |= {i for i, v in tensions.items() if self._tension_from.get(i) is not v}
+            named |= {i for i in self._tension_from if i not in tensions}
+        touched: set[str] = set()
+        for tension_id in named:
+            touched |= self._tension(tension_id, tensions.get(tension_id))
+        return touched
+
+    def _verdicts_changed(self) -> set[str]:
+        stamp, verdicts = self._history_verdicts()
+        old_stamp, old = self._history
+        if stamp == old_stamp:
+            return set()
+        self._history = (stamp, verdicts)
+        digests = {d for d in verdicts.keys() | old.keys() if verdicts.get(d) is not old.get(d)}
+        return {i for d in digests for i in self._by_digest.get(d, ())}
+
+    def _derive(self, engram_id: str, now: datetime, place: bool = True) -> set[str]:
+        """Re-derive one engram's row (and its rejected record); returns the content hashes whose record verdict
+        changed, so the drafts with the same content are re-derived too."""
+        engram = self._engrams().get(engram_id)
+        if place:
+            self._unplace(engram_id)
+        changed = self._forget(engram_id)
+        if engram is None:
+            return changed
+        self._from[engram_id] = engram
+        digest = engram.get("content_hash")
+        record = engram.get("review")
+        if isinstance(digest, str) and isinstance(record, dict) and record.get("state") == "rejected":
+            verdict = self._record_verdict(engram)
+            if verdict is not None:
+                self._records.setdefault(digest, {})[engram_id] = verdict
+                changed.add(digest)
+        if not is_draft(engram):
+            return changed
+        held = self._records.get(digest) if isinstance(digest, str) else None
+        records = {digest: min(held.values(), key=lambda v: v.engram_id)} if held and isinstance(digest, str) else {}
+        row = draft_row(engram, now, self._in_tension, _Verdicts(self._history[1], records))  # type: ignore[arg-type]
+        self._rows[engram_id] = row
+        if isinstance(digest, str):
+            self._digest[engram_id] = digest
+            self._by_digest.setdefault(digest, set()).add(engram_id)
+        due = next_change(engram, row.created, now)
+        if due is not None:
+            self._due_of[engram_id] = due
+            heapq.heappush(self._due, (due, engram_id))
+        if place:
+            key = SORTS[self._sort](row)
+            at = bisect.bisect_right(self._keys, key) if not self._descending else self._desc_at(key)
+            self._keys.insert(at, key)
+            self._order.insert(at, row)
+        return changed
+
+    def _forget(self, engram_id: str) -> set[str]:
+        self._rows.pop(engram_id, None)
+        record = self._from.pop(engram_id, None)
+        self._due_of.pop(engram_id, None)
+        digest = self._digest.pop(engram_id, None)
+        if digest is not None:
+            self._by_digest.get(digest, set()).discard(engram_id)
+        held_digest = record.get("content_hash") if record is not None else None
+        held = self._records.get(held_digest) if isinstance(held_digest, str) else None
+        if held is not None and held.pop(engram_id, None) is not None:
+            if not held:
+                del self._records[held_digest]  # type: ignore[arg-type]
+            return {held_digest}  # type: ignore[arg-type]
+        return set()
+
+    def _unplace(self, engram_id: str) -> None:
+        row = self._rows.get(engram_id)
+        if row is None:
+            return
+        key = SORTS[self._sort](row)
+        at = bisect.bisect_left(self._keys, key) if not self._descending else self._desc_at(key, left=True)
+        if at < len(self._order) and self._order[at].id == engram_id:
+            del self._keys[at]
+            del self._order[at]
+        else:  # not where its key says (cannot happen with a total order; kept correct regardless)
+            at = next(n for n, r in enumerate(self._order) if r.id == engram_id)
+            del self._keys[at]
+            del self._order[at]
+
+    def _desc_at(self, key: tuple[object, ...], left: bool = False) -> int:
+        """Where `key` goes in keys sorted largest first."""
+        lo, hi = 0, len(self._keys)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self._keys[mid] > key or (not left and self._keys[mid] == key):
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo
+
+    def _resort(self) -> None:
+        key = SORTS[self._sort]
+        self._order = sorted(self._rows.values(), key=key, reverse=self._descending)
+        self._keys = [key(r) for r in self._order]
+
+
+@dataclass(frozen=True)
+class ValidityRow:
+    id: str
+    statement: str
+    scope: str
+    domain: str
+    state: str
+    valid_from: str
+    valid_until: str
+    seen: Seen  # the engram as this row was built: what a window change expects on disk
+
+
+VALIDITY_GROUPS = ("expiring_soon", "expired", "not_yet_valid", "current")
+
+
+def validity_sort(row: ValidityRow) -> tuple[int, str]:
+    return (VALIDITY_GROUPS.index(row.state), row.valid_until or "~")
+
+
+class ValidityRows:
+    """Engrams with a validity window (and any brought in by hand), as of a moment, kept by id."""
+
+    def __init__(self, engrams: Records) -> None:
+        self._engrams = engrams
+        self._from: dict[str, Record] = {}
+        self._windowed: dict[str, tuple[Record, Window]] = {}
+
+    def sync(self, engram_ids: Iterable[str] = ()) -> None:
+        engrams = self._engrams()
+        dirty = set(engram_ids) | {i for i, v in engrams.items() if self._from.get(i) is not v}
+        dirty |= {i for i in self._from if i not in engrams}
+        for engram_id in dirty:
+            engram = engrams.get(engram_id)
+            self._windowed.pop(engram_id, None)
+            self._from.pop(engram_id, None)
+            if engram is not None:
+                self._from[engram_id] = engram
+                window = Window.of(engram)
+                if window.present:
+                    self._windowed[engram_id] = (engram, window)
+
+    def rows(self, moment: datetime, extra: Iterable[str] = (), search: str = "") -> list[ValidityRow]:
+        self.sync()
+        picked = dict(self._windowed)
+        for engram_id in extra:
+            engram = self._from.get(engram_id)
+            if engram is not None and engram_id not in picked:
+                picked[engram_id] = (engram, Window.of(engram))
+        words = search.lower().split()
+        rows = []
+        for engram_id, (engram, window) in picked.items():
+            if words:
+                text = f"{engram_id} {engram.get('statement', '')} {engram.get('scope', '')}".lower()
+                if not all(w in text for w in words):
+                    continue
+            rows.append(
+                ValidityRow(
+                    engram_id,
+                    str(engram.get("statement", "")),
+                    str(engram.get("scope", "")),
+                    str(engram.get("domain", "") or ""),
+                    window.state(moment),
+                    window.valid_from or "",
+                    window.valid_until or "",
+                    seen_engram(engram),
+                )
+            )
+        rows.sort(key=validity_sort)
+        return rows
+
+
+class TensionRows:
+    """Tension rows by id; a row is re-derived when its record or either of its engrams is replaced."""
+
+    def __init__(self, engrams: Records, tensions: Records, now: Callable[[], datetime]) -> None:
+        self._engrams, self._tensions, self._now = engrams, tensions, now
+        self._rows: dict[str, tuple[TensionRow, tuple[object, ...]]] = {}
+
+    def rows(self, statuses: Iterable[str] = OPEN) -> list[TensionRow]:
+        wanted, now = set(statuses), self._now()
+        engrams, tensions = self._engrams(), self._tensions()
+        for gone in [i for i in self._rows if i not in tensions]:
+            del self._rows[gone]
+        out = []
+        for tension_id, record in tensions.items():
+            if record.get("status", "detected") not in wanted:
+                continue
+            sides = [engrams.get(str(record.get(k))) for k in ("engram_a", "engram_b")]
+            made = (record, *sides)
+            held = self._rows.get(tension_id)
+            if held is None or any(a is not b for a, b in zip(held[1], made, strict=True)):
+                held = self._rows[tension_id] = (tension_row(record, now, sides), made)
+            out.append(held[0])
+        out.sort(key=lambda r: r.detected_at)
+        return out

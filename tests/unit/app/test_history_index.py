@@ -1,0 +1,193 @@
+"""HistoryIndex keeps positions by engram id and the rejection verdicts as lines arrive: every query answers
+exactly what a full scan of all lines answers, after a load, after appends (ours and PLUR's) and after a reload."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from plur_desk.app.history_index import HistoryFilter, HistoryIndex, _names_engram, actor_name, parse_line
+from plur_desk.app.history_lines import ids_in
+from plur_desk.app.rows import Verdict
+from plur_desk.domain.trust import Trust, TrustState
+from plur_desk.store.history import HistoryLog
+
+IDS = [f"ENG-2026-0{m}-01-00{i}" for m in range(1, 4) for i in range(4)] + ['ENG-"quoted"', "ENG-ü-1", "ENG-]x"]
+
+
+def _trust(event: dict[str, object]) -> Trust:
+    actor = event.get("actor")
+    if isinstance(actor, dict) and actor.get("kind") == "human":
+        return Trust(TrustState.VALID if actor.get("asserted_by") == "Ada" else TrustState.UNSIGNED, "test")
+    return Trust(TrustState.NOT_HUMAN)
+
+
+def _event(rng: random.Random, n: int, month: int) -> dict[str, object]:
+    engram = rng.choice(IDS)
+    other = rng.choice(IDS)
+    stamp = f"2026-0{month}-{rng.randint(1, 28):02d}T{rng.randint(0, 23):02d}:00:00.000Z"
+    human = {"asserted_by": rng.choice(["Ada", "Bob"]), "kind": "human", "runtime": {"name": "plur-desk"}}
+    agent = {"asserted_by": "agent:codex", "runtime": {"name": "plur-core"}}
+    kind = rng.randrange(7)
+    if kind == 0:
+        return {
+            "event": "engram_retired",
+            "engram_id": engram,
+            "timestamp": stamp,
+            "data": {"action": "reject", "reason": f"r{n}", "content_hash": f"h{rng.randrange(4)}"},
+            "actor": rng.choice([human, agent]),
+        }
+    if kind == 1:
+        return {
+            "event": "engram_updated",
+            "engram_id": engram,
+            "timestamp": stamp,
+            "data": {"action": "undo", "undos": "reject"},
+            "actor": human,
+        }
+    if kind == 2:
+        return {"event": "co_injection", "engram_id": "INJ-1", "timestamp": stamp, "data": {"ids": [engram, other]}}
+    if kind == 3:
+        field = rng.choice(["engram_b", "winner", "loser", "earlier", "later"])
+        return {"event": "tension_reviewed", "engram_id": other, "timestamp": stamp, "data": {field: engram}}
+    if kind == 4:  # a statement that mentions an id in its text names nothing
+        return {"event": "engram_updated", "engram_id": other, "timestamp": stamp, "data": {"to": f"see {engram}"}}
+    if kind == 5:
+        return {"event": "engram_created", "engram_id": engram, "timestamp": stamp, "actor": agent}
+    return {"event": "feedback_received", "engram_id": engram, "timestamp": stamp, "data": {"ids": [1, engram]}}
+
+
+def _write(root, rng: random.Random, month: int, count: int, start: int = 0) -> None:
+    path = root / "history" / f"2026-0{month}.jsonl"
+    with open(path, "a", encoding="utf-8") as handle:
+        for n in range(start, start + count):
+            event = _event(rng, n, month)
+            if n % 11 == 0:  # written with \u escapes, as any JSON writer may
+                handle.write(json.dumps(event, ensure_ascii=True).replace("_", "\\u005f", 1) + "\n")
+            else:
+                handle.write(json.dumps(event, ensure_ascii=False) + "\n")
+        if start == 0:
+            handle.write("not json at all\n" + ("\n" if month == 1 else "") + '{"event":"cut"} \r\n["x"]\n')
+
+
+def _scan_timeline(index: HistoryIndex, engram_id: str) -> list[dict[str, object]]:
+    events = [parse_line(*line) for line in index.lines]
+    return sorted((e for e in events if _names_engram(e, engram_id)), key=lambda e: str(e.get("timestamp")))
+
+
+def _scan_rejections(index: HistoryIndex) -> dict[str, Verdict]:
+    """The full-scan rule as it was written before the index kept it."""
+    verdicts: dict[str, Verdict] = {}
+    candidates = [(line, parse_line(*line)) for line in index.lines if b'"reject"' in line[0]]
+    for line, event in sorted(candidates, key=lambda c: str(c[1].get("timestamp", ""))):
+        data = event.get("data")
+        if isinstance(data, dict) and data.get("action") == "undo" and data.get("undos") == "reject":
+            verdicts = {k: v for k, v in verdicts.items() if v.engram_id != event.get("engram_id")}
+            continue
+        if event.get("event") == "engram_retired" and isinstance(data, dict) and data.get("action") == "reject":
+            digest = data.get("content_hash")
+            if isinstance(digest, str):
+                trust = index.trust_of(line)
+                verdict = Verdict(
+                    str(event.get("engram_id")),
+                    actor_name(event),
+                    str(event.get("timestamp", "")),
+                    str(data.get("reason", "")),
+                    trust,
+                )
+                if trust.counts_as_human or digest not in verdicts or not verdicts[digest].trust.counts_as_human:
+                    verdicts[digest] = verdict
+    return verdicts
+
+
+def _check(index: HistoryIndex) -> None:
+    for engram_id in [*IDS, "ENG-none"]:
+        assert index.timeline(engram_id) == _scan_timeline(index, engram_id), engram_id
+        flt = HistoryFilter(engram_id=engram_id)
+        expected = [e for e in reversed([parse_line(*line) for line in index.lines]) if flt.matches(e)]
+        assert list(index.newest_first(flt)) == expected
+    human = HistoryFilter(actor_kinds=frozenset({"human"}))
+    assert list(index.newest_first(human)) == [
+        e for e in reversed([parse_line(*line) for line in index.lines]) if human.matches(e)
+    ]
+    assert index.rejections() == _scan_rejections(index)
+    ours = {
+        (str(e.get("engram_id")), str(e.get("timestamp")))
+        for e in (parse_line(*line) for line in index.lines)
+        if '"plur-desk"' in json.dumps(e, ensure_ascii=False)
+    }
+    assert index.human_decisions() == ours
+    assert index.malformed_count() == sum(
+        1 for raw, _m, _n in index.lines if not (raw[:1] == b"{" and raw.rstrip()[-1:] == b"}")
+    )
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_positions_and_verdicts_match_a_full_scan_through_appends(tmp_path, seed) -> None:
+    rng = random.Random(seed)
+    root = tmp_path / "store"
+    (root / "history").mkdir(parents=True)
+    for month in (1, 2):
+        _write(root, rng, month, 150)
+    index = HistoryIndex(HistoryLog(root), _trust)
+    index.load_newest(50)
+    assert index.partial
+    _check(index)  # the first page's state answers for what it holds
+    index.load()
+    _check(index)
+    assert index.rejections()  # the generated history has verdicts: the comparison is not between empties
+
+    _write(root, rng, 2, 40, start=150)  # PLUR appends to the newest month
+    assert index.refresh()
+    _check(index)
+    _write(root, rng, 3, 60)  # a new month (timestamps later than all before: applied on top)
+    assert index.refresh()
+    _check(index)
+
+    # our own appends, including one older than the newest verdict (recomputed from the reject lines)
+    late = _event(rng, 999, 3) | {"event": "engram_retired", "data": {"action": "reject", "content_hash": "h1"}}
+    early = dict(late, timestamp="2026-01-01T00:00:00.000Z", engram_id=IDS[1])
+    index.add([late, early])
+    _check(index)
+
+
+def test_a_new_key_registry_recomputes_the_verdicts(tmp_path) -> None:
+    rng = random.Random(7)
+    root = tmp_path / "store"
+    (root / "history").mkdir(parents=True)
+    _write(root, rng, 1, 200)
+    trusted = {"Ada"}
+
+    def trust(event: dict[str, object]) -> Trust:
+        actor = event.get("actor")
+        if isinstance(actor, dict) and actor.get("kind") == "human":
+            ok = actor.get("asserted_by") in trusted
+            return Trust(TrustState.VALID if ok else TrustState.UNSIGNED, "test")
+        return Trust(TrustState.NOT_HUMAN)
+
+    class Checker:
+        generation = 1
+
+        def __call__(self, event: dict[str, object]) -> Trust:
+            return trust(event)
+
+    checker = Checker()
+    index = HistoryIndex(HistoryLog(root), checker)
+    index.load()
+    before = index.rejections()
+    assert before == _scan_rejections(index)
+    trusted.add("Bob")
+    checker.generation = 2
+    after = index.rejections()
+    assert after == _scan_rejections(index)
+    assert any(v.by == "Bob" and v.trust.counts_as_human for v in after.values())
+
+
+def test_ids_in_finds_every_named_engram_and_escaped_lines_are_parsed() -> None:
+    line = json.dumps({"engram_id": "A", "data": {"ids": ["B", 'C"]'], "winner": "D", "to": "E"}}).encode()
+    assert ids_in(line) == {"A", "B", 'C"]', "D"}
+    escaped = b'{"engram\\u005fid":"X","data":{"loser":"Y"}}'
+    assert ids_in(escaped) == {"X", "Y"}
+    assert ids_in(b'{"data":{"ids":[1,"Z"]}}') == {"Z"}

@@ -1,0 +1,172 @@
+"""The drafts queue, tension and validity rows kept by id give exactly the rows a rebuild from scratch gives,
+through decisions, undo, tension outcomes, PLUR rewriting the file and the clock moving on."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from plur_desk.app.queries import SORTS, ValidityRows, is_draft, next_change
+from plur_desk.app.rows import draft_row
+from plur_desk.app.session import ReviewSession
+from plur_desk.domain.review import Reviewer
+from plur_desk.infra.clock import FixedClock
+from plur_desk.store.plur_store import PlurStore
+from plur_desk.store.yaml_dump import dump_engrams_document, dump_tensions_document
+
+NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
+
+
+def _engram(i: int, **extra: object) -> dict[str, object]:
+    e: dict[str, object] = {
+        "id": f"ENG-2026-11-{i:02d}-001",
+        "version": 2,
+        "status": "active",
+        "type": "behavioral",
+        "scope": "project:web" if i % 2 else "global",
+        "statement": f"Statement number {i}",
+        "commitment": "draft",
+        "created_at": f"2026-11-{i:02d}T10:00:00.000Z",
+        "content_hash": f"{i % 9}" * 64,  # 10..18 repeat 1..9: the same content asserted twice
+    }
+    e.update(extra)
+    return e
+
+
+@pytest.fixture
+def session(tmp_path) -> ReviewSession:
+    root = tmp_path / "store"
+    root.mkdir()
+    engrams = [_engram(i) for i in range(1, 19)]
+    learned = "2026-11-01T00:00:00.000Z"
+    engrams[2]["temporal"] = {"learned_at": learned, "valid_until": "2026-12-03"}  # expires tomorrow: the clock alone
+    engrams[3]["temporal"] = {"learned_at": learned, "valid_from": "2026-12-05"}  # changes these rows
+    engrams[4]["commitment"] = "decided"
+    engrams[17]["created_at"] = "2026-12-02T11:30:00.000Z"  # 30 minutes old: its age ticks to an hour
+    (root / "engrams.yaml").write_text(dump_engrams_document({"engrams": engrams}))
+    tension = {
+        "id": "T-2026-1201-001",
+        "engram_a": "ENG-2026-11-01-001",
+        "engram_b": "ENG-2026-11-05-001",
+        "statement_a": "Statement number 1",
+        "statement_b": "Statement number 5",
+        "confidence": 0.9,
+        "reason": "conflict",
+        "detected_at": "2026-12-01T10:00:00.000Z",
+        "status": "detected",
+        "resolved_by": None,
+        "resolved_at": None,
+        "category": "factual",
+    }
+    (root / "tensions.yaml").write_text(dump_tensions_document([tension]))
+    store = PlurStore(root)
+    store.load()
+    s = ReviewSession(store, Reviewer("Ada Reviewer"), FixedClock(NOW))
+    s.load_history()
+    return s
+
+
+def _rebuilt(session: ReviewSession, sort: str = "age", descending: bool = False):
+    """Every draft derived afresh, as session.drafts() did before the queue kept them."""
+    now = session.now()
+    rows = [
+        draft_row(e, now, session.open_tension_ids(), session.rejected_verdicts())
+        for e in session.all_engrams()
+        if is_draft(e)
+    ]
+    return sorted(rows, key=SORTS[sort], reverse=descending)
+
+
+def _as_read(rows):
+    """Rows as a person reads them: the age in whole hours under a day, else whole days (the queue derives a
+    row again when that changes, not every second)."""
+    return [replace(r, age_days=int(r.age_days * 24) if r.age_days < 1 else 24 + int(r.age_days)) for r in rows]
+
+
+def _same(session: ReviewSession) -> None:
+    for sort in ("age", "statement", "scope", "flags"):
+        for descending in (False, True):
+            assert _as_read(session.drafts(sort, descending)) == _as_read(_rebuilt(session, sort, descending))
+    assert session.counts()["drafts"] == len(_rebuilt(session))
+
+
+def test_the_queue_follows_every_decision_and_undo(session: ReviewSession) -> None:
+    _same(session)
+    first = session.drafts()[0]
+    assert "in tension" in first.flags
+    session.approve(session.seen([first.id]))
+    _same(session)
+    # a rejection flags the draft with the same content as "rejected before"
+    session.reject(session.seen(["ENG-2026-11-02-001"]), "wrong")
+    twin = next(r for r in session.drafts() if r.id == "ENG-2026-11-11-001")
+    assert twin.rejected_before is not None
+    _same(session)
+    session.undo()
+    twin = next(r for r in session.drafts() if r.id == "ENG-2026-11-11-001")
+    assert twin.rejected_before is None
+    _same(session)
+    session.redo()
+    _same(session)
+    session.undo()  # the rejection
+    session.undo()  # the approval: the draft is back, still in tension
+    assert "in tension" in session.drafts()[0].flags
+    _same(session)
+    session.dismiss_tension(session.seen_tension("T-2026-1201-001"))
+    assert "in tension" not in next(r for r in session.drafts() if r.id == first.id).flags
+    _same(session)
+    session.edit_statement(session.seen(["ENG-2026-11-08-001"])[0], "An edited statement")
+    session.expire_now(session.seen(["ENG-2026-11-09-001"]))
+    _same(session)
+
+
+def test_the_clock_alone_changes_rows_when_it_should(session: ReviewSession) -> None:
+    _same(session)
+    clock = session.clock
+    assert isinstance(clock, FixedClock)
+    young = next(r for r in session.drafts() if r.id == "ENG-2026-11-18-001")
+    clock.advance(40 * 60)  # over the hour: the age reads differently
+    assert next(r for r in session.drafts() if r.id == "ENG-2026-11-18-001").age_days > 1 / 24 > young.age_days
+    _same(session)
+    clock.advance(2 * 86400)  # ENG-…-03 expires, ENG-…-04 is still not valid
+    flags = {r.id: r.flags for r in session.drafts()}
+    assert "expired" in flags["ENG-2026-11-03-001"]
+    _same(session)
+    clock.advance(3 * 86400)  # ENG-…-04 opens
+    assert "not yet valid" not in next(r for r in session.drafts() if r.id == "ENG-2026-11-04-001").flags
+    _same(session)
+
+
+def test_a_rewritten_file_is_compared_by_identity_then_value(session: ReviewSession) -> None:
+    _same(session)
+    engrams = [_engram(i) for i in range(1, 19)]
+    engrams[6]["statement"] = "PLUR rewrote this one"
+    engrams[7]["commitment"] = "decided"  # PLUR approved another: it leaves the queue
+    engrams.append(_engram(19))  # and a new draft arrived
+    (session.store.root / "engrams.yaml").write_text(dump_engrams_document({"engrams": engrams}))
+    change = session.reload_if_changed()
+    assert change.engrams
+    ids = [r.id for r in session.drafts()]
+    assert "ENG-2026-11-08-001" not in ids and "ENG-2026-11-19-001" in ids
+    _same(session)
+
+
+def test_next_change_is_the_earliest_moment_a_row_reads_differently() -> None:
+    engram = {"temporal": {"valid_until": "2026-12-20"}}
+    born = "2026-12-02T11:30:00.000Z"
+    assert next_change(engram, born, NOW) == datetime(2026, 12, 2, 12, 30, tzinfo=UTC)  # age: one hour
+    old = "2026-11-01T10:00:00.000Z"
+    assert next_change(engram, old, NOW) == datetime(2026, 12, 3, 10, 0, tzinfo=UTC)  # age: the next day
+    soon = datetime(2026, 12, 6, 23, 59, 59, 999000, tzinfo=UTC)  # 14 days before the window closes
+    assert next_change(engram, old, datetime(2026, 12, 6, 11, 0, tzinfo=UTC)) == soon
+
+
+def test_validity_rows_follow_the_records(session: ReviewSession) -> None:
+    rows = ValidityRows(lambda: session._engrams)
+    before = {r.id: r.state for r in rows.rows(NOW)}
+    assert before == {"ENG-2026-11-03-001": "expiring_soon", "ENG-2026-11-04-001": "not_yet_valid"}
+    session.expire_now(session.seen(["ENG-2026-11-09-001"]))
+    after = {r.id: r.state for r in rows.rows(NOW + timedelta(seconds=1))}
+    assert after["ENG-2026-11-09-001"] == "expired"
+    assert [r.id for r in rows.rows(NOW, extra=["ENG-2026-11-10-001"], search="number 10")] == ["ENG-2026-11-10-001"]

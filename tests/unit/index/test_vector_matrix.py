@@ -1,0 +1,71 @@
+"""The similarity matrix kept by id answers what stacking every vector afresh answers, through changes, removals
+and vectors arriving while the embedding runs."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from plur_desk.index.vector_matrix import VectorMatrix
+
+DIM = 8
+
+
+def _unit(rng: np.random.Generator) -> np.ndarray:
+    v = rng.normal(size=DIM).astype(np.float32)
+    return v / np.linalg.norm(v)
+
+
+def _fresh(engrams: dict[str, str], vectors: dict[str, np.ndarray], query: np.ndarray, k: int, exclude: str | None):
+    """The way similar() did it before: stack the vectors of every engram that has one, for each query."""
+    ids = [i for i, h in engrams.items() if h in vectors and i != exclude]
+    if not ids:
+        return []
+    scores = np.stack([vectors[engrams[i]] for i in ids]) @ query
+    order = sorted(range(len(ids)), key=lambda n: -scores[n])[:k]
+    return [(ids[n], float(scores[n])) for n in order]
+
+
+def _same(got, expected) -> None:
+    """Same scores best first; among equal scores (two engrams with the same content) any order, same ids, except
+    at the cut-off, where either of the tied engrams may be the one kept."""
+    assert np.allclose([s for _i, s in got], [s for _i, s in expected])
+    last = expected[-1][1] if expected else None
+    assert sorted(i for i, s in got if s != last) == sorted(i for i, s in expected if s != last)
+
+
+def test_updates_by_id_match_a_fresh_stack() -> None:
+    rng = np.random.default_rng(3)
+    vectors = {f"h{n}": _unit(rng) for n in range(40)}
+    engrams = {f"E{n}": f"h{n}" for n in range(50)}  # E40..E49: no vector yet
+    matrix = VectorMatrix(DIM)
+    matrix.rebuild(engrams.items(), vectors)
+    assert len(matrix) == 40
+    for step in range(30):
+        query = _unit(rng)
+        exclude = f"E{step}"
+        _same(matrix.nearest(query, 5, exclude=exclude), _fresh(engrams, vectors, query, 5, exclude))
+        # an edit changes one engram's hash, a retirement removes another, a new one arrives, vectors arrive
+        edited = f"E{rng.integers(0, 50)}"
+        engrams[edited] = f"h{rng.integers(0, 60)}"
+        gone = f"E{rng.integers(0, 50)}"
+        engrams.pop(gone, None)
+        added = f"N{step}"
+        engrams[added] = f"h{rng.integers(0, 60)}"
+        matrix.update({edited: engrams.get(edited), gone: None, added: engrams[added]}, vectors)
+        if step % 5 == 0:
+            vectors[f"h{40 + step // 5}"] = _unit(rng)
+            matrix.take_new_vectors(vectors)
+    assert len(matrix) == sum(1 for h in engrams.values() if h in vectors)
+
+
+def test_among_narrows_and_nothing_left_is_empty() -> None:
+    rng = np.random.default_rng(5)
+    vectors = {f"h{n}": _unit(rng) for n in range(10)}
+    engrams = {f"E{n}": f"h{n}" for n in range(10)}
+    matrix = VectorMatrix(DIM)
+    matrix.rebuild(engrams.items(), vectors)
+    query = _unit(rng)
+    got = matrix.nearest(query, 10, among={"E2", "E7", "missing"})
+    assert {i for i, _s in got} == {"E2", "E7"}
+    assert matrix.nearest(query, 3, among=set()) == []
+    assert VectorMatrix(DIM).nearest(query, 3) == []
