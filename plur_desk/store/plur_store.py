@@ -454,13 +454,34 @@ def _spliced(snapshot: ListFile, replacements: dict[int, tuple[bytes, dict[str, 
 def _replaced_in_place(
     snapshot: ListFile, replacements: dict[int, tuple[bytes, dict[str, object]]], data: bytes
 ) -> ListFile:
-    """Once the new file is on disk: the snapshot now describes it (offsets and lines move, values replaced)."""
-    old = snapshot.data
-    snapshot.data = data
-    if not snapshot.regular:
-        for index, (_block, value) in replacements.items():
-            snapshot.entries[index].value = value
-        return snapshot
+    """Once the new file is on disk: a new snapshot describing it (offsets and lines moved, values replaced). The old
+    one is left as it was: another thread (search) may be reading it; entries before the first change are shared."""
+    old, new = snapshot.data, copy.copy(snapshot)
+    new.data, new.entries = data, list(snapshot.entries)
+    first = min(replacements)
+    moved = {i: copy.copy(e) for i, e in enumerate(snapshot.entries[first:], first)} if snapshot.regular else {}
+    for index in replacements if not snapshot.regular else ():
+        moved[index] = copy.copy(snapshot.entries[index])
+    for index, entry in moved.items():
+        new.entries[index] = entry
+    if snapshot._by_key is not None:  # the same ids: point the index at the new entries
+        new._by_key = {k: [new.entries[e.index] for e in v] for k, v in snapshot._by_key.items()}
+    shift = line_shift = 0
+    for index in sorted(moved):
+        entry = moved[index]
+        if not snapshot.regular:
+            entry.value = replacements[index][1]
+            continue
+        old_start, old_end = entry.start, entry.end
+        entry.start += shift
+        entry.line += line_shift
+        if entry.index in replacements:
+            block, value = replacements[entry.index]
+            shift += len(block) - (old_end - old_start)
+            line_shift += block.count(b"\n") - old.count(b"\n", old_start, old_end)
+            entry.value, entry.parsed, entry.syntax_error, entry.problems = value, True, None, []
+        entry.end = old_end + shift
+    return new
     shift = line_shift = 0
     first = min(replacements)
     for entry in snapshot.entries[first:]:
