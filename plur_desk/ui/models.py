@@ -53,6 +53,45 @@ class RowsModel(QAbstractTableModel, Generic[R]):
         self.rows = rows
         self.endResetModel()
 
+    def update_rows(self, rows: list[R]) -> None:
+        """Move to `rows` with the fewest signals: rows that left are removed, new ones inserted, changed ones
+        repainted (dataChanged), so the view keeps its selection, current row and scroll position. A new order
+        of the rows that stay (another sort) moves them as a layout change, persistent indexes following."""
+        new_ids = [self.row_id(r) for r in rows]
+        if len(set(new_ids)) != len(new_ids):
+            self.set_rows(rows)  # ids must name rows once for the diff; never expected, kept correct regardless
+            return
+        old_ids = [self.row_id(r) for r in self.rows]
+        new_set, old_set = set(new_ids), set(old_ids)
+        if [i for i in old_ids if i in new_set] != [i for i in new_ids if i in old_set]:
+            self._relayout(rows, new_ids)
+            return
+        for start, end in _runs([n for n, i in enumerate(old_ids) if i not in new_set], reverse=True):
+            self.beginRemoveRows(QModelIndex(), start, end)
+            del self.rows[start : end + 1]
+            self.endRemoveRows()
+        for start, end in _runs([n for n, i in enumerate(new_ids) if i not in old_set]):
+            self.beginInsertRows(QModelIndex(), start, end)
+            self.rows[start:start] = rows[start : end + 1]
+            self.endInsertRows()
+        changed = [n for n, (a, b) in enumerate(zip(self.rows, rows, strict=True)) if a is not b and a != b]
+        self.rows = list(rows)
+        last = len(self.columns) - 1
+        for start, end in _runs(changed):
+            self.dataChanged.emit(self.index(start, 0), self.index(end, last))
+
+    def _relayout(self, rows: list[R], new_ids: list[str]) -> None:
+        self.layoutAboutToBeChanged.emit()
+        where = {row_id: n for n, row_id in enumerate(new_ids)}
+        old = self.persistentIndexList()
+        moved = []
+        for index in old:
+            row = where.get(self.row_id(self.rows[index.row()])) if 0 <= index.row() < len(self.rows) else None
+            moved.append(self.index(row, index.column()) if row is not None else QModelIndex())
+        self.rows = list(rows)
+        self.changePersistentIndexList(old, moved)
+        self.layoutChanged.emit()
+
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self.rows)
 
@@ -94,6 +133,17 @@ class RowsModel(QAbstractTableModel, Generic[R]):
     def sorted_by(self, column: int, descending: bool) -> None:
         key = self.columns[column].sort
         self.set_rows(sorted(self.rows, key=key, reverse=descending))
+
+
+def _runs(positions: list[int], reverse: bool = False) -> list[tuple[int, int]]:
+    """Ascending positions as (first, last) runs of consecutive numbers; last run first when `reverse`."""
+    runs: list[tuple[int, int]] = []
+    for n in positions:
+        if runs and runs[-1][1] == n - 1:
+            runs[-1] = (runs[-1][0], n)
+        else:
+            runs.append((n, n))
+    return runs[::-1] if reverse else runs
 
 
 class DraftColumn(IntEnum):

@@ -1,4 +1,5 @@
-"""Runs session work (loading, writes, reloads) off the GUI thread, one job at a time, results back as slots."""
+"""Work off the GUI thread, results back as slots: `Runner` runs session work (loading, writes, reloads) one job at
+a time; `ReadPool` runs reads for the screen in parallel and drops a result a newer request made stale."""
 
 from __future__ import annotations
 
@@ -79,4 +80,66 @@ class Runner(QObject):
         if not self._callbacks:
             self.busy_changed.emit(False)
         if on_error is not None:
+            on_error(error)  # type: ignore[arg-type]
+
+
+class ReadPool(QObject):
+    """Reads for the screen (search, similar engrams, a draft's detail, a timeline) on worker threads, off the
+    GUI thread, several at once. Each read has a channel ("search", "detail", …) and a generation number: a newer
+    request on the same channel makes the older one stale, and a stale result is dropped, never shown (the person
+    typed on, or moved to the next draft, meanwhile). Reads never write: writes stay on the serial Runner."""
+
+    def __init__(self, parent: QObject | None = None, threads: int = 2) -> None:
+        super().__init__(parent)
+        self._pool = QThreadPool(self)
+        self._pool.setMaxThreadCount(threads)
+        self._signals = _Signals(self)
+        self._signals.done.connect(self._on_done)
+        self._signals.failed.connect(self._on_failed)
+        self._tokens = itertools.count(1)
+        self._latest: dict[str, int] = {}  # channel -> the generation whose result may be shown
+        self._callbacks: dict[int, tuple[str, Callable[[object], None], Callable[[Exception], None] | None]] = {}
+        self.dropped = 0  # stale results thrown away (for tests and the benchmark)
+
+    def submit(
+        self,
+        channel: str,
+        fn: Callable[[], object],
+        on_done: Callable[[object], None],
+        on_error: Callable[[Exception], None] | None = None,
+    ) -> int:
+        token = next(self._tokens)
+        self._latest[channel] = token
+        self._callbacks[token] = (channel, on_done, on_error)
+        self._pool.start(_Job(token, fn, self._signals))
+        return token
+
+    def cancel(self, channel: str) -> None:
+        """Whatever is under way on this channel will not be shown."""
+        self._latest[channel] = next(self._tokens)
+
+    def current(self, channel: str, token: int) -> bool:
+        return self._latest.get(channel) == token
+
+    @property
+    def pending(self) -> int:
+        return len(self._callbacks)
+
+    def wait(self, msecs: int = 30000) -> bool:
+        return self._pool.waitForDone(msecs)
+
+    @Slot(int, object)
+    def _on_done(self, token: int, result: object) -> None:
+        channel, on_done, _ = self._callbacks.pop(token, ("", None, None))
+        if on_done is None:
+            return
+        if not self.current(channel, token):
+            self.dropped += 1
+            return
+        on_done(result)
+
+    @Slot(int, object)
+    def _on_failed(self, token: int, error: object) -> None:
+        channel, _, on_error = self._callbacks.pop(token, ("", None, None))
+        if on_error is not None and self.current(channel, token):
             on_error(error)  # type: ignore[arg-type]

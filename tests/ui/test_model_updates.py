@@ -1,0 +1,95 @@
+"""Table models move to new rows without a reset: removed, inserted and changed rows are signalled as such, so a
+view keeps its selection and current row; a new order moves persistent indexes. Checked with qtmodeltester."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+import pytest
+from PySide6.QtCore import QItemSelectionModel
+from PySide6.QtWidgets import QTableView
+
+from plur_desk.ui.models import Column, RowsModel
+from plur_desk.ui.runner import ReadPool
+
+
+@dataclass(frozen=True)
+class Row:
+    id: str
+    text: str
+
+
+COLUMNS = [Column("Id", lambda r: r.id, lambda r: r.id), Column("Text", lambda r: r.text, lambda r: r.text)]
+
+
+def _model(rows: list[Row]) -> RowsModel[Row]:
+    model: RowsModel[Row] = RowsModel(COLUMNS, lambda r: r.id)
+    model.set_rows(rows)
+    return model
+
+
+def _selected(view: QTableView) -> set[str]:
+    model = view.model()
+    return {model.rows[i.row()].id for i in view.selectionModel().selectedRows()}
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_updates_keep_selection_and_never_reset(qtbot, qtmodeltester, seed) -> None:
+    rng = random.Random(seed)
+    rows = [Row(f"E{n:03d}", f"text {n}") for n in range(60)]
+    model = _model(rows)
+    qtmodeltester.check(model, force_py=True)  # and it watches every signal of the updates below
+    view = QTableView()
+    qtbot.addWidget(view)
+    view.setModel(model)
+    resets: list[int] = []
+    model.modelReset.connect(lambda: resets.append(1))
+    flags = QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows
+    for n in rng.sample(range(60), 8):
+        view.selectionModel().select(model.index(n, 0), flags)
+    current = rows[rng.randrange(60)].id
+    view.selectionModel().setCurrentIndex(
+        model.index(model.row_of(current), 0), QItemSelectionModel.SelectionFlag.NoUpdate
+    )
+    counter = 60
+    for step in range(25):
+        chosen = _selected(view)
+        kept = [r for r in model.rows if rng.random() > 0.15]  # some leave (approved, rejected)
+        kept = [Row(r.id, r.text + "!") if rng.random() < 0.1 else r for r in kept]  # some change
+        for _ in range(rng.randrange(4)):  # some arrive anywhere
+            counter += 1
+            kept.insert(rng.randrange(len(kept) + 1), Row(f"N{counter:03d}", "new"))
+        if step % 6 == 5:
+            kept.sort(key=lambda r: r.text, reverse=bool(step % 2))  # another order
+        model.update_rows(kept)
+        assert model.rows == kept
+        assert [model.index(i, 1).data() for i in range(len(kept))] == [r.text for r in kept]
+        assert _selected(view) == chosen & {r.id for r in kept}  # what stayed stays selected
+        index = view.currentIndex()
+        if current in {r.id for r in kept}:
+            assert model.rows[index.row()].id == current
+    assert not resets
+
+
+def test_read_pool_drops_a_result_a_newer_request_made_stale(qtbot) -> None:
+    pool = ReadPool(threads=2)
+    shown: list[object] = []
+    gate_open = []
+
+    def slow() -> str:
+        while not gate_open:  # released once the newer request is in
+            pass
+        return "old"
+
+    pool.submit("detail", slow, shown.append)
+    pool.submit("detail", lambda: "new", shown.append)
+    qtbot.waitUntil(lambda: shown == ["new"])
+    gate_open.append(True)
+    qtbot.waitUntil(lambda: pool.pending == 0)
+    assert shown == ["new"]
+    assert pool.dropped == 1
+    pool.submit("search", lambda: "kept", shown.append)  # another channel is not affected
+    qtbot.waitUntil(lambda: pool.pending == 0)
+    assert shown == ["new", "kept"]
+    pool.wait()
