@@ -372,7 +372,7 @@ class TensionRows:
 
     def __init__(self, engrams: Records, tensions: Records, now: Callable[[], datetime]) -> None:
         self._engrams, self._tensions, self._now = engrams, tensions, now
-        self._rows: dict[str, tuple[TensionRow, tuple[object, ...]]] = {}
+        self._rows: dict[str, tuple[TensionRow, tuple[object, ...], datetime]] = {}
 
     def rows(self, statuses: Iterable[str] = OPEN) -> list[TensionRow]:
         wanted, now = set(statuses), self._now()
@@ -386,8 +386,10 @@ class TensionRows:
             sides = [engrams.get(str(record.get(k))) for k in ("engram_a", "engram_b")]
             made = (record, *sides)
             held = self._rows.get(tension_id)
-            if held is None or any(a is not b for a, b in zip(held[1], made, strict=True)):
-                held = self._rows[tension_id] = (tension_row(record, now, sides), made)
+            if held is None or held[2] <= now or any(a is not b for a, b in zip(held[1], made, strict=True)):
+                row = tension_row(record, now, sides)
+                due = next_change({}, row.detected_at, now) or datetime.max.replace(tzinfo=now.tzinfo)
+                held = self._rows[tension_id] = (row, made, due)  # again when its age reads differently
             out.append(held[0])
         out.sort(key=lambda r: r.detected_at)
         return out

@@ -13,9 +13,9 @@ from collections.abc import Callable, Iterable, Sequence
 from plur_desk.app.history_index import HistoryIndex
 from plur_desk.app.journaled import ChangeSet as ChangeSet  # re-exported: panes import it from here
 from plur_desk.app.journaled import JournaledSession
-from plur_desk.app.queries import DraftQueue
+from plur_desk.app.queries import DraftQueue, TensionRows
 from plur_desk.app.reviewer import READER, check_reviewer
-from plur_desk.app.rows import DraftRow, TensionRow, Verdict, tension_row
+from plur_desk.app.rows import DraftRow, TensionRow, Verdict
 from plur_desk.app.session_clusters import ClusterDecisionsMixin
 from plur_desk.app.session_signing import SigningMixin
 from plur_desk.app.signing import ReviewerKeys
@@ -54,6 +54,7 @@ class ReviewSession(JournaledSession, SigningMixin, ClusterDecisionsMixin):
         self.queue = DraftQueue(
             lambda: self._engrams, lambda: self._tensions, self.now, self._history_verdicts, self._record_verdict
         )
+        self._tension_rows = TensionRows(lambda: self._engrams, lambda: self._tensions, self.now)
         self.reindex()
 
     # -- snapshot ------------------------------------------------------------------------------------------
@@ -143,17 +144,10 @@ class ReviewSession(JournaledSession, SigningMixin, ClusterDecisionsMixin):
     def tensions(
         self, statuses: Iterable[str] = ("detected", "confirmed"), engram_id: str | None = None
     ) -> list[TensionRow]:
-        """Rows of the tensions with these statuses (only those naming `engram_id`, when given)."""
-        wanted = set(statuses)
-        now = self.now()
-        rows = [
-            tension_row(t, now, [self._engrams.get(str(t.get(k))) for k in ("engram_a", "engram_b")])
-            for t in self._tensions.values()
-            if t.get("status", "detected") in wanted
-            and (engram_id is None or engram_id in (str(t.get("engram_a")), str(t.get("engram_b"))))
-        ]
-        rows.sort(key=lambda r: r.detected_at)
-        return rows
+        """Rows of the tensions with these statuses (only those naming `engram_id`, when given), each kept until its
+        record or one of its two engrams is replaced (`TensionRows`)."""
+        rows = self._tension_rows.rows(statuses)
+        return rows if engram_id is None else [r for r in rows if engram_id in (r.engram_a, r.engram_b)]
 
     def counts(self) -> dict[str, int]:
         drafts = len(self.queue)

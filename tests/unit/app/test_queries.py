@@ -170,3 +170,28 @@ def test_validity_rows_follow_the_records(session: ReviewSession) -> None:
     after = {r.id: r.state for r in rows.rows(NOW + timedelta(seconds=1))}
     assert after["ENG-2026-11-09-001"] == "expired"
     assert [r.id for r in rows.rows(NOW, extra=["ENG-2026-11-10-001"], search="number 10")] == ["ENG-2026-11-10-001"]
+
+
+def test_tension_rows_follow_records_engrams_and_the_clock(session: ReviewSession) -> None:
+    from plur_desk.app.rows import tension_row
+
+    def fresh(statuses=("detected", "confirmed", "dismissed", "resolved")):
+        now = session.now()
+        rows = [
+            tension_row(t, now, [session.engram(str(t.get(k))) for k in ("engram_a", "engram_b")])
+            for t in session.all_tensions()
+            if t.get("status", "detected") in statuses
+        ]
+        return sorted(rows, key=lambda r: r.detected_at)
+
+    all_statuses = ("detected", "confirmed", "dismissed", "resolved")
+    assert session.tensions(all_statuses) == fresh()
+    session.edit_statement(session.seen(["ENG-2026-11-01-001"])[0], "One side edited")
+    assert session.tensions(all_statuses) == fresh()  # the row carries both engrams as seen: re-derived
+    session.confirm_tension(session.seen_tension("T-2026-1201-001"))
+    assert session.tensions() == fresh(("detected", "confirmed"))
+    assert session.tensions(("dismissed",)) == []
+    clock = session.clock
+    assert isinstance(clock, FixedClock)
+    clock.advance(86400)
+    assert session.tensions(all_statuses) == fresh()  # a day later the age reads differently
