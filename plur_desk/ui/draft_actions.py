@@ -60,7 +60,7 @@ class ReviewController(QObject):
         keep = self.pending_select or self.drafts.current_id()
         self.drafts.set_rows(self._filtered(self._scale.queue_rows(), query), keep=keep, query=query)
         self.pending_select = None
-        self.show_current()
+        self.show_current(again=False)  # the next draft was rendered when the decision moved to it
 
     def _filtered(self, rows: list[DraftRow], text: str) -> list[DraftRow]:
         """The queue narrowed to every draft the query matches (the query language when the index is ready)."""
@@ -74,9 +74,13 @@ class ReviewController(QObject):
             r for r in rows if all(w in f"{r.statement} {r.scope} {r.domain} {r.writer} {r.id}".lower() for w in words)
         ]
 
-    def show_current(self) -> None:
-        """Render the current draft's detail: what a verdict on it will rest on."""
+    def show_current(self, again: bool = True) -> None:
+        """Render the current draft's detail: what a verdict on it will rest on. With `again` False, a detail that
+        already shows this row exactly as listed (the same row object) is left as it is."""
         session, row = self.workspace.session, self.drafts.current()
+        if not again and row is not None and self.drafts.shows(row):
+            self.workspace.context_changed.emit()
+            return
         if session is not None and row is not None:
             engram = session.engram(row.id)
             html = engram_html(

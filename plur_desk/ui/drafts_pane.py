@@ -53,6 +53,7 @@ class DraftsPane(QWidget):
         self._editing_id: str | None = None
         self._edit_seen: Seen | None = None
         self._edit_original = ""
+        self._quiet = False  # while the model moves to new rows
         self._shown: tuple[DraftRow, Seen] | None = None  # the row the detail shows, and that engram as rendered
         self._user_sort: tuple[int, bool] | None = None  # (column, descending) the reviewer chose by a header click
         self._build()
@@ -146,8 +147,12 @@ class DraftsPane(QWidget):
         self._cancel.setContext(Qt.ShortcutContext.WidgetShortcut)
 
     def _connect(self) -> None:
-        self.table.selectionModel().selectionChanged.connect(lambda *_: self.selection_changed.emit())
+        self.table.selectionModel().selectionChanged.connect(self._selection_moved)
         self.table.horizontalHeader().sectionClicked.connect(self._header_clicked)
+
+    def _selection_moved(self, *_: object) -> None:
+        if not self._quiet:
+            self.selection_changed.emit()
 
     def add_buttons(self, buttons: list[QPushButton]) -> None:
         for button in buttons:
@@ -162,9 +167,15 @@ class DraftsPane(QWidget):
         `query` is the search that narrowed `rows`, so an empty result says the search matched nothing.
         """
         keep = keep or self.current_id()
-        self._shown = None
         rows = self.in_view_order(rows)
-        self.model.set_rows(rows)
+        before = (self.current_id(), self.selected_ids())
+        self._quiet = True  # Qt re-announces the selection while rows around it go; it is said once below
+        try:
+            self.model.update_rows(rows)  # removed, inserted, changed rows only: selection and scroll stay
+        finally:
+            self._quiet = False
+        if self._shown is not None and self._shown[0] is not self.current():
+            self._shown = None  # the detail no longer shows the current row exactly as listed
         query = shorten_long_words(query.strip())
         self.empty.setText(
             f"The search “{query}” matched none of the drafts waiting for review. Clear the search field "
@@ -174,8 +185,13 @@ class DraftsPane(QWidget):
         )
         self.empty.setVisible(not rows)  # the list stays: hiding it would hand its keyboard focus to another widget
         row = self.model.row_of(keep) if keep else -1
-        if rows:
+        if rows and (row < 0 or row != self.current_row() or not self._row_selected(row)):
             self.select_row(row if row >= 0 else 0)
+        elif (self.current_id(), self.selected_ids()) != before:
+            self.selection_changed.emit()
+
+    def _row_selected(self, row: int) -> bool:
+        return self.table.selectionModel().isRowSelected(row)
 
     def select_row(self, row: int) -> None:
         if not self.model.rows:
@@ -275,6 +291,10 @@ class DraftsPane(QWidget):
         """Render the detail of `row`; `seen` is that engram exactly as this rendering used it."""
         self.detail.setHtml(html)
         self._shown = (row, seen) if row is not None and seen is not None else None
+
+    def shows(self, row: DraftRow) -> bool:
+        """True when the detail was rendered from this very row (rows are re-derived only when they change)."""
+        return self._shown is not None and self._shown[0] is row
 
     def displayed_seen(self) -> Seen | None:
         """What a verdict on the current row rests on, or None when the detail does not show that row as listed."""

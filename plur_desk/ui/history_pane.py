@@ -41,6 +41,7 @@ TRUST_FILTERS: dict[str, frozenset[TrustState]] = {
 HEADERS = ("When (UTC)", "Actor", "Event", "Engram", "Summary")
 ACTOR_FILTERS = {"all actors": "", "human": "human", "agent or unknown kind": "agent", "no actor named": "unknown"}
 DEBOUNCE_MS = 250
+FILTER_OFF_SCREEN = 50_000  # history lines from which a filter runs off the GUI thread (a scan takes ~100 ms)
 
 
 def value_text(value: object) -> str:
@@ -321,7 +322,20 @@ class HistoryPane(QWidget):
             self.type_filter.setCurrentText(current if current in types else "all events")
             self.type_filter.blockSignals(False)
         problems: list[str] = []
-        events = index.newest_first(self.current_filter(problems))
+        flt = self.current_filter(problems)
+        if flt.empty or len(index.lines) < FILTER_OFF_SCREEN:
+            self._show_events(index.newest_first(flt), problems)
+            return
+        self.count.setText("filtering…")  # a long history is filtered on the read pool; a newer filter wins
+        self.workspace.reads.submit(
+            "history", lambda: index.newest_first(flt), lambda events: self._show_events(events, problems)
+        )
+
+    def _show_events(self, events: Any, problems: list[str]) -> None:
+        session = self.workspace.session
+        if session is None:
+            return
+        index = session.history
         self.model.trust = index.trust
         self.model.set_events(events)
         self.count.setText(self._count_text(len(events), index.malformed_count(), index.partial, problems))

@@ -424,6 +424,7 @@ class MainWindow(QMainWindow):
         self.runner.wait(10000)
         self.finder.runner.wait(10000)
         self.conflicts.runner.wait(10000)
+        self.workspace.reads.wait(10000)
         self.scale.end_session()
         self.identity.end_session()
         super().closeEvent(event)

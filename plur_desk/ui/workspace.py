@@ -14,7 +14,7 @@ from plur_desk.app.settings import Settings, SettingsStore
 from plur_desk.infra.clock import Clock
 from plur_desk.infra.errors import ChangedSinceError, PartialWrite, PlurDeskError
 from plur_desk.ui.messages import Messages
-from plur_desk.ui.runner import Runner
+from plur_desk.ui.runner import ReadPool, Runner
 
 # Handles a failure it recognises (True), e.g. the reviewer-key conflict that offers a replacement.
 FailureHandler = Callable[[Exception], bool]
@@ -43,6 +43,7 @@ class Workspace(QObject):
         self.session: ReviewSession | None = None
         self.store_path: Path | None = None
         self.runner = Runner(self)  # loads, writes and reloads, in order, never overlapping
+        self.reads = ReadPool(self)  # reads for the screen (a history filter…), stale results dropped
         self._failure_handlers: list[weakref.WeakMethod[FailureHandler]] = []
 
     def add_failure_handler(self, handler: FailureHandler) -> None:

@@ -1,0 +1,31 @@
+"""After a decision the window updates only what changed: the queue loses the decided row without a model reset
+(selection and scroll stay), and the next draft's detail is rendered once."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+
+from plur_desk.ui.main_window import MainWindow
+
+
+def test_one_approve_renders_the_next_detail_once_and_never_resets_the_queue(qtbot, window: MainWindow) -> None:
+    drafts = window.drafts
+    first, second = drafts.model.rows[0].id, drafts.model.rows[1].id
+    renders: list[str] = []
+    show_detail = drafts.show_detail
+
+    def counting(html, row=None, seen=None):  # type: ignore[no-untyped-def]
+        renders.append(row.id if row is not None else "")
+        show_detail(html, row, seen)
+
+    drafts.show_detail = counting  # type: ignore[method-assign]
+    resets: list[int] = []
+    drafts.model.modelReset.connect(lambda: resets.append(1))
+    with qtbot.waitSignal(window.changes_applied, timeout=10000):
+        qtbot.keyClick(drafts.table, Qt.Key.Key_A)
+    qtbot.waitUntil(lambda: window.runner.pending == 0, timeout=10000)
+    assert first not in [r.id for r in drafts.model.rows]
+    assert drafts.current_id() == second
+    assert renders == [second]  # moved on at once; the write's result did not render it again
+    assert drafts.displayed_seen() is not None  # and the verdict keys still rest on what is shown
+    assert not resets
