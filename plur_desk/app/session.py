@@ -9,11 +9,12 @@ Undo and redo are themselves audited forward changes that refuse when the record
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
 
 from plur_desk.app.history_index import HistoryIndex
 from plur_desk.app.journaled import ChangeSet as ChangeSet  # re-exported: panes import it from here
 from plur_desk.app.journaled import JournaledSession
-from plur_desk.app.queries import DraftQueue, TensionRows
+from plur_desk.app.queries import DraftQueue, TensionRows, ValidityRow, ValidityRows
 from plur_desk.app.reviewer import READER, check_reviewer
 from plur_desk.app.rows import DraftRow, TensionRow, Verdict
 from plur_desk.app.session_clusters import ClusterDecisionsMixin
@@ -55,6 +56,7 @@ class ReviewSession(JournaledSession, SigningMixin, ClusterDecisionsMixin):
             lambda: self._engrams, lambda: self._tensions, self.now, self._history_verdicts, self._record_verdict
         )
         self._tension_rows = TensionRows(lambda: self._engrams, lambda: self._tensions, self.now)
+        self._validity_rows = ValidityRows(lambda: self._engrams)
         self.reindex()
 
     # -- snapshot ------------------------------------------------------------------------------------------
@@ -148,6 +150,10 @@ class ReviewSession(JournaledSession, SigningMixin, ClusterDecisionsMixin):
         record or one of its two engrams is replaced (`TensionRows`)."""
         rows = self._tension_rows.rows(statuses)
         return rows if engram_id is None else [r for r in rows if engram_id in (r.engram_a, r.engram_b)]
+
+    def validity_rows(self, moment: datetime, extra: Iterable[str] = (), search: str = "") -> list[ValidityRow]:
+        """Engrams with a validity window (and `extra` ones brought in by hand) as of `moment`."""
+        return self._validity_rows.rows(moment, extra, search)
 
     def counts(self) -> dict[str, int]:
         drafts = len(self.queue)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from PySide6.QtCore import QDate, QDateTime, QItemSelectionModel, QObject, Qt, QTime, QTimer, QTimeZone, Signal
@@ -22,8 +21,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from plur_desk.app.queries import VALIDITY_GROUPS, ValidityRow, validity_sort
 from plur_desk.app.session import ChangeSet
-from plur_desk.domain.seen import Seen, seen_engram
 from plur_desk.domain.validity import Window, closes_at, opens_at
 from plur_desk.ui.date_field import DateField
 from plur_desk.ui.drafts_pane import action_button
@@ -33,7 +32,7 @@ from plur_desk.ui.widgets import make_table
 from plur_desk.ui.workspace import Workspace
 
 TICK_MS = 30_000
-GROUPS = ("expiring_soon", "expired", "not_yet_valid", "current")
+GROUPS = VALIDITY_GROUPS
 GROUP_TEXT = {
     "expiring_soon": "△ expiring soon",
     "expired": "✖ expired",
@@ -42,20 +41,8 @@ GROUP_TEXT = {
 }
 
 
-@dataclass(frozen=True)
-class ValidityRow:
-    id: str
-    statement: str
-    scope: str
-    domain: str
-    state: str
-    valid_from: str
-    valid_until: str
-    seen: Seen  # the engram as this row was built: what a window change expects on disk
-
-
 def _by_state(row: ValidityRow) -> tuple[int, str]:
-    return GROUPS.index(row.state), row.valid_until or "~"
+    return validity_sort(row)
 
 
 COLUMNS: list[Column[ValidityRow]] = [
@@ -237,29 +224,8 @@ class ValidityPane(QWidget):
             return
         keep = self.current_engram_id()
         now = self.moment()
-        rows = []
-        for engram in session.all_engrams():
-            window_ = Window.of(engram)
-            engram_id = str(engram.get("id"))
-            if not window_.present and engram_id not in self._extra:
-                continue
-            text = f"{engram_id} {engram.get('statement', '')} {engram.get('scope', '')}".lower()
-            if self._search and not all(w in text for w in self._search.lower().split()):
-                continue
-            rows.append(
-                ValidityRow(
-                    engram_id,
-                    str(engram.get("statement", "")),
-                    str(engram.get("scope", "")),
-                    str(engram.get("domain", "") or ""),
-                    window_.state(now),
-                    window_.valid_from or "",
-                    window_.valid_until or "",
-                    seen_engram(engram),
-                )
-            )
-        rows.sort(key=_by_state)
-        self.model.set_rows(rows)
+        rows = session.validity_rows(now, self._extra, self._search)  # kept by id in the app layer
+        self.model.update_rows(rows)
         counts = {g: sum(1 for r in rows if r.state == g) for g in GROUPS}
         self.summary.setText("   ".join(f"{GROUP_TEXT[g]}: {counts[g]}" for g in GROUPS))
         row = self.model.row_of(keep) if keep else -1
