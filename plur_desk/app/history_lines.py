@@ -198,7 +198,8 @@ class RejectionLedger:
 
     def __init__(self) -> None:
         self._verdicts: dict[str, Verdict] = {}
-        self._done = 0
+        self._parsed: list[tuple[Line, dict[str, object]]] = []  # every rejection line so far, parsed once
+        self._done = 0  # of those, how many are applied
         self._newest = ""
         self._generation: object = _UNSET
         self._lock = threading.Lock()
@@ -213,22 +214,19 @@ class RejectionLedger:
     ) -> dict[str, Verdict]:
         with self._lock:
             count = len(positions)
-            if generation != self._generation:
-                self._reset(generation)
-            fresh = [(lines[p], parse(*lines[p])) for p in positions[self._done : count]]
-            if fresh and self._done and min(_stamp(e) for _l, e in fresh) < self._newest:
-                self._reset(generation)
-                fresh = [(lines[p], parse(*lines[p])) for p in positions[:count]]
-            fresh.sort(key=lambda c: _stamp(c[1]))
-            for line, event in fresh:
+            fresh = [(lines[p], parse(*lines[p])) for p in positions[len(self._parsed) : count]]
+            self._parsed += fresh
+            if generation != self._generation or (
+                fresh and self._done and min(_stamp(e) for _l, e in fresh) < self._newest
+            ):
+                self._verdicts, self._done, self._newest, self._generation = {}, 0, "", generation
+            todo = sorted(self._parsed[self._done :], key=lambda c: _stamp(c[1]))
+            for line, event in todo:
                 self._apply(line, event, trust_of)
-            if fresh:
-                self._newest = max(self._newest, _stamp(fresh[-1][1]))
-            self._done = count
+            if todo:
+                self._newest = max(self._newest, _stamp(todo[-1][1]))
+            self._done = len(self._parsed)
             return dict(self._verdicts)
-
-    def _reset(self, generation: object) -> None:
-        self._verdicts, self._done, self._newest, self._generation = {}, 0, "", generation
 
     def _apply(self, line: Line, event: dict[str, object], trust_of: Callable[[Line], Trust]) -> None:
         data = event.get("data")

@@ -107,6 +107,7 @@ class JournaledSession:
         }
         self._tensions = {e.key: e.value for e in self.store.tensions.entries if e.valid and e.key}  # type: ignore[misc]
         self.queue.note(everything=True)  # records replaced wholesale: the queue compares them by identity
+        self.queue.prime()  # here, on the loading thread, not on the window's next read
 
     def now(self) -> datetime:
         return self.clock.now()

@@ -41,6 +41,11 @@ def is_draft(engram: Record) -> bool:
     return engram.get("commitment") == "draft" and engram.get("status") == "active"
 
 
+def _rejected(engram: Record) -> bool:
+    record = engram.get("review")
+    return isinstance(record, dict) and record.get("state") == "rejected"
+
+
 def next_change(engram: Record, created: str, now: datetime) -> datetime | None:
     """When this engram's row next reads differently by time alone: its age reaching the next hour (under a day)
     or day, or its validity window opening, closing or entering its last 14 days."""
@@ -111,6 +116,12 @@ class DraftQueue:
             self._pending_tensions.update(tension_ids)
             self._pending_all = self._pending_all or everything
 
+    def prime(self) -> None:
+        """Derive now what changed (called by the thread that replaced the records, so the window's next read
+        finds the work done)."""
+        with self._lock:
+            self._sync()
+
     def rows(self, sort: str = "age", descending: bool = False) -> list[DraftRow]:
         with self._lock:
             self._sync()
@@ -139,11 +150,14 @@ class DraftQueue:
             engrams = self._engrams()
             for engram_id, value in engrams.items():
                 held = self._from.get(engram_id)
-                if held is not value:
-                    if held is not None and held == value:
-                        self._from[engram_id] = value  # the same record read again: nothing to re-derive
-                    else:
-                        dirty.add(engram_id)
+                if held is value:
+                    continue
+                if (held is not None and held == value) or not (
+                    engram_id in self._rows or is_draft(value) or _rejected(value) or (held and _rejected(held))
+                ):
+                    self._from[engram_id] = value  # read again, or nothing a row shows: no row to derive
+                else:
+                    dirty.add(engram_id)
             dirty |= {i for i in self._from if i not in engrams}
         dirty |= self._verdicts_changed()
         while self._due and self._due[0][0] <= now:
@@ -210,7 +224,7 @@ class DraftQueue:
         if stamp == old_stamp:
             return set()
         self._history = (stamp, verdicts)
-        digests = {d for d in verdicts.keys() | old.keys() if verdicts.get(d) is not old.get(d)}
+        digests = {d for d in verdicts.keys() | old.keys() if verdicts.get(d) != old.get(d)}  # equal after a recount
         return {i for d in digests for i in self._by_digest.get(d, ())}
 
     def _derive(self, engram_id: str, now: datetime, place: bool = True) -> set[str]:
