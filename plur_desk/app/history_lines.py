@@ -16,11 +16,13 @@ import re
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from plur_desk.app.rows import Verdict
 from plur_desk.domain.trust import Trust
+
+if TYPE_CHECKING:
+    import numpy as np
 
 Line = tuple[bytes, str, int]  # raw JSON, month, 1-based line number (0: appended by us)
 ID_FIELDS = ("engram_b", "winner", "loser", "earlier", "later")  # in `data`, besides the top-level engram_id
@@ -117,6 +119,8 @@ class LineIndex:
         """Index the lines just appended from `block` (their bytes, each ending in a newline) with compiled
         patterns over the whole block: Python work per match, not per line. Blank lines (not kept as lines) fall
         back to the per-line path."""
+        import numpy as np  # loaded with the history, not before the first draft is shown
+
         first, ends = self.count, np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == 10)
         if first + len(ends) != len(lines):
             self.extend(lines)
@@ -147,6 +151,8 @@ class LineIndex:
         self.count = len(lines)
 
     def _count_malformed(self, block: bytes, ends: np.ndarray, lines: Sequence[Line]) -> None:
+        import numpy as np
+
         if not len(ends):
             return
         data = np.frombuffer(block, dtype=np.uint8)
