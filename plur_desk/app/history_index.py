@@ -369,7 +369,8 @@ class HistoryIndex:
         """The trust of one line's event, verified once per line (call sync_trust first in a query)."""
         found = self._trust_cache.get(line[0])
         if found is None:
-            found = self._trust_cache[line[0]] = self.trust(parse_line(*line))
+            check = getattr(self.trust, "check", self.trust)  # sync_trust read keys.yaml for this query
+            found = self._trust_cache[line[0]] = check(parse_line(*line))
         return found
 
     def rejections(self) -> dict[str, Verdict]:

@@ -31,3 +31,8 @@ class TrustChecker:
 
     def __call__(self, event: dict[str, object]) -> Trust:
         return classify(event, self.registry())
+
+    def check(self, event: dict[str, object]) -> Trust:
+        """Classify against keys.yaml as last read (a caller checking many lines refreshes once, then calls this:
+        one stat per query, not one per line)."""
+        return classify(event, self._registry)
