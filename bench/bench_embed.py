@@ -139,6 +139,39 @@ def stages(pairs: list[tuple[str, str]], models: dict[str, Path]) -> str:
     return "\n".join(lines)
 
 
+def approve_latency(root: Path, pairs: list[tuple[str, str]], rounds: int, per_round: int = 10) -> str:
+    """Approve one draft at a time (median, ms) on a copy of the store, alternating: no embedding, then the embedding
+    process running at the window's priority offset (nice 5) on the whole store."""
+    import shutil
+
+    from plur_desk.app.session import ReviewSession
+    from plur_desk.domain.review import Reviewer
+
+    times: dict[str, list[float]] = {"without embedding": [], "with the embedding process (nice 5)": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        store = PlurStore(shutil.copytree(root, Path(tmp) / "store"))
+        store.load()
+        session = ReviewSession(store, Reviewer("bench"))
+        drafts = [row.id for row in session.drafts()]
+        for _ in range(rounds):
+            for label in times:
+                proc = embed_worker.start(pairs, Path(tmp) / "parts", 5) if label.startswith("with the") else None
+                time.sleep(3 if proc else 0)  # past the model load: the worker is running batches
+                for _ in range(per_round):
+                    draft = drafts.pop()
+                    t0 = time.perf_counter()
+                    session.approve(session.seen([draft]))
+                    times[label].append(time.perf_counter() - t0)
+                if proc is not None:
+                    proc.kill()
+                    proc.wait()
+    return "\n".join(
+        f"approve one draft, {label}: median {1000 * statistics.median(v):.0f} ms, "
+        f"max {1000 * max(v):.0f} ms ({len(v)} approvals)"
+        for label, v in times.items()
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("stores", type=Path, nargs="+")
@@ -147,6 +180,7 @@ def main() -> None:
     parser.add_argument("--nice", type=int, default=0, help="the window runs it at 5; 0 measures throughput alone")
     parser.add_argument("--stages", type=int, default=0, help="statements for the per-stage profile (0: none)")
     parser.add_argument("--only", choices=["package", "derived"], default=None)
+    parser.add_argument("--approve", type=int, default=0, help="rounds of the approve-latency comparison (0: none)")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     package = Embedder.package_model_file()
@@ -182,6 +216,10 @@ def main() -> None:
                 f"| {engrams:,} | {len(pairs):,} | {name} | {med('seconds'):.1f} s{span} | {med('per_s'):.0f} | "
                 f"{med('cpu_s'):.1f} | {med('cpu_bound_per_s'):.0f} | {med('first_part_s'):.1f} s | "
                 f"{med('rss_mb'):.0f} MB | {med('load'):.1f} |"
+            )
+        if args.approve:
+            profile.append(
+                f"{root.name}, load {os.getloadavg()[0]:.1f}:\n" + approve_latency(root, pairs, args.approve)
             )
         if args.stages:
             profile.append(f"stages, {root.name}, {args.stages} statements:\n" + stages(pairs[: args.stages], models))
