@@ -176,7 +176,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("stores", type=Path, nargs="+")
     parser.add_argument("--limit", type=int, default=0)
-    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--rounds", type=int, default=1, help="throughput rounds per model (0: none)")
     parser.add_argument("--nice", type=int, default=0, help="the window runs it at 5; 0 measures throughput alone")
     parser.add_argument("--stages", type=int, default=0, help="statements for the per-stage profile (0: none)")
     parser.add_argument("--only", choices=["package", "derived"], default=None)
@@ -197,14 +197,14 @@ def main() -> None:
     ]
     profile = []
     for root in args.stores:
-        engrams, pairs = distinct_statements(root)
-        pairs = pairs[: args.limit or None]
+        engrams, every = distinct_statements(root)
+        pairs = every[: args.limit or None]
         runs: dict[str, list[dict[str, float]]] = {name: [] for name in models}
         for _ in range(args.rounds):
             for name, path in models.items():
                 runs[name].append(run_worker(pairs, path, args.nice))
                 print(name, {k: round(v, 1) for k, v in runs[name][-1].items()}, flush=True)
-        for name, got in runs.items():
+        for name, got in [(name, got) for name, got in runs.items() if got]:
 
             def med(key: str, got: list[dict[str, float]] = got) -> float:
                 return statistics.median(r[key] for r in got)
@@ -219,7 +219,7 @@ def main() -> None:
             )
         if args.approve:
             profile.append(
-                f"{root.name}, load {os.getloadavg()[0]:.1f}:\n" + approve_latency(root, pairs, args.approve)
+                f"{root.name}, load {os.getloadavg()[0]:.1f}:\n" + approve_latency(root, every, args.approve)
             )
         if args.stages:
             profile.append(f"stages, {root.name}, {args.stages} statements:\n" + stages(pairs[: args.stages], models))
