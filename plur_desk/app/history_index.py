@@ -365,12 +365,13 @@ class HistoryIndex:
     def trust_generation(self) -> object:
         return self._trust_generation
 
-    def trust_of(self, line: Line) -> Trust:
-        """The trust of one line's event, verified once per line (call sync_trust first in a query)."""
+    def trust_of(self, line: Line, event: dict[str, object] | None = None) -> Trust:
+        """The trust of one line's event (`event`: that line already parsed), verified once per line (call
+        sync_trust first in a query)."""
         found = self._trust_cache.get(line[0])
         if found is None:
             check = getattr(self.trust, "check", self.trust)  # sync_trust read keys.yaml for this query
-            found = self._trust_cache[line[0]] = check(parse_line(*line))
+            found = self._trust_cache[line[0]] = check(event if event is not None else parse_line(*line))
         return found
 
     def rejections(self) -> dict[str, Verdict]:

@@ -215,7 +215,7 @@ class RejectionLedger:
         lines: Sequence[Line],
         positions: list[int],
         parse: Parse,
-        trust_of: Callable[[Line], Trust],
+        trust_of: Callable[[Line, dict[str, object]], Trust],
         generation: object,
     ) -> dict[str, Verdict]:
         with self._lock:
@@ -234,7 +234,9 @@ class RejectionLedger:
             self._done = len(self._parsed)
             return dict(self._verdicts)
 
-    def _apply(self, line: Line, event: dict[str, object], trust_of: Callable[[Line], Trust]) -> None:
+    def _apply(
+        self, line: Line, event: dict[str, object], trust_of: Callable[[Line, dict[str, object]], Trust]
+    ) -> None:
         data = event.get("data")
         if isinstance(data, dict) and data.get("action") == "undo" and data.get("undos") == "reject":
             undone = event.get("engram_id")
@@ -244,7 +246,7 @@ class RejectionLedger:
             digest = data.get("content_hash")
             if not isinstance(digest, str):
                 return
-            trust = trust_of(line)
+            trust = trust_of(line, event)
             actor = event.get("actor")
             by = str(actor.get("asserted_by", "") or "") if isinstance(actor, dict) else ""
             verdict = Verdict(
