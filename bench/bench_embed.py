@@ -141,13 +141,16 @@ def stages(pairs: list[tuple[str, str]], models: dict[str, Path]) -> str:
 
 def approve_latency(root: Path, pairs: list[tuple[str, str]], rounds: int, per_round: int = 10) -> str:
     """Approve one draft at a time (median, ms) on a copy of the store, alternating: no embedding, then the embedding
-    process running at the window's priority offset (nice 5) on the whole store."""
+    process running on the whole store as the window starts it (nice 5, SCHED_IDLE on Linux)."""
     import shutil
 
     from plur_desk.app.session import ReviewSession
     from plur_desk.domain.review import Reviewer
 
-    times: dict[str, list[float]] = {"without embedding": [], "with the embedding process (nice 5)": []}
+    times: dict[str, list[float]] = {
+        "without embedding": [],
+        "with the embedding process (as the window starts it)": [],
+    }
     with tempfile.TemporaryDirectory() as tmp:
         store = PlurStore(shutil.copytree(root, Path(tmp) / "store"))
         store.load()

@@ -7,7 +7,7 @@ onnxruntime session from one thread per core (session.run releases the GIL; one 
 taken by another program stalls one batch, not a barrier in every layer). The next part is tokenised while the current one runs. Every part is written atomically
 into PARTS_DIR, so the work is resumable (a restart embeds only what no part holds) and the window's semantic
 search can use what is done. One line per part on stdout: `<done> <total>`. The window's process keeps its
-interpreter and cores for the reviewer: this process runs at a lower priority.
+interpreter and cores for the reviewer: this process runs niced and, on Linux, in the SCHED_IDLE class.
 """
 
 from __future__ import annotations
@@ -95,6 +95,10 @@ def start(
 def _main() -> None:
     with contextlib.suppress(OSError):
         os.nice(int(sys.argv[2]))
+    # Linux: run only on CPU time nobody else in this session wants, so the reviewer's actions are not slowed
+    # (bench_embed --approve: median 131/223 ms with it running vs 153/192 ms without; at nice 5 alone, ~2x).
+    with contextlib.suppress(OSError, AttributeError):
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))  # type: ignore[attr-defined,unused-ignore]
     pairs = marshal.loads(sys.stdin.buffer.read())
 
     def report(done: int, total: int) -> None:
