@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from plur_desk.infra.errors import NotAPlurStore
+from plur_desk.domain.engram_rules import tension_problems
 from plur_desk.infra.paths import cache_dir
-from plur_desk.store.list_file import ListFile
-from plur_desk.store.plur_store import PlurStore
+from plur_desk.store.engram_summary import EngramRow, summarize_engrams
+from plur_desk.store.history import HistoryLog, MonthSummary, summarize_history
+from plur_desk.store.journal import JOURNAL_DIR
+from plur_desk.store.list_file import TENSIONS, ListFile
+from plur_desk.store.parse_cache import cache_path, gc_paused
+from plur_desk.store.plur_store import find_store_problem
 
 
 @dataclass
@@ -100,53 +105,78 @@ def _fmt(counts: object) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))) or "none"
 
 
-def _invalid_entries(snapshot: ListFile, report: CheckReport) -> None:
+def _invalid_rows(name: str, rows: list[EngramRow], report: CheckReport) -> None:
     seen: dict[str, int] = {}
-    for entry in snapshot.entries:
-        key = entry.key
-        reason = entry.syntax_error or ("; ".join(entry.problems) if entry.problems else None)
+    for row in rows:
+        key, reason = row.key, row.reason
         if reason is None and key is not None and key in seen:
             reason = f"duplicate id (first at line {seen[key]})"
         if key is not None:
-            seen.setdefault(key, entry.line)
+            seen.setdefault(key, row.line)
         if reason:
-            if key is None and isinstance(entry.value, dict) and isinstance(entry.value.get("id"), object):
-                key = str(entry.value.get("id")) if entry.value.get("id") is not None else None
-            report.invalid.append({"file": snapshot.path.name, "id": key, "line": entry.line, "reason": reason})
+            if key is None and row.facts is not None:
+                key = str(row.facts[0]) if row.facts[0] is not None else None
+            report.invalid.append({"file": name, "id": key, "line": row.line, "reason": reason})
+
+
+def _tension_rows(snapshot: ListFile) -> list[EngramRow]:
+    rows = []
+    for entry in snapshot.entries:
+        reason = entry.syntax_error or ("; ".join(entry.problems) if entry.problems else None)
+        value = entry.value
+        facts = (value.get("id"), "", "", None) if isinstance(value, dict) else None
+        rows.append(EngramRow(entry.line, entry.key, reason, entry.valid, facts))
+    return rows
 
 
 def run_check(root: Path, *, use_cache: bool = True) -> CheckReport:
-    """The parse cache is the window's (valid blocks by content digest, keyed by version; an invalid entry is never
-    cached, so it is parsed and reported on every run); the store-wide checks below always run on the whole file."""
+    """Reads each file once. The parse cache is the window's: a block whose digest it holds is valid by
+    construction and only its facts are read (an invalid entry is never cached, so it is parsed and reported on
+    every run); a history month file whose digest is known gives its counts without parsing it again. The
+    store-wide checks (duplicate ids, tension references, review records against history, signatures) always
+    run on the whole store."""
     report = CheckReport(store=str(root))
-    try:
-        store = PlurStore(root, cache_dir=cache_dir() if use_cache else None)
-    except NotAPlurStore as exc:
+    problem = find_store_problem(root)
+    if problem:
         report.readable = False
-        report.unreadable_reasons.append(str(exc))
+        report.unreadable_reasons.append(problem)
         return report
-    store.load(drafts_first=False)
-    store.save_cache()
-    reasons = [r for r in store.read_only_reasons() if "not writable" not in r]
+    root = root.resolve()
+    cache = cache_path(cache_dir(), root) if use_cache else None
+    log = HistoryLog(root)
+    with gc_paused():
+        engrams = summarize_engrams(root / "engrams.yaml", cache)
+        tensions = ListFile.read(root / "tensions.yaml", TENSIONS, tension_problems)
+        months = summarize_history(log, cache.with_name("history-summary.marshal") if cache else None)
+    reasons = [
+        f"{name}{f', line {line}' if line else ''}: {fatal}"
+        for name, fatal, line in (
+            ("engrams.yaml", engrams.fatal, engrams.fatal_line),
+            ("tensions.yaml", tensions.fatal, tensions.fatal_line),
+        )
+        if fatal
+    ]
+    reasons += log.special_files()
     if reasons:
         report.readable = False
         report.unreadable_reasons = reasons
-    engram_values = [e.value for e in store.engrams.entries if isinstance(e.value, dict)]
+    rows = engrams.rows
+    facts = [row.facts for row in rows if row.facts is not None]
     report.engrams = {
-        "total": len(store.engrams.entries),
-        "valid": sum(1 for e in store.engrams.entries if e.valid),
-        "by_status": dict(Counter(str(v.get("status", "(none)")) for v in engram_values)),
-        "by_commitment": dict(Counter(str(v.get("commitment", "(none)")) for v in engram_values)),
-        "layout": "plur" if store.engrams.regular else "other (read whole; a write rewrites the file)",
+        "total": len(rows),
+        "valid": sum(1 for row in rows if row.valid),
+        "by_status": dict(Counter(f[1] for f in facts)),
+        "by_commitment": dict(Counter(f[2] for f in facts)),
+        "layout": "plur" if engrams.regular else "other (read whole; a write rewrites the file)",
     }
-    tension_values = [e.value for e in store.tensions.entries if isinstance(e.value, dict)]
+    tension_values = [e.value for e in tensions.entries if isinstance(e.value, dict)]
     report.tensions = {
-        "total": len(store.tensions.entries),
+        "total": len(tensions.entries),
         "by_status": dict(Counter(str(v.get("status", "detected")) for v in tension_values)),
     }
-    _invalid_entries(store.engrams, report)
-    _invalid_entries(store.tensions, report)
-    ids = {e.key for e in store.engrams.entries if e.key}
+    _invalid_rows("engrams.yaml", rows, report)
+    _invalid_rows(tensions.path.name, _tension_rows(tensions), report)
+    ids = {row.key for row in rows if row.key}
     for value in tension_values:
         for side in ("engram_a", "engram_b"):
             if value.get(side) not in ids:
@@ -154,77 +184,83 @@ def run_check(root: Path, *, use_cache: bool = True) -> CheckReport:
                     f"tension {value.get('id')} names {value.get(side)}, which is not in "
                     "engrams.yaml (compacted or deleted)"
                 )
-    from plur_desk.app.history_index import HistoryIndex
-
-    index = HistoryIndex(store.history)
-    index.load()
-    logged = index.human_decisions()
-    for value in engram_values:
-        record = value.get("review")
-        if isinstance(record, dict) and (str(value.get("id")), str(record.get("at"))) not in logged:
+    logged = {pair for _name, month in months for pair in month.ours}
+    reviews = [(f[0], f[3]) for f in facts if f[3] is not None]
+    for engram_id, record in reviews:
+        if (str(engram_id), str(record.get("at"))) not in logged:
             report.unfinished.append(
-                f"engrams.yaml {value.get('id')}: a review record ({record.get('state')} by {record.get('by')} at "
+                f"engrams.yaml {engram_id}: a review record ({record.get('state')} by {record.get('by')} at "
                 f"{record.get('at')}) but no history event; a plur_desk write was interrupted before its event was "
                 "appended"
             )
-    from plur_desk.store.recovery import inspect
+    if log.dir.parent.joinpath(JOURNAL_DIR).is_dir():
+        from plur_desk.store.plur_store import PlurStore
+        from plur_desk.store.recovery import inspect
 
-    report.unfinished += inspect(store)
-    history = store.history.read_all()
-    _untrusted_claims(store, history.events, engram_values, report)
-    months: dict[str, Counter[str]] = {}
-    for event in history.events:
-        months.setdefault(str(event["_month"]), Counter())[str(event.get("event"))] += 1
-    month = sorted(months)[-1] if months else "0000-00"
+        report.unfinished += inspect(PlurStore(root))
+    _untrusted_claims(root, months, reviews, report)
+    per_month = {name[:-6]: month for name, month in months if month.events}
+    last = sorted(per_month)[-1] if per_month else "0000-00"
     report.history = {
-        "total": len(history.events),
-        "events": {m: dict(c) for m, c in sorted(months.items())},
-        "malformed_lines": [{"file": b.file, "line": b.line, "reason": b.reason} for b in history.malformed],
-        "chain": store.history.mode(month).value,
+        "total": sum(month.events for _name, month in months),
+        "events": {m: dict(Counter(per_month[m].types)) for m in sorted(per_month)},
+        "malformed_lines": [
+            {"file": name, "line": line, "reason": reason} for name, month in months for line, reason in month.malformed
+        ],
+        "chain": log.mode(last).value,
     }
     return report
 
 
 def _untrusted_claims(
-    store: PlurStore, events: list[dict[str, object]], engrams: list[dict[str, object]], report: CheckReport
+    root: Path,
+    months: list[tuple[str, MonthSummary]],
+    reviews: list[tuple[object, dict[str, object]]],
+    report: CheckReport,
 ) -> None:
     """Every `kind: human` event that is not signed by the claimed reviewer's registered key, and every review
-    record in engrams.yaml that no such event backs."""
-    from plur_desk.app.trust import TrustChecker
+    record in engrams.yaml that no such event backs. (The signature code is imported only when there is a claim or
+    a key to check.)"""
     from plur_desk.domain.trust import TrustState, backs_review
-    from plur_desk.store.signatures import claimed_human
 
-    checker = TrustChecker(store.root)
-    if checker.registry().problem:
-        report.warnings.append(f"keys.yaml: {checker.registry().problem}")
+    claims = [(name, line, raw) for name, month in months for line, raw in month.claims]
     valid: dict[tuple[str, str], list[dict[str, object]]] = {}
-    for event in events:
-        trust = checker(event)
-        if trust.state is TrustState.VALID:
-            valid.setdefault((str(event.get("engram_id")), str(event.get("timestamp"))), []).append(event)
-        elif trust.suspicious:
-            report.untrusted.append(
-                {
-                    "file": f"history/{event['_month']}.jsonl",
-                    "line": event["_line"],
-                    "event": event.get("event"),
-                    "engram_id": event.get("engram_id"),
-                    "claims": claimed_human(event),
-                    "trust": trust.state.value,
-                    "detail": trust.detail,
-                }
-            )
-    for engram in engrams:
-        record = engram.get("review")
-        engram_id = str(engram.get("id"))
-        backed = valid.get((engram_id, str(record.get("at")))) if isinstance(record, dict) else None
-        if isinstance(record, dict) and not any(backs_review(e, engram_id, record) for e in backed or []):
+    if claims or (root / "keys.yaml").exists() or os.path.lexists(root / "keys.yaml"):
+        from plur_desk.app.trust import TrustChecker
+        from plur_desk.store.signatures import claimed_human, classify
+
+        checker = TrustChecker(root)
+        registry = checker.registry()
+        if registry.problem:
+            report.warnings.append(f"keys.yaml: {registry.problem}")
+        for name, line, raw in claims:
+            event = json.loads(raw)
+            event["_month"], event["_line"] = name[:-6], line
+            trust = classify(event, registry)
+            if trust.state is TrustState.VALID:
+                valid.setdefault((str(event.get("engram_id")), str(event.get("timestamp"))), []).append(event)
+            elif trust.suspicious:
+                report.untrusted.append(
+                    {
+                        "file": f"history/{name}",
+                        "line": line,
+                        "event": event.get("event"),
+                        "engram_id": event.get("engram_id"),
+                        "claims": claimed_human(event),
+                        "trust": trust.state.value,
+                        "detail": trust.detail,
+                    }
+                )
+    for raw_id, record in reviews:
+        engram_id = str(raw_id)
+        backed = valid.get((engram_id, str(record.get("at"))))
+        if not any(backs_review(e, engram_id, record) for e in backed or []):
             report.untrusted.append(
                 {
                     "file": "engrams.yaml",
                     "line": None,
                     "event": f"review: {record.get('state')}",
-                    "engram_id": engram.get("id"),
+                    "engram_id": raw_id,
                     "claims": str(record.get("by", "")),
                     "trust": TrustState.UNSIGNED.value,
                     "detail": "no validly signed history event records this review",

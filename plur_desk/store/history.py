@@ -8,9 +8,10 @@ event, engram_id, timestamp, data, actor). On a hash-chained store the append ha
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,13 +49,8 @@ class AppendResult:
     warnings: list[str] = field(default_factory=list)
 
 
-def read_file(path: Path, result: HistoryRead) -> None:
-    month = path.stem
-    try:
-        data, _ = read_regular(path)
-    except (NotRegularFile, FileNotFoundError) as exc:
-        result.malformed.append(MalformedLine(path.name, 0, str(exc)))
-        return
+def _parse_lines(data: bytes) -> Iterator[tuple[int, bytes, dict[str, object] | None, str | None]]:
+    """(line number, raw, event, None) for each JSON object line; (number, raw, None, reason) for a malformed one."""
     lines = data.split(b"\n")
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
@@ -64,14 +60,92 @@ def read_file(path: Path, result: HistoryRead) -> None:
         except ValueError as exc:
             cut = " (cut off: the last line has no end)" if number == len(lines) else ""
             what = getattr(exc, "msg", None) or ("invalid UTF-8" if isinstance(exc, UnicodeDecodeError) else str(exc))
-            result.malformed.append(MalformedLine(path.name, number, f"not valid JSON: {what}{cut}"))
+            yield number, raw, None, f"not valid JSON: {what}{cut}"
             continue
         if not isinstance(event, dict):
-            result.malformed.append(MalformedLine(path.name, number, "not a JSON object"))
+            yield number, raw, None, "not a JSON object"
+            continue
+        yield number, raw, event, None
+
+
+def read_file(path: Path, result: HistoryRead) -> None:
+    month = path.stem
+    try:
+        data, _ = read_regular(path)
+    except (NotRegularFile, FileNotFoundError) as exc:
+        result.malformed.append(MalformedLine(path.name, 0, str(exc)))
+        return
+    for number, _raw, event, reason in _parse_lines(data):
+        if event is None:
+            result.malformed.append(MalformedLine(path.name, number, str(reason)))
             continue
         event["_month"] = month
         event["_line"] = number
         result.events.append(event)
+
+
+@dataclass(frozen=True)
+class MonthSummary:
+    """What `plur-desk check` reports of one month file, a function of its bytes alone (so it is cached by digest).
+    Human claims are kept as raw lines: their trust depends on keys.yaml and is decided on every run."""
+
+    events: int
+    types: dict[str, int]
+    malformed: list[tuple[int, str]]
+    claims: list[tuple[int, bytes]]  # (line, raw) of events whose actor claims a human
+    ours: list[tuple[str, str]]  # (engram id, timestamp) of complete lines naming the plur-desk runtime
+
+
+def summarize_month(data: bytes) -> MonthSummary:
+    types: dict[str, int] = {}
+    malformed, claims, ours = [], [], []
+    last = data.count(b"\n") + 1  # the number of a cut-off last line (no line feed after it)
+    events = 0
+    for number, raw, event, reason in _parse_lines(data):
+        if event is None:
+            malformed.append((number, str(reason)))
+        else:
+            events += 1
+            kind = str(event.get("event"))
+            types[kind] = types.get(kind, 0) + 1
+            actor = event.get("actor")
+            if isinstance(actor, dict) and actor.get("kind") == "human":  # as signatures.claimed_human decides
+                claims.append((number, raw))
+        if b'"plur-desk"' in raw and number < last:  # a cut-off line is not ours yet (as the window reads it)
+            ours.append(("", "") if event is None else (str(event.get("engram_id")), str(event.get("timestamp"))))
+    return MonthSummary(events, types, malformed, claims, ours)
+
+
+HISTORY_CACHE_FORMAT = 1
+
+
+def summarize_history(log: HistoryLog, cache_file: Path | None) -> list[tuple[str, MonthSummary]]:
+    """Every month file's summary, by file name, in file order: from the cache when the file's bytes are the same
+    (a digest of the whole file), else read line by line. A file that cannot be read is one malformed line."""
+    from plur_desk.store.parse_cache import cache_tag, read_private, write_private
+
+    tag = f"{HISTORY_CACHE_FORMAT}:{cache_tag()}"
+    stored = read_private(cache_file, tag) if cache_file is not None else {}
+    out: list[tuple[str, MonthSummary]] = []
+    fresh: dict[bytes, object] = {}
+    for path in log.month_files():
+        try:
+            data, _ = read_regular(path)
+        except (NotRegularFile, FileNotFoundError) as exc:
+            out.append((path.name, MonthSummary(0, {}, [(0, str(exc))], [], [])))
+            continue
+        digest = hashlib.blake2b(data, digest_size=16).digest()
+        packed = stored.get(digest)
+        summary = MonthSummary(*packed) if isinstance(packed, tuple) else summarize_month(data)
+        fresh[digest] = _packed(summary)
+        out.append((path.name, summary))
+    if cache_file is not None and fresh.keys() != stored.keys():
+        write_private(cache_file, tag, fresh)
+    return out
+
+
+def _packed(summary: MonthSummary) -> tuple[object, ...]:
+    return (summary.events, summary.types, summary.malformed, summary.claims, summary.ours)
 
 
 def _ends_mid_line(path: Path) -> bool:

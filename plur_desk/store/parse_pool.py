@@ -23,7 +23,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from typing import IO
+from typing import IO, Any
 
 CHUNK_BLOCKS = 2000
 IN_PROCESS_BELOW = 3000  # blocks: below this, starting worker processes costs more than it saves
@@ -35,14 +35,13 @@ def worker_count() -> int:
     return max(1, min(os.cpu_count() or 1, 4))
 
 
-def parse_chunk(chunk: bytes, spans: list[Span], indent: int, kind: str) -> bytes:
-    """marshal bytes of [(digest, value)] for the blocks of `chunk` (at `spans`) that parse and are valid."""
+def _valid_blocks(chunk: bytes, spans: list[Span], indent: int, kind: str) -> Iterator[tuple[bytes, bytes, object]]:
+    """(block bytes, digest, value) of the blocks of `chunk` (at `spans`) that parse and are valid."""
     from plur_desk.domain.engram_rules import engram_problems, tension_problems
     from plur_desk.store.list_file import DATE_PROBE, digest_of
     from plur_desk.store.yaml_load import parse_item
 
     validate = engram_problems if kind == "engrams" else tension_problems
-    out: list[tuple[bytes, object]] = []
     for start, end in spans:
         raw = chunk[start:end]
         try:
@@ -51,8 +50,27 @@ def parse_chunk(chunk: bytes, spans: list[Span], indent: int, kind: str) -> byte
         except Exception:
             continue
         if not problems:
-            out.append((digest_of(raw), value))
-    return marshal.dumps(out)
+            yield raw, digest_of(raw), value
+
+
+def parse_chunk(chunk: bytes, spans: list[Span], indent: int, kind: str) -> bytes:
+    """marshal bytes of [(digest, value)] for the blocks of `chunk` (at `spans`) that parse and are valid."""
+    return marshal.dumps([(digest, value) for _raw, digest, value in _valid_blocks(chunk, spans, indent, kind)])
+
+
+def pack_chunk(chunk: bytes, spans: list[Span], indent: int, kind: str) -> bytes:
+    """For a caller that only stores the values (`check`): marshal bytes of ([(digest, facts)], the drafts'
+    {digest: value} packed, the others' {digest: value} packed), so the values are never unpacked on its side."""
+    from plur_desk.store.list_file import ENGRAMS
+    from plur_desk.store.parse_cache import engram_facts
+
+    facts = []
+    drafts: dict[bytes, object] = {}
+    rest: dict[bytes, object] = {}
+    for raw, digest, value in _valid_blocks(chunk, spans, indent, kind):
+        facts.append((digest, engram_facts(value)))
+        (drafts if ENGRAMS.draft_probe in raw else rest)[digest] = value
+    return marshal.dumps((facts, marshal.dumps(drafts), marshal.dumps(rest)))
 
 
 def _chunks(data: bytes, spans: list[Span], size: int) -> Iterator[tuple[bytes, list[Span]]]:
@@ -107,17 +125,24 @@ def _start_worker() -> subprocess.Popen[bytes]:
 
 
 def parse_in_workers(
-    data: bytes, spans: list[Span], indent: int, kind: str, sink: Callable[[list[tuple[bytes, object]]], None]
+    data: bytes,
+    spans: list[Span],
+    indent: int,
+    kind: str,
+    sink: Callable[[Any], None],
+    *,
+    packed: bool = False,
 ) -> bool:
     """Parse the blocks at `spans` (sorted, non-overlapping) in worker processes; each chunk's valid results go
-    to `sink` as they arrive. Returns False if the workers could not be used (the caller parses in-process)."""
+    to `sink` as they arrive: `parse_chunk`'s list, or with `packed` `pack_chunk`'s triple. Returns False if the
+    workers could not be used (the caller parses in-process)."""
     if not spans:
         return True
     if getattr(sys, "frozen", False):
         return False  # a frozen build has no `python -m`; one process parses
     workers = worker_count()
     size = max(200, min(CHUNK_BLOCKS, -(-len(spans) // (workers * 2))))
-    tasks = [marshal.dumps((indent, kind, chunk, local)) for chunk, local in _chunks(data, spans, size)]
+    tasks = [marshal.dumps((indent, kind, chunk, local, packed)) for chunk, local in _chunks(data, spans, size)]
     results: queue.Queue[bytes | None] = queue.Queue()
     procs, threads = [], []
     try:
@@ -152,8 +177,8 @@ def _serve(source: IO[bytes], sink: IO[bytes]) -> None:
 
     gc.disable()  # a short-lived process building many small objects: the collector only slows it down
     while (frame := _read_frame(source)) is not None:
-        indent, kind, chunk, spans = marshal.loads(frame)
-        _write_frame(sink, parse_chunk(chunk, spans, indent, kind))
+        indent, kind, chunk, spans, packed = marshal.loads(frame)
+        _write_frame(sink, (pack_chunk if packed else parse_chunk)(chunk, spans, indent, kind))
         sink.flush()
 
 

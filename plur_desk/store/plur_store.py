@@ -44,7 +44,7 @@ from plur_desk.store.list_file import (
     digest_of,
 )
 from plur_desk.store.lock import ENGRAMS_POLICY, TENSIONS_POLICY, LockPolicy, current_holder, locked
-from plur_desk.store.parse_cache import CACHE_FORMAT, ParsedBlocks, gc_paused, read_cache, write_cache
+from plur_desk.store.parse_cache import ParsedBlocks, cache_path, gc_paused, read_cache, write_cache
 from plur_desk.store.parse_pool import IN_PROCESS_BELOW, parse_in_workers
 from plur_desk.store.safe_open import special_file_problem
 from plur_desk.store.yaml_dump import dump_engram_item, dump_engrams_document, dump_tension_item, dump_tensions_document
@@ -119,8 +119,7 @@ class PlurStore:
         self.tensions_policy = tensions_policy
         self._cache_file = None
         if cache_dir is not None:
-            digest = hashlib.sha256(str(self.root).encode()).hexdigest()[:16]
-            self._cache_file = cache_dir / "stores" / digest / f"engram-blocks.v{CACHE_FORMAT}.marshal"
+            self._cache_file = cache_path(cache_dir, self.root)
         self.block_cache = BlockCache()
         self._cache_chunks: list[bytes] = []  # cache chunks not unpacked yet (parse_rest does)
         self._cache_loaded = False
