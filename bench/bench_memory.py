@@ -129,12 +129,14 @@ def write_vectors(store: Path, cache_home: Path) -> int:
 
     import numpy as np
 
+    from plur_desk.index.embeddings import vectors_file
+
     hashes = sorted(set(re.findall(r"^    content_hash: (\S+)$", (store / "engrams.yaml").read_text(), re.M)))
     rng = np.random.default_rng(1)
     matrix = rng.standard_normal((len(hashes), 384)).astype(np.float32)
     matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
     digest = hashlib.sha256(str(store.resolve()).encode()).hexdigest()[:16]
-    target = cache_home / "plur-desk" / "stores" / digest / "vectors.npz"
+    target = vectors_file(cache_home / "plur-desk" / "stores" / digest)
     target.parent.mkdir(parents=True, exist_ok=True)
     np.savez(target, keys=np.array(hashes).astype(str), vectors=matrix.astype(np.float16))
     return len(hashes)

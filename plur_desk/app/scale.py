@@ -48,7 +48,9 @@ class ScaleView:
         path = None
         if cache_root is not None:
             digest = hashlib.sha256(str(session.store.root).encode()).hexdigest()[:16]
-            path = cache_root / "stores" / digest / "vectors.npz"
+            from plur_desk.index.embeddings import vectors_file  # numpy: not before the first draft
+
+            path = vectors_file(cache_root / "stores" / digest)
         return cls(session, make_cluster_index(path, semantic))
 
     # -- upkeep --------------------------------------------------------------------------------------------

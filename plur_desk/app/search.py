@@ -50,9 +50,9 @@ class SearchService:
         self._embedder: Embedder | None = None
         self._embedder_tried = False
         self._embed_process: subprocess.Popen[bytes] | None = None
-        from plur_desk.index.embeddings import VectorCache
+        from plur_desk.index.embeddings import VectorCache, vectors_file
 
-        self.vectors = VectorCache(base / "vectors.npz" if embeddings else None)
+        self.vectors = VectorCache(vectors_file(base) if embeddings else None)
         self.matrix = VectorMatrix(DIM)  # for similar() and semantic ranking: built by sync(), then updated by id
 
     # -- keeping in step -----------------------------------------------------------------------------------

@@ -239,6 +239,14 @@ def _derived_from(source: Path) -> bool:
     return bool(recorded == hashlib.sha256(source.read_bytes()).hexdigest())
 
 
+def vectors_file(store_cache: Path) -> Path:
+    """The store's vector cache for the model in use: vectors from the package's model and from the derived one
+    differ slightly (cosine ~0.99), so each has its own file and the two are never compared with each other."""
+    model = Embedder.model_file()
+    tag = "derived-q8" if model == DERIVED_MODEL else "package"
+    return store_cache / f"vectors-{tag}.npz"
+
+
 class VectorCache:
     """Vectors by content_hash, persisted as one .npz in the cache directory (float16: 50k x 384 = 38 MB)."""
 

@@ -106,3 +106,14 @@ def test_the_derived_model_agrees_with_the_package_model(tmp_path):
     sims_here = here @ here.T - 2 * np.eye(len(texts))
     near_there = np.argmax(there @ there.T - 2 * np.eye(len(texts)), axis=1)
     assert np.all(sims_here[np.arange(len(texts)), near_there] >= sims_here.max(axis=1) - 0.02)
+
+
+def test_vectors_from_different_models_never_share_a_cache_file(tmp_path, monkeypatch):
+    from plur_desk.index import embeddings
+
+    monkeypatch.setattr(embeddings.Embedder, "model_file", staticmethod(lambda: embeddings.DERIVED_MODEL))
+    derived = embeddings.vectors_file(tmp_path)
+    monkeypatch.setattr(embeddings.Embedder, "model_file", staticmethod(lambda: tmp_path / "model.onnx"))
+    package = embeddings.vectors_file(tmp_path)
+    assert derived != package
+    assert {derived.parent, package.parent} == {tmp_path}
