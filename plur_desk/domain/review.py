@@ -16,6 +16,8 @@ from typing import Literal
 from plur_desk import RUNTIME_NAME, __version__
 from plur_desk.domain.derived import JS_SPACE, content_hash, generate_summary
 from plur_desk.domain.engram_rules import LADDER
+from plur_desk.domain.engram_view import EngramView
+from plur_desk.domain.validity import Window, closes_at, opens_at
 from plur_desk.infra.clock import iso_ms
 from plur_desk.infra.errors import ActionRefused, ChangedSinceError
 
@@ -222,8 +224,6 @@ def set_validity(
     now: datetime,
     action: str = "set_validity",
 ) -> tuple[dict[str, object], list[dict[str, object]]]:
-    from plur_desk.domain.validity import closes_at, opens_at
-
     valid_from = check_bound(valid_from, "valid_from")
     valid_until = check_bound(valid_until, "valid_until")
     if valid_from and valid_until:
@@ -258,13 +258,10 @@ def expire_now(
     engram: dict[str, object], reviewer: Reviewer, now: datetime
 ) -> tuple[dict[str, object], list[dict[str, object]]]:
     """End the validity window at this second; refused for an engram whose window has already closed."""
-    from plur_desk.domain.validity import Window
-
-    window = Window.of(engram)
-    if window.state(now) == "expired":
-        raise ActionRefused(f"{engram.get('id')} has already expired (valid until {window.valid_until})")
-    instant = iso_ms(now).split(".")[0] + "Z"
-    return set_validity(engram, window.valid_from, instant, reviewer, now, "expire_now")
+    ends = EngramView(engram).expire_now_window(now)
+    if ends is None:
+        raise ActionRefused(f"{engram.get('id')} has already expired (valid until {Window.of(engram).valid_until})")
+    return set_validity(engram, ends[0], ends[1], reviewer, now, "expire_now")
 
 
 def retire_loser(

@@ -7,6 +7,7 @@ day; other values are parsed as instants (no zone means UTC); an unparseable bou
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -44,7 +45,7 @@ class Window:
     valid_until: str | None
 
     @staticmethod
-    def of(engram: dict[str, object]) -> Window:
+    def of(engram: Mapping[str, object]) -> Window:
         temporal = engram.get("temporal")
         if not isinstance(temporal, dict):
             return Window(None, None)
