@@ -5,11 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from plur_desk.domain.engram_view import EngramView
+from plur_desk.domain.engram_view import attribution_of as attribution_of  # re-exported for the panes
+from plur_desk.domain.engram_view import created_of as created_of
 from plur_desk.domain.lint import text_flags
 from plur_desk.domain.review import engram_fingerprint
 from plur_desk.domain.seen import Seen, seen_tension
 from plur_desk.domain.trust import Trust, TrustState
-from plur_desk.domain.validity import Window
 from plur_desk.infra.clock import parse_instant
 
 UNVERIFIED = Trust(TrustState.UNSIGNED, "no signed event found")
@@ -69,48 +71,18 @@ class TensionRow:
     seen: Seen  # the record and both engrams as the row was built
 
 
-def created_of(engram: dict[str, object]) -> str:
-    for key in ("created_at",):
-        value = engram.get(key)
-        if isinstance(value, str):
-            return value
-    sources = engram.get("sources")
-    if isinstance(sources, list) and sources and isinstance(sources[0], dict):
-        stored = sources[0].get("stored_at")
-        if isinstance(stored, str):
-            return stored
-    ident = str(engram.get("id", ""))
-    parts = ident.split("-")
-    if len(parts) >= 5 and parts[1].isdigit():
-        return f"{parts[1]}-{parts[2]}-{parts[3]}"
-    if len(parts) == 4 and len(parts[2]) == 4:
-        return f"{parts[1]}-{parts[2][:2]}-{parts[2][2:]}"
-    return ""
-
-
 def _age(created: str, now: datetime) -> float:
     moment = parse_instant(created)
     return max(0.0, (now - moment).total_seconds() / 86400) if moment else 0.0
 
 
-def attribution_of(engram: dict[str, object]) -> tuple[str, str, str]:
-    attribution = engram.get("attribution")
-    if not isinstance(attribution, dict):
-        return ("(unattributed)", "", "")
-    writer = str(attribution.get("asserted_by") or "(unattributed)")
-    model = attribution.get("model")
-    runtime = attribution.get("runtime")
-    model_name = str(model.get("name", "")) if isinstance(model, dict) else ""
-    runtime_name = str(runtime.get("name", "")) if isinstance(runtime, dict) else ""
-    return writer, model_name, runtime_name
-
-
 def draft_row(
     engram: dict[str, object], now: datetime, open_tension_ids: set[str], rejected: dict[str, Verdict]
 ) -> DraftRow:
-    created = created_of(engram)
-    writer, model, runtime = attribution_of(engram)
-    statement = str(engram.get("statement", ""))
+    view = EngramView(engram)
+    created = view.created
+    writer, model, runtime = view.attribution
+    statement = view.statement
     flags: list[str] = []
     verdict = rejected.get(str(engram.get("content_hash")))
     if verdict is not None and verdict.engram_id == engram.get("id"):
@@ -119,14 +91,11 @@ def draft_row(
         flags.append("rejected before" if verdict.trust.counts_as_human else "rejection claim NOT VERIFIED")
     if engram.get("id") in open_tension_ids:
         flags.append("in tension")
-    relations = engram.get("relations")
-    if isinstance(relations, dict) and relations.get("superseded_by"):
+    if view.superseded:
         flags.append("superseded")
-    state = Window.of(engram).state(now)
-    if state == "expired":
-        flags.append("expired")
-    elif state == "not_yet_valid":
-        flags.append("not yet valid")
+    outside = view.outside_window(now)
+    if outside is not None:
+        flags.append(outside.replace("_", " "))
     flags.extend(text_flags(statement))
     return DraftRow(
         id=str(engram.get("id")),

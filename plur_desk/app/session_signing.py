@@ -1,43 +1,30 @@
-"""The signing half of ReviewSession: every event leaves the app signed, key replacement, the closing checkpoint,
-and the trust of review records."""
+"""The signing side of a review session: every event leaves the app signed, key replacement, the closing
+checkpoint; and the trust of review records (which rejections and approvals a signed event backs)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING
 
-from plur_desk.app.history_index import parse_line
+from plur_desk.app.history_index import HistoryIndex, parse_line
 from plur_desk.app.rows import Verdict
+from plur_desk.app.signing import ReviewerKeys
+from plur_desk.app.snapshot import Snapshot
+from plur_desk.app.trust import TrustChecker
+from plur_desk.domain.changes import ChangeSet
+from plur_desk.domain.review import Reviewer
 from plur_desk.domain.trust import Trust, TrustState, backs_review
 from plur_desk.store.checkpoint import emit_checkpoint
 from plur_desk.store.plur_store import Edit, PlurStore
 
-if TYPE_CHECKING:
-    from plur_desk.app.history_index import HistoryIndex
-    from plur_desk.app.session import ChangeSet
-    from plur_desk.app.signing import ReviewerKeys
-    from plur_desk.app.trust import TrustChecker
-
 Apply = Callable[[dict[str, object]], tuple[dict[str, object], list[dict[str, object]]]]
 
 
-class SigningMixin:
-    store: PlurStore
-    keys: ReviewerKeys
-    trust: TrustChecker
-    history: HistoryIndex
-    made_changes: bool
-    _engrams: dict[str, dict[str, object]]
-    _unverified: tuple[tuple[int, object, object], frozenset[str]] | None = None
+class SessionSigning:
+    def __init__(self, store: PlurStore, keys: ReviewerKeys, history: HistoryIndex) -> None:
+        self.store, self.keys, self.history = store, keys, history
 
-    def now(self) -> datetime:
-        raise NotImplementedError
-
-    def _check_writable(self) -> None:
-        raise NotImplementedError
-
-    def _signed(self, edits: list[Edit]) -> list[Edit]:
+    def signed(self, edits: list[Edit]) -> list[Edit]:
         """Edits whose events leave the app signed by the reviewer. Before any lock is taken the key is reached
         checked (a locked keyring asks once, and declining writes nothing); it is registered once a write succeeded."""
         self.keys.ready()
@@ -56,39 +43,55 @@ class SigningMixin:
         notices, self.keys.notices = self.keys.notices, []
         return notices
 
-    def replace_key(self, *, revoke: bool = False, new_key: bool = True, disown: bool = False) -> ChangeSet:
+    def replace_key(self, now: datetime, *, revoke: bool, new_key: bool, disown: bool) -> ChangeSet:
         """After the reviewer confirmed: make a (new) key this reviewer's key in keys.yaml, older ones kept as
         retired (or revoked), and record that as a signed event."""
-        from plur_desk.app.session import ChangeSet
-
-        self._check_writable()
-        event = self.keys.replace(self.now(), revoke=revoke, new_key=new_key, disown=disown)
+        event = self.keys.replace(now, revoke=revoke, new_key=new_key, disown=disown)
         appended = self.store.history.append([event])
         self.history.add([event])
-        self.made_changes = True
         verb = "revoked the old key and registered a new one" if revoke or disown else "replaced the reviewer key"
-        warnings = list(appended.warnings) + self.key_notices()
+        warnings = tuple(appended.warnings) + tuple(self.key_notices())
         return ChangeSet(events=1, warnings=warnings, message=f"{verb} for {self.keys.identity}")
 
-    def end(self) -> dict[str, object] | None:
-        """End of the review session: on a hash-chained store a session that changed something ends with a
-        checkpoint signed by the reviewer (PLUR's shape). Returns it, or None when none was written."""
-        if not self.made_changes or self.store.read_only_reasons():
+    def checkpoint(self, now: datetime) -> dict[str, object] | None:
+        """On a hash-chained store, the checkpoint signed by the reviewer that ends a session which changed
+        something (PLUR's shape). Returns it, or None when none was written."""
+        if self.store.read_only_reasons():
             return None
         try:
-            event = emit_checkpoint(self.store.history, self.store.engrams_path, self.now(), self.keys.sign)
+            event = emit_checkpoint(self.store.history, self.store.engrams_path, now, self.keys.sign)
         except ValueError:
             return None
         if event is not None:
             self.history.add([event])
-            self.made_changes = False
         return event
+
+    def resign_recovered(self, reviewer: Reviewer) -> Callable[[dict[str, object]], dict[str, object]]:
+        """A recovered event (`data.recovered` changed its bytes) is signed again only by the reviewer it names;
+        anyone else's recovery leaves it unsigned rather than carrying a signature that no longer verifies, so
+        `check` lists it as an unsigned human claim."""
+
+        def resign(event: dict[str, object]) -> dict[str, object]:
+            actor = event.get("actor")
+            if isinstance(actor, dict) and actor.get("asserted_by") == reviewer.name:
+                return self.keys.sign(event)
+            return {k: v for k, v in event.items() if k not in ("signature", "signer")}
+
+        return resign
+
+
+class ReviewVerdicts:
+    """Which review records count as a human's verdict: only those a validly signed event backs."""
+
+    def __init__(self, store: PlurStore, history: HistoryIndex, trust: TrustChecker, snapshot: Snapshot) -> None:
+        self.store, self.history, self.trust, self.snapshot = store, history, trust, snapshot
+        self._unverified: tuple[tuple[int, object, object], frozenset[str]] | None = None
 
     def rejected_verdicts(self) -> dict[str, Verdict]:
         """content_hash -> the latest human rejection, from review records and from history (survives compaction);
         only a signed, valid one counts as a human verdict (`Verdict.trust`)."""
         verdicts = self.history.rejections()
-        for engram in self._engrams.values():
+        for engram in self.snapshot.engrams.values():
             rec = engram.get("review")
             digest = str(engram.get("content_hash") or "")
             if isinstance(rec, dict) and rec.get("state") == "rejected" and digest and digest not in verdicts:
@@ -115,7 +118,7 @@ class SigningMixin:
                 event = parse_line(*line)
                 backed.setdefault((str(event.get("engram_id")), str(event.get("timestamp"))), []).append(event)
         unverified = set()
-        for engram_id, engram in self._engrams.items():
+        for engram_id, engram in self.snapshot.engrams.items():
             record = engram.get("review")
             if isinstance(record, dict):
                 events = backed.get((engram_id, str(record.get("at"))), [])

@@ -9,10 +9,9 @@ from plur_desk.app.git_repo import find_repo
 from plur_desk.app.reviewer import READER
 from plur_desk.app.session import ChangeSet, ReviewSession
 from plur_desk.app.team import TeamDisagreement, find_disagreements
-from plur_desk.domain import settle
+from plur_desk.domain.commands import SettleDecision, SettleTwoWinners
 from plur_desk.domain.merge_engram import REVIEWS_KEY
 from plur_desk.infra.errors import ActionRefused
-from plur_desk.store.plur_store import Edit
 
 
 def disagreements(session: ReviewSession) -> list[TeamDisagreement]:
@@ -62,42 +61,18 @@ def visibility_warnings(session: ReviewSession, ids: list[str]) -> list[str]:
 def settle_decision(
     session: ReviewSession, engram_id: str, keep: str, level: str = "decided", note: str = ""
 ) -> ChangeSet:
-    now = session.now()
-    return session._engram_action(
-        "settle_disagreement",
-        f"settle {engram_id}: keep {keep}",
-        session.seen([engram_id]),  # the disagreement is settled on the engram as the session holds it
-        lambda e: settle.settle_decision(e, keep, level, note, session.reviewer, now),
-    )
+    (seen,) = session.seen([engram_id])  # the disagreement is settled on the engram as the session holds it
+    return session.execute(SettleDecision(seen, keep, level, note))
 
 
 def settle_two_winners(session: ReviewSession, tension_id: str, winner: str) -> ChangeSet:
     """One winner for a tension two machines resolved differently: the record names it, it is active again.
     As with resolving, one journal record covers both files: the tension is written first (the winner's
     reinstatement journaled as planned), and set back if the engram cannot be written."""
-    record = session.tension(tension_id)
-    if record is None:
+    if session.tension(tension_id) is None:
         raise ActionRefused(f"{tension_id} is not in tensions.yaml")
-    now = session.now()
-    label = f"settle {tension_id} for {winner}"
-    (reinstate,) = session._signed(
-        [
-            Edit(
-                winner,
-                lambda e: settle.reinstate_winner(e, tension_id, session.reviewer, now),
-                session._seen(winner),
-            )
-        ]
-    )
-    return session._tension_then_engrams(
-        "settle_two_winners",
-        "settle_two_winners",
-        label,
-        session.seen_tension(tension_id),
-        lambda r: settle.set_winner(r, winner, now),
-        [reinstate],
-        winner=winner,
-    )
+    session.seen([winner])  # refused, with the reason, when the winner cannot be acted on
+    return session.execute(SettleTwoWinners(session.seen_tension(tension_id), winner))
 
 
 def disagreements_main(argv: list[str]) -> int:

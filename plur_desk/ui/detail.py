@@ -9,9 +9,9 @@ import json
 
 from plur_desk.app.rows import attribution_of, created_of, scope_impact
 from plur_desk.app.session import ReviewSession
+from plur_desk.domain.engram_view import EngramView
 from plur_desk.domain.lint import text_flags
 from plur_desk.domain.trust import Trust, TrustState
-from plur_desk.domain.validity import Window
 from plur_desk.ui.team_detail import team_decisions_html, team_warnings
 from plur_desk.ui.widgets import text_html
 
@@ -107,14 +107,12 @@ def engram_html(
     warnings = []
     warnings += _verdict_warnings(session, engram, rejected_before)
     warnings += [f"Contains {E(f)} — check before approving." for f in flags]
-    window = Window.of(engram)
-    state = window.state(session.now())
-    if state in ("expired", "not_yet_valid"):
-        warnings.append(f"Validity: {state.replace('_', ' ')} — PLUR will not inject it now even if approved.")
-    relations = engram.get("relations") if isinstance(engram.get("relations"), dict) else {}
-    assert isinstance(relations, dict)
-    if relations.get("superseded_by"):
-        warnings.append("Superseded by " + ", ".join(E(str(x)) for x in relations["superseded_by"]) + ".")
+    view = EngramView(engram)
+    window, state, outside = view.window, view.window_state(session.now()), view.outside_window(session.now())
+    if outside is not None:
+        warnings.append(f"Validity: {outside.replace('_', ' ')} — PLUR will not inject it now even if approved.")
+    if view.superseded:
+        warnings.append("Superseded by " + ", ".join(E(x) for x in view.superseded_by) + ".")
     warnings += team_warnings(session, engram_id)
     if warnings:
         parts.append("".join(f"<p>⚠ <b>{w}</b></p>" for w in warnings))
@@ -162,6 +160,8 @@ def engram_html(
         else f"{window.valid_from or '…'} → {window.valid_until or '…'} ({state.replace('_', ' ')})"
     )
     parts.append(_section("Validity", f"<p>{E(validity)}</p>"))
+    relations = engram.get("relations") if isinstance(engram.get("relations"), dict) else {}
+    assert isinstance(relations, dict)
     rel_rows = [
         (k.replace("_", " "), E(", ".join(map(str, v)))) for k, v in relations.items() if isinstance(v, list) and v
     ]

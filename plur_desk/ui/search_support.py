@@ -3,6 +3,7 @@ query language; the detail panels show similar engrams. Everything works without
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -114,7 +115,7 @@ class SearchController(QObject):
         if self.service is not None:
             self.service.stop_embedding()
 
-    def after_change(self, changed_ids: set[str], reloaded: bool) -> None:
+    def after_change(self, changed_ids: Iterable[str], reloaded: bool) -> None:
         service = self.service
         if service is None:
             return

@@ -8,7 +8,8 @@ from collections.abc import Callable
 from PySide6.QtCore import QDate, QObject
 from PySide6.QtWidgets import QDialog, QWidget
 
-from plur_desk.app.rows import TensionRow, created_of
+from plur_desk.app.rows import TensionRow
+from plur_desk.domain.engram_view import EngramView, split_order
 from plur_desk.domain.seen import Seen
 from plur_desk.ui.dialogs import ReasonDialog
 from plur_desk.ui.tensions_pane import SplitDialog, TensionsPane
@@ -80,11 +81,7 @@ class TensionsController(QObject):
         if a is None or b is None:
             self.workspace.messages.error(f"Both engrams of {row.id} must be in the store to split it in time.")
             return
-        earlier, later = (
-            (row.engram_a, row.engram_b)
-            if (created_of(a), row.engram_a) <= (created_of(b), row.engram_b)
-            else (row.engram_b, row.engram_a)
-        )
+        earlier, later = split_order(EngramView(a), EngramView(b))  # the order the split will write
         now = self.workspace.clock.now()
         dialog = SplitDialog(earlier, later, self.pane, QDate(now.year, now.month, now.day))
         if dialog.exec() == QDialog.DialogCode.Accepted:

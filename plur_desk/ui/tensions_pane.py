@@ -19,10 +19,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from plur_desk.app.rows import TensionRow, attribution_of, created_of
+from plur_desk.app.rows import TensionRow
 from plur_desk.app.session import ChangeSet
+from plur_desk.domain.engram_view import EngramView
 from plur_desk.domain.seen import Seen, seen_tension
-from plur_desk.domain.validity import Window
 from plur_desk.ui.date_field import DateField
 from plur_desk.ui.detail import SIMILAR_TITLE
 from plur_desk.ui.drafts_pane import action_button
@@ -283,21 +283,21 @@ class TensionsPane(QWidget):
             return (
                 f"<p><b>{E(engram_id)}</b> is no longer in the store.</p><p style='white-space:pre-wrap'>{diffed}</p>"
             )
-        current = str(engram.get("statement", ""))
+        view = EngramView(engram)
+        current = view.statement
         warnings = []
-        if engram.get("status") == "retired":
+        if view.retired:
             warnings.append("already retired")
-        relations = engram.get("relations") if isinstance(engram.get("relations"), dict) else {}
-        if isinstance(relations, dict) and relations.get("superseded_by"):
-            warnings.append("superseded by " + ", ".join(map(str, relations["superseded_by"])))
-        state = Window.of(engram).state(session.now())
-        if state in ("expired", "not_yet_valid"):
-            warnings.append(state.replace("_", " "))
-        writer, model, _runtime = attribution_of(engram)
-        window_text = Window.of(engram)
+        if view.superseded:
+            warnings.append("superseded by " + ", ".join(view.superseded_by))
+        outside = view.outside_window(session.now())
+        if outside is not None:
+            warnings.append(outside.replace("_", " "))
+        writer, model, _runtime = view.attribution
+        window_text = view.window
         rows = [
             ("Id", engram_id),
-            ("Created", created_of(engram)),
+            ("Created", view.created),
             ("Scope", str(engram.get("scope", ""))),
             ("Domain", str(engram.get("domain", "") or "")),
             ("Asserted by", writer + (f" · {model}" if model else "")),

@@ -315,3 +315,20 @@ def test_a_review_without_its_event_is_reported(session):
     report = run_check(session.store.root)
     assert any("no history event" in u for u in report.unfinished)
     assert report.exit_code == 1
+
+
+def test_undo_history_is_bounded_and_a_new_action_clears_redo() -> None:
+    from plur_desk.app.undo import UndoHistory
+    from plur_desk.domain.review import Operation
+
+    history = UndoHistory(limit=3)
+    for n in range(5):
+        history.done(Operation("approve", f"approve {n}"))
+    labels = []
+    while history.can_undo:
+        labels.append(history.next_undo().label)
+        history.undone()
+    assert labels == ["approve 4", "approve 3", "approve 2"]  # the oldest two were forgotten
+    assert history.redo_label() == "approve 2"
+    history.done(Operation("reject", "reject 9"))
+    assert not history.can_redo and history.undo_label() == "reject 9"

@@ -98,7 +98,7 @@ def test_first_decision_creates_a_0600_key_outside_the_store_and_registers_it(tm
     session = _session(store)
     notices = session.approve(session.seen(["ENG-2026-11-01-001"])).warnings  # shown by the window after the action
     assert any("0600" in n for n in notices) and any("keys.yaml" in n for n in notices)
-    assert session.approve(session.seen(["ENG-2026-11-02-001"])).warnings == []  # said once
+    assert session.approve(session.seen(["ENG-2026-11-02-001"])).warnings == ()  # said once
     key_file = data_dir() / "keys" / "human:Ada_Reviewer.key"
     assert stat.S_IMODE(key_file.stat().st_mode) == 0o600 and len(key_file.read_bytes()) == 48
     assert not list(store.root.rglob("*.key"))

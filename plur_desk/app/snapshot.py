@@ -1,0 +1,116 @@
+"""The records a session shows and acts on, by id: every valid engram whose id is unique, every valid tension.
+
+Rebuilt from the store's snapshot after a load (`reindex`), updated in place after our own writes (`take`).
+While the load is still parsing, an action on an engram not parsed yet parses it first (`lookup`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Protocol
+
+from plur_desk.domain.engram_view import EngramView
+from plur_desk.domain.review import Patch
+from plur_desk.infra.errors import ActionRefused
+from plur_desk.store.plur_store import PlurStore, WriteResult
+
+Record = dict[str, object]
+
+
+class Follower(Protocol):
+    """A view kept by id (the draft queue): told which records changed, derives them again when read."""
+
+    def note(
+        self, engram_ids: Iterable[str] = (), tension_ids: Iterable[str] = (), *, everything: bool = False
+    ) -> None: ...
+
+    def prime(self) -> None: ...
+
+
+class Snapshot:
+    def __init__(self, store: PlurStore) -> None:
+        self.store = store
+        self.engrams: dict[str, Record] = {}
+        self.tensions: dict[str, Record] = {}
+        self.followers: list[Follower] = []
+
+    def reindex(self) -> None:
+        counts: dict[str, int] = {}
+        for entry in self.store.engrams.entries:
+            if entry.key:
+                counts[entry.key] = counts.get(entry.key, 0) + 1
+        self.engrams = {
+            e.key: e.value  # type: ignore[misc]
+            for e in self.store.engrams.entries
+            if e.valid and e.key and counts[e.key] == 1
+        }
+        self.tensions = {e.key: e.value for e in self.store.tensions.entries if e.valid and e.key}  # type: ignore[misc]
+        for follower in self.followers:
+            follower.note(everything=True)  # records replaced wholesale: the queue compares them by identity
+            follower.prime()  # here, on the loading thread, not on the window's next read
+
+    def changed(self, engram_ids: Iterable[str], tension_ids: Iterable[str]) -> None:
+        """After our own write (on whichever thread wrote it): the followers re-derive these when next read."""
+        for follower in self.followers:
+            follower.note(engram_ids, tension_ids)
+
+    def lookup(self, engram_id: str) -> Record | None:
+        """An engram for an action: while the load is still parsing, one not parsed yet is parsed now, so an action
+        during the load sees what it would see after it."""
+        found = self.engrams.get(engram_id)
+        snapshot = self.store.engrams
+        if found is None and not snapshot.all_parsed:
+            entries = snapshot.by_key().get(engram_id, [])
+            snapshot.parse_entries(entries)
+            if len(entries) == 1 and entries[0].valid and isinstance(entries[0].value, dict):
+                found = self.engrams[engram_id] = entries[0].value
+        return found
+
+    def view(self, engram_id: str) -> EngramView | None:
+        found = self.lookup(engram_id)
+        return EngramView(found) if found is not None else None
+
+    def check_known(self, engram_id: str) -> None:
+        """Refuse, with the reason, an id the session cannot act on (quarantined, duplicated, gone)."""
+        if self.lookup(engram_id) is not None:  # parsed now if the load has not reached it yet
+            return
+        entries = [e for e in self.store.engrams.entries if e.key == engram_id]
+        if len(entries) > 1:
+            lines = ", ".join(str(e.line) for e in entries)
+            raise ActionRefused(
+                f"{engram_id} appears {len(entries)} times in engrams.yaml (lines {lines}); fix that first"
+            )
+        if entries:
+            reason = entries[0].syntax_error or "; ".join(entries[0].problems) or "listed more than once"
+            raise ActionRefused(
+                f"{engram_id} at line {entries[0].line} is an entry PLUR quarantines ({reason}); fix it by hand first"
+            )
+        raise ActionRefused(f"{engram_id} is not in the store")
+
+    def take(self, patches: list[Patch], results: tuple[WriteResult, ...]) -> None:
+        """After our own write: the records it wrote replace ours (everything is re-read when PLUR had rewritten
+        a file meanwhile)."""
+        if any(r.reloaded for r in results):
+            self.reindex()
+            return
+        for patch in patches:
+            index = self.engrams if patch.file == "engrams" else self.tensions
+            for result in results:
+                if patch.key in result.after:
+                    index[patch.key] = result.after[patch.key]
+
+    def invalid_entries(self) -> list[tuple[str, int, str]]:
+        out = []
+        for snapshot in (self.store.engrams, self.store.tensions):
+            for entry in snapshot.entries:
+                if not entry.valid:
+                    reason = entry.syntax_error or "; ".join(entry.problems)
+                    out.append(
+                        (f"{snapshot.path.name}:{entry.line}", entry.line, f"{entry.key or '(no id)'}: {reason}")
+                    )
+        return out
+
+
+def differing(old: dict[str, Record], new: dict[str, Record]) -> frozenset[str]:
+    keys = set(old) | set(new)
+    return frozenset(k for k in keys if old.get(k) is not new.get(k) and old.get(k) != new.get(k))

@@ -1,0 +1,97 @@
+"""Undo history: the session's done and undone operations (bounded), and what replaying one writes.
+
+An undo is not a rewind: it is a new audited forward change (`data.action: "undo"`, `data.undos: <action>`) that
+applies the operation's patches backwards, refused when a field no longer holds the value the action left there;
+redo applies them forwards again the same way.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from datetime import datetime
+
+from plur_desk.domain import review
+from plur_desk.domain.review import Operation, Patch, Reviewer
+from plur_desk.infra.errors import ActionRefused
+
+UNDO_LIMIT = 200  # operations kept; the oldest is forgotten first (its events stay in history)
+
+Apply = Callable[[dict[str, object]], tuple[dict[str, object], list[dict[str, object]]]]
+
+
+class UndoHistory:
+    def __init__(self, limit: int = UNDO_LIMIT) -> None:
+        self._undo: deque[Operation] = deque(maxlen=limit)
+        self._redo: deque[Operation] = deque(maxlen=limit)
+
+    def done(self, op: Operation) -> None:
+        """A new action: it can be undone, and what was undone before can no longer be redone."""
+        self._undo.append(op)
+        self._redo.clear()
+
+    @property
+    def can_undo(self) -> bool:
+        return bool(self._undo)
+
+    @property
+    def can_redo(self) -> bool:
+        return bool(self._redo)
+
+    def undo_label(self) -> str:
+        return self._undo[-1].label if self._undo else ""
+
+    def redo_label(self) -> str:
+        return self._redo[-1].label if self._redo else ""
+
+    def next_undo(self) -> Operation:
+        if not self._undo:
+            raise ActionRefused("nothing to undo")
+        return self._undo[-1]
+
+    def next_redo(self) -> Operation:
+        if not self._redo:
+            raise ActionRefused("nothing to redo")
+        return self._redo[-1]
+
+    def undone(self) -> None:
+        """The last operation was undone (only once its replay was written)."""
+        self._redo.append(self._undo.pop())
+
+    def redone(self) -> None:
+        self._undo.append(self._redo.pop())
+
+
+def undo_patches(op: Operation) -> list[Patch]:
+    return [p.reversed() for p in reversed(op.patches)]
+
+
+def replay_edit(patch: Patch, op: Operation, verb: str, reviewer: Reviewer, now: datetime) -> Apply:
+    """The edit that applies `patch` to its record, with the event saying it is an undo (or redo) of `op`."""
+
+    def apply(value: dict[str, object]) -> tuple[dict[str, object], list[dict[str, object]]]:
+        new = patch.apply(value)
+        fields = {k: {"from": _plain(old), "to": _plain(after)} for k, old, after in patch.changes}
+        data = {"action": verb, verb + "s": op.action, "label": op.label, "fields": fields}
+        if patch.file == "engrams":
+            kind = "engram_retired" if new.get("status") == "retired" and "status" in fields else "engram_updated"
+            return new, [review.make_event(kind, patch.key, now, data, reviewer)]
+        engram = str(new.get("engram_a"))
+        return new, [review.make_event("tension_reviewed", engram, now, {**data, "tension_id": patch.key}, reviewer)]
+
+    return apply
+
+
+def _plain(value: object) -> object:
+    return None if value is review.ABSENT else value
+
+
+def file_groups(patches: list[Patch]) -> list[tuple[str, list[Patch]]]:
+    """Consecutive patches of the same file: one write step each, in order."""
+    groups: list[tuple[str, list[Patch]]] = []
+    for patch in patches:
+        if groups and groups[-1][0] == patch.file:
+            groups[-1][1].append(patch)
+        else:
+            groups.append((patch.file, [patch]))
+    return groups
