@@ -114,3 +114,36 @@ def test_only_the_application_imports_the_main_window():
         if p.parent.name != "ui" and any(m == "plur_desk.ui.main_window" for _l, m in _imports(p))
     ]
     assert not outside, outside
+
+
+# The store is private to the app layer: the window asks the session (save_cache, lock_holder, changed_on_disk, …)
+# and never reaches through it to store objects, whose writes would escape the journal, the Seen checks and audit.
+STORE_ATTRIBUTES = {"store", "journal", "entries"}
+STORE_TYPES = {"PlurStore", "ListFile", "Entry", "Edit", "WriteResult", "HistoryLog", "Journal", "JournalRecord"}
+
+
+def test_ui_never_touches_the_store_through_the_session():
+    problems = []
+    for path in (PACKAGE / "ui").rglob("*.py"):
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for node in ast.walk(tree):
+            where = f"{path.relative_to(PACKAGE)}:{getattr(node, 'lineno', 0)}"
+            if isinstance(node, ast.Attribute) and node.attr in STORE_ATTRIBUTES:
+                problems.append(f"{where} .{node.attr}")
+            elif isinstance(node, ast.Name) and node.id in STORE_TYPES:
+                problems.append(f"{where} {node.id}")
+            elif isinstance(node, ast.Attribute) and node.attr in STORE_TYPES:
+                problems.append(f"{where} .{node.attr}")
+    assert not problems, "\n".join(problems)
+
+
+def test_the_session_is_composed_without_an_import_cycle():
+    """No app module imports the session back (the mixins that did are gone); the session's parts stand alone."""
+    parts = ("snapshot", "writes", "undo", "session_signing", "history_index", "rows")
+    cyclic = [
+        f"app/{name}.py:{line}"
+        for name in parts
+        for line, module in _imports(PACKAGE / "app" / f"{name}.py")
+        if module == "plur_desk.app.session"
+    ]
+    assert not cyclic, cyclic

@@ -1,13 +1,17 @@
-"""Assembles the Qt-free objects for one open store: store, history, session (the only place that does)."""
+"""Assembles the Qt-free objects for one open store: store, keys, session. The only place that does, for the window
+(in its load worker), the terminal commands and the tests alike."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from plur_desk.app.session import ReviewSession
+from plur_desk.app.signing import ReviewerKeys
+from plur_desk.app.vault import KeyVault
 from plur_desk.domain.review import Reviewer
 from plur_desk.infra.clock import Clock
-from plur_desk.infra.paths import cache_dir
+from plur_desk.infra.paths import cache_dir, data_dir
 from plur_desk.store.plur_store import PlurStore, find_store_problem
 
 
@@ -29,10 +33,6 @@ def embedding_check() -> str:
     return f"embedding query: a {len(vector)}-dimensional vector"
 
 
-def open_store(path: Path, *, use_cache: bool = True) -> PlurStore:
-    return PlurStore(path, cache_dir=cache_dir() if use_cache else None)
-
-
 def open_session(
     path: Path,
     reviewer_name: str,
@@ -41,14 +41,26 @@ def open_session(
     load_history: bool = True,
     use_cache: bool = True,
     for_review: bool = False,
+    drafts_first: bool = False,
+    ask_unlock: Callable[[str], bool] | None = None,
 ) -> ReviewSession:
-    """Open and load a store fully (blocking); the GUI does the same steps in a worker thread. `for_review` also
-    finishes interrupted actions from the write-ahead journal and sweeps abandoned temp files (it may write);
-    without it nothing is written."""
-    store = open_store(path, use_cache=use_cache)
-    store.load()
-    store.save_cache()
-    session = ReviewSession(store, Reviewer(reviewer_name), clock)
+    """Open a store and its session (blocking: run it off the GUI thread).
+
+    By default the whole store is loaded and the parse cache saved. `drafts_first` (the window) parses only the
+    drafts: the queue can be shown and acted on at once, and the window completes the load in the background
+    (`app/loading.py`) and saves the cache with the history. `for_review` also finishes interrupted actions from the
+    write-ahead journal and sweeps abandoned temp files (it may write); without it nothing is written.
+    `ask_unlock` is asked (from any thread) whether to try a locked keyring again.
+    """
+    store = PlurStore(path, cache_dir=cache_dir() if use_cache else None)
+    if drafts_first:
+        store.load_drafts()
+    else:
+        store.load()
+        store.save_cache()
+    reviewer = Reviewer(reviewer_name)
+    keys = ReviewerKeys(store.root, reviewer, KeyVault(data_dir()), ask_unlock) if ask_unlock is not None else None
+    session = ReviewSession(store, reviewer, clock, keys)
     if for_review:
         session.recover_on_open()
     if load_history:

@@ -10,12 +10,8 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from plur_desk.app.session import ReviewSession
-from plur_desk.app.signing import ReviewerKeys, fingerprint
-from plur_desk.app.vault import KeyVault
-from plur_desk.domain.review import Reviewer
+from plur_desk.app.signing import fingerprint
 from plur_desk.infra.errors import KeyConflict, PlurDeskError
-from plur_desk.infra.paths import data_dir
 from plur_desk.ui.workspace import Workspace
 
 UNLOCK_WAIT_S = 600.0
@@ -54,11 +50,6 @@ class UnlockAsker(QObject):
         )
         box.setStandardButtons(QMessageBox.StandardButton.Retry | QMessageBox.StandardButton.Cancel)
         return box.exec() == QMessageBox.StandardButton.Retry
-
-
-def make_session(store: object, reviewer: Reviewer, clock: object, ask: UnlockAsker) -> ReviewSession:
-    keys = ReviewerKeys(store.root, reviewer, KeyVault(data_dir()), ask)  # type: ignore[attr-defined]
-    return ReviewSession(store, reviewer, clock, keys)  # type: ignore[arg-type]
 
 
 class IdentityController(QObject):

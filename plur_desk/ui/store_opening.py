@@ -14,9 +14,8 @@ from PySide6.QtWidgets import QApplication, QFileDialog, QLabel, QMessageBox, QW
 
 from plur_desk.app import loading
 from plur_desk.app.session import ChangeSet, ReviewSession
-from plur_desk.domain.review import Reviewer
 from plur_desk.ui.drafts_pane import DraftsPane
-from plur_desk.ui.reviewer_identity import UnlockAsker, make_session
+from plur_desk.ui.reviewer_identity import UnlockAsker
 from plur_desk.ui.runner import Runner
 from plur_desk.ui.workspace import Workspace
 
@@ -107,15 +106,16 @@ class StoreController(QObject):
         self.opening.emit(path)
         ws.messages.show(f"Opening {path}…")
         ws.context_changed.emit()
-        reviewer, clock, asker = Reviewer(ws.reviewer_name), ws.clock, self._unlock_asker
+        reviewer, clock, asker = ws.reviewer_name, ws.clock, self._unlock_asker
 
         def load() -> ReviewSession:
-            from plur_desk.app.bootstrap import open_store
+            from plur_desk.app.bootstrap import open_session
 
-            store = open_store(path)
-            store.load_drafts()  # the rest is parsed in worker processes once the queue is on screen
-            session = make_session(store, reviewer, clock, asker)
-            session.recover_on_open()  # finishes interrupted actions from the journal; sets recovery_note
+            # Drafts only: the rest is parsed in worker processes once the queue is on screen. For review: finishes
+            # interrupted actions from the journal (sets recovery_note).
+            session = open_session(
+                path, reviewer, clock=clock, ask_unlock=asker, drafts_first=True, load_history=False, for_review=True
+            )
             loading.before_first_draft(session)
             return session
 
@@ -171,7 +171,7 @@ class StoreController(QObject):
 
         def read_history() -> None:
             session.load_history()
-            session.store.save_cache()
+            session.save_cache()
 
         ws.runner.submit(read_history, lambda _r: self._history_loaded() if ws.session is session else None)
         ws.runner.submit(loading.warm_up_signing)
@@ -244,9 +244,9 @@ class StoreController(QObject):
         session = self.workspace.session
         if session is None:
             return
-        holder = session.store.lock_holder()
+        holder = session.lock_holder()
         self._labels["lock"].setText("locked by " + holder.split(":")[1] if holder and ":" in holder else "store idle")
-        if session.store.engrams_changed_on_disk() or session.store.tensions_changed_on_disk():
+        if session.changed_on_disk():
             self.reload_timer.start()
 
     def _watch(self) -> None:
