@@ -1,0 +1,34 @@
+"""Where the store is, by PLUR's own rule, and where our own files go (never inside the store)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from plur_desk.infra.errors import without_nothing_written
+from plur_desk.infra.paths import cache_dir, config_dir, data_dir, default_store_path
+
+
+def test_store_path_explicit_then_plur_path_then_home(monkeypatch, tmp_path):
+    monkeypatch.setenv("PLUR_PATH", str(tmp_path / "from-env"))
+    assert default_store_path(str(tmp_path / "given")) == tmp_path / "given"
+    assert default_store_path() == tmp_path / "from-env"
+    monkeypatch.delenv("PLUR_PATH")
+    assert default_store_path() == Path.home() / ".plur"
+    monkeypatch.setenv("PLUR_PATH", "~/elsewhere")
+    assert default_store_path() == Path.home() / "elsewhere"
+
+
+def test_our_folders_follow_the_desktop_conventions(tmp_path):
+    # tests/conftest.py points XDG_* into this test's home
+    home = Path.home()
+    assert config_dir().is_relative_to(home / ".config")
+    assert cache_dir().is_relative_to(home / ".cache")
+    assert data_dir().is_relative_to(home / ".local" / "share")
+    assert len({config_dir(), cache_dir(), data_dir()}) == 3
+
+
+def test_a_refusal_reused_after_a_write_no_longer_says_nothing_was_written():
+    text = without_nothing_written("The engram changed since you looked; nothing was written.")
+    assert "nothing was written" not in text.lower()
+    assert text.endswith(".")
+    assert without_nothing_written("Refused. Nothing was written. try again") == "Refused. Try again."
