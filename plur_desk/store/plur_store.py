@@ -481,16 +481,3 @@ def _replaced_in_place(
             entry.value, entry.parsed, entry.syntax_error, entry.problems = value, True, None, []
         entry.end = old_end + shift
     return new
-    shift = line_shift = 0
-    first = min(replacements)
-    for entry in snapshot.entries[first:]:
-        old_start, old_end = entry.start, entry.end
-        entry.start += shift
-        entry.line += line_shift
-        if entry.index in replacements:
-            block, value = replacements[entry.index]
-            shift += len(block) - (old_end - old_start)
-            line_shift += block.count(b"\n") - old.count(b"\n", old_start, old_end)
-            entry.value, entry.parsed, entry.syntax_error, entry.problems = value, True, None, []
-        entry.end = old_end + shift
-    return snapshot
