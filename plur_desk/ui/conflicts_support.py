@@ -4,7 +4,8 @@ threshold. Until the finder is ready nothing is shown and nothing is asked."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
@@ -21,6 +22,29 @@ if TYPE_CHECKING:  # the finder's modules (numpy among them) load when it is fir
     from plur_desk.ui.conflicts_dialog import ConflictsDialog
 
 CONFLICT_NOTE = "This may contradict what the store already says:"
+
+
+@dataclass(frozen=True)
+class Checked:
+    """What a check found: per draft id the warning texts, and the finder that answered."""
+
+    service: object
+    found: tuple[tuple[str, list[str]], ...]
+
+    def texts(self, engram_id: str) -> list[str] | None:
+        return next((texts for i, texts in self.found if i == engram_id), None)
+
+
+Check = Callable[[list[str], Callable[[int, int], None] | None], Checked]
+
+
+def lines_of(found: Iterable[tuple[str, list[str]]]) -> list[str]:
+    """The question's lines: one per engram a draft may contradict, at most six and how many more."""
+    pairs = [(engram_id, text) for engram_id, texts in found for text in texts]
+    lines = [f"• {engram_id} may contradict {text}" for engram_id, text in pairs[:6]]
+    if len(pairs) > 6:
+        lines.append(f"… and {len(pairs) - 6} more")
+    return lines
 
 
 class _ScanProgress(QObject):
@@ -94,11 +118,25 @@ class ConflictsController(QObject):
 
     def conflict_lines(self, ids: list[str], statement: str | None = None) -> list[str]:
         """One line per engram the drafts (or `statement` as the text of the one draft) may contradict."""
-        found = [(i, w) for i in ids for w in self.conflicts_for(i, statement)]
-        lines = [f"• {engram_id} may contradict {w.text()}" for engram_id, w in found[:6]]
-        if len(found) > 6:
-            lines.append(f"… and {len(found) - 6} more")
-        return lines
+        return lines_of([(i, [w.text() for w in self.conflicts_for(i, statement)]) for i in ids])
+
+    def checker(self) -> Check | None:
+        """The check of drafts against the finder as it is now, to run off the GUI thread: it reads only that
+        finder (built over an immutable snapshot) and returns, per draft id, the warning texts as they will be
+        shown. None until a finder for the open session is ready (then nothing is shown and nothing is asked)."""
+        service = self.service
+        if service is None or service.session is not self.workspace.session:
+            return None
+
+        def check(ids: list[str], progress: Callable[[int, int], None] | None = None) -> Checked:
+            out = []
+            for n, engram_id in enumerate(ids, 1):
+                out.append((engram_id, [w.text() for w in service.warnings_for(engram_id)]))
+                if progress is not None and (n % 10 == 0 or n == len(ids)):
+                    progress(n, len(ids))
+            return Checked(service, tuple(out))
+
+        return check
 
     def ask_about_conflicts(self, lines: list[str], verb: str = "Approve") -> bool:
         """The one question before a change that may contradict the store; True to go ahead."""

@@ -6,6 +6,7 @@ Every stored value passes through E (escaped, hidden characters revealed): agent
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 from plur_desk.app.rows import attribution_of, created_of, scope_impact
 from plur_desk.app.session import ReviewSession
@@ -89,6 +90,18 @@ def _verdict_warnings(session: ReviewSession, engram: dict[str, object], rejecte
     return warnings
 
 
+CHECKING_HTML = "<p><i>Checking for contradictions…</i></p>"
+
+
+def conflicts_html(engram: Mapping[str, object], conflicts: list[str]) -> str:
+    """The warning that approving may contradict these engrams (empty when there are none)."""
+    if not conflicts:
+        return ""
+    verb = "Approving this" if engram.get("commitment") == "draft" else "This"
+    items = "".join(f"<li>{E(text)}</li>" for text in conflicts)
+    return f"<p>⚠ <b>{verb} may contradict:</b></p><ul style='margin-left:-20px'>{items}</ul>"
+
+
 def engram_html(
     session: ReviewSession,
     engram_id: str,
@@ -96,6 +109,7 @@ def engram_html(
     rejected_before: object = None,
     similar: list[tuple[str, str, float]] | None = None,
     conflicts: list[str] | None = None,
+    checking: bool = False,
 ) -> str:
     engram = session.engram(engram_id)
     if engram is None:
@@ -116,10 +130,10 @@ def engram_html(
     warnings += team_warnings(session, engram_id)
     if warnings:
         parts.append("".join(f"<p>⚠ <b>{w}</b></p>" for w in warnings))
-    if conflicts:
-        verb = "Approving this" if engram.get("commitment") == "draft" else "This"
-        items = "".join(f"<li>{E(text)}</li>" for text in conflicts)
-        parts.append(f"<p>⚠ <b>{verb} may contradict:</b></p><ul style='margin-left:-20px'>{items}</ul>")
+    if checking:  # the check runs off the GUI thread; its result replaces this line
+        parts.append(CHECKING_HTML)
+    elif conflicts:
+        parts.append(conflicts_html(engram, conflicts))
     sources = engram.get("sources") if isinstance(engram.get("sources"), list) else []
     assert isinstance(sources, list)
     session_ids = ", ".join(

@@ -8,14 +8,14 @@ import time
 from collections import deque
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject
-from PySide6.QtWidgets import QWidget
+from PySide6.QtCore import QObject, Qt, Signal, Slot
+from PySide6.QtWidgets import QProgressDialog, QWidget
 
 from plur_desk.app.rows import DraftRow
 from plur_desk.app.session import ChangeSet
 from plur_desk.domain.seen import Seen, seen_engram
-from plur_desk.ui.conflicts_support import CONFLICT_NOTE, ConflictsController
-from plur_desk.ui.detail import engram_html
+from plur_desk.ui.conflicts_support import CONFLICT_NOTE, Checked, ConflictsController, lines_of
+from plur_desk.ui.detail import CHECKING_HTML, conflicts_html, engram_html
 from plur_desk.ui.dialogs import BulkDialog, LevelDialog, ReasonDialog
 from plur_desk.ui.drafts_pane import DraftsPane
 from plur_desk.ui.navigation import NavigationController
@@ -26,6 +26,10 @@ from plur_desk.ui.workspace import Workspace
 
 # What a bulk verdict asks about explicitly: drafts PLUR would not inject now, or whose text needs a second look.
 BULK_FLAGS = ("expired", "not yet valid", "credential-like string", "instruction-like text", "rejected before")
+
+
+class _Progress(QObject):
+    changed = Signal(int, int)  # drafts checked, of how many (emitted from the read pool's thread)
 
 
 class ReviewController(QObject):
@@ -48,6 +52,10 @@ class ReviewController(QObject):
         self._parent = dialog_parent
         self.pending_select: str | None = None  # the draft to select once the change under way is shown
         self._approvals: deque[float] = deque(maxlen=64)
+        self._checked: Checked | None = None  # the last contradiction check of one draft
+        self._progress = _Progress(self)
+        self._progress.changed.connect(self._check_progressed)
+        self._progress_dialog: QProgressDialog | None = None
         drafts.selection_changed.connect(self.show_current)
         drafts.edit_saved.connect(self._save_edit)
         drafts.edit_cancelled.connect(workspace.context_changed.emit)
@@ -76,27 +84,51 @@ class ReviewController(QObject):
 
     def show_current(self, again: bool = True) -> None:
         """Render the current draft's detail: what a verdict on it will rest on. With `again` False, a detail that
-        already shows this row exactly as listed (the same row object) is left as it is."""
+        already shows this row exactly as listed (the same row object) is left as it is. The contradiction check
+        runs on the read pool: the detail says "Checking…" until its result replaces that line."""
         session, row = self.workspace.session, self.drafts.current()
         if not again and row is not None and self.drafts.shows(row):
             self.workspace.context_changed.emit()
             return
         if session is not None and row is not None:
             engram = session.engram(row.id)
+            check = self._conflicts.checker()
+            known = self._known_conflicts(row.id)
             html = engram_html(
                 session,
                 row.id,
                 rejected_before=row.rejected_before,
                 similar=self._search.similar_to(row.id),
-                conflicts=[w.text() for w in self._conflicts.conflicts_for(row.id)],
+                conflicts=known,
+                checking=check is not None and known is None,
             )
+            line = self._scale.writer_line(row)
+            html += f"<p><b>Writer:</b> {text_html(line)}</p>" if line else ""
             self.drafts.show_detail(html, row, seen_engram(engram) if engram is not None else None)
+            if known is not None:
+                self.workspace.reads.cancel("conflicts.detail")  # a check for a draft shown before is stale
+            elif check is not None:
+                self.workspace.reads.submit(
+                    "conflicts.detail", lambda: check([row.id], None), lambda r: self._detail_checked(row, r)
+                )
         elif row is None:
             self.drafts.show_detail("")
-        line = self._scale.writer_line(row)
-        if line:
-            self.drafts.detail.append(f"<p><b>Writer:</b> {text_html(line)}</p>")
         self.workspace.context_changed.emit()
+
+    def _known_conflicts(self, engram_id: str) -> list[str] | None:
+        """The warning texts of the last check of this draft, if the finder that answered is still the one."""
+        checked = self._checked
+        if checked is None or checked.service is not self._conflicts.service:
+            return None
+        return checked.texts(engram_id)
+
+    def _detail_checked(self, row: DraftRow, result: object) -> None:
+        assert isinstance(result, Checked)
+        self._checked = result
+        texts = result.texts(row.id) or []
+        engram = self.workspace.session.engram(row.id) if self.workspace.session is not None else None
+        if self.drafts.shows(row) and engram is not None:
+            self.drafts.replace_in_detail(CHECKING_HTML, conflicts_html(engram, texts))
 
     def run_change(self, fn: Callable[[], ChangeSet], select_after: str | None = None) -> None:
         self.pending_select = select_after
@@ -138,18 +170,88 @@ class ReviewController(QObject):
     def approve_selected(
         self, level: str | None = None, note: str = "", shown: list[tuple[DraftRow, Seen]] | None = None
     ) -> None:
+        """Approve what is shown. The contradiction check of the drafts runs on the read pool (a bulk approval
+        shows its progress and can be cancelled); the question, asked once it is done, names exactly the drafts
+        and the warnings the approval is for."""
         shown = shown or self._shown_drafts()
-        if not shown or self.workspace.session is None:
+        session = self.workspace.session
+        if not shown or session is None:
             return
         ids = [s.id for _, s in shown]
-        conflicts = self._conflicts.conflict_lines(ids)
+        check = self._conflicts.checker()
+        known = self._known_conflicts(ids[0]) if len(ids) == 1 else None
+        if check is None or known is not None:
+            lines = lines_of([(ids[0], known)]) if known else []
+            self._approve_checked(shown, lines, level, note)
+            return
+        if self._progress_dialog is not None:  # a newer approval replaces the one still being checked
+            self._progress_dialog.close()
+            self._progress_dialog = None
+        progress = self._check_progress_dialog(len(ids)) if len(ids) > 1 else None
+        current = self.drafts.current_id()
+
+        def done(result: object) -> None:
+            self._close_progress(progress)
+            assert isinstance(result, Checked)
+            if self.workspace.session is not session:
+                return  # another store was opened meanwhile
+            if len(ids) == 1:
+                self._checked = result
+            moved_on = self.drafts.current_id() != current  # then the selection stays where the reviewer is
+            self._approve_checked(shown, lines_of(result.found), level, note, moved_on)
+
+        def failed(error: Exception) -> None:
+            self._close_progress(progress)
+            self.workspace.messages.status(f"Contradiction check failed; nothing was approved: {error}", 8000)
+
+        emit = self._progress.changed.emit
+        self.workspace.reads.submit("conflicts.approve", lambda: check(ids, emit), done, failed)
+
+    def _check_progress_dialog(self, total: int) -> QProgressDialog:
+        dialog = QProgressDialog(f"Checking {total} drafts for contradictions…", "Cancel", 0, total, self._parent)
+        dialog.setObjectName("conflictCheckProgress")
+        dialog.setWindowModality(Qt.WindowModality.WindowModal)
+        dialog.setMinimumDuration(400)
+        dialog.setAutoClose(False)
+        dialog.setAutoReset(False)
+        dialog.canceled.connect(lambda: self.workspace.reads.cancel("conflicts.approve"))
+        dialog.rejected.connect(lambda: self.workspace.reads.cancel("conflicts.approve"))  # Escape
+        dialog.canceled.connect(lambda: self._close_progress(dialog))
+        self._progress_dialog = dialog
+        return dialog
+
+    @Slot(int, int)
+    def _check_progressed(self, n: int, total: int) -> None:
+        dialog = self._progress_dialog
+        if dialog is not None and dialog.maximum() == total:
+            dialog.setValue(n)
+
+    def _close_progress(self, dialog: QProgressDialog | None) -> None:
+        if dialog is not None:
+            dialog.close()
+            if self._progress_dialog is dialog:
+                self._progress_dialog = None
+
+    def _approve_checked(
+        self,
+        shown: list[tuple[DraftRow, Seen]],
+        conflicts: list[str],
+        level: str | None,
+        note: str,
+        moved_on: bool = False,
+    ) -> None:
+        ids = [s.id for _, s in shown]
         ok, bulk_note = self._confirm_bulk(shown, "approve", conflicts)
         if not ok or (len(ids) == 1 and conflicts and not self._conflicts.ask_about_conflicts(conflicts)):
             return
+        session = self.workspace.session
+        if session is None:
+            return
         self._note_approval(len(shown))
-        session, chosen = self.workspace.session, level or self.workspace.settings.default_level
+        chosen = level or self.workspace.settings.default_level
         text, seen = note or bulk_note, [s for _, s in shown]
-        self.run_change(lambda: session.approve(seen, chosen, text), self.drafts.id_after([s.id for s in seen]))
+        after = None if moved_on else self.drafts.id_after(ids)
+        self.run_change(lambda: session.approve(seen, chosen, text), after)
 
     def approve_selected_level(self) -> None:
         shown = self._shown_drafts()

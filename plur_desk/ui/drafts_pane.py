@@ -54,6 +54,7 @@ class DraftsPane(QWidget):
         self._edit_seen: Seen | None = None
         self._edit_original = ""
         self._quiet = False  # while the model moves to new rows
+        self._html = ""  # the detail as last rendered (before anything appended)
         self._shown: tuple[DraftRow, Seen] | None = None  # the row the detail shows, and that engram as rendered
         self._user_sort: tuple[int, bool] | None = None  # (column, descending) the reviewer chose by a header click
         self._build()
@@ -290,7 +291,18 @@ class DraftsPane(QWidget):
     def show_detail(self, html: str, row: DraftRow | None = None, seen: Seen | None = None) -> None:
         """Render the detail of `row`; `seen` is that engram exactly as this rendering used it."""
         self.detail.setHtml(html)
+        self._html = html
         self._shown = (row, seen) if row is not None and seen is not None else None
+
+    def replace_in_detail(self, old: str, new: str) -> None:
+        """Replace one part of the rendered detail (a result that arrived later), keeping the scroll position."""
+        if old not in self._html:
+            return
+        bar = self.detail.verticalScrollBar()
+        position = bar.value()
+        self._html = self._html.replace(old, new, 1)
+        self.detail.setHtml(self._html)
+        bar.setValue(position)
 
     def shows(self, row: DraftRow) -> bool:
         """True when the detail was rendered from this very row (rows are re-derived only when they change)."""

@@ -46,8 +46,11 @@ def window(qtbot, store_copy, tmp_path) -> MainWindow:
     return win
 
 
-def answer_modal(handler: Callable[[QWidget], None], delay: int = 50, patience: float = 20.0) -> None:
-    """Run `handler` on the next modal dialog that opens (the key that opens it is pressed right after).
+def answer_modal(
+    handler: Callable[[QWidget], None], delay: int = 50, patience: float = 20.0, kind: type | None = None
+) -> None:
+    """Run `handler` on the next modal dialog that opens (the key that opens it is pressed right after); with
+    `kind`, on the next modal of that type (a progress dialog shown first is left alone).
 
     If the handler leaves the dialog open (or raises), the dialog is rejected so a test can never hang on it.
     """
@@ -57,7 +60,7 @@ def answer_modal(handler: Callable[[QWidget], None], delay: int = 50, patience: 
 
     def poll() -> None:
         modal = QApplication.activeModalWidget()
-        if modal is None:
+        if modal is None or (kind is not None and not isinstance(modal, kind)):
             if time.monotonic() < deadline:
                 QTimer.singleShot(20, poll)
             return

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
@@ -15,6 +17,12 @@ def _ready(qtbot, window):
         lambda: window.conflicts.service is not None and window.conflicts.runner.pending == 0, timeout=20000
     )
     assert window.drafts.select_id(DRAFT)
+    _checked(qtbot, window)
+
+
+def _checked(qtbot, window):
+    """The contradiction check of the selected draft runs on the read pool; its result replaces "Checking…"."""
+    qtbot.waitUntil(lambda: "Checking for contradictions" not in window.drafts.detail.toPlainText(), timeout=20000)
 
 
 def test_the_draft_detail_says_what_approving_may_contradict(qtbot, window):
@@ -105,6 +113,8 @@ def test_not_a_conflict_from_the_view_is_a_dismissed_record(qtbot, window, store
 def test_a_bulk_approval_asks_once_with_the_warning_in_the_same_question(qtbot, window, store_copy):
     from PySide6.QtWidgets import QLabel
 
+    from plur_desk.ui.dialogs import BulkDialog
+
     _ready(qtbot, window)
     ids = [DRAFT, next(r.id for r in window.drafts.model.rows if r.id != DRAFT)]
     window.drafts.select_id(ids[0])
@@ -118,8 +128,106 @@ def test_a_bulk_approval_asks_once_with_the_warning_in_the_same_question(qtbot, 
         dialog.combo.setCurrentText("checked, the Friday one is right")
         qtbot.keyClick(dialog.combo.lineEdit(), Qt.Key.Key_Return)
 
-    answer_modal(confirm)
+    answer_modal(confirm, kind=BulkDialog)
     with qtbot.waitSignal(window.changes_applied, timeout=10000):
         qtbot.keyClick(window.drafts.table, Qt.Key.Key_A)
     assert len(asked) == 1 and "may contradict" in asked[0] and OTHER in asked[0]
     assert engrams_on_disk(store_copy)[DRAFT]["commitment"] == "decided"
+
+
+# -- the check runs on the read pool: the window never waits for it ------------------------------------------------
+
+
+def _gate_checks(monkeypatch, window, only: str | None = None) -> threading.Event:
+    """The real check, held until the returned event is set (for the drafts with `only` among them, or all)."""
+    real = window.conflicts.checker()
+    assert real is not None
+    gate = threading.Event()
+
+    def gated(ids, progress):
+        if only is None or only in ids:
+            assert gate.wait(20)
+        return real(ids, progress)
+
+    monkeypatch.setattr(window.conflicts, "checker", lambda: gated)
+    return gate
+
+
+def _select_two(qtbot, window):
+    ids = [DRAFT, next(r.id for r in window.drafts.model.rows if r.id != DRAFT)]
+    window.drafts.select_id(ids[0])
+    qtbot.keyClick(window.drafts.table, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+    return ids
+
+
+def test_a_bulk_approval_asks_only_once_the_check_is_done_and_the_window_keeps_running(
+    qtbot, window, store_copy, monkeypatch
+):
+    from PySide6.QtWidgets import QApplication, QLabel, QProgressDialog
+
+    from plur_desk.ui.dialogs import BulkDialog
+
+    _ready(qtbot, window)
+    gate = _gate_checks(monkeypatch, window)
+    _select_two(qtbot, window)
+    asked = []
+
+    def confirm(dialog):
+        asked.append("\n".join(label.text() for label in dialog.findChildren(QLabel)))
+        if dialog.flagged.count():
+            dialog.include.setChecked(True)
+        dialog.combo.setCurrentText("checked")
+        qtbot.keyClick(dialog.combo.lineEdit(), Qt.Key.Key_Return)
+
+    answer_modal(confirm, kind=BulkDialog)
+    qtbot.keyClick(window.drafts.table, Qt.Key.Key_A)  # returns while the check is held: the GUI thread is free
+    progress = window.findChild(QProgressDialog, "conflictCheckProgress")
+    assert progress is not None
+    qtbot.waitUntil(progress.isVisible, timeout=5000)  # the event loop runs: the progress is shown
+    assert not asked and not isinstance(QApplication.activeModalWidget(), BulkDialog)
+    assert window.runner.pending == 0 and not human_events(store_copy)
+    gate.set()
+    with qtbot.waitSignal(window.changes_applied, timeout=20000):
+        qtbot.waitUntil(lambda: bool(asked), timeout=20000)
+    assert len(asked) == 1 and "may contradict" in asked[0] and OTHER in asked[0]
+    assert not progress.isVisible()
+    assert engrams_on_disk(store_copy)[DRAFT]["commitment"] == "decided"
+
+
+def test_cancelling_the_check_of_a_bulk_approval_asks_nothing_and_approves_nothing(
+    qtbot, window, store_copy, monkeypatch
+):
+    from PySide6.QtWidgets import QProgressDialog, QPushButton
+
+    _ready(qtbot, window)
+    gate = _gate_checks(monkeypatch, window)
+    _select_two(qtbot, window)
+    opened = []
+    answer_modal(lambda box: opened.append(box.objectName()))  # the first modal: the progress of the check
+    qtbot.keyClick(window.drafts.table, Qt.Key.Key_A)
+    progress = window.findChild(QProgressDialog, "conflictCheckProgress")
+    qtbot.waitUntil(lambda: opened == ["conflictCheckProgress"], timeout=5000)
+    progress.findChild(QPushButton).click()  # Cancel, as the reviewer would
+    gate.set()
+    qtbot.waitUntil(lambda: window.workspace.reads.pending == 0, timeout=20000)
+    qtbot.wait(200)
+    assert opened == ["conflictCheckProgress"] and window.runner.pending == 0
+    assert engrams_on_disk(store_copy)[DRAFT]["commitment"] == "draft" and not human_events(store_copy)
+
+
+def test_a_stale_check_of_a_draft_selected_before_is_dropped(qtbot, window, monkeypatch):
+    qtbot.waitUntil(lambda: window.conflicts.service is not None, timeout=20000)
+    quiet = next(r.id for r in window.drafts.model.rows if r.id != DRAFT and not window.conflicts.conflicts_for(r.id))
+    window.drafts.select_id(quiet)
+    _checked(qtbot, window)
+    gate = _gate_checks(monkeypatch, window, only=DRAFT)
+    window.drafts.select_id(DRAFT)
+    assert "Checking for contradictions" in window.drafts.detail.toPlainText()  # shown at once, not waited for
+    dropped = window.workspace.reads.dropped
+    window.drafts.select_id(quiet)  # moved on before DRAFT's check is done
+    _checked(qtbot, window)
+    gate.set()
+    qtbot.waitUntil(lambda: window.workspace.reads.dropped == dropped + 1, timeout=20000)
+    assert window.drafts.current_id() == quiet
+    text = window.drafts.detail.toPlainText()
+    assert "may contradict" not in text and OTHER not in text
