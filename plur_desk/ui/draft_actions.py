@@ -189,6 +189,10 @@ class ReviewController(QObject):
             self._progress_dialog = None
         progress = self._check_progress_dialog(len(ids)) if len(ids) > 1 else None
         current = self.drafts.current_id()
+        ahead = self.drafts.id_after(ids) if len(ids) == 1 else None
+        if ahead:  # the queue moves on at once, as after any verdict (back to the draft if a question is asked)
+            self.drafts.select_id(ahead)
+            current = ahead
 
         def done(result: object) -> None:
             self._close_progress(progress)
@@ -198,7 +202,10 @@ class ReviewController(QObject):
             if len(ids) == 1:
                 self._checked = result
             moved_on = self.drafts.current_id() != current  # then the selection stays where the reviewer is
-            self._approve_checked(shown, lines_of(result.found), level, note, moved_on)
+            lines = lines_of(result.found)
+            if len(ids) == 1 and lines and not moved_on:
+                self.drafts.select_id(ids[0])  # the question is about this draft: show it while asking
+            self._approve_checked(shown, lines, level, note, moved_on)
 
         def failed(error: Exception) -> None:
             self._close_progress(progress)
