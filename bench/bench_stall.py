@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))  # the plur_desk of this checkout, whatever is ins
 
 from PySide6.QtCore import QElapsedTimer, QItemSelection, QItemSelectionModel, Qt, QTimer  # noqa: E402
 from PySide6.QtTest import QTest  # noqa: E402
-from PySide6.QtWidgets import QApplication, QDialog  # noqa: E402
+from PySide6.QtWidgets import QApplication, QDialog, QProgressDialog  # noqa: E402
 
 from support.stores import copy_store, make_plur_store  # noqa: E402
 
@@ -120,11 +120,12 @@ def template_store(engrams: int, drafts: float) -> Path:
 
 
 def accept_dialog_soon(app: QApplication) -> None:
-    """The bulk question is modal: accept it as the reviewer would, once it is up."""
+    """The bulk question is modal: accept it as the reviewer would, once it is up (the progress of the
+    contradiction check, shown before it, is left alone)."""
 
     def accept() -> None:
         dialog = app.activeModalWidget()
-        if isinstance(dialog, QDialog):
+        if isinstance(dialog, QDialog) and not isinstance(dialog, QProgressDialog):
             dialog.accept()
         else:
             QTimer.singleShot(50, accept)
