@@ -232,7 +232,6 @@ class ReviewSession:
     def load_history(self) -> None:
         self.history.load()
         self.queue.prime()  # the rejection verdicts of the whole history, counted here on the loading thread
-        self.queue.prime()  # the rejection verdicts of the whole history, counted here on the loading thread
 
     def load_history_first_page(self) -> None:
         self.history.load_newest()

@@ -220,6 +220,11 @@ class Writes:
         self.signing.keys.register(now)
         warnings = self.signing.key_notices()  # said once: where the new key lives, that it was registered
         self.snapshot.take(op.patches, results)
+        for patch in op.patches:
+            after = next((r.after[patch.key] for r in results if patch.key in r.after), None)
+            if after is not None:
+                prints = engram_fingerprint if patch.file == "engrams" else tension_fingerprint
+                op.prints[f"{patch.file}/{patch.key}"] = prints(after)
         events = 0
         for result in results:
             events += len(result.events)
@@ -277,6 +282,11 @@ class Writes:
         """Apply `patches` as a new audited change (`verb` is undo, redo, or the rollback of a refused one);
         a refused later group puts back what the earlier groups already changed."""
         own = journal is None
+
+        def guard(patch: Patch) -> dict[str, object] | None:
+            # what the reviewer last saw this action leave; a rollback puts back our own writes of this attempt
+            return None if verb.startswith("rollback") else op.prints.get(f"{patch.file}/{patch.key}")
+
         if journal is None:
             journal = self.store.journal.begin(verb, f"{verb} {op.label}")
         results: list[WriteResult] = []
@@ -284,7 +294,12 @@ class Writes:
         groups = file_groups(patches)
         base = len(journal.steps)
         planned = [
-            (file, self.signing.signed([Edit(p.key, replay_edit(p, op, verb, self.reviewer, now)) for p in group]))
+            (
+                file,
+                self.signing.signed(
+                    [Edit(p.key, replay_edit(p, op, verb, self.reviewer, now), guard(p)) for p in group]
+                ),
+            )
             for file, group in groups
         ]
         journal.steps += [Step("tensions", [], [], planned=True)] + [
@@ -305,7 +320,9 @@ class Writes:
             raise
         if own:
             journal.finish()
-        change = self.changes(Operation(op.action, f"{verb} {op.label}", patches), now, *results)
+        replayed = Operation(op.action, f"{verb} {op.label}", patches)
+        change = self.changes(replayed, now, *results)
+        op.prints.update(replayed.prints)
         return change.saying(f"{verb}: {op.label}")
 
     def _write_group(self, file: str, edits: list[Edit], journal: JournalRecord, step: int) -> WriteResult:

@@ -171,6 +171,10 @@ class SettleDuplicates(EngramCommand):
         for item in self.seen:  # a verdict only on the text the pane displayed
             if item.expected().get("statement") != shown.get(item.id):
                 raise ChangedSinceError(item.id, ["statement"])
+        if not self.approve:  # kept as it is, but the others are rejected as duplicates *of it*: its text counts too
+            kept = lookup(self.representative)
+            if kept is None or kept.statement != shown.get(self.representative):
+                raise ChangedSinceError(self.representative, ["statement"])
 
     def apply(self, engram: Record, ctx: Context) -> tuple[Record, Events]:
         if engram.get("id") == self.representative:

@@ -110,6 +110,9 @@ class Operation:
     action: str
     label: str
     patches: list[Patch] = field(default_factory=list)
+    # each record's fingerprint as this operation's last write left it ("engrams/ENG-1"): an undo or redo refuses
+    # when the text or state on disk is no longer what the action (or the last undo/redo of it) left
+    prints: dict[str, dict[str, object]] = field(default_factory=dict)
 
 
 # -- engram actions --------------------------------------------------------------------------------------------

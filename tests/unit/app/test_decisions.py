@@ -144,3 +144,34 @@ def test_a_read_only_command_s_session_decides_nothing(session):
     with pytest.raises(ReadOnlyStore, match="reading only"):
         reader.confirm_tension(session.seen_tension("T-2026-1201-001"))
     assert _files(session) == before
+
+
+def test_undo_refuses_when_an_agent_changed_the_text_since_the_action(session):
+    session.approve(session.seen(["ENG-2026-11-01-001"]))
+    path = session.store.root / "engrams.yaml"
+    path.write_text(path.read_text().replace("Statement number 1\n", "Statement number 1, said an agent later\n"))
+    before = _files(session)
+    with pytest.raises(ChangedSinceError):
+        session.undo()  # re-drafting a text the reviewer never saw would be a human event on unseen text
+    assert _files(session) == before
+    assert session.can_undo
+
+
+def test_undo_and_redo_check_what_the_previous_step_left(session):
+    session.approve(session.seen(["ENG-2026-11-01-001"]))
+    session.undo()
+    assert _disk(session, "ENG-2026-11-01-001")["commitment"] == "draft"
+    path = session.store.root / "engrams.yaml"
+    path.write_text(path.read_text().replace("Statement number 1\n", "Statement number 1, edited after the undo\n"))
+    before = _files(session)
+    with pytest.raises(ChangedSinceError):
+        session.redo()  # the redo would approve a text nobody approved
+    assert _files(session) == before
+
+
+def test_settling_duplicates_without_approving_checks_the_kept_engrams_text(session):
+    shown = {"ENG-2026-11-04-001": "a text the pane showed", "ENG-2026-11-02-001": "Statement number 2"}
+    before = _files(session)
+    with pytest.raises(ChangedSinceError):
+        session.settle_duplicates("ENG-2026-11-04-001", ["ENG-2026-11-02-001"], False, shown=shown)
+    assert _files(session) == before
