@@ -111,7 +111,14 @@ class ReadPool(QObject):
         token = next(self._tokens)
         self._latest[channel] = token
         self._callbacks[token] = (channel, on_done, on_error)
-        self._pool.start(_Job(token, fn, self._signals))
+        latest = self._latest
+
+        def unless_stale() -> object:
+            # a read made stale while it waited for a thread (J held down) is not worth doing: skipping it keeps
+            # the threads, and the interpreter lock the GUI thread needs, free for the read that will be shown
+            return fn() if latest.get(channel) == token else None
+
+        self._pool.start(_Job(token, unless_stale, self._signals))
         return token
 
     def cancel(self, channel: str) -> None:
