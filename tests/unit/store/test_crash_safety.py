@@ -76,7 +76,9 @@ def test_killed_writer_leaves_before_or_after(tmp_path):
     for trial in range(30):
         root = tmp_path / f"trial{trial}"
         subprocess.run(["cp", "-r", str(base), str(root)], check=True)
-        _run(root, ids, rng.uniform(0, duration * 1.1))
+        # up to twice the reference run: a trial can be slower than it (a busy machine), and kills must still land
+        # on both sides; a kill after the change completed is simply an "after" outcome
+        _run(root, ids, rng.uniform(0, duration * 2.0))
         data = (root / "engrams.yaml").read_bytes()
         assert data in (before, after), f"trial {trial}: the file is neither the old nor the new version"
         snapshot = ListFile.read(root / "engrams.yaml", ENGRAMS, engram_problems)
