@@ -25,6 +25,7 @@ STALE_UNKNOWN_SECONDS = 60.0
 EMPTY_ABANDONED_SECONDS = 10.0  # a lock file with no token yet: its creator died before writing it
 _counter = itertools.count(1)
 _held: set[str] = set()  # tokens this process holds right now
+_STARTED_MS = int(time.time() * 1000)  # tokens of our pid minted before this are a dead predecessor's
 
 
 @dataclass(frozen=True)
@@ -76,8 +77,15 @@ def holder_alive(token: str) -> bool | None:
     if pid <= 0:
         return None
     if pid == os.getpid():
-        # Our own pid but not a token we hold: a dead process that had this pid before us left it.
-        return token in _held
+        # Our own pid: alive when we hold it, or when we minted it (another thread of ours is releasing it right
+        # now: taking it for dead would "steal" whatever lock replaced it and let two threads in); only a token
+        # from before this process started is a dead predecessor's that had this pid.
+        if token in _held:
+            return True
+        try:
+            return int(parts[2]) >= _STARTED_MS
+        except (IndexError, ValueError):
+            return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from plur_desk.infra.errors import LockTimeout
-from plur_desk.store.lock import LockPolicy, locked
+from plur_desk.store.lock import LockPolicy, holder_alive, locked, make_token
 
 
 def test_acquire_and_release(tmp_path):
@@ -127,3 +127,10 @@ def test_publish_files_of_dead_processes_are_swept(tmp_path):
     with locked(tmp_path / "t"):
         pass
     assert not litter.exists()
+
+
+def test_a_token_another_thread_of_ours_just_released_is_not_taken_for_dead():
+    # A waiter that read the holder's token just before that thread released it must not judge it stale: the
+    # "steal" would then rename whichever lock replaced it, and two threads would be inside at once.
+    released = make_token()  # minted by this process, no longer held
+    assert holder_alive(released) is True
