@@ -105,7 +105,14 @@ def _main() -> None:
         sys.stdout.write(f"{done} {total}\n")
         sys.stdout.flush()
 
-    embed_all(pairs, Path(sys.argv[1]), report, model=Path(sys.argv[3]) if len(sys.argv) > 3 else None)
+    try:
+        embed_all(pairs, Path(sys.argv[1]), report, model=Path(sys.argv[3]) if len(sys.argv) > 3 else None)
+    except BrokenPipeError:
+        # The window is gone (closed, or its process ended): every finished part is on disk and the next start
+        # resumes from there. Nothing to report to anyone, so no traceback on the terminal it was started from.
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(0)
 
 
 if __name__ == "__main__":

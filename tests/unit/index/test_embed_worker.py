@@ -3,7 +3,11 @@ resumable from the parts it wrote, and semantic search usable on what is done.""
 
 from __future__ import annotations
 
+import marshal
+import os
 import shutil
+import subprocess
+import sys
 from datetime import UTC, datetime
 
 import numpy as np
@@ -97,3 +101,27 @@ def test_parts_cover_every_content_once_and_match_the_in_process_vectors(session
     # other batch neighbours than in one in-process call: identical with the package's float32 model, near-identical
     # with the derived int8-compute one (its activations are quantised per batch)
     assert float(cosine.min()) > 0.99
+
+
+def test_a_window_that_goes_away_leaves_the_worker_ending_quietly_with_its_parts_kept(session, tmp_path):
+    """The window's process ends (or closes the pipe) while the worker embeds: the worker's next progress line
+    finds no reader. It ends with status 0 and no traceback on the terminal, and the parts it finished stay."""
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    pairs = sorted(_distinct(session).items())
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "plur_desk.index.embed_worker", str(parts), "0"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    proc.stdin.write(marshal.dumps(pairs))
+    proc.stdin.close()
+    proc.stdout.close()  # nobody reads the progress any more
+    err = proc.stderr.read()
+    proc.wait(timeout=120)
+    assert proc.returncode == 0, err.decode()
+    assert b"Traceback" not in err and b"BrokenPipe" not in err, err.decode()
+    assert list(parts.glob("*.npz"))  # the first part was finished before its line found no reader
