@@ -12,12 +12,7 @@ from plur_desk.infra.errors import ActionRefused
 
 def recorded_pair_keys(session: ReviewSession) -> frozenset[str]:
     """Every pair with a valid tension record, whatever its status: PLUR's scan excludes them all."""
-    keys = set()
-    for entry in session.store.tensions.entries:
-        value = entry.value
-        if entry.valid and isinstance(value, dict):
-            keys.add(pair_key(str(value.get("engram_a")), str(value.get("engram_b"))))
-    return frozenset(keys)
+    return frozenset(pair_key(str(v.get("engram_a")), str(v.get("engram_b"))) for v in session.valid_tension_records())
 
 
 def _pair(session: ReviewSession, id_a: str, id_b: str) -> None:

@@ -35,7 +35,7 @@ def main(argv: list[str]) -> int:
     except PlurDeskError as exc:
         print(f"plur-desk search: {exc}", file=sys.stderr)
         return 2
-    special = session.store.special_files()
+    special = session.special_files()
     if special:
         for problem in special:
             print(f"plur-desk search: {problem}", file=sys.stderr)

@@ -11,7 +11,7 @@ needs of it (`save_cache`, `lock_holder`, `changed_on_disk`, …).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 
@@ -282,6 +282,17 @@ class ReviewSession:
 
     def all_tensions(self) -> Iterable[dict[str, object]]:
         return self._tensions.values()
+
+    def valid_tension_records(self) -> Iterator[dict[str, object]]:
+        """Every record of tensions.yaml that PLUR accepts, duplicates of an id included (PLUR's scan skips them
+        all), in file order."""
+        for entry in self.store.tensions.entries:
+            if entry.valid and isinstance(entry.value, dict):
+                yield entry.value
+
+    def special_files(self) -> list[str]:
+        """Store files that exist but are not regular files (never opened; the store is read-only)."""
+        return self.store.special_files()
 
     def invalid_entries(self) -> list[tuple[str, int, str]]:
         return self.snapshot.invalid_entries()
