@@ -125,7 +125,7 @@ def _tension_rows(snapshot: ListFile) -> list[EngramRow]:
         reason = entry.syntax_error or ("; ".join(entry.problems) if entry.problems else None)
         value = entry.value
         facts = (value.get("id"), "", "", None) if isinstance(value, dict) else None
-        rows.append(EngramRow(entry.line, entry.key, reason, entry.valid, facts))
+        rows.append(EngramRow(snapshot.line(entry), entry.key, reason, entry.valid, facts))
     return rows
 
 

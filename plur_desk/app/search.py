@@ -70,7 +70,7 @@ class SearchService:
             value = self.session.engram(key) if key else None
             if key is None or value is None:
                 continue
-            if entry.start >= 0:
+            if snapshot.regular:
                 digest = digest_of(snapshot.block(entry)).hex()
             else:
                 digest = hashlib.blake2b(

@@ -74,16 +74,18 @@ class Snapshot:
         """Refuse, with the reason, an id the session cannot act on (quarantined, duplicated, gone)."""
         if self.lookup(engram_id) is not None:  # parsed now if the load has not reached it yet
             return
-        entries = [e for e in self.store.engrams.entries if e.key == engram_id]
+        snapshot = self.store.engrams
+        entries = [e for e in snapshot.entries if e.key == engram_id]
         if len(entries) > 1:
-            lines = ", ".join(str(e.line) for e in entries)
+            lines = ", ".join(str(snapshot.line(e)) for e in entries)
             raise ActionRefused(
                 f"{engram_id} appears {len(entries)} times in engrams.yaml (lines {lines}); fix that first"
             )
         if entries:
             reason = entries[0].syntax_error or "; ".join(entries[0].problems) or "listed more than once"
             raise ActionRefused(
-                f"{engram_id} at line {entries[0].line} is an entry PLUR quarantines ({reason}); fix it by hand first"
+                f"{engram_id} at line {snapshot.line(entries[0])} is an entry PLUR quarantines ({reason}); "
+                "fix it by hand first"
             )
         raise ActionRefused(f"{engram_id} is not in the store")
 
@@ -104,10 +106,8 @@ class Snapshot:
         for snapshot in (self.store.engrams, self.store.tensions):
             for entry in snapshot.entries:
                 if not entry.valid:
-                    reason = entry.syntax_error or "; ".join(entry.problems)
-                    out.append(
-                        (f"{snapshot.path.name}:{entry.line}", entry.line, f"{entry.key or '(no id)'}: {reason}")
-                    )
+                    reason, line = entry.syntax_error or "; ".join(entry.problems), snapshot.line(entry)
+                    out.append((f"{snapshot.path.name}:{line}", line, f"{entry.key or '(no id)'}: {reason}"))
         return out
 
 

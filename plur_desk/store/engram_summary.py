@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from plur_desk.domain.engram_rules import engram_problems
+from plur_desk.store.entry_positions import Positions
 from plur_desk.store.list_file import ENGRAMS, MAX_ENTRY_BYTES, Entry, FileIdentity, ListFile, digest_of
 from plur_desk.store.parse_cache import (
     CACHE_CHUNK,
@@ -63,9 +64,9 @@ def summarize_engrams(path: Path, cache_file: Path | None, *, workers: bool = Tr
     return same if same is not None else _scan(path, cache_file, stored, workers)
 
 
-def _row(entry: Entry) -> EngramRow:
+def _row(entry: Entry, line: int) -> EngramRow:
     reason = entry.syntax_error or ("; ".join(entry.problems) if entry.problems else None)
-    return EngramRow(entry.line, entry.key, reason, entry.valid, engram_facts(entry.value))
+    return EngramRow(line, entry.key, reason, entry.valid, engram_facts(entry.value))
 
 
 def _cached_row(line: int, facts: Facts) -> EngramRow:
@@ -76,15 +77,15 @@ def _scan(path: Path, cache_file: Path | None, stored: CacheFile, workers: bool)
     snapshot = ListFile.read(path, ENGRAMS, engram_problems, None, parse=False)
     known = stored.facts
     data = snapshot.data
+    spans = snapshot.positions.spans() if snapshot.positions is not None else [(-1, -1)] * len(snapshot.entries)
+    lines = [snapshot.line(e) for e in snapshot.entries]
     digests = [
-        digest_of(data[e.start : e.end])
-        if not e.parsed and e.start >= 0 and e.end - e.start <= MAX_ENTRY_BYTES
-        else None
-        for e in snapshot.entries
+        digest_of(data[start:end]) if not e.parsed and start >= 0 and end - start <= MAX_ENTRY_BYTES else None
+        for e, (start, end) in zip(snapshot.entries, spans, strict=True)
     ]
     before = len(known)
     packed: list[tuple[bytes, bytes]] = []
-    new = [(e.start, e.end) for e, d in zip(snapshot.entries, digests, strict=True) if d is not None and d not in known]
+    new = [span for span, d in zip(spans, digests, strict=True) if d is not None and d not in known]
     if workers and len(new) >= IN_PROCESS_BELOW:
 
         def sink(result: tuple[list[tuple[bytes, Facts]], bytes, bytes]) -> None:
@@ -94,16 +95,16 @@ def _scan(path: Path, cache_file: Path | None, stored: CacheFile, workers: bool)
         parse_in_workers(data, new, ENGRAMS.item_indent, ENGRAMS.kind, sink, packed=True)
     added = len(known) - before
     rows, values = [], {}
-    for entry, digest in zip(snapshot.entries, digests, strict=True):
+    for entry, digest, line in zip(snapshot.entries, digests, lines, strict=True):
         facts = known.get(digest) if digest is not None else None
         if facts is not None:
-            rows.append(_cached_row(entry.line, facts))
+            rows.append(_cached_row(line, facts))
             continue
         snapshot.parse_entries([entry])  # the first broken entry in file order makes the file fatal, as a load does
         if entry.valid and digest is not None:
             values[digest] = entry.value
             known[digest] = engram_facts(entry.value)  # type: ignore[assignment]  # a valid engram is a mapping
-        rows.append(_row(entry))
+        rows.append(_row(entry, line))
     if cache_file is not None:
         _update_cache(cache_file, stored, before, added, snapshot, digests, packed, values)
         if snapshot.regular and snapshot.entries:
@@ -120,8 +121,9 @@ def _save_split(path: Path, snapshot: ListFile, digests: list[bytes | None]) -> 
     whole = digest_of(snapshot.data)
     if whole in read_private(path, _split_tag()):
         return
-    starts = array("Q", (e.start for e in snapshot.entries))
-    lines = array("Q", (e.line for e in snapshot.entries))
+    assert snapshot.positions is not None  # only a regular file is saved split
+    starts = array("Q", snapshot.positions.starts())
+    lines = array("Q", snapshot.positions.lines())
     blob = b"".join(d if d is not None else bytes(16) for d in digests)
     write_private(path, _split_tag(), {whole: (starts.tobytes(), lines.tobytes(), blob)})
 
@@ -144,6 +146,7 @@ def _unchanged(path: Path, split_file: Path, known: dict[bytes, Facts]) -> Engra
     snapshot = ListFile(path, ENGRAMS, data, FileIdentity.of(st))
     snapshot._validate = engram_problems  # type: ignore[attr-defined]  # as ListFile.read sets them
     snapshot._cache = None  # type: ignore[attr-defined]
+    snapshot.positions = Positions.of(starts, lines, len(data))
     rows = []
     count = len(starts)
     for index in range(count):
@@ -153,9 +156,9 @@ def _unchanged(path: Path, split_file: Path, known: dict[bytes, Facts]) -> Engra
         if facts is not None:
             rows.append(_cached_row(lines[index], facts))
             continue
-        entry = Entry(index=index, line=lines[index], start=start, end=end)
+        entry = Entry(index)
         snapshot.parse_entries([entry])
-        rows.append(_row(entry))
+        rows.append(_row(entry, lines[index]))
     return EngramScan(True, snapshot.fatal, snapshot.fatal_line, rows)
 
 
@@ -197,7 +200,8 @@ def _by_kind(snapshot: ListFile, digests: list[bytes | None], values: dict[bytes
     for entry, digest in zip(snapshot.entries, digests, strict=True):
         if digest is None or digest not in values:
             continue
-        if data.find(probe, entry.start, entry.end + 1) != -1:
+        start, end = snapshot.span(entry)
+        if data.find(probe, start, end + 1) != -1:
             parts[0][digest] = values[digest]
         else:
             if len(parts[-1]) >= CACHE_CHUNK:

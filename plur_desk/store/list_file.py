@@ -9,6 +9,7 @@ changes, so every other byte of the file stays identical. A file in any other la
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import os
 import re
@@ -16,6 +17,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from plur_desk.store.entry_positions import Positions
 from plur_desk.store.safe_open import NotRegularFile, read_regular, special_file_problem
 from plur_desk.store.yaml_load import (
     JsYamlLoader,
@@ -70,14 +72,14 @@ TENSIONS = Layout(
 )
 
 
-@dataclass
+@dataclass(slots=True)
 class Entry:
-    """One list entry. `value` is None until parsed or when its YAML is broken (`syntax_error`)."""
+    """One list entry. `value` is None until parsed or when its YAML is broken (`syntax_error`).
+
+    Where it is (its bytes, its line) is the snapshot's to say: `ListFile.span`, `ListFile.line`. An entry a write
+    did not replace is shared by the snapshots before and after it, at offsets that differ."""
 
     index: int
-    line: int
-    start: int = -1  # byte offsets in the file; -1 for irregular files
-    end: int = -1
     value: object = None
     parsed: bool = False
     syntax_error: str | None = None
@@ -127,14 +129,13 @@ MAX_IRREGULAR_BYTES = 64 << 20
 _ID_PROBE = re.compile(rb"^\s*-?\s*id: ['\"]?([A-Za-z0-9_.:-]{1,80})", re.M)
 
 
-def _oversized(entry: Entry, data: bytes) -> None:
-    size = entry.end - entry.start
-    found = _ID_PROBE.search(data, entry.start, min(entry.end, entry.start + 4096))
+def _oversized(entry: Entry, data: bytes, start: int, end: int) -> None:
+    found = _ID_PROBE.search(data, start, min(end, start + 4096))
     entry.value = {"id": found.group(1).decode("ascii")} if found else None
-    entry.parsed = True
     entry.problems = [
-        f"the entry is {size} bytes, above plur_desk's limit of {MAX_ENTRY_BYTES} bytes per entry; it was not read"
+        f"the entry is {end - start} bytes, above plur_desk's limit of {MAX_ENTRY_BYTES} bytes per entry; it was not read"
     ]
+    entry.parsed = True  # last: another thread holding a snapshot that shares the entry sees it whole
 
 
 def _yaml_reason(exc: YamlSyntaxError, where: str = "") -> str:
@@ -164,8 +165,28 @@ class ListFile:
         self.fatal_line: int | None = None
         self.regular = True
         self.entries: list[Entry] = []
+        self.positions: Positions | None = None  # a regular file's entries: where each starts, its line
+        self.item_lines: list[int] = []  # an irregular file's entries: the line of each
         self.extra_top_level: dict[str, object] = {}
         self._by_key: dict[str, list[Entry]] | None = None
+        self._parsed_upto = 0  # every entry before this index is parsed (parsing only ever goes one way)
+        self._sha256: str | None = None
+
+    def span(self, entry: Entry) -> tuple[int, int]:
+        """The entry's bytes in `data`: start and end offsets; (-1, -1) in a file not in PLUR's own layout."""
+        return self.positions.span(entry.index) if self.positions is not None else (-1, -1)
+
+    def line(self, entry: Entry) -> int:
+        """The line the entry starts on (1-based; 0 when unknown)."""
+        if self.positions is not None:
+            return self.positions.line(entry.index)
+        return self.item_lines[entry.index] if entry.index < len(self.item_lines) else 0
+
+    def sha256(self) -> str:
+        """The SHA-256 of the whole file (hex), computed once per snapshot."""
+        if self._sha256 is None:
+            self._sha256 = hashlib.sha256(self.data).hexdigest()
+        return self._sha256
 
     def by_key(self) -> dict[str, list[Entry]]:
         """Entries by id (a list, since a hand-edited file can repeat an id); built once per snapshot.
@@ -175,11 +196,11 @@ class ListFile:
         load finds every entry with that id, and refuses a duplicate, exactly as after it)."""
         if self._by_key is None:
             index: dict[str, list[Entry]] = {}
-            data = self.data
+            data, positions = self.data, self.positions
             for entry in self.entries:
                 key: object = None
-                if not entry.parsed and entry.start >= 0:
-                    match = _ID_LINE.match(data, entry.start, entry.end)
+                if not entry.parsed and positions is not None:
+                    match = _ID_LINE.match(data, *positions.span(entry.index))
                     text = match.group(1).decode("ascii") if match is not None else ""
                     if text and isinstance(resolve_plain(text), str):  # not `true`, `null`, …
                         key = text
@@ -195,7 +216,13 @@ class ListFile:
 
     @property
     def all_parsed(self) -> bool:
-        return all(entry.parsed for entry in self.entries)
+        """Walks on from the first entry not known to be parsed: O(entries) once per snapshot, not per call."""
+        entries, upto = self.entries, self._parsed_upto
+        count = len(entries)
+        while upto < count and entries[upto].parsed:
+            upto += 1
+        self._parsed_upto = upto
+        return upto == count
 
     def check_encoding(self) -> None:
         """Before writing a file not fully parsed yet: bytes that are not UTF-8 anywhere make it unreadable to
@@ -288,13 +315,13 @@ class ListFile:
         starts = [header] + [m.start() + 1 for m in self.layout.marker.finditer(data, header)]
         line = _line_of(data, starts[0])
         prev = starts[0]
-        entries = []
-        for index, start in enumerate(starts):
+        lines = []
+        for start in starts:
             line += data.count(b"\n", prev, start)
             prev = start
-            end = starts[index + 1] if index + 1 < len(starts) else len(data)
-            entries.append(Entry(index=index, line=line, start=start, end=end))
-        self.entries = entries
+            lines.append(line)
+        self.positions = Positions.of(starts, lines, len(data))
+        self.entries = [Entry(index) for index in range(len(starts))]
 
     def _read_irregular(self, text: str) -> None:
         try:
@@ -321,10 +348,9 @@ class ListFile:
             return
         item_nodes = self._item_nodes(node)
         for index, value in enumerate(items):
-            line = item_nodes[index].start_mark.line + 1 if index < len(item_nodes) else 0
-            entry = Entry(index=index, line=line, value=value, parsed=True)
-            entry.problems = self._validate(value, dates=True)  # type: ignore[attr-defined]
-            self.entries.append(entry)
+            self.item_lines.append(item_nodes[index].start_mark.line + 1 if index < len(item_nodes) else 0)
+            problems = self._validate(value, dates=True)  # type: ignore[attr-defined]
+            self.entries.append(Entry(index=index, value=value, parsed=True, problems=problems))
 
     def _item_nodes(self, node: object) -> list:  # type: ignore[type-arg]
         import yaml
@@ -363,20 +389,26 @@ class ListFile:
         return engrams
 
     def block(self, entry: Entry) -> bytes:
-        return self.data[entry.start : entry.end]
+        start, end = self.span(entry)
+        return self.data[start:end]
 
-    def parse_entries(self, entries: Iterable[Entry]) -> None:
+    def parse_entries(self, entries: Iterable[Entry]) -> int:
+        """Parse those not parsed yet (entries of this snapshot); returns how many were. An entry's `parsed` is set
+        last, so a thread reading another snapshot that shares it never sees it half done."""
         validate = self._validate  # type: ignore[attr-defined]
         cache: BlockCache | None = self._cache  # type: ignore[attr-defined]
         indent = self.layout.item_indent
-        data = self.data
+        data, positions = self.data, self.positions
+        count = 0
         for entry in entries:
-            if entry.parsed:
+            if entry.parsed or positions is None:
                 continue
-            if entry.end - entry.start > MAX_ENTRY_BYTES:
-                _oversized(entry, data)
+            count += 1
+            start, end = positions.span(entry.index)
+            if end - start > MAX_ENTRY_BYTES:
+                _oversized(entry, data, start, end)
                 continue
-            raw = data[entry.start : entry.end]
+            raw = data[start:end]
             digest = digest_of(raw) if cache is not None else b""
             cached = cache.get(digest) if cache is not None else None
             if cached is not None:
@@ -386,38 +418,69 @@ class ListFile:
             try:
                 entry.value = parse_item(raw.decode("utf-8"), indent)
             except UnicodeDecodeError as exc:
-                entry.syntax_error = f"invalid UTF-8 at byte {entry.start + exc.start}"
+                entry.syntax_error = f"invalid UTF-8 at byte {start + exc.start}"
                 if self.fatal is None:
-                    self._refuse(entry.syntax_error, _line_of(data, entry.start + exc.start))
+                    self._refuse(entry.syntax_error, _line_of(data, start + exc.start))
             except YamlSyntaxError as exc:
                 entry.syntax_error = str(exc)
-                line = entry.line + (exc.line - 1 if exc.line else 0)
+                line = positions.line(entry.index)
                 if self.fatal is None:
                     self._refuse(
-                        _yaml_reason(exc, f" in the entry at line {entry.line}"),
-                        line,
+                        _yaml_reason(exc, f" in the entry at line {line}"),
+                        line + (exc.line - 1 if exc.line else 0),
                     )
-            entry.parsed = True
             if entry.syntax_error is None:
                 entry.problems = validate(entry.value, dates=_DATE_PROBE.search(raw) is not None)
-                if cached is None and cache is not None and not entry.problems:
+                if cache is not None and not entry.problems:
                     cache.put(digest, entry.value)  # a block with an unquoted timestamp has a problem: never cached
+            entry.parsed = True
+        return count
 
     def parse_all(self) -> None:
-        self.parse_entries(self.entries)
-        self._by_key = None  # rebuilt from the parsed values
+        if self.parse_entries(self.entries):
+            self._by_key = None  # rebuilt from the parsed values (it was read from the first lines)
 
     def unparsed_spans(self) -> list[tuple[int, int]]:
-        return [(e.start, e.end) for e in self.entries if not e.parsed and e.start >= 0]
+        positions = self.positions
+        if positions is None:
+            return []
+        return [positions.span(e.index) for e in self.entries if not e.parsed]
 
     def draft_entries(self) -> list[Entry]:
         """Entries whose bytes say `commitment: draft` (a cheap scan; confirmed when parsed)."""
+        if self.positions is None:
+            return []
         probe = self.layout.draft_probe
         data = self.data
         found = []
-        for entry in self.entries:
-            if entry.start < 0 or entry.end - entry.start > MAX_ENTRY_BYTES:
+        for entry, (start, end) in zip(self.entries, self.positions.spans(), strict=True):
+            if end - start > MAX_ENTRY_BYTES:
                 continue  # an oversized entry is not parsed at all, so not probed either
-            if data.find(probe, entry.start, entry.end + 1) != -1:
+            if data.find(probe, start, end + 1) != -1:
                 found.append(entry)
         return found
+
+    def replaced(self, replacements: dict[int, tuple[bytes, dict[str, object]]], data: bytes) -> ListFile:
+        """The snapshot of `data`, this file with the entries at `replacements`' indices replaced by (block, value)
+        (the byte-exact splice of the write path). This snapshot is left as it was: another thread (search) may be
+        reading it. Entries not replaced, the arrays of positions and the lists of the id index are shared, so a
+        write costs O(replaced entries + shift points), not O(entries)."""
+        new = copy.copy(self)
+        new.data, new.entries, new._sha256 = data, list(self.entries), None
+        changes = []
+        for index in sorted(replacements):
+            block, value = replacements[index]
+            new.entries[index] = Entry(index, value, parsed=True)
+            if self.positions is not None:
+                start, end = self.positions.span(index)
+                lines = block.count(b"\n") - self.data.count(b"\n", start, end)
+                changes.append((index, len(block) - (end - start), lines))
+        if self.positions is not None:
+            new.positions = self.positions.moved(changes, len(data))
+        if self._by_key is not None:  # ids do not change: only the lists holding a replaced entry are new
+            by_key = new._by_key = dict(self._by_key)
+            for index in replacements:
+                key = self.entries[index].key or replacements[index][1].get("id")
+                if isinstance(key, str) and key in by_key:
+                    by_key[key] = [new.entries[e.index] for e in by_key[key]]
+        return new

@@ -145,11 +145,12 @@ def write_cache(path: Path, snapshot: ListFile, cache: BlockCache) -> BlockCache
     rest: list[dict[bytes, object]] = [{}]
     facts: dict[bytes, Facts] = {}
     probe, data = snapshot.layout.draft_probe, snapshot.data
-    for entry in snapshot.entries:
-        if entry.start >= 0 and entry.valid:
-            digest = digest_of(data[entry.start : entry.end])
+    positions = snapshot.positions  # None in an irregular file: no blocks to cache
+    for entry, (start, end) in zip(snapshot.entries, positions.spans(), strict=True) if positions is not None else ():
+        if entry.valid:
+            digest = digest_of(data[start:end])
             if digest in cached:
-                draft = data.find(probe, entry.start, entry.end + 1) != -1
+                draft = data.find(probe, start, end + 1) != -1
                 if not draft and len(rest[-1]) >= CACHE_CHUNK:
                     rest.append({})
                 value = cached[digest]

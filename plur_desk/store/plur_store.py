@@ -242,7 +242,7 @@ class PlurStore:
         by_key = fresh.by_key()
         for edit in edits:
             fresh.parse_entries(by_key.get(edit.key, []))
-            value = _entry_for(by_key, edit.key, self.engrams_path).value
+            value = _entry_for(fresh, by_key, edit.key).value
             if edit.expected is not None and isinstance(value, dict):
                 now = fingerprint(value)
                 differing = [k for k in edit.expected if edit.expected[k] != now.get(k)]
@@ -317,8 +317,9 @@ class PlurStore:
             new_data = _spliced(fresh, replacements)
             prepared = self.history.prepare(result.events)  # pre-flight: raises before the first byte is written
             try:
+                new_hash = hashlib.sha256(new_data).hexdigest()  # hashing releases the interpreter lock
                 planned = record.steps[step] if step < len(record.steps) and record.steps[step].changes else None
-                self._journal_step(record, step, layout, fresh.data, new_data, result, prepared.offsets)
+                self._journal_step(record, step, layout, fresh.sha256(), new_hash, result, prepared.offsets)
                 try:
                     atomic_write(path, new_data, crash_label="store")
                 except BaseException:
@@ -332,7 +333,8 @@ class PlurStore:
                     else:
                         record.finish()
                     raise
-                new_file = _replaced_in_place(fresh, replacements, new_data)
+                new_file = fresh.replaced(replacements, new_data)
+                new_file._sha256 = new_hash
                 new_file.identity = FileIdentity.of(os.stat(path))
                 new_file.exists = True
                 if layout is ENGRAMS:
@@ -361,7 +363,7 @@ class PlurStore:
         replacements: dict[int, tuple[bytes, dict[str, object]]] = {}
         for edit in edits:
             fresh.parse_entries(by_key.get(edit.key, []))  # during a load it may not be parsed yet
-            entry = _entry_for(by_key, edit.key, fresh.path)
+            entry = _entry_for(fresh, by_key, edit.key)
             value = entry.value
             assert isinstance(value, dict)
             if edit.expected is not None:
@@ -388,8 +390,8 @@ class PlurStore:
         record: JournalRecord,
         step: int,
         layout: Layout,
-        old: bytes,
-        new: bytes,
+        old_hash: str,
+        new_hash: str,
         result: WriteResult,
         offsets: dict[str, int],
     ) -> None:
@@ -398,8 +400,8 @@ class PlurStore:
             file,
             [Patch.between(file, k, result.before[k], result.after[k]) for k in result.changed],
             copy.deepcopy(result.events),
-            hashlib.sha256(old).hexdigest(),
-            hashlib.sha256(new).hexdigest(),
+            old_hash,
+            new_hash,
             offsets,
         )
         if step < len(record.steps):
@@ -409,19 +411,20 @@ class PlurStore:
         record.save()
 
 
-def _entry_for(by_key: dict[str, list[Entry]], key: str, path: Path) -> Entry:
-    found = by_key.get(key)
+def _entry_for(snapshot: ListFile, by_key: dict[str, list[Entry]], key: str) -> Entry:
+    found, name = by_key.get(key), snapshot.path.name
     if not found:
-        raise ActionRefused(f"{key} is no longer in {path.name} (PLUR may have compacted it)")
+        raise ActionRefused(f"{key} is no longer in {name} (PLUR may have compacted it)")
     if len(found) > 1:
-        lines = ", ".join(str(e.line) for e in found)
-        raise ActionRefused(f"{key} appears {len(found)} times in {path.name} (lines {lines}); fix that first")
+        lines = ", ".join(str(snapshot.line(e)) for e in found)
+        raise ActionRefused(f"{key} appears {len(found)} times in {name} (lines {lines}); fix that first")
     entry = found[0]
+    line = snapshot.line(entry)
     if entry.syntax_error:
-        raise ActionRefused(f"{key} at line {entry.line} is not readable YAML: {entry.syntax_error}")
+        raise ActionRefused(f"{key} at line {line} is not readable YAML: {entry.syntax_error}")
     if entry.problems:
         raise ActionRefused(
-            f"{key} at line {entry.line} is an entry PLUR quarantines ({entry.problems[0]}); fix it by hand first"
+            f"{key} at line {line} is an entry PLUR quarantines ({entry.problems[0]}); fix it by hand first"
         )
     return entry
 
@@ -442,42 +445,9 @@ def _spliced(snapshot: ListFile, replacements: dict[int, tuple[bytes, dict[str, 
     pieces: list[bytes | memoryview] = []
     pos = 0
     for index in sorted(replacements):
-        entry = snapshot.entries[index]
-        pieces.append(data[pos : entry.start])
+        start, end = snapshot.span(snapshot.entries[index])
+        pieces.append(data[pos:start])
         pieces.append(replacements[index][0])
-        pos = entry.end
+        pos = end
     pieces.append(data[pos:])
     return b"".join(pieces)
-
-
-def _replaced_in_place(
-    snapshot: ListFile, replacements: dict[int, tuple[bytes, dict[str, object]]], data: bytes
-) -> ListFile:
-    """Once the new file is on disk: a new snapshot describing it (offsets and lines moved, values replaced). The old
-    one is left as it was: another thread (search) may be reading it; entries before the first change are shared."""
-    old, new = snapshot.data, copy.copy(snapshot)
-    new.data, new.entries = data, list(snapshot.entries)
-    first = min(replacements)
-    moved = {i: copy.copy(e) for i, e in enumerate(snapshot.entries[first:], first)} if snapshot.regular else {}
-    for index in replacements if not snapshot.regular else ():
-        moved[index] = copy.copy(snapshot.entries[index])
-    for index, entry in moved.items():
-        new.entries[index] = entry
-    if snapshot._by_key is not None:  # the same ids: point the index at the new entries
-        new._by_key = {k: [new.entries[e.index] for e in v] for k, v in snapshot._by_key.items()}
-    shift = line_shift = 0
-    for index in sorted(moved):
-        entry = moved[index]
-        if not snapshot.regular:
-            entry.value = replacements[index][1]
-            continue
-        old_start, old_end = entry.start, entry.end
-        entry.start += shift
-        entry.line += line_shift
-        if entry.index in replacements:
-            block, value = replacements[entry.index]
-            shift += len(block) - (old_end - old_start)
-            line_shift += block.count(b"\n") - old.count(b"\n", old_start, old_end)
-            entry.value, entry.parsed, entry.syntax_error, entry.problems = value, True, None, []
-        entry.end = old_end + shift
-    return new

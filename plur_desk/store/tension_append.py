@@ -10,6 +10,7 @@ recovery when the store is next opened.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 
 from plur_desk.domain.engram_rules import tension_problems
@@ -70,7 +71,8 @@ def _append_locked(store: PlurStore, make: Make, journal: JournalRecord) -> Writ
         result = WriteResult(reloaded=True, changed=[key], events=list(events), before={key: {}}, after={key: record})
         prepared = store.history.prepare(result.events)  # pre-flight: raises before the first byte is written
         try:
-            store._journal_step(journal, 0, TENSIONS, fresh.data, new_data, result, prepared.offsets)
+            new_hash = hashlib.sha256(new_data).hexdigest()
+            store._journal_step(journal, 0, TENSIONS, fresh.sha256(), new_hash, result, prepared.offsets)
             atomic_write(path, new_data, crash_label="store")
             try:
                 result.history = prepared.commit()

@@ -92,7 +92,7 @@ def test_what_check_reports_is_what_a_full_load_finds(store):
     assert report["engrams"]["by_status"] == dict(Counter(str(v.get("status", "(none)")) for v in values))
     assert report["engrams"]["by_commitment"] == dict(Counter(str(v.get("commitment", "(none)")) for v in values))
     invalid = [e for e in full.engrams.entries if not e.valid]
-    assert [(i["line"], i["id"]) for i in report["invalid"]][:1] == [(e.line, e.key) for e in invalid]
+    assert [(i["line"], i["id"]) for i in report["invalid"]][:1] == [(full.engrams.line(e), e.key) for e in invalid]
     assert len(report["invalid"]) == 2  # the invalid entry and the duplicate
     lines = [line for p in (store / "history").glob("*.jsonl") for line in p.read_text().split("\n") if line]
     assert report["history"]["total"] == len(lines)
@@ -108,5 +108,5 @@ def test_the_window_reads_the_cache_check_wrote(store):
     warm.finish_load(rest)
     cold = PlurStore(store)
     cold.load()
-    state = [(e.line, e.start, e.end, e.value, e.problems) for e in warm.engrams.entries]
-    assert state == [(e.line, e.start, e.end, e.value, e.problems) for e in cold.engrams.entries]
+    state = [(warm.engrams.line(e), warm.engrams.span(e), e.value, e.problems) for e in warm.engrams.entries]
+    assert state == [(cold.engrams.line(e), cold.engrams.span(e), e.value, e.problems) for e in cold.engrams.entries]

@@ -45,7 +45,9 @@ def _blocks(data: bytes) -> dict[str, bytes]:
 
 
 def _state(snapshot: ListFile) -> list[tuple]:
-    return [(e.index, e.line, e.start, e.end, e.value, e.syntax_error, e.problems) for e in snapshot.entries]
+    return [
+        (e.index, snapshot.line(e), snapshot.span(e), e.value, e.syntax_error, e.problems) for e in snapshot.entries
+    ]
 
 
 def test_approve_and_reject_during_the_load_are_safe_and_plur_reads_them(big, tmp_path):

@@ -84,7 +84,7 @@ def state(root: Path) -> dict[str, object]:
         "engrams": {e.key: e.value for e in engrams.entries},
         "tensions": {e.key: e.value for e in tensions.entries},
         "events": sorted(events),
-        "invalid": [e.line for f in (engrams, tensions) for e in f.entries if not e.valid],
+        "invalid": [f.line(e) for f in (engrams, tensions) for e in f.entries if not e.valid],
     }
 
 
