@@ -7,13 +7,18 @@ statement, commitment, status and who approved it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from plur_desk.app.conflict_actions import recorded_pair_keys
 from plur_desk.app.conflicts import ConflictCandidate, ConflictFinder, Progress, ScanResult, Vectors
 from plur_desk.app.session import ReviewSession
 from plur_desk.domain.contradiction import DEFAULT_THRESHOLD
+
+# what a decision changes and the finder never reads
+UNREAD = frozenset({"commitment", "review", "reviews", "updated_at", "locked_at", "locked_reason"})
+FRESH_FOR = 300.0  # seconds a finder is kept across decisions
 
 
 @dataclass(frozen=True)
@@ -45,10 +50,12 @@ class ConflictService:
         self.threshold = threshold
         self._vectors = vectors
         self.finder: ConflictFinder | None = None
+        self.built_at = 0.0  # time.monotonic() of the last rebuild
 
     def rebuild(self) -> ConflictService:
         """A new finder over what the session holds now (background work: about 2 s at 50k engrams)."""
         session = self.session
+        self.built_at = time.monotonic()
         self.finder = ConflictFinder(
             list(session.all_engrams()),
             recorded_pair_keys(session),
@@ -61,6 +68,26 @@ class ConflictService:
     @property
     def ready(self) -> bool:
         return self.finder is not None
+
+    def answers_after(self, engram_ids: Iterable[str], max_age: float = FRESH_FOR) -> bool:
+        """Whether this finder still answers as one rebuilt now would, after a change of these engrams (an approve,
+        a reject: nothing the finder reads). The finder holds the active engrams as they were; it reads none of
+        UNREAD, and `warnings_for` takes each other engram's status from the session, so an engram retired since
+        is skipped. A finder older than `max_age` seconds is rebuilt anyway (its clock decides what is expired)."""
+        finder = self.finder
+        if finder is None or time.monotonic() - self.built_at > max_age:
+            return False
+        for engram_id in engram_ids:
+            now = self.session.engram(engram_id)
+            if now is None or now.get("status") != "active":
+                continue
+            at = finder.position.get(engram_id)
+            if at is None:
+                return False  # active now and not in the finder (an undone reject)
+            held = finder.engrams[at]
+            if {k: v for k, v in held.items() if k not in UNREAD} != {k: v for k, v in now.items() if k not in UNREAD}:
+                return False
+        return True
 
     def warnings_for(self, engram_id: str, statement: str | None = None) -> list[ConflictWarning]:
         """Engrams that approving `engram_id` (or saving `statement` as its text) may contradict, best first."""

@@ -358,7 +358,8 @@ class HistoryIndex:
             refresh()  # re-reads keys.yaml when it changed, bumping the generation
         generation = getattr(self.trust, "generation", None)
         if generation != self._trust_generation:
-            self._trust_cache.clear()
+            # only a claim of a human is checked against keys.yaml: every other line's answer stays
+            self._trust_cache = {k: v for k, v in self._trust_cache.items() if v.state is TrustState.NOT_HUMAN}
             self._trust_generation = generation
 
     @property

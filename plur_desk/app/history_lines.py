@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from plur_desk.app.rows import Verdict
-from plur_desk.domain.trust import Trust
+from plur_desk.domain.trust import Trust, TrustState
 
 if TYPE_CHECKING:
     import numpy as np
@@ -206,6 +206,7 @@ class RejectionLedger:
         self._verdicts: dict[str, Verdict] = {}
         self._parsed: list[tuple[Line, dict[str, object]]] = []  # every rejection line so far, parsed once
         self._done = 0  # of those, how many are applied
+        self._claims: dict[int, Trust] = {}  # applied lines that claim a human (by place in _parsed): their trust
         self._newest = ""
         self._generation: object = _UNSET
         self._lock = threading.Lock()
@@ -222,21 +223,29 @@ class RejectionLedger:
             count = len(positions)
             fresh = [(lines[p], parse(*lines[p])) for p in positions[len(self._parsed) : count]]
             self._parsed += fresh
+            if generation != self._generation and self._trusted_as_before(trust_of):
+                self._generation = generation  # keys.yaml changed, but no verdict's trust did
             if generation != self._generation or (
                 fresh and self._done and min(_stamp(e) for _l, e in fresh) < self._newest
             ):
                 self._verdicts, self._done, self._newest, self._generation = {}, 0, "", generation
-            todo = sorted(self._parsed[self._done :], key=lambda c: _stamp(c[1]))
-            for line, event in todo:
-                self._apply(line, event, trust_of)
+                self._claims = {}
+            todo = sorted(range(self._done, len(self._parsed)), key=lambda n: _stamp(self._parsed[n][1]))
+            for n in todo:
+                self._apply(n, trust_of)
             if todo:
-                self._newest = max(self._newest, _stamp(todo[-1][1]))
+                self._newest = max(self._newest, _stamp(self._parsed[todo[-1]][1]))
             self._done = len(self._parsed)
             return dict(self._verdicts)
 
-    def _apply(
-        self, line: Line, event: dict[str, object], trust_of: Callable[[Line, dict[str, object]], Trust]
-    ) -> None:
+    def _trusted_as_before(self, trust_of: Callable[[Line, dict[str, object]], Trust]) -> bool:
+        """Whether every applied line that claims a human is trusted exactly as when it was applied (the trust of
+        any other line does not depend on keys.yaml): then a new keys.yaml changes no verdict."""
+        parsed = self._parsed
+        return all(trust_of(*parsed[n]) == trust for n, trust in self._claims.items())
+
+    def _apply(self, n: int, trust_of: Callable[[Line, dict[str, object]], Trust]) -> None:
+        line, event = self._parsed[n]
         data = event.get("data")
         if isinstance(data, dict) and data.get("action") == "undo" and data.get("undos") == "reject":
             undone = event.get("engram_id")
@@ -247,6 +256,8 @@ class RejectionLedger:
             if not isinstance(digest, str):
                 return
             trust = trust_of(line, event)
+            if trust.state is not TrustState.NOT_HUMAN:
+                self._claims[n] = trust
             actor = event.get("actor")
             by = str(actor.get("asserted_by", "") or "") if isinstance(actor, dict) else ""
             verdict = Verdict(

@@ -224,7 +224,10 @@ class DraftQueue:
         if stamp == old_stamp:
             return set()
         self._history = (stamp, verdicts)
-        digests = {d for d in verdicts.keys() | old.keys() if verdicts.get(d) != old.get(d)}  # equal after a recount
+        # a verdict kept across appends is the same object: compare by identity first, by value only what differs
+        # (equal after a recount)
+        moved = {d for d, v in verdicts.items() if old.get(d) is not v} | {d for d in old if d not in verdicts}
+        digests = {d for d in moved if verdicts.get(d) != old.get(d)}
         return {i for d in digests for i in self._by_digest.get(d, ())}
 
     def _derive(self, engram_id: str, now: datetime, place: bool = True) -> set[str]:

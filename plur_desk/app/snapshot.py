@@ -50,9 +50,11 @@ class Snapshot:
             follower.prime()  # here, on the loading thread, not on the window's next read
 
     def changed(self, engram_ids: Iterable[str], tension_ids: Iterable[str]) -> None:
-        """After our own write (on whichever thread wrote it): the followers re-derive these when next read."""
+        """After our own write: the followers re-derive these now, on the thread that wrote (the serial runner in
+        the window), so the window's next read finds the work done."""
         for follower in self.followers:
             follower.note(engram_ids, tension_ids)
+            follower.prime()
 
     def lookup(self, engram_id: str) -> Record | None:
         """An engram for an action: while the load is still parsing, one not parsed yet is parsed now, so an action

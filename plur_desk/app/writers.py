@@ -59,16 +59,20 @@ class Ledger:
     _source: object = None
     _generation: object = None
     _actors: dict[bytes, WriterKey] = field(default_factory=dict)
+    _claims: list[bytes] = field(default_factory=list)  # every line that claims a human, in order
 
     # -- feeding -------------------------------------------------------------------------------------------
 
     def sync(self, lines: Sequence[Line]) -> int:
         """Feed the lines not seen yet; a replaced list (the log was read again) starts over."""
         generation = self._trust_generation()
-        if lines is not self._source or len(lines) < self.fed or generation != self._generation:
+        if lines is not self._source or len(lines) < self.fed:
             self.created, self.decisions, self.edited, self.fed = {}, {}, set(), 0
-            self.created_count, self.unverified = Counter(), {}
+            self.created_count, self.unverified, self._claims = Counter(), {}, []
             self._source, self._generation = lines, generation
+        elif generation != self._generation:  # keys.yaml changed: only the human claims are judged again
+            self.decisions, self.edited, self.unverified, self._generation = {}, set(), {}, generation
+            self._decide(self._claims)
         start = self.fed
         self.feed([raw for raw, _month, _number in lines[start:]]) if len(lines) > start else None
         return len(lines) - start
@@ -105,6 +109,10 @@ class Ledger:
             if b'"engram_created"' not in data[start:end]:
                 human.append(data[start:end])
             pos = data.find(b'"human"', end)
+        self._claims += human
+        self._decide(human)
+
+    def _decide(self, human: list[bytes]) -> None:
         for raw in human:  # in order: an edit before an approval makes it "approved after edit"
             match = _DECISION.match(raw)
             if match is None:

@@ -98,6 +98,13 @@ class ConflictsController(QObject):
 
         self.runner.submit(build, self._built, self._failed)
 
+    def after_change(self, change: ChangeSet) -> None:
+        """A decision that changed nothing the finder reads (approve, reject) keeps it: no rebuild, and no second
+        rendering of the draft on screen when a new finder would have answered the same."""
+        service = self.service
+        if change.tensions or service is None or not service.answers_after(change.engrams):
+            self.start()
+
     def _built(self, service: object) -> None:
         from plur_desk.app.conflict_service import ConflictService
 

@@ -322,7 +322,7 @@ class MainWindow(QMainWindow):
         if change.engrams:
             self.finder.after_change(change.engrams, False)
         if change.engrams or change.tensions:
-            self.conflicts.start()
+            self.conflicts.after_change(change)
         self.changes_applied.emit(change)
 
     def _reloaded(self, change: object, _explicit: bool) -> None:

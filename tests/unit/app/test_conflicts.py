@@ -213,3 +213,31 @@ def test_a_refused_record_leaves_no_journal_record(session):
     with pytest.raises(ActionRefused):
         record_tension(session, "ENG-2026-11-01-001", "ENG-2026-11-02-001", 0.9, "again")
     assert session.store.journal.pending()[0] == []
+
+
+def test_a_finder_kept_across_decisions_answers_as_a_rebuilt_one(session):
+    """Approving or rejecting changes nothing the finder reads: the window keeps it (no rebuild of the whole store
+    after each decision) and it answers exactly as a new one would; an edit, or an engram active again after an
+    undone reject, needs a new finder."""
+    from plur_desk.app.conflict_service import ConflictService
+
+    def answers(service):
+        return {i: [w.text() for w in service.warnings_for(i)] for i in STATEMENTS}
+
+    kept = ConflictService(session).rebuild()
+    session.approve(session.seen(["ENG-2026-11-04-001"]), "decided")
+    assert kept.answers_after(["ENG-2026-11-04-001"])
+    assert answers(kept) == answers(ConflictService(session).rebuild())
+    assert any("approved by Ada Reviewer" in t for texts in answers(kept).values() for t in texts)
+    session.reject(session.seen(["ENG-2026-11-02-001"]), "wrong host")
+    assert kept.answers_after(["ENG-2026-11-02-001"])
+    assert answers(kept) == answers(ConflictService(session).rebuild())
+    after_reject = ConflictService(session).rebuild()  # built while it was retired: it does not hold it
+    session.undo()  # active again
+    assert not after_reject.answers_after(["ENG-2026-11-02-001"])
+    assert kept.answers_after(["ENG-2026-11-02-001"])  # built before the reject: it holds it as it is again
+    assert answers(kept) == answers(ConflictService(session).rebuild())
+    rebuilt = ConflictService(session).rebuild()
+    session.edit_statement(session.seen(["ENG-2026-11-05-001"])[0], "Deploys go through Traefik on the edge hosts.")
+    assert not rebuilt.answers_after(["ENG-2026-11-05-001"])
+    assert not rebuilt.answers_after([], max_age=-1)  # an old finder is rebuilt anyway (its clock)

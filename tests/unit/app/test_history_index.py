@@ -191,3 +191,45 @@ def test_ids_in_finds_every_named_engram_and_escaped_lines_are_parsed() -> None:
     escaped = b'{"engram\\u005fid":"X","data":{"loser":"Y"}}'
     assert ids_in(escaped) == {"X", "Y"}
     assert ids_in(b'{"data":{"ids":[1,"Z"]}}') == {"Z"}
+
+
+def test_a_new_key_registry_rechecks_only_the_claims_of_a_human(tmp_path) -> None:
+    """Registering a reviewer's key (the first decision of a session) changes keys.yaml: the verdicts stay as they
+    are when no claim's trust changed, and only the lines that claim a human are checked again (an agent's
+    rejection is trusted the same under any keys.yaml); when a claim's trust does change, they are recomputed."""
+    rng = random.Random(7)
+    root = tmp_path / "store"
+    (root / "history").mkdir(parents=True)
+    _write(root, rng, 1, 200)
+    checked: list[dict[str, object]] = []
+    trusted = {"Ada"}
+
+    class Checker:
+        generation = 1
+
+        def __call__(self, event: dict[str, object]) -> Trust:
+            checked.append(event)
+            actor = event.get("actor")
+            if isinstance(actor, dict) and actor.get("kind") == "human":
+                ok = actor.get("asserted_by") in trusted
+                return Trust(TrustState.VALID if ok else TrustState.UNSIGNED, "test")
+            return Trust(TrustState.NOT_HUMAN)
+
+    checker = Checker()
+    index = HistoryIndex(HistoryLog(root), checker)
+    index.load()
+    before = index.rejections()
+    rejections = [parse_line(*line) for line in index.lines if b'"reject"' in line[0]]
+    assert any(e.get("actor", {}).get("kind") != "human" for e in rejections)  # agents' rejections are among them
+    checked.clear()
+    checker.generation = 2
+    after = index.rejections()
+    assert after == before == _scan_rejections(index)
+    assert all(after[d] is before[d] for d in before)  # kept, not recomputed
+    assert checked  # the claims were checked again…
+    assert all(isinstance(e.get("actor"), dict) and e["actor"].get("kind") == "human" for e in checked)  # …only they
+    trusted.add("Bob")
+    checker.generation = 3
+    changed = index.rejections()
+    assert changed == _scan_rejections(index) != before
+    assert any(v.by == "Bob" and v.trust.counts_as_human for v in changed.values())

@@ -192,3 +192,23 @@ def test_a_forged_review_record_is_not_a_decision(session: ReviewSession, tmp_pa
     ledger.sync(session.history.lines)
     codex = _by_writer(session, ledger)["agent:codex · plur-core"]
     assert (codex.approved, codex.unverified) == (0, 1)
+
+
+def test_a_new_keys_file_judges_the_claims_again_without_reading_every_line(session: ReviewSession) -> None:
+    """The first decision of a session registers the reviewer's key (keys.yaml changes): the ledger takes the human
+    claims again under the new keys, but does not read the whole history again (a million lines at scale)."""
+    ledger = Ledger(trust=session.trust)
+    ledger.sync(session.history.lines)
+    before = session.trust.generation
+    fed: list[bytes] = []
+    created_bytes = ledger._created_bytes
+    ledger._created_bytes = lambda data: (fed.append(data), created_bytes(data))[1]  # type: ignore[method-assign]
+    session.approve(session.seen(["ENG-2026-11-01-001"]))
+    session.approve(session.seen(["ENG-2026-11-20-006"]))
+    assert ledger.sync(session.history.lines) == 2
+    assert session.trust.generation != before  # keys.yaml did change
+    assert sum(data.count(b"\n") for data in fed) == 2  # only the two new lines were read
+    cold = Ledger(trust=session.trust)
+    cold.sync(session.history.lines)
+    assert _by_writer(session, ledger) == _by_writer(session, cold)
+    assert _by_writer(session, ledger)["agent:codex · plur-core"].approved == 1  # the signed decisions count
