@@ -262,7 +262,9 @@ def main() -> int:
             press("j")
             settle(app, 0.033)
 
+    start_row = win.drafts.current_row()
     phase("hold J (40 presses, 30/s)", hold_j, idle)
+    moved = win.drafts.current_row() - start_row  # J moved the selection (not a key the list searched for)
     win.close()
 
     load = os.getloadavg()
@@ -279,7 +281,8 @@ def main() -> int:
     lines.append("")
     lines.append(
         f"GUI-thread work applying one approve: {', '.join(f'{ms:.0f} ms' for ms in one_approve)} (target <= 16 ms); "
-        f"applying the bulk approve of {BULK}: {', '.join(f'{ms:.0f} ms' for ms in applied)}"
+        f"applying the bulk approve of {BULK}: {', '.join(f'{ms:.0f} ms' for ms in applied)}; "
+        f"hold J moved the selection {moved} rows"
     )
     text = "\n".join(lines)
     print(text)

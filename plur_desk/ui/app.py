@@ -33,8 +33,17 @@ def _ensure_platform(self_check: bool) -> bool:
     return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
+# How long a thread running Python keeps the interpreter lock while another waits for it (Python's default is
+# 5 ms). The window's thread waits that long each time it takes the lock back from a busy reader or runner, several
+# times per key press or repaint; 1 ms makes a repaint beside two busy threads about 2x faster (measured: 106 ms
+# -> 45 ms) at the cost of more frequent switches in the background work.
+SWITCH_INTERVAL = 0.001
+
+
 def make_application(argv: list[str] | None = None) -> QApplication:
     from PySide6.QtWidgets import QApplication
+
+    sys.setswitchinterval(SWITCH_INTERVAL)
 
     existing = QApplication.instance()
     app = existing if isinstance(existing, QApplication) else QApplication(argv or [sys.argv[0]])

@@ -91,6 +91,15 @@ def _verdict_warnings(session: ReviewSession, engram: dict[str, object], rejecte
 
 
 CHECKING_HTML = "<p><i>Checking for contradictions…</i></p>"
+SIMILAR_PENDING_HTML = "<p><i>Looking for similar engrams…</i></p>"  # replaced by `similar_html` when found
+
+
+def similar_html(similar: list[tuple[str, str, float]]) -> str:
+    """The advisory list of similar engrams (empty when there are none)."""
+    if not similar:
+        return ""
+    items = "".join(f"<li>{score:.2f} · <b>{E(other)}</b> “{E(text)}”</li>" for other, text, score in similar)
+    return _section(SIMILAR_TITLE, f"<ul style='margin-left:-20px'>{items}</ul>")
 
 
 def conflicts_html(engram: Mapping[str, object], conflicts: list[str]) -> str:
@@ -110,6 +119,7 @@ def engram_html(
     similar: list[tuple[str, str, float]] | None = None,
     conflicts: list[str] | None = None,
     checking: bool = False,
+    similar_pending: bool = False,
 ) -> str:
     engram = session.engram(engram_id)
     if engram is None:
@@ -200,9 +210,7 @@ def engram_html(
                 f"<p>PLUR starts injecting it into {E(scope_impact(str(engram.get('scope', ''))))}.</p>",
             )
         )
-    if similar:
-        items = "".join(f"<li>{score:.2f} · <b>{E(other)}</b> “{E(text)}”</li>" for other, text, score in similar)
-        parts.append(_section(SIMILAR_TITLE, f"<ul style='margin-left:-20px'>{items}</ul>"))
+    parts.append(SIMILAR_PENDING_HTML if similar_pending else similar_html(similar or []))
     parts.append(team_decisions_html(session, engram_id))
     events = session.history.timeline(engram_id)
     if events:

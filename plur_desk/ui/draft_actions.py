@@ -14,8 +14,8 @@ from PySide6.QtWidgets import QProgressDialog, QWidget
 from plur_desk.app.rows import DraftRow
 from plur_desk.app.session import ChangeSet
 from plur_desk.domain.seen import Seen, seen_engram
-from plur_desk.ui.conflicts_support import CONFLICT_NOTE, Checked, ConflictsController, lines_of
-from plur_desk.ui.detail import CHECKING_HTML, conflicts_html, engram_html
+from plur_desk.ui.conflicts_support import CONFLICT_NOTE, Check, Checked, ConflictsController, lines_of
+from plur_desk.ui.detail import CHECKING_HTML, SIMILAR_PENDING_HTML, conflicts_html, engram_html, similar_html
 from plur_desk.ui.dialogs import BulkDialog, LevelDialog, ReasonDialog
 from plur_desk.ui.drafts_pane import DraftsPane
 from plur_desk.ui.navigation import NavigationController
@@ -94,23 +94,20 @@ class ReviewController(QObject):
             engram = session.engram(row.id)
             check = self._conflicts.checker()
             known = self._known_conflicts(row.id)
+            check = check if known is None else None
+            similar = self._search.similar_reader()
             html = engram_html(
                 session,
                 row.id,
                 rejected_before=row.rejected_before,
-                similar=self._search.similar_to(row.id),
                 conflicts=known,
-                checking=check is not None and known is None,
+                checking=check is not None,
+                similar_pending=similar is not None,
             )
             line = self._scale.writer_line(row)
             html += f"<p><b>Writer:</b> {text_html(line)}</p>" if line else ""
             self.drafts.show_detail(html, row, seen_engram(engram) if engram is not None else None)
-            if known is not None:
-                self.workspace.reads.cancel("conflicts.detail")  # a check for a draft shown before is stale
-            elif check is not None:
-                self.workspace.reads.submit(
-                    "conflicts.detail", lambda: check([row.id], None), lambda r: self._detail_checked(row, r)
-                )
+            self._read_extras(row, check, similar)
         elif row is None:
             self.drafts.show_detail("")
         self.workspace.context_changed.emit()
@@ -122,13 +119,32 @@ class ReviewController(QObject):
             return None
         return checked.texts(engram_id)
 
-    def _detail_checked(self, row: DraftRow, result: object) -> None:
-        assert isinstance(result, Checked)
-        self._checked = result
-        texts = result.texts(row.id) or []
+    def _read_extras(
+        self, row: DraftRow, check: Check | None, similar: Callable[[str], list[tuple[str, str, float]]] | None
+    ) -> None:
+        """The detail's advisory parts that search the whole store (the contradiction check, similar engrams) are
+        read on the read pool, both in one read whose result fills both placeholders in one rendering. A newer
+        selection makes the read stale: holding J never waits for the drafts it passes over."""
+        if check is None and similar is None:
+            self.workspace.reads.cancel("detail.extras")  # a read for a draft shown before is stale
+            return
+
+        def read() -> tuple[Checked | None, list[tuple[str, str, float]]]:
+            return (check([row.id], None) if check is not None else None, similar(row.id) if similar else [])
+
+        self.workspace.reads.submit("detail.extras", read, lambda result: self._extras_read(row, result))
+
+    def _extras_read(self, row: DraftRow, result: object) -> None:
+        assert isinstance(result, tuple)
+        checked: Checked | None = result[0]
+        similar: list[tuple[str, str, float]] = result[1]
+        if isinstance(checked, Checked):
+            self._checked = checked
         engram = self.workspace.session.engram(row.id) if self.workspace.session is not None else None
-        if self.drafts.shows(row) and engram is not None:
-            self.drafts.replace_in_detail(CHECKING_HTML, conflicts_html(engram, texts))
+        if not self.drafts.shows(row) or engram is None:
+            return
+        found = conflicts_html(engram, checked.texts(row.id) or []) if isinstance(checked, Checked) else ""
+        self.drafts.replace_in_detail(CHECKING_HTML, found, (SIMILAR_PENDING_HTML, similar_html(similar)))
 
     def run_change(self, fn: Callable[[], ChangeSet], select_after: str | None = None) -> None:
         self.pending_select = select_after

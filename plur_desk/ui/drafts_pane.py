@@ -294,14 +294,18 @@ class DraftsPane(QWidget):
         self._html = html
         self._shown = (row, seen) if row is not None and seen is not None else None
 
-    def replace_in_detail(self, old: str, new: str) -> None:
-        """Replace one part of the rendered detail (a result that arrived later), keeping the scroll position."""
-        if old not in self._html:
+    def replace_in_detail(self, old: str, new: str, *more: tuple[str, str]) -> None:
+        """Replace parts of the rendered detail (results that arrived later) in one rendering, keeping the scroll
+        position."""
+        html = self._html
+        for before, after in ((old, new), *more):
+            html = html.replace(before, after, 1)
+        if html == self._html:
             return
         bar = self.detail.verticalScrollBar()
         position = bar.value()
-        self._html = self._html.replace(old, new, 1)
-        self.detail.setHtml(self._html)
+        self._html = html
+        self.detail.setHtml(html)
         bar.setValue(position)
 
     def shows(self, row: DraftRow) -> bool:

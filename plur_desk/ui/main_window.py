@@ -274,6 +274,7 @@ class MainWindow(QMainWindow):
         ws.applied.connect(self._applied)
         ws.reload_needed.connect(lambda: self.opener.reload_quiet(explicit=True))
         ws.refresh_needed.connect(self.refresh_all)
+        ws.refresh_needed.connect(self.scale.store_changed)
         ws.context_changed.connect(self._update_context)
         ws.runner.busy_changed.connect(self._busy)
         nav.pane_changed.connect(self._update_context)
@@ -288,6 +289,7 @@ class MainWindow(QMainWindow):
             pane.selection_changed.connect(self._update_context)
         self.opener.no_store.connect(self._no_store)
         self.opener.opening.connect(self._opening)
+        self.opener.refresh_requested.connect(self.scale.store_changed)
         self.opener.refresh_requested.connect(self.refresh_all)
         self.opener.loaded.connect(self._loaded)
         self.opener.history_page_ready.connect(lambda: self.history.refresh(None))
@@ -316,6 +318,7 @@ class MainWindow(QMainWindow):
 
     def _applied(self, change: object) -> None:
         assert isinstance(change, ChangeSet)
+        self.scale.store_changed()
         self.messages.show(" · ".join(change.warnings))
         self.messages.status(change.message[:1].upper() + change.message[1:], 5000)
         self.refresh_all(change)
@@ -327,6 +330,8 @@ class MainWindow(QMainWindow):
 
     def _reloaded(self, change: object, _explicit: bool) -> None:
         assert isinstance(change, ChangeSet)
+        if change.engrams or change.tensions or change.reloaded or change.events:
+            self.scale.store_changed()
         self.refresh_all(change)
         if change.engrams or change.reloaded:
             self.finder.after_change(change.engrams, True)

@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # the clusters' modules (numpy among them) load with the firs
     from plur_desk.app.scale import RiskRow, ScaleView
 
 RISK_COLUMN = len(DraftColumn)  # appended after the queue's own columns
+SETTLE_MS = 1000
 
 
 class ScaleController(QObject):
@@ -52,9 +53,14 @@ class ScaleController(QObject):
         self.risk_order: bool | None = None  # None: the default for the store's size
         self.writer_filter: WriterKey | None = None
         self.runner = Runner(self)
-        self._timer = QTimer(self, singleShot=True, interval=250)
+        # after the last change: a run of decisions is computed once, when the reviewer pauses (the computation is
+        # seconds of Python over the whole store at 50k, competing with the window for the interpreter lock)
+        self._timer = QTimer(self, singleShot=True, interval=SETTLE_MS)
         self._timer.timeout.connect(self._compute)
         self._again = False
+        self._dirty = True  # the store changed since the last computation was started (or none was)
+        self._results = 0  # counts the results taken (a ranking is reused only under the same results)
+        self._ranked: tuple[tuple[int, str, bool], list[RiskRow], dict[int, RiskRow]] | None = None
         self.writer_line_shown: tuple[str, str] = ("", "")
         drafts.model.columns.append(Column("Risk", self._risk_text, self._risk_sort, self._risk_tip))
         drafts.table.setColumnWidth(RISK_COLUMN, 260)
@@ -65,6 +71,12 @@ class ScaleController(QObject):
     def schedule(self) -> None:
         self._timer.start()
 
+    def store_changed(self) -> None:
+        """The store changed (a decision, a reload, the load completing): compute again once things settle. Showing
+        the queue again for any other reason (a search, a new order) computes nothing."""
+        self._dirty = True
+        self.schedule()
+
     def _compute(self) -> None:
         session = self.workspace.session
         if session is None or not session.history.loaded:
@@ -72,6 +84,7 @@ class ScaleController(QObject):
         if self.runner.pending:
             self._again = True
             return
+        self._dirty = False
         scale = self.view if self.view is not None and self.view.session is session else None
         engrams, lines, now = list(session.all_engrams()), session.history.lines, session.now()
         semantic, level = self.semantic_clusters, self.workspace.settings.default_level
@@ -93,6 +106,7 @@ class ScaleController(QObject):
         if view.session is not self.workspace.session:
             return  # another store was opened meanwhile
         self.view = view
+        self._results += 1
         if self._again:
             self._again = False
             self.schedule()
@@ -143,9 +157,27 @@ class ScaleController(QObject):
         if self.view is None:
             return rows
         level = self.workspace.settings.default_level
-        ranked = self.view.risk_rows(rows, level, "risk" if self.risk_order else "age")
+        key = (self._results, level, bool(self.risk_order))
+        ranked = self._ranked_again(key, rows)
+        if ranked is None:
+            ranked = self.view.risk_rows(rows, level, "risk" if self.risk_order else "age")
+        self._ranked = (key, ranked, {id(r.row): r for r in ranked})
         self.risk = {r.row.id: r for r in ranked}
         return [r.row for r in ranked]
+
+    def _ranked_again(self, key: tuple[int, str, bool], rows: list[DraftRow]) -> list[RiskRow] | None:
+        """The last ranking, when the same results would rank `rows` the same way: every row is one ranked last
+        time (the queue hands out the same row object until the draft changes), so after a decision only the
+        decided rows leave it, and nothing is assessed or sorted again. None otherwise."""
+        if self._ranked is None or self._ranked[0] != key:
+            return None
+        _key, ranked, by_row = self._ranked
+        if not all(id(row) in by_row for row in rows):
+            return None
+        if not key[2]:
+            return [by_row[id(row)] for row in rows]  # the queue's own order, as given
+        keep = {id(row) for row in rows}
+        return [r for r in ranked if id(r.row) in keep]  # risk order: a total order, so filtering keeps it
 
     def _risk_text(self, row: DraftRow) -> str:
         risk = self.risk.get(row.id)
@@ -165,8 +197,10 @@ class ScaleController(QObject):
         return f"{factors_help()}\n\nThis draft:\n{parts}" if parts else factors_help()
 
     def queue_rows(self) -> list[DraftRow]:
-        """The drafts queue in its order (risk or age, the writer filter); new scale results are on their way."""
-        self.schedule()
+        """The drafts queue in its order (risk or age, the writer filter); new scale results are on their way when
+        the store changed since they were computed."""
+        if self._dirty or self.view is None or self.view.session is not self.workspace.session:
+            self.schedule()
         session = self.workspace.session
         return self.order_drafts(session.drafts()) if session is not None else []
 

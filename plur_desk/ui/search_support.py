@@ -3,7 +3,7 @@ query language; the detail panels show similar engrams. Everything works without
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -131,6 +131,14 @@ class SearchController(QObject):
         if ignored:
             self.workspace.messages.status("Ignored: " + "; ".join(ignored), 6000)
         return self.service.all_ids(text)
+
+    def similar_reader(self) -> Callable[[str], list[tuple[str, str, float]]] | None:
+        """`similar_to` over the index as it is now, to run off the GUI thread (a product with every vector, and
+        an embedding when the draft's vector is not computed yet); None when there is nothing to find."""
+        service = self.service
+        if not self.is_ready or service is None or not service.semantic_available:
+            return None
+        return self.similar_to
 
     def similar_to(self, engram_id: str) -> list[tuple[str, str, float]]:
         service, session = self.service, self.workspace.session

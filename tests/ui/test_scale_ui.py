@@ -202,3 +202,37 @@ def test_next_step_names_the_approved_engram() -> None:
         ("ENG-2026-12-01-001",),
     )
     assert next_step(cluster) == "D: reject all 2 drafts as duplicates of ENG-2026-12-01-001 (already approved)"
+
+
+def test_a_decision_in_risk_order_ranks_nothing_again_and_computes_once_the_reviewer_pauses(
+    qtbot, window: MainWindow
+) -> None:
+    """After an approve the risk-ordered queue is the last ranking without the decided draft: no draft is assessed
+    or sorted again on the GUI thread (only what changed leaves), the reviewer's selection moves to the next draft,
+    and the store-wide computation runs once the change is in, not for a search typed afterwards."""
+    _scaled(qtbot, window)
+    window.scale.risk_order = True
+    window.refresh_all()
+    before = [r.id for r in window.drafts.model.rows]
+    view = window.scale.view
+    assert view is not None
+    assessed: list[int] = []
+    risk_rows = view.risk_rows
+    view.risk_rows = lambda rows, *a: (assessed.append(len(rows)), risk_rows(rows, *a))[1]  # type: ignore[method-assign]
+    window.drafts.select_id(before[0])
+    window.drafts.table.setFocus()
+    with qtbot.waitSignal(window.changes_applied, timeout=10000):
+        qtbot.keyClick(window.drafts.table, Qt.Key.Key_A)
+    assert [r.id for r in window.drafts.model.rows] == before[1:]
+    assert window.drafts.current_id() == before[1]
+    assert assessed == []
+    computed: list[int] = []
+    refresh_from = view.refresh_from
+    view.refresh_from = lambda *a, **k: (computed.append(1), refresh_from(*a, **k))[1]  # type: ignore[method-assign]
+    qtbot.waitUntil(lambda: bool(computed) and window.scale.runner.pending == 0, timeout=20000)
+    window.search.setText("test suite")
+    window.apply_search()
+    window.search.clear()
+    window.apply_search()
+    qtbot.wait(1500)  # longer than the pause the computation waits for
+    assert computed == [1]

@@ -43,8 +43,10 @@ def test_detail_shows_similar_engrams_by_cosine_only(qtbot, window):
     target = next(r.id for r in window.drafts.model.rows if r.statement == "Use spaces for indentation in every file")
     window.drafts.select_id(target)
     window.review.show_current()
+    qtbot.waitUntil(lambda: "cosine similarity" in window.drafts.detail.toPlainText())  # read off the GUI thread
     text = window.drafts.detail.toPlainText()
-    assert "cosine similarity" in text and "Use spaces, never tabs, for indentation in every file" in text
+    assert "Use spaces, never tabs, for indentation in every file" in text
+    assert "Looking for similar engrams" not in text  # the placeholder was replaced
     scores = [float(line.split(" · ")[0]) for line in text.splitlines() if " · ENG-" in line]
     assert scores and all(0.0 < s <= 1.0 for s in scores)  # one scale: cosine, never BM25's 5.45
 
@@ -57,4 +59,44 @@ def test_no_similar_engrams_without_the_model(qtbot, window):
     assert window.finder.similar_to(target) == []
     window.drafts.select_id(target)
     window.review.show_current()
-    assert "Similar engrams" not in window.drafts.detail.toPlainText()
+    text = window.drafts.detail.toPlainText()
+    assert "Similar engrams" not in text and "Looking for similar engrams" not in text  # nothing promised either
+
+
+def test_a_held_j_renders_each_draft_at_once_and_fills_in_only_the_last(qtbot, window):
+    """Similar engrams and the contradiction check search the whole store: they are read on the read pool, never
+    on the GUI thread, and while J is held only the draft the selection stops on gets them (the detail itself,
+    what a verdict rests on, is rendered at once for every draft passed)."""
+    import threading
+
+    qtbot.waitUntil(lambda: window.status_labels["search"].text() == "search: full text + semantic", timeout=60000)
+    qtbot.waitUntil(lambda: window.conflicts.checker() is not None, timeout=20000)
+    drafts = window.drafts
+    threads: list[str] = []
+    similar_to = window.finder.similar_to
+
+    def recording(engram_id):  # type: ignore[no-untyped-def]
+        threads.append(threading.current_thread().name)
+        return similar_to(engram_id)
+
+    window.finder.similar_to = recording  # type: ignore[method-assign]
+    filled: list[str | None] = []
+    replace = drafts.replace_in_detail
+
+    def counting(old, new, *more):  # type: ignore[no-untyped-def]
+        filled.append(drafts.current_id())
+        replace(old, new, *more)
+
+    drafts.replace_in_detail = counting  # type: ignore[method-assign]
+    drafts.select_row(0)
+    drafts.table.setFocus()
+    passed = []
+    for _ in range(3):
+        qtbot.keyClick(drafts.table, Qt.Key.Key_J)
+        passed.append(drafts.current_id())
+        assert drafts.displayed_seen() is not None and drafts.displayed_seen().id == passed[-1]  # rendered at once
+    qtbot.waitUntil(lambda: window.workspace.reads.pending == 0 and bool(filled))
+    assert filled == [passed[-1]]
+    assert threads and threading.main_thread().name not in threads
+    text = drafts.detail.toPlainText()
+    assert "Looking for similar engrams" not in text and "Checking for contradictions" not in text
