@@ -5,8 +5,8 @@ acted on, when everything is loaded, `plur-desk check`, cold and warm, at severa
         [--stores DIR] [--out bench/results/launch.md]
 
 Each round alternates ours and PLUR's, cold then warm, so machine load hits both alike:
-- ours: a fresh process that starts the real window as `plur-desk` does (QApplication, MainWindow, open_path) with
-  a 10 ms timer on the GUI thread; "reviewable" = the first draft selected, its detail painted and Approve enabled;
+- ours: a fresh process that starts the real window exactly as `plur-desk STORE --reviewer Bench` does
+  (`ui.app.open_window`: settings, QApplication, MainWindow, open_path) with a 10 ms timer on the GUI thread; "reviewable" = the first draft selected, its detail painted and Approve enabled;
   "loaded" = the whole store parsed (the window's store_opened). Cold = no parse cache; warm = the cache the
   previous run saved.
 - PLUR: `node bench_plur.mjs list` (a new Plur, `list()`), timed from process launch to exit. Cold = no
@@ -40,20 +40,17 @@ from support.node import NODE_DIR, plur_env, run_node  # noqa: E402
 
 PROBE = r"""
 import json, os, resource, sys, time
-from pathlib import Path
-from PySide6.QtCore import QElapsedTimer, Qt, QTimer
-from plur_desk.app.settings import Settings, SettingsStore
-from plur_desk.ui.app import make_application
-from plur_desk.ui.main_window import MainWindow
+from plur_desk.ui.app import open_window
 
-store, work = Path(sys.argv[1]), Path(sys.argv[2])
-marks, gaps = {"imported": time.time()}, []
-app = make_application()
-win = MainWindow(SettingsStore(work / "settings.yaml"), Settings(reviewer_name="Bench"), "Bench")
-win.show()
+store = sys.argv[1]
+marks, gaps = {}, []
+win = open_window(store, "Bench", demo=False)  # what `plur-desk STORE --reviewer Bench` does before its event loop
+from PySide6.QtCore import QElapsedTimer, QTimer, Qt
+from PySide6.QtWidgets import QApplication
+
+app = QApplication.instance()
 QTimer.singleShot(0, lambda: marks.setdefault("window", time.time()))
 win.store_opened.connect(lambda: marks.setdefault("loaded", time.time()))
-win.open_path(store)
 clock, last = QElapsedTimer(), [0.0]
 clock.start()
 

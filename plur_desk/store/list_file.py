@@ -13,11 +13,13 @@ import copy
 import hashlib
 import os
 import re
+from array import array
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from plur_desk.store.entry_positions import Positions
+from plur_desk.store.known_split import KnownSplit
 from plur_desk.store.safe_open import NotRegularFile, read_regular, special_file_problem
 from plur_desk.store.yaml_load import (
     JsYamlLoader,
@@ -98,11 +100,13 @@ class Entry:
 
 
 class BlockCache:
-    """Parsed blocks by content digest (derived data: loaded from and saved to the platformdirs cache)."""
+    """Parsed blocks by content digest (derived data: loaded from and saved to the platformdirs cache), and how
+    the file was split when they were saved (`split`: a file with the same bytes is not split again)."""
 
-    def __init__(self, entries: dict[bytes, object] | None = None) -> None:
+    def __init__(self, entries: dict[bytes, object] | None = None, split: KnownSplit | None = None) -> None:
         self.entries: dict[bytes, object] = entries or {}
         self.dirty = False
+        self.split = split
 
     def get(self, digest: bytes) -> object | None:
         return self.entries.get(digest)
@@ -170,6 +174,7 @@ class ListFile:
         self.extra_top_level: dict[str, object] = {}
         self._by_key: dict[str, list[Entry]] | None = None
         self._parsed_upto = 0  # every entry before this index is parsed (parsing only ever goes one way)
+        self._drafts: tuple[bytes, array[int]] | None = None  # (of these bytes) the drafts' indices, when known
         self._sha256: str | None = None
 
     def span(self, entry: Entry) -> tuple[int, int]:
@@ -286,6 +291,11 @@ class ListFile:
                 data.count(b"\n") + 1,
             )
             return
+        cache: BlockCache | None = getattr(self, "_cache", None)
+        known = cache.split if cache is not None else None
+        if known is not None and self.identity is not None and known.matches(self.identity, data):
+            self._split_known(known)
+            return
         if (
             data.startswith(layout.header)
             and data.startswith(b"  - " if layout.item_indent else b"- ", len(layout.header))
@@ -294,6 +304,8 @@ class ListFile:
             and b"\r" not in data
         ):
             self._split_regular()  # UTF-8 is checked block by block as they are decoded
+            if cache is not None:
+                cache.dirty = True  # saved with this split, so the next open of these bytes skips it
             return
         self.regular = False
         if len(data) > MAX_IRREGULAR_BYTES:
@@ -322,6 +334,12 @@ class ListFile:
             lines.append(line)
         self.positions = Positions.of(starts, lines, len(data))
         self.entries = [Entry(index) for index in range(len(starts))]
+
+    def _split_known(self, known: KnownSplit) -> None:
+        """The entries of a file byte for byte the same as one split before: the same places and lines."""
+        self.positions = Positions(known.starts, known.lines, len(self.data))
+        self.entries = list(map(Entry, range(len(known.starts))))
+        self._drafts = (self.data, known.drafts)
 
     def _read_irregular(self, text: str) -> None:
         try:
@@ -448,6 +466,11 @@ class ListFile:
 
     def draft_entries(self) -> list[Entry]:
         """Entries whose bytes say `commitment: draft` (a cheap scan; confirmed when parsed)."""
+        if self._drafts is not None and self._drafts[0] is self.data:  # not a copy describing other bytes
+            return [self.entries[index] for index in self._drafts[1]]
+        return self.scan_drafts()
+
+    def scan_drafts(self) -> list[Entry]:
         if self.positions is None:
             return []
         probe = self.layout.draft_probe

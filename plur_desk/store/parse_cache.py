@@ -15,13 +15,16 @@ import gc
 import hashlib
 import marshal
 import os
+import zlib
+from array import array
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from plur_desk.store.atomic import atomic_write
-from plur_desk.store.list_file import BlockCache, ListFile, digest_of
+from plur_desk.store.known_split import KnownSplit
+from plur_desk.store.list_file import BlockCache, FileIdentity, ListFile, digest_of
 
 CACHE_FORMAT = 3
 CACHE_CHUNK = 4000  # blocks per chunk: one marshal.loads of a chunk holds the interpreter for milliseconds
@@ -56,12 +59,71 @@ class ParsedBlocks(dict[bytes, object]):
 
 @dataclass
 class CacheFile:
-    """The cache file as stored: packed chunks (the first `drafts` of them hold drafts) and every block's facts."""
+    """The cache file as stored: packed chunks (the first `drafts` of them hold drafts), every block's facts, and
+    how the window last split the file (so reopening the same bytes skips the split and the scan for drafts)."""
 
     chunks: list[bytes] = field(default_factory=list)
     drafts: int = 0
     facts: dict[bytes, Facts] = field(default_factory=dict)
     blocks: int = 0  # values held in the chunks (some may be of blocks no longer in the file)
+    split: KnownSplit | None = None
+
+
+def _pack_split(split: KnownSplit | None) -> tuple[object, ...] | None:
+    if split is None:
+        return None
+    i = split.identity
+    return (
+        i.size,
+        i.mtime_ns,
+        i.inode,
+        split.crc,
+        split.starts.tobytes(),
+        split.lines.tobytes(),
+        split.drafts.tobytes(),
+    )
+
+
+def _unpack_split(packed: object) -> KnownSplit | None:
+    if not (isinstance(packed, tuple) and len(packed) == 7):
+        return None
+    size, mtime_ns, inode, crc, *arrays = packed
+    starts, lines, drafts = array("q"), array("q"), array("q")
+    for target, raw in zip((starts, lines, drafts), arrays, strict=True):
+        target.frombytes(raw)
+    if len(starts) != len(lines) or any(not 0 <= d < len(starts) for d in drafts):
+        return None
+    return KnownSplit(FileIdentity(size, mtime_ns, inode), crc, starts, lines, drafts)
+
+
+class RestChunks:
+    """The cache's chunks after the drafts', read from the file only when iterated (off the launch path), and only
+    if the file is still the one whose header was read (else nothing: the blocks are parsed instead)."""
+
+    def __init__(self, path: Path, stat: os.stat_result | None = None, offset: int = 0, sizes: list[int] | None = None):
+        self._path, self._offset, self._sizes = path, offset, sizes or []
+        self._identity = FileIdentity.of(stat) if stat is not None else None
+
+    def __bool__(self) -> bool:
+        return bool(self._sizes)
+
+    def __iter__(self) -> Iterator[bytes]:
+        if not self._sizes:
+            return
+        try:
+            with open(self._path, "rb") as handle:
+                if FileIdentity.of(os.fstat(handle.fileno())) != self._identity:
+                    return
+                handle.seek(self._offset)
+                body = handle.read()
+        except OSError:
+            return
+        if len(body) != sum(self._sizes):
+            return
+        pos = 0
+        for size in self._sizes:
+            yield body[pos : pos + size]
+            pos += size
 
 
 def cache_tag() -> str:
@@ -106,19 +168,34 @@ def read_file(path: Path, *, values: bool = True) -> CacheFile:
                 if pos != len(body):
                     return CacheFile()
             facts = marshal.loads(header["facts"])
-            return CacheFile(chunks, header["drafts"], facts, header["blocks"])
+            return CacheFile(chunks, header["drafts"], facts, header["blocks"], _unpack_split(header.get("split")))
     except (OSError, ValueError, EOFError, TypeError, KeyError, IndexError):
         pass
     return CacheFile()
 
 
-def read_cache(path: Path) -> tuple[BlockCache, list[bytes]]:
-    """The drafts' chunks unpacked, and the other chunks still packed."""
-    found = read_file(path)
-    cache: dict[bytes, object] = {}
-    for chunk in found.chunks[: found.drafts]:
-        cache.update(marshal.loads(chunk))
-    return BlockCache(cache), found.chunks[found.drafts :]
+def read_cache(path: Path) -> tuple[BlockCache, RestChunks]:
+    """For the window: the drafts' chunks unpacked and the known split; the other chunks are left in the file
+    (`RestChunks`), and neither they nor the facts are read now."""
+    try:
+        with open(path, "rb") as handle:
+            header = marshal.load(handle)
+            if not (isinstance(header, dict) and header.get("format") == cache_tag()):
+                return BlockCache(), RestChunks(path)
+            sizes: list[int] = header["sizes"]
+            drafts = header["drafts"]
+            head = handle.read(sum(sizes[:drafts]))
+            offset, stat = handle.tell(), os.fstat(handle.fileno())
+        if len(head) != sum(sizes[:drafts]) or stat.st_size != offset + sum(sizes[drafts:]):
+            return BlockCache(), RestChunks(path)
+        cache: dict[bytes, object] = {}
+        pos = 0
+        for size in sizes[:drafts]:
+            cache.update(marshal.loads(head[pos : pos + size]))
+            pos += size
+        return BlockCache(cache, _unpack_split(header.get("split"))), RestChunks(path, stat, offset, sizes[drafts:])
+    except (OSError, ValueError, EOFError, TypeError, KeyError, IndexError):
+        return BlockCache(), RestChunks(path)
 
 
 def write_file(path: Path, cache: CacheFile) -> bool:
@@ -130,12 +207,27 @@ def write_file(path: Path, cache: CacheFile) -> bool:
             "drafts": cache.drafts,
             "blocks": cache.blocks,
             "sizes": [len(chunk) for chunk in cache.chunks],
+            "split": _pack_split(cache.split),
         }
         atomic_write(path, b"".join([marshal.dumps(header), *cache.chunks]), default_mode=0o600)
         os.chmod(path, 0o600)  # it holds engram text: only its owner reads it
     except (OSError, ValueError):
         return False  # a cache that cannot be written is only a slower next start
     return True
+
+
+def split_of(snapshot: ListFile) -> KnownSplit | None:
+    """How `snapshot` (a regular file as read or written) is cut, to keep with the cache."""
+    positions = snapshot.positions
+    if snapshot.identity is None or snapshot.fatal is not None or positions is None or not snapshot.entries:
+        return None
+    return KnownSplit(
+        snapshot.identity,
+        zlib.crc32(snapshot.data),
+        positions.starts(),
+        positions.lines(),
+        array("q", (e.index for e in snapshot.scan_drafts())),
+    )
 
 
 def write_cache(path: Path, snapshot: ListFile, cache: BlockCache) -> BlockCache | None:
@@ -157,9 +249,10 @@ def write_cache(path: Path, snapshot: ListFile, cache: BlockCache) -> BlockCache
                 (drafts if draft else rest[-1])[digest] = value
                 facts[digest] = engram_facts(value)  # type: ignore[assignment]  # a valid engram is a mapping
     chunks = [marshal.dumps(part) for part in (drafts, *rest) if part or part is drafts]
-    if not write_file(path, CacheFile(chunks, 1, facts, len(facts))):
+    split = split_of(snapshot)
+    if not write_file(path, CacheFile(chunks, 1, facts, len(facts), split)):
         return None
-    return BlockCache({**drafts, **{k: v for part in rest for k, v in part.items()}})
+    return BlockCache({**drafts, **{k: v for part in rest for k, v in part.items()}}, split)
 
 
 def read_private(path: Path, tag: str) -> dict[bytes, object]:

@@ -12,7 +12,7 @@ import copy
 import hashlib
 import marshal
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -121,7 +121,7 @@ class PlurStore:
         if cache_dir is not None:
             self._cache_file = cache_path(cache_dir, self.root)
         self.block_cache = BlockCache()
-        self._cache_chunks: list[bytes] = []  # cache chunks not unpacked yet (parse_rest does)
+        self._cache_chunks: Iterable[bytes] = []  # cache chunks not unpacked yet (parse_rest does)
         self._cache_loaded = False
         self.engrams: ListFile = ListFile(self.engrams_path, ENGRAMS, b"", None)
         self.tensions: ListFile = ListFile(self.tensions_path, TENSIONS, b"", None)

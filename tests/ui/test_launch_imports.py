@@ -24,6 +24,8 @@ LATER = (
     "onnxruntime",
     "keyring",
     "cryptography",
+    "pydantic",  # settings are read without it (app/settings.py), and nothing else on the way uses it
+    "ruamel",
     "plur_desk.app.search",
     "plur_desk.app.conflicts",
     "plur_desk.app.clusters",
@@ -33,16 +35,13 @@ LATER = (
 
 PROBE = r"""
 import json, sys
-from pathlib import Path
-from PySide6.QtCore import QTimer
-from plur_desk.app.settings import Settings, SettingsStore
-from plur_desk.ui.app import make_application
-from plur_desk.ui.main_window import MainWindow
+from plur_desk.ui.app import open_window
 
-store, work = Path(sys.argv[1]), Path(sys.argv[2])
-app = make_application()
-win = MainWindow(SettingsStore(work / "settings.yaml"), Settings(reviewer_name="Grace Tester"), "Grace Tester")
-win.show()
+win = open_window(sys.argv[1], "Grace Tester", demo=False)  # as `plur-desk STORE --reviewer NAME` starts
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+
+app = QApplication.instance()
 shown = win.opener._drafts_loaded
 
 def drafts_loaded(session):
@@ -56,8 +55,7 @@ def drafts_loaded(session):
     }), flush=True)
     app.exit(0)
 
-win.opener._drafts_loaded = drafts_loaded
-win.open_path(store)
+win.opener._drafts_loaded = drafts_loaded  # the load finishes on the event loop, which starts below
 QTimer.singleShot(60000, lambda: app.exit(3))
 sys.exit(app.exec())
 """
@@ -68,7 +66,10 @@ def test_the_first_draft_is_reviewable_before_any_later_feature_is_imported(tmp_
 
     store = tmp_path / "store"
     shutil.copytree(demo_source(), store)
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT)}
+    config = tmp_path / "config"
+    (config / "plur-desk").mkdir(parents=True)
+    (config / "plur-desk" / "settings.yaml").write_text("last_reviewer: Grace Tester\n")  # a relaunch
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT), "XDG_CONFIG_HOME": str(config)}
     env["PYTHON_KEYRING_BACKEND"] = "keyring.backends.fail.Keyring"  # never a real keyring, should it be touched
     proc = subprocess.run(
         [sys.executable, "-c", PROBE, str(store), str(tmp_path)],

@@ -1,0 +1,139 @@
+"""Reopening a store whose engrams.yaml has not changed skips the split and the scan for drafts (the parse cache
+keeps how the file was cut), and never shows a stale cut: any change of the bytes, even one that keeps the size,
+the inode and the modification time, is split afresh. Stores are written by the real PLUR."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from plur_desk.app import loading
+from plur_desk.app.session import ReviewSession
+from plur_desk.domain.engram_rules import engram_problems
+from plur_desk.domain.review import Reviewer
+from plur_desk.store.list_file import ENGRAMS, ListFile
+from plur_desk.store.parse_cache import cache_path
+from plur_desk.store.plur_store import PlurStore
+
+from support.stores import copy_store, make_plur_store
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory) -> Path:
+    return make_plur_store(tmp_path_factory.mktemp("split"), n=240, drafts_ratio=0.3, tensions=3)
+
+
+@pytest.fixture
+def store_dir(template, tmp_path) -> Path:
+    return copy_store(template, tmp_path / "store")
+
+
+def _cut(snapshot: ListFile) -> list[tuple[int, int, tuple[int, int]]]:
+    return [(e.index, snapshot.line(e), snapshot.span(e)) for e in snapshot.entries]
+
+
+def _state(snapshot: ListFile) -> list[tuple]:
+    return [
+        (*cut, e.value, e.syntax_error, e.problems) for cut, e in zip(_cut(snapshot), snapshot.entries, strict=True)
+    ]
+
+
+def _uncached(path: Path) -> ListFile:
+    return ListFile.read(path / "engrams.yaml", ENGRAMS, engram_problems)
+
+
+def _warm(store_dir: Path, cache: Path) -> PlurStore:
+    first = PlurStore(store_dir, cache_dir=cache)
+    first.load()
+    first.save_cache()
+    return PlurStore(store_dir, cache_dir=cache)
+
+
+def test_an_unchanged_file_is_not_split_again_and_the_result_is_the_same(store_dir, tmp_path):
+    store = _warm(store_dir, tmp_path / "cache")
+    store.load_drafts()
+    assert store.engrams._drafts is not None  # the kept cut was used
+    fresh = _uncached(store_dir)
+    assert _cut(store.engrams) == _cut(fresh)
+    assert [e.index for e in store.engrams.draft_entries()] == [e.index for e in fresh.scan_drafts()]
+    assert all(e.parsed for e in store.engrams.draft_entries())
+    rest = store.parse_rest(workers=False)
+    assert len(rest) > 0 and rest.parsed == 0  # the other blocks' values read from the cache, none parsed
+    store.finish_load(rest)
+    assert _state(store.engrams) == _state(fresh)
+
+
+def test_a_change_that_keeps_size_inode_and_mtime_is_still_seen(store_dir, tmp_path):
+    store = _warm(store_dir, tmp_path / "cache")
+    path = store_dir / "engrams.yaml"
+    before = os.stat(path)
+    data = path.read_bytes()
+    draft = _uncached(store_dir).scan_drafts()[0]
+    where = data.index(b"statement: ", _uncached(store_dir).span(draft)[0]) + len(b"statement: ")
+    changed = data[:where] + (b"X" if data[where : where + 1] != b"X" else b"Y") + data[where + 1 :]
+    with open(path, "r+b") as handle:  # in place: the same inode and size
+        handle.write(changed)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # and the same modification time
+    after = os.stat(path)
+    assert (after.st_ino, after.st_size, after.st_mtime_ns) == (before.st_ino, before.st_size, before.st_mtime_ns)
+
+    store.load_drafts()
+    assert store.engrams._drafts is None  # the kept cut was not trusted: the bytes differ
+    fresh = _uncached(store_dir)
+    assert _cut(store.engrams) == _cut(fresh)
+    changed_entry = store.engrams.entries[draft.index]
+    assert changed_entry.value == fresh.entries[draft.index].value
+    assert changed_entry.value["statement"].startswith(("X", "Y"))
+
+
+def test_a_file_cut_differently_with_the_same_size_is_split_afresh(store_dir, tmp_path):
+    """Two entries swapped: the same bytes in another order, the same size; the kept cut would be wrong."""
+    store = _warm(store_dir, tmp_path / "cache")
+    path = store_dir / "engrams.yaml"
+    data = path.read_bytes()
+    fresh = _uncached(store_dir)
+    (a, b), (c, d) = fresh.span(fresh.entries[0]), fresh.span(fresh.entries[1])
+    swapped = data[:a] + data[c:d] + data[a:b] + data[d:]
+    assert len(swapped) == len(data) and swapped != data
+    stat = os.stat(path)
+    with open(path, "r+b") as handle:
+        handle.write(swapped)
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    store.load_drafts()
+    assert _cut(store.engrams) == _cut(_uncached(store_dir))
+
+
+def test_after_a_decision_the_drafts_are_scanned_not_taken_from_the_old_cut(store_dir, tmp_path):
+    cache = tmp_path / "cache"
+    store = _warm(store_dir, cache)
+    store.load_drafts()
+    session = ReviewSession(store, Reviewer("Grace Tester"))
+    draft = session.drafts()[0].id
+    session.approve(session.seen([draft]))
+    assert [e.index for e in store.engrams.draft_entries()] == [e.index for e in store.engrams.scan_drafts()]
+    assert all(e.key != draft for e in store.engrams.draft_entries())
+    loading.finish_load(session, loading.parse_rest(session))
+    store.save_cache()
+
+    again = PlurStore(store_dir, cache_dir=cache)
+    again.load_drafts()
+    fresh = _uncached(store_dir)
+    assert _cut(again.engrams) == _cut(fresh)
+    assert [e.index for e in again.engrams.draft_entries()] == [e.index for e in fresh.scan_drafts()]
+
+
+def test_the_rest_of_a_cache_replaced_meanwhile_is_not_read(store_dir, tmp_path):
+    """The drafts come from the cache file as it was; if it is replaced before the rest is read, the rest is
+    parsed instead of read from a file whose chunks are not the ones announced."""
+    cache = tmp_path / "cache"
+    store = _warm(store_dir, cache)
+    store.load_drafts()
+    assert store._cache_chunks  # there is a rest to read
+    file = cache_path(cache, store.root)
+    file.write_bytes(file.read_bytes()[:-10])  # replaced: another inode, another size
+    found = store.parse_rest(workers=False)
+    assert len(found) == 0  # nothing read from it: the blocks are parsed when the load finishes
+    store.finish_load(found)
+    assert _state(store.engrams) == _state(_uncached(store_dir))
