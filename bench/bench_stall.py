@@ -255,6 +255,9 @@ def main() -> int:
     )
     win.search.clear()
     settle(app, 0.5)
+    # the offscreen platform does not give the window back its activation after the bulk question (a desktop's
+    # window manager does): without it J is no shortcut and the list searches its rows for a "j" instead
+    win.activateWindow()
     table.setFocus()
 
     def hold_j() -> None:  # key auto-repeat: about 30 presses a second

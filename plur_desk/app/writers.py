@@ -32,6 +32,9 @@ from plur_desk.app.writer_stats import (
 from plur_desk.domain.trust import Trust
 
 Line = tuple[bytes, str, int]
+# Lines fed at once: each feed is a few long calls (join, a regex over the joined bytes) that hold the interpreter
+# lock throughout; over a million lines at once that is ~0.4 s in which the window's thread cannot run.
+FEED_CHUNK = 20_000
 # plur_desk's own decision lines (js_stringify key order); undo, redo and anything else go through json.loads.
 _DECISION = re.compile(
     rb'\{"event":"engram_(?:updated|retired)","engram_id":"([^"\\]*)","timestamp":"([^"\\]*)",'
@@ -74,7 +77,8 @@ class Ledger:
             self.decisions, self.edited, self.unverified, self._generation = {}, set(), {}, generation
             self._decide(self._claims)
         start = self.fed
-        self.feed([raw for raw, _month, _number in lines[start:]]) if len(lines) > start else None
+        for at in range(start, len(lines), FEED_CHUNK):
+            self.feed([raw for raw, _month, _number in lines[at : at + FEED_CHUNK]])
         return len(lines) - start
 
     def _trust_generation(self) -> object:

@@ -212,3 +212,19 @@ def test_a_new_keys_file_judges_the_claims_again_without_reading_every_line(sess
     cold.sync(session.history.lines)
     assert _by_writer(session, ledger) == _by_writer(session, cold)
     assert _by_writer(session, ledger)["agent:codex · plur-core"].approved == 1  # the signed decisions count
+
+
+def test_fed_in_chunks_the_ledger_is_the_same(session: ReviewSession, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long history is fed a chunk at a time (each chunk's regex holds the interpreter lock only briefly): the
+    result is the one a single pass gives, the first engram_created of an id still winning across chunks."""
+    import plur_desk.app.writers as writers
+
+    session.approve(session.seen(["ENG-2026-11-01-001"]))
+    session.reject(session.seen(["ENG-2026-11-20-006"]), "not true")
+    whole = Ledger(trust=session.trust)
+    whole.sync(session.history.lines)
+    monkeypatch.setattr(writers, "FEED_CHUNK", 2)
+    chunked = Ledger(trust=session.trust)
+    assert chunked.sync(session.history.lines) == len(session.history.lines)
+    assert _by_writer(session, chunked) == _by_writer(session, whole)
+    assert (chunked.created, chunked.decisions) == (whole.created, whole.decisions)
