@@ -33,6 +33,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
+# This checkout's plur_desk, as the probe uses: the vector cache's file name depends on the model it finds.
+sys.path.insert(0, str(ROOT))
 
 from support.node import plur_env, run_node  # noqa: E402
 

@@ -15,7 +15,7 @@ from datetime import datetime
 from functools import lru_cache
 from typing import overload
 
-from plur_desk.app.history_lines import LineIndex, lines_at
+from plur_desk.app.history_lines import LineIndex, LineTable, lines_at
 from plur_desk.app.rows import Verdict
 from plur_desk.domain.trust import Trust, TrustState
 from plur_desk.infra.clock import parse_instant
@@ -155,7 +155,7 @@ def _names_engram(event: dict[str, object], engram_id: str) -> bool:
 class Events(Sequence[dict[str, object]]):
     """A newest-first view of lines, parsed on access."""
 
-    def __init__(self, lines: list[Line], reverse: bool = True) -> None:
+    def __init__(self, lines: Sequence[Line], reverse: bool = True) -> None:
         self._lines = lines
         self._reverse = reverse
 
@@ -194,7 +194,7 @@ class HistoryIndex:
         self.trust = trust or _no_check
         self._trust_cache: dict[bytes, Trust] = {}  # by the raw line, which fixes the event exactly
         self._trust_generation: object = None
-        self._state: tuple[list[Line], LineIndex] = ([], LineIndex())
+        self._state: tuple[LineTable, LineIndex] = (LineTable(), LineIndex())
         self.generation = 0  # counts loads: positions and lengths compare only within one generation
         self._files: dict[str, tuple[int, int, int]] = {}  # name -> (inode, size read, lines read)
         self._types: set[str] = set()
@@ -202,13 +202,13 @@ class HistoryIndex:
         self.partial = False  # only the newest months are in (load_newest); the rest is being read
 
     @property
-    def lines(self) -> list[Line]:
+    def lines(self) -> LineTable:
         return self._state[0]
 
     # -- loading -------------------------------------------------------------------------------------------
 
     def _read(
-        self, name: str, start: int, first_line: int, lines: list[Line], files: dict[str, tuple[int, int, int]]
+        self, name: str, start: int, first_line: int, lines: LineTable, files: dict[str, tuple[int, int, int]]
     ) -> bytes:
         """Append the complete lines of one month file from byte `start`; returns their bytes."""
         path = self.log.dir / name
@@ -216,35 +216,31 @@ class HistoryIndex:
             handle.seek(start)
             data = handle.read()
         end = data.rfind(b"\n") + 1  # a cut-off last line is read once it is complete
-        month = name[:-6]
-        number = first_line
-        append = lines.append
-        for raw in data[:end].split(b"\n")[:-1]:
-            number += 1
-            if raw.strip():
-                append((raw, month, number))
-        self._types.update(m.decode("utf-8", "replace") for m in _EVENT_TYPE.findall(data[:end]))
+        if end < len(data):
+            data = data[:end]
+        lines.add_month(data, name[:-6], first_line)
+        self._types.update(m.decode("utf-8", "replace") for m in _EVENT_TYPE.findall(data))
         stat = path.stat()
-        files[name] = (stat.st_ino, start + end, number)
-        return data[:end]
+        files[name] = (stat.st_ino, start + end, first_line + data.count(b"\n"))
+        return data
 
-    def _swap(self, months: list[tuple[bytes, list[Line]]], files: dict[str, tuple[int, int, int]]) -> None:
+    def _swap(self, months: list[tuple[bytes, LineTable]], files: dict[str, tuple[int, int, int]]) -> None:
         """The new state, indexed here (on the loading thread, once per load) and then put in place at once."""
-        lines: list[Line] = []
+        lines = LineTable()
         index = LineIndex()
         for block, month in months:
-            lines += month
+            lines.extend(month)
             index.extend_block(block, lines)
         self._files = files
         self._state = (lines, index)
         self.generation += 1
 
     def load(self) -> None:
-        months: list[tuple[bytes, list[Line]]] = []
+        months: list[tuple[bytes, LineTable]] = []
         files: dict[str, tuple[int, int, int]] = {}
         self._types = set()
         for path in self.log.month_files():
-            month: list[Line] = []
+            month = LineTable()
             months.append((self._read(path.name, 0, 0, month, files), month))
         self._swap(months, files)
         self.loaded = True
@@ -254,11 +250,11 @@ class HistoryIndex:
         """Just enough of the newest month files for a first page; `load()` then reads everything."""
         if self.loaded:
             return
-        months: list[tuple[bytes, list[Line]]] = []
+        months: list[tuple[bytes, LineTable]] = []
         files: dict[str, tuple[int, int, int]] = {}
         self._types = set()
         for path in reversed(self.log.month_files()):
-            month: list[Line] = []
+            month = LineTable()
             months.insert(0, (self._read(path.name, 0, 0, month, files), month))
             if sum(len(m) for _b, m in months) >= count:
                 break
@@ -295,7 +291,7 @@ class HistoryIndex:
         lines, index = self._state
         for event in events:
             raw = js_stringify(event).encode("utf-8")
-            lines.append((raw, str(event.get("timestamp", ""))[:7], 0))
+            lines.append_line(raw, str(event.get("timestamp", ""))[:7], 0)
             self._types.add(str(event.get("event")))
         index.extend(lines)
         if self.loaded:
@@ -332,7 +328,7 @@ class HistoryIndex:
                 matched.append(line)
         return Events(matched)
 
-    def _candidates(self, flt: HistoryFilter) -> list[Line]:
+    def _candidates(self, flt: HistoryFilter) -> Sequence[Line]:
         """The lines a filter can match: those naming its engram, or the human ones, from the positions kept;
         else every line."""
         lines, index = self._state

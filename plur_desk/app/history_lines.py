@@ -14,9 +14,11 @@ import bisect
 import json
 import re
 import threading
+from array import array
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import repeat
+from typing import TYPE_CHECKING, overload
 
 from plur_desk.app.rows import Verdict
 from plur_desk.domain.trust import Trust, TrustState
@@ -65,6 +67,125 @@ def _parsed_ids(raw: bytes) -> set[str]:
     return {i for i in found if isinstance(i, str) and i}
 
 
+BLOCK_BYTES = 4 << 20  # a month file is kept in pieces of about this size: iterating one builds its lines at once
+_BLANK = b" \t\n\r\x0b\x0c"  # what bytes.strip() removes: a line of only these is not kept (as before)
+
+
+class _Block:
+    """A run of complete lines of one month file: the bytes read (one object, shared by the file's pieces), the
+    offset where each kept line starts, and their line numbers (None: consecutive from `first`)."""
+
+    __slots__ = ("data", "first", "month", "numbers", "starts")
+
+    def __init__(self, data: bytes, month: str, starts: array[int], numbers: array[int] | None, first: int) -> None:
+        self.data, self.month, self.starts, self.numbers, self.first = data, month, starts, numbers, first
+
+    def number(self, i: int) -> int:
+        return self.numbers[i] if self.numbers is not None else self.first + i
+
+    def line(self, i: int) -> Line:
+        start = self.starts[i]
+        return (self.data[start : self.data.index(b"\n", start)], self.month, self.number(i))
+
+    def lines(self, lo: int, hi: int) -> Iterator[Line]:
+        """Lines lo..hi-1, split in one call (no Python work per line but the tuple)."""
+        if lo >= hi:
+            return iter(())
+        data, starts = self.data, self.starts
+        end = data.index(b"\n", starts[hi - 1])
+        parts = data[starts[lo] : end].split(b"\n")
+        if len(parts) != hi - lo:  # blank lines in between are in the bytes but not lines
+            parts = [p for p in parts if p.strip()]
+        numbers = self.numbers[lo:hi] if self.numbers is not None else range(self.first + lo, self.first + hi)
+        return zip(parts, repeat(self.month), numbers, strict=False)  # parts and numbers: one per line each
+
+
+class LineTable(Sequence[Line]):
+    """Every history line as (raw, month, number) without an object per line: the bytes of each month file read
+    (in pieces of ~4 MB) and an offset per line (8 bytes; a tuple, a bytes object and an int per line cost ~375).
+    A line is built when asked for. Written by one thread (the one reading or appending); readers on any thread
+    see a consistent prefix, as with a list: a piece is in place before its lines are counted."""
+
+    def __init__(self) -> None:
+        self._blocks: list[_Block] = []
+        self._firsts: list[int] = []  # position of each piece's first line
+        self._count = 0
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, index: int) -> Line: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Line]: ...
+
+    def __getitem__(self, index: int | slice) -> Line | list[Line]:
+        count = self._count
+        if isinstance(index, slice):
+            lo, hi, step = index.indices(count)
+            if step != 1:
+                return [self[i] for i in range(lo, hi, step)]
+            return list(self._range(lo, hi))
+        if index < 0:
+            index += count
+        if not 0 <= index < count:
+            raise IndexError("history line out of range")
+        at = bisect.bisect_right(self._firsts, index) - 1
+        return self._blocks[at].line(index - self._firsts[at])
+
+    def __iter__(self) -> Iterator[Line]:
+        return self._range(0, self._count)
+
+    def _range(self, lo: int, hi: int) -> Iterator[Line]:
+        firsts = self._firsts[:]  # pieces are appended before their first position: both lists are in step
+        for block, first in zip(self._blocks[: len(firsts)], firsts, strict=True):
+            size = len(block.starts)
+            if first + size <= lo:
+                continue
+            if first >= hi:
+                break
+            yield from block.lines(max(lo - first, 0), min(hi - first, size))
+
+    def add_month(self, data: bytes, month: str, first_number: int) -> None:
+        """Complete lines of one month file (each ending in a line feed), the first numbered first_number + 1."""
+        import numpy as np  # loaded with the history, not before the first draft is shown
+
+        ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
+        if not len(ends):
+            return
+        starts = np.concatenate((np.zeros(1, dtype=np.int64), ends[:-1] + 1))
+        numbers = np.arange(first_number + 1, first_number + 1 + len(ends), dtype=np.int64)
+        view = np.frombuffer(data, dtype=np.uint8)
+        odd = np.flatnonzero((starts == ends) | np.isin(view[starts], np.frombuffer(_BLANK, dtype=np.uint8)))
+        blank = [int(i) for i in odd if not data[starts[i] : ends[i]].strip()]
+        if blank:
+            keep = np.ones(len(ends), dtype=bool)
+            keep[blank] = False
+            starts, numbers, ends = starts[keep], numbers[keep], ends[keep]
+        piece = 0
+        while piece < len(starts):  # every piece refers to the one bytes object of the file (nothing copied)
+            last = max(int(np.searchsorted(ends, ends[piece] + BLOCK_BYTES, side="right")), piece + 1)
+            run = numbers[piece:last]
+            consecutive = int(run[-1] - run[0]) == len(run) - 1
+            kept = None if consecutive else array("q", run.tobytes())
+            self._append(_Block(data, month, array("q", starts[piece:last].tobytes()), kept, int(run[0])))
+            piece = last
+
+    def append_line(self, raw: bytes, month: str, number: int) -> None:
+        """One line we appended ourselves (number 0: not read from a file)."""
+        self._append(_Block(raw + b"\n", month, array("q", [0]), array("q", [number]), number))
+
+    def extend(self, other: LineTable) -> None:
+        for block in other._blocks:
+            self._append(block)
+
+    def _append(self, block: _Block) -> None:
+        self._blocks.append(block)  # in place before it is counted: a reader never sees a line without its piece
+        self._firsts.append(self._count)
+        self._count += len(block.starts)
+
+
 def ids_in(raw: bytes) -> set[str]:
     """Every engram id this line may name (a superset of what `_names_engram` accepts)."""
     if b"\\u" in raw:  # a key or value written with \u escapes: the byte patterns cannot be trusted
@@ -85,7 +206,7 @@ class LineIndex:
     one). Written by one thread at a time (the one appending lines); read from any: lists only grow."""
 
     def __init__(self) -> None:
-        self.by_id: dict[str, list[int]] = {}
+        self.by_id: dict[str, array[int]] = {}  # 4 bytes a position (a list of ints: 40)
         self.rejects: list[int] = []
         self.human: list[int] = []
         self.ours: list[int] = []  # written by plur_desk (runtime name)
@@ -101,7 +222,7 @@ class LineIndex:
             for engram_id in ids_in(raw):
                 found = by_id.get(engram_id)
                 if found is None:
-                    by_id[engram_id] = [position]
+                    by_id[engram_id] = array("i", (position,))
                 else:
                     found.append(position)
             if b'"reject"' in raw:
@@ -168,24 +289,24 @@ def _malformed(raw: bytes) -> int:
     return 0 if raw[:1] == b"{" and raw.rstrip()[-1:] == b"}" else 1
 
 
-def _add_named(by_id: dict[str, list[int]], found_at: Iterable[tuple[int, bytes]], late: int) -> None:
+def _add_named(by_id: dict[str, array[int]], found_at: Iterable[tuple[int, bytes]], late: int) -> None:
     """One key's pass: (position, raw id) in file order."""
     for position, raw_id in found_at:
         engram_id = raw_id.decode("utf-8", "replace") if b"\\" not in raw_id else _text(raw_id)
         found = by_id.get(engram_id)
         if found is None:
-            by_id[engram_id] = [position]
+            by_id[engram_id] = array("i", (position,))
         elif found[-1] < position:
             found.append(position)
         elif late:
             _add(by_id, engram_id, position, late)
 
 
-def _add(by_id: dict[str, list[int]], engram_id: str, position: int, late: int) -> None:
+def _add(by_id: dict[str, array[int]], engram_id: str, position: int, late: int) -> None:
     """Record that line `position` may name `engram_id`; the first pass arrives in order, later ones are merged."""
     found = by_id.get(engram_id)
     if found is None:
-        by_id[engram_id] = [position]
+        by_id[engram_id] = array("i", (position,))
     elif found[-1] < position:
         found.append(position)
     elif late and found[-1] != position:
