@@ -113,7 +113,7 @@ class ClusterIndex:
             self._rescan_nearest(draft)
 
     def _add(self, added: list[_Item]) -> None:
-        vectors = self.vectorize([i.statement for i in added]).astype(np.float32)
+        vectors = np.asarray(self.vectorize([i.statement for i in added]), dtype=np.float32)  # no copy
         keys = np.array(
             [self._key_ids.setdefault(agreement_key(i.statement), len(self._key_ids)) for i in added], dtype=np.int64
         )
@@ -128,8 +128,10 @@ class ClusterIndex:
             item.row = start + offset
             self.items[item.id] = item
             self._row_ids.append(item.id)
+        approved = np.array([not self.items[i].draft if i in self.items else False for i in self._row_ids])
+        approved &= self._live
         for first, sims in similarity_blocks(self._vectors, start, self._live):
-            self._note_nearest(first, sims)
+            self._note_nearest(first, sims, approved)
             for i, j, sim in pairs_above(sims, first, self.threshold, self._keys):
                 self._consider(self.items[self._row_ids[i]], self.items[self._row_ids[j]], sim)
         self._exact_pairs(added)
@@ -161,10 +163,8 @@ class ClusterIndex:
         elif detail_conflict(a.statement, b.statement) is None:
             self.edges[_pair(a.id, b.id)] = (min(sim, 1.0), "similar")
 
-    def _note_nearest(self, first: int, sims: np.ndarray) -> None:
-        assert self._live is not None
-        approved_cols = np.array([not self.items[i].draft if i in self.items else False for i in self._row_ids])
-        approved_cols &= self._live
+    def _note_nearest(self, first: int, sims: np.ndarray, approved_cols: np.ndarray) -> None:
+        """`approved_cols`: the live rows that are approved engrams (the same for every block of one update)."""
         for r in range(sims.shape[0]):
             item = self.items[self._row_ids[first + r]]
             row = sims[r]
@@ -297,8 +297,8 @@ def embedding_vectorizer(embed: Vectorizer, cache: VectorCache) -> Vectorizer:
 
 def make_cluster_index(cache_path: Path | None, semantic: bool = True) -> ClusterIndex:
     """Embeddings when the model is installed (and wanted), else word overlap; each with its own threshold."""
-    embedder = Embedder.load() if semantic else None
+    embedder = Embedder.load() if semantic else None  # the session search uses
     if embedder is None:
         return ClusterIndex()
-    cache = VectorCache(cache_path)
+    cache = VectorCache.open(cache_path)  # search's vectors, when it has the store open
     return ClusterIndex(embedding_vectorizer(embedder.embed, cache), THRESHOLDS["embedding"], "embedding", cache=cache)

@@ -52,7 +52,7 @@ class SearchService:
         self._embed_process: subprocess.Popen[bytes] | None = None
         from plur_desk.index.embeddings import VectorCache, vectors_file
 
-        self.vectors = VectorCache(vectors_file(base) if embeddings else None)
+        self.vectors = VectorCache.open(vectors_file(base) if embeddings else None)  # shared with clusters
         self.matrix = VectorMatrix(DIM)  # for similar() and semantic ranking: built by sync(), then updated by id
 
     # -- keeping in step -----------------------------------------------------------------------------------

@@ -12,12 +12,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 import unicodedata
+import weakref
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
+
+from plur_desk.index.vector_matrix import VectorTable
 
 MAX_TOKENS = 128
 DIM = 384
@@ -190,8 +195,16 @@ class Embedder:
 
     @classmethod
     def load(cls) -> Embedder | None:
+        """The process's one session of the model in use (an ONNX session holds ~80 MB): search, clusters and the
+        contradiction check share it; `run` may be called from several threads at once."""
         path = cls.model_file()
-        return cls(path) if path is not None else None
+        if path is None:
+            return None
+        with _SHARED_LOCK:
+            found = _SHARED.get(path)
+            if found is None:
+                found = _SHARED[path] = cls(path)
+            return found
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Unit vectors, one row per text (float32), batched as the embedding process batches them."""
@@ -218,6 +231,10 @@ class Embedder:
         pooled = summed / np.maximum(mask.sum(axis=1, keepdims=True), 1)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return np.asarray(pooled / np.maximum(norms, 1e-12), dtype=np.float32)
+
+
+_SHARED: dict[Path, Embedder] = {}
+_SHARED_LOCK = threading.Lock()
 
 
 @lru_cache(maxsize=4)
@@ -248,16 +265,37 @@ def vectors_file(store_cache: Path) -> Path:
 
 
 class VectorCache:
-    """Vectors by content_hash, persisted as one .npz in the cache directory (float16: 50k x 384 = 38 MB)."""
+    """Vectors by content_hash, persisted as one .npz in the cache directory (float16: 50k x 384 = 38 MB).
+
+    One per file while anybody holds it (`open`): search, clusters and the contradiction check of a store share
+    it, so the vectors are in memory once. Changes and saves take the cache's lock (they come from the search
+    runner and the clusters' runner); readers look up single vectors."""
+
+    _open: ClassVar[weakref.WeakValueDictionary[Path, VectorCache]] = weakref.WeakValueDictionary()
+    _open_lock: ClassVar[threading.Lock] = threading.Lock()
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
-        self.vectors: dict[str, np.ndarray] = {}
+        self.vectors = VectorTable(DIM)  # float32, each vector once (search's matrix refers to its rows)
         self.dirty = False
         self._parts_read: set[str] = set()
-        if path is not None and path.is_file():
-            self._read(path)
+        self._lock = threading.RLock()
+        self._file_seen: tuple[int, int] | None = None  # (mtime_ns, size) of `path` when last read
         self.refresh()
+
+    @classmethod
+    def open(cls, path: Path | None) -> VectorCache:
+        """The cache of `path` already open in this process, else a new one (None: a private cache, not saved)."""
+        if path is None:
+            return cls(None)
+        with cls._open_lock:
+            found = cls._open.get(path)
+            if found is None:
+                found = cls(path)
+                cls._open[path] = found
+            else:
+                found.refresh()  # what was written since it was opened (another process, the embedding worker)
+            return found
 
     @property
     def parts_dir(self) -> Path | None:
@@ -267,46 +305,60 @@ class VectorCache:
     def _read(self, path: Path) -> int:
         try:
             with np.load(path) as data:
-                keys, matrix = data["keys"], data["vectors"].astype(np.float32)
+                keys, matrix = data["keys"], data["vectors"]  # float16 as stored: rows are widened one by one
         except (OSError, ValueError, KeyError, EOFError):
             return 0
-        for i, key in enumerate(keys):
-            self.vectors.setdefault(str(key), matrix[i])
+        for i, key in enumerate(keys.tolist()):
+            if key not in self.vectors:
+                self.vectors.put(str(key), matrix[i])
         return len(keys)
 
     def refresh(self) -> int:
-        """Take in the parts the embedding process has written since; returns how many vectors were added."""
-        parts = self.parts_dir
-        if parts is None or not parts.is_dir():
-            return 0
+        """Take in the vectors written since (the cache file replaced, parts from the embedding process); returns
+        how many were added."""
         added = 0
-        for part in sorted(parts.glob("part-*.npz")):
-            if part.name.endswith(".tmp.npz") or part.name in self._parts_read:
-                continue
-            self._parts_read.add(part.name)
-            added += self._read(part)
-        self.dirty = self.dirty or added > 0
-        return added
+        with self._lock:
+            try:
+                stat = self.path.stat() if self.path is not None else None
+            except OSError:
+                stat = None
+            if stat is not None and (stat.st_mtime_ns, stat.st_size) != self._file_seen:
+                self._file_seen = (stat.st_mtime_ns, stat.st_size)
+                added += self._read(self.path)  # type: ignore[arg-type]
+            parts = self.parts_dir
+            if parts is None or not parts.is_dir():
+                return added
+            from_parts = 0
+            for part in sorted(parts.glob("part-*.npz")):
+                if part.name.endswith(".tmp.npz") or part.name in self._parts_read:
+                    continue
+                self._parts_read.add(part.name)
+                from_parts += self._read(part)
+            self.dirty = self.dirty or from_parts > 0  # parts are merged into the file by `save`
+        return added + from_parts
 
     def missing(self, hashes: list[str]) -> list[str]:
         return [h for h in dict.fromkeys(hashes) if h not in self.vectors]
 
     def add(self, hashes: list[str], vectors: np.ndarray) -> None:
-        for key, vector in zip(hashes, vectors, strict=True):
-            self.vectors[key] = vector
-        self.dirty = bool(hashes) or self.dirty
+        with self._lock:
+            for key, vector in zip(hashes, vectors, strict=True):
+                self.vectors.put(key, vector)
+            self.dirty = bool(hashes) or self.dirty
 
     def save(self) -> None:
-        if self.path is None or not self.dirty:
-            return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        keys = np.array(list(self.vectors), dtype=object)
-        matrix = np.stack(list(self.vectors.values())).astype(np.float16) if self.vectors else np.zeros((0, DIM))
-        tmp = self.path.with_suffix(".tmp.npz")
-        np.savez(tmp, keys=keys.astype(str), vectors=matrix)
-        tmp.replace(self.path)
-        self.dirty = False
-        parts = self.parts_dir
-        for name in self._parts_read:  # merged: the parts are no longer needed
-            (parts / name).unlink(missing_ok=True)  # type: ignore[operator]
-        self._parts_read.clear()
+        with self._lock:
+            if self.path is None or not self.dirty:
+                return
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            keys, matrix = self.vectors.as_float16()
+            tmp = self.path.with_suffix(".tmp.npz")
+            np.savez(tmp, keys=np.array(keys, dtype=str).reshape(-1), vectors=matrix)
+            tmp.replace(self.path)
+            stat = self.path.stat()
+            self._file_seen = (stat.st_mtime_ns, stat.st_size)  # our own file: nothing to read back
+            self.dirty = False
+            parts = self.parts_dir
+            for name in self._parts_read:  # merged: the parts are no longer needed
+                (parts / name).unlink(missing_ok=True)  # type: ignore[operator]
+            self._parts_read.clear()

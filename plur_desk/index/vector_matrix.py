@@ -2,27 +2,97 @@
 vector again for each selection or query.
 
 Rows are engrams (by id) whose content_hash has a vector; an engram whose vector is not computed yet waits under
-its hash and gets its row when the vector arrives. A changed engram keeps its row (new vector written in place);
-a removed one is masked. Readers (the read pool) and writers (the thread that syncs the search index) share one
-lock: a query is one matrix product, an update a few rows.
+its hash and gets its row when the vector arrives. A changed engram keeps its row (pointed at its new vector); a
+removed one is masked. A row holds no vector of its own: it names the row of the `VectorTable` (the vector cache)
+that holds it, so the vectors are in memory once; a plain mapping (a script, a test) is copied into a table of
+the matrix's own. Readers (the read pool) and writers (the thread that syncs the search index) share one lock: a
+query is one matrix product over the table, an update a few rows.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 import numpy as np
 
 Pairs = Iterable[tuple[str, str]]  # (engram id, content_hash)
+CHUNK = 4096  # rows per chunk of a VectorTable
+
+
+class VectorTable(Mapping[str, np.ndarray]):
+    """Vectors by key (float32), stored once in chunks of CHUNK rows: a vector never moves once written, so
+    growing copies nothing, a looked-up vector is a view, and `VectorMatrix` refers to rows instead of copying
+    them. Written by one thread at a time (its owner's lock); read from any: a row is published after its vector
+    is written."""
+
+    def __init__(self, dim: int) -> None:
+        self.dim = dim
+        self._chunks: list[np.ndarray] = []
+        self._row: dict[str, int] = {}
+        self._keys: list[str] = []  # by row
+
+    def __len__(self) -> int:
+        return len(self._row)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys[: len(self._row)])
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._row
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        row = self._row[key]
+        vector: np.ndarray = self._chunks[row // CHUNK][row % CHUNK]
+        return vector
+
+    def get(self, key: str, default: np.ndarray | None = None) -> np.ndarray | None:  # type: ignore[override]
+        row = self._row.get(key)
+        return default if row is None else self._chunks[row // CHUNK][row % CHUNK]
+
+    def row(self, key: str) -> int | None:
+        return self._row.get(key)
+
+    def put(self, key: str, vector: np.ndarray) -> int:
+        row = self._row.get(key)
+        if row is None:
+            row = len(self._keys)
+            if row // CHUNK == len(self._chunks):
+                self._chunks.append(np.zeros((CHUNK, self.dim), dtype=np.float32))
+            self._chunks[row // CHUNK][row % CHUNK] = vector
+            self._keys.append(key)
+            self._row[key] = row
+        else:
+            self._chunks[row // CHUNK][row % CHUNK] = vector
+        return row
+
+    def dot(self, vector: np.ndarray) -> np.ndarray:
+        """The product of every row with `vector` (one float per row, in row order)."""
+        count = len(self._keys)
+        chunks = self._chunks[: (count + CHUNK - 1) // CHUNK]
+        if not chunks:
+            return np.zeros(0, dtype=np.float32)
+        return np.concatenate([chunk @ vector for chunk in chunks])[:count]
+
+    def as_float16(self) -> tuple[list[str], np.ndarray]:
+        """Keys and their vectors in row order, as float16 (for saving: no float32 copy of them all)."""
+        count = len(self._keys)
+        out = np.zeros((count, self.dim), dtype=np.float16)
+        for n, chunk in enumerate(self._chunks):
+            rows = min(CHUNK, count - n * CHUNK)
+            if rows <= 0:
+                break
+            out[n * CHUNK : n * CHUNK + rows] = chunk[:rows]
+        return self._keys[:count], out
 
 
 class VectorMatrix:
     def __init__(self, dim: int) -> None:
         self.dim = dim
         self._lock = threading.Lock()
-        self._store = np.zeros((0, dim), dtype=np.float32)  # capacity; rows [0, len(ids)) are in use
-        self._matrix = self._store
+        self._table: VectorTable = VectorTable(dim)
+        self._copying = True  # the vectors come from a plain mapping: copied into self._table
+        self._src = np.zeros(0, dtype=np.int64)  # per row (capacity): the table row holding its vector
         self._live = np.zeros(0, dtype=bool)
         self._ids: list[str] = []
         self._row: dict[str, int] = {}
@@ -40,8 +110,9 @@ class VectorMatrix:
     def rebuild(self, pairs: Pairs, vectors: Mapping[str, np.ndarray]) -> None:
         """Every engram at once (after opening, or after PLUR rewrote the file)."""
         with self._lock:
-            self._store = self._matrix = np.zeros((0, self.dim), dtype=np.float32)
-            self._live = np.zeros(0, dtype=bool)
+            self._copying = not isinstance(vectors, VectorTable)
+            self._table = VectorTable(self.dim) if self._copying else vectors  # type: ignore[assignment]
+            self._src, self._live = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)
             self._ids, self._row, self._hash, self._waiting = [], {}, {}, {}
             self._place(list(pairs), vectors)
             self._vectors_seen = len(vectors)
@@ -72,37 +143,43 @@ class VectorMatrix:
             self._vectors_seen = len(vectors)
             return len(pairs)
 
+    def _source_row(self, digest: str, vectors: Mapping[str, np.ndarray]) -> int | None:
+        if not self._copying:
+            if vectors is not self._table:
+                raise ValueError("a VectorMatrix follows the one vector table it was built over")
+            return self._table.row(digest)
+        vector = vectors.get(digest)
+        return None if vector is None else self._table.put(digest, vector)
+
     def _place(self, pairs: list[tuple[str, str]], vectors: Mapping[str, np.ndarray]) -> None:
         new_ids: list[str] = []
-        new_rows: list[np.ndarray] = []
+        new_src: list[int] = []
         for engram_id, digest in pairs:
             self._hash[engram_id] = digest
-            vector = vectors.get(digest)
-            if vector is None:
+            source = self._source_row(digest, vectors)
+            if source is None:
                 self._waiting.setdefault(digest, set()).add(engram_id)
                 continue
             row = self._row.get(engram_id)
             if row is None:
                 self._row[engram_id] = len(self._ids) + len(new_ids)
                 new_ids.append(engram_id)
-                new_rows.append(np.asarray(vector, dtype=np.float32))
+                new_src.append(source)
             elif row >= len(self._ids):  # listed twice in this batch: the later one holds
-                new_rows[row - len(self._ids)] = np.asarray(vector, dtype=np.float32)
+                new_src[row - len(self._ids)] = source
             else:
-                self._matrix[row] = vector
+                self._src[row] = source
                 self._live[row] = True
-        if new_rows:
-            used, more = len(self._ids), len(new_rows)
-            if used + more > len(self._store):  # grown by doubling: appending one engram copies nothing
-                store = np.zeros((max(2 * len(self._store), used + more, 64), self.dim), dtype=np.float32)
-                store[:used] = self._store[:used]
-                live = np.zeros(len(store), dtype=bool)
-                live[:used] = self._live[:used]
-                self._store, self._live = store, live
-            self._store[used : used + more] = np.stack(new_rows)
+        if new_src:
+            used, more = len(self._ids), len(new_src)
+            if used + more > len(self._src):  # grown by doubling (8 bytes a row): appending copies nothing
+                size = max(2 * len(self._src), used + more, 64)
+                src, live = np.zeros(size, dtype=np.int64), np.zeros(size, dtype=bool)
+                src[:used], live[:used] = self._src[:used], self._live[:used]
+                self._src, self._live = src, live
+            self._src[used : used + more] = new_src
             self._live[used : used + more] = True
             self._ids.extend(new_ids)
-        self._matrix = self._store[: len(self._ids)]
 
     def nearest(
         self, vector: np.ndarray, k: int, *, exclude: str | None = None, among: set[str] | None = None
@@ -111,7 +188,7 @@ class VectorMatrix:
         with self._lock:
             if not len(self._ids):
                 return []
-            scores = self._matrix @ np.asarray(vector, dtype=np.float32)
+            scores = self._table.dot(np.asarray(vector, dtype=np.float32))[self._src[: len(self._ids)]]
             mask = ~self._live[: len(self._ids)]
             if exclude is not None and exclude in self._row:
                 mask = mask.copy()

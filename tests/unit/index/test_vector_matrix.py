@@ -4,8 +4,9 @@ and vectors arriving while the embedding runs."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
-from plur_desk.index.vector_matrix import VectorMatrix
+from plur_desk.index.vector_matrix import VectorMatrix, VectorTable
 
 DIM = 8
 
@@ -69,3 +70,40 @@ def test_among_narrows_and_nothing_left_is_empty() -> None:
     assert {i for i, _s in got} == {"E2", "E7"}
     assert matrix.nearest(query, 3, among=set()) == []
     assert VectorMatrix(DIM).nearest(query, 3) == []
+
+
+def test_over_the_vector_table_it_refers_to_rows_and_answers_the_same(monkeypatch) -> None:
+    """Built over the cache's VectorTable the matrix copies no vector (it names table rows), across chunks of the
+    table and vectors added while it is in use, and answers what a matrix over a plain dict answers."""
+    from plur_desk.index import vector_matrix
+
+    monkeypatch.setattr(vector_matrix, "CHUNK", 16)  # several chunks
+    rng = np.random.default_rng(11)
+    table = VectorTable(DIM)
+    plain: dict[str, np.ndarray] = {}
+    for n in range(40):
+        plain[f"h{n}"] = _unit(rng)
+        table.put(f"h{n}", plain[f"h{n}"])
+    engrams = {f"E{n}": f"h{n % 45}" for n in range(60)}  # some share a vector, some have none yet
+    referring, copying = VectorMatrix(DIM), VectorMatrix(DIM)
+    referring.rebuild(engrams.items(), table)
+    copying.rebuild(engrams.items(), plain)
+    for step in range(20):
+        query = _unit(rng)
+        got, expected = referring.nearest(query, 6, exclude=f"E{step}"), copying.nearest(query, 6, exclude=f"E{step}")
+        assert [i for i, _s in got] == [i for i, _s in expected]
+        assert np.allclose([s for _i, s in got], [s for _i, s in expected])
+        _same(got, _fresh(engrams, plain, query, 6, f"E{step}"))
+        if step % 4 == 0:
+            key = f"h{40 + step // 4}"
+            plain[key] = _unit(rng)
+            table.put(key, plain[key])
+            assert referring.take_new_vectors(table) and copying.take_new_vectors(plain)
+        edited = f"E{step * 3}"
+        engrams[edited] = f"h{(step * 7) % 45}"
+        referring.update({edited: engrams[edited]}, table)
+        copying.update({edited: engrams[edited]}, plain)
+    assert referring._table is table and len(table) == len(plain)  # the vectors exist once
+    assert np.array_equal(table["h3"], plain["h3"]) and table.get("missing") is None
+    with pytest.raises(ValueError, match="one vector table"):
+        referring.update({"E1": "h1"}, VectorTable(DIM))
