@@ -224,6 +224,16 @@ def _plain(text: str) -> object:
     return resolve_plain(text)
 
 
+SHARED_UP_TO = 24  # characters: scopes, types, statuses, writers, dates and timestamps repeat across engrams
+
+
+def _shared(value: object) -> object:
+    """A short string scalar is interned: 50,000 engrams repeat a few scopes, types, writers and their own
+    timestamps (created, updated, stored) hundreds of thousands of times; one object each saves ~36 MB there, and
+    the parse cache and the parse workers' results (marshal) keep them interned."""
+    return sys.intern(value) if type(value) is str and len(value) <= SHARED_UP_TO else value
+
+
 class _Parser:
     """Indentation parser over a list of lines; raises Unsupported outside js-yaml's dump subset."""
 
@@ -315,7 +325,7 @@ class _Parser:
             value, tail = _plain(rest), ""
         if tail:
             raise Unsupported
-        return value
+        return _shared(value)
 
     def sequence(self, indent: int) -> list[object]:  # noqa: C901 -- the parser's hot loop, kept inline for speed
         result: list[object] = []
@@ -345,7 +355,7 @@ class _Parser:
                 if tail:
                     raise Unsupported
                 self.pos += 1
-                result.append(quoted)
+                result.append(_shared(quoted))
                 continue
             if item == "" or item[:2] == "- " or item == "-":
                 raise Unsupported
@@ -358,7 +368,7 @@ class _Parser:
                 result.append(self.mapping(indent + 2))
                 continue
             self.pos += 1
-            result.append(_plain(item))
+            result.append(_shared(_plain(item)))
         return result
 
     def block_scalar(self, header: str, parent_indent: int) -> str:  # noqa: C901 -- the parser's hot loop, kept inline for speed
