@@ -14,8 +14,9 @@ from plur_desk.store.parse_cache import ParsedBlocks
 def before_first_draft(session: ReviewSession) -> None:
     """On the loading thread, what showing the first draft would otherwise ask on the GUI thread: whether the
     store is a git clone with a remote (a `git` subprocess, asked once per store; its detail warns about what
-    will not reach the team)."""
+    will not reach the team), and the tension rows a draft's detail lists (every status; kept by id)."""
     team_review.team_remote(session.store.root)
+    session.tensions(("detected", "confirmed", "dismissed", "resolved"))
 
 
 def parse_rest(session: ReviewSession) -> ParsedBlocks:
