@@ -25,9 +25,10 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def atomic_write(target: Path, data: bytes, *, default_mode: int = 0o644, crash_label: str = "") -> None:
-    """Replace `target` with `data`. A crash at any point leaves either the old file or the new one. The new file
-    keeps the old one's mode, and its owner when root replaces another user's file."""
+def atomic_write(target: Path, data: bytes | list[bytes], *, default_mode: int = 0o644, crash_label: str = "") -> None:
+    """Replace `target` with `data` (or its parts, one after the other). A crash at any point leaves either the old
+    file or the new one. The new file keeps the old one's mode, and its owner when root replaces another user's
+    file."""
     tmp = target.with_name(f"{target.name}.{os.getpid()}.{next(_counter)}.tmp")
     try:
         old = target.stat()
@@ -37,10 +38,11 @@ def atomic_write(target: Path, data: bytes, *, default_mode: int = 0o644, crash_
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
         try:
-            view = memoryview(data)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
+            for part in [data] if isinstance(data, bytes) else data:
+                view = memoryview(part)
+                while view:
+                    written = os.write(fd, view)
+                    view = view[written:]
             os.fsync(fd)
             if owner is not None and os.geteuid() == 0 and owner != (os.getuid(), os.getgid()):
                 os.fchown(fd, *owner)

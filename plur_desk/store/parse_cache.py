@@ -209,7 +209,7 @@ def write_file(path: Path, cache: CacheFile) -> bool:
             "sizes": [len(chunk) for chunk in cache.chunks],
             "split": _pack_split(cache.split),
         }
-        atomic_write(path, b"".join([marshal.dumps(header), *cache.chunks]), default_mode=0o600)
+        atomic_write(path, [marshal.dumps(header), *cache.chunks], default_mode=0o600)  # not joined: no copy
         os.chmod(path, 0o600)  # it holds engram text: only its owner reads it
     except (OSError, ValueError):
         return False  # a cache that cannot be written is only a slower next start

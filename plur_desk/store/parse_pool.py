@@ -73,11 +73,11 @@ def pack_chunk(chunk: bytes, spans: list[Span], indent: int, kind: str) -> bytes
     return marshal.dumps((facts, marshal.dumps(drafts), marshal.dumps(rest)))
 
 
-def _chunks(data: bytes, spans: list[Span], size: int) -> Iterator[tuple[bytes, list[Span]]]:
-    for first in range(0, len(spans), size):
-        group = spans[first : first + size]
+def _frames(data: bytes, groups: list[list[Span]], indent: int, kind: str, packed: bool) -> Iterator[bytes]:
+    """One task frame per group of spans, made when the worker is fed it."""
+    for group in groups:
         base = group[0][0]
-        yield data[base : group[-1][1]], [(s - base, e - base) for s, e in group]
+        yield marshal.dumps((indent, kind, data[base : group[-1][1]], [(s - base, e - base) for s, e in group], packed))
 
 
 def _write_frame(stream: IO[bytes], payload: bytes) -> None:
@@ -94,7 +94,7 @@ def _read_frame(stream: IO[bytes]) -> bytes | None:
     return payload if len(payload) == size else None
 
 
-def _feed(proc: subprocess.Popen[bytes], tasks: list[bytes]) -> None:
+def _feed(proc: subprocess.Popen[bytes], tasks: Iterator[bytes]) -> None:
     assert proc.stdin is not None
     try:
         for task in tasks:
@@ -142,16 +142,18 @@ def parse_in_workers(
         return False  # a frozen build has no `python -m`; one process parses
     workers = worker_count()
     size = max(200, min(CHUNK_BLOCKS, -(-len(spans) // (workers * 2))))
-    tasks = [marshal.dumps((indent, kind, chunk, local, packed)) for chunk, local in _chunks(data, spans, size)]
-    results: queue.Queue[bytes | None] = queue.Queue()
+    groups = [spans[first : first + size] for first in range(0, len(spans), size)]
+    # Frames are made as each worker takes them and results wait in a short queue: neither a marshalled copy
+    # of the whole file nor a backlog of unread results is alive beside the values being built (cold peak).
+    results: queue.Queue[bytes | None] = queue.Queue(maxsize=2 * workers)
     procs, threads = [], []
     try:
-        for index in range(min(workers, len(tasks))):
+        for index in range(min(workers, len(groups))):
             proc = _start_worker()
-            mine = tasks[index::workers]
+            mine = groups[index::workers]
             procs.append(proc)
             threads += [
-                threading.Thread(target=_feed, args=(proc, mine), daemon=True),
+                threading.Thread(target=_feed, args=(proc, _frames(data, mine, indent, kind, packed)), daemon=True),
                 threading.Thread(target=_drain, args=(proc, len(mine), results), daemon=True),
             ]
     except OSError:
@@ -161,12 +163,17 @@ def parse_in_workers(
     for thread in threads:
         thread.start()
     finished = 0
-    while finished < len(procs):
-        frame = results.get()
-        if frame is None:
-            finished += 1
-        else:
-            sink(marshal.loads(frame))
+    try:
+        while finished < len(procs):
+            frame = results.get()
+            if frame is None:
+                finished += 1
+            else:
+                sink(marshal.loads(frame))
+    except BaseException:
+        for proc in procs:  # nobody reads their results any more: they would wait on a full pipe for ever
+            proc.kill()
+        raise
     for proc in procs:
         proc.wait()
     return all(proc.returncode == 0 for proc in procs)

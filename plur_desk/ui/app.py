@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from plur_desk import APP_ID, __version__
+from plur_desk.infra.memory import limit_malloc_arenas
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QApplication
@@ -62,6 +63,7 @@ def make_application(argv: list[str] | None = None) -> QApplication:
     from PySide6.QtWidgets import QApplication
 
     sys.setswitchinterval(SWITCH_INTERVAL)
+    limit_malloc_arenas()  # before the window's threads start: freed memory is shared between them
 
     existing = QApplication.instance()
     app = existing if isinstance(existing, QApplication) else QApplication(argv or [sys.argv[0]])
