@@ -1,7 +1,7 @@
 """How each cost grows from 1,000 to 100,000 engrams, side by side with the real PLUR, with the growth per 10x.
 
     python bench/bench_growth.py [--sizes 1000,10000,50000,100000] [--rounds 2] [--stores DIR]
-        [--out bench/results/growth.md]
+        [--out bench/results/growth.md] [--only approve]
 
 Stores are made once by the real PLUR (tests/node/make_store.mjs) under a stable folder in the temporary directory
 (reruns reuse them) and copied for each round. Every figure is a fresh process timed from its launch to its result,
@@ -11,7 +11,8 @@ so imports count on both sides; medians over the rounds, ours and PLUR's alterna
   parse cache / with the cache the cold run saved; "drafts" is when the drafts-first snapshot was ready.
 - check cold / warm: `python -m plur_desk check STORE`, with no cache / with the cache of the previous run.
 - approve: one draft approved through `ReviewSession` (lock, re-read, journal, fsync, signed history event), median
-  of 5 in the process, after a warm load.
+  of 5 in the process, after a warm load. `--only approve` measures this row alone (the cold load before it saves
+  the parse cache), for comparing two checkouts quickly.
 - reload after PLUR wrote: PLUR's own `saveEngrams` rewrote the file with 5 counters bumped; a fresh warm open.
 - peak memory: the cold load process's VmHWM, and its largest worker; PLUR's peak RSS for `list()`.
 - PLUR `list()` cold: a new `Plur` with no `engrams.db`; warm: with the SQLite index the cold run left.
@@ -120,11 +121,14 @@ def make_store(n: int, stores: Path) -> Path:
     return store
 
 
-def one_round(template: Path, work: Path) -> dict[str, float]:
+def one_round(template: Path, work: Path, only: str = "") -> dict[str, float]:
     shutil.rmtree(work, ignore_errors=True)
     store, home = work / "store", work / "home"
     shutil.copytree(template, store, ignore=shutil.ignore_patterns("engrams.db*"))
     r: dict[str, float] = {}
+    if only == "approve":
+        ours("load", store, work)
+        return {"approve": ours("approve", store, work)["approve_s"]}
     cold = ours("load", store, work)
     r.update(load_cold=cold["load_s"], drafts_cold=cold["drafts_s"], hwm=cold["hwm_mb"], worker=cold["worker_mb"])
     p = plur({"op": "list"}, store, home)
@@ -175,6 +179,8 @@ def table(results: dict[int, list[dict[str, float]]], rounds: int) -> str:
         "|---|" + "---|" * (len(sizes) + len(steps)),
     ]
     for label, key, unit in ROWS:
+        if key not in med[sizes[0]]:
+            continue
         scale = 1000 if unit == "ms" else 1
         cells = []
         for n in sizes:
@@ -199,13 +205,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--stores", type=Path, default=Path(tempfile.gettempdir()) / "plur-desk-bench" / "stores")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "growth.md")
+    parser.add_argument("--only", choices=["approve"], default="", help="measure only this row")
     args = parser.parse_args()
     results: dict[int, list[dict[str, float]]] = {}
     with tempfile.TemporaryDirectory(prefix="plur-growth-") as tmp:
         for n in (int(x) for x in args.sizes.split(",")):
             template = make_store(n, args.stores)
             for _ in range(args.rounds):
-                results.setdefault(n, []).append(one_round(template, Path(tmp) / f"w{n}"))
+                results.setdefault(n, []).append(one_round(template, Path(tmp) / f"w{n}", args.only))
                 print(json.dumps({"n": n, "load": os.getloadavg()[0], **results[n][-1]}), file=sys.stderr, flush=True)
     text = table(results, args.rounds)
     print(text)

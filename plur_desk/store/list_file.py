@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from plur_desk.store.entry_positions import Positions
+from plur_desk.store.file_hash import FileHash
 from plur_desk.store.known_split import KnownSplit
 from plur_desk.store.safe_open import NotRegularFile, read_regular, special_file_problem
 from plur_desk.store.yaml_load import (
@@ -175,7 +176,7 @@ class ListFile:
         self._by_key: dict[str, list[Entry]] | None = None
         self._parsed_upto = 0  # every entry before this index is parsed (parsing only ever goes one way)
         self._drafts: tuple[bytes, array[int]] | None = None  # (of these bytes) the drafts' indices, when known
-        self._sha256: str | None = None
+        self._hash: FileHash | None = None
 
     def span(self, entry: Entry) -> tuple[int, int]:
         """The entry's bytes in `data`: start and end offsets; (-1, -1) in a file not in PLUR's own layout."""
@@ -188,10 +189,13 @@ class ListFile:
         return self.item_lines[entry.index] if entry.index < len(self.item_lines) else 0
 
     def sha256(self) -> str:
-        """The SHA-256 of the whole file (hex), computed once per snapshot."""
-        if self._sha256 is None:
-            self._sha256 = hashlib.sha256(self.data).hexdigest()
-        return self._sha256
+        """The SHA-256 of the whole file (hex), computed once per snapshot (a write's from the one before it)."""
+        return self.file_hash().hexdigest
+
+    def file_hash(self) -> FileHash:
+        if self._hash is None:
+            self._hash = FileHash.of(self.data)
+        return self._hash
 
     def by_key(self) -> dict[str, list[Entry]]:
         """Entries by id (a list, since a hand-edited file can repeat an id); built once per snapshot.
@@ -489,7 +493,7 @@ class ListFile:
         reading it. Entries not replaced, the arrays of positions and the lists of the id index are shared, so a
         write costs O(replaced entries + shift points), not O(entries)."""
         new = copy.copy(self)
-        new.data, new.entries, new._sha256 = data, list(self.entries), None
+        new.data, new.entries, new._hash = data, list(self.entries), None
         changes = []
         for index in sorted(replacements):
             block, value = replacements[index]

@@ -9,7 +9,6 @@ released. Nothing is ever written to a file that could not be fully read.
 from __future__ import annotations
 
 import copy
-import hashlib
 import marshal
 import os
 from collections.abc import Callable, Iterable
@@ -31,6 +30,7 @@ from plur_desk.infra.errors import (
     without_nothing_written,
 )
 from plur_desk.store.atomic import atomic_write
+from plur_desk.store.file_hash import FileHash
 from plur_desk.store.history import AppendResult, HistoryLog
 from plur_desk.store.journal import Journal, JournalRecord, Step
 from plur_desk.store.list_file import (
@@ -317,9 +317,10 @@ class PlurStore:
             new_data = _spliced(fresh, replacements)
             prepared = self.history.prepare(result.events)  # pre-flight: raises before the first byte is written
             try:
-                new_hash = hashlib.sha256(new_data).hexdigest()  # hashing releases the interpreter lock
+                first = min((fresh.span(fresh.entries[i])[0] for i in replacements), default=0)
+                new_hash = FileHash.of(new_data, fresh.file_hash(), max(first, 0))  # hashes from the first change
                 planned = record.steps[step] if step < len(record.steps) and record.steps[step].changes else None
-                self._journal_step(record, step, layout, fresh.sha256(), new_hash, result, prepared.offsets)
+                self._journal_step(record, step, layout, fresh.sha256(), new_hash.hexdigest, result, prepared.offsets)
                 try:
                     atomic_write(path, new_data, crash_label="store")
                 except BaseException:
@@ -334,7 +335,7 @@ class PlurStore:
                         record.finish()
                     raise
                 new_file = fresh.replaced(replacements, new_data)
-                new_file._sha256 = new_hash
+                new_file._hash = new_hash
                 new_file.identity = FileIdentity.of(os.stat(path))
                 new_file.exists = True
                 if layout is ENGRAMS:

@@ -10,12 +10,12 @@ recovery when the store is next opened.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 
 from plur_desk.domain.engram_rules import tension_problems
 from plur_desk.infra.errors import ActionRefused, PartialWrite, ReadOnlyStore, WriteFailed, without_nothing_written
 from plur_desk.store.atomic import atomic_write
+from plur_desk.store.file_hash import FileHash
 from plur_desk.store.journal import JournalRecord
 from plur_desk.store.list_file import TENSIONS, ListFile
 from plur_desk.store.lock import locked
@@ -71,7 +71,8 @@ def _append_locked(store: PlurStore, make: Make, journal: JournalRecord) -> Writ
         result = WriteResult(reloaded=True, changed=[key], events=list(events), before={key: {}}, after={key: record})
         prepared = store.history.prepare(result.events)  # pre-flight: raises before the first byte is written
         try:
-            new_hash = hashlib.sha256(new_data).hexdigest()
+            appended = fresh.exists and fresh.regular and fresh.data != TENSIONS.empty  # as _appended decides
+            new_hash = FileHash.of(new_data, fresh.file_hash(), len(fresh.data) if appended else 0).hexdigest
             store._journal_step(journal, 0, TENSIONS, fresh.sha256(), new_hash, result, prepared.offsets)
             atomic_write(path, new_data, crash_label="store")
             try:

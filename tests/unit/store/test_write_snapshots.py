@@ -11,6 +11,7 @@ fresh read of the bytes it holds.
 from __future__ import annotations
 
 import copy
+import hashlib
 import random
 from pathlib import Path
 
@@ -20,8 +21,9 @@ from hypothesis import strategies as st
 
 from plur_desk.domain.engram_rules import engram_problems
 from plur_desk.domain.review import engram_fingerprint
-from plur_desk.store import entry_positions
+from plur_desk.store import entry_positions, file_hash
 from plur_desk.store.entry_positions import Positions
+from plur_desk.store.file_hash import FileHash
 from plur_desk.store.list_file import ENGRAMS, ListFile
 from plur_desk.store.plur_store import Edit, PlurStore
 
@@ -207,3 +209,23 @@ def test_positions_follow_any_sequence_of_replacements(entries, writes, compact_
         entry_positions.COMPACT_AT = original
     for old, old_starts, old_lines in history:  # every earlier snapshot's positions are still its own
         assert list(old.starts()) == old_starts and list(old.lines()) == old_lines
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=300), st.lists(st.tuples(st.integers(0, 300), st.binary(max_size=40)), max_size=6))
+def test_the_file_hash_from_a_checkpoint_is_the_hash_of_the_whole_file(data, edits):
+    original = file_hash.CHECKPOINT
+    file_hash.CHECKPOINT = 16  # many checkpoints in a small file
+    try:
+        hashes = [(data, FileHash.of(data))]
+        for at, insert in edits:
+            old, base = hashes[at % len(hashes)]  # from any earlier file, not only the last
+            cut = at % (len(old) + 1)
+            new = old[:cut] + insert + old[cut + len(insert) // 2 :]
+            made = FileHash.of(new, base, cut)
+            assert made.hexdigest == hashlib.sha256(new).hexdigest() and made.size == len(new)
+            hashes.append((new, made))
+        for old, made in hashes:  # no state was changed in place: each hash still extends correctly
+            assert FileHash.of(old + b"x", made, len(old)).hexdigest == hashlib.sha256(old + b"x").hexdigest()
+    finally:
+        file_hash.CHECKPOINT = original
