@@ -211,7 +211,7 @@ class ReviewSession:
         own_resign = log.resign
         log.resign = self.signing.resign_recovered(self.reviewer)
         try:
-            report = recover(self.store)
+            report = recover(self.store, self.signing.proven_decision(self.reviewer, self.trust))
         except PlurDeskError as exc:  # e.g. another plur_desk is recovering right now: the store stays usable
             self.recovery_note = f"Recovery of interrupted actions was not done: {exc}"
             return self.recovery_note

@@ -16,6 +16,7 @@ from plur_desk.domain.review import Reviewer
 from plur_desk.domain.trust import Trust, TrustState, backs_review
 from plur_desk.store.checkpoint import emit_checkpoint
 from plur_desk.store.plur_store import Edit, PlurStore
+from plur_desk.store.signatures import claimed_human, verify
 
 Apply = Callable[[dict[str, object]], tuple[dict[str, object], list[dict[str, object]]]]
 
@@ -67,17 +68,44 @@ class SessionSigning:
         return event
 
     def resign_recovered(self, reviewer: Reviewer) -> Callable[[dict[str, object]], dict[str, object]]:
-        """A recovered event (`data.recovered` changed its bytes) is signed again only by the reviewer it names;
-        anyone else's recovery leaves it unsigned rather than carrying a signature that no longer verifies, so
-        `check` lists it as an unsigned human claim."""
+        """A recovered event (`data.recovered` changed its bytes) is signed again only by the reviewer it names, and
+        only when it carries that reviewer's own signature as written; anything else is left unsigned rather than
+        carrying a signature that no longer verifies (or a forged one made valid), so `check` lists it as an
+        unsigned human claim."""
 
         def resign(event: dict[str, object]) -> dict[str, object]:
             actor = event.get("actor")
-            if isinstance(actor, dict) and actor.get("asserted_by") == reviewer.name:
+            if isinstance(actor, dict) and actor.get("asserted_by") == reviewer.name and self._own(event):
                 return self.keys.sign(event)
             return {k: v for k, v in event.items() if k not in ("signature", "signer")}
 
         return resign
+
+    def _own(self, event: dict[str, object]) -> bool:
+        """Whether a recovered event carries this reviewer's signature as its writer made it (before the chain's
+        `prev` and the `data.recovered` mark): only then is it signed again; an agent's planted event never is."""
+        original = {k: v for k, v in event.items() if k not in ("prev", "hash")}
+        data = original.get("data")
+        if isinstance(data, dict) and data.get("recovered") is True:
+            original["data"] = {k: v for k, v in data.items() if k != "recovered"}
+        return verify(original, self.keys.public_key())
+
+    def proven_decision(self, reviewer: Reviewer, trust: TrustChecker) -> Callable[[dict[str, object]], bool]:
+        """Whether a human decision found in the write-ahead journal was signed by the reviewer it names: by this
+        reviewer's own key (which a killed first decision may not have registered yet), or by the named reviewer's
+        key in keys.yaml. The journal is in the store folder, where any agent can write; an unproven record would
+        otherwise become a decision re-signed in the reopening reviewer's name."""
+        own: list[str] = []
+
+        def proven(event: dict[str, object]) -> bool:
+            if claimed_human(event) == reviewer.name:
+                if not own:
+                    own.append(self.keys.public_key())
+                if verify(event, own[0]):
+                    return True
+            return trust(event).state is TrustState.VALID
+
+        return proven
 
 
 class ReviewVerdicts:

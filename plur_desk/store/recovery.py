@@ -16,6 +16,7 @@ import json
 import os
 import socket
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING
@@ -28,6 +29,7 @@ from plur_desk.store.journal import JournalRecord, Step
 from plur_desk.store.list_file import ENGRAMS, TENSIONS, ListFile
 from plur_desk.store.lock import LockPolicy, holder_alive, locked
 from plur_desk.store.safe_open import read_regular
+from plur_desk.store.signatures import claimed_human
 
 if TYPE_CHECKING:
     from plur_desk.store.plur_store import PlurStore
@@ -84,7 +86,14 @@ def _live_elsewhere(record: JournalRecord) -> bool:
     return age < OTHER_HOST_GRACE_SECONDS
 
 
-def recover(store: PlurStore) -> RecoveryReport:
+Proven = Callable[[dict[str, object]], bool]
+
+
+def recover(store: PlurStore, proven: Proven | None = None) -> RecoveryReport:
+    """Finish or roll back what killed writers left. `proven(event)` says whether a journaled human decision's
+    signature verifies (the reopening reviewer's own key, or the named reviewer's key in keys.yaml): the journal
+    lies in the store folder, which any agent can write, so a step not yet written whose human events are not
+    proven is never carried out; the record stays in the journal, reported. Without `proven` no such step is."""
     report = RecoveryReport()
     records, unreadable = store.journal.pending()
     report.stuck += [f"unreadable journal record {u}" for u in unreadable]
@@ -96,13 +105,13 @@ def recover(store: PlurStore) -> RecoveryReport:
             if _live_elsewhere(record):
                 continue
             try:
-                _recover_one(store, record, report)
+                _recover_one(store, record, report, proven)
             except PlurDeskError as exc:
                 report.stuck.append(f"{record.describe()}: {exc}")
     return report
 
 
-def _recover_one(store: PlurStore, record: JournalRecord, report: RecoveryReport) -> None:
+def _recover_one(store: PlurStore, record: JournalRecord, report: RecoveryReport, proven: Proven | None) -> None:
     if not record.steps or step_state(store, record.steps[0]) is StepState.NOT_APPLIED:
         record.finish()
         report.rolled_back.append(record.describe())
@@ -118,6 +127,17 @@ def _recover_one(store: PlurStore, record: JournalRecord, report: RecoveryReport
             )
             return
         if state is StepState.NOT_APPLIED:
+            unproven = [e for e in step.events if claimed_human(e) is not None]
+            if proven is not None:
+                unproven = [e for e in unproven if not proven(_as_signed(e))]
+            if unproven:  # a human decision nobody can show was made is never carried out
+                names = ", ".join(sorted({str(claimed_human(e)) for e in unproven}))
+                report.stuck.append(
+                    f"{record.describe()}: it records a decision by {names} whose signature does not verify with "
+                    f"that reviewer's key; that step was not applied and journal record {record.path.name} was kept "
+                    "(if nobody made that decision, delete the record)"
+                )
+                return
             _apply_step(store, record, index)
             report.events_appended += len(step.events)
         else:
@@ -127,6 +147,14 @@ def _recover_one(store: PlurStore, record: JournalRecord, report: RecoveryReport
                 report.events_appended += len(missing)
     record.finish()
     report.completed.append(record.describe())
+
+
+def _as_signed(event: dict[str, object]) -> dict[str, object]:
+    """A journaled event as its writer signed it: a recovery killed midway journals it again marked recovered."""
+    data = event.get("data")
+    if isinstance(data, dict) and data.get("recovered") is True:
+        return {**event, "data": {k: v for k, v in data.items() if k != "recovered"}}
+    return event
 
 
 def _recovered(event: dict[str, object]) -> dict[str, object]:

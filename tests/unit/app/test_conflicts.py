@@ -199,13 +199,13 @@ def test_a_record_whose_event_could_not_be_appended_is_completed_by_recovery(ses
     )
     store = PlurStore(root)
     store.load()
-    report = recover(store)
+    report = recover(store, session.signing.proven_decision(session.reviewer, session.trust))
     assert report.events_appended == 1 and report.completed
     events = [json.loads(x) for x in (root / "history" / "2026-12.jsonl").read_text().splitlines()]
     assert [(e["event"], e["data"]["tension_id"], e["data"]["recovered"]) for e in events] == [
         ("contradiction_detected", "T-2026-1202-001", True)
     ]
-    assert not recover(store).anything  # the journal record is finished
+    assert not recover(store, lambda _e: True).anything  # the journal record is finished
 
 
 def test_a_refused_record_leaves_no_journal_record(session):
