@@ -169,7 +169,10 @@ class ScaleView:
         if not others and not member.draft:
             raise ActionRefused("nothing to settle: no other draft in this cluster")
         shown = {m.id: m.statement for m in cluster.members}
-        change = self.session.settle_duplicates(keep, others, approve=member.draft, level=level, shown=shown)
+        roles = {m.id: (m.scope, m.draft) for m in cluster.members}
+        change = self.session.settle_duplicates(
+            keep, others, approve=member.draft, level=level, shown=shown, roles=roles
+        )
         if refresh:  # the window refreshes on its own runner instead
             self.refresh()
         return change

@@ -156,13 +156,16 @@ class ReviewSession:
         approve: bool,
         level: str = "decided",
         shown: Mapping[str, str] | None = None,
+        roles: Mapping[str, tuple[str, bool]] | None = None,
     ) -> ChangeSet:
         """Approve the representative (when `approve`) and reject each duplicate with a link to it, each checked
-        against the session's snapshot and the statements the Clusters pane showed (`shown`)."""
+        against the session's snapshot and the statements (`shown`), scopes and draft roles (`roles`) the Clusters pane
+        showed."""
         others = [d for d in dict.fromkeys(duplicates) if d != representative]
         seen = tuple(self.seen(([representative] if approve else []) + others))
         pairs = tuple(shown.items()) if shown is not None else None
-        return self.execute(cmd.SettleDuplicates(representative, seen, approve, level, pairs))
+        listed = tuple((i, scope, draft) for i, (scope, draft) in roles.items()) if roles is not None else None
+        return self.execute(cmd.SettleDuplicates(representative, seen, approve, level, pairs, listed))
 
     def replace_key(self, *, revoke: bool = False, new_key: bool = True, disown: bool = False) -> ChangeSet:
         """After the reviewer confirmed: a (new) key becomes this reviewer's key, recorded as a signed event."""

@@ -155,6 +155,7 @@ class SettleDuplicates(EngramCommand):
     approve: bool
     level: str = "decided"
     shown: tuple[tuple[str, str], ...] | None = None
+    roles: tuple[tuple[str, str, bool], ...] | None = None  # (id, scope, listed as a draft) as the pane showed them
     action: ClassVar[str] = "settle_duplicates"
 
     def targets(self) -> tuple[Seen, ...]:
@@ -165,6 +166,17 @@ class SettleDuplicates(EngramCommand):
         return f"keep {self.representative}, reject {len(others)} as its duplicates"
 
     def check(self, lookup: Lookup) -> None:
+        for item in self.seen:  # only drafts are rejected as duplicates: never an engram already decided
+            if item.id != self.representative and not _draft(item.expected()):
+                raise ChangedSinceError(item.id, ["commitment"])
+        if self.roles is not None:  # the scope column and the draft/approved role the pane listed
+            roles = {i: (scope, draft) for i, scope, draft in self.roles}
+            for item in self.seen:
+                now = item.expected()
+                if item.id in roles and str(now.get("scope") or "") != roles[item.id][0]:
+                    raise ChangedSinceError(item.id, ["scope"])
+                if item.id in roles and _draft(now) != roles[item.id][1]:
+                    raise ChangedSinceError(item.id, ["commitment"])
         if self.shown is None:
             return
         shown = dict(self.shown)
@@ -180,6 +192,10 @@ class SettleDuplicates(EngramCommand):
         if engram.get("id") == self.representative:
             return review.approve(engram, self.level, "", ctx.reviewer, ctx.now)
         return reject_as_duplicate(engram, self.representative, ctx.reviewer, ctx.now)
+
+
+def _draft(fingerprint: dict[str, object]) -> bool:
+    return fingerprint.get("commitment") == "draft" and fingerprint.get("status") == "active"
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,55 @@
+"""Settling a near-duplicate cluster (Clusters pane, D) checks only the *statements* the pane showed.
+
+ScaleView.settle passes `shown = {m.id: m.statement}` and takes every other fingerprint field from the session's
+current snapshot (`session.seen`), so an agent's change to a member's scope or commitment that reached the session
+(a reload) before the Clusters view was recomputed (it waits for a pause, then recomputes) is decided on under a
+human event although the pane still showed the old scope / role. Every other decision compares the whole fingerprint
+(statement, status, commitment, scope, validity) the reviewer rendered.
+"""
+
+from __future__ import annotations
+
+import pytest
+import unit.app.test_session as base
+
+from plur_desk.infra.errors import ChangedSinceError
+
+session = base.session
+KEEP, DUP = "ENG-2026-11-01-001", "ENG-2026-11-02-001"
+
+
+def _rewrite(root, engram_id, old, new):  # the agent rewrites one field of one block
+    path = root / "engrams.yaml"
+    text = path.read_text()
+    start = text.index(f"id: {engram_id}")
+    end = text.find("\n  - ", start)
+    block = text[start:end]
+    assert old in block, block
+    path.write_text(text[:start] + block.replace(old, new, 1) + text[end:])
+
+
+def _shown(session):
+    # what the Clusters pane rendered before the agent's change: statement, scope (its own column), role (draft)
+    return {i: session.engram(i)["statement"] for i in (KEEP, DUP)}
+
+
+def _roles(session):
+    return {i: (str(session.engram(i)["scope"]), session.engram(i)["commitment"] == "draft") for i in (KEEP, DUP)}
+
+
+def test_settle_refuses_when_the_kept_drafts_scope_changed_since_the_pane_showed_it(session):
+    shown, roles = _shown(session), _roles(session)  # both listed with scope project:web
+    _rewrite(session.store.root, KEEP, "scope: project:web", "scope: global")
+    session.reload_if_changed()  # the window reloads on its watcher; the cluster view is recomputed only later
+    with pytest.raises(ChangedSinceError):
+        session.settle_duplicates(KEEP, [DUP], approve=True, level="decided", shown=shown, roles=roles)
+    assert session.engram(KEEP)["commitment"] == "draft"
+
+
+def test_settle_refuses_when_a_duplicate_was_approved_since_the_pane_showed_it_as_a_draft(session):
+    shown = _shown(session)  # DUP listed with role "duplicate" (a draft)
+    _rewrite(session.store.root, DUP, "commitment: draft", "commitment: decided")
+    session.reload_if_changed()
+    with pytest.raises(ChangedSinceError):
+        session.settle_duplicates(KEEP, [DUP], approve=True, level="decided", shown=shown)
+    assert session.engram(DUP)["status"] == "active"
