@@ -37,6 +37,8 @@ def action_button(action: QAction, key: str, primary: bool = False) -> QPushButt
     return button
 
 
+PARAGRAPH = "\u2029"  # how a QTextDocument separates its blocks in raw text
+UNEDITABLE = ("\r", "\u2028", PARAGRAPH)  # come back out of the editor as "\n"
 NOTHING_WAITING = "No drafts are waiting. New drafts appear here as soon as an agent writes them."
 
 
@@ -327,9 +329,21 @@ class DraftsPane(QWidget):
         return self._editing_id is not None
 
     def has_unsaved_edit(self) -> bool:
-        return self._editing_id is not None and self.editor.toPlainText() != self._edit_original
+        return self._editing_id is not None and self._editor_text() != self._edit_original
+
+    def _editor_text(self) -> str:
+        """The editor's text with every character as typed or shown: toPlainText() would turn a no-break space
+        into a space; the raw text keeps it and marks the editor's own line breaks with U+2029."""
+        return self.editor.document().toRawText().replace(PARAGRAPH, "\n")
 
     def start_edit(self, seen: Seen, statement: str) -> None:
+        if any(c in statement for c in UNEDITABLE):
+            # the editor would hand these back as plain line breaks: a save would change text nobody touched
+            self.show_banner(
+                "This statement holds a carriage return or a Unicode line or paragraph separator, which the "
+                "editor cannot keep as it is. Edit it in engrams.yaml, or approve or reject it as it stands."
+            )
+            return
         engram_id = seen.id
         self._edit_seen = seen
         self._editing_id = engram_id
@@ -343,7 +357,10 @@ class DraftsPane(QWidget):
     def _save_edit(self) -> None:
         if self._editing_id is None or self._edit_seen is None:
             return
-        seen, text = self._edit_seen, self.editor.toPlainText()
+        seen, text = self._edit_seen, self._editor_text()
+        if text == self._edit_original:  # saved without a change: nothing was decided, nothing is written
+            self.cancel_edit()
+            return
         self._end_edit()
         self.edit_saved.emit(seen, text)
 
