@@ -46,7 +46,17 @@ def engram_fingerprint(engram: dict[str, object]) -> dict[str, object]:
         "scope": engram.get("scope"),
         "valid_from": temporal.get("valid_from"),
         "valid_until": temporal.get("valid_until"),
+        # shown beside the statement in the draft's detail: a decision rests on them too
+        "type": engram.get("type"),
+        "domain": engram.get("domain"),
+        "rationale": engram.get("rationale"),
+        "tags": _frozen(engram.get("tags")),
     }
+
+
+def _frozen(value: object) -> object:
+    """A list as a tuple (a fingerprint is compared and hashed; the value itself is never written from it)."""
+    return tuple(_frozen(v) for v in value) if isinstance(value, list) else value
 
 
 def tension_fingerprint(record: dict[str, object]) -> dict[str, object]:
