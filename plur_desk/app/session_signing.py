@@ -16,6 +16,7 @@ from plur_desk.domain.review import Reviewer
 from plur_desk.domain.trust import Trust, TrustState, backs_review
 from plur_desk.store.checkpoint import emit_checkpoint
 from plur_desk.store.plur_store import Edit, PlurStore
+from plur_desk.store.recovery import as_signed
 from plur_desk.store.signatures import claimed_human, verify
 
 Apply = Callable[[dict[str, object]], tuple[dict[str, object], list[dict[str, object]]]]
@@ -84,11 +85,7 @@ class SessionSigning:
     def _own(self, event: dict[str, object]) -> bool:
         """Whether a recovered event carries this reviewer's signature as its writer made it (before the chain's
         `prev` and the `data.recovered` mark): only then is it signed again; an agent's planted event never is."""
-        original = {k: v for k, v in event.items() if k not in ("prev", "hash")}
-        data = original.get("data")
-        if isinstance(data, dict) and data.get("recovered") is True:
-            original["data"] = {k: v for k, v in data.items() if k != "recovered"}
-        return verify(original, self.keys.public_key())
+        return verify(as_signed(event), self.keys.public_key())
 
     def proven_decision(self, reviewer: Reviewer, trust: TrustChecker) -> Callable[[dict[str, object]], bool]:
         """Whether a human decision found in the write-ahead journal was signed by the reviewer it names: by this

@@ -129,7 +129,7 @@ def _recover_one(store: PlurStore, record: JournalRecord, report: RecoveryReport
         if state is StepState.NOT_APPLIED:
             unproven = [e for e in step.events if claimed_human(e) is not None]
             if proven is not None:
-                unproven = [e for e in unproven if not proven(_as_signed(e))]
+                unproven = [e for e in unproven if not proven(as_signed(e))]
             if unproven:  # a human decision nobody can show was made is never carried out
                 names = ", ".join(sorted({str(claimed_human(e)) for e in unproven}))
                 report.stuck.append(
@@ -149,12 +149,14 @@ def _recover_one(store: PlurStore, record: JournalRecord, report: RecoveryReport
     report.completed.append(record.describe())
 
 
-def _as_signed(event: dict[str, object]) -> dict[str, object]:
-    """A journaled event as its writer signed it: a recovery killed midway journals it again marked recovered."""
-    data = event.get("data")
+def as_signed(event: dict[str, object]) -> dict[str, object]:
+    """A journaled or recovered event as its writer signed it: without the chain's `prev`/`hash` and the
+    `data.recovered` mark (a recovery killed midway journals it again marked recovered)."""
+    plain = {k: v for k, v in event.items() if k not in ("prev", "hash")}
+    data = plain.get("data")
     if isinstance(data, dict) and data.get("recovered") is True:
-        return {**event, "data": {k: v for k, v in data.items() if k != "recovered"}}
-    return event
+        plain["data"] = {k: v for k, v in data.items() if k != "recovered"}
+    return plain
 
 
 def _recovered(event: dict[str, object]) -> dict[str, object]:
@@ -237,10 +239,7 @@ def _patch_state(patch: Patch, value: dict[str, object]) -> StepState:
 
 def _norm(event: dict[str, object]) -> str:
     # signatures are made again over the final bytes (chained `prev`, `data.recovered`): not part of the identity
-    plain = {k: v for k, v in event.items() if k not in ("prev", "hash", "signature", "signer", "_month", "_line")}
-    data = plain.get("data")
-    if isinstance(data, dict) and data.get("recovered") is True:
-        plain["data"] = {k: v for k, v in data.items() if k != "recovered"}
+    plain = {k: v for k, v in as_signed(event).items() if k not in ("signature", "signer", "_month", "_line")}
     return js_stringify(plain, sort=True)
 
 

@@ -33,6 +33,30 @@ def _dead_pid() -> int:
         pid += 1
 
 
+def _forged(template):
+    """Ada's real event's shape with another engram id and a made-up signature."""
+    event = {k: v for k, v in template.items() if k not in ("prev", "hash")}
+    event["signature"] = "made up by the agent"
+    event["engram_id"] = VICTIM
+    return event
+
+
+def _plant(root, steps):
+    """A "killed writer's" journal record, as an agent can write it into the store folder."""
+    record = {
+        "format": 1,
+        "action": "approve",
+        "label": f"approve {VICTIM}",
+        "created_at": "2026-12-02T12:00:00Z",
+        "host": socket.gethostname(),
+        "pid": _dead_pid(),
+        "steps": steps,
+    }
+    journal = root / ".plur-desk" / "journal"
+    journal.mkdir(parents=True, exist_ok=True)
+    (journal / "20261202T120000-1-1.json").write_text(json.dumps(record))
+
+
 def _human_events(root):
     out = []
     for path in sorted((root / "history").glob("*.jsonl")):
@@ -55,18 +79,10 @@ def test_a_journal_record_written_by_an_agent_does_not_become_a_signed_human_app
     before = hashlib.sha256((root / "engrams.yaml").read_bytes()).hexdigest()
     # her real event's shape with another engram id and a made-up signature: recovery re-signs any event that
     # has a `signature` key and names the reopening reviewer, without verifying what it had
-    forged_event = {k: v for k, v in template.items() if k not in ("prev", "hash")}
-    forged_event["signature"] = "made up by the agent"
-    forged_event["engram_id"] = VICTIM
     review = {"state": "approved", "by": ADA, "at": template["timestamp"]}
-    record = {
-        "format": 1,
-        "action": "approve",
-        "label": f"approve {VICTIM}",
-        "created_at": "2026-12-02T12:00:00Z",
-        "host": socket.gethostname(),
-        "pid": _dead_pid(),
-        "steps": [
+    _plant(
+        root,
+        [
             # a first step "already applied" (its after-hash is the file as it is), so nothing is rolled back
             {
                 "file": "engrams",
@@ -88,14 +104,11 @@ def test_a_journal_record_written_by_an_agent_does_not_become_a_signed_human_app
                         "fields": [["commitment", "draft", "decided"], ["review", {"$absent": True}, review]],
                     }
                 ],
-                "events": [forged_event],
+                "events": [_forged(template)],
                 "history_offsets": {},
             },
         ],
-    }
-    journal = root / ".plur-desk" / "journal"
-    journal.mkdir(parents=True, exist_ok=True)
-    (journal / "20261202T120000-1-1.json").write_text(json.dumps(record))
+    )
 
     # Ada opens the store for review again (the window does this in its load worker)
     reopened = _reopen(root, ADA)
@@ -123,31 +136,20 @@ def test_an_agent_edit_with_a_planted_applied_step_is_not_signed_in_the_reviewer
     assert "commitment: draft" in text[start:end]
     path.write_text(text[:start] + text[start:end].replace("commitment: draft", "commitment: decided", 1) + text[end:])
     after = hashlib.sha256(path.read_bytes()).hexdigest()
-    forged_event = {k: v for k, v in template.items() if k not in ("prev", "hash")}
-    forged_event["signature"] = "made up by the agent"
-    forged_event["engram_id"] = VICTIM
-    record = {
-        "format": 1,
-        "action": "approve",
-        "label": f"approve {VICTIM}",
-        "created_at": "2026-12-02T12:00:00Z",
-        "host": socket.gethostname(),
-        "pid": _dead_pid(),
-        "steps": [
+    _plant(
+        root,
+        [
             {
                 "file": "engrams",
                 "before_sha256": "0" * 64,
                 "after_sha256": after,
                 "planned": False,
                 "changes": [{"key": VICTIM, "fields": [["commitment", "draft", "decided"]]}],
-                "events": [forged_event],
+                "events": [_forged(template)],
                 "history_offsets": {},
             }
         ],
-    }
-    journal = root / ".plur-desk" / "journal"
-    journal.mkdir(parents=True, exist_ok=True)
-    (journal / "20261202T120000-1-1.json").write_text(json.dumps(record))
+    )
 
     _reopen(root, ADA)
     appended = [e for e in _human_events(root) if e.get("engram_id") == VICTIM]
