@@ -14,6 +14,8 @@ from unit.app.test_recovery import _reopen
 
 from plur_desk.app.check import run_check
 
+from support.blocks import rewrite_block
+
 session = base.session
 ADA = "Ada Reviewer"
 VICTIM = "ENG-2026-11-02-001"  # a draft nobody decided
@@ -129,12 +131,7 @@ def test_an_agent_edit_with_a_planted_applied_step_is_not_signed_in_the_reviewer
     ada.approve(ada.seen(["ENG-2026-11-01-001"]), "decided", "")
     (template,) = _human_events(root)
     path = root / "engrams.yaml"
-    text = path.read_text()
-    start = text.index(f"id: {VICTIM}")
-    end = text.find("\n  - ", start)
-    end = len(text) if end < 0 else end
-    assert "commitment: draft" in text[start:end]
-    path.write_text(text[:start] + text[start:end].replace("commitment: draft", "commitment: decided", 1) + text[end:])
+    rewrite_block(root, VICTIM, "commitment: draft", "commitment: decided")
     after = hashlib.sha256(path.read_bytes()).hexdigest()
     _plant(
         root,

@@ -18,6 +18,8 @@ from plur_desk.domain.review import Reviewer
 from plur_desk.infra.clock import FixedClock
 from plur_desk.store.plur_store import PlurStore
 
+from support.blocks import rewrite_block
+
 ROOT = Path(__file__).resolve().parents[3]
 NO_KEYRING = "keyring.backends.fail.Keyring"  # child processes never touch a real keyring
 NOW = base.NOW
@@ -53,21 +55,11 @@ def _reopen(root: Path, reviewer: str = "Someone Else") -> ReviewSession:
     return session
 
 
-def _edit_loser(root: Path, old: str, new: str) -> None:
-    path = root / "engrams.yaml"
-    text = path.read_text()
-    start = text.index(f"id: {LOSER}")
-    end = text.find("\n  - ", start)
-    block = text[start:end]
-    assert old in block, block
-    path.write_text(text[:start] + block.replace(old, new, 1) + text[end:])
-
-
 def test_second_file_is_written_on_reopen_even_after_plur_moved_updated_at(session):
     root = session.store.root
     _killed_between_files(root)
     assert session.store.journal.pending()[0]
-    _edit_loser(root, "status: active", "status: active\n    updated_at: '2026-12-03T08:00:00.000Z'")
+    rewrite_block(root, LOSER, "status: active", "status: active\n    updated_at: '2026-12-03T08:00:00.000Z'")
     reopened = _reopen(root, "Ada Reviewer")
     assert "completed 1 interrupted action(s) (resolve T-2026-1201-001" in reopened.recovery_note
     assert reopened.engram(LOSER)["status"] == "retired"
@@ -104,7 +96,7 @@ def test_someone_else_cannot_finish_a_decision_whose_signature_they_cannot_prove
 def test_second_file_changed_since_is_kept_and_reported(session):
     root = session.store.root
     _killed_between_files(root)
-    _edit_loser(root, "status: active", "status: active\n    rationale: Someone wrote a rationale meanwhile")
+    rewrite_block(root, LOSER, "status: active", "status: active\n    rationale: Someone wrote a rationale meanwhile")
     reopened = _reopen(root, "Ada Reviewer")
     assert "could not finish 1" in reopened.recovery_note
     assert "changed since" in reopened.recovery_note

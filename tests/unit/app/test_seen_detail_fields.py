@@ -8,17 +8,10 @@ import unit.app.test_session as base
 
 from plur_desk.infra.errors import ChangedSinceError
 
+from support.blocks import add_after_statement, rewrite_block
+
 session = base.session
 DRAFT = "ENG-2026-11-02-001"
-
-
-def _agent_adds(root, engram_id, line):
-    """The agent rewrites one block: `line` is added after its statement."""
-    path = root / "engrams.yaml"
-    text = path.read_text()
-    start = text.index(f"id: {engram_id}")
-    at = text.index("\n", text.index("statement:", start))
-    path.write_text(text[: at + 1] + line + "\n" + text[at + 1 :])
 
 
 @pytest.mark.parametrize(
@@ -31,7 +24,7 @@ def _agent_adds(root, engram_id, line):
 )
 def test_approve_is_refused_when_a_shown_field_changed_since_it_was_rendered(session, line, field):
     seen = session.seen([DRAFT])  # what the detail rendered
-    _agent_adds(session.store.root, DRAFT, line)
+    add_after_statement(session.store.root, DRAFT, line)
     before = (session.store.root / "engrams.yaml").read_bytes()
     with pytest.raises(ChangedSinceError) as refused:
         session.approve(seen)
@@ -41,11 +34,7 @@ def test_approve_is_refused_when_a_shown_field_changed_since_it_was_rendered(ses
 
 def test_type_changed_since_rendered_is_refused(session):
     seen = session.seen([DRAFT])
-    path = session.store.root / "engrams.yaml"
-    text = path.read_text()
-    start = text.index(f"id: {DRAFT}")
-    end = text.find("\n  - ", start)
-    path.write_text(text[:start] + text[start:end].replace("type: behavioral", "type: procedural", 1) + text[end:])
+    rewrite_block(session.store.root, DRAFT, "type: behavioral", "type: procedural")
     with pytest.raises(ChangedSinceError):
         session.approve(seen)
     assert session.engram(DRAFT)["commitment"] == "draft"

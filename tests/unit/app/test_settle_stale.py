@@ -14,18 +14,10 @@ import unit.app.test_session as base
 
 from plur_desk.infra.errors import ChangedSinceError
 
+from support.blocks import rewrite_block
+
 session = base.session
 KEEP, DUP = "ENG-2026-11-01-001", "ENG-2026-11-02-001"
-
-
-def _rewrite(root, engram_id, old, new):  # the agent rewrites one field of one block
-    path = root / "engrams.yaml"
-    text = path.read_text()
-    start = text.index(f"id: {engram_id}")
-    end = text.find("\n  - ", start)
-    block = text[start:end]
-    assert old in block, block
-    path.write_text(text[:start] + block.replace(old, new, 1) + text[end:])
 
 
 def _shown(session):
@@ -39,7 +31,7 @@ def _roles(session):
 
 def test_settle_refuses_when_the_kept_drafts_scope_changed_since_the_pane_showed_it(session):
     shown, roles = _shown(session), _roles(session)  # both listed with scope project:web
-    _rewrite(session.store.root, KEEP, "scope: project:web", "scope: global")
+    rewrite_block(session.store.root, KEEP, "scope: project:web", "scope: global")
     session.reload_if_changed()  # the window reloads on its watcher; the cluster view is recomputed only later
     with pytest.raises(ChangedSinceError):
         session.settle_duplicates(KEEP, [DUP], approve=True, level="decided", shown=shown, roles=roles)
@@ -48,7 +40,7 @@ def test_settle_refuses_when_the_kept_drafts_scope_changed_since_the_pane_showed
 
 def test_settle_refuses_when_a_duplicate_was_approved_since_the_pane_showed_it_as_a_draft(session):
     shown = _shown(session)  # DUP listed with role "duplicate" (a draft)
-    _rewrite(session.store.root, DUP, "commitment: draft", "commitment: decided")
+    rewrite_block(session.store.root, DUP, "commitment: draft", "commitment: decided")
     session.reload_if_changed()
     with pytest.raises(ChangedSinceError):
         session.settle_duplicates(KEEP, [DUP], approve=True, level="decided", shown=shown)
