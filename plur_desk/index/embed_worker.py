@@ -23,6 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
+from plur_desk.infra.workers import worker_command
+
 PART_SIZE = 2048
 
 
@@ -74,11 +76,15 @@ def start(
     pairs: list[tuple[str, str]], parts: Path, nice: int = 5, model: Path | None = None
 ) -> subprocess.Popen[bytes]:
     """The worker process, fed its work; read its progress lines from `.stdout`. `nice`: how far below the
-    window's priority it runs (the reviewer's actions come first). `model`: Embedder.model_file() when None."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    window's priority it runs (the reviewer's actions come first). `model`: Embedder.model_file() when None,
+    resolved here and passed on, so the vectors are the ones this process's cache is kept for (vectors_file)."""
+    from plur_desk.index.embeddings import Embedder
+
+    model = model if model is not None else Embedder.model_file()
     extra = [str(model)] if model is not None else []
+    argv, env = worker_command("plur_desk.index.embed_worker", str(parts), str(nice), *extra)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "plur_desk.index.embed_worker", str(parts), str(nice), *extra],
+        argv,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         env=env,

@@ -25,6 +25,8 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import IO, Any
 
+from plur_desk.infra.workers import worker_command
+
 CHUNK_BLOCKS = 2000
 IN_PROCESS_BELOW = 3000  # blocks: below this, starting worker processes costs more than it saves
 Span = tuple[int, int]
@@ -115,9 +117,9 @@ def _drain(proc: subprocess.Popen[bytes], expected: int, results: queue.Queue[by
 
 
 def _start_worker() -> subprocess.Popen[bytes]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    argv, env = worker_command("plur_desk.store.parse_pool")
     return subprocess.Popen(
-        [sys.executable, "-m", "plur_desk.store.parse_pool"],
+        argv,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         env=env,

@@ -1,0 +1,20 @@
+"""How our worker processes (`python -m plur_desk.…`) are started: the same interpreter and the same copy of
+plur_desk as the process that starts them, whatever the working directory or the installed copy."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+# The folder that holds this process's plur_desk package (a checkout, or site-packages when installed).
+PACKAGE_PARENT = Path(__file__).resolve().parent.parent.parent
+
+
+def worker_command(module: str, *args: str) -> tuple[list[str], dict[str, str]]:
+    """The argv and environment for `python -m module args…`. `-P` keeps the child's working directory off its
+    import path, and this process's package folder comes first: a child never imports another copy of plur_desk
+    (an editable install of another checkout, a `plur_desk/` folder where it was started) than its parent."""
+    paths = [str(PACKAGE_PARENT), *(p for p in sys.path if p and p != str(PACKAGE_PARENT))]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
+    return [sys.executable, "-P", "-m", module, *args], env
