@@ -137,6 +137,26 @@ def test_ui_never_touches_the_store_through_the_session():
     assert not problems, "\n".join(problems)
 
 
+def _session_named(node: ast.expr) -> bool:
+    """`session`, `self.session`, `win.session`, `reopened_session`, …: an expression naming a session."""
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+    return "session" in name.lower()
+
+
+def test_only_the_session_reaches_its_store():
+    """The store is private to the session: search, loading, scale and team review ask the session (root,
+    engram_digests, parse_rest, finish_load, fully_loaded) instead of reaching `session.store`, whose snapshot
+    and writes are the session's own (its parts get the store in their constructors)."""
+    problems = []
+    for path in PACKAGE.rglob("*.py"):
+        if path == PACKAGE / "app" / "session.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.Attribute) and node.attr == "store" and _session_named(node.value):
+                problems.append(f"{path.relative_to(PACKAGE)}:{node.lineno} {ast.unparse(node)}")
+    assert not problems, "\n".join(problems)
+
+
 def test_the_session_is_composed_without_an_import_cycle():
     """No app module imports the session back (the mixins that did are gone); the session's parts stand alone."""
     parts = ("snapshot", "writes", "undo", "session_signing", "history_index", "rows")

@@ -15,18 +15,17 @@ def before_first_draft(session: ReviewSession) -> None:
     """On the loading thread, what showing the first draft would otherwise ask on the GUI thread: whether the
     store is a git clone with a remote (a `git` subprocess, asked once per store; its detail warns about what
     will not reach the team), and the tension rows a draft's detail lists (every status; kept by id)."""
-    team_review.team_remote(session.store.root)
+    team_review.team_remote(session.root)
     session.tensions(("detected", "confirmed", "dismissed", "resolved"))
 
 
 def parse_rest(session: ReviewSession) -> ParsedBlocks:
-    return session.store.parse_rest()
+    return session.parse_rest()
 
 
 def finish_load(session: ReviewSession, parsed: object) -> ReviewSession:
     assert isinstance(parsed, ParsedBlocks)
-    session.store.finish_load(parsed)
-    session.reindex()
+    session.finish_load(parsed)
     return session
 
 

@@ -47,7 +47,7 @@ class ScaleView:
         """With the search index's vector cache, so drafts already embedded for search are not embedded again."""
         path = None
         if cache_root is not None:
-            digest = hashlib.sha256(str(session.store.root).encode()).hexdigest()[:16]
+            digest = hashlib.sha256(str(session.root).encode()).hexdigest()[:16]
             from plur_desk.index.embeddings import vectors_file  # numpy: not before the first draft
 
             path = vectors_file(cache_root / "stores" / digest)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import subprocess
 import sys
 from collections.abc import Callable, Iterable
@@ -17,7 +16,6 @@ from plur_desk.index.embeddings import DIM
 from plur_desk.index.fulltext import FulltextIndex, Hit
 from plur_desk.index.query import ParsedQuery, parse
 from plur_desk.index.vector_matrix import VectorMatrix
-from plur_desk.store.list_file import digest_of
 
 if TYPE_CHECKING:
     from plur_desk.index.embeddings import Embedder
@@ -43,7 +41,7 @@ class SearchResult:
 class SearchService:
     def __init__(self, session: ReviewSession, cache_root: Path, *, embeddings: bool = True) -> None:
         self.session = session
-        digest = hashlib.sha256(str(session.store.root).encode()).hexdigest()[:16]
+        digest = hashlib.sha256(str(session.root).encode()).hexdigest()[:16]
         base = cache_root / "stores" / digest
         self.index = FulltextIndex(base / "tantivy")
         self._embeddings_wanted = embeddings
@@ -58,26 +56,8 @@ class SearchService:
     # -- keeping in step -----------------------------------------------------------------------------------
 
     def _digests(self, ids: Iterable[str] | None = None) -> dict[str, tuple[str, dict[str, object], str]]:
-        snapshot = self.session.store.engrams
-        if ids is None:
-            entries = [e for e in snapshot.entries if e.key is not None]
-        else:
-            by_key = snapshot.by_key()
-            entries = [e for i in set(ids) for e in by_key.get(i, [])]
-        out: dict[str, tuple[str, dict[str, object], str]] = {}
-        for entry in entries:
-            key = entry.key
-            value = self.session.engram(key) if key else None
-            if key is None or value is None:
-                continue
-            if snapshot.regular:
-                digest = digest_of(snapshot.block(entry)).hex()
-            else:
-                digest = hashlib.blake2b(
-                    json.dumps(value, sort_keys=True, default=str).encode(), digest_size=16
-                ).hexdigest()
-            out[key] = (digest, value, created_of(value))
-        return out
+        found = self.session.engram_digests(ids)
+        return {key: (digest, value, created_of(value)) for key, (digest, value) in found.items()}
 
     def sync(self, progress: Progress | None = None) -> int:
         """Full comparison with the store (after opening, or after PLUR changed the file)."""

@@ -35,6 +35,7 @@ from plur_desk.domain.trust import Trust
 from plur_desk.infra.clock import Clock, SystemClock
 from plur_desk.infra.errors import PlurDeskError
 from plur_desk.infra.paths import data_dir
+from plur_desk.store.parse_cache import ParsedBlocks
 from plur_desk.store.plur_store import PlurStore
 
 Command = cmd.EngramCommand | cmd.TensionCommand | cmd.RecordTension
@@ -268,6 +269,24 @@ class ReviewSession:
     @property
     def root(self) -> Path:
         return self.store.root
+
+    def engram_digests(self, ids: Iterable[str] | None = None) -> dict[str, tuple[str, dict[str, object]]]:
+        """(content digest, record) of every engram shown, or of those of `ids` that are (for the search index)."""
+        return self.snapshot.digests(ids)
+
+    @property
+    def fully_loaded(self) -> bool:
+        """Whether every entry of engrams.yaml is parsed (False between the drafts and the rest of a load)."""
+        return self.store.engrams.all_parsed
+
+    def parse_rest(self) -> ParsedBlocks:
+        """A load's second step, off the session's writing thread: the entries not parsed yet (worker processes)."""
+        return self.store.parse_rest()
+
+    def finish_load(self, parsed: ParsedBlocks) -> None:
+        """A load's last step, in the writes' serial queue: the rest of the entries join the snapshot."""
+        self.store.finish_load(parsed)
+        self.reindex()
 
     def engram(self, engram_id: str) -> dict[str, object] | None:
         return self._engrams.get(engram_id)

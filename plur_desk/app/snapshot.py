@@ -6,12 +6,15 @@ While the load is still parsing, an action on an engram not parsed yet parses it
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable
 from typing import Protocol
 
 from plur_desk.domain.engram_view import EngramView
 from plur_desk.domain.review import Patch
 from plur_desk.infra.errors import ActionRefused
+from plur_desk.store.list_file import digest_of
 from plur_desk.store.plur_store import PlurStore, WriteResult
 
 Record = dict[str, object]
@@ -102,6 +105,30 @@ class Snapshot:
             for result in results:
                 if patch.key in result.after:
                     index[patch.key] = result.after[patch.key]
+
+    def digests(self, ids: Iterable[str] | None = None) -> dict[str, tuple[str, Record]]:
+        """(content digest, record) of every engram shown, or of those of `ids` that are: the digest of its block as
+        stored (PLUR's layout), else of its value. What the search index compares to know what to re-index."""
+        snapshot = self.store.engrams
+        if ids is None:
+            entries = [e for e in snapshot.entries if e.key is not None]
+        else:
+            by_key = snapshot.by_key()
+            entries = [e for i in set(ids) for e in by_key.get(i, [])]
+        out: dict[str, tuple[str, Record]] = {}
+        for entry in entries:
+            key = entry.key
+            value = self.engrams.get(key) if key else None
+            if key is None or value is None:
+                continue
+            if snapshot.regular:
+                digest = digest_of(snapshot.block(entry)).hex()
+            else:
+                digest = hashlib.blake2b(
+                    json.dumps(value, sort_keys=True, default=str).encode(), digest_size=16
+                ).hexdigest()
+            out[key] = (digest, value)
+        return out
 
     def invalid_entries(self) -> list[tuple[str, int, str]]:
         out = []

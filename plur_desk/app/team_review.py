@@ -15,7 +15,7 @@ from plur_desk.infra.errors import ActionRefused
 
 
 def disagreements(session: ReviewSession) -> list[TeamDisagreement]:
-    return find_disagreements(session.all_engrams(), session.all_tensions(), session.store.root)
+    return find_disagreements(session.all_engrams(), session.all_tensions(), session.root)
 
 
 def decisions(session: ReviewSession, engram_id: str) -> list[dict[str, object]]:
@@ -44,7 +44,7 @@ def team_remote(root: Path) -> str | None:
 
 def visibility_warnings(session: ReviewSession, ids: list[str]) -> list[str]:
     """Before deciding: engrams whose decision will never reach the team (only for stores synced with git)."""
-    kind = team_remote(session.store.root)
+    kind = team_remote(session.root)
     if kind is None:
         return []
     from plur_desk.store.sync_strip import why_not_pushed

@@ -165,7 +165,7 @@ def test_review_actions_work_as_soon_as_the_drafts_are_shown(qtbot, big, tmp_pat
         first = win.drafts.current().id
         with qtbot.waitSignal(win.changes_applied, timeout=30000):
             qtbot.keyClick(win.drafts.table, Qt.Key.Key_A)
-        assert not opened and not win.session.store.engrams.all_parsed  # decided before the full load
+        assert not opened and not win.session.fully_loaded  # decided before the full load
     finally:
         gate.set()
     qtbot.waitUntil(lambda: bool(opened) and win.session.history.loaded and win.runner.pending == 0, timeout=120000)

@@ -50,7 +50,7 @@ def drafts_loaded(session):
         "selected": win.drafts.current() is not None,
         "approve_enabled": win.qactions["review.approve"].isEnabled(),
         "detail": win.drafts.detail.toPlainText().strip()[:80],
-        "store_opened": win.session is not None and win.session.store.engrams.all_parsed,
+        "store_opened": win.session is not None and win.session.fully_loaded,
         "modules": sorted(sys.modules),
     }), flush=True)
     app.exit(0)
