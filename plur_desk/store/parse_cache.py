@@ -255,6 +255,31 @@ def write_cache(path: Path, snapshot: ListFile, cache: BlockCache) -> BlockCache
     return BlockCache({**drafts, **{k: v for part in rest for k, v in part.items()}}, split)
 
 
+def tension_cache_path(cache_file: Path) -> Path:
+    """Beside the engram blocks: tensions.yaml's valid blocks by digest (read at every open, a few hundred KiB)."""
+    return cache_file.with_name(f"tension-blocks.v{CACHE_FORMAT}.marshal")
+
+
+def read_blocks(path: Path) -> BlockCache:
+    """Valid parsed blocks by digest from a table written by `write_blocks` (empty when missing or outdated)."""
+    return BlockCache(read_private(path, f"blocks:{cache_tag()}"))
+
+
+def write_blocks(path: Path, snapshot: ListFile, held: BlockCache) -> BlockCache:
+    """Keep the valid blocks of `snapshot` (a file in PLUR's own layout) when they differ from those `held`;
+    returns the cache as it now stands. Only valid entries are kept, as in the engram cache: a value read from it
+    is never validated again, and validity is a function of the block's bytes."""
+    table: dict[bytes, object] = {}
+    if snapshot.positions is not None and snapshot.fatal is None:
+        for entry, (start, end) in zip(snapshot.entries, snapshot.positions.spans(), strict=True):
+            if entry.valid:
+                table[digest_of(snapshot.data[start:end])] = entry.value
+    if table.keys() == held.entries.keys():
+        return held
+    write_private(path, f"blocks:{cache_tag()}", table)
+    return BlockCache(table)
+
+
 def read_private(path: Path, tag: str) -> dict[bytes, object]:
     """Another derived table kept beside the block cache (a dict by digest), empty when missing or outdated."""
     try:

@@ -44,7 +44,16 @@ from plur_desk.store.list_file import (
     digest_of,
 )
 from plur_desk.store.lock import ENGRAMS_POLICY, TENSIONS_POLICY, LockPolicy, current_holder, locked
-from plur_desk.store.parse_cache import ParsedBlocks, cache_path, gc_paused, read_cache, write_cache
+from plur_desk.store.parse_cache import (
+    ParsedBlocks,
+    cache_path,
+    gc_paused,
+    read_blocks,
+    read_cache,
+    tension_cache_path,
+    write_blocks,
+    write_cache,
+)
 from plur_desk.store.parse_pool import IN_PROCESS_BELOW, parse_in_workers
 from plur_desk.store.safe_open import special_file_problem
 from plur_desk.store.yaml_dump import dump_engram_item, dump_engrams_document, dump_tension_item, dump_tensions_document
@@ -121,6 +130,7 @@ class PlurStore:
         if cache_dir is not None:
             self._cache_file = cache_path(cache_dir, self.root)
         self.block_cache = BlockCache()
+        self._tension_blocks: BlockCache | None = None  # tensions.yaml's valid blocks, read with the first load
         self._cache_chunks: Iterable[bytes] = []  # cache chunks not unpacked yet (parse_rest does)
         self._cache_loaded = False
         self.engrams: ListFile = ListFile(self.engrams_path, ENGRAMS, b"", None)
@@ -135,11 +145,22 @@ class PlurStore:
         self.block_cache, self._cache_chunks = read_cache(self._cache_file)
 
     def save_cache(self) -> None:
-        """Persist parsed blocks of the current file (only those still present; see parse_cache)."""
-        if self._cache_file is not None and self.block_cache.dirty:
+        """Persist parsed blocks of the current files (only those still present; see parse_cache)."""
+        if self._cache_file is None:
+            return
+        if self.block_cache.dirty:
             saved = write_cache(self._cache_file, self.engrams, self.block_cache)
             if saved is not None:
                 self.block_cache, self._cache_chunks = saved, []
+        if self._tension_blocks is not None:
+            self._tension_blocks = write_blocks(
+                tension_cache_path(self._cache_file), self.tensions, self._tension_blocks
+            )
+
+    def _tension_cache(self) -> BlockCache | None:
+        if self._tension_blocks is None and self._cache_file is not None:
+            self._tension_blocks = read_blocks(tension_cache_path(self._cache_file))
+        return self._tension_blocks
 
     def scan_engrams(self) -> ListFile:
         """Read and split engrams.yaml without parsing entries (call parse_* on the result)."""
@@ -163,7 +184,7 @@ class PlurStore:
             if drafts and engrams.fatal is None and engrams.regular:
                 engrams.parse_entries(engrams.draft_entries())
             self.engrams = engrams
-            self.tensions = ListFile.read(self.tensions_path, TENSIONS, tension_problems)
+            self.tensions = ListFile.read(self.tensions_path, TENSIONS, tension_problems, self._tension_cache())
 
     def parse_rest(self, workers: bool = True) -> ParsedBlocks:
         """Valid parsed blocks, by digest, for what the current snapshot has not parsed: from the cache's other
