@@ -116,6 +116,36 @@ def test_only_the_application_imports_the_main_window():
     assert not outside, outside
 
 
+def _classes(path: Path) -> dict[str, list[str]]:
+    """class name -> the names of its bases, for the classes a module defines at its top level."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    return {
+        node.name: [ast.unparse(base).split("[")[0].split(".")[-1] for base in node.bases]
+        for node in tree.body
+        if isinstance(node, ast.ClassDef)
+    }
+
+
+def test_controllers_live_apart_from_the_widgets_they_drive():
+    """Controllers by composition, each in a module of its own: a module defining a `…Controller` defines no
+    widget or dialog (no class on a Qt base other than QObject), and no pane or dialog module imports a controller's
+    module (panes show data and emit intent; the controller holding the pane decides)."""
+    modules = {path.stem: _classes(path) for path in (PACKAGE / "ui").glob("*.py")}
+    controllers = {name for name, classes in modules.items() if any(c.endswith("Controller") for c in classes)}
+    assert {"review_controller", "tensions_controller", "validity_controller", "team_controller"} <= controllers
+    mixed = [
+        f"ui/{name}.py: {cls}"
+        for name in sorted(controllers)
+        for cls, bases in modules[name].items()
+        if any(b.startswith("Q") and b != "QObject" for b in bases)
+    ]
+    assert not mixed, mixed
+    graph = _ui_graph()
+    views = [name for name in graph if name.endswith(("_pane", "_dialog"))]
+    back = [f"ui/{name}.py imports {sorted(graph[name] & controllers)}" for name in views if graph[name] & controllers]
+    assert not back, back
+
+
 # The store is private to the app layer: the window asks the session (save_cache, lock_holder, changed_on_disk, …)
 # and never reaches through it to store objects, whose writes would escape the journal, the Seen checks and audit.
 STORE_ATTRIBUTES = {"store", "journal", "entries"}

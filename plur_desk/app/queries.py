@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from plur_desk.app.rows import DraftRow, TensionRow, Verdict, draft_row, tension_row
+from plur_desk.domain.engram_view import EngramView
 from plur_desk.domain.seen import Seen, seen_engram
 from plur_desk.domain.validity import Window, closes_at, opens_at
 from plur_desk.infra.clock import parse_instant
@@ -382,6 +383,24 @@ class ValidityRows:
             )
         rows.sort(key=validity_sort)
         return rows
+
+
+WindowBar = tuple[str, datetime | None, datetime | None, bool]  # statement, opens, closes, the engram asked about
+
+
+def window_bars(engrams: Iterable[Record], engram: Record, limit: int = 12) -> list[WindowBar]:
+    """The Validity pane's timeline for one engram: its own window beside the windows of the active engrams in its
+    domain, in store order (the first `limit`)."""
+    shown = EngramView(engram)
+    domain = shown.get("domain")
+    bars: list[WindowBar] = []
+    for record in engrams:
+        view = EngramView(record)
+        this = view.id == shown.id  # compare ids, not objects: a record may be handed out as a copy
+        window = view.window
+        if this or (domain and view.get("domain") == domain and window.present and view.status == "active"):
+            bars.append((view.statement, opens_at(window.valid_from), closes_at(window.valid_until), this))
+    return bars[:limit]
 
 
 class TensionRows:

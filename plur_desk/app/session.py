@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 
 from plur_desk.app.history_index import HistoryIndex
-from plur_desk.app.queries import DraftQueue, TensionRows, ValidityRow, ValidityRows
+from plur_desk.app.queries import DraftQueue, TensionRows, ValidityRow, ValidityRows, WindowBar, window_bars
 from plur_desk.app.reviewer import READER, check_reviewer
 from plur_desk.app.rows import DraftRow, TensionRow, Verdict
 from plur_desk.app.session_signing import ReviewVerdicts, SessionSigning
@@ -378,6 +378,11 @@ class ReviewSession:
     def validity_rows(self, moment: datetime, extra: Iterable[str] = (), search: str = "") -> list[ValidityRow]:
         """Engrams with a validity window (and `extra` ones brought in by hand) as of `moment`."""
         return self._validity_rows.rows(moment, extra, search)
+
+    def window_bars(self, engram_id: str) -> list[WindowBar]:
+        """The timeline beside one engram's window: the windows of the active engrams in its domain."""
+        engram = self._engrams.get(engram_id)
+        return [] if engram is None else window_bars(self._engrams.values(), engram)
 
     def counts(self) -> dict[str, int]:
         drafts = len(self.queue)

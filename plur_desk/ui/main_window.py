@@ -25,20 +25,21 @@ from plur_desk.ui import icons, window_state
 from plur_desk.ui.actions import ACTIONS, MENU_ORDER, Handlers, UiContext, build_actions, update_enabled
 from plur_desk.ui.clusters_pane import ClustersPane
 from plur_desk.ui.conflicts_support import ConflictsController
-from plur_desk.ui.draft_actions import ReviewController
 from plur_desk.ui.drafts_pane import DraftsPane, action_button
 from plur_desk.ui.history_pane import HistoryPane
 from plur_desk.ui.messages import Messages
 from plur_desk.ui.navigation import NavigationController, as_pane
+from plur_desk.ui.review_controller import ReviewController
 from plur_desk.ui.reviewer_identity import IdentityController, UnlockAsker
 from plur_desk.ui.runner import Runner
 from plur_desk.ui.scale_support import ScaleController
 from plur_desk.ui.search_support import SearchController
 from plur_desk.ui.store_opening import StoreController
-from plur_desk.ui.team_dialog import TeamController
-from plur_desk.ui.tension_actions import TensionsController
+from plur_desk.ui.team_controller import TeamController
+from plur_desk.ui.tensions_controller import TensionsController
 from plur_desk.ui.tensions_pane import TensionsPane
-from plur_desk.ui.validity_pane import ValidityController, ValidityPane
+from plur_desk.ui.validity_controller import ValidityController
+from plur_desk.ui.validity_pane import ValidityPane
 from plur_desk.ui.widgets import banner_label, plain_label
 from plur_desk.ui.workspace import Workspace
 from plur_desk.ui.writers_pane import WritersPane

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import UTC, datetime
 
-from PySide6.QtCore import QDate, QDateTime, QItemSelectionModel, QObject, Qt, QTime, QTimer, QTimeZone, Signal
+from PySide6.QtCore import QDate, QDateTime, QItemSelectionModel, Qt, QTime, QTimer, QTimeZone, Signal
 from PySide6.QtGui import QAction, QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -268,18 +267,7 @@ class ValidityPane(QWidget):
         session, current = self.workspace.session, self.current_engram_id()
         if session is None:
             return
-        engram = session.engram(current) if current else None
-        bars = []
-        if engram is not None:
-            domain = engram.get("domain")
-            for other in session.all_engrams():
-                this = other.get("id") == current  # engram() may hand out a copy: compare ids, not objects
-                w = Window.of(other)
-                if this or (domain and other.get("domain") == domain and w.present and other.get("status") == "active"):
-                    bars.append(
-                        (str(other.get("statement", "")), opens_at(w.valid_from), closes_at(w.valid_until), this)
-                    )
-        self.timeline.set_bars(bars[:12], self.moment())
+        self.timeline.set_bars(session.window_bars(current) if current else [], self.moment())
         self.selection_changed.emit()
 
     def selected_rows(self) -> list[ValidityRow]:
@@ -292,31 +280,3 @@ class ValidityPane(QWidget):
     def current_row(self) -> ValidityRow | None:
         index = self.table.currentIndex()
         return self.model.rows[index.row()] if index.isValid() and index.row() < len(self.model.rows) else None
-
-
-class ValidityController(QObject):
-    """Edit Window (W) and Expire Now (X) on the rows the Validity pane lists, only while it is on screen."""
-
-    def __init__(self, workspace: Workspace, pane: ValidityPane, on_screen: Callable[[QWidget], bool]) -> None:
-        super().__init__(workspace)
-        self.workspace = workspace
-        self.pane = pane
-        self._on_screen = on_screen
-
-    def edit_validity(self) -> None:
-        session, row = self.workspace.session, self.pane.current_row()
-        if session is None or row is None or not self._on_screen(self.pane):
-            return
-        now = self.workspace.clock.now()
-        window = Window(row.valid_from or None, row.valid_until or None)
-        dialog = WindowDialog(row.id, window, self.pane, QDate(now.year, now.month, now.day))
-        if dialog.exec() == QDialog.DialogCode.Accepted:
-            start, end = dialog.value("valid_from"), dialog.value("valid_until")
-            self.workspace.change(lambda: session.set_validity([row.seen], start, end))
-
-    def expire_now(self) -> None:
-        session = self.workspace.session
-        rows = self.pane.selected_rows() if self._on_screen(self.pane) else []
-        if session is not None and rows:
-            seen = [r.seen for r in rows]
-            self.workspace.change(lambda: session.expire_now(seen))

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from plur_desk.app.queries import SORTS, ValidityRows, is_draft, next_change
+from plur_desk.app.queries import SORTS, ValidityRows, is_draft, next_change, window_bars
 from plur_desk.app.rows import draft_row
 from plur_desk.app.session import ReviewSession
 from plur_desk.domain.review import Reviewer
@@ -195,3 +195,24 @@ def test_tension_rows_follow_records_engrams_and_the_clock(session: ReviewSessio
     assert isinstance(clock, FixedClock)
     clock.advance(86400)
     assert session.tensions(all_statuses) == fresh()  # a day later the age reads differently
+
+
+def test_window_bars_show_the_engram_beside_the_active_windows_of_its_domain() -> None:
+    window = {"temporal": {"valid_from": "2026-01-01", "valid_until": "2026-12-31"}}
+    records = [
+        _engram(1, domain="billing", **window),
+        _engram(2, domain="billing"),  # no window: no bar
+        _engram(3, domain="billing", status="retired", **window),  # not injected: no bar
+        _engram(4, domain="search", **window),  # another domain
+        *(_engram(i, domain="billing", **window) for i in range(5, 20)),
+    ]
+    asked = _engram(2, domain="billing")
+    bars = window_bars(records, asked)
+    assert len(bars) == 12
+    assert bars[0][0] == "Statement number 1"
+    assert bars[1] == ("Statement number 2", None, None, True)  # its own row, windowless, in store order
+    assert [b[0] for b in bars[2:4]] == ["Statement number 5", "Statement number 6"]
+    assert bars[0][1] == datetime(2026, 1, 1, tzinfo=UTC)
+    assert not any(b[3] for b in bars[2:])
+    assert window_bars(records, _engram(30)) == []  # no domain: only its own row, and it is not in the list
+    assert window_bars([*records[:4], _engram(30)], _engram(30))[0][3]
