@@ -187,6 +187,29 @@ def test_only_the_session_reaches_its_store():
     assert not problems, "\n".join(problems)
 
 
+# In ui/detail.py `.get(` reads only a history event's parts and the review record, never the engram itself.
+DETAIL_GET_RECEIVERS = {"event", "data", "actor", "review_record"}
+
+
+def test_ui_reads_engram_fields_through_engram_view():
+    """ui/ reads an engram's fields through EngramView (domain/engram_view.py: statement, scope, window, superseded,
+    …), where each rule is written once, never with `.get(` on the record."""
+    problems = []
+    for path in (PACKAGE / "ui").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"):
+                continue
+            receiver = ast.unparse(node.func.value)
+            where = f"ui/{path.name}:{node.lineno} {receiver}.get(…)"
+            if (
+                "engram" in receiver.lower()
+                or receiver in {"record", "other"}
+                or (path.name == "detail.py" and receiver not in DETAIL_GET_RECEIVERS)
+            ):
+                problems.append(where)
+    assert not problems, "\n".join(problems)
+
+
 def test_the_session_is_composed_without_an_import_cycle():
     """No app module imports the session back (the mixins that did are gone); the session's parts stand alone."""
     parts = ("snapshot", "writes", "undo", "session_signing", "history_index", "rows")

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from plur_desk.app.rows import DraftRow, TensionRow, Verdict, draft_row, tension_row
-from plur_desk.domain.engram_view import EngramView
+from plur_desk.domain.engram_view import EngramView, is_draft
 from plur_desk.domain.seen import Seen, seen_engram
 from plur_desk.domain.validity import Window, closes_at, opens_at
 from plur_desk.infra.clock import parse_instant
@@ -36,10 +36,6 @@ SORTS: dict[str, Callable[[DraftRow], tuple[object, ...]]] = {  # the id last: a
     "statement": lambda r: (r.statement.lower(), r.id),
     "flags": lambda r: (-len(r.flags), r.created, r.id),
 }
-
-
-def is_draft(engram: Record) -> bool:
-    return engram.get("commitment") == "draft" and engram.get("status") == "active"
 
 
 def _rejected(engram: Record) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import statistics
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -40,6 +41,11 @@ class WriterKey(NamedTuple):  # a tuple: hashed and compared in C, it keys every
         who = attribution.get("asserted_by")
         return WriterKey(str(who) if isinstance(who, str) and who else "(unattributed)", name("model"),
                          name("runtime"), name("tool"))  # fmt: skip
+
+
+def writer_of(engram: Mapping[str, object] | None) -> WriterKey:
+    """Who wrote an engram, from its attribution ('(unattributed)' when it names nobody, or the engram is gone)."""
+    return WriterKey.of(engram.get("attribution") if engram is not None else None)
 
 
 @lru_cache(maxsize=4096)

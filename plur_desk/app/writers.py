@@ -29,6 +29,7 @@ from plur_desk.app.writer_stats import (
     acc_for,
     epoch,
 )
+from plur_desk.domain.engram_view import is_draft
 from plur_desk.domain.trust import Trust
 
 Line = tuple[bytes, str, int]
@@ -223,7 +224,7 @@ class Ledger:
         for key, count in counts.items():
             acc.setdefault(key, Acc()).created = count
         for ident, engram in store.items():
-            if engram.get("commitment") == "draft" and engram.get("status") == "active":
+            if is_draft(engram):
                 a = acc_for(acc, writer_of(ident))
                 a.pending += 1
                 a.written(epoch(self._created_at(ident, engram)), since)

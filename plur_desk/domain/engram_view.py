@@ -35,6 +35,52 @@ class EngramView:
         value = self._record.get(key)
         return "" if value is None else str(value)
 
+    def listed(self, key: str) -> list[str]:
+        """A list field's items as text ([] when absent or not a list)."""
+        value = self._record.get(key)
+        return [str(item) for item in value] if isinstance(value, list | tuple) else []
+
+    @property
+    def scope(self) -> str:
+        return self.text("scope")
+
+    @property
+    def domain(self) -> str:
+        return self.text("domain")
+
+    @property
+    def write_count(self) -> object:
+        """How often the same statement was written in this scope, as stored (PLUR's default 1)."""
+        return self._record.get("write_count", 1)
+
+    @property
+    def recurrence_count(self) -> object:
+        """How often it recurred in other scopes, as stored (PLUR's default 0)."""
+        return self._record.get("recurrence_count", 0)
+
+    @property
+    def session_ids(self) -> list[str]:
+        """The agent sessions its sources name, sorted, each once."""
+        sources = self._record.get("sources")
+        if not isinstance(sources, list):
+            return []
+        found = {str(s.get("session_id")) for s in sources if isinstance(s, dict) and s.get("session_id")}
+        return sorted(found)
+
+    @property
+    def relations(self) -> list[tuple[str, list[str]]]:
+        """Each relation that names engrams (a non-empty list), in stored order."""
+        relations = self._record.get("relations")
+        if not isinstance(relations, dict):
+            return []
+        return [(str(k), [str(x) for x in v]) for k, v in relations.items() if isinstance(v, list) and v]
+
+    @property
+    def review(self) -> Mapping[str, object] | None:
+        """The review record PLUR keeps on a decided engram (who, when, state), or None."""
+        record = self._record.get("review")
+        return MappingProxyType(record) if isinstance(record, dict) else None
+
     @property
     def id(self) -> str:
         return str(self._record.get("id"))
@@ -54,7 +100,7 @@ class EngramView:
     @property
     def is_draft(self) -> bool:
         """A draft waiting for review: PLUR keeps it out of the model's context until a human approves it."""
-        return self._record.get("commitment") == "draft" and self._record.get("status") == "active"
+        return is_draft(self._record)
 
     @property
     def retired(self) -> bool:
@@ -101,6 +147,12 @@ class EngramView:
     @property
     def attribution(self) -> tuple[str, str, str]:
         return attribution_of(self._record)
+
+
+def is_draft(record: Mapping[str, object]) -> bool:
+    """A draft waiting for review (EngramView.is_draft, without building a view: the queue asks it of every
+    engram)."""
+    return record.get("commitment") == "draft" and record.get("status") == "active"
 
 
 def split_order(a: EngramView, b: EngramView) -> tuple[str, str]:

@@ -6,9 +6,8 @@ Every stored value passes through E (escaped, hidden characters revealed): agent
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 
-from plur_desk.app.rows import attribution_of, created_of, scope_impact
+from plur_desk.app.rows import scope_impact
 from plur_desk.app.session import ReviewSession
 from plur_desk.domain.engram_view import EngramView
 from plur_desk.domain.lint import text_flags
@@ -19,11 +18,6 @@ from plur_desk.ui.widgets import text_html
 E = text_html
 SIMILAR_TITLE = "Similar engrams (advisory; cosine similarity, 1.00 = same meaning)"
 PRE = "white-space:pre-wrap"  # tabs, double spaces and line breaks shown as stored
-
-
-def _listed(value: object) -> str:
-    """A list field's items, comma-separated ('' for anything that is not a list)."""
-    return ", ".join(map(str, value)) if isinstance(value, list | tuple) else ""
 
 
 def _section(title: str, body: str) -> str:
@@ -63,7 +57,9 @@ def _event_line(event: dict[str, object], trust: Trust | None = None) -> str:
     )
 
 
-def _verdict_warnings(session: ReviewSession, engram: dict[str, object], rejected_before: object) -> list[str]:
+def _verdict_warnings(
+    session: ReviewSession, engram: dict[str, object], view: EngramView, rejected_before: object
+) -> list[str]:
     """Earlier verdicts: only a validly signed one is a human verdict; any other is shown as the claim it is."""
     warnings: list[str] = []
     if rejected_before is not None:
@@ -78,8 +74,8 @@ def _verdict_warnings(session: ReviewSession, engram: dict[str, object], rejecte
                 f"A rejection of this statement is claimed ({E(v.engram_id)}, “{E(v.reason)}”, said to be by "  # type: ignore[attr-defined]
                 f"{E(v.by)}), but it is NOT a verified human verdict: {E(v.trust.label)} — {E(v.trust.detail)}."  # type: ignore[attr-defined]
             )
-    review_record = engram.get("review")
-    if isinstance(review_record, dict):
+    review_record = view.review
+    if review_record is not None:
         trust = session.review_trust(engram)
         if not trust.counts_as_human:
             warnings.append(
@@ -102,11 +98,11 @@ def similar_html(similar: list[tuple[str, str, float]]) -> str:
     return _section(SIMILAR_TITLE, f"<ul style='margin-left:-20px'>{items}</ul>")
 
 
-def conflicts_html(engram: Mapping[str, object], conflicts: list[str]) -> str:
+def conflicts_html(engram: EngramView, conflicts: list[str]) -> str:
     """The warning that approving may contradict these engrams (empty when there are none)."""
     if not conflicts:
         return ""
-    verb = "Approving this" if engram.get("commitment") == "draft" else "This"
+    verb = "Approving this" if engram.commitment == "draft" else "This"
     items = "".join(f"<li>{E(text)}</li>" for text in conflicts)
     return f"<p>⚠ <b>{verb} may contradict:</b></p><ul style='margin-left:-20px'>{items}</ul>"
 
@@ -124,14 +120,14 @@ def engram_html(
     engram = session.engram(engram_id)
     if engram is None:
         return f"<p>{E(engram_id)} is no longer in the store.</p>"
-    statement = str(engram.get("statement", ""))
-    writer, model, runtime = attribution_of(engram)
+    view = EngramView(engram)
+    statement = view.statement
+    writer, model, runtime = view.attribution
     parts = [f"<p style='font-size:15pt; margin:4px 0 8px 0; {PRE}'>{E(statement)}</p>"]
     flags = text_flags(statement)
     warnings = []
-    warnings += _verdict_warnings(session, engram, rejected_before)
+    warnings += _verdict_warnings(session, engram, view, rejected_before)
     warnings += [f"Contains {E(f)} — check before approving." for f in flags]
-    view = EngramView(engram)
     window, state, outside = view.window, view.window_state(session.now()), view.outside_window(session.now())
     if outside is not None:
         warnings.append(f"Validity: {outside.replace('_', ' ')} — PLUR will not inject it now even if approved.")
@@ -143,12 +139,7 @@ def engram_html(
     if checking:  # the check runs off the GUI thread; its result replaces this line
         parts.append(CHECKING_HTML)
     elif conflicts:
-        parts.append(conflicts_html(engram, conflicts))
-    sources = engram.get("sources") if isinstance(engram.get("sources"), list) else []
-    assert isinstance(sources, list)
-    session_ids = ", ".join(
-        sorted({str(s.get("session_id")) for s in sources if isinstance(s, dict) and s.get("session_id")})
-    )
+        parts.append(conflicts_html(view, conflicts))
     parts.append(
         _section(
             "Provenance",
@@ -158,22 +149,18 @@ def engram_html(
                     ("Asserted by", E(writer)),
                     ("Model", E(model)),
                     ("Runtime", E(runtime)),
-                    ("Created", E(created_of(engram))),
-                    ("Scope", E(str(engram.get("scope", "")))),
-                    ("Domain", E(str(engram.get("domain", "") or ""))),
-                    ("Type", E(str(engram.get("type", "")))),
-                    ("Sessions", E(session_ids)),
-                    (
-                        "Episode",
-                        E(_listed(engram.get("episode_ids"))),
-                    ),
+                    ("Created", E(view.created)),
+                    ("Scope", E(view.scope)),
+                    ("Domain", E(view.domain)),
+                    ("Type", E(view.text("type"))),
+                    ("Sessions", E(", ".join(view.session_ids))),
+                    ("Episode", E(", ".join(view.listed("episode_ids")))),
                     (
                         "Written",
-                        f"{E(engram.get('write_count', 1))}× (same scope), "
-                        f"recurred {E(engram.get('recurrence_count', 0))}× elsewhere",
+                        f"{E(view.write_count)}× (same scope), recurred {E(view.recurrence_count)}× elsewhere",
                     ),
-                    ("Rationale", E(str(engram.get("rationale", "") or ""))),
-                    ("Tags", E(_listed(engram.get("tags")))),
+                    ("Rationale", E(view.text("rationale"))),
+                    ("Tags", E(", ".join(view.listed("tags")))),
                 ]
             ),
         )
@@ -184,11 +171,7 @@ def engram_html(
         else f"{window.valid_from or '…'} → {window.valid_until or '…'} ({state.replace('_', ' ')})"
     )
     parts.append(_section("Validity", f"<p>{E(validity)}</p>"))
-    relations = engram.get("relations") if isinstance(engram.get("relations"), dict) else {}
-    assert isinstance(relations, dict)
-    rel_rows = [
-        (k.replace("_", " "), E(", ".join(map(str, v)))) for k, v in relations.items() if isinstance(v, list) and v
-    ]
+    rel_rows = [(name.replace("_", " "), E(", ".join(ids))) for name, ids in view.relations]
     if rel_rows:
         parts.append(_section("Relations", _kv(rel_rows)))
     tensions = [
@@ -203,11 +186,11 @@ def engram_html(
             for t in tensions
         )
         parts.append(_section("Tensions", f"<ul>{items}</ul>"))
-    if engram.get("commitment") == "draft":
+    if view.commitment == "draft":
         parts.append(
             _section(
                 "What approving changes",
-                f"<p>PLUR starts injecting it into {E(scope_impact(str(engram.get('scope', ''))))}.</p>",
+                f"<p>PLUR starts injecting it into {E(scope_impact(view.scope))}.</p>",
             )
         )
     parts.append(SIMILAR_PENDING_HTML if similar_pending else similar_html(similar or []))

@@ -392,11 +392,11 @@ class HistoryPane(QWidget):
             self.detail.setHtml("")
             return
         clean = {k: v for k, v in event.items() if not k.startswith("_")}
-        engram = session.engram(str(event.get("engram_id", "")))
+        view = session.view(str(event.get("engram_id", "")))
         about = (
-            f"<p style='white-space:pre-wrap'><b>Engram now:</b> {text_html(engram.get('statement'))} "
-            f"({text_html(engram.get('status'))}, {text_html(engram.get('commitment'))})</p>"
-            if engram
+            f"<p style='white-space:pre-wrap'><b>Engram now:</b> {text_html(view.statement)} "
+            f"({text_html(view.status)}, {text_html(view.commitment)})</p>"
+            if view is not None
             else ""
         )
         where = f"history/{event.get('_month')}.jsonl" + (f", line {event['_line']}" if event.get("_line") else "")

@@ -140,7 +140,7 @@ class ReviewController(QObject):
         similar: list[tuple[str, str, float]] = result[1]
         if isinstance(checked, Checked):
             self._checked = checked
-        engram = self.workspace.session.engram(row.id) if self.workspace.session is not None else None
+        engram = self.workspace.session.view(row.id) if self.workspace.session is not None else None
         if not self.drafts.shows(row) or engram is None:
             return
         found = conflicts_html(engram, checked.texts(row.id) or []) if isinstance(checked, Checked) else ""

@@ -146,7 +146,7 @@ class SearchController(QObject):
             return []
         out = []
         for hit in service.similar(engram_id, 5):
-            engram = session.engram(hit.id)
-            if engram is not None:
-                out.append((hit.id, str(engram.get("statement", "")), hit.score))
+            view = session.view(hit.id)
+            if view is not None:
+                out.append((hit.id, view.statement, hit.score))
         return out

@@ -12,8 +12,8 @@ E = text_html
 def team_warnings(session: ReviewSession, engram_id: str) -> list[str]:
     """Escaped warning lines: a decision here never reaches the team; teammates disagreed on this engram."""
     lines = [f"Team: {E(w.split(': ', 1)[-1])}." for w in team_review.visibility_warnings(session, [engram_id])]
-    engram = session.engram(engram_id) or {}
-    if engram.get("review_disagreements"):
+    view = session.view(engram_id)
+    if view is not None and view.get("review_disagreements"):
         lines.append("Team disagreement on this engram: see Team → Team Disagreements (Ctrl+Shift+D).")
     return lines
 

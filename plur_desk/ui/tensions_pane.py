@@ -298,11 +298,11 @@ class TensionsPane(QWidget):
         rows = [
             ("Id", engram_id),
             ("Created", view.created),
-            ("Scope", str(engram.get("scope", ""))),
-            ("Domain", str(engram.get("domain", "") or "")),
+            ("Scope", view.scope),
+            ("Domain", view.domain),
             ("Asserted by", writer + (f" · {model}" if model else "")),
-            ("Commitment", str(engram.get("commitment", ""))),
-            ("Status", str(engram.get("status", ""))),
+            ("Commitment", view.commitment),
+            ("Status", view.status),
             (
                 "Validity",
                 f"{window_text.valid_from or '…'} → {window_text.valid_until or '…'}"

@@ -8,9 +8,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from plur_desk.app.queries import SORTS, ValidityRows, is_draft, next_change, window_bars
+from plur_desk.app.queries import SORTS, ValidityRows, next_change, window_bars
 from plur_desk.app.rows import draft_row
 from plur_desk.app.session import ReviewSession
+from plur_desk.domain.engram_view import is_draft
 from plur_desk.domain.review import Reviewer
 from plur_desk.infra.clock import FixedClock
 from plur_desk.store.plur_store import PlurStore
