@@ -31,3 +31,20 @@ def test_one_approve_renders_the_next_detail_once_and_never_resets_the_queue(qtb
     assert renders == [second]  # moved on at once; the write's result did not render it again
     assert drafts.displayed_seen() is not None  # and the verdict keys still rest on what is shown
     assert not resets
+
+
+def test_confirming_a_tension_repaints_its_row_and_never_resets_the_list(qtbot, window: MainWindow) -> None:
+    qtbot.keyClick(window.drafts.table, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)
+    tensions = window.tensions
+    detected = next(r for r in tensions.model.rows if r.status == "detected")
+    tensions._select(tensions.model.row_of(detected.id))
+    others = [r for r in tensions.model.rows if r.id != detected.id]
+    resets: list[int] = []
+    tensions.model.modelReset.connect(lambda: resets.append(1))
+    with qtbot.waitSignal(window.changes_applied, timeout=10000):
+        qtbot.keyClick(tensions.table, Qt.Key.Key_C)
+    qtbot.waitUntil(lambda: window.runner.pending == 0, timeout=10000)
+    assert tensions.current_id() == detected.id
+    assert tensions.model.rows[tensions.model.row_of(detected.id)].status == "confirmed"
+    assert [r for r in tensions.model.rows if r.id != detected.id] == others  # the same rows, in the same order
+    assert not resets
