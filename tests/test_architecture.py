@@ -26,6 +26,8 @@ def _imports(path: Path) -> list[tuple[int, str]]:
         elif isinstance(node, ast.ImportFrom):
             assert node.level == 0, f"{path}:{node.lineno}: relative import"
             found.append((node.lineno, node.module or ""))
+            # `from plur_desk.ui import icons` imports the module plur_desk.ui.icons (a name of a module is harmless)
+            found += [(node.lineno, f"{node.module}.{alias.name}") for alias in node.names if node.module]
     return found
 
 
@@ -208,6 +210,18 @@ def test_ui_reads_engram_fields_through_engram_view():
             ):
                 problems.append(where)
     assert not problems, "\n".join(problems)
+
+
+def test_one_assembly_path():
+    """A session is built in app/bootstrap.py only (the window's load worker, the terminal commands and the shared
+    test fixtures all call open_session); `plur-desk check` alone opens a store without a session, to inspect it."""
+    built = {"ReviewSession": [], "PlurStore": []}
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in built:
+                built[node.func.id].append(str(path.relative_to(PACKAGE)))
+    assert sorted(set(built["ReviewSession"])) == ["app/bootstrap.py"], built
+    assert sorted(set(built["PlurStore"])) == ["app/bootstrap.py", "app/check.py"], built
 
 
 def test_the_session_is_composed_without_an_import_cycle():

@@ -8,13 +8,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from plur_desk.app.bootstrap import open_session
 from plur_desk.app.queries import SORTS, ValidityRows, next_change, window_bars
 from plur_desk.app.rows import draft_row
 from plur_desk.app.session import ReviewSession
 from plur_desk.domain.engram_view import is_draft
-from plur_desk.domain.review import Reviewer
 from plur_desk.infra.clock import FixedClock
-from plur_desk.store.plur_store import PlurStore
 from plur_desk.store.yaml_dump import dump_engrams_document, dump_tensions_document
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
@@ -62,11 +61,7 @@ def session(tmp_path) -> ReviewSession:
         "category": "factual",
     }
     (root / "tensions.yaml").write_text(dump_tensions_document([tension]))
-    store = PlurStore(root)
-    store.load()
-    s = ReviewSession(store, Reviewer("Ada Reviewer"), FixedClock(NOW))
-    s.load_history()
-    return s
+    return open_session(root, "Ada Reviewer", clock=FixedClock(NOW), use_cache=False)
 
 
 def _rebuilt(session: ReviewSession, sort: str = "age", descending: bool = False):

@@ -12,11 +12,10 @@ from pathlib import Path
 
 import unit.app.test_session as base
 
+from plur_desk.app.bootstrap import open_session
 from plur_desk.app.check import run_check
 from plur_desk.app.session import ReviewSession
-from plur_desk.domain.review import Reviewer
 from plur_desk.infra.clock import FixedClock
-from plur_desk.store.plur_store import PlurStore
 
 from support.blocks import rewrite_block
 
@@ -48,11 +47,7 @@ def _killed_between_files(root: Path) -> None:
 
 
 def _reopen(root: Path, reviewer: str = "Someone Else") -> ReviewSession:
-    store = PlurStore(root)
-    store.load()
-    session = ReviewSession(store, Reviewer(reviewer), FixedClock(NOW))
-    session.recover_on_open()
-    return session
+    return open_session(root, reviewer, clock=FixedClock(NOW), use_cache=False, for_review=True, load_history=False)
 
 
 def test_second_file_is_written_on_reopen_even_after_plur_moved_updated_at(session):

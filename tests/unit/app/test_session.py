@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 
 import pytest
 
+from plur_desk.app.bootstrap import open_session
 from plur_desk.app.session import ReviewSession
-from plur_desk.domain.review import Reviewer
 from plur_desk.infra.clock import FixedClock
 from plur_desk.infra.errors import ActionRefused, ChangedSinceError
 from plur_desk.store.plur_store import PlurStore
@@ -62,11 +62,7 @@ def session(tmp_path) -> ReviewSession:
             ]
         )
     )
-    store = PlurStore(root)
-    store.load()
-    s = ReviewSession(store, Reviewer("Ada Reviewer"), FixedClock(NOW))
-    s.load_history()
-    return s
+    return open_session(root, "Ada Reviewer", clock=FixedClock(NOW), use_cache=False)  # the one assembly path
 
 
 def _events(session):
