@@ -16,8 +16,9 @@ from typing import NamedTuple
 from plur_desk.app.clusters import Cluster, ClusterIndex, make_cluster_index
 from plur_desk.app.rows import DraftRow, created_of, draft_row
 from plur_desk.app.session import ChangeSet, ReviewSession
-from plur_desk.app.writer_stats import WriterKey, WriterStats
+from plur_desk.app.writer_stats import WriterKey, WriterStats, writer_key
 from plur_desk.app.writers import Ledger, Line
+from plur_desk.domain.engram_view import is_draft
 from plur_desk.domain.risk import Risk, RiskInput, assess
 from plur_desk.infra.errors import ActionRefused
 
@@ -100,10 +101,10 @@ class ScaleView:
         membership = {m.id: c for c in clusters for m in c.members}
         out: dict[str, _Prepared] = {}
         for engram in engrams:
-            if engram.get("commitment") != "draft" or engram.get("status") != "active":
+            if not is_draft(engram):
                 continue
             ident = str(engram.get("id"))
-            writer = stats.get(WriterKey.of(engram.get("attribution")))
+            writer = stats.get(writer_key(engram))
             nearest = self.index.nearest_approved.get(ident)
             cluster = membership.get(ident)
             out[ident] = (
@@ -124,7 +125,7 @@ class ScaleView:
         engram = self.session.engram(engram_id)
         if engram is None:
             return None
-        return self._stats.get(WriterKey.of(engram.get("attribution")))
+        return self._stats.get(writer_key(engram))
 
     def writer_line(self, engram_id: str) -> str:
         stats = self.writer_of(engram_id)

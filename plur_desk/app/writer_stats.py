@@ -43,7 +43,7 @@ class WriterKey(NamedTuple):  # a tuple: hashed and compared in C, it keys every
                          name("runtime"), name("tool"))  # fmt: skip
 
 
-def writer_of(engram: Mapping[str, object] | None) -> WriterKey:
+def writer_key(engram: Mapping[str, object] | None) -> WriterKey:
     """Who wrote an engram, from its attribution ('(unattributed)' when it names nobody, or the engram is gone)."""
     return WriterKey.of(engram.get("attribution") if engram is not None else None)
 

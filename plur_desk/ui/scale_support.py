@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QItemSelectionModel, QObject, QTimer, Signal
 
 from plur_desk.app.rows import DraftRow
-from plur_desk.app.writer_stats import WriterKey, WriterStats, writer_of
+from plur_desk.app.writer_stats import WriterKey, WriterStats, writer_key
 from plur_desk.domain.risk import factors_help
 from plur_desk.infra.errors import ActionRefused
 from plur_desk.ui.clusters_pane import ClustersPane
@@ -153,7 +153,7 @@ class ScaleController(QObject):
         session = self.workspace.session
         if self.writer_filter is not None and session is not None:
             wanted = self.writer_filter
-            rows = [r for r in rows if writer_of(session.engram(r.id)) == wanted]
+            rows = [r for r in rows if writer_key(session.engram(r.id)) == wanted]
         if self.view is None:
             return rows
         level = self.workspace.settings.default_level

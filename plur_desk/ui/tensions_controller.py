@@ -9,7 +9,7 @@ from PySide6.QtCore import QDate, QObject
 from PySide6.QtWidgets import QDialog, QWidget
 
 from plur_desk.app.rows import TensionRow
-from plur_desk.domain.engram_view import EngramView, split_order
+from plur_desk.domain.engram_view import split_order
 from plur_desk.domain.seen import Seen
 from plur_desk.ui.dialogs import ReasonDialog
 from plur_desk.ui.tensions_pane import SplitDialog, TensionsPane
@@ -77,11 +77,11 @@ class TensionsController(QObject):
         if not (displayed and session):
             return
         row, seen = displayed
-        a, b = session.engram(row.engram_a), session.engram(row.engram_b)
+        a, b = session.view(row.engram_a), session.view(row.engram_b)
         if a is None or b is None:
             self.workspace.messages.error(f"Both engrams of {row.id} must be in the store to split it in time.")
             return
-        earlier, later = split_order(EngramView(a), EngramView(b))  # the order the split will write
+        earlier, later = split_order(a, b)  # the order the split will write
         now = self.workspace.clock.now()
         dialog = SplitDialog(earlier, later, self.pane, QDate(now.year, now.month, now.day))
         if dialog.exec() == QDialog.DialogCode.Accepted:
