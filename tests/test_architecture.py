@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import tomllib
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "plur_desk"
@@ -234,3 +235,24 @@ def test_the_session_is_composed_without_an_import_cycle():
         if module == "plur_desk.app.session"
     ]
     assert not cyclic, cyclic
+
+
+def test_tests_mirror_the_package():
+    """tests/unit has one folder per Qt-free layer, tests/ui the Qt layer, tests/integration the real PLUR."""
+    tests = PACKAGE.parent / "tests"
+    unit = {p.name for p in (tests / "unit").iterdir() if p.is_dir() and not p.name.startswith(("_", "."))}
+    assert unit == set(ALLOWED) - {"ui"}, unit
+    assert not list((tests / "unit").glob("test_*.py"))  # every unit test belongs to a layer
+    assert (tests / "ui").is_dir() and (tests / "integration").is_dir()
+
+
+def test_the_house_lint_and_type_checks_stay_on():
+    """ruff with the house rule set (complexity 12) and mypy strict over the whole package, no module excused."""
+    config = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())
+    lint = config["tool"]["ruff"]["lint"]
+    assert {"E", "F", "W", "I", "B", "UP", "TID", "C90", "SIM", "RUF", "PT", "RET", "T20"} <= set(lint["select"])
+    assert lint["mccabe"]["max-complexity"] <= 12
+    mypy = config["tool"]["mypy"]
+    assert mypy["strict"] is True and mypy["files"] == ["plur_desk"]
+    excused = [o for o in mypy.get("overrides", []) if any(m.startswith("plur_desk") for m in o["module"])]
+    assert not excused, excused
