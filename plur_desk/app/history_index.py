@@ -1,5 +1,7 @@
-"""The history log in memory, built for a million lines: raw lines kept as bytes, parsed only when shown or
-matched; filters look at the bytes first and parse only candidates; a refresh reads only appended bytes.
+"""The history log, built for a million lines: lines read from their month files when shown or matched (what
+stays in memory is where each line starts and the small indexes), parsed only then; filters look at the bytes
+first and parse only candidates; a refresh reads only appended bytes, after checking the bytes read before are
+still there (a month file rewritten or replaced is read again, never served torn or stale).
 
 Newest first means the reverse of file order (month files by name, lines in append order), which is the order
 PLUR and plur_desk write them in.
@@ -7,20 +9,33 @@ PLUR and plur_desk write them in.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from array import array
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from functools import lru_cache
-from typing import overload
+from pathlib import Path
 
-from plur_desk.app.history_lines import LineIndex, LineTable, lines_at
+from plur_desk.app.history_lines import LineIndex
+from plur_desk.app.history_table import (
+    DiskState,
+    Events,
+    LineTable,
+    MonthChanged,
+    changed_event,
+    lines_at,
+    parse_line,
+    piece_of,
+)
 from plur_desk.app.rows import Verdict
 from plur_desk.domain.trust import Trust, TrustState
 from plur_desk.infra.clock import parse_instant
 from plur_desk.store.chain import js_stringify
 from plur_desk.store.history import HistoryLog
+from plur_desk.store.month_lines import MonthFile
+from plur_desk.store.safe_open import NotRegularFile
 
 Line = tuple[bytes, str, int]  # raw JSON, month ("2026-12"), 1-based line number (0: appended by us)
 _EVENT_TYPE = re.compile(rb'"event"\s*:\s*"([^"\\]*)"')
@@ -46,26 +61,6 @@ def actor_name(event: dict[str, object]) -> str:
     if isinstance(actor, dict):
         return str(actor.get("asserted_by", "") or "")
     return ""
-
-
-@lru_cache(maxsize=4096)
-def parse_line(raw: bytes, month: str, number: int) -> dict[str, object]:
-    try:
-        event = json.loads(raw)
-    except ValueError:
-        event = None
-    if not isinstance(event, dict):
-        return {
-            "event": "(malformed line)",
-            "engram_id": "",
-            "timestamp": "",
-            "_month": month,
-            "_line": number,
-            "_raw": raw.decode("utf-8", "replace")[:500],
-        }
-    event["_month"] = month
-    event["_line"] = number
-    return event
 
 
 @dataclass(frozen=True)
@@ -152,42 +147,14 @@ def _names_engram(event: dict[str, object], engram_id: str) -> bool:
     return False
 
 
-class Events(Sequence[dict[str, object]]):
-    """A newest-first view of lines, parsed on access."""
-
-    def __init__(self, lines: Sequence[Line], reverse: bool = True) -> None:
-        self._lines = lines
-        self._reverse = reverse
-
-    def __len__(self) -> int:
-        return len(self._lines)
-
-    @overload
-    def __getitem__(self, index: int) -> dict[str, object]: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[dict[str, object]]: ...
-
-    def __getitem__(self, index: int | slice) -> dict[str, object] | list[dict[str, object]]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        if index < 0:
-            index += len(self)
-        line = self._lines[len(self._lines) - 1 - index] if self._reverse else self._lines[index]
-        return parse_line(*line)
-
-    def __iter__(self) -> Iterator[dict[str, object]]:
-        for i in range(len(self)):
-            yield self[i]
-
-
 def _no_check(event: dict[str, object]) -> Trust:
     return Trust(TrustState.UNSIGNED if actor_kind(event) == "human" else TrustState.NOT_HUMAN, "not checked")
 
 
 class HistoryIndex:
     """The lines and their positions (`LineIndex`) are one state, swapped whole by `load` and `load_newest`;
-    between loads both only grow (`refresh`, `add`), so a reader on another thread sees a consistent prefix."""
+    between loads both only grow (`refresh`, `add`), so a reader on another thread sees a consistent prefix.
+    Loads, refreshes and appends run on one thread (the window's serial runner); queries on any."""
 
     def __init__(self, log: HistoryLog, trust: Callable[[dict[str, object]], Trust] | None = None) -> None:
         self.log = log
@@ -196,8 +163,9 @@ class HistoryIndex:
         self._trust_generation: object = None
         self._state: tuple[LineTable, LineIndex] = (LineTable(), LineIndex())
         self.generation = 0  # counts loads: positions and lengths compare only within one generation
-        self._files: dict[str, tuple[int, int, int]] = {}  # name -> (inode, size read, lines read)
+        self._files: dict[str, MonthFile] = {}  # by file name, the month files read (all of them once loaded)
         self._types: set[str] = set()
+        self.disk = DiskState()
         self.loaded = False
         self.partial = False  # only the newest months are in (load_newest); the rest is being read
 
@@ -207,42 +175,39 @@ class HistoryIndex:
 
     # -- loading -------------------------------------------------------------------------------------------
 
-    def _read(
-        self, name: str, start: int, first_line: int, lines: LineTable, files: dict[str, tuple[int, int, int]]
-    ) -> bytes:
-        """Append the complete lines of one month file from byte `start`; returns their bytes."""
-        path = self.log.dir / name
-        with open(path, "rb") as handle:
-            handle.seek(start)
-            data = handle.read()
-        end = data.rfind(b"\n") + 1  # a cut-off last line is read once it is complete
-        if end < len(data):
-            data = data[:end]
-        lines.add_month(data, name[:-6], first_line)
-        self._types.update(m.decode("utf-8", "replace") for m in _EVENT_TYPE.findall(data))
-        stat = path.stat()
-        files[name] = (stat.st_ino, start + end, first_line + data.count(b"\n"))
-        return data
+    def _index(self, file: MonthFile, lines: LineTable, index: LineIndex) -> bool:
+        """Read what is new in one month file into `lines` and `index` (their lines are its last ones)."""
 
-    def _swap(self, months: list[tuple[bytes, LineTable]], files: dict[str, tuple[int, int, int]]) -> None:
-        """The new state, indexed here (on the loading thread, once per load) and then put in place at once."""
-        lines = LineTable()
-        index = LineIndex()
-        for block, month in months:
-            lines.extend(month)
-            index.extend_block(block, lines)
+        def each(offset: int, first_number: int, data: bytes) -> None:
+            piece, starts, ends = piece_of(file, offset, first_number, data)
+            if len(piece):
+                lines.add_piece(piece)  # the lines first: a position in the index always names a line
+                index.extend_block(data, starts, ends)
+            self._types.update(m.decode("utf-8", "replace") for m in _EVENT_TYPE.findall(data))
+
+        return file.catch_up(each)
+
+    def _read_months(self, paths: list[Path]) -> tuple[LineTable, LineIndex, dict[str, MonthFile]]:
+        lines, index, files = LineTable(), LineIndex(), {}
+        for path in paths:
+            file = MonthFile(path)
+            try:
+                self._index(file, lines, index)
+            except (FileNotFoundError, NotRegularFile):
+                continue  # gone, or no longer a regular file, since it was listed: not a month file
+            files[path.name] = file
+        return lines, index, files
+
+    def _swap(self, lines: LineTable, index: LineIndex, files: dict[str, MonthFile]) -> None:
+        """The new state, indexed aside (on the loading thread, once per load), put in place at once."""
         self._files = files
         self._state = (lines, index)
         self.generation += 1
+        self.disk.version += 1
 
     def load(self) -> None:
-        months: list[tuple[bytes, LineTable]] = []
-        files: dict[str, tuple[int, int, int]] = {}
         self._types = set()
-        for path in self.log.month_files():
-            month = LineTable()
-            months.append((self._read(path.name, 0, 0, month, files), month))
-        self._swap(months, files)
+        self._swap(*self._read_months(self.log.month_files()))
         self.loaded = True
         self.partial = False
 
@@ -250,101 +215,153 @@ class HistoryIndex:
         """Just enough of the newest month files for a first page; `load()` then reads everything."""
         if self.loaded:
             return
-        months: list[tuple[bytes, LineTable]] = []
-        files: dict[str, tuple[int, int, int]] = {}
         self._types = set()
+        months: list[tuple[LineTable, LineIndex, dict[str, MonthFile]]] = []
         for path in reversed(self.log.month_files()):
-            month = LineTable()
-            months.insert(0, (self._read(path.name, 0, 0, month, files), month))
-            if sum(len(m) for _b, m in months) >= count:
+            months.insert(0, self._read_months([path]))
+            if sum(len(m[0]) for m in months) >= count:
                 break
-        self._swap(months, files)
+        lines, index, files = LineTable(), LineIndex(), {}
+        for month_lines, month_index, month_files in months:  # in file order, positions moved past the months before
+            for piece in month_lines.pieces():
+                lines.add_piece(piece)
+            index.absorb(month_index)
+            files.update(month_files)
+        self._swap(lines, index, files)
         self.partial = True
 
-    def refresh(self) -> bool:
-        """Pick up what PLUR appended (only the new bytes); a replaced or shrunk file is read again."""
-        if not self.loaded:
+    def changed_on_disk(self) -> bool:
+        """Whether a month file is not as last read, or one came or went (a stat each; no reading). Views drop
+        the rows they kept at once; `refresh` then reads what changed."""
+        if not (self.loaded or self.partial):
             return False
-        changed = False
-        names = {p.name: p for p in self.log.month_files()}
-        if set(self._files) - set(names):
-            self.load()
-            return True
-        lines, index = self._state
-        for name in sorted(names):
-            stat = names[name].stat()
-            inode, size, count = self._files.get(name, (stat.st_ino, 0, 0))
-            if inode != stat.st_ino or stat.st_size < size:
-                self.load()
-                return True
-            if stat.st_size > size:
-                if name in self._files and name != max(self._files):
-                    self.load()  # an older month grew: keep file order right by reading again
-                    return True
-                index.extend(lines)  # (in step already; a no-op unless lines were added another way)
-                index.extend_block(self._read(name, size, count, lines, self._files), lines)
-                changed = True
+        files = self._files
+        changed = any(file.changed_on_disk() for file in files.values())
+        if not changed and self.loaded:
+            changed = {p.name for p in self.log.month_files()} != set(files)
+        if changed:
+            self.disk.version += 1
         return changed
 
+    def refresh(self) -> bool:
+        """Pick up what PLUR appended (only the new bytes, once the bytes read before are found unchanged); a
+        month file replaced, rewritten or shortened, or an older month that grew, is read again whole."""
+        if not self.loaded:
+            return False
+        return self._catch_up()
+
+    def _catch_up(self) -> bool:
+        names = {p.name: p for p in self.log.month_files()}
+        files = self._files
+        if set(files) - set(names):
+            return self._read_again()
+        lines, index = self._state
+        index.extend(lines)  # (in step already; a no-op unless lines were added another way)
+        oldest, changed = min(files, default=""), False
+        for name in sorted(names):
+            file = files.get(name)
+            if file is None:
+                if name < oldest and not self.loaded:
+                    continue  # older than the first page: the full load reads it
+                if name < max(files, default=""):
+                    return self._read_again()  # a month before the newest appeared: file order needs a new read
+                file = files[name] = MonthFile(names[name])
+            elif not file.changed_on_disk():
+                continue
+            newest = name == max(files)
+            try:
+                if not newest and names[name].stat().st_size > file.extent.size:
+                    return self._read_again()  # an older month grew: its lines come before the newest's
+                added = self._index(file, lines, index)
+            except OSError:  # MonthChanged: rewritten, replaced or shortened; or gone since it was listed
+                return self._read_again()
+            if added and not newest:
+                return self._read_again()
+            changed = changed or added
+        if changed:
+            self.disk.version += 1
+        return changed
+
+    def _read_again(self) -> bool:
+        """Everything read again (once loaded; the first page's state waits for the full load, next in line)."""
+        if not self.loaded:
+            return False
+        self.load()
+        return True
+
     def add(self, events: Iterable[dict[str, object]]) -> None:
-        """Our own appends, without re-reading the files."""
+        """Our own appends: once the history is read, they are read from the month files they were appended to
+        (with anything PLUR appended before them, in file order); before, kept in memory until the load."""
+        events = list(events)
+        self._types.update(str(event.get("event")) for event in events)
+        if self.loaded or self.partial:
+            self._catch_up()
+            return
         lines, index = self._state
         for event in events:
             raw = js_stringify(event).encode("utf-8")
             lines.append_line(raw, str(event.get("timestamp", ""))[:7], 0)
-            self._types.add(str(event.get("event")))
         index.extend(lines)
-        if self.loaded:
-            for path in self.log.month_files():
-                stat = path.stat()
-                _inode, _size, count = self._files.get(path.name, (stat.st_ino, 0, 0))
-                self._files[path.name] = (stat.st_ino, stat.st_size, count)
 
     # -- queries -------------------------------------------------------------------------------------------
 
     @property
     def events(self) -> Events:
-        return Events(self.lines, reverse=False)
+        return Events(self.lines, reverse=False, disk=self.disk)
 
     def newest_first(self, flt: HistoryFilter | None = None) -> Events:
+        """The lines a filter matches, newest first, as positions (4 bytes a match) read again when shown. A month
+        file found changed while matching gives an empty view marked `changed` (the history is read again)."""
+        lines, index = self._state
         if flt is None or flt.empty:
-            return Events(self.lines)
+            return Events(lines, disk=self.disk)
         text_only = flt.text and flt == HistoryFilter(text=flt.text)
         if flt.trust:
             self.sync_trust()
-        matched = []
-        for line in self._candidates(flt):
-            raw = line[0]
-            if not flt.maybe(raw):
-                continue
-            if flt.trust:
-                event = parse_line(*line)
-                if flt.matches(event) and self.trust_of(line).state in flt.trust:
-                    matched.append(line)
-                continue
-            if text_only and raw.isascii() and b"\\" not in raw and b"_month" not in raw:
-                matched.append(line)  # the byte test was already exact for this line
-            elif flt.matches(parse_line(*line)):
-                matched.append(line)
-        return Events(matched)
+        matched = array("i")
+        try:
+            for position, line in self._candidates(flt, lines, index):
+                raw = line[0]
+                if not flt.maybe(raw):
+                    continue
+                if flt.trust:
+                    event = parse_line(*line)
+                    if flt.matches(event) and self.trust_of(line).state in flt.trust:
+                        matched.append(position)
+                    continue
+                if text_only and raw.isascii() and b"\\" not in raw and b"_month" not in raw:
+                    matched.append(position)  # the byte test was already exact for this line
+                elif flt.matches(parse_line(*line)):
+                    matched.append(position)
+        except MonthChanged:
+            self.disk.version += 1
+            return Events([], disk=self.disk, changed=True)
+        return Events(lines, positions=matched, disk=self.disk)
 
-    def _candidates(self, flt: HistoryFilter) -> Sequence[Line]:
-        """The lines a filter can match: those naming its engram, or the human ones, from the positions kept;
-        else every line."""
-        lines, index = self._state
+    @staticmethod
+    def _candidates(flt: HistoryFilter, lines: LineTable, index: LineIndex) -> Iterable[tuple[int, Line]]:
+        """The lines a filter can match, with their positions: those naming its engram, or the human ones, from
+        the positions kept; else every line."""
         if flt.engram_id:
-            return lines_at(lines, index.positions(flt.engram_id))
-        if flt.actor_kinds == frozenset({"human"}) or (flt.trust and TrustState.NOT_HUMAN not in flt.trust):
-            return lines_at(lines, list(index.human))
-        return lines
+            positions = index.positions(flt.engram_id)
+        elif flt.actor_kinds == frozenset({"human"}) or (flt.trust and TrustState.NOT_HUMAN not in flt.trust):
+            positions = list(index.human)
+        else:
+            return enumerate(lines)
+        return zip(positions, lines_at(lines, positions), strict=True)
 
     def page(self, flt: HistoryFilter, offset: int, limit: int) -> list[dict[str, object]]:
         return self.newest_first(flt)[offset : offset + limit]
 
     def timeline(self, engram_id: str) -> list[dict[str, object]]:
-        """Everything that happened to one engram across all months, oldest first."""
+        """Everything that happened to one engram across all months, oldest first (one line saying the history
+        changed on disk, when a month file changed since it was read: it is read again)."""
         lines, index = self._state
-        events = [parse_line(*lines[p]) for p in index.positions(engram_id)]
+        try:
+            events = [parse_line(*line) for line in lines_at(lines, index.positions(engram_id))]
+        except MonthChanged:
+            self.disk.version += 1
+            return [changed_event()]
         return sorted((e for e in events if _names_engram(e, engram_id)), key=lambda e: str(e.get("timestamp")))
 
     def sync_trust(self) -> None:
@@ -373,24 +390,42 @@ class HistoryIndex:
 
     def rejections(self) -> dict[str, Verdict]:
         """content_hash -> the latest rejection (an undo of a reject takes it back); a verdict validly signed by
-        a human wins over any claim that is not. Maintained as lines arrive (`RejectionLedger`)."""
+        a human wins over any claim that is not. Maintained as lines arrive (`RejectionLedger`); when a month
+        file changed on disk, the verdicts of the lines read before (the history is read again)."""
         self.sync_trust()
         lines, index = self._state
-        return index.rejections.verdicts(lines, index.rejects, parse_line, self.trust_of, self._trust_generation)
+        try:
+            return index.rejections.verdicts(lines, index.rejects, parse_line, self.trust_of, self._trust_generation)
+        except MonthChanged:
+            self.disk.version += 1
+            return index.rejections.current()
 
     def human_lines(self) -> list[Line]:
         """Every line that mentions a human actor (a byte prefilter; parse to be sure)."""
         lines, index = self._state
-        return lines_at(lines, list(index.human))
+        return self._readable(lines, list(index.human))
 
     def human_decisions(self) -> set[tuple[str, str]]:
         """(engram id, timestamp) of every event plur_desk wrote (byte prefilter on our runtime name)."""
         lines, index = self._state
         found = set()
-        for line in lines_at(lines, list(index.ours)):
+        for line in self._readable(lines, list(index.ours)):
             event = parse_line(*line)
             found.add((str(event.get("engram_id")), str(event.get("timestamp"))))
         return found
+
+    def _readable(self, lines: LineTable, positions: list[int]) -> list[Line]:
+        """The lines at `positions`, without those whose month file changed since it was read (until it is read
+        again: every cache of what these answer is kept by `generation`, which the new read moves on)."""
+        try:
+            return lines_at(lines, positions)
+        except MonthChanged:
+            self.disk.version += 1
+        out = []
+        for position in positions:
+            with contextlib.suppress(MonthChanged):
+                out.append(lines[position])
+        return out
 
     def types(self) -> list[str]:
         return sorted(self._types)

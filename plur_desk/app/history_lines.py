@@ -16,10 +16,10 @@ import re
 import threading
 from array import array
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from itertools import repeat
-from typing import TYPE_CHECKING, overload
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
 
+from plur_desk.app.history_table import lines_at
 from plur_desk.app.rows import Verdict
 from plur_desk.domain.trust import Trust, TrustState
 
@@ -65,125 +65,6 @@ def _parsed_ids(raw: bytes) -> set[str]:
         if isinstance(ids, list):
             found.update(i for i in ids if isinstance(i, str))
     return {i for i in found if isinstance(i, str) and i}
-
-
-BLOCK_BYTES = 4 << 20  # a month file is kept in pieces of about this size: iterating one builds its lines at once
-_BLANK = b" \t\n\r\x0b\x0c"  # what bytes.strip() removes: a line of only these is not kept (as before)
-
-
-class _Block:
-    """A run of complete lines of one month file: the bytes read (one object, shared by the file's pieces), the
-    offset where each kept line starts, and their line numbers (None: consecutive from `first`)."""
-
-    __slots__ = ("data", "first", "month", "numbers", "starts")
-
-    def __init__(self, data: bytes, month: str, starts: array[int], numbers: array[int] | None, first: int) -> None:
-        self.data, self.month, self.starts, self.numbers, self.first = data, month, starts, numbers, first
-
-    def number(self, i: int) -> int:
-        return self.numbers[i] if self.numbers is not None else self.first + i
-
-    def line(self, i: int) -> Line:
-        start = self.starts[i]
-        return (self.data[start : self.data.index(b"\n", start)], self.month, self.number(i))
-
-    def lines(self, lo: int, hi: int) -> Iterator[Line]:
-        """Lines lo..hi-1, split in one call (no Python work per line but the tuple)."""
-        if lo >= hi:
-            return iter(())
-        data, starts = self.data, self.starts
-        end = data.index(b"\n", starts[hi - 1])
-        parts = data[starts[lo] : end].split(b"\n")
-        if len(parts) != hi - lo:  # blank lines in between are in the bytes but not lines
-            parts = [p for p in parts if p.strip()]
-        numbers = self.numbers[lo:hi] if self.numbers is not None else range(self.first + lo, self.first + hi)
-        return zip(parts, repeat(self.month), numbers, strict=False)  # parts and numbers: one per line each
-
-
-class LineTable(Sequence[Line]):
-    """Every history line as (raw, month, number) without an object per line: the bytes of each month file read
-    (in pieces of ~4 MB) and an offset per line (8 bytes; a tuple, a bytes object and an int per line cost ~375).
-    A line is built when asked for. Written by one thread (the one reading or appending); readers on any thread
-    see a consistent prefix, as with a list: a piece is in place before its lines are counted."""
-
-    def __init__(self) -> None:
-        self._blocks: list[_Block] = []
-        self._firsts: list[int] = []  # position of each piece's first line
-        self._count = 0
-
-    def __len__(self) -> int:
-        return self._count
-
-    @overload
-    def __getitem__(self, index: int) -> Line: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[Line]: ...
-
-    def __getitem__(self, index: int | slice) -> Line | list[Line]:
-        count = self._count
-        if isinstance(index, slice):
-            lo, hi, step = index.indices(count)
-            if step != 1:
-                return [self[i] for i in range(lo, hi, step)]
-            return list(self._range(lo, hi))
-        if index < 0:
-            index += count
-        if not 0 <= index < count:
-            raise IndexError("history line out of range")
-        at = bisect.bisect_right(self._firsts, index) - 1
-        return self._blocks[at].line(index - self._firsts[at])
-
-    def __iter__(self) -> Iterator[Line]:
-        return self._range(0, self._count)
-
-    def _range(self, lo: int, hi: int) -> Iterator[Line]:
-        firsts = self._firsts[:]  # pieces are appended before their first position: both lists are in step
-        for block, first in zip(self._blocks[: len(firsts)], firsts, strict=True):
-            size = len(block.starts)
-            if first + size <= lo:
-                continue
-            if first >= hi:
-                break
-            yield from block.lines(max(lo - first, 0), min(hi - first, size))
-
-    def add_month(self, data: bytes, month: str, first_number: int) -> None:
-        """Complete lines of one month file (each ending in a line feed), the first numbered first_number + 1."""
-        import numpy as np  # loaded with the history, not before the first draft is shown
-
-        ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
-        if not len(ends):
-            return
-        starts = np.concatenate((np.zeros(1, dtype=np.int64), ends[:-1] + 1))
-        numbers = np.arange(first_number + 1, first_number + 1 + len(ends), dtype=np.int64)
-        view = np.frombuffer(data, dtype=np.uint8)
-        odd = np.flatnonzero((starts == ends) | np.isin(view[starts], np.frombuffer(_BLANK, dtype=np.uint8)))
-        blank = [int(i) for i in odd if not data[starts[i] : ends[i]].strip()]
-        if blank:
-            keep = np.ones(len(ends), dtype=bool)
-            keep[blank] = False
-            starts, numbers, ends = starts[keep], numbers[keep], ends[keep]
-        piece = 0
-        while piece < len(starts):  # every piece refers to the one bytes object of the file (nothing copied)
-            last = max(int(np.searchsorted(ends, ends[piece] + BLOCK_BYTES, side="right")), piece + 1)
-            run = numbers[piece:last]
-            consecutive = int(run[-1] - run[0]) == len(run) - 1
-            kept = None if consecutive else array("q", run.tobytes())
-            self._append(_Block(data, month, array("q", starts[piece:last].tobytes()), kept, int(run[0])))
-            piece = last
-
-    def append_line(self, raw: bytes, month: str, number: int) -> None:
-        """One line we appended ourselves (number 0: not read from a file)."""
-        self._append(_Block(raw + b"\n", month, array("q", [0]), array("q", [number]), number))
-
-    def extend(self, other: LineTable) -> None:
-        for block in other._blocks:
-            self._append(block)
-
-    def _append(self, block: _Block) -> None:
-        self._blocks.append(block)  # in place before it is counted: a reader never sees a line without its piece
-        self._firsts.append(self._count)
-        self._count += len(block.starts)
 
 
 def ids_in(raw: bytes) -> set[str]:
@@ -236,21 +117,20 @@ class LineIndex:
             self.malformed += _malformed(raw)
         self.count = len(lines)
 
-    def extend_block(self, block: bytes, lines: Sequence[Line]) -> None:
-        """Index the lines just appended from `block` (their bytes, each ending in a newline) with compiled
-        patterns over the whole block: Python work per match, not per line. Blank lines (not kept as lines) fall
-        back to the per-line path."""
+    def extend_block(self, block: bytes, starts: Sequence[int], ends: Sequence[int]) -> None:
+        """Index the lines just read from `block` (kept lines only: line i is block[starts[i]:ends[i]]) with
+        compiled patterns over the whole block: Python work per match, not per line."""
         import numpy as np  # loaded with the history, not before the first draft is shown
 
-        first, ends = self.count, np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == 10)
-        if first + len(ends) != len(lines):
-            self.extend(lines)
-            return
+        first, end_at = self.count, np.asarray(ends, dtype=np.int64)
+
+        def raw_at(position: int) -> bytes:
+            return block[starts[position - first] : ends[position - first]]
 
         def line_at(offsets: list[int]) -> list[int]:
-            return [first + int(i) for i in np.searchsorted(ends, np.asarray(offsets, dtype=np.int64))]
+            return [first + int(i) for i in np.searchsorted(end_at, np.asarray(offsets, dtype=np.int64))]
 
-        self._count_malformed(block, ends, lines)
+        self._count_malformed(block, np.asarray(starts, dtype=np.int64), end_at)
         by_id = self.by_id
         for n, pattern in enumerate(_KEY_PASSES):
             matches = [(m.start(), m.group(1)) for m in pattern.finditer(block)]
@@ -264,22 +144,35 @@ class LineIndex:
         said, read = Counter(line_at([m.start() for m in re.finditer(rb'"ids"', block)])), Counter(list_lines)
         odd.update(p for p, n in said.items() if read[p] < n)
         for position in sorted(odd):  # escaped keys, or a list that is not all strings: parsed (rare)
-            for engram_id in _parsed_ids(lines[position][0]):
+            for engram_id in _parsed_ids(raw_at(position)):
                 _add(by_id, engram_id, position, 1)
         by_id.pop("", None)
         for needle, name in _FLAGS.items():
             getattr(self, name).extend(sorted(set(line_at([m.start() for m in re.finditer(re.escape(needle), block)]))))
-        self.count = len(lines)
+        self.count = first + len(starts)
 
-    def _count_malformed(self, block: bytes, ends: np.ndarray, lines: Sequence[Line]) -> None:
+    def _count_malformed(self, block: bytes, starts: np.ndarray, ends: np.ndarray) -> None:
         import numpy as np
 
         if not len(ends):
             return
         data = np.frombuffer(block, dtype=np.uint8)
-        starts = np.concatenate(([0], ends[:-1] + 1))
         odd = (data[starts] != ord("{")) | (data[ends - 1] != ord("}"))  # only these need the exact test
-        self.malformed += sum(_malformed(lines[self.count + int(i)][0]) for i in np.flatnonzero(odd))
+        self.malformed += sum(_malformed(block[starts[i] : ends[i]]) for i in np.flatnonzero(odd))
+
+    def absorb(self, other: LineIndex) -> None:
+        """Take in the positions of an index over the lines that follow this one's (a month read on its own)."""
+        shift = self.count
+        for engram_id, found in other.by_id.items():
+            moved = array("i", (p + shift for p in found))
+            if engram_id in self.by_id:
+                self.by_id[engram_id].extend(moved)
+            else:
+                self.by_id[engram_id] = moved
+        for name in ("rejects", "human", "ours"):
+            getattr(self, name).extend(p + shift for p in getattr(other, name))
+        self.count += other.count
+        self.malformed += other.malformed
 
     def positions(self, engram_id: str) -> list[int]:
         return list(self.by_id.get(engram_id, ()))
@@ -342,7 +235,7 @@ class RejectionLedger:
     ) -> dict[str, Verdict]:
         with self._lock:
             count = len(positions)
-            fresh = [(lines[p], parse(*lines[p])) for p in positions[len(self._parsed) : count]]
+            fresh = [(line, parse(*line)) for line in lines_at(lines, positions[len(self._parsed) : count])]
             self._parsed += fresh
             if generation != self._generation and self._trusted_as_before(trust_of):
                 self._generation = generation  # keys.yaml changed, but no verdict's trust did
@@ -357,6 +250,11 @@ class RejectionLedger:
             if todo:
                 self._newest = max(self._newest, _stamp(self._parsed[todo[-1]][1]))
             self._done = len(self._parsed)
+            return dict(self._verdicts)
+
+    def current(self) -> dict[str, Verdict]:
+        """The verdicts as last computed (no line read)."""
+        with self._lock:
             return dict(self._verdicts)
 
     def _trusted_as_before(self, trust_of: Callable[[Line, dict[str, object]], Trust]) -> bool:
@@ -394,7 +292,3 @@ _UNSET = object()
 
 def _stamp(event: dict[str, object]) -> str:
     return str(event.get("timestamp", ""))
-
-
-def lines_at(lines: Sequence[Line], positions: Iterable[int]) -> list[Line]:
-    return [lines[p] for p in positions]

@@ -252,6 +252,11 @@ class ReviewSession:
         """Whether engrams.yaml or tensions.yaml changed since the session read them."""
         return self.store.engrams_changed_on_disk() or self.store.tensions_changed_on_disk()
 
+    def history_changed_on_disk(self) -> bool:
+        """Whether a history month file changed since it was read (appended to, rewritten or replaced), or a read
+        found it changed: `reload_if_changed` reads what changed (one stat per month file)."""
+        return self.history.changed_on_disk()
+
     def reload_if_changed(self) -> ChangeSet:
         """Re-read files PLUR changed; report which ids differ from what the session showed."""
         engrams, tensions = frozenset[str](), frozenset[str]()

@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
-from plur_desk.app.history_index import HistoryIndex, parse_line
+from plur_desk.app.history_index import HistoryIndex
+from plur_desk.app.history_table import parse_line
 from plur_desk.app.rows import Verdict
 from plur_desk.app.signing import ReviewerKeys
 from plur_desk.app.snapshot import Snapshot
@@ -110,7 +111,7 @@ class ReviewVerdicts:
 
     def __init__(self, store: PlurStore, history: HistoryIndex, trust: TrustChecker, snapshot: Snapshot) -> None:
         self.store, self.history, self.trust, self.snapshot = store, history, trust, snapshot
-        self._unverified: tuple[tuple[int, object, object], frozenset[str]] | None = None
+        self._unverified: tuple[tuple[int, int, object, object], frozenset[str]] | None = None
 
     def rejected_verdicts(self) -> dict[str, Verdict]:
         """content_hash -> the latest human rejection, from review records and from history (survives compaction);
@@ -133,7 +134,8 @@ class ReviewVerdicts:
         """Ids of engrams whose `review` record no validly signed event backs (one pass over the human lines,
         each verified once; kept until the history, keys.yaml or the engrams change)."""
         self.history.sync_trust()  # until the history is loaded, no review counts as verified
-        stamp = (len(self.history.lines), self.history.trust_generation, self.store.engrams.identity)
+        history = self.history
+        stamp = (history.generation, len(history.lines), history.trust_generation, self.store.engrams.identity)
         cached = self._unverified
         if cached is not None and cached[0] == stamp:
             return set(cached[1])

@@ -338,7 +338,9 @@ class HistoryPane(QWidget):
         index = session.history
         self.model.trust = index.trust
         self.model.set_events(events)
-        self.count.setText(self._count_text(len(events), index.malformed_count(), index.partial, problems))
+        # a month file changed while filtering: the history is read again, then filtered again
+        partial = "changed" if getattr(events, "changed", False) else index.partial
+        self.count.setText(self._count_text(len(events), index.malformed_count(), partial, problems))
         self.empty.setVisible(not events)
         self.table.setVisible(bool(events))
         if events:
@@ -346,11 +348,13 @@ class HistoryPane(QWidget):
         self._selected()
 
     @staticmethod
-    def _count_text(shown: int, malformed: int, partial: bool, problems: list[str]) -> str:
+    def _count_text(shown: int, malformed: int, partial: bool | str, problems: list[str]) -> str:
         parts = [f"{shown:,} event{'' if shown == 1 else 's'}"]
         if malformed:
             parts.append(f"{malformed} malformed line{'' if malformed == 1 else 's'}")
-        if partial:
+        if partial == "changed":
+            parts.append("the history changed on disk: reading it again…")
+        elif partial:
             parts.append("reading older months…")
         parts += [f"✖ {p}, ignored" for p in problems]
         return " · ".join(parts)

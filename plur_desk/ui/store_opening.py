@@ -229,7 +229,7 @@ class StoreController(QObject):
             return
         holder = session.lock_holder()
         self._labels["lock"].setText("locked by " + holder.split(":")[1] if holder and ":" in holder else "store idle")
-        if session.changed_on_disk():
+        if session.changed_on_disk() or session.history_changed_on_disk():
             self.reload_timer.start()
 
     def _watch(self) -> None:

@@ -146,10 +146,14 @@ def test_positions_and_verdicts_match_a_full_scan_through_appends(tmp_path, seed
     assert index.refresh()
     _check(index)
 
-    # our own appends, including one older than the newest verdict (recomputed from the reject lines)
+    # our own appends, including one older than the newest verdict (recomputed from the reject lines); the
+    # store appends them to the month file before the index is told, and the index reads them from there
     late = _event(rng, 999, 3) | {"event": "engram_retired", "data": {"action": "reject", "content_hash": "h1"}}
     early = dict(late, timestamp="2026-01-01T00:00:00.000Z", engram_id=IDS[1])
+    with open(root / "history" / "2026-03.jsonl", "a", encoding="utf-8") as handle:
+        handle.write(json.dumps(late) + "\n" + json.dumps(early) + "\n")
     index.add([late, early])
+    assert [parse_line(*line)["engram_id"] for line in index.lines[-2:]] == [late["engram_id"], IDS[1]]
     _check(index)
 
 

@@ -1,7 +1,7 @@
-"""The history's lines kept as month bytes plus an offset per line (`LineTable`) give exactly the lines that
-splitting every file into one bytes object per line gives: same raw bytes, month and line number, in the same
-order, through loads, PLUR's appends, our own appends and reloads; the writer ledger fed from it equals the ledger
-fed from a plain list of the same lines."""
+"""The history's lines read from their month files through an offset per line (`LineTable`) give exactly the
+lines that splitting every file into one bytes object per line gives: same raw bytes, month and line number, in
+the same order, through loads, PLUR's appends, our own appends and reloads; the writer ledger fed from it equals
+the ledger fed from a plain list of the same lines."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from plur_desk.app import history_lines
 from plur_desk.app.history_index import HistoryIndex
-from plur_desk.app.history_lines import LineTable
+from plur_desk.app.history_table import LineTable
 from plur_desk.app.writers import Ledger
+from plur_desk.store import month_lines
 from plur_desk.store.history import HistoryLog
 
 Line = tuple[bytes, str, int]
@@ -56,10 +56,12 @@ def _month(rng: random.Random, month: int, count: int) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
-@pytest.fixture(params=[64, 1 << 20], ids=["small-pieces", "one-piece"])
+@pytest.fixture(params=[(64, 16), (1 << 20, 16 << 10)], ids=["small-pieces", "one-piece"])
 def piece_size(request, monkeypatch) -> int:
-    monkeypatch.setattr(history_lines, "BLOCK_BYTES", request.param)
-    return int(request.param)
+    """Bytes read at once while indexing (each read one piece of lines) and bytes per checksum."""
+    monkeypatch.setattr(month_lines, "READ", request.param[0])
+    monkeypatch.setattr(month_lines, "CHUNK", request.param[1])
+    return int(request.param[0])
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -85,8 +87,11 @@ def test_lines_equal_splitting_every_file(tmp_path, seed, piece_size) -> None:
     (root / "history" / "2026-04.jsonl").write_bytes(_month(rng, 4, 30))
     assert index.refresh()
     ours = {"event": "engram_updated", "engram_id": "ENG-1", "timestamp": "2026-04-02T00:00:00.000Z"}
-    index.add([ours])
-    expected = [*_split_lines(root), (json.dumps(ours, separators=(",", ":")).encode(), "2026-04", 0)]
+    with open(root / "history" / "2026-04.jsonl", "ab") as handle:  # PLUR appends, then the store appends ours
+        handle.write(_month(rng, 4, 3) + json.dumps(ours, separators=(",", ":")).encode() + b"\n")
+    index.add([ours])  # read from the file, after PLUR's lines (before: kept apart, and PLUR's lines were lost)
+    expected = _split_lines(root)
+    assert expected[-1][0] == json.dumps(ours, separators=(",", ":")).encode()
     _same(index.lines, expected)
 
 
@@ -130,6 +135,8 @@ def test_a_ledger_fed_from_the_table_equals_one_fed_from_a_list(tmp_path, piece_
         from_list.created_count,
         from_list.fed,
     )
+    with open(root / "history" / "2026-02.jsonl", "a") as handle:
+        handle.write(json.dumps(dict(decision, engram_id="ENG-4", timestamp="2026-02-04T00:00:00.000Z")) + "\n")
     index.add([dict(decision, engram_id="ENG-4", timestamp="2026-02-04T00:00:00.000Z")])
     assert from_table.sync(index.lines) == 1  # incremental: only the appended line
     assert "ENG-4" in from_table.decisions

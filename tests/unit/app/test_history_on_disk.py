@@ -1,0 +1,172 @@
+"""The history is read from its month files when a view asks, so a month file that changed under us must never be
+served stale or torn: a rewrite in place (even one the file's stat does not show), a replacement (a git pull), a
+shortening or a month made into a FIFO is detected by the read itself, shown as such, and the next refresh reads
+the history again; growth (an agent's appends) is read incrementally, after checking the bytes read before."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from plur_desk.app.history_index import HistoryFilter, HistoryIndex
+from plur_desk.app.history_table import changed_event, parse_line
+from plur_desk.store.history import HistoryLog
+
+CHANGED = changed_event()["event"]
+
+
+def _line(n: int, month: int, word: str) -> str:
+    return json.dumps(
+        {
+            "event": "engram_updated",
+            "engram_id": f"ENG-{n % 5}",
+            "timestamp": f"2026-0{month}-01T00:{n // 60 % 60:02d}:{n % 60:02d}.000Z",
+            "data": {"to": f"{word}-{n:04d}"},
+            "actor": {"asserted_by": "agent:codex"},
+        },
+        separators=(",", ":"),
+    )
+
+
+def _store(tmp_path: Path, word: str = "before") -> Path:
+    root = tmp_path / "store"
+    (root / "history").mkdir(parents=True)
+    for month in (1, 2):
+        (root / "history" / f"2026-0{month}.jsonl").write_text(
+            "".join(_line(n, month, word) + "\n" for n in range(400))
+        )
+    return root
+
+
+def _split(root: Path) -> list[tuple[bytes, str, int]]:
+    """Every complete, non-blank line of every regular month file, split one by one."""
+    return _split_regular(root)
+
+
+def _texts(events: object) -> list[str]:
+    return [str(e.get("data", {}).get("to")) for e in events]  # type: ignore[attr-defined]
+
+
+def _rewrite_in_place(path: Path, old: bytes, new: bytes) -> None:
+    """Same inode, same size, and the same times as before: nothing in the file's stat says it changed."""
+    st = os.stat(path)
+    data = path.read_bytes().replace(old, new)
+    assert len(data) == st.st_size
+    with open(path, "r+b") as handle:
+        handle.write(data)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def test_a_view_never_shows_the_old_text_of_a_month_rewritten_in_place(tmp_path) -> None:
+    root = _store(tmp_path)
+    index = HistoryIndex(HistoryLog(root))
+    index.load()
+    view = index.newest_first()
+    assert _texts(view[0:3]) == ["before-0399", "before-0398", "before-0397"]  # month 2, read and kept
+    oldest = len(view) - 1  # month 1's first line: not read yet
+    assert "before" in _texts([index.timeline("ENG-0")[0]])[0]
+
+    _rewrite_in_place(root / "history" / "2026-01.jsonl", b"before", b"after!")
+    assert view[oldest]["event"] == CHANGED  # not the old text, not a torn line: the read found the change
+    assert index.timeline("ENG-0") == [changed_event()]
+    text = index.newest_first(HistoryFilter(text="before-0001"))
+    assert text.changed and not len(text)
+    assert index.changed_on_disk()  # the read marked it, though the file's stat is as before
+
+    assert index.refresh()  # read again
+    assert not index.changed_on_disk()
+    assert list(index.lines) == _split(root)
+    fresh = index.newest_first()
+    assert _texts([fresh[len(fresh) - 1]]) == ["after!-0000"]
+    assert _texts(index.timeline("ENG-0"))[:2] == ["after!-0000", "after!-0005"]
+    assert _texts(index.newest_first(HistoryFilter(text="-0001"))) == ["before-0001", "after!-0001"]
+
+
+def test_rows_a_view_kept_are_dropped_once_the_stat_shows_a_change(tmp_path) -> None:
+    """A git pull replaces a month file (a new inode; here with other text at the same offsets): the rows a view
+    already read are not shown again from memory once the index has seen the change."""
+    root = _store(tmp_path)
+    index = HistoryIndex(HistoryLog(root))
+    index.load()
+    view = index.newest_first()
+    assert _texts([view[0]]) == ["before-0399"]
+    path = root / "history" / "2026-02.jsonl"
+    replacement = path.with_name("2026-02.jsonl.pulled")
+    replacement.write_bytes(path.read_bytes().replace(b"before", b"pulled"))
+    os.replace(replacement, path)
+
+    assert index.changed_on_disk()
+    assert view[0]["event"] == CHANGED
+    generation = index.generation
+    assert index.refresh()
+    assert index.generation == generation + 1  # not an append: everything read again
+    assert _texts([index.newest_first()[0]]) == ["pulled-0399"]
+    assert list(index.lines) == _split(root)
+
+
+def test_appends_are_read_from_the_last_known_size(tmp_path) -> None:
+    root = _store(tmp_path)
+    index = HistoryIndex(HistoryLog(root))
+    index.load()
+    lines, generation = index.lines, index.generation
+    view = index.newest_first()
+    assert _texts([view[0]]) == ["before-0399"]
+    with open(root / "history" / "2026-02.jsonl", "a") as handle:
+        handle.write(_line(400, 2, "appended") + "\n" + _line(401, 2, "appended")[:30])  # the last one cut off
+    assert index.changed_on_disk()
+    assert index.refresh()
+    assert index.lines is lines and index.generation == generation  # read on, not read again
+    assert len(lines) == 801 and lines[-1] == _split(root)[-1]
+    assert _texts([view[0]]) == ["before-0399"]  # a view made before still shows what it showed
+    assert _texts(index.newest_first()[0:2]) == ["appended-0400", "before-0399"]
+    assert not index.changed_on_disk() and not index.refresh()  # the cut-off line waits until it is complete
+    with open(root / "history" / "2026-02.jsonl", "a") as handle:
+        handle.write(_line(401, 2, "appended")[30:] + "\n")
+    assert index.refresh() and index.lines is lines
+    assert list(lines) == _split(root)
+    assert [parse_line(*line)["engram_id"] for line in lines.take([799, 800, 801])] == ["ENG-4", "ENG-0", "ENG-1"]
+
+
+def test_growth_after_an_earlier_line_changed_is_read_again(tmp_path) -> None:
+    """An append whose file also changed before the size read last (same inode) is not an append."""
+    root = _store(tmp_path)
+    index = HistoryIndex(HistoryLog(root))
+    index.load()
+    generation = index.generation
+    path = root / "history" / "2026-02.jsonl"
+    data = path.read_bytes().replace(b"before-0007", b"edited-0007")
+    with open(path, "r+b") as handle:
+        handle.write(data + (_line(400, 2, "appended") + "\n").encode())
+    assert index.refresh()
+    assert index.generation == generation + 1
+    assert list(index.lines) == _split(root)
+    assert _texts(index.newest_first(HistoryFilter(text="edited-0007"))) == ["edited-0007"]
+
+
+def test_a_month_shortened_or_made_a_fifo_is_never_read_from(tmp_path) -> None:
+    root = _store(tmp_path)
+    index = HistoryIndex(HistoryLog(root))
+    index.load()
+    view = index.newest_first()
+    path = root / "history" / "2026-01.jsonl"
+    path.unlink()
+    os.mkfifo(path)  # opening it to read would block without a writer: it is never opened as a month file
+    assert view[len(view) - 1]["event"] == CHANGED
+    assert index.timeline("ENG-0") == [changed_event()]
+    assert index.changed_on_disk() and index.refresh()
+    assert list(index.lines) == _split_regular(root)
+    path.unlink()
+    path.write_text(_line(0, 1, "short") + "\n")
+    assert index.refresh()
+    assert list(index.lines) == _split(root)
+
+
+def _split_regular(root: Path) -> list[tuple[bytes, str, int]]:
+    out = []
+    for path in sorted(p for p in (root / "history").glob("*.jsonl") if p.is_file()):
+        data = path.read_bytes()
+        for number, raw in enumerate(data[: data.rfind(b"\n") + 1].split(b"\n")[:-1], start=1):
+            if raw.strip():
+                out.append((raw, path.stem, number))
+    return out
