@@ -403,7 +403,10 @@ class HistoryPane(QWidget):
             if view is not None
             else ""
         )
-        where = f"history/{event.get('_month')}.jsonl" + (f", line {event['_line']}" if event.get("_line") else "")
+        month = event.get("_month")
+        where = (f"history/{month}.jsonl" if month else "history") + (
+            f", line {event['_line']}" if event.get("_line") else ""
+        )
         trust = session.history.trust(event)
         verdict = (
             f"<p><b>{text_html(trust.label)}</b>: {text_html(trust.detail)}</p>"

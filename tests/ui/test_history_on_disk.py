@@ -1,0 +1,47 @@
+"""The History pane reads its lines from the month files: after a month file is replaced on disk (a git pull) or an
+agent appends to it, the pane shows what the file now says once the window's poll has seen it, and never the old
+text: not from the rows it had read, not from the old offsets in the new file."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from PySide6.QtCore import Qt
+
+
+def _shown(pane) -> list[str]:
+    return [pane.model.data(pane.model.index(row, 4)) or "" for row in range(pane.model.rowCount())]
+
+
+def _ids(pane) -> list[str]:
+    return [pane.model.data(pane.model.index(row, 3)) or "" for row in range(pane.model.rowCount())]
+
+
+def test_the_history_pane_shows_a_month_file_as_it_now_is(qtbot, window, store_copy):
+    window.navigation.show_history()
+    pane = window.history
+    month = next(iter(sorted((store_copy / "history").glob("*.jsonl"))))
+    before = month.read_bytes()
+    shown = _ids(pane)
+    assert "ENG-2026-12-02-001" in shown
+
+    pulled = month.with_name("pulled.tmp")  # the same length, other engram ids at the same offsets
+    pulled.write_bytes(before.replace(b"ENG-2026-12-02-001", b"ENG-2026-12-02-XYZ"))
+    os.replace(pulled, month)
+    window.opener.poll()  # what the one-second timer does
+    qtbot.waitUntil(lambda: "ENG-2026-12-02-XYZ" in _ids(pane), timeout=10000)
+    assert "ENG-2026-12-02-001" not in _ids(pane)
+
+    event = {
+        "event": "engram_updated",
+        "engram_id": "ENG-2026-12-02-XYZ",
+        "timestamp": "2026-12-02T23:59:59.000Z",
+        "data": {"field": "statement", "from": "a", "to": "appended by an agent"},
+        "actor": {"asserted_by": "agent:codex", "runtime": {"name": "plur-core"}},
+    }
+    with open(month, "a") as handle:
+        handle.write(json.dumps(event, separators=(",", ":")) + "\n")
+    window.opener.poll()
+    qtbot.waitUntil(lambda: "appended by an agent" in (_shown(pane)[0] if _shown(pane) else ""), timeout=10000)
+    assert pane.model.data(pane.model.index(0, 3), Qt.ItemDataRole.DisplayRole) == "ENG-2026-12-02-XYZ"
