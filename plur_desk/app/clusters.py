@@ -1,298 +1,234 @@
-"""Clusters of near-duplicate drafts, kept up to date incrementally as drafts arrive and leave.
+"""Clusters of near-duplicate drafts, kept up to date as engrams arrive, change and leave, at the cost of what changed.
 
-Two engrams join when their scopes can meet in one session (PLUR's rule: equal, or either global) and either
-their content_hash is equal or their vectors are at least `threshold` alike and no detail keeps them apart
-(`domain.near_duplicate`). Approved engrams take part so a cluster can say "already approved as ENG-…", and so
-each draft knows how close the nearest approved engram is (novelty, for the risk order).
+Two engrams join when either is a draft, their scopes can meet in one session (PLUR's rule: equal, or either
+global) and either their content_hash is equal or their vectors are at least `threshold` alike and no detail keeps
+them apart (`domain.near_duplicate`); `cluster_graph` holds the links and cuts them into clusters. Approved
+engrams take part so a cluster can say "already approved as ENG-…", and so each draft knows how close the
+nearest approved engram is (novelty, for the risk order).
 
-Incremental: only new or changed engrams are embedded and compared (new rows against every live row); a draft
-that left only drops its edges. Clusters are the connected parts of the edge graph, joined strongest edge first
-and never across a detail conflict, so a chain cannot carry "Node 20" into a cluster with "Node 22".
+Upkeep: an engram whose statement, scope, role, content_hash or creation changed leaves and comes back; only the
+engrams that came are compared (their vectors' rows against every vector's row of the table, in numpy, which
+frees the interpreter lock), and only the graph's parts they touch are cut again. Vectors are the rows of a
+`VectorTable` (search's cache when embeddings are used), named by index and never copied. A similarity is the
+exact one of `exact_similarity`, so the result is the same whatever order the engrams came in: `update` after any
+sequence of changes gives what one `update` of the final engrams gives (tests/unit/app/test_clusters_upkeep.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 import numpy as np
 
+from plur_desk.app.cluster_graph import Cluster, Graph, Item, Member, pair
+from plur_desk.app.cluster_pairs import Compared, Slots, compare
 from plur_desk.domain.derived import content_hash
-from plur_desk.domain.near_duplicate import agreement_key, detail_conflict, scopes_overlap
-from plur_desk.index.embeddings import Embedder, VectorCache
-from plur_desk.index.near_dupes import lexical_vectors, pairs_above, similarity_blocks
+from plur_desk.domain.near_duplicate import agreement_key, detail_conflict
+from plur_desk.index.embeddings import DIM, Embedder, VectorCache
+from plur_desk.index.near_dupes import lexical_vectors
+from plur_desk.index.vector_matrix import VectorTable
+
+__all__ = ["THRESHOLDS", "Cluster", "ClusterIndex", "Member", "embedding_vectorizer", "make_cluster_index"]
 
 THRESHOLDS = {"embedding": 0.82, "lexical": 0.6}  # precision >= 0.95 on tests/data/near_duplicate_pairs.txt
 Vectorizer = Callable[[list[str]], np.ndarray]
 
 
-@dataclass(frozen=True)
-class Member:
-    id: str
-    statement: str
-    scope: str
-    draft: bool
-    joined_by: str  # "representative", "content_hash", or "similar 0.93 to ENG-…"
-    similarity: float
+class TableVectors:
+    """Vectors of statements in a table of the index's own, by statement (word overlap, or a test's vectorizer)."""
+
+    def __init__(self, vectorize: Vectorizer) -> None:
+        self.vectorize = vectorize
+        self.table: VectorTable | None = None
+
+    def rows(self, statements: list[str]) -> np.ndarray:
+        missing = [s for s in dict.fromkeys(statements) if self.table is None or s not in self.table]
+        if missing:
+            vectors = np.asarray(self.vectorize(missing), dtype=np.float32)
+            if self.table is None:
+                self.table = VectorTable(vectors.shape[1])
+            for statement, vector in zip(missing, vectors, strict=True):
+                self.table.put(statement, vector)
+        table = self.table
+        return np.array([table.row(s) for s in statements] if table is not None else [], dtype=np.int64)
 
 
-@dataclass(frozen=True)
-class Cluster:
-    representative: str
-    members: tuple[Member, ...]
-    approved: tuple[str, ...]  # members that are already approved engrams
+class EmbeddingVectors:
+    """Sentence vectors through the content_hash-keyed cache the search index shares: rows of its table, each
+    statement embedded only when the cache has no vector for it yet."""
+
+    def __init__(self, embed: Vectorizer, cache: VectorCache) -> None:
+        self.embed = embed
+        self.cache = cache
 
     @property
-    def drafts(self) -> list[str]:
-        return [m.id for m in self.members if m.draft]
+    def table(self) -> VectorTable:
+        return self.cache.vectors
 
-    @property
-    def size(self) -> int:
-        return len(self.members)
+    def rows(self, statements: list[str]) -> np.ndarray:
+        hashes = [content_hash(s) for s in statements]
+        missing = self.cache.missing(hashes)
+        if missing:
+            first = {h: s for h, s in zip(hashes, statements, strict=True)}
+            self.cache.add(missing, self.embed([first[h] for h in missing]))
+        return np.array([self.table.row(h) for h in hashes], dtype=np.int64)
 
-
-@dataclass
-class _Item:
-    id: str
-    statement: str
-    scope: str
-    digest: str
-    draft: bool
-    created: str
-    row: int
+    def __call__(self, statements: list[str]) -> np.ndarray:
+        """The vectors themselves (a copy: for scripts and tests, not for the index)."""
+        rows = self.rows(statements)
+        return self.table.gather(rows) if len(rows) else np.zeros((0, DIM), dtype=np.float32)
 
 
-@dataclass
+class NearestApproved(Mapping[str, tuple[float, str]]):
+    """Draft id -> (similarity, id) of the approved engram most like it (ties: the lowest id). Kept per vector row:
+    drafts with one statement share it."""
+
+    def __init__(self, index: ClusterIndex) -> None:
+        self._index = index
+
+    def __getitem__(self, ident: str) -> tuple[float, str]:
+        item = self._index.items.get(ident)
+        found = self._index.best.get(item.vrow) if item is not None and item.draft else None
+        if found is None:
+            raise KeyError(ident)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        best = self._index.best
+        return (i for i, item in self._index.items.items() if item.draft and item.vrow in best)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
 class ClusterIndex:
-    vectorize: Vectorizer = lexical_vectors
-    threshold: float = THRESHOLDS["lexical"]
-    mode: str = "lexical"
-    cache: VectorCache | None = None
-    apart: set[tuple[str, str]] = field(default_factory=set)  # pairs the reviewer split
-    items: dict[str, _Item] = field(default_factory=dict)
-    edges: dict[tuple[str, str], tuple[float, str]] = field(default_factory=dict)
-    nearest_approved: dict[str, tuple[float, str]] = field(default_factory=dict)
-    _vectors: np.ndarray | None = None
-    _live: np.ndarray | None = None
-    _row_ids: list[str] = field(default_factory=list)
-    _keys: np.ndarray | None = None  # per row: an id of agreement_key(statement)
-    _key_ids: dict[tuple[tuple[str, ...], bool], int] = field(default_factory=dict)
+    def __init__(
+        self,
+        vectorize: Vectorizer | EmbeddingVectors = lexical_vectors,
+        threshold: float = THRESHOLDS["lexical"],
+        mode: str = "lexical",
+        cache: VectorCache | None = None,
+    ) -> None:
+        self.vectorize = vectorize
+        self.threshold = threshold
+        self.mode = mode
+        self.cache = cache
+        self._source = vectorize if isinstance(vectorize, EmbeddingVectors) else TableVectors(vectorize)
+        self.items: dict[str, Item] = {}
+        self.graph = Graph(self.items)
+        self.slots = Slots()
+        self.best: dict[int, tuple[float, str]] = {}  # vector row of drafts -> nearest approved (similarity, id)
+        self.nearest_approved = NearestApproved(self)
+        self._rescan: set[int] = set()  # vector rows whose nearest approved engram left
+        self._keys: dict[tuple[tuple[str, ...], bool], int] = {}
+        self._records: dict[str, dict[str, object]] = {}  # each engram's record as last read
 
     # -- maintenance -----------------------------------------------------------------------------------------
 
     def update(self, engrams: Iterable[dict[str, object]], created_of: Callable[[dict[str, object]], str]) -> int:
-        """Take the store's active engrams; returns how many were (re)compared. Retired ones simply leave."""
-        wanted: dict[str, _Item] = {}
-        for engram in engrams:
-            if engram.get("status") != "active" or not isinstance(engram.get("statement"), str):
-                continue
-            statement = str(engram["statement"])
-            digest = str(engram.get("content_hash") or content_hash(statement))
-            ident = str(engram.get("id"))
-            draft = engram.get("commitment") == "draft"
-            wanted[ident] = _Item(ident, statement, str(engram.get("scope", "")), digest, draft, created_of(engram), -1)
-        gone = {i for i, item in self.items.items() if _key(item) != _key(wanted.get(i))}
-        if gone:
-            self._drop(gone)
-        added = [item for ident, item in wanted.items() if ident not in self.items]
-        if added:
-            self._add(added)
-        return len(added)
+        """Take the store's engrams; returns how many were (re)compared. Retired ones simply leave.
 
-    def _drop(self, gone: set[str]) -> None:
+        A record that is the very object seen last time is unchanged (the session replaces the record of an engram
+        that changed, and never edits one in place: the draft queue relies on the same), so only the others are
+        read: a change of one engram at 50,000 costs a pass over the ids, not over every statement."""
+        records, items = self._records, self.items
+        now: dict[str, dict[str, object]] = {}
+        wanted: dict[str, tuple[object, ...] | None] = {}
+        for engram in engrams:
+            ident = str(engram.get("id"))
+            now[ident] = engram
+            if records.get(ident) is engram:
+                continue
+            statement = engram.get("statement")
+            if engram.get("status") != "active" or not isinstance(statement, str):
+                wanted[ident] = None
+                continue
+            scope, draft = str(engram.get("scope", "")), engram.get("commitment") == "draft"
+            wanted[ident] = (statement, scope, draft, engram.get("content_hash"), created_of(engram))
+        self._records = now
+        changed = [i for i, seen in wanted.items() if seen is not None and (i not in items or items[i].seen != seen)]
+        before = {i: items[i] for i in changed if i in items}
+        left = [i for i in items if i not in now or (i in wanted and wanted[i] is None)]
+        self._drop(left + list(before))
+        self._add([self._item(i, wanted[i], before.get(i)) for i in changed])  # type: ignore[arg-type]
+        self.graph.settle()
+        return len(changed)
+
+    def _item(self, ident: str, seen: tuple[object, ...], before: Item | None) -> Item:
+        statement, scope, draft, digest, created = seen
+        assert isinstance(statement, str) and isinstance(draft, bool) and isinstance(created, str)
+        same_text = before is not None and before.statement == statement
+        if same_text and before is not None and before.seen[3] == digest:
+            digest = before.digest
+        else:
+            digest = str(digest or content_hash(statement))
+        item = Item(ident, statement, str(scope), str(digest), draft, created, seen)
+        if same_text and before is not None:
+            item.vrow = before.vrow  # the same statement: the same vector row, no hashing again
+        return item
+
+    def _drop(self, gone: list[str]) -> None:
+        left_approved = set()
         for ident in gone:
             item = self.items.pop(ident)
-            if self._live is not None:
-                self._live[item.row] = False
-            self.nearest_approved.pop(ident, None)
-        self.edges = {k: v for k, v in self.edges.items() if k[0] not in gone and k[1] not in gone}
-        stale = [d for d, (_s, a) in self.nearest_approved.items() if a in gone]
-        for draft in stale:
-            self.nearest_approved.pop(draft)
-            self._rescan_nearest(draft)
+            self.slots.live[item.slot] = False
+            self.graph.leave(item)
+            if not item.draft:
+                left_approved.add(ident)
+        if left_approved:
+            self._rescan.update(row for row, (_s, a) in self.best.items() if a in left_approved)
 
-    def _add(self, added: list[_Item]) -> None:
-        vectors = np.asarray(self.vectorize([i.statement for i in added]), dtype=np.float32)  # no copy
-        keys = np.array(
-            [self._key_ids.setdefault(agreement_key(i.statement), len(self._key_ids)) for i in added], dtype=np.int64
-        )
-        start = 0 if self._vectors is None else self._vectors.shape[0]
-        if self._vectors is None or self._live is None or self._keys is None:
-            self._vectors, self._live, self._keys = vectors, np.ones(len(added), dtype=bool), keys
-        else:
-            self._vectors = np.vstack([self._vectors, vectors])
-            self._live = np.concatenate([self._live, np.ones(len(added), dtype=bool)])
-            self._keys = np.concatenate([self._keys, keys])
-        for offset, item in enumerate(added):
-            item.row = start + offset
-            self.items[item.id] = item
-            self._row_ids.append(item.id)
-        approved = np.array([not self.items[i].draft if i in self.items else False for i in self._row_ids])
-        approved &= self._live
-        for first, sims in similarity_blocks(self._vectors, start, self._live):
-            self._note_nearest(first, sims, approved)
-            for i, j, sim in pairs_above(sims, first, self.threshold, self._keys):
-                self._consider(self.items[self._row_ids[i]], self.items[self._row_ids[j]], sim)
-        self._exact_pairs(added)
-        self._compact_if_sparse()
-
-    def _exact_pairs(self, added: list[_Item]) -> None:
-        by_hash: dict[str, list[_Item]] = {}
-        for item in self.items.values():
-            by_hash.setdefault(item.digest, []).append(item)
+    def _add(self, added: list[Item]) -> None:
+        fresh = [item for item in added if item.vrow < 0]
+        for item, row in zip(fresh, self._source.rows([i.statement for i in fresh]).tolist(), strict=True):
+            item.vrow = row
+        keys = [self._keys.setdefault(agreement_key(i.statement), len(self._keys)) for i in added]
+        new = self.slots.add(added, keys)
         for item in added:
-            for other in by_hash.get(item.digest, []):
-                pair = _pair(item.id, other.id)
-                if other.id == item.id or pair in self.apart or not (item.draft or other.draft):
-                    continue
-                if scopes_overlap(item.scope, other.scope):
-                    self.edges[pair] = (1.0, "content_hash")
+            self.items[item.id] = item
+            self.graph.join(item)
+        table = self._source.table
+        if table is None or (not added and not self._rescan):
+            return
+        found = compare(table, self.slots, new, self._rescan, self.best, self.threshold)
+        self._rescan.clear()
+        self._take(found)
+        self.slots.compact_if_sparse(self.items)
+
+    def _take(self, found: Compared) -> None:
+        ids = self.slots.ids
+        for left, right, sim in found.similar:
+            a, b = self.items[ids[left]], self.items[ids[right]]
+            if a.id > b.id:
+                a, b = b, a
+            if not self.graph.is_apart(a.id, b.id) and detail_conflict(a.statement, b.statement) is None:
+                self.graph.link(a.id, b.id, min(sim, 1.0))
+        for row in found.cleared:
+            self.best.pop(row, None)
+        self.best.update(found.nearest)
 
     def keep_apart(self, ident: str, others: list[str]) -> None:
         """A reviewer's split: these pairs never join again while this index lives."""
-        for other in others:
-            self.apart.add(_pair(ident, other))
-            self.edges.pop(_pair(ident, other), None)
-
-    def _consider(self, a: _Item, b: _Item, sim: float) -> None:
-        if not (a.draft or b.draft) or not scopes_overlap(a.scope, b.scope) or _pair(a.id, b.id) in self.apart:
-            return
-        if a.digest == b.digest:
-            self.edges[_pair(a.id, b.id)] = (1.0, "content_hash")
-        elif detail_conflict(a.statement, b.statement) is None:
-            self.edges[_pair(a.id, b.id)] = (min(sim, 1.0), "similar")
-
-    def _note_nearest(self, first: int, sims: np.ndarray, approved_cols: np.ndarray) -> None:
-        """`approved_cols`: the live rows that are approved engrams (the same for every block of one update)."""
-        for r in range(sims.shape[0]):
-            item = self.items[self._row_ids[first + r]]
-            row = sims[r]
-            if item.draft and approved_cols.any():
-                col = int(np.argmax(np.where(approved_cols, row, -2.0)))
-                self._offer(item.id, float(row[col]), self._row_ids[col])
-            elif not item.draft:
-                for col in np.nonzero(row >= 0.5)[0].tolist():
-                    other = self.items.get(self._row_ids[col])
-                    if other is not None and other.draft and col != first + r:
-                        self._offer(other.id, float(row[col]), item.id)
-
-    def _offer(self, draft: str, sim: float, approved: str) -> None:
-        if sim > self.nearest_approved.get(draft, (-2.0, ""))[0]:
-            self.nearest_approved[draft] = (sim, approved)
-
-    def _rescan_nearest(self, draft: str) -> None:
-        item = self.items.get(draft)
-        if item is None or self._vectors is None or self._live is None:
-            return
-        sims = self._vectors[item.row] @ self._vectors.T
-        for col in np.argsort(-sims).tolist():
-            other = self.items.get(self._row_ids[col])
-            if self._live[col] and other is not None and not other.draft:
-                self.nearest_approved[draft] = (float(sims[col]), other.id)
-                return
-
-    def _compact_if_sparse(self) -> None:
-        if self._vectors is None or self._live is None or self._live.sum() * 2 >= len(self._live):
-            return
-        keep = np.nonzero(self._live)[0]
-        self._vectors = self._vectors[keep]
-        self._keys = self._keys[keep] if self._keys is not None else None
-        self._row_ids = [self._row_ids[r] for r in keep.tolist()]
-        self._live = np.ones(len(keep), dtype=bool)
-        for row, ident in enumerate(self._row_ids):
-            self.items[ident].row = row
+        self.graph.keep_apart(ident, others)
+        self.graph.settle()
 
     # -- queries ---------------------------------------------------------------------------------------------
 
     def clusters(self) -> list[Cluster]:
-        parent: dict[str, str] = {}
-        members: dict[str, list[str]] = {}
-
-        def find(x: str) -> str:
-            while parent.get(x, x) != x:
-                x = parent[x]
-            return x
-
-        for (a, b), (_sim, _how) in sorted(self.edges.items(), key=lambda kv: -kv[1][0]):
-            ra, rb = find(a), find(b)
-            if ra == rb or self._cannot_link(members.get(ra, [ra]), members.get(rb, [rb])):
-                continue
-            parent[rb] = ra
-            members[ra] = members.get(ra, [ra]) + members.pop(rb, [rb])
-        out = [self._cluster(ids) for ids in members.values()]
-        out = [c for c in out if len(c.drafts) >= 1 and c.size >= 2]
-        out.sort(key=lambda c: (-c.size, c.representative))
-        return out
-
-    def _cannot_link(self, left: list[str], right: list[str]) -> bool:
-        if len(left) * len(right) > 400:
-            left, right = left[:20], right[:20]
-        for a in left:
-            for b in right:
-                ia, ib = self.items[a], self.items[b]
-                if ia.digest != ib.digest and detail_conflict(ia.statement, ib.statement) is not None:
-                    return True
-        return False
-
-    def _cluster(self, ids: list[str]) -> Cluster:
-        items = [self.items[i] for i in ids]
-        approved = sorted(i.id for i in items if not i.draft)
-        rep = self._representative(items)
-        out = [Member(rep.id, rep.statement, rep.scope, rep.draft, "representative", 1.0)]
-        for item in sorted(items, key=lambda i: (i.created, i.id)):
-            if item.id == rep.id:
-                continue
-            sim, how = self._link(item.id, ids)
-            out.append(Member(item.id, item.statement, item.scope, item.draft, how, sim))
-        return Cluster(rep.id, tuple(out), tuple(approved))
-
-    def _representative(self, items: list[_Item]) -> _Item:
-        """An approved member if there is one; else the draft most like the others (ties: the oldest)."""
-        approved = [i for i in items if not i.draft]
-        if approved:
-            return min(approved, key=lambda i: (i.created, i.id))
-        degree = {i.id: 0.0 for i in items}
-        for x in items:
-            for y in items:
-                edge = self.edges.get(_pair(x.id, y.id)) if x.id < y.id else None
-                if edge is not None:
-                    degree[x.id] += edge[0]
-                    degree[y.id] += edge[0]
-        return min(items, key=lambda i: (-degree[i.id], i.created, i.id))
-
-    def _link(self, ident: str, ids: list[str]) -> tuple[float, str]:
-        best = (0.0, "")
-        for other in ids:
-            edge = self.edges.get(_pair(ident, other))
-            if edge is not None and edge[0] > best[0]:
-                best = (edge[0], "content_hash" if edge[1] == "content_hash" else f"similar to {other}")
-        return best
+        return self.graph.clusters()
 
     def cluster_of(self) -> dict[str, Cluster]:
         return {m.id: c for c in self.clusters() for m in c.members}
 
-
-def _pair(a: str, b: str) -> tuple[str, str]:
-    return (a, b) if a < b else (b, a)
-
-
-def _key(item: _Item | None) -> tuple[object, ...] | None:
-    return None if item is None else (item.statement, item.scope, item.draft)
+    def similar_links(self) -> dict[tuple[str, str], float]:
+        """Every similar link (same-content links follow from the content_hashes), for tests and scripts."""
+        return {pair(a, b): s for a, links in self.graph.similar.items() for b, s in links.items()}
 
 
-def embedding_vectorizer(embed: Vectorizer, cache: VectorCache) -> Vectorizer:
+def embedding_vectorizer(embed: Vectorizer, cache: VectorCache) -> EmbeddingVectors:
     """Sentence vectors through the content_hash-keyed cache the search index shares; only new text is embedded."""
-
-    def vectorize(statements: list[str]) -> np.ndarray:
-        hashes = [content_hash(s) for s in statements]
-        missing = cache.missing(hashes)
-        if missing:
-            first = {h: s for h, s in zip(hashes, statements, strict=True)}
-            cache.add(missing, embed([first[h] for h in missing]))
-        return np.stack([cache.vectors[h] for h in hashes]) if hashes else np.zeros((0, 384), dtype=np.float32)
-
-    return vectorize
+    return EmbeddingVectors(embed, cache)
 
 
 def make_cluster_index(cache_path: Path | None, semantic: bool = True) -> ClusterIndex:

@@ -13,8 +13,10 @@ from collections.abc import Iterator
 import numpy as np
 
 from plur_desk.domain.near_duplicate import tokens_of
+from plur_desk.index.vector_matrix import VectorTable
 
 LEXICAL_DIM = 2048
+PIECE_FLOATS = 1 << 20  # per gathered float64 piece of an exact product (8 MB)
 
 
 def _stem(word: str) -> str:
@@ -39,30 +41,69 @@ def lexical_vectors(statements: list[str]) -> np.ndarray:
     return normalised
 
 
-def similarity_blocks(
-    vectors: np.ndarray, start: int, live: np.ndarray, block: int = 256
-) -> Iterator[tuple[int, np.ndarray]]:
-    """For rows start.. in blocks: (first row, similarities of those rows to every row), dead rows at -1. A block
-    holds block x rows floats: 51 MB at 50,000 engrams (it was 512 rows, 102 MB, for a few percent of speed)."""
-    dead = ~live
-    for first in range(start, vectors.shape[0], block):
-        sims = vectors[first : first + block] @ vectors.T
-        sims[:, dead] = -1.0
-        yield first, sims
-
-
-def pairs_above(
-    sims: np.ndarray, first: int, threshold: float, keys: np.ndarray | None = None
-) -> list[tuple[int, int, float]]:
-    """(i, j, similarity) with j < i, i the absolute row of a block that starts at `first`; with `keys`, only
-    pairs whose keys are equal (a vectorised first cut before the slower per-pair rules)."""
-    hits = sims >= threshold
-    if keys is not None:
-        hits &= keys[first : first + sims.shape[0], None] == keys[None, :]
-    rows, cols = np.nonzero(hits)
-    out = []
-    for r, c in zip(rows.tolist(), cols.tolist(), strict=True):
-        i = first + r
-        if c < i:
-            out.append((i, c, float(sims[r, c])))
+def exact_similarity(table: VectorTable, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """The cosine of table rows left[k] and right[k], computed so that a pair gets the same value in whatever order,
+    batch or block it is asked for: float32 products are exact in float64, the sum of a row is numpy's fixed
+    pairwise order, and the result is rounded to 6 decimals (a blocked matrix product's last bits depend on the
+    block, which would make a cluster depend on the order engrams arrived in)."""
+    out = np.empty(len(left), dtype=np.float64)
+    piece = max(1, PIECE_FLOATS // table.dim)
+    for start in range(0, len(left), piece):
+        a = table.gather(left[start : start + piece]).astype(np.float64)
+        b = table.gather(right[start : start + piece]).astype(np.float64)
+        out[start : start + piece] = np.round((a * b).sum(axis=1), 6)
     return out
+
+
+def products(
+    table: VectorTable, rows: np.ndarray, count: int, block: int = 256
+) -> Iterator[tuple[int, int, np.ndarray]]:
+    """For `rows` of the table in blocks: (index of the block's first row in `rows`, first table row of a chunk,
+    the products of that chunk's rows with the block's, chunk rows x block). Each is one matrix product over a
+    view of the table (no copy of the vectors; the interpreter lock is free meanwhile), 4 MB at most."""
+    for first in range(0, len(rows), block):
+        left = table.gather(rows[first : first + block])
+        for start, chunk in table.chunks(count):
+            yield first, start, chunk @ left.T
+
+
+class ByRow:
+    """Slots (an engram's place in the clusters' arrays) grouped by the table row of their vector."""
+
+    def __init__(self, slots: np.ndarray, vrow: np.ndarray, size: int) -> None:
+        rows = vrow[slots]
+        self.slots = slots[np.argsort(rows, kind="stable")]
+        self.counts = np.bincount(rows, minlength=size)
+        self.starts = np.cumsum(self.counts) - self.counts
+
+    def of(self, row: int) -> np.ndarray:
+        start = int(self.starts[row])
+        return self.slots[start : start + int(self.counts[row])]
+
+
+def pair_pieces(
+    hit_left: np.ndarray, hit_right: np.ndarray, left: ByRow, right: ByRow, limit: int = 1 << 20
+) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """For table-row pairs (hit_left[k], hit_right[k]): every (left slot, right slot, k) with the left slot on the
+    first row and the right slot on the second, in pieces of about `limit` pairs (one hit can stand for many
+    engrams when many share a statement)."""
+    per_left, per_right = left.counts[hit_left], right.counts[hit_right]
+    sizes = per_left * per_right
+    ends = np.cumsum(sizes)
+    start = 0
+    while start < len(sizes):
+        if sizes[start] > limit:  # one hit alone is too many: left slot by left slot
+            rights = right.of(int(hit_right[start]))
+            for slot in left.of(int(hit_left[start])).tolist():
+                yield np.full(len(rights), slot), rights, np.full(len(rights), start)
+            start += 1
+            continue
+        base = ends[start] - sizes[start]
+        stop = max(start + 1, int(np.searchsorted(ends, base + limit, side="right")))
+        hit = np.repeat(np.arange(start, stop), sizes[start:stop])
+        offset = np.arange(len(hit)) - (ends[hit] - sizes[hit] - base)
+        across = per_right[hit]
+        lefts = left.slots[left.starts[hit_left[hit]] + offset // across]
+        rights = right.slots[right.starts[hit_right[hit]] + offset % across]
+        yield lefts, rights, hit
+        start = stop

@@ -74,6 +74,20 @@ class VectorTable(Mapping[str, np.ndarray]):
             return np.zeros(0, dtype=np.float32)
         return np.concatenate([chunk @ vector for chunk in chunks])[:count]
 
+    def gather(self, rows: np.ndarray) -> np.ndarray:
+        """The vectors of these rows, in their order (a copy of just those rows)."""
+        out = np.empty((len(rows), self.dim), dtype=np.float32)
+        which = rows // CHUNK
+        for chunk in np.unique(which).tolist():
+            pick = which == chunk
+            out[pick] = self._chunks[chunk][rows[pick] % CHUNK]
+        return out
+
+    def chunks(self, count: int) -> Iterator[tuple[int, np.ndarray]]:
+        """(first row, a view of the rows from there) for the first `count` rows, chunk by chunk: no copy."""
+        for n, chunk in enumerate(self._chunks[: (count + CHUNK - 1) // CHUNK]):
+            yield n * CHUNK, chunk[: min(CHUNK, count - n * CHUNK)]
+
     def as_float16(self) -> tuple[list[str], np.ndarray]:
         """Keys and their vectors in row order, as float16 (for saving: no float32 copy of them all)."""
         count = len(self._keys)
