@@ -43,16 +43,22 @@ def _rejected(engram: Record) -> bool:
     return isinstance(record, dict) and record.get("state") == "rejected"
 
 
+HOUR, DAY = timedelta(hours=1), timedelta(days=1)
+
+
 def next_change(engram: Record, created: str, now: datetime) -> datetime | None:
     """When this engram's row next reads differently by time alone: its age reaching the next hour (under a day)
     or day, or its validity window opening, closing or entering its last 14 days."""
-    window = Window.of(engram)
-    start, end = opens_at(window.valid_from), closes_at(window.valid_until)
-    moments = [m for m in (start, end, end - SOON if end else None) if m is not None and m > now]
+    moments: list[datetime] = []
+    if isinstance(engram.get("temporal"), dict):  # else no window (Window.of): nothing opens or closes
+        window = Window.of(engram)
+        start, end = opens_at(window.valid_from), closes_at(window.valid_until)
+        moments = [m for m in (start, end, end - SOON if end else None) if m is not None and m > now]
     born = parse_instant(created)
     if born is not None and born <= now:
-        step = timedelta(hours=1) if now - born < timedelta(days=1) else timedelta(days=1)
-        moments.append(born + step * ((now - born) // step + 1))
+        age = now - born
+        step = HOUR if age < DAY else DAY
+        moments.append(born + step * (age // step + 1))
     return min(moments, default=None)
 
 

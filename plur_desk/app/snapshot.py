@@ -38,13 +38,14 @@ class Snapshot:
         self.followers: list[Follower] = []
 
     def reindex(self) -> None:
+        parsed = [e for e in self.store.engrams.entries if e.value is not None]  # an entry not parsed has no key
         counts: dict[str, int] = {}
-        for entry in self.store.engrams.entries:
+        for entry in parsed:
             if entry.key:
                 counts[entry.key] = counts.get(entry.key, 0) + 1
         self.engrams = {
             e.key: e.value  # type: ignore[misc]
-            for e in self.store.engrams.entries
+            for e in parsed
             if e.valid and e.key and counts[e.key] == 1
         }
         self.tensions = {e.key: e.value for e in self.store.tensions.entries if e.valid and e.key}  # type: ignore[misc]

@@ -130,6 +130,8 @@ class EngramView:
 
     def outside_window(self, now: datetime) -> str | None:
         """'expired' or 'not_yet_valid' when PLUR would not inject it at `now`, else None."""
+        if not isinstance(self._record.get("temporal"), dict):
+            return None  # no window (Window.of): always current
         state = self.window_state(now)
         return state if state in OUTSIDE_WINDOW else None
 
