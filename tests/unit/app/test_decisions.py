@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from unit.app import test_session as base
 
 from plur_desk.app.reviewer import InvalidReviewer, check_reviewer, note_reviewer_change, reviewer_problem
 from plur_desk.app.session import ReviewSession
@@ -13,8 +12,9 @@ from plur_desk.domain.seen import Seen
 from plur_desk.infra.clock import FixedClock
 from plur_desk.infra.errors import ActionRefused, ChangedSinceError
 
-session = base.session  # the same small store and session fixture
-NOW, _disk, _events = base.NOW, base._disk, base._events
+from support.sessions import NOW
+from support.sessions import events as _events
+from support.sessions import on_disk as _disk
 
 
 def _files(session: ReviewSession) -> dict[str, bytes]:

@@ -9,14 +9,11 @@ import hashlib
 import json
 import socket
 
-import unit.app.test_session as base
-from unit.app.test_recovery import _reopen
-
 from plur_desk.app.check import run_check
 
 from support.blocks import rewrite_block
+from support.sessions import reopen as _reopen
 
-session = base.session
 ADA = "Ada Reviewer"
 VICTIM = "ENG-2026-11-02-001"  # a draft nobody decided
 

@@ -10,19 +10,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-import unit.app.test_session as base
-
-from plur_desk.app.bootstrap import open_session
 from plur_desk.app.check import run_check
-from plur_desk.app.session import ReviewSession
-from plur_desk.infra.clock import FixedClock
 
 from support.blocks import rewrite_block
+from support.sessions import reopen as _reopen
 
 ROOT = Path(__file__).resolve().parents[3]
 NO_KEYRING = "keyring.backends.fail.Keyring"  # child processes never touch a real keyring
-NOW = base.NOW
-session = base.session  # the same fixture store: six engrams, one tension
 LOSER, WINNER, TENSION = "ENG-2026-11-05-001", "ENG-2026-11-06-001", "T-2026-1201-001"
 
 _KILLED_RESOLVE = rf"""
@@ -44,10 +38,6 @@ def _killed_between_files(root: Path) -> None:
     env = dict(os.environ, PYTHON_KEYRING_BACKEND=NO_KEYRING, PYTHONPATH=str(ROOT))
     out = subprocess.run([sys.executable, "-c", _KILLED_RESOLVE, str(root)], capture_output=True, text=True, env=env)
     assert out.returncode == -9, out.stderr
-
-
-def _reopen(root: Path, reviewer: str = "Someone Else") -> ReviewSession:
-    return open_session(root, reviewer, clock=FixedClock(NOW), use_cache=False, for_review=True, load_history=False)
 
 
 def test_second_file_is_written_on_reopen_even_after_plur_moved_updated_at(session):

@@ -4,13 +4,11 @@ domain, rationale or tags between the rendering and the key press refuses the wr
 from __future__ import annotations
 
 import pytest
-import unit.app.test_session as base
 
 from plur_desk.infra.errors import ChangedSinceError
 
 from support.blocks import add_after_statement, rewrite_block
 
-session = base.session
 DRAFT = "ENG-2026-11-02-001"
 
 

@@ -2,78 +2,14 @@
 
 from __future__ import annotations
 
-import json
-from datetime import UTC, datetime
-
 import pytest
 
-from plur_desk.app.bootstrap import open_session
-from plur_desk.app.session import ReviewSession
-from plur_desk.infra.clock import FixedClock
 from plur_desk.infra.errors import ActionRefused, ChangedSinceError
-from plur_desk.store.plur_store import PlurStore
-from plur_desk.store.yaml_dump import dump_engrams_document, dump_tensions_document
+from plur_desk.store.yaml_dump import dump_engrams_document
 
-NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
-
-
-def _engram(i, **extra):
-    e = {
-        "id": f"ENG-2026-11-0{i}-001",
-        "version": 2,
-        "status": "active",
-        "type": "behavioral",
-        "scope": "project:web",
-        "statement": f"Statement number {i}",
-        "commitment": "draft",
-        "created_at": f"2026-11-0{i}T10:00:00.000Z",
-        "content_hash": f"{i}" * 64,
-        "x_custom": {"kept": True},
-    }
-    e.update(extra)
-    return e
-
-
-@pytest.fixture
-def session(tmp_path) -> ReviewSession:
-    root = tmp_path / "store"
-    root.mkdir()
-    engrams = [_engram(i) for i in range(1, 7)]
-    engrams[4]["commitment"] = "leaning"
-    engrams[5]["commitment"] = "decided"
-    (root / "engrams.yaml").write_text(dump_engrams_document({"engrams": engrams}))
-    (root / "tensions.yaml").write_text(
-        dump_tensions_document(
-            [
-                {
-                    "id": "T-2026-1201-001",
-                    "engram_a": "ENG-2026-11-05-001",
-                    "engram_b": "ENG-2026-11-06-001",
-                    "statement_a": "Statement number 5",
-                    "statement_b": "Statement number 6",
-                    "confidence": 0.9,
-                    "reason": "conflict",
-                    "detected_at": "2026-12-01T10:00:00.000Z",
-                    "status": "detected",
-                    "resolved_by": None,
-                    "resolved_at": None,
-                    "category": "factual",
-                }
-            ]
-        )
-    )
-    return open_session(root, "Ada Reviewer", clock=FixedClock(NOW), use_cache=False)  # the one assembly path
-
-
-def _events(session):
-    path = session.store.root / "history" / "2026-12.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-
-
-def _disk(session, engram_id):
-    store = PlurStore(session.store.root)
-    store.load()
-    return next(e.value for e in store.engrams.entries if e.key == engram_id)
+from support.sessions import engram as _engram
+from support.sessions import events as _events
+from support.sessions import on_disk as _disk
 
 
 def test_drafts_queue_oldest_first(session):

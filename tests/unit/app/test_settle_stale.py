@@ -10,13 +10,11 @@ human event although the pane still showed the old scope / role. Every other dec
 from __future__ import annotations
 
 import pytest
-import unit.app.test_session as base
 
 from plur_desk.infra.errors import ChangedSinceError
 
 from support.blocks import rewrite_block
 
-session = base.session
 KEEP, DUP = "ENG-2026-11-01-001", "ENG-2026-11-02-001"
 
 
