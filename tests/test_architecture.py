@@ -149,6 +149,21 @@ def test_controllers_live_apart_from_the_widgets_they_drive():
     assert not back, back
 
 
+def test_ui_reads_no_global_folder_outside_its_assembly():
+    """Where derived data goes is decided where the window is assembled (ui/app.py, MainWindow) and handed to the
+    controllers through the Workspace; no pane or controller reads the platform's folders itself."""
+    found = []
+    for path in (PACKAGE / "ui").glob("*.py"):
+        if path.name in {"app.py", "main_window.py"}:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            called = node.func if isinstance(node, ast.Call) else None
+            name = getattr(called, "id", None) or getattr(called, "attr", None)
+            if name in {"cache_dir", "data_dir", "config_dir"}:
+                found.append(f"ui/{path.name}:{node.lineno} {name}()")
+    assert not found, found
+
+
 # The store is private to the app layer: the window asks the session (save_cache, lock_holder, changed_on_disk, …)
 # and never reaches through it to store objects, whose writes would escape the journal, the Seen checks and audit.
 STORE_ATTRIBUTES = {"store", "journal", "entries"}

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from plur_desk.domain.engram_view import EngramView
-from plur_desk.domain.engram_view import attribution_of as attribution_of  # re-exported for the panes
 from plur_desk.domain.engram_view import created_of as created_of
 from plur_desk.domain.lint import text_flags
 from plur_desk.domain.review import engram_fingerprint

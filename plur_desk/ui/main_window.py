@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 from plur_desk.app.session import ChangeSet, ReviewSession
 from plur_desk.app.settings import Settings, SettingsStore
 from plur_desk.infra.clock import Clock, SystemClock
+from plur_desk.infra.paths import cache_dir
 from plur_desk.ui import icons, window_state
 from plur_desk.ui.actions import ACTIONS, MENU_ORDER, Handlers, UiContext, build_actions, update_enabled
 from plur_desk.ui.clusters_pane import ClustersPane
@@ -57,6 +58,7 @@ class MainWindow(QMainWindow):
         settings: Settings,
         reviewer_name: str,
         clock: Clock | None = None,
+        cache_root: Path | None = None,
     ) -> None:
         super().__init__()
         self.setObjectName("mainWindow")
@@ -64,7 +66,10 @@ class MainWindow(QMainWindow):
         window_state.restore(self, settings_store.path.parent)
         self.banner = banner_label()
         self.messages = Messages(self.banner, self.statusBar(), self)
-        self.workspace = Workspace(settings_store, settings, reviewer_name, clock or SystemClock(), self.messages, self)
+        cache_root = cache_root if cache_root is not None else cache_dir()  # read here, once, for every controller
+        self.workspace = Workspace(
+            settings_store, settings, reviewer_name, clock or SystemClock(), self.messages, cache_root, self
+        )
         self._build_widgets()
         self._build_controllers()
         self.qactions = build_actions(self, self._action_parents(), self.action_handlers(), icons.icon, self._queues())

@@ -88,12 +88,12 @@ class ScaleController(QObject):
         scale = self.view if self.view is not None and self.view.session is session else None
         engrams, lines, now = list(session.all_engrams()), session.history.lines, session.now()
         semantic, level = self.semantic_clusters, self.workspace.settings.default_level
+        cache_root = self.workspace.cache_root
 
         def work() -> ScaleView:  # the model and the vector cache load here too, never on the GUI thread
             from plur_desk.app.scale import ScaleView
-            from plur_desk.infra.paths import cache_dir
 
-            view = scale or ScaleView.open(session, cache_dir(), semantic=semantic)
+            view = scale or ScaleView.open(session, cache_root, semantic=semantic)
             view.refresh_from(engrams, lines, now, level)
             return view
 

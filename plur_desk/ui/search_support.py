@@ -71,9 +71,7 @@ class SearchController(QObject):
         session = self.workspace.session
         if session is None:
             return
-        from plur_desk.infra import paths
-
-        root = self.cache_root or paths.cache_dir()
+        root = self.cache_root or self.workspace.cache_root
         progress = self._progress
 
         def build() -> SearchService:

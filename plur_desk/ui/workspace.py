@@ -33,10 +33,12 @@ class Workspace(QObject):
         reviewer_name: str,
         clock: Clock,
         messages: Messages,
+        cache_root: Path,
         parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
         self.settings_store, self.settings = settings_store, settings
+        self.cache_root = cache_root  # derived data (search index, vectors, clusters), per store below it
         self.reviewer_name = reviewer_name
         self.clock = clock
         self.messages = messages

@@ -25,7 +25,15 @@ def _workspace(qtbot, store_copy, tmp_path) -> tuple[Workspace, QWidget]:
     qtbot.addWidget(host)
     messages = Messages(QLabel(host), QStatusBar(host), host)
     settings = Settings(reviewer_name="Grace Tester")
-    ws = Workspace(SettingsStore(tmp_path / "settings.yaml"), settings, "Grace Tester", FixedClock(NOW), messages, host)
+    ws = Workspace(
+        SettingsStore(tmp_path / "settings.yaml"),
+        settings,
+        "Grace Tester",
+        FixedClock(NOW),
+        messages,
+        tmp_path / "cache",
+        host,
+    )
     ws.session = open_session(store_copy, "Grace Tester", clock=FixedClock(NOW))
     ws.store_path = store_copy
     return ws, host
