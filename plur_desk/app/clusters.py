@@ -115,8 +115,13 @@ class ClusterIndex:
         self.mode = mode
         self.cache = cache
         self._source = vectorize if isinstance(vectorize, EmbeddingVectors) else TableVectors(vectorize)
+        self._start_over(Graph({}))
+
+    def _start_over(self, old: Graph) -> None:
+        """Empty state (the reviewer's splits kept): the next update computes everything afresh."""
         self.items: dict[str, Item] = {}
         self.graph = Graph(self.items)
+        self.graph.apart = old.apart
         self.slots = Slots()
         self.best: dict[int, tuple[float, str]] = {}  # vector row of drafts -> nearest approved (similarity, id)
         self.nearest_approved = NearestApproved(self)
@@ -146,13 +151,19 @@ class ClusterIndex:
                 continue
             scope, draft = str(engram.get("scope", "")), engram.get("commitment") == "draft"
             wanted[ident] = (statement, scope, draft, engram.get("content_hash"), created_of(engram))
-        self._records = now
         changed = [i for i, seen in wanted.items() if seen is not None and (i not in items or items[i].seen != seen)]
         before = {i: items[i] for i in changed if i in items}
         left = [i for i in items if i not in now or (i in wanted and wanted[i] is None)]
-        self._drop(left + list(before))
-        self._add([self._item(i, wanted[i], before.get(i)) for i in changed])  # type: ignore[arg-type]
-        self.graph.settle()
+        try:
+            self._drop(left + list(before))
+            self._add([self._item(i, wanted[i], before.get(i)) for i in changed])  # type: ignore[arg-type]
+            self.graph.settle()
+        except BaseException:
+            # Half an update (the model or its cache failed, memory ran out) would stay half: the records it took
+            # count as seen, so later updates skip them. Start over instead; the next update recomputes it all.
+            self._start_over(self.graph)
+            raise
+        self._records = now
         return len(changed)
 
     def _item(self, ident: str, seen: tuple[object, ...], before: Item | None) -> Item:
