@@ -177,16 +177,28 @@ class SettleDuplicates(EngramCommand):
                     raise ChangedSinceError(item.id, ["scope"])
                 if item.id in roles and _draft(now) != roles[item.id][1]:
                     raise ChangedSinceError(item.id, ["commitment"])
+        if not self.approve:
+            self._check_kept(lookup)
         if self.shown is None:
             return
         shown = dict(self.shown)
         for item in self.seen:  # a verdict only on the text the pane displayed
             if item.expected().get("statement") != shown.get(item.id):
                 raise ChangedSinceError(item.id, ["statement"])
-        if not self.approve:  # kept as it is, but the others are rejected as duplicates *of it*: its text counts too
-            kept = lookup(self.representative)
-            if kept is None or kept.statement != shown.get(self.representative):
-                raise ChangedSinceError(self.representative, ["statement"])
+
+    def _check_kept(self, lookup: Lookup) -> None:
+        """Kept as it is, but the others are rejected as duplicates *of it*: it must still be the approved engram
+        the pane listed (active, not a draft, its scope and text as shown)."""
+        kept = lookup(self.representative)
+        if kept is None or kept.status != "active":
+            raise ChangedSinceError(self.representative, ["status"])
+        if kept.is_draft:
+            raise ChangedSinceError(self.representative, ["commitment"])
+        listed = {i: scope for i, scope, _draft in self.roles or ()}
+        if self.representative in listed and kept.scope != listed[self.representative]:
+            raise ChangedSinceError(self.representative, ["scope"])
+        if self.shown is not None and kept.statement != dict(self.shown).get(self.representative):
+            raise ChangedSinceError(self.representative, ["statement"])
 
     def apply(self, engram: Record, ctx: Context) -> tuple[Record, Events]:
         if engram.get("id") == self.representative:

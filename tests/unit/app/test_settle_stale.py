@@ -43,3 +43,39 @@ def test_settle_refuses_when_a_duplicate_was_approved_since_the_pane_showed_it_a
     with pytest.raises(ChangedSinceError):
         session.settle_duplicates(KEEP, [DUP], approve=True, level="decided", shown=shown)
     assert session.engram(DUP)["status"] == "active"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "field"),
+    [("status: active", "status: retired", "status"), ("commitment: decided", "commitment: draft", "commitment")],
+)
+def test_settle_refuses_when_the_approved_engram_kept_is_no_longer_what_the_pane_listed(session, old, new, field):
+    # KEEP approved before the pane was drawn: listed as "already approved", the others rejected as its duplicates
+    rewrite_block(session.store.root, KEEP, "commitment: draft", "commitment: decided")
+    session.reload_if_changed()
+    shown, roles = _shown(session), _roles(session)
+    assert roles[KEEP][1] is False
+    rewrite_block(session.store.root, KEEP, old, new)  # an agent retires it, or puts it back to draft
+    session.reload_if_changed()
+    with pytest.raises(ChangedSinceError) as refused:
+        session.settle_duplicates(KEEP, [DUP], approve=False, level="decided", shown=shown, roles=roles)
+    assert refused.value.fields == [field]
+    assert session.engram(DUP)["commitment"] == "draft"  # nobody rejected DUP as a duplicate of it
+
+
+def test_settle_refuses_when_the_approved_engram_kept_moved_scope(session):
+    rewrite_block(session.store.root, KEEP, "commitment: draft", "commitment: decided")
+    session.reload_if_changed()
+    shown, roles = _shown(session), _roles(session)
+    rewrite_block(session.store.root, KEEP, "scope: project:web", "scope: global")
+    session.reload_if_changed()
+    with pytest.raises(ChangedSinceError):
+        session.settle_duplicates(KEEP, [DUP], approve=False, level="decided", shown=shown, roles=roles)
+    assert session.engram(DUP)["commitment"] == "draft"
+
+
+def test_settle_against_an_approved_engram_listed_as_such_goes_through(session):
+    rewrite_block(session.store.root, KEEP, "commitment: draft", "commitment: decided")
+    session.reload_if_changed()
+    session.settle_duplicates(KEEP, [DUP], approve=False, level="decided", shown=_shown(session), roles=_roles(session))
+    assert session.engram(DUP)["status"] == "retired"
