@@ -134,11 +134,10 @@ def parse_in_workers(
     sink: Callable[[Any], None],
     *,
     packed: bool = False,
-    raw: bool = False,
 ) -> bool:
     """Parse the blocks at `spans` (sorted, non-overlapping) in worker processes; each chunk's valid results go
-    to `sink` as they arrive: `parse_chunk`'s list, or with `packed` `pack_chunk`'s triple (with `raw`, still in
-    marshal bytes). Returns False if the workers could not be used (the caller parses in-process)."""
+    to `sink` as they arrive: `parse_chunk`'s list, or with `packed` `pack_chunk`'s triple. Returns False if the
+    workers could not be used (the caller parses in-process)."""
     if not spans:
         return True
     if getattr(sys, "frozen", False):
@@ -172,7 +171,7 @@ def parse_in_workers(
             if frame is None:
                 finished += 1
             else:
-                sink(frame if raw else marshal.loads(frame))
+                sink(marshal.loads(frame))
     except BaseException:
         for proc in procs:  # nobody reads their results any more: they would wait on a full pipe for ever
             proc.kill()
@@ -180,31 +179,6 @@ def parse_in_workers(
     for proc in procs:
         proc.wait()
     return all(proc.returncode == 0 for proc in procs)
-
-
-class EarlyParse:
-    """A cold open's other blocks, parsed in worker processes from the moment the file is split, beside the drafts'
-    parse in the opening thread (which has one core to itself on two). Results are kept as the workers' marshal
-    bytes until `results` unpacks them: this thread only feeds and reads pipes, so it holds the interpreter lock
-    for little of the drafts' parse."""
-
-    def __init__(self, data: bytes, spans: list[Span], indent: int, kind: str) -> None:
-        self._frames: queue.Queue[bytes | None] = queue.Queue()
-        self.ok = False
-        self._thread = threading.Thread(target=self._run, args=(data, spans, indent, kind), daemon=True)
-        self._thread.start()
-
-    def _run(self, data: bytes, spans: list[Span], indent: int, kind: str) -> None:
-        try:
-            self.ok = parse_in_workers(data, spans, indent, kind, self._frames.put, raw=True)
-        finally:
-            self._frames.put(None)
-
-    def results(self) -> Iterator[list[tuple[bytes, object]]]:
-        """Each chunk's valid (digest, value) pairs as the workers return them; what is missing (an invalid block,
-        a worker that failed) the caller parses itself."""
-        while (frame := self._frames.get()) is not None:
-            yield marshal.loads(frame)
 
 
 def _serve(source: IO[bytes], sink: IO[bytes]) -> None:

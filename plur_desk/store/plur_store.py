@@ -54,7 +54,7 @@ from plur_desk.store.parse_cache import (
     write_blocks,
     write_cache,
 )
-from plur_desk.store.parse_pool import IN_PROCESS_BELOW, EarlyParse, parse_in_workers
+from plur_desk.store.parse_pool import IN_PROCESS_BELOW, parse_in_workers
 from plur_desk.store.safe_open import special_file_problem
 from plur_desk.store.yaml_dump import dump_engram_item, dump_engrams_document, dump_tension_item, dump_tensions_document
 
@@ -133,7 +133,6 @@ class PlurStore:
         self._tension_blocks: BlockCache | None = None  # tensions.yaml's valid blocks, read with the first load
         self._cache_chunks: Iterable[bytes] = []  # cache chunks not unpacked yet (parse_rest does)
         self._cache_loaded = False
-        self._early: EarlyParse | None = None  # a cold open's other blocks, parsing since the split
         self.engrams: ListFile = ListFile(self.engrams_path, ENGRAMS, b"", None)
         self.tensions: ListFile = ListFile(self.tensions_path, TENSIONS, b"", None)
 
@@ -183,31 +182,15 @@ class PlurStore:
         with gc_paused():
             engrams = self.scan_engrams()
             if drafts and engrams.fatal is None and engrams.regular:
-                self._start_rest_early(engrams)
                 engrams.parse_entries(engrams.draft_entries())
             self.engrams = engrams
             self.tensions = ListFile.read(self.tensions_path, TENSIONS, tension_problems, self._tension_cache())
 
-    def _start_rest_early(self, engrams: ListFile) -> None:
-        """With no cache at all (a cold open), every block but the drafts goes to worker processes now, while this
-        thread parses the drafts: the second core is not left idle until the queue is on screen."""
-        if self._cache_chunks or self.block_cache.entries or engrams.positions is None:
-            return  # a warm open takes the other blocks from the cache (parse_rest)
-        drafts = {entry.index for entry in engrams.draft_entries()}
-        spans = [engrams.positions.span(e.index) for e in engrams.entries if e.index not in drafts]
-        if len(spans) >= IN_PROCESS_BELOW:
-            self._early = EarlyParse(engrams.data, spans, engrams.layout.item_indent, engrams.layout.kind)
-
     def parse_rest(self, workers: bool = True) -> ParsedBlocks:
-        """Valid parsed blocks, by digest, for what the current snapshot has not parsed: from a cold open's early
-        workers, the cache's other chunks, then from worker processes. Touches no state of the store but the early
-        parse it collects, so it can run beside writes. Found blocks are keyed by their bytes: what a write changed
-        meanwhile is simply not found, and parsed by `finish_load`."""
+        """Valid parsed blocks, by digest, for what the current snapshot has not parsed: from the cache's other
+        chunks, then from worker processes. Touches no state of the store, so it can run beside writes."""
         snapshot, found = self.engrams, ParsedBlocks()
-        early, self._early = self._early, None
         with gc_paused():
-            for pairs in early.results() if early is not None else ():
-                found.add_parsed(pairs)
             for chunk in self._cache_chunks:
                 found.update(marshal.loads(chunk))
             known = self.block_cache.entries
