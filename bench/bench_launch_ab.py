@@ -1,9 +1,10 @@
 """A/B of two checkouts' warm launch, alternating in the same minutes: each runs its own bench_launch.py probe.
 
-    python bench/bench_launch_ab.py OLD_CHECKOUT NEW_CHECKOUT ROUNDS STORE      (calls xvfb-run for each run)
+    python bench/bench_launch_ab.py OLD_CHECKOUT NEW_CHECKOUT ROUNDS STORE [cold]    (calls xvfb-run for each run)
 
-Each checkout gets its own copy of STORE, its own cache (filled by one cold run first) and config (a settings file
-naming the reviewer of the last run, as on a relaunch); both are byte-compiled first and run from their own folder.
+Each checkout gets its own copy of STORE, its own cache (filled by one cold run first; with `cold`, removed before
+every run) and config (a settings file naming the reviewer of the last run, as on a relaunch); both are
+byte-compiled first and run from their own folder.
 Prints the medians [min-max] of: window shown, reviewable, CPU to reviewable, everything loaded; and the load.
 """
 
@@ -53,6 +54,7 @@ def summary(values: list[float]) -> str:
 
 def main() -> None:
     old, new, rounds, store = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[4])
+    cold = sys.argv[5:] == ["cold"]
     checkouts = {"before": old, "after": new}
     probes = {name: probe_of(root) for name, root in checkouts.items()}
     base = Path(tempfile.mkdtemp(prefix="plur-launch-ab-"))
@@ -67,12 +69,14 @@ def main() -> None:
     loads = [os.getloadavg()[0]]
     for index in range(rounds):
         for name in list(checkouts)[:: 1 if index % 2 == 0 else -1]:
+            if cold:
+                shutil.rmtree(base / name / "cache", ignore_errors=True)
             results[name].append(run(checkouts[name], probes[name], base / name))
     loads.append(os.getloadavg()[0])
     for name, runs in results.items():
         cols = {key: summary([r[key] for r in runs]) for key in ("window", "reviewable", "cpu", "loaded")}
         print(f"{name:7s} " + "  ".join(f"{key} {value}" for key, value in cols.items()))
-    print(f"load average {loads[0]:.1f} -> {loads[1]:.1f}")
+    print(f"{'cold' if cold else 'warm'}, load average {loads[0]:.1f} -> {loads[1]:.1f}")
     shutil.rmtree(base, ignore_errors=True)
 
 
