@@ -29,9 +29,10 @@ from plur_desk.infra.errors import (
     WriteFailed,
     without_nothing_written,
 )
-from plur_desk.store.atomic import atomic_write
+from plur_desk.store.atomic import Staged
 from plur_desk.store.file_hash import FileHash
-from plur_desk.store.history import AppendResult, HistoryLog
+from plur_desk.store.file_parts import new_file_parts, stage_new_file
+from plur_desk.store.history import AppendResult, HistoryLog, PreparedAppend
 from plur_desk.store.journal import Journal, JournalRecord, Step
 from plur_desk.store.list_file import (
     ENGRAMS,
@@ -56,7 +57,7 @@ from plur_desk.store.parse_cache import (
 )
 from plur_desk.store.parse_pool import IN_PROCESS_BELOW, parse_in_workers
 from plur_desk.store.safe_open import special_file_problem
-from plur_desk.store.yaml_dump import dump_engram_item, dump_engrams_document, dump_tension_item, dump_tensions_document
+from plur_desk.store.yaml_dump import dump_engram_item, dump_tension_item
 
 Apply = Callable[[dict[str, object]], tuple[dict[str, object], list[dict[str, object]]]]
 Fingerprint = Callable[[dict[str, object]], dict[str, object]]
@@ -335,27 +336,17 @@ class PlurStore:
             fresh = self._fresh(layout, path)
             result = WriteResult(reloaded=fresh is not self._current(layout))
             replacements = self._apply_edits(layout, fresh, edits, fingerprint, result)
-            new_data = _spliced(fresh, replacements)
+            parts = new_file_parts(fresh, replacements)  # may refuse: before the pre-flight
             prepared = self.history.prepare(result.events)  # pre-flight: raises before the first byte is written
             try:
-                first = min((fresh.span(fresh.entries[i])[0] for i in replacements), default=0)
-                new_hash = FileHash.of(new_data, fresh.file_hash(), max(first, 0))  # hashes from the first change
-                planned = record.steps[step] if step < len(record.steps) and record.steps[step].changes else None
-                self._journal_step(record, step, layout, fresh.sha256(), new_hash.hexdigest, result, prepared.offsets)
+                staged, old_hash, new_hash = stage_new_file(path, fresh, replacements, parts)
                 try:
-                    atomic_write(path, new_data, crash_label="store")
-                except BaseException:
-                    # The file was not replaced: this step did not happen (a plan made for it stays a plan).
-                    if planned is not None:
-                        record.steps[step] = planned
-                    else:
-                        record.steps.pop(step)
-                    if record.steps:
-                        record.save()
-                    else:
-                        record.finish()
-                    raise
-                new_file = fresh.replaced(replacements, new_data)
+                    crash_point("store-staged")  # a temp file beside the store file, nothing journaled yet
+                    self._journal_and_replace(record, step, layout, staged, old_hash, new_hash, result, prepared)
+                finally:
+                    staged.discard()  # when the journal step could not be saved (after the rename: nothing left)
+                assert staged.data is not None
+                new_file = fresh.replaced(replacements, staged.data)
                 new_file._hash = new_hash
                 new_file.identity = FileIdentity.of(os.stat(path))
                 new_file.exists = True
@@ -376,6 +367,34 @@ class PlurStore:
             finally:
                 prepared.close()
         return result
+
+    def _journal_and_replace(
+        self,
+        record: JournalRecord,
+        step: int,
+        layout: Layout,
+        staged: Staged,
+        old_hash: FileHash,
+        new_hash: FileHash,
+        result: WriteResult,
+        prepared: PreparedAppend,
+    ) -> None:
+        """The step made exact in the journal, then the staged file renamed over the store file."""
+        planned = record.steps[step] if step < len(record.steps) and record.steps[step].changes else None
+        self._journal_step(record, step, layout, old_hash.hexdigest, new_hash.hexdigest, result, prepared.offsets)
+        try:
+            staged.commit(crash_label="store")
+        except BaseException:
+            # The file was not replaced: this step did not happen (a plan made for it stays a plan).
+            if planned is not None:
+                record.steps[step] = planned
+            else:
+                record.steps.pop(step)
+            if record.steps:
+                record.save()
+            else:
+                record.finish()
+            raise
 
     def _apply_edits(
         self, layout: Layout, fresh: ListFile, edits: list[Edit], fingerprint: Fingerprint, result: WriteResult
@@ -449,27 +468,3 @@ def _entry_for(snapshot: ListFile, by_key: dict[str, list[Entry]], key: str) -> 
             f"{key} at line {line} is an entry PLUR quarantines ({entry.problems[0]}); fix it by hand first"
         )
     return entry
-
-
-def _spliced(snapshot: ListFile, replacements: dict[int, tuple[bytes, dict[str, object]]]) -> bytes:
-    """The new file: changed entries re-emitted, every other byte the old file's."""
-    if not snapshot.regular:
-        values = [replacements[e.index][1] if e.index in replacements else e.value for e in snapshot.entries]
-        if any(not e.valid for e in snapshot.entries):
-            raise ActionRefused(
-                f"{snapshot.path.name} is not in PLUR's own layout and holds entries PLUR quarantines; rewriting it "
-                "would change them. Let PLUR rewrite the file once, or fix those entries by hand."
-            )
-        if snapshot.layout is ENGRAMS:
-            return dump_engrams_document({"engrams": values, **snapshot.extra_top_level}).encode("utf-8")
-        return dump_tensions_document(values).encode("utf-8")
-    data = memoryview(snapshot.data)
-    pieces: list[bytes | memoryview] = []
-    pos = 0
-    for index in sorted(replacements):
-        start, end = snapshot.span(snapshot.entries[index])
-        pieces.append(data[pos:start])
-        pieces.append(replacements[index][0])
-        pos = end
-    pieces.append(data[pos:])
-    return b"".join(pieces)

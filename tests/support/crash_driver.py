@@ -32,7 +32,15 @@ from plur_desk.store.list_file import ENGRAMS, TENSIONS, ListFile
 from plur_desk.store.plur_store import PlurStore
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
-POINTS = ("journal-saved", "store-temp-written", "store-renamed", "event-appended", "step-done", "journal-removing")
+POINTS = (
+    "store-staged",
+    "journal-saved",
+    "store-temp-written",
+    "store-renamed",
+    "event-appended",
+    "step-done",
+    "journal-removing",
+)
 RECOVERY_POINTS = ("journal-saved", "store-renamed", "event-appended", "journal-removing")
 Act = Callable[[ReviewSession], object]
 

@@ -1,0 +1,131 @@
+"""A store write stages the new file from its parts (no joined copy), hashes the same parts, and renames the staged
+file over the store file only once its journal step is saved: whatever fails before the rename leaves the store
+file, the snapshot and the folder as they were (no temp file, no journal record)."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from unit.store.test_hostile_stores import good_engrams, session_for, write_store
+
+from plur_desk.infra.errors import WriteFailed
+from plur_desk.store import file_hash
+from plur_desk.store.atomic import stage
+from plur_desk.store.file_hash import FileHash
+from plur_desk.store.journal import JOURNAL_DIR
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _split(data: bytes, cuts: list[int]) -> list[bytes | memoryview]:
+    """`data` in parts at `cuts` (empty parts included), bytes and views of one buffer mixed."""
+    view = memoryview(data)
+    points = sorted({0, len(data), *(c % (len(data) + 1) for c in cuts)})
+    parts: list[bytes | memoryview] = [
+        view[a:b] if i % 2 else bytes(view[a:b]) for i, (a, b) in enumerate(itertools.pairwise(points))
+    ]
+    return [b"", *parts, b""]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.binary(max_size=300),
+    st.lists(
+        st.tuples(st.integers(0, 300), st.binary(max_size=40), st.lists(st.integers(0, 400), max_size=6)), max_size=6
+    ),
+)
+def test_the_hash_of_the_parts_is_the_hash_of_the_whole_file(data, edits):
+    original = file_hash.CHECKPOINT
+    file_hash.CHECKPOINT = 16  # many checkpoints, parts across them and inside them
+    try:
+        hashes = [(data, FileHash.of_parts(_split(data, [7, 16, 33])))]
+        assert hashes[0][1].hexdigest == hashlib.sha256(data).hexdigest()
+        for at, insert, cuts in edits:
+            old, base = hashes[at % len(hashes)]  # from any earlier file, not only the last
+            cut = at % (len(old) + 1)
+            new = old[:cut] + insert + old[cut + len(insert) // 2 :]
+            made = FileHash.of_parts(_split(new, cuts), base, cut)
+            assert made.hexdigest == hashlib.sha256(new).hexdigest() and made.size == len(new)
+            assert made.hexdigest == FileHash.of(new, base, cut).hexdigest
+            hashes.append((new, made))
+        for old, made in hashes:  # no state was changed in place: each hash still extends correctly
+            assert FileHash.of_parts([old, b"x"], made, len(old)).hexdigest == hashlib.sha256(old + b"x").hexdigest()
+    finally:
+        file_hash.CHECKPOINT = original
+
+
+def test_a_staged_file_holds_its_parts_and_replaces_the_target_only_when_committed(tmp_path):
+    folder = tmp_path / "store"
+    folder.mkdir()
+    target = folder / "engrams.yaml"
+    target.write_bytes(b"old\n")
+    os.chmod(target, 0o640)
+    data = os.urandom(3 << 20)
+    parts = _split(data, [1, 1 << 20, (1 << 20) + 5, 3 << 20])
+    staged = stage(target, parts, read_back=True)
+    assert staged.data == data and staged.tmp.read_bytes() == data
+    assert target.read_bytes() == b"old\n"  # not replaced yet
+    staged.commit()
+    assert target.read_bytes() == data and os.stat(target).st_mode & 0o777 == 0o640
+    assert sorted(p.name for p in folder.iterdir()) == ["engrams.yaml"]
+    dropped = stage(target, [b"never\n"])
+    assert dropped.data is None
+    dropped.discard()
+    assert target.read_bytes() == data and sorted(p.name for p in folder.iterdir()) == ["engrams.yaml"]
+
+
+def _folder(root: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in root.iterdir() if p.is_file()}
+
+
+def test_a_journal_that_cannot_be_saved_leaves_no_staged_file(tmp_path):
+    root = write_store(tmp_path / "store", good_engrams())
+    session = session_for(root)
+    before, snapshot = _folder(root), session.store.engrams
+    (root / JOURNAL_DIR).parent.mkdir(exist_ok=True)
+    (root / JOURNAL_DIR).write_text("a file where the journal folder goes\n")  # the record cannot be saved
+    with pytest.raises(WriteFailed, match="Nothing was written"):
+        session.approve(session.seen(["ENG-2026-12-01-001"]))
+    assert _folder(root) == before  # the store file as it was, and no temp file beside it
+    assert session.store.engrams is snapshot
+
+
+_FILE_TOO_BIG = r"""
+import resource, signal, sys
+from pathlib import Path
+from plur_desk.store.plur_store import PlurStore
+from plur_desk.app.session import ReviewSession
+from plur_desk.domain.review import Reviewer
+from plur_desk.infra.errors import PlurDeskError
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+root = Path(sys.argv[1])
+store = PlurStore(root); store.load()
+session = ReviewSession(store, Reviewer("Tester"))
+limit = (root / "engrams.yaml").stat().st_size - 100  # the new file cannot be written whole
+resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+try:
+    session.approve(session.seen(["ENG-2026-12-01-001"]))
+except (OSError, PlurDeskError) as exc:
+    print("refused:", exc); sys.exit(0)
+sys.exit(1)
+"""
+
+
+def test_a_store_file_that_cannot_be_written_whole_changes_nothing(tmp_path):
+    root = write_store(tmp_path / "store", good_engrams())
+    before = _folder(root)
+    env = dict(os.environ, PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring", PYTHONPATH=str(ROOT))
+    out = subprocess.run(
+        [sys.executable, "-c", _FILE_TOO_BIG, str(root)], capture_output=True, text=True, env=env, check=False
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert _folder(root) == before  # no temp file left, the store file as it was
+    assert not list((root / JOURNAL_DIR).glob("*.json"))  # nothing journaled: the step never happened
