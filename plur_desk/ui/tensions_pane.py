@@ -108,6 +108,18 @@ class SplitDialog(QDialog):
         )
 
 
+def _similar_slot(side: int) -> str:
+    """Where a side's similar engrams go in the detail once they are read (1 left, 2 right)."""
+    return f"<!--similar {side}-->"
+
+
+def _similar_html(similar: list[tuple[str, str, float]]) -> str:
+    if not similar:
+        return ""
+    lines = "<br>".join(f"{score:.2f} · {E(other)} “{E(text)}”" for other, text, score in similar[:3])
+    return f"<p><b>{E(SIMILAR_TITLE)}</b><br>{lines}</p>"
+
+
 class TensionsPane(QWidget):
     """Shows tensions; the verdicts are the tensions controller's (it reads `displayed()` and `pending`)."""
 
@@ -123,6 +135,7 @@ class TensionsPane(QWidget):
         self.pending: tuple[Seen, str] | None = None  # (tension as shown, winner) awaiting Enter
         self.shown: Seen | None = None  # the tension the detail shows, with both engrams, as rendered
         self._search = ""
+        self._html = ""  # the detail as rendered (similar engrams are filled in when read)
         self._build()
         self._connect()
 
@@ -262,7 +275,11 @@ class TensionsPane(QWidget):
             return
         record = session.tension(row.id) if row is not None else None
         if row is not None:
-            self.detail.setHtml(self._detail_html(row))
+            self._html = self._detail_html(row)
+            self.detail.setHtml(self._html)
+            self._read_similar(row)
+        else:
+            self.workspace.reads.cancel("tension.similar")
         if row is not None and record is not None:
             self.shown = seen_tension(record, [session.engram(row.engram_a), session.engram(row.engram_b)])
         self.selection_changed.emit()  # with no tension shown, its buttons are disabled
@@ -275,7 +292,7 @@ class TensionsPane(QWidget):
             return None
         return row, shown
 
-    def _side(self, engram_id: str, snapshot: str, diffed: str) -> str:
+    def _side(self, side: int, engram_id: str, snapshot: str, diffed: str) -> str:
         session = self.workspace.session
         assert session is not None
         engram = session.engram(engram_id)
@@ -320,18 +337,35 @@ class TensionsPane(QWidget):
             )
         )
         warn = "".join(f"<p>⚠ <b>{E(w)}</b></p>" for w in warnings)
-        row = self.current()
-        similar = [s for s in self._similar_to(engram_id) if s[0] not in (row.engram_a, row.engram_b)] if row else []
-        similar_html = (
-            (
-                f"<p><b>{E(SIMILAR_TITLE)}</b><br>"
-                + "<br>".join(f"{score:.2f} · {E(other)} “{E(text)}”" for other, text, score in similar[:3])
-                + "</p>"
-            )
-            if similar
-            else ""
+        return (
+            f"<p style='font-size:14pt; white-space:pre-wrap'>{diffed}</p>{changed}{warn}<table>{table}</table>"
+            f"{_similar_slot(side)}"
         )
-        return f"<p style='font-size:14pt; white-space:pre-wrap'>{diffed}</p>{changed}{warn}<table>{table}</table>{similar_html}"
+
+    def _read_similar(self, row: TensionRow) -> None:
+        """Similar engrams of both sides (a product with every vector, or an embedding) are read on the read pool
+        and fill the detail when they arrive, if it still shows this tension; a newer selection makes the read
+        stale, so moving through the list never waits for it."""
+        similar_to, sides = self._similar_to, (row.engram_a, row.engram_b)
+
+        def read() -> list[list[tuple[str, str, float]]]:
+            return [[s for s in similar_to(side) if s[0] not in sides] for side in sides]
+
+        html = self._html
+        self.workspace.reads.submit("tension.similar", read, lambda found: self._similar_read(row, html, found))
+
+    def _similar_read(self, row: TensionRow, html: str, found: object) -> None:
+        assert isinstance(found, list)
+        current = self.current()
+        if current is None or current.id != row.id or self._html is not html:
+            return
+        filled = html
+        for side, similar in enumerate(found, start=1):
+            if similar:
+                filled = filled.replace(_similar_slot(side), _similar_html(similar), 1)
+        if filled != html:
+            self._html = filled
+            self.detail.setHtml(filled)
 
     def _detail_html(self, row: TensionRow) -> str:
         left, right = word_diff(row.statement_a, row.statement_b)
@@ -339,8 +373,8 @@ class TensionsPane(QWidget):
             f"<p style='white-space:pre-wrap'><b>{E(row.id)}</b> — {E(row.status)}, {E(row.category)}, confidence {row.confidence:.2f}"
             f"<br>Judge: “{E(row.reason)}”</p>"
             "<table width='100%' cellspacing='6'><tr>"
-            f"<td width='50%' valign='top'><h3>1 · Left</h3>{self._side(row.engram_a, row.statement_a, left)}</td>"
-            f"<td width='50%' valign='top'><h3>2 · Right</h3>{self._side(row.engram_b, row.statement_b, right)}</td>"
+            f"<td width='50%' valign='top'><h3>1 · Left</h3>{self._side(1, row.engram_a, row.statement_a, left)}</td>"
+            f"<td width='50%' valign='top'><h3>2 · Right</h3>{self._side(2, row.engram_b, row.statement_b, right)}</td>"
             "</tr></table><p><small>Struck words appear only on the left, underlined words only on the right."
             "</small></p>"
         )

@@ -3,6 +3,8 @@ emits intent, the controller acts only on what the pane displays and only while 
 
 from __future__ import annotations
 
+import threading
+
 from PySide6.QtWidgets import QLabel, QStatusBar, QWidget
 
 from plur_desk.app.bootstrap import open_session
@@ -51,7 +53,8 @@ def test_tensions_pane_and_controller_without_a_window(qtbot, store_copy, tmp_pa
     detected = next(i for i, r in enumerate(pane.model.rows) if r.status == "detected")
     pane.table.selectRow(detected)
     row, _seen = pane.displayed()
-    assert row.status == "detected" and changed and asked  # shown, said so, and asked for similar engrams
+    assert row.status == "detected" and changed  # shown, and said so
+    qtbot.waitUntil(lambda: bool(asked), timeout=5000)  # and similar engrams were asked for (on the read pool)
     before = tensions_on_disk(store_copy)[row.id]
     controller.confirm_tension()  # the pane is not on screen: nothing is decided
     ws.runner.wait()
@@ -83,3 +86,38 @@ def test_validity_pane_and_controller_without_a_window(qtbot, store_copy, tmp_pa
     until = engrams_on_disk(store_copy)[target.id]["temporal"]["valid_until"]
     assert until != target.valid_until and until.startswith(NOW.strftime("%Y-%m-%d"))  # ends now
     assert [e["engram_id"] for e in human_events(store_copy)] == [target.id]
+
+
+def test_tensions_pane_reads_similar_engrams_off_the_gui_thread(qtbot, store_copy, tmp_path):
+    """The detail is shown at once; similar engrams (a product with every vector) are read on the read pool and
+    filled in only while the same tension is shown: a read for a tension passed over is never shown."""
+    ws, host = _workspace(qtbot, store_copy, tmp_path)
+    release = threading.Event()
+    threads: list[threading.Thread] = []
+
+    def similar(engram_id: str) -> list[tuple[str, str, float]]:
+        threads.append(threading.current_thread())
+        release.wait(10)
+        return [("ENG-SIMILAR-" + engram_id, f"A statement much like {engram_id}", 0.91)]
+
+    pane = TensionsPane(ws, similar, host)
+    pane.refresh(None)
+    assert len(pane.model.rows) >= 2
+    pane.table.selectRow(0)
+    first = pane.current()
+    assert pane.displayed() is not None and "much like" not in pane.detail.toHtml()  # shown without waiting
+    pane.table.selectRow(1)  # moved on before the first read finished
+    second = pane.current()
+    assert first is not None and second is not None and first.id != second.id
+    release.set()
+    qtbot.waitUntil(lambda: "much like" in pane.detail.toPlainText(), timeout=5000)
+    ws.reads.wait()
+    qtbot.wait(50)
+    text = pane.detail.toPlainText()
+    assert f"much like {second.engram_a}" in text and f"much like {second.engram_b}" in text
+    assert threads and all(t is not threading.main_thread() for t in threads)
+    if {first.engram_a, first.engram_b} - {second.engram_a, second.engram_b}:
+        assert all(
+            f"much like {e}" not in text for e in {first.engram_a, first.engram_b} - {second.engram_a, second.engram_b}
+        )
+    assert pane.displayed() is not None and pane.displayed()[0].id == second.id  # the verdict still acts on it
