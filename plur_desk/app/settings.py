@@ -16,6 +16,8 @@ import getpass
 import io
 import re
 import subprocess
+import threading
+from copy import deepcopy
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -177,6 +179,15 @@ def _yaml() -> Any:
     return YAML(typ="rt")
 
 
+def _round_trip(text: str) -> object:
+    """The round-trip document of `text` (what saving updates, keeping comments and unknown keys); None when ruamel
+    cannot read it."""
+    try:
+        return _yaml().load(text)
+    except Exception:
+        return None
+
+
 def read_full(text: str) -> tuple[Settings, object]:
     """The settings in `text` read by ruamel and validated by pydantic (the defaults when either fails), and the
     round-trip document (None when ruamel could not read it)."""
@@ -206,13 +217,24 @@ def _model() -> Any:
 
 
 class SettingsStore:
-    """Loads and saves Settings; keeps the user's comments and unknown keys in the file."""
+    """Loads and saves Settings; keeps the user's comments and unknown keys in the file.
+
+    Saving imports ruamel and dumps the document (tens of milliseconds, more the first time): the window asks for
+    it with `save_soon`, which hands a copy of the settings to a thread of its own and returns. Saves asked for
+    while one is under way are coalesced, the newest copy last, so an older copy never lands over a newer one;
+    `flush()` waits for them (the window does when it closes; the thread is not a daemon, so the interpreter waits
+    for it at exit too). The file is replaced atomically and durably (temp file, fsync, rename, directory fsync): a
+    crash at any moment leaves the previous settings or the new ones, never a cut-off file."""
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = path or config_dir() / "settings.yaml"
         self._text: str | None = None  # the file as loaded; parsed by ruamel only when saving needs it
         self._doc: object = None
         self._parsed = False
+        self._lock = threading.Lock()
+        self._pending: Settings | None = None  # the newest copy not written yet
+        self._writer: threading.Thread | None = None
+        self._error: OSError | None = None  # why the last save in the background failed
 
     def load(self) -> Settings:
         try:
@@ -228,8 +250,46 @@ class SettingsStore:
         return settings
 
     def save(self, settings: Settings) -> None:
+        """Save now: returns once the file is written (raises OSError when it cannot be)."""
+        self.save_soon(settings)
+        self.flush()
+
+    def save_soon(self, settings: Settings) -> None:
+        """Save a copy of `settings` as they are now, on the settings thread; returns at once."""
+        copy = deepcopy(settings)  # the caller goes on changing its own
+        with self._lock:
+            self._pending = copy
+            if self._writer is None:
+                self._writer = threading.Thread(target=self._write_pending, name="plur-desk-settings")
+                self._writer.start()
+
+    def flush(self) -> None:
+        """Wait until every save asked for is written; raise the OSError of one that failed since the last flush."""
+        with self._lock:
+            writer = self._writer
+        if writer is not None:
+            writer.join()
+        with self._lock:
+            error, self._error = self._error, None
+        if error is not None:
+            raise error
+
+    def _write_pending(self) -> None:
+        while True:
+            with self._lock:
+                settings, self._pending = self._pending, None
+                if settings is None:
+                    self._writer = None
+                    return
+            try:
+                self._write(settings)
+            except OSError as exc:
+                with self._lock:
+                    self._error = exc
+
+    def _write(self, settings: Settings) -> None:
         if not self._parsed and self._text is not None:
-            _, self._doc = read_full(self._text)
+            self._doc = _round_trip(self._text)
         self._parsed = True
         yaml = _yaml()
         doc = self._doc if isinstance(self._doc, dict) else None
@@ -240,21 +300,21 @@ class SettingsStore:
         self._doc = doc
         buffer = io.StringIO()
         yaml.dump(doc, buffer)
+        from plur_desk.store.atomic import atomic_write
+
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(buffer.getvalue(), encoding="utf-8")
-        tmp.replace(self.path)
+        atomic_write(self.path, buffer.getvalue().encode("utf-8"), crash_label="settings")
 
     def remember_store(self, settings: Settings, store: str) -> None:
         if settings.recent_stores[:1] == [store]:
             return  # already the most recent: nothing would change
         settings.recent_stores = [store, *[s for s in settings.recent_stores if s != store][:9]]
-        self.save(settings)
+        self.save_soon(settings)
 
     def remember_reason(self, settings: Settings, reason: str) -> None:
         settings.recent_reasons = [reason, *[r for r in settings.recent_reasons if r != reason][:11]]
-        self.save(settings)
+        self.save_soon(settings)
 
     def remember_note(self, settings: Settings, note: str) -> None:
         settings.recent_notes = [note, *[r for r in settings.recent_notes if r != note][:11]]
-        self.save(settings)
+        self.save_soon(settings)

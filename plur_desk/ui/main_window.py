@@ -3,6 +3,7 @@ its handler. It holds no review logic of its own; see docs/architecture.md (the 
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal, SignalInstance
@@ -436,6 +437,10 @@ class MainWindow(QMainWindow):
         self.finder.runner.wait(10000)
         self.conflicts.runner.wait(10000)
         self.workspace.reads.wait(10000)
+        try:
+            self.workspace.settings_store.flush()  # recent stores and reasons saved in the background land first
+        except OSError as exc:
+            print(f"plur_desk: the settings could not be saved: {exc}", file=sys.stderr)  # noqa: T201
         self.scale.end_session()
         self.identity.end_session()
         super().closeEvent(event)

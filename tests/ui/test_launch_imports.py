@@ -92,4 +92,5 @@ def test_an_opened_store_is_remembered_among_the_recent_ones(window, store_copy,
     from plur_desk.app.settings import SettingsStore
 
     assert window.workspace.settings.recent_stores[0] == str(store_copy)
+    window.workspace.settings_store.flush()  # written on the settings thread, not the GUI thread
     assert SettingsStore(tmp_path / "settings.yaml").load().recent_stores[0] == str(store_copy)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import string
 import sys
+import threading
 import warnings
 from pathlib import Path
 
@@ -307,6 +308,7 @@ def test_saving_keeps_comments_and_unknown_keys_of_a_file_read_by_the_small_read
     store = SettingsStore(path)
     loaded = store.load()
     store.remember_store(loaded, "/stores/one")
+    store.flush()  # saved on the settings thread
     text = path.read_text(encoding="utf-8")
     assert "# keep me" in text and "extra: kept  # and me" in text and "- /stores/one" in text
     assert SettingsStore(path).load().recent_stores == ["/stores/one"]
@@ -317,6 +319,73 @@ def test_remembering_the_store_already_first_writes_nothing(tmp_path):
     store = SettingsStore(path)
     loaded = store.load()
     store.remember_store(loaded, "/stores/one")
+    store.flush()
     before = path.stat().st_ino, path.read_bytes()  # a save replaces the file: a new inode
     store.remember_store(loaded, "/stores/one")
+    store.flush()
     assert (path.stat().st_ino, path.read_bytes()) == before
+
+
+def test_the_window_s_saves_run_on_a_thread_of_their_own_and_land_newest_last(tmp_path, monkeypatch):
+    """remember_store/reason/note (asked for on the GUI thread, during a decision or right after a load) hand a
+    copy to the settings thread and return; saves asked for while one is written land in order, newest last."""
+    from plur_desk.app import settings as settings_module
+
+    path = tmp_path / "settings.yaml"
+    path.write_text("# keep me\nreviewer_name: Ada\n", encoding="utf-8")
+    real_yaml = settings_module._yaml
+    first_write, release = threading.Event(), threading.Event()
+    threads: list[threading.Thread] = []
+
+    def slow_yaml():  # type: ignore[no-untyped-def]
+        threads.append(threading.current_thread())
+        first_write.set()
+        release.wait(10)  # the first write waits until every later save was asked for
+        return real_yaml()
+
+    monkeypatch.setattr(settings_module, "_yaml", slow_yaml)
+    store = SettingsStore(path)
+    loaded = store.load()
+    store.remember_store(loaded, "/stores/one")
+    assert first_write.wait(10)  # the settings thread is writing; this thread went on
+    store.remember_reason(loaded, "not true here")
+    store.remember_note(loaded, "checked with the team")
+    store.remember_store(loaded, "/stores/two")
+    loaded.recent_notes.append("changed after the save was asked for: never saved")
+    release.set()
+    store.flush()
+    assert threads and all(t is not threading.main_thread() for t in threads)
+    again = SettingsStore(path).load()
+    assert again.recent_stores == ["/stores/two", "/stores/one"] and again.recent_reasons[0] == "not true here"
+    assert again.recent_notes == ["checked with the team"] and again.reviewer_name == "Ada"
+    assert "# keep me" in path.read_text(encoding="utf-8")
+
+
+_SAVE_AND_EXIT = r"""
+import os, sys
+from pathlib import Path
+from plur_desk.app.settings import SettingsStore
+store = SettingsStore(Path(sys.argv[1]))
+settings = store.load()
+if len(sys.argv) > 2:
+    os.environ["PLUR_DESK_CRASH_AT"] = sys.argv[2]
+store.remember_store(settings, "/stores/new")
+"""  # no flush: the interpreter waits for the settings thread at exit
+
+
+@pytest.mark.parametrize(
+    ("crash_at", "kept"),
+    [(None, "/stores/new"), ("settings-temp-written", "/stores/old"), ("settings-renamed", "/stores/new")],
+)
+def test_a_save_in_the_background_lands_at_exit_and_a_kill_keeps_old_or_new_settings(tmp_path, crash_at, kept):
+    import os
+    import signal
+    import subprocess
+
+    path = tmp_path / "settings.yaml"
+    SettingsStore(path).save(Settings(reviewer_name="Ada", recent_stores=["/stores/old"]))
+    args = [sys.executable, "-c", _SAVE_AND_EXIT, str(path), *([crash_at] if crash_at else [])]
+    out = subprocess.run(args, capture_output=True, text=True, check=False, env=dict(os.environ, PLUR_DESK_CRASH_AT=""))
+    assert out.returncode == (-signal.SIGKILL if crash_at else 0), out.stderr
+    again = SettingsStore(path).load()  # never a cut-off file read as the defaults
+    assert again.reviewer_name == "Ada" and again.recent_stores[0] == kept
