@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
+from itertools import compress, count
 from typing import Any, Generic, TypeVar
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
@@ -57,6 +59,8 @@ class RowsModel(QAbstractTableModel, Generic[R]):
         """Move to `rows` with the fewest signals: rows that left are removed, new ones inserted, changed ones
         repainted (dataChanged), so the view keeps its selection, current row and scroll position. A new order
         of the rows that stay (another sort) moves them as a layout change, persistent indexes following."""
+        if self._remove_only(rows):
+            return
         new_ids = [self.row_id(r) for r in rows]
         if len(set(new_ids)) != len(new_ids):
             self.set_rows(rows)  # ids must name rows once for the diff; never expected, kept correct regardless
@@ -79,6 +83,25 @@ class RowsModel(QAbstractTableModel, Generic[R]):
         last = len(self.columns) - 1
         for start, end in _runs(changed):
             self.dataChanged.emit(self.index(start, 0), self.index(end, last))
+
+    def _remove_only(self, rows: list[R]) -> bool:
+        """The usual update after a decision: the same row objects in the same order, less the decided ones.
+        Found and applied with C-level passes over the rows (no Python call per row: 10,000 drafts took ~30 ms
+        of the GUI thread's work after each decision through the general diff). False leaves the model as it is."""
+        old = self.rows
+        keep = set(map(id, rows))
+        if len(keep) != len(rows) or len(rows) > len(old):
+            return False
+        kept = list(compress(old, map(keep.__contains__, map(id, old))))
+        if len(kept) != len(rows) or not all(map(operator.is_, kept, rows)):
+            return False
+        gone = list(compress(count(), map(operator.not_, map(keep.__contains__, map(id, old)))))
+        for start, end in _runs(gone, reverse=True):
+            self.beginRemoveRows(QModelIndex(), start, end)
+            del self.rows[start : end + 1]
+            self.endRemoveRows()
+        self.rows = list(rows)
+        return True
 
     def _relayout(self, rows: list[R], new_ids: list[str]) -> None:
         self.layoutAboutToBeChanged.emit()

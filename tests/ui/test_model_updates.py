@@ -72,6 +72,40 @@ def test_updates_keep_selection_and_never_reset(qtbot, qtmodeltester, seed) -> N
     assert not resets
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_decided_rows_leaving_are_only_removed(qtbot, qtmodeltester, seed) -> None:
+    """After a decision the queue is the same rows less the decided ones: only removals are signalled, selection
+    and current row stay; anything else (a row changed, one arriving, another order) still takes the full diff."""
+    rng = random.Random(seed)
+    rows = [Row(f"E{n:03d}", f"text {n}") for n in range(80)]
+    model = _model(rows)
+    qtmodeltester.check(model, force_py=True)
+    view = QTableView()
+    qtbot.addWidget(view)
+    view.setModel(model)
+    signals: list[str] = []
+    for name in ("rowsInserted", "dataChanged", "layoutChanged", "modelReset"):
+        getattr(model, name).connect(lambda *_a, name=name: signals.append(name))
+    model.rowsRemoved.connect(lambda *_a: signals.append("rowsRemoved"))
+    current = rows[rng.randrange(80)].id
+    view.selectionModel().setCurrentIndex(
+        model.index(model.row_of(current), 0), QItemSelectionModel.SelectionFlag.NoUpdate
+    )
+    while len(model.rows) > 3:
+        signals.clear()
+        leaving = set(rng.sample([r.id for r in model.rows if r.id != current], rng.randrange(1, 4)))
+        kept = [r for r in model.rows if r.id not in leaving]
+        model.update_rows(kept)
+        assert model.rows == kept and model.rows is not kept
+        assert set(signals) == {"rowsRemoved"}
+        assert model.rows[view.currentIndex().row()].id == current
+        assert [model.index(i, 0).data() for i in range(len(kept))] == [r.id for r in kept]
+    changed = [Row(model.rows[0].id, "changed"), *model.rows[1:]]  # an equal id, a new row object
+    signals.clear()
+    model.update_rows(changed)
+    assert model.rows == changed and "dataChanged" in signals and "rowsRemoved" not in signals
+
+
 def test_read_pool_drops_a_result_a_newer_request_made_stale(qtbot) -> None:
     pool = ReadPool(threads=2)
     shown: list[object] = []
