@@ -285,12 +285,17 @@ class ReviewSession:
         return self.store.engrams.all_parsed
 
     def parse_rest(self) -> ParsedBlocks:
-        """A load's second step, off the session's writing thread: the entries not parsed yet (worker processes)."""
-        return self.store.parse_rest()
+        """A load's second step, off the session's writing thread: the entries not parsed yet (worker processes),
+        and the file's hash, which the first decision's write would otherwise compute inside the lock."""
+        parsed = self.store.parse_rest()
+        self.store.engrams.file_hash()
+        return parsed
 
     def finish_load(self, parsed: ParsedBlocks) -> None:
-        """A load's last step, in the writes' serial queue: the rest of the entries join the snapshot."""
+        """A load's last step, in the writes' serial queue: the rest of the entries join the snapshot, whose id
+        index is built here rather than by the first decision's write."""
         self.store.finish_load(parsed)
+        self.store.engrams.by_key()
         self.reindex()
 
     def engram(self, engram_id: str) -> dict[str, object] | None:
