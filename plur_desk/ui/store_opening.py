@@ -152,20 +152,20 @@ class StoreController(QObject):
             lambda _r: self.history_page_ready.emit() if ws.session is session else None,
         )
 
-        def read_history() -> None:
+        def read_history() -> list[str]:
             session.load_history()
             session.save_cache()
+            return session.unlogged_reviews()  # every engram against the history: here, not on the GUI thread
 
-        ws.runner.submit(read_history, lambda _r: self._history_loaded() if ws.session is session else None)
+        ws.runner.submit(read_history, lambda missing: self._history_loaded(missing) if ws.session is session else None)
         ws.runner.submit(loading.warm_up_signing)
         if ws.store_path is not None:  # remembered once open: saving settings never delays the first draft
             ws.settings_store.remember_store(ws.settings, str(ws.store_path))
         self.loaded.emit()
 
-    def _history_loaded(self) -> None:
+    def _history_loaded(self, missing: object) -> None:
+        assert isinstance(missing, list)
         self.refresh_requested.emit()
-        session = self.workspace.session
-        missing: list[str] = session.unlogged_reviews() if session is not None else []
         if missing:
             self.workspace.messages.show(
                 f"{len(missing)} reviewed engram(s) have no history event ({', '.join(missing[:3])}"

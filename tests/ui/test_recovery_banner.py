@@ -66,3 +66,38 @@ def test_window_finishes_an_interrupted_approve_and_says_so(qtbot, store_copy, t
     assert [e["actor"]["asserted_by"] for e in mine] == ["Killed Reviewer"]
     assert mine[0]["data"]["recovered"] is True
     assert not list((store_copy / ".plur-desk" / "journal").glob("*.json"))
+
+
+def test_a_review_without_its_event_is_reported_without_a_scan_on_the_gui_thread(
+    qtbot, store_copy, tmp_path, monkeypatch
+):
+    """Engrams reviewed with no history event (a write interrupted before its append, the journal gone) are found
+    by comparing every engram with the history: on the loading thread, then reported in the banner."""
+    import threading
+
+    from plur_desk.app.bootstrap import open_session
+    from plur_desk.app.session import ReviewSession
+
+    session = open_session(store_copy, "Grace", clock=FixedClock(NOW))
+    draft = session.drafts()[0].id
+    session.approve(session.seen([draft]))
+    for month in (store_copy / "history").glob("*.jsonl"):  # as if the events were never appended
+        month.write_text("".join(line for line in month.read_text().splitlines(True) if draft not in line))
+    scanned_on: list[threading.Thread] = []
+    real = ReviewSession.unlogged_reviews
+
+    def unlogged(self: ReviewSession) -> list[str]:
+        scanned_on.append(threading.current_thread())
+        return real(self)
+
+    monkeypatch.setattr(ReviewSession, "unlogged_reviews", unlogged)
+    make_application()
+    win = MainWindow(
+        SettingsStore(tmp_path / "settings.yaml"), Settings(reviewer_name="Grace"), "Grace", FixedClock(NOW)
+    )
+    qtbot.addWidget(win)
+    win.show()
+    win.open_path(store_copy)
+    qtbot.waitUntil(lambda: "have no history event" in win.banner.text(), timeout=20000)
+    assert f"1 reviewed engram(s) have no history event ({draft})" in win.banner.text()
+    assert scanned_on and threading.main_thread() not in scanned_on
