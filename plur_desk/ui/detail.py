@@ -88,6 +88,7 @@ def _verdict_warnings(
 
 CHECKING_HTML = "<p><i>Checking for contradictions…</i></p>"
 SIMILAR_PENDING_HTML = "<p><i>Looking for similar engrams…</i></p>"  # replaced by `similar_html` when found
+TIMELINE_PENDING_HTML = "<!--history-->"  # replaced by `timeline_html` when read
 
 
 def similar_html(similar: list[tuple[str, str, float]]) -> str:
@@ -116,7 +117,10 @@ def engram_html(
     conflicts: list[str] | None = None,
     checking: bool = False,
     similar_pending: bool = False,
+    timeline_pending: bool = False,
 ) -> str:
+    """The detail of an engram. With `similar_pending` / `timeline_pending` those sections are placeholders that
+    a read off the GUI thread replaces (`similar_html`, `timeline_html`)."""
     engram = session.engram(engram_id)
     if engram is None:
         return f"<p>{E(engram_id)} is no longer in the store.</p>"
@@ -195,14 +199,15 @@ def engram_html(
         )
     parts.append(SIMILAR_PENDING_HTML if similar_pending else similar_html(similar or []))
     parts.append(team_decisions_html(session, engram_id))
-    events = session.history.timeline(engram_id)
-    if events:
-        parts.append(
-            _section(
-                "History",
-                "<ul style='margin-left:-20px'>"
-                + "".join(_event_line(e, session.trust(e)) for e in events[-12:])
-                + "</ul>",
-            )
-        )
+    parts.append(TIMELINE_PENDING_HTML if timeline_pending else timeline_html(session, engram_id))
     return "".join(parts)
+
+
+def timeline_html(session: ReviewSession, engram_id: str) -> str:
+    """The engram's last history events (read from the month files, parsed, their trust checked): empty when it
+    has none."""
+    events = session.history.timeline(engram_id)
+    if not events:
+        return ""
+    lines = "".join(_event_line(e, session.trust(e)) for e in events[-12:])
+    return _section("History", f"<ul style='margin-left:-20px'>{lines}</ul>")

@@ -15,7 +15,15 @@ from plur_desk.app.rows import DraftRow
 from plur_desk.app.session import ChangeSet
 from plur_desk.domain.seen import Seen, seen_engram
 from plur_desk.ui.conflicts_support import CONFLICT_NOTE, Check, Checked, ConflictsController, lines_of
-from plur_desk.ui.detail import CHECKING_HTML, SIMILAR_PENDING_HTML, conflicts_html, engram_html, similar_html
+from plur_desk.ui.detail import (
+    CHECKING_HTML,
+    SIMILAR_PENDING_HTML,
+    TIMELINE_PENDING_HTML,
+    conflicts_html,
+    engram_html,
+    similar_html,
+    timeline_html,
+)
 from plur_desk.ui.dialogs import BulkDialog, LevelDialog, ReasonDialog
 from plur_desk.ui.drafts_pane import DraftsPane
 from plur_desk.ui.navigation import NavigationController
@@ -103,6 +111,7 @@ class ReviewController(QObject):
                 conflicts=known,
                 checking=check is not None,
                 similar_pending=similar is not None,
+                timeline_pending=True,
             )
             line = self._scale.writer_line(row)
             html += f"<p><b>Writer:</b> {text_html(line)}</p>" if line else ""
@@ -122,15 +131,16 @@ class ReviewController(QObject):
     def _read_extras(
         self, row: DraftRow, check: Check | None, similar: Callable[[str], list[tuple[str, str, float]]] | None
     ) -> None:
-        """The detail's advisory parts that search the whole store (the contradiction check, similar engrams) are
-        read on the read pool, both in one read whose result fills both placeholders in one rendering. A newer
-        selection makes the read stale: holding J never waits for the drafts it passes over."""
-        if check is None and similar is None:
-            self.workspace.reads.cancel("detail.extras")  # a read for a draft shown before is stale
-            return
+        """The detail's parts that search the whole store (the contradiction check, similar engrams) or read files
+        (the engram's history events, from the month files) are read on the read pool, in one read whose result
+        fills the placeholders in one rendering. A newer selection makes the read stale: holding J never waits for
+        the drafts it passes over."""
+        session = self.workspace.session
+        assert session is not None
 
-        def read() -> tuple[Checked | None, list[tuple[str, str, float]]]:
-            return (check([row.id], None) if check is not None else None, similar(row.id) if similar else [])
+        def read() -> tuple[Checked | None, list[tuple[str, str, float]], str]:
+            checked = check([row.id], None) if check is not None else None
+            return (checked, similar(row.id) if similar else [], timeline_html(session, row.id))
 
         self.workspace.reads.submit("detail.extras", read, lambda result: self._extras_read(row, result))
 
@@ -138,13 +148,19 @@ class ReviewController(QObject):
         assert isinstance(result, tuple)
         checked: Checked | None = result[0]
         similar: list[tuple[str, str, float]] = result[1]
+        timeline: str = result[2]
         if isinstance(checked, Checked):
             self._checked = checked
         engram = self.workspace.session.view(row.id) if self.workspace.session is not None else None
         if not self.drafts.shows(row) or engram is None:
             return
         found = conflicts_html(engram, checked.texts(row.id) or []) if isinstance(checked, Checked) else ""
-        self.drafts.replace_in_detail(CHECKING_HTML, found, (SIMILAR_PENDING_HTML, similar_html(similar)))
+        self.drafts.replace_in_detail(
+            CHECKING_HTML,
+            found,
+            (SIMILAR_PENDING_HTML, similar_html(similar)),
+            (TIMELINE_PENDING_HTML, timeline or TIMELINE_PENDING_HTML),
+        )
 
     def run_change(self, fn: Callable[[], ChangeSet], select_after: str | None = None) -> None:
         self.pending_select = select_after
