@@ -63,6 +63,7 @@ class Item:
     seen: tuple[object, ...]  # what it was made from: a changed engram has a different tuple
     slot: int = -1  # its place in the index's arrays
     vrow: int = -1  # the vector table's row of its statement
+    key: int = -1  # the index's number for the agreement key of its statement
 
 
 def pair(a: str, b: str) -> tuple[str, str]:
@@ -76,7 +77,7 @@ class Graph:
         self.items = items
         self.similar: dict[str, dict[str, float]] = {}  # similar links, both ways
         self.apart: dict[str, set[str]] = {}  # pairs the reviewer split, both ways
-        self.by_digest: dict[str, set[str]] = {}
+        self.by_digest: dict[str, str | set[str]] = {}  # content_hash -> its one id, or its ids (a set per hash: 11 MB)
         self._same: dict[str, tuple[str, ...]] = {}  # id -> its same-content part (sorted ids), when it has one
         self._part_of: dict[str, int] = {}
         self._parts: dict[int, tuple[list[str], list[Cluster]]] = {}  # part number -> (ids, its clusters)
@@ -88,16 +89,24 @@ class Graph:
     # -- changes ---------------------------------------------------------------------------------------------
 
     def join(self, item: Item) -> None:
-        self.by_digest.setdefault(item.digest, set()).add(item.id)
+        held = self.by_digest.get(item.digest)
+        if held is None:
+            self.by_digest[item.digest] = item.id
+        elif isinstance(held, str):
+            self.by_digest[item.digest] = {held, item.id}
+        else:
+            held.add(item.id)
         self._digests.add(item.digest)
         self._dirty.add(item.id)
 
     def leave(self, item: Item) -> None:
-        members = self.by_digest.get(item.digest)
-        if members is not None:
-            members.discard(item.id)
-            if not members:
-                del self.by_digest[item.digest]
+        held = self.by_digest.get(item.digest)
+        if held == item.id:
+            del self.by_digest[item.digest]
+        elif isinstance(held, set):
+            held.discard(item.id)
+            if len(held) == 1:
+                self.by_digest[item.digest] = next(iter(held))
         self._digests.add(item.digest)
         self._dirty.add(item.id)
         for other in self.similar.pop(item.id, {}):
@@ -136,7 +145,8 @@ class Graph:
     def settle(self) -> None:
         """Find the changed same-content parts again, then cut each part holding a changed engram again."""
         for digest in self._digests:
-            members = [self.items[i] for i in self.by_digest.get(digest, ())]
+            held = self.by_digest.get(digest, ())
+            members = [self.items[i] for i in ((held,) if isinstance(held, str) else held)]
             for item in members:
                 self._same.pop(item.id, None)
                 self._dirty.add(item.id)
@@ -152,7 +162,7 @@ class Graph:
                 self._part_of.pop(ident, None)
         changed = bool(self._dirty)
         self._dirty.clear()
-        for start in sorted(todo):
+        for start in todo:  # the parts found do not depend on where a search starts
             if start in self.items and start not in self._part_of and (start in self._same or start in self.similar):
                 ids = self._reach(start)
                 self._numbers += 1

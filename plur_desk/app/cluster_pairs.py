@@ -39,7 +39,7 @@ class Slots:
 
     _ARRAYS = ("vrow", "digest", "key", "scope", "glob", "draft", "live")
 
-    def add(self, items: list[Item], keys: list[int]) -> Ints:
+    def add(self, items: list[Item]) -> Ints:
         start, more = self.used, len(items)
         if start + more > len(self.live):  # grown by doubling: appending copies nothing
             size = max(2 * len(self.live), start + more, 64)
@@ -51,7 +51,7 @@ class Slots:
         end = start + more
         self.vrow[start:end] = [i.vrow for i in items]
         self.digest[start:end] = [self._digests.setdefault(i.digest, len(self._digests)) for i in items]
-        self.key[start:end] = keys
+        self.key[start:end] = [i.key for i in items]
         self.scope[start:end] = [self._scopes.setdefault(i.scope, len(self._scopes)) for i in items]
         self.glob[start:end] = [i.scope == GLOBAL for i in items]
         self.draft[start:end] = [i.draft for i in items]

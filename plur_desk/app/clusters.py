@@ -67,7 +67,8 @@ class EmbeddingVectors:
         return self.cache.vectors
 
     def rows(self, statements: list[str]) -> np.ndarray:
-        hashes = [content_hash(s) for s in statements]
+        hash_of = {s: content_hash(s) for s in dict.fromkeys(statements)}  # a repeated statement is hashed once
+        hashes = [hash_of[s] for s in statements]
         missing = self.cache.missing(hashes)
         if missing:
             first = {h: s for h, s in zip(hashes, statements, strict=True)}
@@ -175,8 +176,8 @@ class ClusterIndex:
         else:
             digest = str(digest or content_hash(statement))
         item = Item(ident, statement, str(scope), str(digest), draft, created, seen)
-        if same_text and before is not None:
-            item.vrow = before.vrow  # the same statement: the same vector row, no hashing again
+        if same_text and before is not None:  # the same statement: the same vector row and agreement key
+            item.vrow, item.key = before.vrow, before.key
         return item
 
     def _drop(self, gone: list[str]) -> None:
@@ -194,8 +195,10 @@ class ClusterIndex:
         fresh = [item for item in added if item.vrow < 0]
         for item, row in zip(fresh, self._source.rows([i.statement for i in fresh]).tolist(), strict=True):
             item.vrow = row
-        keys = [self._keys.setdefault(agreement_key(i.statement), len(self._keys)) for i in added]
-        new = self.slots.add(added, keys)
+        for item in added:
+            if item.key < 0:
+                item.key = self._keys.setdefault(agreement_key(item.statement), len(self._keys))
+        new = self.slots.add(added)
         for item in added:
             self.items[item.id] = item
             self.graph.join(item)

@@ -82,7 +82,7 @@ class ByRow:
 
 
 def pair_pieces(
-    hit_left: np.ndarray, hit_right: np.ndarray, left: ByRow, right: ByRow, limit: int = 1 << 20
+    hit_left: np.ndarray, hit_right: np.ndarray, left: ByRow, right: ByRow, limit: int = 1 << 18
 ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """For table-row pairs (hit_left[k], hit_right[k]): every (left slot, right slot, k) with the left slot on the
     first row and the right slot on the second, in pieces of about `limit` pairs (one hit can stand for many

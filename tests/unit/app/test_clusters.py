@@ -10,7 +10,7 @@ import pytest
 from plur_desk.app.clusters import THRESHOLDS, ClusterIndex, embedding_vectorizer
 from plur_desk.app.rows import created_of
 from plur_desk.domain.derived import content_hash
-from plur_desk.domain.near_duplicate import detail_conflict, scopes_overlap
+from plur_desk.domain.near_duplicate import agreement_key, detail_conflict, details_of, scopes_overlap
 from plur_desk.index.embeddings import Embedder, VectorCache
 from plur_desk.index.near_dupes import lexical_vectors
 
@@ -176,3 +176,11 @@ def test_vectors_are_unit_length() -> None:
     vectors = lexical_vectors(["Use tabs", "", "日本語のテキスト"])
     norms = np.linalg.norm(vectors, axis=1)
     assert np.allclose(norms[[0, 2]], 1.0)
+
+
+def test_agreement_key_is_what_the_details_say() -> None:
+    """agreement_key is computed without the details cache; it must agree with the details detail_conflict uses."""
+    for _same, a, b in labelled():
+        for statement in (a, b):
+            details = details_of(statement)
+            assert agreement_key(statement) == (details.numbers, details.negated)
