@@ -11,8 +11,9 @@ random unit vectors written in the embedding cache's own format (vectors.npz, fl
 does not depend on their values, and computing 50,000 real ones takes many minutes (see bench_embed.py).
 
 Each run is a fresh process that starts the real window as `plur-desk` does (offscreen platform), opens the store
-and waits until everything is loaded: engrams, history, the search index, the vectors, and the window's runners are
-idle. It then reads its own peak resident size (VmHWM) and the largest child process waited for (parse workers).
+and waits until everything is loaded: engrams, history, the search index, the vectors, the scale view (writer ledger,
+near-duplicate clusters, risk order) computed once, and the window's runners are idle. It then reads its own peak
+resident size (VmHWM) and the largest child process waited for (parse workers).
 Cold = no parse cache and no search index (the vectors are there); warm = what the cold run left. With `--trace`,
 a second warm run records tracemalloc's 25 largest allocation sites (slow; for finding where memory goes).
 """
@@ -73,8 +74,11 @@ def tick():
         return
     if not service.vectors.vectors:
         return
+    if win.scale.view is None or win.scale.runner.pending:  # the clusters and the writer ledger, computed after the load
+        return
     out = {**marks, "idle": time.time() - t0, "vectors": len(service.vectors.vectors),
            "history_lines": len(session.history.lines), "engrams": len(session.store.engrams.entries),
+           "clusters": len(win.scale.view.clusters()),
            "rss_mb": vm("VmRSS"), "hwm_mb": vm("VmHWM"),
            "children_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
     if trace:
