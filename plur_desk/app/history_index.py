@@ -235,7 +235,7 @@ class HistoryIndex:
         the rows they kept at once; `refresh` then reads what changed."""
         if not (self.loaded or self.partial):
             return False
-        files = self._files
+        files = dict(self._files)  # the runner may add a month meanwhile: a copy taken at once
         changed = any(file.changed_on_disk() for file in files.values())
         if not changed and self.loaded:
             changed = {p.name for p in self.log.month_files()} != set(files)
@@ -265,7 +265,8 @@ class HistoryIndex:
                     continue  # older than the first page: the full load reads it
                 if name < max(files, default=""):
                     return self._read_again()  # a month before the newest appeared: file order needs a new read
-                file = files[name] = MonthFile(names[name])
+                file = MonthFile(names[name])
+                files = self._files = {**files, name: file}  # a new dict: a stat on the GUI thread may be iterating
             elif not file.changed_on_disk():
                 continue
             newest = name == max(files)
