@@ -31,6 +31,10 @@ def finish_load(session: ReviewSession, parsed: object) -> ReviewSession:
 
 def warm_up_signing() -> None:
     """Once the store is loaded, off the GUI thread: the modules that signing a decision needs (the launch does
-    not wait for them; the first decision then does not either)."""
-    import keyring  # noqa: F401
+    not wait for them; the first decision then does not either). Choosing the keyring backend is part of it: the
+    first `get_keyring()` probes every backend (one looks for macOS libraries by running ldconfig and gcc), which
+    cost the first approve that time. Choosing reads no secret and cannot prompt."""
+    import keyring
     from cryptography.hazmat.primitives.asymmetric import ed25519  # noqa: F401
+
+    keyring.get_keyring()
