@@ -1,5 +1,5 @@
 """Every history line as (raw, month, number), read from its month file when asked for: what stays in memory is
-where each line starts (4 bytes a line) and a CRC per 16 KiB of each file (`store/month_lines.py`), not the bytes
+where each line starts (4 bytes a line) and a digest per 16 KiB of each file (`store/month_lines.py`), not the bytes
 (~220 MB at a million lines). A read of a file that changed since it was indexed raises `MonthChanged`.
 `Events` is a view of lines as parsed events, newest first, for the History pane, timelines and exports."""
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import zlib
 from pathlib import Path
 
 from plur_desk.app.history_index import HistoryFilter, HistoryIndex
@@ -129,7 +130,9 @@ def test_appends_are_read_from_the_last_known_size(tmp_path) -> None:
 
 
 def test_growth_after_an_earlier_line_changed_is_read_again(tmp_path) -> None:
-    """An append whose file also changed before the size read last (same inode) is not an append."""
+    """An append whose file also changed before the size read last (same inode) is not an append: the catch-up
+    checks only the chunk the append goes on in, so the change is found by the next read of the changed chunk,
+    which shows it as such; the refresh after that reads the month again."""
     root = _store(tmp_path)
     index = HistoryIndex(HistoryLog(root))
     index.load()
@@ -139,6 +142,10 @@ def test_growth_after_an_earlier_line_changed_is_read_again(tmp_path) -> None:
     with open(path, "r+b") as handle:
         handle.write(data + (_line(400, 2, "appended") + "\n").encode())
     assert index.refresh()
+    assert _texts(index.newest_first()[0:1]) == ["appended-0400"]
+    found = index.newest_first(HistoryFilter(text="edited-0007"))
+    assert found.changed and not len(found)  # never the old text
+    assert index.changed_on_disk() and index.refresh()
     assert index.generation == generation + 1
     assert list(index.lines) == _split(root)
     assert _texts(index.newest_first(HistoryFilter(text="edited-0007"))) == ["edited-0007"]
@@ -170,3 +177,74 @@ def _split_regular(root: Path) -> list[tuple[bytes, str, int]]:
             if raw.strip():
                 out.append((raw, path.stem, number))
     return out
+
+
+def _keep_crc32(chunk: bytes, at: int, byte: int, free: range) -> bytes:
+    """`chunk` with byte `at` set to `byte`, and bit 0 of some `free` bytes flipped so its CRC-32 is unchanged
+    (CRC-32 is affine over GF(2): solve for the flips that cancel the edit's difference)."""
+    target = bytearray(chunk)
+    target[at] = byte
+    base = zlib.crc32(bytes(len(chunk)))
+    basis: list[tuple[int, int]] = []
+    for i, pos in enumerate(free):
+        probe = bytearray(len(chunk))
+        probe[pos] = 1
+        d, m = zlib.crc32(bytes(probe)) ^ base, 1 << i
+        for bd, bm in basis:
+            if d ^ bd < d:
+                d, m = d ^ bd, m ^ bm
+        if d:
+            basis = sorted([*basis, (d, m)], reverse=True)
+    d, m = zlib.crc32(chunk) ^ zlib.crc32(bytes(target)), 0
+    for bd, bm in basis:
+        if d ^ bd < d:
+            d, m = d ^ bd, m ^ bm
+    assert d == 0
+    for i, pos in enumerate(free):
+        if m >> i & 1:
+            target[pos] ^= 1
+    assert zlib.crc32(bytes(target)) == zlib.crc32(chunk)
+    return bytes(target)
+
+
+def test_a_rewrite_made_to_keep_each_chunks_crc_is_still_found(tmp_path) -> None:
+    """Whoever can write a month file can keep a chunk's CRC-32 by fixing up 4 bytes; the digests are keyed per
+    process, so no rewrite can be aimed at them: the index built from the old bytes is never kept."""
+    root = tmp_path / "store"
+    (root / "history").mkdir(parents=True)
+    path = root / "history" / "2026-02.jsonl"
+    line = {"event": "engram_updated", "engram_id": "ENG-1", "timestamp": "2026-02-01T00:00:00Z"}
+    path.write_text("".join(json.dumps({**line, "data": {"to": "b" * 64}}) + "\n" for _ in range(3)))
+    index = HistoryIndex(HistoryLog(root))
+    index.load()
+    assert len(index.timeline("ENG-1")) == 3
+    data = path.read_bytes()
+    pad = data.index(b"b" * 64)
+    _rewrite_in_place(path, data, _keep_crc32(data, data.index(b"ENG-1") + 4, ord("3"), range(pad, pad + 64)))
+    assert index.newest_first()[2]["event"] == CHANGED
+    assert index.changed_on_disk() and index.refresh()
+    assert len(index.timeline("ENG-3")) == 1 and len(index.timeline("ENG-1")) == 2
+
+
+def test_a_read_that_failed_once_leaves_no_change_behind(tmp_path, monkeypatch) -> None:
+    """A month briefly shortened and put back as it was (same file, same bytes): the read in between shows the
+    change, the refresh after finds nothing changed, and the polls after that neither see a change nor read."""
+    root = _store(tmp_path)
+    path = root / "history" / "2026-02.jsonl"
+    index = HistoryIndex(HistoryLog(root))
+    index.load()
+    data = path.read_bytes()
+    with open(path, "r+b") as handle:
+        handle.truncate(10)
+        assert index.newest_first()[0]["event"] == CHANGED
+        handle.seek(0)
+        handle.write(data)
+    assert index.changed_on_disk() and not index.refresh()
+    reads: list[int] = []
+    real = os.pread
+    monkeypatch.setattr(os, "pread", lambda fd, n, at: (reads.append(n), real(fd, n, at))[1])
+    version = index.disk.version
+    for _poll in range(3):
+        assert not index.changed_on_disk() and not index.refresh()
+    assert index.disk.version == version and not reads
+    assert _texts(index.newest_first()[0:1]) == ["before-0399"] and reads
