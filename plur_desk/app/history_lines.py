@@ -212,9 +212,10 @@ Parse = Callable[[bytes, str, int], dict[str, object]]
 
 
 class RejectionLedger:
-    """content_hash -> the latest rejection, applied in timestamp order as reject lines arrive. Lines arriving in
-    order (every append) are applied on top; a line older than the newest applied one, or a change of keys.yaml
-    (the trust of every verdict), recomputes from all rejection lines (not from all lines)."""
+    """content_hash -> the latest rejection, applied in timestamp order as reject lines arrive; an undo of a reject
+    takes the engram's verdicts back, but one that counts as a human's only when the undo counts as one too. Lines
+    arriving in order (every append) are applied on top; a line older than the newest applied one, or a change of
+    keys.yaml (the trust of every verdict), recomputes from all rejection lines (not from all lines)."""
 
     def __init__(self) -> None:
         self._verdicts: dict[str, Verdict] = {}
@@ -263,20 +264,30 @@ class RejectionLedger:
         parsed = self._parsed
         return all(trust_of(*parsed[n]) == trust for n, trust in self._claims.items())
 
+    def _trust(self, n: int, trust_of: Callable[[Line, dict[str, object]], Trust]) -> Trust:
+        """The trust of applied line n, kept when it claims a human (keys.yaml may change it)."""
+        trust = trust_of(*self._parsed[n])
+        if trust.state is not TrustState.NOT_HUMAN:
+            self._claims[n] = trust
+        return trust
+
     def _apply(self, n: int, trust_of: Callable[[Line, dict[str, object]], Trust]) -> None:
-        line, event = self._parsed[n]
+        event = self._parsed[n][1]
         data = event.get("data")
         if isinstance(data, dict) and data.get("action") == "undo" and data.get("undos") == "reject":
-            undone = event.get("engram_id")
-            self._verdicts = {k: v for k, v in self._verdicts.items() if v.engram_id != undone}
+            undone, trust = event.get("engram_id"), self._trust(n, trust_of)
+            # a human's signed verdict is taken back only by an undo that counts as a human's too (as it was set)
+            self._verdicts = {
+                k: v
+                for k, v in self._verdicts.items()
+                if v.engram_id != undone or (v.trust.counts_as_human and not trust.counts_as_human)
+            }
             return
         if event.get("event") == "engram_retired" and isinstance(data, dict) and data.get("action") == "reject":
             digest = data.get("content_hash")
             if not isinstance(digest, str):
                 return
-            trust = trust_of(line, event)
-            if trust.state is not TrustState.NOT_HUMAN:
-                self._claims[n] = trust
+            trust = self._trust(n, trust_of)
             actor = event.get("actor")
             by = str(actor.get("asserted_by", "") or "") if isinstance(actor, dict) else ""
             verdict = Verdict(

@@ -84,7 +84,12 @@ def _scan_rejections(index: HistoryIndex) -> dict[str, Verdict]:
     for line, event in sorted(candidates, key=lambda c: str(c[1].get("timestamp", ""))):
         data = event.get("data")
         if isinstance(data, dict) and data.get("action") == "undo" and data.get("undos") == "reject":
-            verdicts = {k: v for k, v in verdicts.items() if v.engram_id != event.get("engram_id")}
+            human = index.trust_of(line).counts_as_human  # only a human's undo takes back a human's verdict
+            verdicts = {
+                k: v
+                for k, v in verdicts.items()
+                if v.engram_id != event.get("engram_id") or (v.trust.counts_as_human and not human)
+            }
             continue
         if event.get("event") == "engram_retired" and isinstance(data, dict) and data.get("action") == "reject":
             digest = data.get("content_hash")
@@ -237,3 +242,33 @@ def test_a_new_key_registry_rechecks_only_the_claims_of_a_human(tmp_path) -> Non
     changed = index.rejections()
     assert changed == _scan_rejections(index) != before
     assert any(v.by == "Bob" and v.trust.counts_as_human for v in changed.values())
+
+
+def test_only_a_humans_undo_takes_back_a_humans_signed_rejection(tmp_path) -> None:
+    """An agent's (or anyone's unverified) 'undo of reject' line must not erase a validly signed human rejection:
+    a resubmitted draft with the rejected content would lose its 'rejected before' flag. A signed undo does."""
+    root = tmp_path / "store"
+    (root / "history").mkdir(parents=True)
+    stamp = "2026-02-0{}T00:00:00.000Z"
+    reject = {
+        "event": "engram_retired",
+        "engram_id": "ENG-7",
+        "timestamp": stamp.format(2),
+        "data": {"action": "reject", "content_hash": "h1", "reason": "wrong"},
+        "actor": {"kind": "human", "asserted_by": "Ada"},
+    }
+    undo = {"event": "engram_updated", "engram_id": "ENG-7", "data": {"action": "undo", "undos": "reject"}}
+    unsigned = [
+        {**undo, "timestamp": stamp.format(3), "actor": {"asserted_by": "agent:codex"}},
+        {**undo, "timestamp": stamp.format(4), "actor": {"kind": "human", "asserted_by": "Bob"}},
+    ]
+    path = root / "history" / "2026-02.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in [reject, *unsigned]))
+    index = HistoryIndex(HistoryLog(root), _trust)
+    index.load()
+    assert index.rejections()["h1"].by == "Ada"
+    assert index.rejections() == _scan_rejections(index)
+    with open(path, "a") as handle:
+        handle.write(json.dumps({**undo, "timestamp": stamp.format(5), "actor": reject["actor"]}) + "\n")
+    index.refresh()
+    assert index.rejections() == {} == _scan_rejections(index)
