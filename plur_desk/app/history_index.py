@@ -380,6 +380,13 @@ class HistoryIndex:
     def trust_generation(self) -> object:
         return self._trust_generation
 
+    def stamp(self) -> tuple[object, ...]:
+        """What an answer computed from the history rests on, for a cache to compare: take it before computing the
+        answer (after `sync_trust`). A read that fails meanwhile (the answer then leaves out what it could not
+        read) moves `disk.version` on, so an answer computed during a failed read is never found current again,
+        even when the month then turns out unchanged."""
+        return (self.generation, len(self.lines), self._trust_generation, self.disk.version)
+
     def trust_of(self, line: Line, event: dict[str, object] | None = None) -> Trust:
         """The trust of one line's event (`event`: that line already parsed), verified once per line (call
         sync_trust first in a query)."""

@@ -367,8 +367,9 @@ class ReviewSession:
         return self.queue.rows(sort, descending)
 
     def _history_verdicts(self) -> tuple[object, dict[str, Verdict]]:
-        verdicts = self.history.rejections()
-        return (self.history.generation, len(self.history.lines), self.history.trust_generation), verdicts
+        self.history.sync_trust()
+        stamp = self.history.stamp()  # before the answer: one given while a read failed is never kept as current
+        return stamp, self.history.rejections()
 
     def _record_verdict(self, engram: dict[str, object]) -> Verdict | None:
         record = engram.get("review")

@@ -111,7 +111,7 @@ class ReviewVerdicts:
 
     def __init__(self, store: PlurStore, history: HistoryIndex, trust: TrustChecker, snapshot: Snapshot) -> None:
         self.store, self.history, self.trust, self.snapshot = store, history, trust, snapshot
-        self._unverified: tuple[tuple[int, int, object, object], frozenset[str]] | None = None
+        self._unverified: tuple[tuple[object, ...], frozenset[str]] | None = None
 
     def rejected_verdicts(self) -> dict[str, Verdict]:
         """content_hash -> the latest human rejection, from review records and from history (survives compaction);
@@ -135,7 +135,7 @@ class ReviewVerdicts:
         each verified once; kept until the history, keys.yaml or the engrams change)."""
         self.history.sync_trust()  # until the history is loaded, no review counts as verified
         history = self.history
-        stamp = (history.generation, len(history.lines), history.trust_generation, self.store.engrams.identity)
+        stamp = (*history.stamp(), self.store.engrams.identity)  # before the answer (`HistoryIndex.stamp`)
         cached = self._unverified
         if cached is not None and cached[0] == stamp:
             return set(cached[1])

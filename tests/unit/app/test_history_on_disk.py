@@ -248,3 +248,49 @@ def test_a_read_that_failed_once_leaves_no_change_behind(tmp_path, monkeypatch) 
         assert not index.changed_on_disk() and not index.refresh()
     assert index.disk.version == version and not reads
     assert _texts(index.newest_first()[0:1]) == ["before-0399"] and reads
+
+
+def _torn(path: Path, ask: object) -> object:
+    """What `ask()` answers while the month is briefly shortened; the same bytes are put back after."""
+    data = path.read_bytes()
+    with open(path, "r+b") as handle:
+        handle.truncate(10)
+        answer = ask()  # type: ignore[operator]
+        handle.seek(0)
+        handle.write(data)
+    return answer
+
+
+def test_rejections_read_while_a_month_was_torn_are_not_kept_as_current(tmp_path) -> None:
+    """The verdicts answered while a read failed leave out what could not be read; when the month then turns out
+    unchanged, the stamp a cache keeps them by must not say they are current (the queue would keep an answer
+    without the human rejection: a resubmitted draft would lose its 'rejected before' flag)."""
+    root = _store(tmp_path)
+    path = root / "history" / "2026-02.jsonl"
+    reject = {
+        "event": "engram_retired",
+        "engram_id": "ENG-7",
+        "timestamp": "2026-02-02T00:00:00Z",
+        "data": {"action": "reject", "content_hash": "abc", "reason": "wrong"},
+        "actor": {"kind": "human", "asserted_by": "ann"},
+    }
+    with open(path, "a") as handle:
+        handle.write(json.dumps(reject) + "\n")
+    index = HistoryIndex(HistoryLog(root))
+    index.load()
+    first = _torn(path, lambda: (index.stamp(), index.rejections()))
+    assert first[1] == {}  # type: ignore[index]
+    assert index.changed_on_disk() and not index.refresh()  # unchanged after all
+    stamp, verdicts = index.stamp(), index.rejections()
+    assert "abc" in verdicts and stamp != first[0]  # type: ignore[index]
+    assert index.stamp() == stamp and index.rejections() == verdicts  # and kept from then on
+
+
+def test_reviews_read_while_a_month_was_torn_are_checked_again(session) -> None:
+    """Which review records no signed event backs, answered while the month could not be read, is not kept once
+    the month is found unchanged."""
+    session.reject(session.seen(["ENG-2026-11-01-001"]), "not true")
+    (path,) = (session.store.root / "history").glob("*.jsonl")
+    assert _torn(path, session.unverified_reviews) == {"ENG-2026-11-01-001"}
+    assert session.history_changed_on_disk() and not session.reload_if_changed().events
+    assert session.unverified_reviews() == set()
