@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from plur_desk.app.clusters import Cluster, ClusterIndex, make_cluster_index
+from plur_desk.app.history_table import MonthChanged
 from plur_desk.app.rows import DraftRow, created_of, draft_row
 from plur_desk.app.session import ChangeSet, ReviewSession
 from plur_desk.app.writer_stats import WriterKey, WriterStats, writer_key
@@ -37,6 +38,7 @@ class ScaleView:
     def __init__(self, session: ReviewSession, clusters: ClusterIndex | None = None) -> None:
         self.session = session
         self.ledger = Ledger(trust=session.trust)  # only validly signed decisions count
+        self.stale = False  # the last refresh met a month file that changed since its snapshot of the history
         self.index = clusters if clusters is not None else ClusterIndex()
         self._stats: dict[WriterKey, WriterStats] = {}
         self._clusters: list[Cluster] = []
@@ -63,8 +65,15 @@ class ScaleView:
         self, engrams: list[dict[str, object]], lines: Sequence[Line], now: datetime, level: str = "decided"
     ) -> None:
         """From a snapshot taken on the caller's thread, so the work can run on another one; results are
-        swapped in at the end, so a reader sees either the old or the new ledger and clusters."""
-        self.ledger.sync(lines)
+        swapped in at the end, so a reader sees either the old or the new ledger and clusters. A month file that
+        changed since the snapshot was taken (an agent's rewrite, a git pull) leaves the results as they were and
+        `stale` set: compute again once the history is read again."""
+        try:
+            self.ledger.sync(lines)  # fed up to the lines read: a new list of lines (the reload) starts it over
+        except MonthChanged:
+            self.stale = True
+            return
+        self.stale = False
         stats = {s.writer: s for s in self.ledger.stats(engrams, now)}
         self.index.update(engrams, created_of)
         if self.index.cache is not None:

@@ -30,7 +30,13 @@ def _open(name: str, store: str | None, semantic: bool) -> ScaleView | None:
         return None
     view = ScaleView.open(session, cache_dir(), semantic=semantic)
     view.refresh()
-    return view
+    for _again in range(3):  # a month file changed while it was read: read the history again
+        if not view.stale:
+            return view
+        session.reload_if_changed()
+        view.refresh()
+    print(f"plur-desk {name}: the history keeps changing on disk while it is read; try again", file=sys.stderr)
+    return None
 
 
 def writers_main(argv: list[str]) -> int:

@@ -106,6 +106,10 @@ class ScaleController(QObject):
         if view.session is not self.workspace.session:
             return  # another store was opened meanwhile
         self.view = view
+        if view.stale:  # a month file changed under the snapshot: results as they were, computed again once the
+            self._dirty = True  # window's poll has the history read again
+            self.schedule()
+            return
         self._results += 1
         if self._again:
             self._again = False

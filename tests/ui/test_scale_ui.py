@@ -236,3 +236,38 @@ def test_a_decision_in_risk_order_ranks_nothing_again_and_computes_once_the_revi
     window.apply_search()
     qtbot.wait(1500)  # longer than the pause the computation waits for
     assert computed == [1]
+
+
+def test_a_month_replaced_while_risk_is_computed_is_read_again_not_an_unexpected_error(
+    qtbot, window: MainWindow, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ledger reads the history lines from their month files: a month an agent or a git pull replaced after
+    the window took its snapshot is not an unexpected error, the risk is computed again once the poll has the
+    history read again."""
+    from plur_desk.app.scale import ScaleView
+
+    _scaled(qtbot, window)
+    errors: list[str] = []
+    monkeypatch.setattr(window.workspace.messages, "error", lambda text, *_a, **_k: errors.append(text))
+    stale: list[bool] = []
+    real = ScaleView.refresh_from
+    monkeypatch.setattr(ScaleView, "refresh_from", lambda view, *a: (real(view, *a), stale.append(view.stale))[0])
+    session = window.session
+    assert session is not None
+    draft = window.drafts.model.rows[0].id
+    held, schedule = [True], window.scale.schedule
+    monkeypatch.setattr(window.scale, "schedule", lambda: None if held[0] else schedule())
+    window.scale._timer.stop()  # no computation until the one below
+    with qtbot.waitSignal(window.changes_applied, timeout=10000):  # a line the ledger has not read yet
+        window.workspace.change(lambda: session.approve(session.seen([draft])))
+    qtbot.waitUntil(lambda: window.runner.pending == 0 and window.scale.runner.pending == 0, timeout=20000)
+    assert window.scale.view is not None and window.scale.view.ledger.fed < len(session.history.lines)
+    held[0] = False
+    path = session.history.log.month_files()[-1]
+    replaced = path.with_suffix(".new")
+    replaced.write_bytes(path.read_bytes().replace(b"Grace Tester", b"Grace Testor"))
+    replaced.replace(path)  # a git pull: a new file in its place
+    window.scale._compute()  # the lines are taken now, before the poll sees the new file
+    qtbot.waitUntil(lambda: len(stale) >= 2 and not stale[-1] and window.scale.runner.pending == 0, timeout=40000)
+    assert stale[0] and not errors
+    assert window.scale.view is not None and window.scale.view.ledger.fed == len(session.history.lines)

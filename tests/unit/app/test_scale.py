@@ -129,3 +129,22 @@ def test_risk_order_puts_instruction_like_global_draft_first(view: ScaleView) ->
     by_age = view.risk_rows(view.session.drafts(), order="age")
     assert [r.row.id for r in by_age] == [r.id for r in view.session.drafts()]
     assert view.default_order() == "age"  # a handful of drafts
+
+
+def test_a_month_replaced_between_snapshot_and_read_leaves_the_results_stale_not_an_error(view: ScaleView) -> None:
+    """The history lines are read from their month files: one an agent or a git pull replaced after the window
+    took its snapshot fails the read. That is no unexpected error: the results stay as they were, marked stale,
+    and are computed again once the history is read again."""
+    session = view.session
+    before = [s.to_json() for s in view.writers()]
+    session.approve(session.seen(["ENG-2026-11-01-005"]))  # a line the ledger has not read yet
+    engrams, lines = list(session.all_engrams()), session.history.lines
+    path = session.store.root / "history" / "2026-12.jsonl"
+    replaced = path.with_suffix(".new")
+    replaced.write_bytes(path.read_bytes().replace(b"2026-12-02T12:00:00", b"2026-12-02T12:00:01"))
+    replaced.replace(path)
+    view.refresh_from(engrams, lines, NOW)
+    assert view.stale and [s.to_json() for s in view.writers()] == before
+    assert session.reload_if_changed().events
+    view.refresh()
+    assert not view.stale and view.ledger.fed == len(session.history.lines) > 0
