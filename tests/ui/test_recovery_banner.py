@@ -34,6 +34,18 @@ session.approve(session.seen([draft]))
 """
 
 
+def _open(qtbot, tmp_path: Path, store: Path) -> MainWindow:
+    """The window Grace opens on a store a test prepared first (the `window` fixture opens its store at once)."""
+    make_application()
+    win = MainWindow(
+        SettingsStore(tmp_path / "settings.yaml"), Settings(reviewer_name="Grace"), "Grace", FixedClock(NOW)
+    )
+    qtbot.addWidget(win)
+    win.show()
+    win.open_path(store)
+    return win
+
+
 def test_window_finishes_an_interrupted_approve_and_says_so(qtbot, store_copy, tmp_path):
     env = dict(os.environ, PYTHON_KEYRING_BACKEND=NO_KEYRING, PYTHONPATH=str(ROOT))
     killed = subprocess.run(
@@ -44,13 +56,7 @@ def test_window_finishes_an_interrupted_approve_and_says_so(qtbot, store_copy, t
     assert engrams_on_disk(store_copy)[draft]["review"]["by"] == "Killed Reviewer"  # the change landed...
     assert list((store_copy / ".plur-desk" / "journal").glob("*.json"))  # ...its event did not
 
-    make_application()
-    win = MainWindow(
-        SettingsStore(tmp_path / "settings.yaml"), Settings(reviewer_name="Grace"), "Grace", FixedClock(NOW)
-    )
-    qtbot.addWidget(win)
-    win.show()
-    win.open_path(store_copy)
+    win = _open(qtbot, tmp_path, store_copy)
     qtbot.waitUntil(
         lambda: win.session is not None and win.session.history.loaded and win.runner.pending == 0, timeout=20000
     )
@@ -91,13 +97,7 @@ def test_a_review_without_its_event_is_reported_without_a_scan_on_the_gui_thread
         return real(self)
 
     monkeypatch.setattr(ReviewSession, "unlogged_reviews", unlogged)
-    make_application()
-    win = MainWindow(
-        SettingsStore(tmp_path / "settings.yaml"), Settings(reviewer_name="Grace"), "Grace", FixedClock(NOW)
-    )
-    qtbot.addWidget(win)
-    win.show()
-    win.open_path(store_copy)
+    win = _open(qtbot, tmp_path, store_copy)
     qtbot.waitUntil(lambda: "have no history event" in win.banner.text(), timeout=20000)
     assert f"1 reviewed engram(s) have no history event ({draft})" in win.banner.text()
     assert scanned_on and threading.main_thread() not in scanned_on
