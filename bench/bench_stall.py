@@ -141,7 +141,13 @@ def main() -> int:
     parser.add_argument("--embed-seconds", type=float, default=20.0, help="how long to watch the embedding run")
     parser.add_argument("--label", default="", help="a name for this run in the table (e.g. the commit)")
     parser.add_argument("--out", type=Path)
+    parser.add_argument(
+        "--only",
+        default="approve,history,search,holdj",
+        help="which phases after the open, index build and embedding: any of approve, history, search, holdj",
+    )
     args = parser.parse_args()
+    only = set(args.only.split(","))
 
     from plur_desk.app.settings import Settings, SettingsStore
     from plur_desk.ui.app import make_application
@@ -202,8 +208,10 @@ def main() -> int:
     def press(key: str) -> None:
         QTest.keyClick(table, key)
 
-    phase(f"one approve (A, {drafts_before:,} drafts)", lambda: press("a"), lambda: idle() and bool(applied))
-    one_approve = list(applied)
+    one_approve: list[float] = []
+    if "approve" in only:
+        phase(f"one approve (A, {drafts_before:,} drafts)", lambda: press("a"), lambda: idle() and bool(applied))
+        one_approve = list(applied)
 
     def bulk() -> None:
         model = table.model()
@@ -213,7 +221,56 @@ def main() -> int:
         press("a")
 
     applied.clear()
-    phase(f"bulk approve of {BULK}", bulk, lambda: idle() and bool(applied))
+    if "approve" in only:
+        phase(f"bulk approve of {BULK}", bulk, lambda: idle() and bool(applied))
+    if "history" in only:
+        history_phases(win, phase, ids, idle)
+    moved = typing_phases(app, win, phase, only, idle)
+    win.close()
+    report(args, rows, drafts_before, one_approve, applied, moved)
+    return 0
+
+
+def typing_phases(app: QApplication, win, phase, only: set[str], idle) -> int:  # type: ignore[no-untyped-def]
+    table = win.drafts.table
+
+    def press(key: str) -> None:
+        QTest.keyClick(table, key)
+
+    QTest.keyClick(win, Qt.Key.Key_1, Qt.KeyboardModifier.ControlModifier)
+    settle(app, 0.5)
+
+    def type_slowly(widget, text: str) -> None:  # type: ignore[no-untyped-def]
+        for ch in text:  # about 8 characters a second, a fast typist
+            QTest.keyClicks(widget, ch)
+            settle(app, 0.12)
+
+    if "search" in only:
+        phase(
+            "type a search (20 characters)",
+            lambda: type_slowly(win.search, "deploy staging cache"),
+            lambda: win.finder.runner.pending == 0,
+        )
+        win.search.clear()
+        settle(app, 0.5)
+    # the offscreen platform does not give the window back its activation after the bulk question (a desktop's
+    # window manager does): without it J is no shortcut and the list searches its rows for a "j" instead
+    win.activateWindow()
+    table.setFocus()
+
+    def hold_j() -> None:  # key auto-repeat: about 30 presses a second
+        for _ in range(40):
+            press("j")
+            settle(app, 0.033)
+
+    start_row = win.drafts.current_row()
+    if "holdj" in only:
+        phase("hold J (40 presses, 30/s)", hold_j, idle)
+    return win.drafts.current_row() - start_row  # J moved the selection (not a key the list searched for)
+
+
+def history_phases(win, phase, ids: list[str], idle) -> None:  # type: ignore[no-untyped-def]
+    app = QApplication.instance()
     phase(
         "switch to History (Ctrl+4)",
         lambda: QTest.keyClick(win, Qt.Key.Key_4, Qt.KeyboardModifier.ControlModifier),
@@ -240,36 +297,9 @@ def main() -> int:
         phase(f"history filter: {name}", set_it, idle, linger=0.6)
         reset()
         settle(app, 0.6)
-    QTest.keyClick(win, Qt.Key.Key_1, Qt.KeyboardModifier.ControlModifier)
-    settle(app, 0.5)
 
-    def type_slowly(widget, text: str) -> None:  # type: ignore[no-untyped-def]
-        for ch in text:  # about 8 characters a second, a fast typist
-            QTest.keyClicks(widget, ch)
-            settle(app, 0.12)
 
-    phase(
-        "type a search (20 characters)",
-        lambda: type_slowly(win.search, "deploy staging cache"),
-        lambda: win.finder.runner.pending == 0,
-    )
-    win.search.clear()
-    settle(app, 0.5)
-    # the offscreen platform does not give the window back its activation after the bulk question (a desktop's
-    # window manager does): without it J is no shortcut and the list searches its rows for a "j" instead
-    win.activateWindow()
-    table.setFocus()
-
-    def hold_j() -> None:  # key auto-repeat: about 30 presses a second
-        for _ in range(40):
-            press("j")
-            settle(app, 0.033)
-
-    start_row = win.drafts.current_row()
-    phase("hold J (40 presses, 30/s)", hold_j, idle)
-    moved = win.drafts.current_row() - start_row  # J moved the selection (not a key the list searched for)
-    win.close()
-
+def report(args, rows, drafts_before: int, one_approve: list[float], applied: list[float], moved: int) -> None:  # type: ignore[no-untyped-def]
     load = os.getloadavg()
     lines = [
         f"GUI-thread stalls{' (' + args.label + ')' if args.label else ''}: {args.engrams:,} engrams "
@@ -293,7 +323,6 @@ def main() -> int:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         with args.out.open("a") as handle:
             handle.write(text + "\n\n")
-    return 0
 
 
 if __name__ == "__main__":
