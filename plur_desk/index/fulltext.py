@@ -2,6 +2,12 @@
 
 Rebuilt when missing, unreadable or of an older format; kept in step by digest (the engram's YAML block), so only
 engrams that changed since the last sync are re-indexed, and engrams gone from the store are deleted.
+
+Which digest each indexed engram has is kept beside the index in `plur-desk-meta.jsonl`: a header line, then lines
+of JSON objects (id -> digest, null for gone), later lines overriding earlier ones. A full sync writes the file again
+in pieces of a few thousand ids; a sync after our own writes appends one line. Neither encodes or decodes the whole
+map in one call: at 50,000 engrams that held the interpreter lock for hundreds of milliseconds and stalled the
+window after every decision. A torn last line (a crash while appending) is ignored: those engrams are re-indexed.
 """
 
 from __future__ import annotations
@@ -19,7 +25,9 @@ from plur_desk.domain.validity import Window, closes_at, opens_at
 from plur_desk.index.query import Filter, ParsedQuery
 from plur_desk.infra.clock import parse_instant
 
-FORMAT = 1
+FORMAT = 2
+META_PIECE = 2000  # ids per line of the meta file: each line is encoded and decoded in a few milliseconds
+COMPACT_AFTER = 256  # appended lines before the meta file is written again whole
 NEVER = 2**62  # stands for an open bound in the validity range fields
 Progress = Callable[[int, int], None]
 
@@ -65,6 +73,50 @@ def _document(engram: dict[str, object], created: str) -> tantivy.Document:
     return doc
 
 
+def _write_meta(path: Path, digests: dict[str, str]) -> None:
+    """The whole map, a piece per line (each a short call), to a temporary file put in place at once."""
+    items = list(digests.items())
+    tmp = path.with_suffix(".tmp")
+    with tmp.open("w", encoding="utf-8") as handle:
+        handle.write(json.dumps({"format": FORMAT}) + "\n")
+        for at in range(0, len(items), META_PIECE):
+            handle.write(json.dumps(dict(items[at : at + META_PIECE])) + "\n")
+    tmp.replace(path)
+
+
+def _read_meta(path: Path) -> tuple[dict[str, str], int] | None:
+    """The digests and how many lines were appended, or None when the file is missing, unreadable or of another
+    format. Only the last line may be torn; a bad line before it means the file is not ours to trust."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, ValueError):
+        return None
+    lines = text.split("\n")
+    torn = lines.pop()  # after the last line feed: "" unless the last append was cut short
+    try:
+        if json.loads(lines[0]) != {"format": FORMAT}:
+            return None
+    except (ValueError, IndexError):
+        return None
+    digests: dict[str, str] = {}
+    for line in lines[1:]:
+        try:
+            piece = json.loads(line)
+        except ValueError:
+            return None
+        if not isinstance(piece, dict):
+            return None
+        for key, value in piece.items():
+            if isinstance(value, str):
+                digests[key] = value
+            else:
+                digests.pop(key, None)
+    if torn:  # a torn append: the engrams it named keep their older digest (indexed again where they differ),
+        return digests, COMPACT_AFTER  # and the next sync writes the file again whole instead of appending to it
+    pieces = (len(digests) + META_PIECE - 1) // META_PIECE
+    return digests, max(0, len(lines) - 1 - pieces)
+
+
 @dataclass
 class Hit:
     id: str
@@ -76,20 +128,16 @@ class FulltextIndex:
         self.directory = directory
         self.schema = _schema()
         self.digests: dict[str, str] = {}
+        self._appended = 0  # lines appended to the meta file since it was last written whole
         self._open()
 
     def _meta_path(self) -> Path:
-        return self.directory / "plur-desk-meta.json"
+        return self.directory / "plur-desk-meta.jsonl"
 
     def _open(self) -> None:
-        meta: dict[str, object] = {}
-        try:
-            meta = json.loads(self._meta_path().read_text())
-        except (OSError, ValueError):
-            meta = {}
-        if meta.get("format") != FORMAT or not isinstance(meta.get("digests"), dict):
+        meta = _read_meta(self._meta_path())
+        if meta is None:
             shutil.rmtree(self.directory, ignore_errors=True)  # derived data of an older format: rebuild
-            meta = {}
         self.directory.mkdir(parents=True, exist_ok=True)
         try:
             self.index = tantivy.Index(self.schema, path=str(self.directory), reuse=True)
@@ -97,9 +145,8 @@ class FulltextIndex:
             shutil.rmtree(self.directory, ignore_errors=True)
             self.directory.mkdir(parents=True)
             self.index = tantivy.Index(self.schema, path=str(self.directory), reuse=True)
-            meta = {}
-        digests = meta.get("digests", {})
-        self.digests = {str(k): str(v) for k, v in digests.items()} if isinstance(digests, dict) else {}
+            meta = None
+        self.digests, self._appended = meta if meta is not None else ({}, 0)
 
     def sync(
         self,
@@ -133,9 +180,14 @@ class FulltextIndex:
         writer.commit()
         writer.wait_merging_threads()
         self.index.reload()
-        tmp = self._meta_path().with_suffix(".tmp")
-        tmp.write_text(json.dumps({"format": FORMAT, "digests": self.digests}))
-        tmp.replace(self._meta_path())
+        if partial and self._appended < COMPACT_AFTER and self._meta_path().is_file():
+            update: dict[str, str | None] = {i: self.digests[i] for i in changed}
+            with self._meta_path().open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps(update) + "\n")
+            self._appended += 1
+        else:
+            _write_meta(self._meta_path(), self.digests)
+            self._appended = 0
         return len(changed) + len(gone)
 
     # -- querying ------------------------------------------------------------------------------------------

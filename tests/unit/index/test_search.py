@@ -230,7 +230,7 @@ def test_index_is_reused_and_rebuilt_when_in_doubt(session, tmp_path):
     assert first.sync() == len(list(session.all_engrams()))
     again = SearchService(session, tmp_path / "c")
     assert again.sync() == 0  # nothing changed: nothing re-indexed
-    meta = next((tmp_path / "c").rglob("plur-desk-meta.json"))
+    meta = next((tmp_path / "c").rglob("plur-desk-meta.jsonl"))
     meta.write_text("{not json")
     rebuilt = SearchService(session, tmp_path / "c")
     assert rebuilt.sync() == len(list(session.all_engrams()))
