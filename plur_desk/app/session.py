@@ -236,6 +236,9 @@ class ReviewSession:
     def load_history(self) -> None:
         self.history.load()
         self.queue.prime()  # the rejection verdicts of the whole history, counted here on the loading thread
+        # whether the history is hash-chained: every month searched once here, so the first decision does not
+        # (only bytes appended since are searched again)
+        self.store.history.mode(self.now().strftime("%Y-%m"))
 
     def load_history_first_page(self) -> None:
         self.history.load_newest()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import re
 import stat
 from enum import Enum
@@ -123,7 +124,10 @@ def predecessor_line(history_dir: Path, month_file: Path) -> bytes | None:
 
 
 class HashScan:
-    """Remembers how far each month file was searched for a `"hash":` key; only appended bytes are read again."""
+    """Remembers how far each month file was searched for a `"hash":` key; only appended bytes are read again.
+
+    Files are read in pieces of `SCAN_PIECE` bytes, so no single search holds the interpreter lock for long (a
+    million-line history is ~200 MB), and opened without following a FIFO or device swapped in since the stat."""
 
     def __init__(self) -> None:
         self._scanned: dict[str, tuple[int, int, bool]] = {}  # name -> (inode, bytes scanned, found)
@@ -141,15 +145,41 @@ class HashScan:
             if inode != info.st_ino or info.st_size < done:
                 done, found = 0, False  # replaced or truncated: scan again
             if not found and info.st_size > done:
-                with open(path, "rb") as handle:
-                    handle.seek(done)
-                    chunk = handle.read(info.st_size - done)
-                cut = chunk.rfind(b"\n") + 1  # an unfinished last line is read again once complete
-                found = _has_top_level_hash(chunk[:cut])
-                done += cut
+                try:
+                    done, found = _scan(path, info, done)
+                except OSError:
+                    continue  # gone or replaced since the stat: looked at again next time
             self._scanned[path.name] = (info.st_ino, done, found)
             found_any = found_any or found
         return found_any
+
+
+SCAN_PIECE = 1 << 22
+
+
+def _scan(path: Path, info: os.stat_result, done: int) -> tuple[int, bool]:
+    """From `done` to the size `info` gave, in pieces: (bytes of complete lines scanned, whether a hash was found).
+    An unfinished last line is read again once complete."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        now = os.fstat(fd)
+        if not stat.S_ISREG(now.st_mode) or now.st_ino != info.st_ino:
+            raise FileNotFoundError(f"{path.name} was replaced")
+        os.lseek(fd, done, os.SEEK_SET)
+        remaining, carry = info.st_size - done, b""
+        while remaining > 0:
+            piece = os.read(fd, min(SCAN_PIECE, remaining))
+            if not piece:
+                break
+            remaining -= len(piece)
+            data = carry + piece
+            cut = data.rfind(b"\n") + 1
+            if _has_top_level_hash(data[:cut]):
+                return done + cut, True
+            done, carry = done + cut, data[cut:]
+        return done, False
+    finally:
+        os.close(fd)
 
 
 def _has_top_level_hash(data: bytes) -> bool:

@@ -1,9 +1,11 @@
 """History hashing matches PLUR's chain (vectors from plur-ai/plur test/fixtures/history-chain/vectors.json)."""
 
 import json
+import os
 
 import pytest
 
+from plur_desk.store import chain
 from plur_desk.store.chain import ChainMode, canonical_bytes, event_hash
 from plur_desk.store.history import HistoryLog
 
@@ -104,3 +106,46 @@ def test_torn_tail_refuses_to_bury_a_partial_line(tmp_path):
     with pytest.raises(Exception, match="cut-off line"):
         log.append([_event(1)])
     assert month.read_bytes() == before
+
+
+def _legacy_line(i: int) -> bytes:
+    return json.dumps({"event": "engram_updated", "engram_id": f"ENG-{i}", "data": {"hash": "x"}}).encode() + b"\n"
+
+
+@pytest.mark.parametrize("piece", [16, 61, 4096])
+def test_a_hash_is_found_whatever_piece_boundary_it_straddles(tmp_path, monkeypatch, piece):
+    monkeypatch.setattr(chain, "SCAN_PIECE", piece)
+    history = tmp_path / "history"
+    history.mkdir()
+    chained = json.dumps({"event": "engram_updated", "engram_id": "ENG-9", "hash": "ab" * 32}).encode() + b"\n"
+    (history / "2025-01.jsonl").write_bytes(b"".join(_legacy_line(i) for i in range(40)) + chained)
+    (history / "2025-02.jsonl").write_bytes(b"".join(_legacy_line(i) for i in range(40)))
+    assert chain.HashScan().any_hash(history)  # data.hash (PLUR 0.20) is no chain; the top-level one is
+
+
+def test_only_complete_lines_count_and_only_new_bytes_are_read_again(tmp_path, monkeypatch):
+    monkeypatch.setattr(chain, "SCAN_PIECE", 64)
+    history = tmp_path / "history"
+    history.mkdir()
+    month = history / "2025-03.jsonl"
+    month.write_bytes(b"".join(_legacy_line(i) for i in range(20)))
+    scan = chain.HashScan()
+    assert not scan.any_hash(history)
+    chained = json.dumps({"event": "x", "hash": "cd" * 32}).encode()
+    with month.open("ab") as handle:
+        handle.write(chained[:30])  # an unfinished line: read again once complete
+    assert not scan.any_hash(history)
+    with month.open("ab") as handle:
+        handle.write(chained[30:] + b"\n")
+    reads: list[int] = []
+    real_read = chain.os.read
+    monkeypatch.setattr(chain.os, "read", lambda fd, n: reads.append(n) or real_read(fd, n))
+    assert scan.any_hash(history)
+    assert sum(reads) <= len(chained) + 1  # from where the complete lines ended, not the whole file again
+
+
+def test_a_fifo_swapped_in_is_never_read(tmp_path):
+    history = tmp_path / "history"
+    history.mkdir()
+    os.mkfifo(history / "2025-04.jsonl")  # no writer: a blocking open would hang
+    assert not chain.HashScan().any_hash(history)
