@@ -72,8 +72,17 @@ class _Verdicts:
         return self.history.get(digest) or self.records.get(digest)
 
 
+RecordVerdict = Callable[[Record], tuple[Verdict | None, object]]  # the verdict, the history stamp it rests on
+
+
 class DraftQueue:
-    """The drafts waiting for review, as rows in the chosen order, updated by id."""
+    """The drafts waiting for review, as rows in the chosen order, updated by id.
+
+    A draft is checked against the history's rejections of its content, else against the rejected review records
+    with the same content_hash. A record's verdict (its trust is that of the history event backing it) is asked
+    only for a draft that needs it and kept by the history stamp it rests on: asked again when the history moves
+    on (read again, appended to, keys.yaml changed), and never kept as current when it was a fallback (the history
+    not read yet, or a month found changed while read)."""
 
     def __init__(
         self,
@@ -81,7 +90,7 @@ class DraftQueue:
         tensions: Records,
         now: Callable[[], datetime],
         history_verdicts: Callable[[], tuple[object, Mapping[str, Verdict]]],
-        record_verdict: Callable[[Record], Verdict | None],
+        record_verdict: RecordVerdict,
     ) -> None:
         self._engrams, self._tensions, self._now = engrams, tensions, now
         self._history_verdicts, self._record_verdict = history_verdicts, record_verdict
@@ -97,7 +106,10 @@ class DraftQueue:
         self._sides: dict[str, tuple[str, str]] = {}  # open tension id -> its two engram ids
         self._tension_from: dict[str, Record] = {}
         self._in_tension: Counter[str] = Counter()
-        self._records: dict[str, dict[str, Verdict]] = {}  # content_hash -> engram id -> its rejected record
+        self._records: dict[str, dict[str, Record]] = {}  # content_hash -> engram id -> its rejected record
+        self._trusted: dict[str, tuple[object, Verdict | None]] = {}  # engram id -> (stamp, its record's verdict)
+        self._unsettled: set[str] = set()  # drafts whose row rests on a fallback verdict of a record
+        self._revised = False  # such a row changed since the rows were last handed out
         self._by_digest: dict[str, set[str]] = {}  # content_hash -> drafts with it
         self._digest: dict[str, str] = {}
         self._due: list[tuple[datetime, str]] = []
@@ -133,7 +145,17 @@ class DraftQueue:
             if (sort, descending) != (self._sort, self._descending):
                 self._sort, self._descending = sort, descending
                 self._resort()
+            self._revised = False
             return list(self._order)
+
+    def revised(self) -> bool:
+        """Whether a row that rested on a fallback verdict changed, once the history was read, since the rows were
+        last handed out (the window then shows the queue again). Derives what changed first."""
+        with self._lock:
+            if self._built and self._unsettled:
+                self._sync()
+            revised, self._revised = self._revised, False
+            return revised
 
     def __len__(self) -> int:
         with self._lock:
@@ -182,11 +204,9 @@ class DraftQueue:
         self._history = self._history_verdicts()
         engrams = self._engrams()
         for engram_id, engram in list(engrams.items()):  # rejected records first: drafts are checked against them
-            digest, review_record = engram.get("content_hash"), engram.get("review")
-            if isinstance(digest, str) and isinstance(review_record, dict) and review_record.get("state") == "rejected":
-                verdict = self._record_verdict(engram)
-                if verdict is not None:
-                    self._records.setdefault(digest, {})[engram_id] = verdict
+            digest = engram.get("content_hash")
+            if isinstance(digest, str) and _rejected(engram):
+                self._records.setdefault(digest, {})[engram_id] = engram
         for engram_id in list(engrams):
             self._derive(engram_id, now, place=False)
         self._resort()
@@ -230,8 +250,39 @@ class DraftQueue:
         # a verdict kept across appends is the same object: compare by identity first, by value only what differs
         # (equal after a recount)
         moved = {d for d, v in verdicts.items() if old.get(d) is not v} | {d for d in old if d not in verdicts}
-        digests = {d for d in moved if verdicts.get(d) != old.get(d)}
+        digests = {d for d in moved if verdicts.get(d) != old.get(d)} | self._records_changed()
         return {i for d in digests for i in self._by_digest.get(d, ())}
+
+    def _records_changed(self) -> set[str]:
+        """The content hashes of drafts checked against a rejected record whose verdict, asked again now that the
+        history moved on, reads differently (a draft shown with a fallback that reads the same is settled)."""
+        changed = set()
+        for digest in self._records.keys() & self._by_digest.keys():  # (walks the smaller of the two)
+            if self._history[1].get(digest):
+                continue  # the history's own verdict is the one shown
+            held = self._trusted.get(min(self._records[digest]))
+            records, settled = self._held_verdict(digest)
+            if held is None or records.get(digest) != held[1]:
+                changed.add(digest)
+            elif settled:
+                self._unsettled -= self._by_digest[digest]
+        return changed
+
+    def _held_verdict(self, digest: object) -> tuple[dict[str, Verdict], bool]:
+        """The rejected record a draft with this content is checked against when the history holds no verdict for
+        it (the first by id), and whether its verdict is settled (not a fallback)."""
+        if not isinstance(digest, str) or self._history[1].get(digest):
+            return {}, True
+        held = self._records.get(digest)
+        if not held:
+            return {}, True
+        engram_id = min(held)
+        current = self._history[0]
+        stamp, verdict = self._trusted.get(engram_id, (None, None))
+        if stamp is None or stamp != current:
+            verdict, stamp = self._record_verdict(held[engram_id])
+            self._trusted[engram_id] = (stamp if stamp == current else None, verdict)
+        return ({digest: verdict} if verdict is not None else {}), stamp == current
 
     def _derive(self, engram_id: str, now: datetime, place: bool = True) -> set[str]:
         """Re-derive one engram's row (and its rejected record); returns the content hashes whose record verdict
@@ -239,23 +290,23 @@ class DraftQueue:
         engram = self._engrams().get(engram_id)
         if place:
             self._unplace(engram_id)
+        shown = self._rows.get(engram_id) if engram_id in self._unsettled else None
         changed = self._forget(engram_id)
         if engram is None:
             return changed
         self._from[engram_id] = engram
         digest = engram.get("content_hash")
-        record = engram.get("review")
-        if isinstance(digest, str) and isinstance(record, dict) and record.get("state") == "rejected":
-            verdict = self._record_verdict(engram)
-            if verdict is not None:
-                self._records.setdefault(digest, {})[engram_id] = verdict
-                changed.add(digest)
+        if isinstance(digest, str) and _rejected(engram):
+            self._records.setdefault(digest, {})[engram_id] = engram
+            changed.add(digest)
         if not is_draft(engram):
             return changed
-        held = self._records.get(digest) if isinstance(digest, str) else None
-        records = {digest: min(held.values(), key=lambda v: v.engram_id)} if held and isinstance(digest, str) else {}
+        records, settled = self._held_verdict(digest)
         row = draft_row(engram, now, self._in_tension, _Verdicts(self._history[1], records))  # type: ignore[arg-type]
         self._rows[engram_id] = row
+        if not settled:
+            self._unsettled.add(engram_id)
+        self._revised = self._revised or (shown is not None and shown != row)
         if isinstance(digest, str):
             self._digest[engram_id] = digest
             self._by_digest.setdefault(digest, set()).add(engram_id)
@@ -272,6 +323,8 @@ class DraftQueue:
 
     def _forget(self, engram_id: str) -> set[str]:
         self._rows.pop(engram_id, None)
+        self._unsettled.discard(engram_id)
+        self._trusted.pop(engram_id, None)
         record = self._from.pop(engram_id, None)
         self._due_of.pop(engram_id, None)
         digest = self._digest.pop(engram_id, None)

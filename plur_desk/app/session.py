@@ -261,14 +261,17 @@ class ReviewSession:
         return self.history.changed_on_disk()
 
     def reload_if_changed(self) -> ChangeSet:
-        """Re-read files PLUR changed; report which ids differ from what the session showed."""
+        """Re-read files PLUR changed; report which ids differ from what the session showed, and (`events`) that
+        the history changed or a draft's row that rested on a fallback answer now reads differently."""
         engrams, tensions = frozenset[str](), frozenset[str]()
         old_engrams, old_tensions = self._engrams, self._tensions
         if self.changed_on_disk():
             self.store.load()
             self.reindex()
             engrams, tensions = differing(old_engrams, self._engrams), differing(old_tensions, self._tensions)
-        return ChangeSet(engrams, tensions, events=1 if self.history.refresh() else 0, reloaded=True)
+        events = self.history.refresh()
+        revised = self.queue.revised()  # a draft shown with an answer given while a month could not be read
+        return ChangeSet(engrams, tensions, events=1 if events or revised else 0, reloaded=True)
 
     @property
     def read_only_reasons(self) -> list[str]:
@@ -374,12 +377,18 @@ class ReviewSession:
         stamp = self.history.stamp()  # before the answer: one given while a read failed is never kept as current
         return stamp, self.history.rejections()
 
-    def _record_verdict(self, engram: dict[str, object]) -> Verdict | None:
+    def _record_verdict(self, engram: dict[str, object]) -> tuple[Verdict | None, object]:
+        """A rejected review record as a verdict (trusted as the history event that backs it), and the history
+        stamp it rests on: None when it is a fallback, given before the whole history was read or while a month
+        read failed (`timeline` then says only that the history changed), which a cache must not keep."""
         record = engram.get("review")
         if not isinstance(record, dict):
-            return None
+            return None, None
+        self.history.sync_trust()
+        stamp = self.history.stamp()  # before the answer (`HistoryIndex.stamp`)
         by, at, reason = (str(record.get(k, "")) for k in ("by", "at", "reason"))
-        return Verdict(str(engram.get("id")), by, at, reason, self.review_trust(engram))
+        verdict = Verdict(str(engram.get("id")), by, at, reason, self.review_trust(engram))
+        return verdict, stamp if self.history.loaded and self.history.stamp() == stamp else None
 
     def tensions(
         self, statuses: Iterable[str] = ("detected", "confirmed"), engram_id: str | None = None

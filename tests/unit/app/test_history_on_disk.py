@@ -10,11 +10,20 @@ import os
 import zlib
 from pathlib import Path
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
 from plur_desk.app.history_index import HistoryFilter, HistoryIndex
 from plur_desk.app.history_table import changed_event, parse_line
+from plur_desk.domain.trust import TrustState
 from plur_desk.store.history import HistoryLog
+from plur_desk.store.keys_file import replace_key
+from plur_desk.store.signatures import public_key_b64
+
+from support.blocks import rewrite_block
+from support.sessions import reopen
 
 CHANGED = changed_event()["event"]
+EPOCH = "1970-01-01T00:00:00.000Z"
 
 
 def _line(n: int, month: int, word: str) -> str:
@@ -294,3 +303,62 @@ def test_reviews_read_while_a_month_was_torn_are_checked_again(session) -> None:
     assert _torn(path, session.unverified_reviews) == {"ENG-2026-11-01-001"}
     assert session.history_changed_on_disk() and not session.reload_if_changed().events
     assert session.unverified_reviews() == set()
+
+
+def test_a_review_record_checked_while_a_month_was_torn_is_checked_again(session) -> None:
+    """A rejected review record's trust comes from its history event (`review_trust` reads the engram's timeline).
+    Asked while the month could not be read, the answer ('no history event records this review') is a fallback:
+    the queue must not keep it once the month is found unchanged, and the reload then says the queue changed, so
+    the window shows the draft again."""
+    root = session.store.root
+    session.reject(session.seen(["ENG-2026-11-01-001"]), "not true")
+    # an agent gives the rejected record draft 2's content hash: only the record, which the signed event backs,
+    # says this content was rejected (no history verdict carries that hash)
+    rewrite_block(root, "ENG-2026-11-01-001", "1" * 64, "2" * 64)
+    (path,) = (root / "history").glob("*.jsonl")
+
+    def engrams_read_again() -> object:  # what `reload_if_changed` does before it reads the history
+        session.store.load()
+        session.reindex()
+        return session.drafts()
+
+    torn = _torn(path, engrams_read_again)
+    twin = next(r for r in torn if r.id == "ENG-2026-11-02-001")  # type: ignore[attr-defined]
+    assert twin.flags[:1] == ("rejection claim NOT VERIFIED",)  # the fallback, while the month is torn
+    assert session.history_changed_on_disk()
+    change = session.reload_if_changed()
+    assert not change.engrams and change.events  # the month was unchanged after all; the window shows the queue
+    twin = next(r for r in session.drafts() if r.id == "ENG-2026-11-02-001")
+    assert twin.flags[:1] == ("rejected before",) and twin.rejected_before is not None
+    assert twin.rejected_before.engram_id == "ENG-2026-11-01-001" and twin.rejected_before.trust.counts_as_human
+
+
+def test_a_review_record_checked_before_the_history_was_read_is_checked_again(session) -> None:
+    """The window shows the queue before the history is read: a record's verdict asked then is a fallback too, and
+    is asked again once the history is in."""
+    root = session.store.root
+    session.reject(session.seen(["ENG-2026-11-01-001"]), "not true")
+    rewrite_block(root, "ENG-2026-11-01-001", "1" * 64, "2" * 64)  # as above: only the record has draft 2's hash
+    fresh = reopen(root)  # drafts first, the history not read yet
+    twin = next(r for r in fresh.drafts() if r.id == "ENG-2026-11-02-001")
+    assert twin.flags[:1] == ("rejection claim NOT VERIFIED",)
+    fresh.load_history()
+    twin = next(r for r in fresh.drafts() if r.id == "ENG-2026-11-02-001")
+    assert twin.flags[:1] == ("rejected before",) and twin.rejected_before is not None
+    assert twin.rejected_before.trust.counts_as_human
+
+
+def test_a_review_record_is_checked_again_when_keys_yaml_disowns_its_signer(session) -> None:
+    """A record's verdict rests on keys.yaml too: once the reviewer's key is disowned (a teammate's keys.yaml, as
+    a pull brings it), the signed rejection no longer counts as a human's."""
+    root = session.store.root
+    session.reject(session.seen(["ENG-2026-11-01-001"]), "not true")
+    rewrite_block(root, "ENG-2026-11-01-001", "1" * 64, "2" * 64)  # only the record has draft 2's hash
+    session.reload_if_changed()
+    twin = next(r for r in session.drafts() if r.id == "ENG-2026-11-02-001")
+    assert twin.flags[:1] == ("rejected before",)
+    other = public_key_b64(Ed25519PrivateKey.generate())
+    replace_key(root, "human:Ada Reviewer", other, "2026-12-02T13:00:00.000Z", revoke=True, revoked_from=EPOCH)
+    twin = next(r for r in session.drafts() if r.id == "ENG-2026-11-02-001")
+    assert twin.flags[:1] == ("rejection claim NOT VERIFIED",) and twin.rejected_before is not None
+    assert twin.rejected_before.trust.state is TrustState.INVALID
