@@ -40,7 +40,7 @@ def worker_count() -> int:
 def _valid_blocks(chunk: bytes, spans: list[Span], indent: int, kind: str) -> Iterator[tuple[bytes, bytes, object]]:
     """(block bytes, digest, value) of the blocks of `chunk` (at `spans`) that parse and are valid."""
     from plur_desk.domain.engram_rules import engram_problems, tension_problems
-    from plur_desk.store.list_file import DATE_PROBE, digest_of
+    from plur_desk.store.list_file import digest_of, may_hold_dates
     from plur_desk.store.yaml_load import parse_item
 
     validate = engram_problems if kind == "engrams" else tension_problems
@@ -48,7 +48,7 @@ def _valid_blocks(chunk: bytes, spans: list[Span], indent: int, kind: str) -> It
         raw = chunk[start:end]
         try:
             value = parse_item(raw.decode("utf-8"), indent)
-            problems = validate(value, dates=DATE_PROBE.search(raw) is not None)
+            problems = validate(value, dates=may_hold_dates(raw))
         except Exception:
             continue
         if not problems:

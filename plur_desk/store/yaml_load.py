@@ -234,6 +234,46 @@ def _shared(value: object) -> object:
     return sys.intern(value) if type(value) is str and len(value) <= SHARED_UP_TO else value
 
 
+# Lines already read, and what they said: a store repeats most of its lines (`    status: active`,
+# `      positive: 0`, `    tags: []`) in every engram. A line `key: value` whose value is a scalar (or `[]`, `{}`, or
+# nothing, a nested block following) gives the same column, key and value wherever it stands, so its reading is
+# remembered by its text; the checks that depend on where it stands (its column against the mapping's, a key
+# repeated in the same mapping) are made every time. Only short scalars (those `_shared` makes one object anyway)
+# and short lines are kept, and the table is emptied when full, so it stays a few MB in any store.
+_NESTED, _NEW_LIST, _NEW_MAP = 1, 2, 3  # what a remembered line's value is made of, besides a plain value (0)
+_KNOWN_LINES: dict[str, tuple[int, str, object, int]] = {}
+KNOWN_LINES_MAX = 1 << 14
+_KNOWN_LINE_LENGTH = 96
+_SHAREABLE = frozenset([str, int, float, bool, type(None)])
+
+
+def _remember(line: str, ind: int, key: str, rest: str, value: object) -> None:
+    if len(line) > _KNOWN_LINE_LENGTH:
+        return
+    if rest == "":
+        made = _NESTED
+    elif rest == "[]":
+        made = _NEW_LIST
+    elif rest == "{}":
+        made = _NEW_MAP
+    elif (
+        type(value) in _SHAREABLE
+        and rest not in _BLOCK_HEADERS
+        and (type(value) is not str or len(value) <= SHARED_UP_TO)
+    ):
+        made = 0
+    else:
+        return
+    if len(_KNOWN_LINES) >= KNOWN_LINES_MAX:
+        _KNOWN_LINES.clear()
+    _KNOWN_LINES[line] = (ind, key, value if made == 0 else None, made)
+
+
+def forget_known_lines() -> None:
+    """Empty the table of lines already read (tests compare a parse with and without it)."""
+    _KNOWN_LINES.clear()
+
+
 class _Parser:
     """Indentation parser over a list of lines; raises Unsupported outside js-yaml's dump subset."""
 
@@ -259,8 +299,23 @@ class _Parser:
     def mapping(self, indent: int) -> dict[str, object]:  # noqa: C901 -- the parser's hot loop, kept inline for speed
         result: dict[str, object] = {}
         lines = self.lines
+        known = _KNOWN_LINES
         while self.pos < self.n:
             line = lines[self.pos]
+            seen = known.get(line)
+            if seen is not None:
+                ind, key, value, made = seen
+                if ind < indent:
+                    break
+                if ind > indent:
+                    raise Unsupported
+                if key in result:
+                    raise YamlSyntaxError(f"duplicated mapping key {key!r}", self.pos + 1)
+                self.pos += 1
+                if made:
+                    value = self.value("", indent) if made == _NESTED else [] if made == _NEW_LIST else {}
+                result[key] = value
+                continue
             content = line.lstrip(" ")
             if not content:
                 if line:
@@ -295,7 +350,9 @@ class _Parser:
             if key in result:
                 raise YamlSyntaxError(f"duplicated mapping key {key!r}", self.pos + 1)
             self.pos += 1
-            result[sys.intern(key)] = self.value(rest, indent)
+            key = sys.intern(key)
+            value = result[key] = self.value(rest, indent)
+            _remember(line, ind, key, rest, value)
         return result
 
     def value(self, rest: str, parent_indent: int) -> object:
