@@ -203,7 +203,7 @@ class HistoryIndex:
         self._files = files
         self._state = (lines, index)
         self.generation += 1
-        self.disk.version += 1
+        self.disk.bump()
 
     def load(self) -> None:
         self._types = set()
@@ -240,7 +240,7 @@ class HistoryIndex:
         if not changed and self.loaded:
             changed = {p.name for p in self.log.month_files()} != set(files)
         if changed:
-            self.disk.version += 1
+            self.disk.bump()
         return changed
 
     def refresh(self) -> bool:
@@ -280,7 +280,7 @@ class HistoryIndex:
                 return self._read_again()
             changed = changed or added
         if changed:
-            self.disk.version += 1
+            self.disk.bump()
         return changed
 
     def _read_again(self) -> bool:
@@ -335,7 +335,7 @@ class HistoryIndex:
                 elif flt.matches(parse_line(*line)):
                     matched.append(position)
         except MonthChanged:
-            self.disk.version += 1
+            self.disk.bump()
             return Events([], disk=self.disk, changed=True)
         return Events(lines, positions=matched, disk=self.disk)
 
@@ -361,7 +361,7 @@ class HistoryIndex:
         try:
             events = [parse_line(*line) for line in lines_at(lines, index.positions(engram_id))]
         except MonthChanged:
-            self.disk.version += 1
+            self.disk.bump()
             return [changed_event()]
         return sorted((e for e in events if _names_engram(e, engram_id)), key=lambda e: str(e.get("timestamp")))
 
@@ -405,7 +405,7 @@ class HistoryIndex:
         try:
             return index.rejections.verdicts(lines, index.rejects, parse_line, self.trust_of, self._trust_generation)
         except MonthChanged:
-            self.disk.version += 1
+            self.disk.bump()
             return index.rejections.current()
 
     def human_lines(self) -> list[Line]:
@@ -428,7 +428,7 @@ class HistoryIndex:
         try:
             return lines_at(lines, positions)
         except MonthChanged:
-            self.disk.version += 1
+            self.disk.bump()
         out = []
         for position in positions:
             with contextlib.suppress(MonthChanged):

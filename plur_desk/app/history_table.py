@@ -6,6 +6,7 @@ where each line starts (4 bytes a line) and a digest per 16 KiB of each file (`s
 from __future__ import annotations
 
 import bisect
+import itertools
 import json
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
@@ -254,7 +255,7 @@ class Events(Sequence[dict[str, object]]):
             try:
                 self._read(lo, hi)
             except MonthChanged:
-                self._disk.version += 1
+                self._disk.bump()
                 return changed_event()
             found = self._cache[index]
         return found
@@ -279,10 +280,15 @@ class Events(Sequence[dict[str, object]]):
 
 
 class DiskState:
-    """Counts the times the history was found changed on disk, so views drop the rows they kept."""
+    """Counts the times the history was found changed on disk, so views drop the rows they kept. Moved on from
+    several threads (the poll, the serial runner, the read pool): `bump` is one atomic step, never a lost update."""
 
     def __init__(self) -> None:
+        self._counter = itertools.count(1)
         self.version = 0
+
+    def bump(self) -> None:
+        self.version = next(self._counter)  # next() on a count is atomic: two bumps give two new values
 
 
 CACHED_ROWS = 4096  # rows a view keeps parsed (a repaint asks every row several times)

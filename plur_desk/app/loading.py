@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from plur_desk.app import team_review
 from plur_desk.app.session import ReviewSession
+from plur_desk.infra.memory import keep_loaded_objects
 from plur_desk.store.parse_cache import ParsedBlocks
 
 
@@ -17,6 +18,7 @@ def before_first_draft(session: ReviewSession) -> None:
     will not reach the team), and the tension rows a draft's detail lists (every status; kept by id)."""
     team_review.team_remote(session.root)
     session.tensions(("detected", "confirmed", "dismissed", "resolved"))
+    keep_loaded_objects()  # the drafts' records: never walked by the collector's full passes
 
 
 def parse_rest(session: ReviewSession) -> ParsedBlocks:
@@ -26,7 +28,18 @@ def parse_rest(session: ReviewSession) -> ParsedBlocks:
 def finish_load(session: ReviewSession, parsed: object) -> ReviewSession:
     assert isinstance(parsed, ParsedBlocks)
     session.finish_load(parsed)
+    keep_loaded_objects()  # every record
     return session
+
+
+def load_history(session: ReviewSession) -> list[str]:
+    """The whole history indexed, the parse cache saved, and every engram checked against the history (the
+    reviews no event records); on the loading thread."""
+    session.load_history()
+    session.save_cache()
+    missing = session.unlogged_reviews()
+    keep_loaded_objects()  # the history's index and verdicts
+    return missing
 
 
 def warm_up_signing() -> None:

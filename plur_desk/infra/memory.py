@@ -1,9 +1,11 @@
-"""Process-wide memory settings of the window (glibc only; elsewhere nothing happens)."""
+"""Process-wide memory settings of the window: malloc arenas (glibc only; elsewhere nothing happens) and which
+objects the cyclic garbage collector walks."""
 
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import gc
 import sys
 
 M_ARENA_MAX = -8  # glibc's mallopt parameter
@@ -23,3 +25,33 @@ def limit_malloc_arenas(count: int = WINDOW_ARENAS) -> bool:
     except (OSError, AttributeError):  # not glibc (musl has no mallopt)
         return False
     return bool(mallopt(M_ARENA_MAX, count))
+
+
+FULL_PASS_NEVER = 1 << 30  # young collections before an automatic full pass: never, in practice
+
+
+def keep_loaded_objects() -> None:
+    """What is alive now is kept out of the cyclic collector's passes (`gc.freeze`): a loaded store is millions
+    of tracked objects (the records, the history index, the search index's maps), and every full pass walked all
+    of them holding the interpreter lock, 300-660 ms each at 50,000 engrams + 1,000,000 history lines (measured
+    with gc.callbacks in bench/bench_stall.py), collecting nothing: the window's longest stalls. Objects freed by
+    their reference count are freed as before; garbage in a reference cycle among kept objects waits for
+    `collect_everything`."""
+    gc.freeze()
+
+
+def defer_full_collections() -> None:
+    """No automatic full pass (each walks every object not kept, in one hold of the interpreter lock, whenever
+    enough objects survived the young collections: after a decision, during a search). The window runs them
+    itself with `collect_everything`, when the reviewer is idle. Young collections go on as before."""
+    young, middle, _ = gc.get_threshold()
+    gc.set_threshold(young, middle, FULL_PASS_NEVER)
+
+
+def collect_everything() -> int:
+    """A full pass over every object, kept ones included (a closed store, a replaced index: garbage in cycles is
+    freed here), then what is alive is kept again. Returns the objects collected."""
+    gc.unfreeze()
+    found = gc.collect()
+    gc.freeze()
+    return found

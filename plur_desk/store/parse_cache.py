@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from plur_desk.infra.memory import keep_loaded_objects
 from plur_desk.store.atomic import atomic_write
 from plur_desk.store.known_split import KnownSplit
 from plur_desk.store.list_file import BlockCache, FileIdentity, ListFile, digest_of
@@ -140,7 +141,8 @@ def cache_path(cache_dir: Path, root: Path) -> Path:
 
 @contextmanager
 def gc_paused() -> Iterator[None]:
-    """Millions of small objects: the collector would only slow the build down (frozen afterwards)."""
+    """Millions of small objects: the collector would only slow the build down (kept out of its passes afterwards,
+    see `infra.memory.keep_loaded_objects`)."""
     was = gc.isenabled()
     gc.disable()
     try:
@@ -148,7 +150,7 @@ def gc_paused() -> Iterator[None]:
     finally:
         if was:
             gc.enable()
-            gc.freeze()
+            keep_loaded_objects()
 
 
 def read_file(path: Path, *, values: bool = True) -> CacheFile:

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import cast
 
 from PySide6.QtCore import Qt, Signal, SignalInstance
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
+    QApplication,
     QLabel,
     QLineEdit,
     QMainWindow,
@@ -23,7 +25,7 @@ from plur_desk.app.session import ChangeSet, ReviewSession
 from plur_desk.app.settings import Settings, SettingsStore
 from plur_desk.infra.clock import Clock, SystemClock
 from plur_desk.infra.paths import cache_dir
-from plur_desk.ui import icons, window_state
+from plur_desk.ui import icons, idle_collect, window_state
 from plur_desk.ui.actions import ACTIONS, MENU_ORDER, Handlers, UiContext, build_actions, update_enabled
 from plur_desk.ui.clusters_pane import ClustersPane
 from plur_desk.ui.conflicts_support import ConflictsController
@@ -283,6 +285,10 @@ class MainWindow(QMainWindow):
         ws.refresh_needed.connect(self.refresh_all)
         ws.refresh_needed.connect(self.scale.store_changed)
         ws.context_changed.connect(self._update_context)
+        self.opener.read_only_changed.connect(self._update_context)
+        idle = idle_collect.install(cast(QApplication, QApplication.instance()))  # what a key or click goes through
+        for signal in (ws.context_changed, nav.pane_changed, self.search.textChanged):
+            signal.connect(idle.touch)
         ws.runner.busy_changed.connect(self._busy)
         nav.pane_changed.connect(self._update_context)
         nav.drafts_search_requested.connect(self.refresh_all)
@@ -382,7 +388,7 @@ class MainWindow(QMainWindow):
         return UiContext(
             pane=nav.current_name() if on_screen else "",
             has_store=session is not None,
-            read_only=bool(session and session.read_only_reasons),
+            read_only=bool(session and self.opener.read_only),
             has_selection=on_screen and has_selection,
             multi_selection=len(ids) > 1,
             can_undo=bool(session and session.can_undo),

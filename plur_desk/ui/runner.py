@@ -22,13 +22,20 @@ class _Job(QRunnable):
         self.token, self.fn, self.signals = token, fn, signals
 
     def run(self) -> None:
+        fn, self.fn = self.fn, _done  # the pool's wrapper may outlive the run: it keeps no closure (a session) alive
         try:
-            result = self.fn()
+            result = fn()
         except Exception as exc:
             exc.__traceback_text__ = traceback.format_exc()  # type: ignore[attr-defined]
             self.signals.failed.emit(self.token, exc)
         else:
             self.signals.done.emit(self.token, result)
+        finally:
+            del fn
+
+
+def _done() -> object:
+    raise RuntimeError("a job runs once")
 
 
 class Runner(QObject):

@@ -89,6 +89,8 @@ class SearchController(QObject):
         from plur_desk.app.search import SearchService
 
         assert isinstance(service, SearchService)
+        if service.session is not self.workspace.session:
+            return  # built for a store no longer open: never searched in place of the one on screen
         self.service, self.is_ready = service, True
         progress = self._progress
         if service.semantic_available:

@@ -31,6 +31,7 @@ class StoreController(QObject):
     loaded = Signal()  # the whole store is parsed
     history_page_ready = Signal()  # the newest page of the history can be shown
     reloaded = Signal(object, bool)  # a ChangeSet read from disk, and whether the reviewer asked for it
+    read_only_changed = Signal()  # the store became read-only, or writable again (enabled actions follow)
 
     def __init__(
         self,
@@ -51,6 +52,10 @@ class StoreController(QObject):
         self._generation = 0  # which open_path a background load belongs to; results of an older one are dropped
         self.reload_timer = QTimer(self, singleShot=True, interval=200)
         self.poll_timer = QTimer(self, interval=1000)
+        # the poll's stats and reads run here, not on the GUI thread: each system call gives up the interpreter lock,
+        # and taking it back behind a busy thread costs the window up to a switch interval (5 ms) per call
+        self._poller = Runner(self)
+        self.read_only: list[str] = []  # why the open store is read-only, as last looked at (writes check again)
         self.watcher = QFileSystemWatcher(self)
         self.reload_timer.timeout.connect(self.reload_quiet)
         self.poll_timer.timeout.connect(self.poll)
@@ -60,6 +65,7 @@ class StoreController(QObject):
     def stop(self) -> None:
         """The window closes: no more polling."""
         self.poll_timer.stop()
+        self._poller.wait(5000)
 
     # -- opening -------------------------------------------------------------------------------------------
 
@@ -83,6 +89,7 @@ class StoreController(QObject):
         if ws.session is not None:
             ws.runner.submit(ws.session.end)  # the previous session's closing checkpoint, in order
         ws.session = None  # the previous store's session, its undo stack and its index are dropped here
+        self.read_only = []
         watched = self.watcher.files() + self.watcher.directories()
         if watched:
             self.watcher.removePaths(watched)
@@ -93,7 +100,7 @@ class StoreController(QObject):
         ws.context_changed.emit()
         reviewer, clock, asker = ws.reviewer_name, ws.clock, self._unlock_asker
 
-        def load() -> ReviewSession:
+        def load() -> tuple[ReviewSession, list[str]]:
             from plur_desk.app.bootstrap import open_session
 
             # Drafts only: the rest is parsed in worker processes once the queue is on screen. For review: finishes
@@ -102,7 +109,7 @@ class StoreController(QObject):
                 path, reviewer, clock=clock, ask_unlock=asker, drafts_first=True, load_history=False, for_review=True
             )
             loading.before_first_draft(session)
-            return session
+            return session, session.read_only_reasons
 
         ws.runner.submit(
             load,
@@ -110,9 +117,11 @@ class StoreController(QObject):
             lambda e: ws.fail(e) if generation == self._generation else None,
         )
 
-    def _drafts_loaded(self, session: object) -> None:
+    def _drafts_loaded(self, found: object) -> None:
         """The drafts are parsed: the queue is shown and can be acted on at once (a write re-reads inside the
         lock and finds any entry by id, so a decision now is as safe as after the full load)."""
+        assert isinstance(found, tuple)
+        session, self.read_only = found
         assert isinstance(session, ReviewSession)
         ws = self.workspace
         ws.session = session
@@ -135,7 +144,7 @@ class StoreController(QObject):
         self.refresh_requested.emit()
         self._watch()
         self.poll_timer.start()
-        reasons = session.read_only_reasons
+        reasons = self.read_only = session.read_only_reasons
         invalid = session.invalid_entries()
         notes = [session.recovery_note] if session.recovery_note else []
         if reasons:
@@ -152,12 +161,10 @@ class StoreController(QObject):
             lambda _r: self.history_page_ready.emit() if ws.session is session else None,
         )
 
-        def read_history() -> list[str]:
-            session.load_history()
-            session.save_cache()
-            return session.unlogged_reviews()  # every engram against the history: here, not on the GUI thread
-
-        ws.runner.submit(read_history, lambda missing: self._history_loaded(missing) if ws.session is session else None)
+        ws.runner.submit(
+            lambda: loading.load_history(session),
+            lambda missing: self._history_loaded(missing) if ws.session is session else None,
+        )
         ws.runner.submit(loading.warm_up_signing)
         if ws.store_path is not None:  # remembered once open: saving settings never delays the first draft
             ws.settings_store.remember_store(ws.settings, str(ws.store_path))
@@ -215,21 +222,45 @@ class StoreController(QObject):
         if ws.runner.pending and not explicit:
             self.reload_timer.start()
             return
-        ws.runner.submit(session.reload_if_changed, lambda c: self._reloaded(c, explicit), ws.fail)
 
-    def _reloaded(self, change: object, explicit: bool) -> None:
+        def reload() -> tuple[ChangeSet, list[str]]:
+            return session.reload_if_changed(), session.read_only_reasons  # a file read again may be unreadable now
+
+        ws.runner.submit(reload, lambda found: self._reloaded(session, found, explicit), ws.fail)
+
+    def _reloaded(self, session: ReviewSession, found: object, explicit: bool) -> None:
+        assert isinstance(found, tuple)
+        change, reasons = found
         assert isinstance(change, ChangeSet)
+        if self.workspace.session is session and reasons != self.read_only:
+            self.read_only = reasons
+            self.read_only_changed.emit()
         self._watch()
         if change.engrams or change.tensions or change.events or explicit:
             self.reloaded.emit(change, explicit)
 
     def poll(self) -> None:
+        """Once a second: who holds PLUR's lock, whether a store file changed, whether the store is read-only."""
         session = self.workspace.session
-        if session is None:
+        if session is None or self._poller.pending:
             return
-        holder = session.lock_holder()
+
+        def look() -> tuple[str | None, bool, list[str]]:
+            changed = session.changed_on_disk() or session.history_changed_on_disk()
+            return session.lock_holder(), changed, session.read_only_reasons
+
+        self._poller.submit(look, lambda found: self._polled(session, found), self.workspace.fail)
+
+    def _polled(self, session: ReviewSession, found: object) -> None:
+        if self.workspace.session is not session:
+            return  # another store was opened meanwhile
+        assert isinstance(found, tuple)
+        holder, changed, reasons = found
         self._labels["lock"].setText("locked by " + holder.split(":")[1] if holder and ":" in holder else "store idle")
-        if session.changed_on_disk() or session.history_changed_on_disk():
+        if reasons != self.read_only:
+            self.read_only = reasons
+            self.read_only_changed.emit()
+        if changed:
             self.reload_timer.start()
 
     def _watch(self) -> None:

@@ -44,8 +44,8 @@ from PySide6.QtWidgets import QApplication
 app = QApplication.instance()
 shown = win.opener._drafts_loaded
 
-def drafts_loaded(session):
-    shown(session)  # the queue is on screen; the rest of the store is not loaded yet, no index is being built
+def drafts_loaded(found):
+    shown(found)  # the queue is on screen; the rest of the store is not loaded yet, no index is being built
     print(json.dumps({
         "selected": win.drafts.current() is not None,
         "approve_enabled": win.qactions["review.approve"].isEnabled(),
