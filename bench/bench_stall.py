@@ -15,6 +15,7 @@ operations headless.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import random
@@ -64,6 +65,26 @@ class StallProbe:
         gaps = sorted(self.gaps) or [0.0]
         p99 = gaps[min(len(gaps) - 1, int(len(gaps) * 0.99))]
         return gaps[-1], p99, len(gaps)
+
+
+class GcProbe:
+    """The garbage collector's passes during a phase (gc.callbacks): how many full (generation 2) passes ran, and
+    the longest pass of any generation. A pass holds the interpreter lock from start to end."""
+
+    def __init__(self) -> None:
+        self.passes: list[tuple[int, float]] = []
+        self._began = 0.0
+        gc.callbacks.append(self._on_gc)
+
+    def _on_gc(self, stage: str, info: dict[str, int]) -> None:
+        if stage == "start":
+            self._began = time.perf_counter()
+        else:
+            self.passes.append((info["generation"], (time.perf_counter() - self._began) * 1000))
+
+    def take(self) -> tuple[int, float]:
+        passes, self.passes = self.passes, []
+        return sum(1 for gen, _ms in passes if gen == 2), max((ms for _gen, ms in passes), default=0.0)
 
 
 def pump(app: QApplication, until, timeout: float = 1800.0) -> float:  # type: ignore[no-untyped-def]
@@ -164,7 +185,8 @@ def main() -> int:
     win.resize(1280, 800)
     win.show()
     probe = StallProbe()
-    rows: list[tuple[str, float, float, float, int]] = []
+    collector = GcProbe()
+    rows: list[tuple[str, float, float, float, int, int, float]] = []
     applied: list[float] = []
     apply_result = win._applied
 
@@ -178,6 +200,7 @@ def main() -> int:
 
     def phase(name: str, action, done, linger: float = 0.3) -> None:  # type: ignore[no-untyped-def]
         probe.start()
+        collector.take()
         settle(app, 0.05)
         began = time.perf_counter()
         action()
@@ -185,8 +208,12 @@ def main() -> int:
         took = time.perf_counter() - began
         settle(app, linger)
         worst, p99, n = probe.stop()
-        rows.append((name, took, worst, p99, n))
-        print(f"  {name}: {took:.2f} s, max {worst:.0f} ms, p99 {p99:.0f} ms", flush=True)
+        full, longest = collector.take()
+        rows.append((name, took, worst, p99, n, full, longest))
+        print(
+            f"  {name}: {took:.2f} s, max {worst:.0f} ms, p99 {p99:.0f} ms, gc {full} full, longest {longest:.0f} ms",
+            flush=True,
+        )
 
     idle = lambda: win.runner.pending == 0  # noqa: E731
     phase(
@@ -307,10 +334,10 @@ def report(args, rows, drafts_before: int, one_approve: list[float], applied: li
         f"{os.cpu_count()} cores, load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} at the end, "
         f"QT_QPA_PLATFORM={os.environ['QT_QPA_PLATFORM']}",
         "",
-        "| phase | took | max stall | p99 stall | timer ticks |",
-        "|---|---|---|---|---|",
+        "| phase | took | max stall | p99 stall | timer ticks | full gc passes | longest gc pass |",
+        "|---|---|---|---|---|---|---|",
     ]
-    lines += [f"| {n} | {t:.2f} s | {w:.0f} ms | {p:.0f} ms | {k} |" for n, t, w, p, k in rows]
+    lines += [f"| {n} | {t:.2f} s | {w:.0f} ms | {p:.0f} ms | {k} | {f} | {g:.0f} ms |" for n, t, w, p, k, f, g in rows]
     lines.append("")
     lines.append(
         f"GUI-thread work applying one approve: {', '.join(f'{ms:.0f} ms' for ms in one_approve)} (target <= 16 ms); "
