@@ -306,7 +306,7 @@ class ListFile:
             return
         cache: BlockCache | None = getattr(self, "_cache", None)
         known = cache.split if cache is not None else None
-        if known is not None and self.identity is not None and known.matches(self.identity, data):
+        if known is not None and self.identity is not None and known.matches(self.identity, self.sha256):
             self._split_known(known)
             return
         if (

@@ -15,7 +15,6 @@ import gc
 import hashlib
 import marshal
 import os
-import zlib
 from array import array
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -78,7 +77,7 @@ def _pack_split(split: KnownSplit | None) -> tuple[object, ...] | None:
         i.size,
         i.mtime_ns,
         i.inode,
-        split.crc,
+        split.sha256,
         split.starts.tobytes(),
         split.lines.tobytes(),
         split.drafts.tobytes(),
@@ -88,13 +87,15 @@ def _pack_split(split: KnownSplit | None) -> tuple[object, ...] | None:
 def _unpack_split(packed: object) -> KnownSplit | None:
     if not (isinstance(packed, tuple) and len(packed) == 7):
         return None
-    size, mtime_ns, inode, crc, *arrays = packed
+    size, mtime_ns, inode, sha256, *arrays = packed
+    if not isinstance(sha256, str):
+        return None  # kept by an earlier version with a CRC-32: split afresh
     starts, lines, drafts = array("q"), array("q"), array("q")
     for target, raw in zip((starts, lines, drafts), arrays, strict=True):
         target.frombytes(raw)
     if len(starts) != len(lines) or any(not 0 <= d < len(starts) for d in drafts):
         return None
-    return KnownSplit(FileIdentity(size, mtime_ns, inode), crc, starts, lines, drafts)
+    return KnownSplit(FileIdentity(size, mtime_ns, inode), sha256, starts, lines, drafts)
 
 
 class RestChunks:
@@ -225,7 +226,7 @@ def split_of(snapshot: ListFile) -> KnownSplit | None:
         return None
     return KnownSplit(
         snapshot.identity,
-        zlib.crc32(snapshot.data),
+        snapshot.sha256(),
         positions.starts(),
         positions.lines(),
         array("q", (e.index for e in snapshot.scan_drafts())),

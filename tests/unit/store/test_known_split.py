@@ -5,6 +5,8 @@ the inode and the modification time, is split afresh. Stores are written by the 
 from __future__ import annotations
 
 import os
+import re
+import zlib
 from pathlib import Path
 
 import pytest
@@ -103,6 +105,76 @@ def test_a_file_cut_differently_with_the_same_size_is_split_afresh(store_dir, tm
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     store.load_drafts()
     assert _cut(store.engrams) == _cut(_uncached(store_dir))
+
+
+def _crc_change(tail: int) -> list[int]:
+    """How the CRC-32 of a message changes when bit i of 4 bytes followed by `tail` bytes flips (for each i)."""
+    zeros = zlib.crc32(bytes(4 + tail))
+    return [zlib.crc32((1 << i).to_bytes(4, "little") + bytes(tail)) ^ zeros for i in range(32)]
+
+
+def _solve(columns: list[int], want: int) -> int | None:
+    """The bits x with XOR of columns[i] for each set bit i == want (Gaussian elimination over GF(2))."""
+    rows: dict[int, tuple[int, int]] = {}  # leading bit -> (column value, the x bits that make it)
+    for i, column in enumerate(columns):
+        made = 1 << i
+        for lead, (value, bits) in sorted(rows.items(), reverse=True):
+            if column >> lead & 1:
+                column, made = column ^ value, made ^ bits
+        if column:
+            rows[column.bit_length() - 1] = (column, made)
+    x = 0
+    for lead, (value, bits) in sorted(rows.items(), reverse=True):
+        if want >> lead & 1:
+            want, x = want ^ value, x ^ bits
+    return x if want == 0 else None
+
+
+def _same_crc(target: int, data: bytes) -> bytes:
+    """`data` with 4 bytes of a statement forged so that its CRC-32 is `target`: the 4 bytes are found by solving
+    the CRC's linear equations, tried at each place (last statements first) until they are all letters or digits,
+    so the file stays what PLUR wrote, one statement reworded."""
+    for match in reversed(list(re.finditer(rb"statement: ([A-Za-z0-9 ]+)\n", data))):
+        for at in range(match.end(1) - 4, match.start(1) - 1, -1):
+            x = _solve(_crc_change(len(data) - at - 4), zlib.crc32(data) ^ target)
+            assert x is not None  # the map of 4 adjacent bytes onto the CRC is one to one
+            forged = (int.from_bytes(data[at : at + 4], "little") ^ x).to_bytes(4, "little")
+            if forged.isalnum():
+                return data[:at] + forged + data[at + 4 :]
+    raise AssertionError("no place for 4 letters or digits")
+
+
+def test_a_change_forged_to_keep_the_crc_32_is_split_afresh(store_dir, tmp_path):
+    """A process of the same user can write engrams.yaml and knows the cut kept: two entries of different lengths
+    swapped (the same size, another cut) and 4 bytes of a statement forged keep the file's CRC-32, the size, the
+    inode and the modification time. The kept cut must not be used (it is kept by the file's SHA-256)."""
+    store = _warm(store_dir, tmp_path / "cache")
+    path = store_dir / "engrams.yaml"
+    data = path.read_bytes()
+    fresh = _uncached(store_dir)
+    (a, b), (c, d) = fresh.span(fresh.entries[0]), fresh.span(fresh.entries[1])
+    assert b - a != d - c  # so the cut moves
+    forged = _same_crc(zlib.crc32(data), data[:a] + data[c:d] + data[a:b] + data[d:])
+    assert zlib.crc32(forged) == zlib.crc32(data) and len(forged) == len(data) and forged != data
+    stat = os.stat(path)
+    with open(path, "r+b") as handle:  # in place: the same inode
+        handle.write(forged)
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    after = os.stat(path)
+    assert (after.st_ino, after.st_size, after.st_mtime_ns) == (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+    store.load_drafts()
+    assert store.engrams._drafts is None  # the kept cut was not trusted
+    fresh = _uncached(store_dir)
+    assert _cut(store.engrams) == _cut(fresh) != _cut(_uncached_bytes(data, tmp_path))
+    store.finish_load(store.parse_rest(workers=False))
+    assert _state(store.engrams) == _state(fresh) and not fresh.fatal
+    assert all(e.value is not None and not e.problems for e in fresh.entries)
+
+
+def _uncached_bytes(data: bytes, tmp_path: Path) -> ListFile:
+    (tmp_path / "before").mkdir()
+    (tmp_path / "before" / "engrams.yaml").write_bytes(data)
+    return _uncached(tmp_path / "before")
 
 
 def test_after_a_decision_the_drafts_are_scanned_not_taken_from_the_old_cut(store_dir, tmp_path):
