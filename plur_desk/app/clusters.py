@@ -67,7 +67,7 @@ class EmbeddingVectors:
         return self.cache.vectors
 
     def rows(self, statements: list[str]) -> np.ndarray:
-        hash_of = {s: content_hash(s) for s in dict.fromkeys(statements)}  # a repeated statement is hashed once
+        hash_of = self.cache.keys_of(statements)  # each text hashed once, shared with search
         hashes = [hash_of[s] for s in statements]
         missing = self.cache.missing(hashes)
         if missing:

@@ -16,6 +16,7 @@ from datetime import datetime
 import numpy as np
 
 from plur_desk.domain.contradiction import DEFAULT_THRESHOLD, Judgement, judge, token_similarity
+from plur_desk.domain.derived import content_hash
 from plur_desk.domain.tension_rules import (
     GateContext,
     blocked_by,
@@ -96,17 +97,28 @@ class ScanResult:
 
 
 class Vectors:
-    """Unit vectors for engrams (by content_hash) and for new text, when the embedding model is installed."""
+    """Unit vectors for engrams and for new text, when the embedding model is installed. An engram's vector is the
+    one cached under the content hash of its statement (as search and the clusters key it), never under its
+    `content_hash` field, which a hand edit can leave stale: that would be the vector of other text."""
 
     def __init__(
         self, by_hash: Mapping[str, np.ndarray], embed: Callable[[list[str]], np.ndarray] | None = None
     ) -> None:
         self.by_hash = by_hash
         self.embed = embed
+        self._keys: dict[str, str] = {}  # statement -> its content hash, hashed once per finder
+
+    def cached(self, engram: Engram) -> np.ndarray | None:
+        """The cached vector of the engram's statement, if any."""
+        statement = str(engram.get("statement", ""))
+        key = self._keys.get(statement)
+        if key is None:
+            key = self._keys[statement] = content_hash(statement)
+        return self.by_hash.get(key)
 
     def of(self, engram: Engram, text: str | None = None) -> np.ndarray | None:
         if text is None:
-            found = self.by_hash.get(str(engram.get("content_hash")))
+            found = self.cached(engram)
             if found is not None:
                 return found
             text = str(engram.get("statement", ""))
@@ -141,7 +153,7 @@ class ConflictFinder:
     def _similarity(self, a: Engram, b: Engram, text_a: str, text_b: str, fresh_a: bool) -> tuple[float, str]:
         if self.vectors is not None:
             va = self.vectors.of(a, text_a) if fresh_a else self.vectors.of(a)
-            vb = self.vectors.by_hash.get(str(b.get("content_hash")))
+            vb = self.vectors.cached(b)
             if va is not None and vb is not None:
                 return float(np.dot(va, vb)), "minilm"
         return token_similarity(text_a, text_b), "tokens"
@@ -153,7 +165,7 @@ class ConflictFinder:
         statement_a = text_a if text_a is not None else str(a.get("statement", ""))
         statement_b = str(b.get("statement", ""))
         if vector_a is not None and self.vectors is not None:
-            vb = self.vectors.by_hash.get(str(b.get("content_hash")))
+            vb = self.vectors.cached(b)
             sim, source = (
                 (float(np.dot(vector_a, vb)), "minilm")
                 if vb is not None

@@ -18,7 +18,7 @@ from plur_desk.index.query import ParsedQuery, parse
 from plur_desk.index.vector_matrix import VectorMatrix
 
 if TYPE_CHECKING:
-    from plur_desk.index.embeddings import Embedder
+    from plur_desk.index.embeddings import Embedder, VectorCache
 
 RRF_K = 60  # as PLUR's own hybrid recall
 MIN_COSINE = 0.35  # below this a semantic neighbour is noise, not a result
@@ -62,16 +62,18 @@ class SearchService:
     def sync(self, progress: Progress | None = None) -> int:
         """Full comparison with the store (after opening, or after PLUR changed the file)."""
         count = self.index.sync(self._digests(), progress)
-        self.matrix.rebuild(_hashes(self.session.all_engrams()), self.vectors.vectors)
+        if self.semantic_available:  # (without the model no vector is ever asked for: nothing to key)
+            self.matrix.rebuild(vector_keys(self.session.all_engrams(), self.vectors), self.vectors.vectors)
         return count
 
     def sync_ids(self, ids: Iterable[str]) -> int:
         """After our own writes: only the engrams we know changed."""
         ids = set(ids)
         count = self.index.sync(self._digests(ids), partial=True)
-        changed: dict[str, str | None] = dict.fromkeys(ids)
-        changed.update(_hashes(e for i in ids if (e := self.session.engram(i)) is not None))
-        self.matrix.update(changed, self.vectors.vectors)
+        if self.semantic_available:
+            changed: dict[str, str | None] = dict.fromkeys(ids)
+            changed.update(vector_keys((e for i in ids if (e := self.session.engram(i)) is not None), self.vectors))
+            self.matrix.update(changed, self.vectors.vectors)
         return count
 
     # -- embeddings ----------------------------------------------------------------------------------------
@@ -98,15 +100,13 @@ class SearchService:
         return Embedder.model_file() is not None
 
     def embed_missing(self, progress: Progress | None = None, batch: int = 256) -> int:
-        """Embed every engram whose content_hash has no cached vector, each distinct content once: in a separate
+        """Embed every statement with no cached vector, each distinct content once (`vector_keys`): in a separate
         process that writes its vectors as it goes (resumable; search uses them as they arrive)."""
         if not self.semantic_available:
             return 0
         by_hash: dict[str, str] = {}
-        for engram in self.session.all_engrams():
-            digest = engram.get("content_hash")
-            if isinstance(digest, str) and digest:
-                by_hash.setdefault(digest, str(engram.get("statement", "")))
+        for text, key in self.vectors.keys_of(_statements(self.session.all_engrams())).items():
+            by_hash.setdefault(key, text)
         missing = self.vectors.missing(list(by_hash))
         if missing and self.vectors.parts_dir is not None and not getattr(sys, "frozen", False):
             return self._embed_in_worker([(h, by_hash[h]) for h in missing], progress)
@@ -157,7 +157,7 @@ class SearchService:
 
     def _matrix_ready(self) -> None:
         if not self.matrix.built:  # a service used without sync() (a script): built once, here
-            self.matrix.rebuild(_hashes(self.session.all_engrams()), self.vectors.vectors)
+            self.matrix.rebuild(vector_keys(self.session.all_engrams(), self.vectors), self.vectors.vectors)
         self.matrix.take_new_vectors(self.vectors.vectors)
 
     # -- queries -------------------------------------------------------------------------------------------
@@ -207,15 +207,26 @@ class SearchService:
         embedder = self.embedder()
         if engram is None or embedder is None or not self.vectors.vectors:
             return []
-        vector = self.vectors.vectors.get(str(engram.get("content_hash")))
+        statement = str(engram.get("statement", ""))
+        vector = self.vectors.vectors.get(self.vectors.keys_of([statement])[statement])
         if vector is None:
-            vector = embedder.embed([str(engram.get("statement", ""))])[0]
+            vector = embedder.embed([statement])[0]
         self._matrix_ready()
         return [Hit(i, s) for i, s in self.matrix.nearest(vector, k, exclude=engram_id) if s >= MIN_SIMILAR]
 
 
-def _hashes(engrams: Iterable[dict[str, object]]) -> list[tuple[str, str]]:
-    return [(str(e.get("id")), h) for e in engrams if isinstance(h := e.get("content_hash"), str) and h]
+def _statements(engrams: Iterable[dict[str, object]]) -> list[str]:
+    return [s for e in engrams if isinstance(s := e.get("statement"), str) and s]
+
+
+def vector_keys(engrams: Iterable[dict[str, object]], cache: VectorCache) -> list[tuple[str, str]]:
+    """(engram id, the key of its vector): PLUR's content hash of the statement the vector is computed from, as the
+    clusters key it, so the two share the vectors wherever the engram's `content_hash` field agrees with its text.
+    Never the field itself: an agent that edits a statement by hand leaves it stale, and an engram can carry
+    another's, which would give the engram the vector of OTHER text."""
+    engrams = list(engrams)
+    keys = cache.keys_of(_statements(engrams))
+    return [(str(e.get("id")), keys[s]) for e in engrams if isinstance(s := e.get("statement"), str) and s]
 
 
 def fuse(rankings: list[list[Hit]], k: int = RRF_K) -> list[Hit]:

@@ -4,7 +4,7 @@ No download ever happens: the model comes from an installed package and the voca
 (BERT uncased, Apache-2.0). When the build step packaging/build_embed_model.py has derived the int8-compute variant
 of that same model (DERIVED_MODEL, about 1.6x less CPU per statement, cosine >= 0.99 to the package's vectors) and
 it was derived from the installed package's file, it is used instead, by every path alike. Tokenisation is BERT's: clean, pad CJK, lowercase, strip accents, split punctuation,
-WordPiece. Vectors are mean-pooled over the attention mask and L2-normalised, and cached by content_hash.
+WordPiece. Vectors are mean-pooled over the attention mask and L2-normalised, and cached by the content hash of the text.
 Everything here is optional: `Embedder.load()` returns None when the model package is not installed.
 """
 
@@ -22,6 +22,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from plur_desk.domain.derived import content_hash
 from plur_desk.index.vector_matrix import VectorTable
 
 MAX_TOKENS = 128
@@ -268,7 +269,9 @@ def vectors_file(store_cache: Path) -> Path:
 
 
 class VectorCache:
-    """Vectors by content_hash, persisted as one .npz in the cache directory (float16: 50k x 384 = 38 MB).
+    """Vectors by the content hash of the statement they were computed from (PLUR's computeContentHash of the text,
+    never an engram's `content_hash` field, which a hand edit can leave stale), persisted as one .npz in the cache
+    directory (float16: 50k x 384 = 38 MB).
 
     One per file while anybody holds it (`open`): search, clusters and the contradiction check of a store share
     it, so the vectors are in memory once. Changes and saves take the cache's lock (they come from the search
@@ -284,7 +287,21 @@ class VectorCache:
         self._parts_read: set[str] = set()
         self._lock = threading.RLock()
         self._file_seen: tuple[int, int] | None = None  # (mtime_ns, size) of `path` when last read
+        self._keys: dict[str, str] = {}  # statement -> its key, hashed once for every user of the cache
         self.refresh()
+
+    def keys_of(self, statements: list[str]) -> dict[str, str]:
+        """Each distinct statement -> the key of its vector. PLUR's content hash is pure Python (~35 us a statement):
+        each text is hashed once per process for search, the clusters and the contradiction check together, not
+        once per pass over 50,000 engrams by each of them."""
+        keys = self._keys
+        out = {}
+        for text in dict.fromkeys(statements):
+            key = keys.get(text)
+            if key is None:
+                key = keys[text] = content_hash(text)
+            out[text] = key
+        return out
 
     @classmethod
     def open(cls, path: Path | None) -> VectorCache:

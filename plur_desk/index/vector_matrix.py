@@ -1,7 +1,7 @@
 """One matrix of engram vectors for similarity, built once and then updated by id, instead of stacking every
 vector again for each selection or query.
 
-Rows are engrams (by id) whose content_hash has a vector; an engram whose vector is not computed yet waits under
+Rows are engrams (by id) whose statement's content hash has a vector; an engram whose vector is not computed yet waits under
 its hash and gets its row when the vector arrives. A changed engram keeps its row (pointed at its new vector); a
 removed one is masked. A row holds no vector of its own: it names the row of the `VectorTable` (the vector cache)
 that holds it, so the vectors are in memory once; a plain mapping (a script, a test) is copied into a table of
@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator, Mapping
 
 import numpy as np
 
-Pairs = Iterable[tuple[str, str]]  # (engram id, content_hash)
+Pairs = Iterable[tuple[str, str]]  # (engram id, the content hash of its statement: the key of its vector)
 CHUNK = 4096  # rows per chunk of a VectorTable
 
 

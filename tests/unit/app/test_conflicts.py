@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
+import numpy as np
 import pytest
 
 from plur_desk.app.conflict_actions import not_a_conflict, record_tension, recorded_pair_keys, supersede
+from plur_desk.app.conflicts import ConflictFinder, Vectors
 from plur_desk.app.conflicts_cli import finder_for
 from plur_desk.app.session import ReviewSession
 from plur_desk.cli import main
@@ -241,3 +243,20 @@ def test_a_finder_kept_across_decisions_answers_as_a_rebuilt_one(session):
     session.edit_statement(session.seen(["ENG-2026-11-05-001"])[0], "Deploys go through Traefik on the edge hosts.")
     assert not rebuilt.answers_after(["ENG-2026-11-05-001"])
     assert not rebuilt.answers_after([], max_age=-1)  # an old finder is rebuilt anyway (its clock)
+
+
+def test_a_stale_content_hash_does_not_lend_an_engram_the_vector_of_other_text() -> None:
+    """The similarity of a pair uses the vectors of the statements the engrams say now (cached under the hash of
+    each statement, as search and the clusters key them), not whatever the `content_hash` field names: here B was
+    edited by hand from the plants statement to the nginx one and its field still names the plants."""
+    caddy, nginx, plants = (STATEMENTS[f"ENG-2026-11-0{n}-001"][0] for n in (1, 2, 5))
+    same, apart = np.eye(4, dtype=np.float32)[0], np.eye(4, dtype=np.float32)[1]
+    vectors = Vectors({content_hash(caddy): same, content_hash(nginx): same, content_hash(plants): apart})
+    a = _engram("ENG-2026-11-01-001", caddy, "decided")
+    b = {**_engram("ENG-2026-11-02-001", nginx, "leaning"), "content_hash": content_hash(plants)}
+    finder = ConflictFinder([a, b], (), NOW, vectors=vectors)
+    candidate = finder.score(a, b)
+    assert candidate.similarity_source == "minilm" and candidate.similarity == pytest.approx(1.0)
+    assert finder.score(b, a).similarity == pytest.approx(1.0)
+    vector_a = vectors.of(a)
+    assert vector_a is not None and finder.score(b, a, vector_a=vector_a).similarity == pytest.approx(1.0)

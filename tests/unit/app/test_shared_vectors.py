@@ -20,6 +20,8 @@ from plur_desk.index.embeddings import DIM, Embedder, VectorCache
 from plur_desk.infra.clock import FixedClock
 from plur_desk.store.plur_store import PlurStore
 
+from support.blocks import rewrite_block
+
 NOW = datetime(2026, 12, 2, 15, 0, tzinfo=UTC)
 
 
@@ -65,3 +67,30 @@ def test_a_cache_file_is_open_once_while_anybody_holds_it(tmp_path) -> None:
     assert not again.dirty
     assert np.allclose(again.vectors["h1"], vector[0], atol=1e-3)
     assert VectorCache.open(None) is not VectorCache.open(None)  # private caches are never shared
+
+
+def _field(session: ReviewSession, engram_id: str) -> str:
+    engram = session.engram(engram_id)
+    assert engram is not None
+    return str(engram["content_hash"])
+
+
+def test_search_keys_vectors_by_the_statement_not_a_stale_or_copied_content_hash(session, tmp_path) -> None:
+    """The `content_hash` field is whatever the engram's writer left there: an agent that edits a statement by hand
+    leaves it stale, and one engram can carry another's. Search must use the vector of the text the engram says now
+    (keyed as the clusters key it: by the hash of the statement), never the vector of OTHER text cached under the
+    field."""
+    cache = tmp_path / "cache"
+    service = SearchService(session, cache)
+    ScaleView.open(session, cache).refresh()  # every active statement embedded (the fields agree, so far)
+    root = session.root
+    caddy, node, tabs, spaces = (f"ENG-2026-12-02-00{n}" for n in (3, 1, 5, 6))
+    rewrite_block(root, caddy, "Deploys to production go through Caddy", "Use tabs for indentation in Makefiles")
+    rewrite_block(root, node, _field(session, node), _field(session, spaces))
+    assert session.reload_if_changed().engrams == {caddy, node}
+    assert _field(session, caddy) != content_hash("Use tabs for indentation in Makefiles")  # left stale
+    service.sync()
+    same_text = {h.id: h.score for h in service.similar(caddy)}
+    assert same_text.get(tabs, 0.0) > 0.99  # it says what `tabs` says now
+    copied = {h.id: h.score for h in service.similar(node)}
+    assert copied.get(spaces, 0.0) < 0.9  # the copied field names another text's vector, not this one's
