@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from plur_desk.app.conflicts import ConflictCandidate
+from plur_desk.ui.models import OneCallPerCell
 
 ID_ROLE = Qt.ItemDataRole.UserRole + 1
 _Index = QModelIndex | QPersistentModelIndex
@@ -36,7 +37,7 @@ class Column(IntEnum):
 _HEADERS = {Column.SCORE: "Score", Column.A: "A", Column.B: "B", Column.RULE: "Signal", Column.WHY: "Evidence"}
 
 
-class ConflictsModel(QAbstractTableModel):
+class ConflictsModel(OneCallPerCell, QAbstractTableModel):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.rows: list[ConflictCandidate] = []

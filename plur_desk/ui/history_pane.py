@@ -26,6 +26,7 @@ from plur_desk.domain.lint import reveal
 from plur_desk.domain.trust import Trust, TrustState
 from plur_desk.ui.drafts_pane import action_button
 from plur_desk.ui.history_export import FORMATS, format_of_filter, with_suffix, write_events
+from plur_desk.ui.models import OneCallPerCell
 from plur_desk.ui.widgets import SafeBrowser, make_table, plain_label, text_html, tooltip_text
 from plur_desk.ui.workspace import Workspace
 
@@ -92,7 +93,7 @@ def parse_day(text: str, end: bool) -> datetime | None:
     return day.replace(hour=23, minute=59, second=59) if end else day
 
 
-class HistoryModel(QAbstractTableModel):
+class HistoryModel(OneCallPerCell, QAbstractTableModel):
     """A filtered, newest-first list shown a page at a time (canFetchMore/fetchMore)."""
 
     def __init__(self, parent: Any = None) -> None:

@@ -22,6 +22,7 @@ QT_OVERRIDES = {
     "rowCount",
     "columnCount",
     "data",
+    "multiData",
     "headerData",
     "canFetchMore",
     "fetchMore",
