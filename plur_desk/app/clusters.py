@@ -17,6 +17,8 @@ sequence of changes gives what one `update` of the final engrams gives (tests/un
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from itertools import compress, filterfalse
+from operator import is_not
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +31,15 @@ from plur_desk.index.embeddings import DIM, Embedder, VectorCache
 from plur_desk.index.near_dupes import lexical_vectors
 from plur_desk.index.vector_matrix import VectorTable
 
-__all__ = ["THRESHOLDS", "Cluster", "ClusterIndex", "Member", "embedding_vectorizer", "make_cluster_index"]
+__all__ = [
+    "THRESHOLDS",
+    "Cluster",
+    "ClusterIndex",
+    "Member",
+    "changed_ids",
+    "embedding_vectorizer",
+    "make_cluster_index",
+]
 
 THRESHOLDS = {"embedding": 0.82, "lexical": 0.6}  # precision >= 0.95 on tests/data/near_duplicate_pairs.txt
 Vectorizer = Callable[[list[str]], np.ndarray]
@@ -128,33 +138,41 @@ class ClusterIndex:
         self.nearest_approved = NearestApproved(self)
         self._rescan: set[int] = set()  # vector rows whose nearest approved engram left
         self._keys: dict[tuple[tuple[str, ...], bool], int] = {}
-        self._records: dict[str, dict[str, object]] = {}  # each engram's record as last read
+        self._records: Mapping[str, dict[str, object]] = {}  # each engram's record as last read
+        self._row_drafts: dict[int, set[str]] = {}  # vector row -> the drafts with that statement
+        self._near_changed: set[str] | None = None  # drafts whose nearest approved may have moved (None: all)
 
     # -- maintenance -----------------------------------------------------------------------------------------
 
-    def update(self, engrams: Iterable[dict[str, object]], created_of: Callable[[dict[str, object]], str]) -> int:
-        """Take the store's engrams; returns how many were (re)compared. Retired ones simply leave.
+    def update(
+        self,
+        engrams: Iterable[dict[str, object]] | Mapping[str, dict[str, object]],
+        created_of: Callable[[dict[str, object]], str],
+        diff: set[str] | None = None,
+    ) -> int:
+        """Take the store's engrams (a list, or a dict by id that is not changed afterwards); returns how many were
+        (re)compared. Retired ones simply leave.
 
         A record that is the very object seen last time is unchanged (the session replaces the record of an engram
         that changed, and never edits one in place: the draft queue relies on the same), so only the others are
-        read: a change of one engram at 50,000 costs a pass over the ids, not over every statement."""
+        read: given a dict, a change of one engram at 50,000 costs a few passes in C over the ids, not a pass of
+        Python over every engram. `diff`: those ids, when the caller found them already against `seen`."""
         records, items = self._records, self.items
-        now: dict[str, dict[str, object]] = {}
+        now: Mapping[str, dict[str, object]] = (
+            engrams if isinstance(engrams, Mapping) else {str(engram.get("id")): engram for engram in engrams}
+        )
         wanted: dict[str, tuple[object, ...] | None] = {}
-        for engram in engrams:
-            ident = str(engram.get("id"))
-            now[ident] = engram
-            if records.get(ident) is engram:
-                continue
-            statement = engram.get("statement")
-            if engram.get("status") != "active" or not isinstance(statement, str):
+        for ident in diff if diff is not None else changed_ids(records, now):
+            engram: dict[str, object] | None = now.get(ident)
+            statement = engram.get("statement") if engram is not None else None
+            if engram is None or engram.get("status") != "active" or not isinstance(statement, str):
                 wanted[ident] = None
                 continue
             scope, draft = str(engram.get("scope", "")), engram.get("commitment") == "draft"
             wanted[ident] = (statement, scope, draft, engram.get("content_hash"), created_of(engram))
         changed = [i for i, seen in wanted.items() if seen is not None and (i not in items or items[i].seen != seen)]
         before = {i: items[i] for i in changed if i in items}
-        left = [i for i in items if i not in now or (i in wanted and wanted[i] is None)]
+        left = [i for i, seen in wanted.items() if seen is None and i in items]
         try:
             self._drop(left + list(before))
             self._add([self._item(i, wanted[i], before.get(i)) for i in changed])  # type: ignore[arg-type]
@@ -166,6 +184,16 @@ class ClusterIndex:
             raise
         self._records = now
         return len(changed)
+
+    @property
+    def seen(self) -> Mapping[str, dict[str, object]]:
+        """The records of the last update (empty after a failed one)."""
+        return self._records
+
+    def take_near_changed(self) -> set[str] | None:
+        """The drafts whose nearest approved engram may have changed since the last call (None: any of them)."""
+        moved, self._near_changed = self._near_changed, set()
+        return moved
 
     def _item(self, ident: str, seen: tuple[object, ...], before: Item | None) -> Item:
         statement, scope, draft, digest, created = seen
@@ -188,6 +216,9 @@ class ClusterIndex:
             self.graph.leave(item)
             if not item.draft:
                 left_approved.add(ident)
+            elif item.vrow in self._row_drafts:
+                self._row_drafts[item.vrow].discard(ident)
+                self._near(ident)
         if left_approved:
             self._rescan.update(row for row, (_s, a) in self.best.items() if a in left_approved)
 
@@ -202,6 +233,9 @@ class ClusterIndex:
         for item in added:
             self.items[item.id] = item
             self.graph.join(item)
+            if item.draft:
+                self._row_drafts.setdefault(item.vrow, set()).add(item.id)
+                self._near(item.id)
         table = self._source.table
         if table is None or (not added and not self._rescan):
             return
@@ -218,9 +252,18 @@ class ClusterIndex:
                 a, b = b, a
             if not self.graph.is_apart(a.id, b.id) and detail_conflict(a.statement, b.statement) is None:
                 self.graph.link(a.id, b.id, min(sim, 1.0))
+        best = self.best
+        moved = [r for r in found.cleared if r in best] + [r for r, v in found.nearest.items() if best.get(r) != v]
         for row in found.cleared:
-            self.best.pop(row, None)
-        self.best.update(found.nearest)
+            best.pop(row, None)
+        best.update(found.nearest)
+        for row in moved:
+            for ident in self._row_drafts.get(row, ()):
+                self._near(ident)
+
+    def _near(self, ident: str) -> None:
+        if self._near_changed is not None:
+            self._near_changed.add(ident)
 
     def keep_apart(self, ident: str, others: list[str]) -> None:
         """A reviewer's split: these pairs never join again while this index lives."""
@@ -238,6 +281,17 @@ class ClusterIndex:
     def similar_links(self) -> dict[tuple[str, str], float]:
         """Every similar link (same-content links follow from the content_hashes), for tests and scripts."""
         return {pair(a, b): s for a, links in self.graph.similar.items() for b, s in links.items()}
+
+
+def changed_ids(before: Mapping[str, object], after: Mapping[str, object]) -> set[str]:
+    """The ids whose record is not the very object it was (changed, came or left), found by passes in C (no Python
+    per engram: at 50,000 a Python pass holds the interpreter lock for milliseconds)."""
+    ids = list(after)
+    olds = list(map(before.get, ids))
+    changed = set(compress(ids, map(is_not, olds, after.values())))
+    if len(before) != len(ids) - olds.count(None):  # some left (no set of every key built when none did)
+        changed.update(filterfalse(after.__contains__, before))
+    return changed
 
 
 def embedding_vectorizer(embed: Vectorizer, cache: VectorCache) -> EmbeddingVectors:

@@ -318,6 +318,10 @@ class ReviewSession:
     def all_engrams(self) -> Iterable[dict[str, object]]:
         return self._engrams.values()
 
+    def engrams_by_id(self) -> dict[str, dict[str, object]]:
+        """A copy of the records by id (a copy in C, ~1 ms at 50,000): a snapshot another thread may keep."""
+        return dict(self._engrams)
+
     def all_tensions(self) -> Iterable[dict[str, object]]:
         return self._tensions.values()
 

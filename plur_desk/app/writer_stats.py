@@ -172,11 +172,11 @@ class Acc:
             approved=self.approved,
             approved_after_edit=self.after_edit,
             rejected=sum(self.reasons.values()),
-            rejected_by_reason=tuple(self.reasons.most_common()),
+            rejected_by_reason=reasons_ranked(self.reasons),
             pending=self.pending,
             unverified=self.unverified,
-            median_hours_to_decision=_median(self.hours),
-            last30=(self.recent[0], self.recent[1], self.recent[2], _median(self.recent_hours)),
+            median_hours_to_decision=median_of(self.hours),
+            last30=(self.recent[0], self.recent[1], self.recent[2], median_of(self.recent_hours)),
             weekly=tuple((a, r) for a, r in self.weekly),
         )
 
@@ -192,5 +192,10 @@ def epoch(text: str) -> float | None:
     return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
 
 
-def _median(values: list[float]) -> float | None:
+def median_of(values: list[float]) -> float | None:
     return round(statistics.median(values), 2) if values else None
+
+
+def reasons_ranked(reasons: Counter[str]) -> tuple[tuple[str, int], ...]:
+    """Most frequent first, ties by name: the same whatever order the rejections were counted in."""
+    return tuple(sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0])))

@@ -64,6 +64,7 @@ class Ledger:
     _generation: object = None
     _actors: dict[bytes, WriterKey] = field(default_factory=dict)
     _claims: list[bytes] = field(default_factory=list)  # every line that claims a human, in order
+    _touched: set[str] | None = None  # ids whose facts changed since `take_touched`; None: every id (started over)
 
     # -- feeding -------------------------------------------------------------------------------------------
 
@@ -73,14 +74,26 @@ class Ledger:
         if lines is not self._source or len(lines) < self.fed:
             self.created, self.decisions, self.edited, self.fed = {}, {}, set(), 0
             self.created_count, self.unverified, self._claims = Counter(), {}, []
-            self._source, self._generation = lines, generation
+            self._source, self._generation, self._touched = lines, generation, None
         elif generation != self._generation:  # keys.yaml changed: only the human claims are judged again
+            if self._touched is not None:  # the ids they named, before and after
+                self._touched.update(self.decisions.keys() | self.unverified.keys())
             self.decisions, self.edited, self.unverified, self._generation = {}, set(), {}, generation
             self._decide(self._claims)
         start = self.fed
         for at in range(start, len(lines), FEED_CHUNK):
             self.feed([raw for raw, _month, _number in lines[at : at + FEED_CHUNK]])
         return len(lines) - start
+
+    def take_touched(self) -> set[str] | None:
+        """The engram ids whose creation, decisions or claims were read since the last call (None: all of them,
+        the ledger started over); the ledger counts from here on."""
+        touched, self._touched = self._touched, set()
+        return touched
+
+    def _touch(self, ident: str) -> None:
+        if self._touched is not None:
+            self._touched.add(ident)
 
     def _trust_generation(self) -> object:
         """keys.yaml changed: every verdict must be taken again (one stat, through the checker)."""
@@ -126,6 +139,7 @@ class Ledger:
                     self._human(event, self._verified(raw, event))
                 continue
             ident, ts = match.group(1).decode("utf-8", "replace"), match.group(2).decode("ascii", "replace")
+            self._touch(ident)
             if not self._verified(raw):
                 self.unverified[ident] = self.unverified.get(ident, 0) + 1
                 continue
@@ -163,6 +177,8 @@ class Ledger:
         for ident in fresh.keys() & self.created.keys():  # the first engram_created of an id wins
             del fresh[ident]
         self.created.update(fresh)
+        if self._touched is not None:
+            self._touched.update(fresh)
         self.created_count.update(map(itemgetter(0), fresh.values()))
 
     def _human(self, event: dict[str, object], verified: bool) -> None:
@@ -173,6 +189,7 @@ class Ledger:
         if not isinstance(data, dict):
             return
         ident, ts, action = str(event.get("engram_id")), str(event.get("timestamp")), data.get("action")
+        self._touch(ident)
         if not verified:  # a claim, not a decision: shown as such, never counted
             if action in ("approve", "reject"):
                 self.unverified[ident] = self.unverified.get(ident, 0) + 1

@@ -73,24 +73,25 @@ class RowsModel(OneCallPerCell, QAbstractTableModel, Generic[R]):
         of the rows that stay (another sort) moves them as a layout change, persistent indexes following."""
         if self._remove_only(rows):
             return
-        new_ids = [self.row_id(r) for r in rows]
+        new_ids = list(map(self.row_id, rows))  # in C when row_id is (as for drafts) an attrgetter
         if len(set(new_ids)) != len(new_ids):
             self.set_rows(rows)  # ids must name rows once for the diff; never expected, kept correct regardless
             return
-        old_ids = [self.row_id(r) for r in self.rows]
+        old_ids = list(map(self.row_id, self.rows))
         new_set, old_set = set(new_ids), set(old_ids)
-        if [i for i in old_ids if i in new_set] != [i for i in new_ids if i in old_set]:
+        if list(filter(new_set.__contains__, old_ids)) != list(filter(old_set.__contains__, new_ids)):
             self._relayout(rows, new_ids)
             return
-        for start, end in _runs([n for n, i in enumerate(old_ids) if i not in new_set], reverse=True):
+        for start, end in _runs(list(compress(count(), map(operator.not_, map(new_set.__contains__, old_ids)))), True):
             self.beginRemoveRows(QModelIndex(), start, end)
             del self.rows[start : end + 1]
             self.endRemoveRows()
-        for start, end in _runs([n for n, i in enumerate(new_ids) if i not in old_set]):
+        for start, end in _runs(list(compress(count(), map(operator.not_, map(old_set.__contains__, new_ids))))):
             self.beginInsertRows(QModelIndex(), start, end)
             self.rows[start:start] = rows[start : end + 1]
             self.endInsertRows()
-        changed = [n for n, (a, b) in enumerate(zip(self.rows, rows, strict=True)) if a is not b and a != b]
+        others = compress(count(), map(operator.is_not, self.rows, rows))
+        changed = [n for n in others if self.rows[n] != rows[n]]
         self.rows = list(rows)
         last = len(self.columns) - 1
         for start, end in _runs(changed):
@@ -117,7 +118,7 @@ class RowsModel(OneCallPerCell, QAbstractTableModel, Generic[R]):
 
     def _relayout(self, rows: list[R], new_ids: list[str]) -> None:
         self.layoutAboutToBeChanged.emit()
-        where = {row_id: n for n, row_id in enumerate(new_ids)}
+        where = dict(zip(new_ids, count()))  # in C; Python runs only per persistent index (the selection)
         old = self.persistentIndexList()
         moved = []
         for index in old:
@@ -160,10 +161,10 @@ class RowsModel(OneCallPerCell, QAbstractTableModel, Generic[R]):
         return None
 
     def row_of(self, row_id: str) -> int:
-        for i, row in enumerate(self.rows):
-            if self.row_id(row) == row_id:
-                return i
-        return -1
+        try:
+            return list(map(self.row_id, self.rows)).index(row_id)  # in C when row_id is an attrgetter
+        except ValueError:
+            return -1
 
     def sorted_by(self, column: int, descending: bool) -> None:
         key = self.columns[column].sort
@@ -213,7 +214,7 @@ DRAFT_COLUMNS: list[Column[DraftRow]] = [
 
 
 def drafts_model(parent: Any = None) -> RowsModel[DraftRow]:
-    return RowsModel(DRAFT_COLUMNS, lambda r: r.id, parent)
+    return RowsModel(DRAFT_COLUMNS, operator.attrgetter("id"), parent)
 
 
 TENSION_COLUMNS: list[Column[TensionRow]] = [
@@ -227,4 +228,4 @@ TENSION_COLUMNS: list[Column[TensionRow]] = [
 
 
 def tensions_model(parent: Any = None) -> RowsModel[TensionRow]:
-    return RowsModel(TENSION_COLUMNS, lambda r: r.id, parent)
+    return RowsModel(TENSION_COLUMNS, operator.attrgetter("id"), parent)

@@ -6,6 +6,8 @@ decisions (settling a cluster) go through the session on the workspace's serial 
 
 from __future__ import annotations
 
+from itertools import compress, count
+from operator import attrgetter, is_, is_not
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QItemSelectionModel, QObject, QTimer, Signal
@@ -26,6 +28,7 @@ if TYPE_CHECKING:  # the clusters' modules (numpy among them) load with the firs
     from plur_desk.app.scale import RiskRow, ScaleView
 
 RISK_COLUMN = len(DraftColumn)  # appended after the queue's own columns
+_ID = attrgetter("id")
 SETTLE_MS = 1000
 
 
@@ -59,8 +62,6 @@ class ScaleController(QObject):
         self._timer.timeout.connect(self._compute)
         self._again = False
         self._dirty = True  # the store changed since the last computation was started (or none was)
-        self._results = 0  # counts the results taken (a ranking is reused only under the same results)
-        self._ranked: tuple[tuple[int, str, bool], list[RiskRow], dict[int, RiskRow]] | None = None
         self.writer_line_shown: tuple[str, str] = ("", "")
         drafts.model.columns.append(Column("Risk", self._risk_text, self._risk_sort, self._risk_tip))
         drafts.table.setColumnWidth(RISK_COLUMN, 260)
@@ -86,7 +87,7 @@ class ScaleController(QObject):
             return
         self._dirty = False
         scale = self.view if self.view is not None and self.view.session is session else None
-        engrams, lines, now = list(session.all_engrams()), session.history.lines, session.now()
+        engrams, rows, lines, now = session.engrams_by_id(), session.drafts(), session.history.lines, session.now()
         semantic, level = self.semantic_clusters, self.workspace.settings.default_level
         cache_root = self.workspace.cache_root
 
@@ -94,7 +95,7 @@ class ScaleController(QObject):
             from plur_desk.app.scale import ScaleView
 
             view = scale or ScaleView.open(session, cache_root, semantic=semantic)
-            view.refresh_from(engrams, lines, now, level)
+            view.refresh_from(engrams, lines, now, level, rows)
             return view
 
         self.runner.submit(work, self._done, self.workspace.fail)
@@ -110,7 +111,6 @@ class ScaleController(QObject):
             self._dirty = True  # window's poll has the history read again
             self.schedule()
             return
-        self._results += 1
         if self._again:
             self._again = False
             self.schedule()
@@ -124,7 +124,8 @@ class ScaleController(QObject):
         if self.risk_order is None and scale.default_order() == "risk":
             self.risk_order = True
         self._drafts.queue_order_column(RISK_COLUMN if self.risk_order else DraftColumn.AGE)
-        self.reorder_keeping_selection(self.order_drafts(list(self._drafts.model.rows) or session.drafts()))
+        shown = self.risk
+        self.reorder_keeping_selection(self.order_drafts(list(self._drafts.model.rows) or session.drafts()), shown)
         self._navigation.refresh_panes(None, [self._clusters, self._writers])
         row = self._drafts.current()
         if row is not None and (row.id, scale.writer_line(row.id)) != self.writer_line_shown:
@@ -135,22 +136,37 @@ class ScaleController(QObject):
 
     # -- the drafts queue ----------------------------------------------------------------------------------
 
-    def reorder_keeping_selection(self, rows: list[DraftRow]) -> None:
-        """New risk values arrive while the reviewer works: keep the current draft and a multi-selection."""
+    def reorder_keeping_selection(self, rows: list[DraftRow], shown: dict[str, RiskRow] | None = None) -> None:
+        """New risk values arrive while the reviewer works: keep the current draft and a multi-selection. The
+        same rows in the same order (the usual case: found in C) only repaint the Risk cells that changed from
+        `shown`; a new order moves the rows as one layout change."""
         drafts = self._drafts
         model = drafts.model
         rows = drafts.in_view_order(rows)
-        if [r.id for r in rows] == [r.id for r in model.rows]:
-            drafts.table.viewport().update()  # only the Risk column's text changed: repaint, no model signal
+        if len(rows) == len(model.rows) and all(map(is_, rows, model.rows)):
+            self._repaint_risk(shown)
             return
         selected, current = drafts.selected_ids(), drafts.current_id()
         drafts.set_rows(rows, keep=current)
         selection = drafts.table.selectionModel()
         flags = QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows
+        where = dict(zip(map(_ID, model.rows), count())) if len(selected) > 1 else {}
         for engram_id in selected:
-            row = model.row_of(engram_id)
-            if row >= 0 and engram_id != current:
+            row = where.get(engram_id, -1)
+            if row >= 0 and engram_id != current and not selection.isRowSelected(row):
                 selection.select(model.index(row, 0), flags)
+
+    def _repaint_risk(self, shown: dict[str, RiskRow] | None) -> None:
+        """One dataChanged over the Risk cells from the first to the last row whose risk changed (the view
+        repaints only what is on screen); nothing when none did."""
+        risk, model = self.risk, self._drafts.model
+        if shown is risk or not model.rows:
+            return
+        ids = list(map(_ID, model.rows))
+        moved = list(compress(count(), map(is_not, map(risk.get, ids), map(shown.get, ids)))) if shown else [0]
+        if moved:
+            last = moved[-1] if shown else len(ids) - 1
+            model.dataChanged.emit(model.index(moved[0], RISK_COLUMN), model.index(last, RISK_COLUMN))
 
     def order_drafts(self, rows: list[DraftRow]) -> list[DraftRow]:
         """Risk order (when on) and the writer filter, over rows already narrowed by the search box."""
@@ -160,28 +176,8 @@ class ScaleController(QObject):
             rows = [r for r in rows if writer_key(session.engram(r.id)) == wanted]
         if self.view is None:
             return rows
-        level = self.workspace.settings.default_level
-        key = (self._results, level, bool(self.risk_order))
-        ranked = self._ranked_again(key, rows)
-        if ranked is None:
-            ranked = self.view.risk_rows(rows, level, "risk" if self.risk_order else "age")
-        self._ranked = (key, ranked, {id(r.row): r for r in ranked})
-        self.risk = {r.row.id: r for r in ranked}
-        return [r.row for r in ranked]
-
-    def _ranked_again(self, key: tuple[int, str, bool], rows: list[DraftRow]) -> list[RiskRow] | None:
-        """The last ranking, when the same results would rank `rows` the same way: every row is one ranked last
-        time (the queue hands out the same row object until the draft changes), so after a decision only the
-        decided rows leave it, and nothing is assessed or sorted again. None otherwise."""
-        if self._ranked is None or self._ranked[0] != key:
-            return None
-        _key, ranked, by_row = self._ranked
-        if not all(id(row) in by_row for row in rows):
-            return None
-        if not key[2]:
-            return [by_row[id(row)] for row in rows]  # the queue's own order, as given
-        keep = {id(row) for row in rows}
-        return [r for r in ranked if id(r.row) in keep]  # risk order: a total order, so filtering keeps it
+        ordered, self.risk = self.view.order(rows, self.workspace.settings.default_level, bool(self.risk_order))
+        return ordered
 
     def _risk_text(self, row: DraftRow) -> str:
         risk = self.risk.get(row.id)
