@@ -13,7 +13,7 @@ does not depend on their values, and computing 50,000 real ones takes many minut
 Each run is a fresh process that starts the real window as `plur-desk` does (offscreen platform), opens the store
 and waits until everything is loaded: engrams, history, the search index, the vectors, the scale view (writer ledger,
 near-duplicate clusters, risk order) computed once, and the window's runners are idle. It then reads its own peak
-resident size (VmHWM) and the largest child process waited for (parse workers).
+resident size (VmHWM) and the largest peak of its worker processes (parse workers; a running embedding worker).
 Cold = no parse cache and no search index (the vectors are there); warm = what the cold run left. With `--trace`,
 a second warm run records tracemalloc's 25 largest allocation sites (slow; for finding where memory goes).
 """
@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 from support.node import plur_env, run_node  # noqa: E402
 
 PROBE = r"""
-import json, os, resource, sys, time
+import json, os, sys, time
 from pathlib import Path
 trace = sys.argv[3] == "trace"
 if trace:
@@ -50,6 +50,44 @@ from PySide6.QtCore import QTimer
 from plur_desk.app.settings import Settings, SettingsStore
 from plur_desk.ui.app import make_application
 from plur_desk.ui.main_window import MainWindow
+
+# Peak memory of our worker processes only: the parse workers' own peaks (reaped here with wait4, which returns
+# them) and any plur_desk worker still running (VmHWM). RUSAGE_CHILDREN would also count keyring's ldconfig/gcc
+# probes, which show the window's pages between fork and exec.
+import subprocess
+from plur_desk.store import parse_pool
+worker_peaks = []
+_start_worker = parse_pool._start_worker
+def _tracked_worker():
+    proc = _start_worker()
+    def wait(timeout=None, proc=proc):
+        if proc.returncode is None:
+            try:
+                _pid, status, usage = os.wait4(proc.pid, 0)
+            except ChildProcessError:  # reaped elsewhere meanwhile
+                return subprocess.Popen.wait(proc, timeout)
+            worker_peaks.append(usage.ru_maxrss / 1024)
+            proc.returncode = os.waitstatus_to_exitcode(status)
+        return proc.returncode
+    proc.wait = wait
+    return proc
+parse_pool._start_worker = _tracked_worker
+
+def workers_peak_mb():
+    peaks = list(worker_peaks)
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as handle:
+                if int(handle.read().rsplit(")", 1)[1].split()[1]) != os.getpid():
+                    continue
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                if b"plur_desk." not in handle.read():
+                    continue
+            with open(f"/proc/{pid}/status") as handle:
+                peaks += [int(line.split()[1]) / 1024 for line in handle if line.startswith("VmHWM:")]
+        except (OSError, ValueError, IndexError):
+            pass
+    return max(peaks, default=0.0)
 
 def vm(field):
     for line in open("/proc/self/status"):
@@ -80,7 +118,7 @@ def tick():
            "history_lines": len(session.history.lines), "engrams": len(session.store.engrams.entries),
            "clusters": len(win.scale.view.clusters()),
            "rss_mb": vm("VmRSS"), "hwm_mb": vm("VmHWM"),
-           "children_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
+           "children_mb": workers_peak_mb()}
     if trace:
         snap = tracemalloc.take_snapshot()
         out["traced_mb"] = tracemalloc.get_traced_memory()[1] / 2**20
@@ -195,7 +233,7 @@ def main() -> None:
         f"{runs[0][1]['history_lines']:,} lines",
         "",
         "| run | everything loaded and idle | vectors | history lines | **window peak (VmHWM)** | RSS at the end "
-        "| largest child (parse worker) |",
+        "| largest worker process (parse, embedding) |",
         "|---|---|---|---|---|---|---|",
     ]
     for state, r in runs:

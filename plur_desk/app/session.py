@@ -11,6 +11,7 @@ needs of it (`save_cache`, `lock_holder`, `changed_on_disk`, …).
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -292,9 +293,12 @@ class ReviewSession:
 
     def parse_rest(self) -> ParsedBlocks:
         """A load's second step, off the session's writing thread: the entries not parsed yet (worker processes),
-        and the file's hash, which the first decision's write would otherwise compute inside the lock."""
+        and the file's hash, which the first decision's write would otherwise compute inside the lock (computed
+        meanwhile: hashing releases the interpreter lock, the workers have the cores)."""
+        hashing = threading.Thread(target=self.store.engrams.file_hash, name="file-hash", daemon=True)
+        hashing.start()
         parsed = self.store.parse_rest()
-        self.store.engrams.file_hash()
+        hashing.join()
         return parsed
 
     def finish_load(self, parsed: ParsedBlocks) -> None:

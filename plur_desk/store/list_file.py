@@ -107,6 +107,7 @@ class BlockCache:
     def __init__(self, entries: dict[bytes, object] | None = None, split: KnownSplit | None = None) -> None:
         self.entries: dict[bytes, object] = entries or {}
         self.dirty = False
+        self.saved: frozenset[bytes] = frozenset()  # the digests a table file of these blocks holds (tensions)
         self.split = split
 
     def get(self, digest: bytes) -> object | None:

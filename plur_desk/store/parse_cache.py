@@ -265,22 +265,27 @@ def tension_cache_path(cache_file: Path) -> Path:
 
 def read_blocks(path: Path) -> BlockCache:
     """Valid parsed blocks by digest from a table written by `write_blocks` (empty when missing or outdated)."""
-    return BlockCache(read_private(path, f"blocks:{cache_tag()}"))
+    cache = BlockCache(read_private(path, f"blocks:{cache_tag()}"))
+    cache.saved = frozenset(cache.entries)
+    return cache
 
 
 def write_blocks(path: Path, snapshot: ListFile, held: BlockCache) -> BlockCache:
     """Keep the valid blocks of `snapshot` (a file in PLUR's own layout) when they differ from those `held`;
     returns the cache as it now stands. Only valid entries are kept, as in the engram cache: a value read from it
-    is never validated again, and validity is a function of the block's bytes."""
+    is never validated again, and validity is a function of the block's bytes. Compared with what the file holds
+    (`saved`), not with `held`'s entries: reading the file put every block it parsed into `held`."""
     table: dict[bytes, object] = {}
     if snapshot.positions is not None and snapshot.fatal is None:
         for entry, (start, end) in zip(snapshot.entries, snapshot.positions.spans(), strict=True):
             if entry.valid:
                 table[digest_of(snapshot.data[start:end])] = entry.value
-    if table.keys() == held.entries.keys():
+    if table.keys() == held.saved:
         return held
-    write_private(path, f"blocks:{cache_tag()}", table)
-    return BlockCache(table)
+    written = BlockCache(table)
+    if write_private(path, f"blocks:{cache_tag()}", table):
+        written.saved = frozenset(table)
+    return written
 
 
 def read_private(path: Path, tag: str) -> dict[bytes, object]:
@@ -296,13 +301,15 @@ def read_private(path: Path, tag: str) -> dict[bytes, object]:
     return {}
 
 
-def write_private(path: Path, tag: str, table: dict[bytes, object]) -> None:
+def write_private(path: Path, tag: str, table: dict[bytes, object]) -> bool:
+    """Whether the table was written (a derived table: a failure only means it is computed again)."""
     try:
         _private_dirs(path.parent)
         atomic_write(path, marshal.dumps({"format": tag, "table": table}), default_mode=0o600)
         os.chmod(path, 0o600)
     except (OSError, ValueError):
-        pass
+        return False
+    return True
 
 
 def _private_dirs(directory: Path) -> None:

@@ -134,6 +134,7 @@ class PlurStore:
         self._tension_blocks: BlockCache | None = None  # tensions.yaml's valid blocks, read with the first load
         self._cache_chunks: Iterable[bytes] = []  # cache chunks not unpacked yet (parse_rest does)
         self._cache_loaded = False
+        self._first_load = True  # the block cache holds only what this load parsed (no cache file, or an empty one)
         self.engrams: ListFile = ListFile(self.engrams_path, ENGRAMS, b"", None)
         self.tensions: ListFile = ListFile(self.tensions_path, TENSIONS, b"", None)
 
@@ -144,6 +145,7 @@ class PlurStore:
             return
         self._cache_loaded = True
         self.block_cache, self._cache_chunks = read_cache(self._cache_file)
+        self._first_load = not self.block_cache.entries
 
     def save_cache(self) -> None:
         """Persist parsed blocks of the current files (only those still present; see parse_cache)."""
@@ -196,11 +198,13 @@ class PlurStore:
                 found.update(marshal.loads(chunk))
             known = self.block_cache.entries
             data = snapshot.data
-            spans = [
-                (start, end)
-                for start, end in snapshot.unparsed_spans()
-                if (digest := digest_of(data[start:end])) not in found and digest not in known
-            ]
+            spans = snapshot.unparsed_spans()
+            if found or not self._first_load:  # else nothing known can be among them: no digests before the workers
+                spans = [
+                    (start, end)
+                    for start, end in spans
+                    if (digest := digest_of(data[start:end])) not in found and digest not in known
+                ]
             if workers and len(spans) >= IN_PROCESS_BELOW:
                 parse_in_workers(data, spans, snapshot.layout.item_indent, snapshot.layout.kind, found.add_parsed)
         return found
@@ -210,6 +214,7 @@ class PlurStore:
         every entry is parsed: from `found`, else here (invalid entries always are)."""
         with gc_paused():
             self.block_cache.entries.update(found)
+            self._first_load = False
             self.block_cache.dirty = self.block_cache.dirty or found.parsed > 0
             self._cache_chunks = []
             self.engrams.parse_all()  # a file refused as a whole has no entries; a broken entry stops nothing

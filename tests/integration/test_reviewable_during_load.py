@@ -19,6 +19,7 @@ from plur_desk.app import loading
 from plur_desk.app.session import ReviewSession
 from plur_desk.domain.review import Reviewer
 from plur_desk.infra.errors import ActionRefused
+from plur_desk.store import plur_store
 from plur_desk.store.list_file import ListFile
 from plur_desk.store.parse_pool import IN_PROCESS_BELOW
 from plur_desk.store.plur_store import PlurStore
@@ -188,3 +189,41 @@ def test_check_shares_the_parse_cache_and_reports_the_same_cold_and_warm(big, tm
     assert list((tmp_path / "_home" / ".cache").rglob("engram-blocks.*"))  # the window's cache, now warm
     warm = run_check(big)
     assert warm.to_json() == cold.to_json() == run_check(big, use_cache=False).to_json()
+
+
+def test_the_workers_get_only_what_neither_this_load_nor_the_cache_has(big, tmp_path, monkeypatch):
+    """A first load sends every block not parsed yet (no digest is worth computing first); a reload after PLUR
+    changed three engrams, and a load from the cache, send only the blocks they do not already hold."""
+    sent: list[int] = []
+    real = plur_store.parse_in_workers
+
+    def counting(data, spans, *args, **kwargs):  # type: ignore[no-untyped-def]
+        sent.append(len(spans))
+        return real(data, spans, *args, **kwargs)
+
+    monkeypatch.setattr(plur_store, "parse_in_workers", counting)
+    monkeypatch.setattr(plur_store, "IN_PROCESS_BELOW", 1)
+    cache = tmp_path / "cache"
+    store = PlurStore(big, cache_dir=cache)
+    store.load_drafts()
+    unparsed = len(store.engrams.unparsed_spans())
+    store.finish_load(store.parse_rest())
+    assert sent == [unparsed] and unparsed > N // 2
+
+    path = big / "engrams.yaml"
+    data = path.read_bytes()
+    plain = [b for b in _blocks(data).values() if b"commitment: draft" not in b and b"\n    statement: A" in b]
+    for block in plain[:3]:
+        data = data.replace(block, block.replace(b"\n    statement: A", b"\n    statement: Changed A", 1))
+    path.write_bytes(data)
+    store.load()  # what the window's reload does when PLUR changed the file
+    assert sent[1:] == [3]
+    store.save_cache()
+
+    warm = PlurStore(big, cache_dir=cache)
+    warm.load()
+    assert len(sent) == 2  # everything came from the cache
+    fresh = PlurStore(big)
+    fresh.load_drafts()
+    fresh.finish_load(fresh.parse_rest(workers=False))
+    assert _state(warm.engrams) == _state(store.engrams) == _state(fresh.engrams)

@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from plur_desk.domain.engram_rules import tension_problems
+from plur_desk.store import list_file
 from plur_desk.store.list_file import TENSIONS, ListFile
+from plur_desk.store.parse_cache import cache_path, tension_cache_path
 from plur_desk.store.plur_store import PlurStore
 
 from support.stores import copy_store, make_plur_store
@@ -54,9 +56,13 @@ def _rewrite_in_place(path: Path, old: bytes, new: bytes) -> None:
     assert (after.st_ino, after.st_size, after.st_mtime_ns) == (before.st_ino, before.st_size, before.st_mtime_ns)
 
 
-def test_reopening_takes_the_tensions_from_the_cache_with_the_same_result(store_dir, tmp_path):
+def test_reopening_takes_the_tensions_from_the_cache_with_the_same_result(store_dir, tmp_path, monkeypatch):
     store = _warm(store_dir, tmp_path / "cache")
+    parsed: list[str] = []
+    real_parse = list_file.parse_item
+    monkeypatch.setattr(list_file, "parse_item", lambda text, indent: parsed.append(text) or real_parse(text, indent))
     store.load_drafts()
+    assert not [text for text in parsed if text.startswith("- ")]  # no tension block parsed: all from the file
     cached = store._tension_cache()
     assert cached is not None and len(cached.entries) == len(store.tensions.entries) == 4
     held = {id(v) for v in cached.entries.values()}
@@ -109,3 +115,20 @@ def test_a_cache_from_another_store_state_is_only_a_slower_start(store_dir, tmp_
     again.load_drafts()
     assert len(again._tension_cache().entries) == 3  # type: ignore[union-attr]
     assert _state(again.tensions) == _state(_uncached(store_dir))
+
+
+def test_the_table_is_written_when_its_blocks_change_and_only_then(store_dir, tmp_path):
+    cache = tmp_path / "cache"
+    store = _warm(store_dir, cache)
+    table = tension_cache_path(cache_path(cache, store.root))
+    written = table.stat().st_mtime_ns, table.stat().st_ino
+    store.load()
+    store.save_cache()
+    assert (table.stat().st_mtime_ns, table.stat().st_ino) == written  # the same blocks: not written again
+    path = store_dir / "tensions.yaml"
+    data = path.read_bytes()
+    path.write_bytes(data[data.index(b"\n- ") + 1 :])
+    store.load()
+    store.save_cache()
+    assert (table.stat().st_mtime_ns, table.stat().st_ino) != written
+    assert len(PlurStore(store_dir, cache_dir=cache)._tension_cache().entries) == 3  # type: ignore[union-attr]
