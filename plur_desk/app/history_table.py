@@ -54,6 +54,17 @@ class _Piece:
         numbers = self.numbers[lo:hi] if self.numbers is not None else range(self.first + lo, self.first + hi)
         return list(zip(parts, repeat(self.month), numbers, strict=False))  # parts and numbers: one per line
 
+    def raw(self, lo: int, hi: int) -> bytes:
+        """Lines lo..hi-1 as the file holds them, each ending in a line feed: one read, no object per line (what
+        the writer ledger scans with byte searches)."""
+        starts, base = self.starts, self.base
+        a, b = base + starts[lo], base + (starts[hi] if hi < len(starts) else self.stop)
+        data, at = self.file.read(a, b)
+        data = data[a - at : b - at]
+        if data.count(b"\n") != hi - lo:  # blank lines in between: only the lines
+            return b"".join(line + b"\n" for line, _month, _number in self.lines(lo, hi))
+        return data
+
 
 class _Kept:
     """Lines held in memory: what we appended before the history was read (read from the files afterwards)."""
@@ -68,6 +79,9 @@ class _Kept:
 
     def lines(self, lo: int, hi: int) -> list[Line]:
         return self.kept[lo:hi]
+
+    def raw(self, lo: int, hi: int) -> bytes:
+        return b"".join(line + b"\n" for line, _month, _number in self.kept[lo:hi])
 
 
 def piece_of(file: MonthFile, offset: int, first_number: int, data: bytes) -> tuple[_Piece, array[int], array[int]]:
@@ -136,6 +150,19 @@ class LineTable(Sequence[Line]):
             if first >= hi:
                 break
             yield from piece.lines(max(lo - first, 0), min(hi - first, size))
+
+    def raw_runs(self, lo: int, hi: int, most: int) -> Iterator[tuple[bytes, int]]:
+        """Lines lo..hi-1 as bytes, each ending in a line feed, in runs of at most `most` lines: (bytes, lines)."""
+        firsts = self._firsts[:]
+        for piece, first in zip(self._pieces[: len(firsts)], firsts, strict=True):
+            size = len(piece)
+            if first + size <= lo:
+                continue
+            if first >= hi:
+                break
+            for start in range(max(lo - first, 0), min(hi - first, size), most):
+                stop = min(start + most, hi - first, size)
+                yield piece.raw(start, stop), stop - start
 
     def take(self, positions: Iterable[int]) -> list[Line]:
         """The lines at these positions (ascending): each piece's lines read in one span when they are dense in

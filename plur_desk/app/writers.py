@@ -19,6 +19,7 @@ from datetime import datetime, timedelta
 from operator import itemgetter
 from pathlib import Path
 
+from plur_desk.app.history_table import LineTable
 from plur_desk.app.rows import created_of
 from plur_desk.app.writer_stats import (
     WINDOW_DAYS,
@@ -80,10 +81,14 @@ class Ledger:
                 self._touched.update(self.decisions.keys() | self.unverified.keys())
             self.decisions, self.edited, self.unverified, self._generation = {}, set(), {}, generation
             self._decide(self._claims)
-        start = self.fed
-        for at in range(start, len(lines), FEED_CHUNK):
-            self.feed([raw for raw, _month, _number in lines[at : at + FEED_CHUNK]])
-        return len(lines) - start
+        start, end = self.fed, len(lines)
+        if isinstance(lines, LineTable):  # the month files' bytes as they are: no object per line
+            for data, count in lines.raw_runs(start, end, FEED_CHUNK):
+                self.feed_bytes(data, count)
+        else:
+            for at in range(start, end, FEED_CHUNK):
+                self.feed([raw for raw, _month, _number in lines[at : at + FEED_CHUNK]])
+        return end - start
 
     def take_touched(self) -> set[str] | None:
         """The engram ids whose creation, decisions or claims were read since the last call (None: all of them,

@@ -108,7 +108,13 @@ def _same(table: LineTable, expected: list[Line]) -> None:
         table[len(expected)]
 
 
-def test_a_ledger_fed_from_the_table_equals_one_fed_from_a_list(tmp_path, piece_size) -> None:
+@pytest.mark.parametrize("chunk", [20_000, 7])
+def test_a_ledger_fed_from_the_table_equals_one_fed_from_a_list(tmp_path, piece_size, chunk, monkeypatch) -> None:
+    """The table hands the ledger the month files' bytes in runs (blank and whitespace lines left out, runs cut
+    inside a piece when `chunk` is small): the same facts as the lines one by one."""
+    import plur_desk.app.writers as writers
+
+    monkeypatch.setattr(writers, "FEED_CHUNK", chunk)
     rng = random.Random(5)
     root = tmp_path / "store"
     (root / "history").mkdir(parents=True)
