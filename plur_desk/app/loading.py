@@ -6,70 +6,10 @@ go on meanwhile); `finish_load` runs in the same serial queue as writes and comp
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
-from pathlib import Path
-
 from plur_desk.app import team_review
 from plur_desk.app.session import ReviewSession
-from plur_desk.infra.clock import Clock, SystemClock
 from plur_desk.infra.memory import keep_loaded_objects
 from plur_desk.store.parse_cache import ParsedBlocks
-
-AskUnlock = Callable[[str], bool]
-
-
-def open_for_review(path: Path, reviewer: str, clock: Clock, ask_unlock: AskUnlock) -> ReviewSession:
-    """The first step of opening a store in the window (off the GUI thread): the drafts only, the rest being
-    parsed in worker processes once the queue is on screen; interrupted actions finished from the journal."""
-    from plur_desk.app.bootstrap import open_session
-
-    session = open_session(
-        path, reviewer, clock=clock, ask_unlock=ask_unlock, drafts_first=True, load_history=False, for_review=True
-    )
-    before_first_draft(session)
-    return session
-
-
-class EarlyOpen:
-    """At launch, `open_for_review` started on a thread of its own before Qt is imported and the window built: the
-    store's file is read and its cache checked while the window is made (reading, checking and hashing release the
-    interpreter lock). The window takes the session from it (`take`) instead of opening the store again, for the
-    same folder, reviewer and clock only. The key unlock question goes to the window's asker once it exists (the
-    opening itself never asks it; signing does, after `take`)."""
-
-    def __init__(self, path: Path, reviewer: str) -> None:
-        self.path, self.reviewer, self.clock = path, reviewer, SystemClock()
-        self._asker: AskUnlock | None = None
-        self._asker_given = threading.Event()
-        self._done = threading.Event()
-        self._session: ReviewSession | None = None
-        self._error: BaseException | None = None
-        threading.Thread(target=self._open, name="early-open", daemon=True).start()
-
-    def _ask(self, reason: str) -> bool:
-        self._asker_given.wait()
-        assert self._asker is not None
-        return self._asker(reason)
-
-    def _open(self) -> None:
-        try:
-            self._session = open_for_review(self.path, self.reviewer, self.clock, self._ask)
-        except BaseException as exc:  # handed to whoever takes the session
-            self._error = exc
-        finally:
-            self._done.set()
-
-    def take(self, path: Path, reviewer: str, clock: Clock, ask_unlock: AskUnlock) -> ReviewSession | None:
-        """The session, once opened (waits; off the GUI thread), or None when it was opened for something else."""
-        if (Path(path), reviewer, clock) != (self.path, self.reviewer, self.clock):
-            return None
-        self._asker = ask_unlock
-        self._asker_given.set()
-        self._done.wait()
-        if self._error is not None:
-            raise self._error
-        return self._session
 
 
 def before_first_draft(session: ReviewSession) -> None:

@@ -59,15 +59,11 @@ def _ensure_platform(self_check: bool) -> bool:
 SWITCH_INTERVAL = 0.001
 
 
-def _process_settings() -> None:
-    sys.setswitchinterval(SWITCH_INTERVAL)
-    limit_malloc_arenas()  # before the window's threads start: freed memory is shared between them
-
-
 def make_application(argv: list[str] | None = None) -> QApplication:
     from PySide6.QtWidgets import QApplication
 
-    _process_settings()
+    sys.setswitchinterval(SWITCH_INTERVAL)
+    limit_malloc_arenas()  # before the window's threads start: freed memory is shared between them
 
     existing = QApplication.instance()
     app = existing if isinstance(existing, QApplication) else QApplication(argv or [sys.argv[0]])
@@ -83,18 +79,6 @@ def make_application(argv: list[str] | None = None) -> QApplication:
     return app
 
 
-def known_reviewer(settings: Settings, given: str | None) -> str | None:
-    """This run's reviewer when no dialog has to ask: `--reviewer`, else the saved default, when it names a person."""
-    from plur_desk.app.reviewer import check_reviewer, reviewer_problem
-
-    saved = settings.reviewer_name
-    if given is not None and reviewer_problem(given) is None:
-        return check_reviewer(given)
-    if given is None and saved and reviewer_problem(saved) is None:
-        return check_reviewer(saved)
-    return None
-
-
 def ask_reviewer(settings_store: SettingsStore, settings: Settings, given: str | None) -> str | None:
     """This run's reviewer: `--reviewer` (for this run only), else the saved default, else asked in a dialog
     whose OK stays disabled until the name names a person. Saved as the default only when the person ticks it.
@@ -103,10 +87,11 @@ def ask_reviewer(settings_store: SettingsStore, settings: Settings, given: str |
     from plur_desk.app.settings import suggested_reviewer_name
     from plur_desk.ui.dialogs import ReviewerDialog
 
-    known = known_reviewer(settings, given)
-    if known is not None:
-        return known
     saved = settings.reviewer_name
+    if given is not None and reviewer_problem(given) is None:
+        return check_reviewer(given)
+    if given is None and saved and reviewer_problem(saved) is None:
+        return check_reviewer(saved)
     offered = given if given is not None else saved
     problem = reviewer_problem(offered) if offered else None
     dialog = ReviewerDialog(
@@ -128,31 +113,26 @@ def open_window(store: str | None, reviewer: str | None, demo: bool) -> MainWind
     store opening in it. None when no reviewer was given (the dialog was cancelled)."""
     for module in QT_FREE_MODULES:
         importlib.import_module(module)
-    from plur_desk.app.bootstrap import store_problem
     from plur_desk.app.demo import copy_demo_store
-    from plur_desk.app.loading import EarlyOpen
     from plur_desk.app.settings import SettingsStore
     from plur_desk.infra.paths import default_store_path
 
-    settings_store = SettingsStore()
-    settings = settings_store.load()
-    path = default_store_path(store)
-    known = known_reviewer(settings, reviewer)
-    early = None
-    if not demo and known is not None and store_problem(path) is None:
-        _process_settings()  # before the thread starts
-        early = EarlyOpen(Path(path), known)  # the store is read while Qt is imported and the window built
     make_application()
     from plur_desk.ui.main_window import MainWindow
 
+    settings_store = SettingsStore()
+    settings = settings_store.load()
     name = ask_reviewer(settings_store, settings, reviewer)
     if name is None:
         return None
     from plur_desk.app.reviewer import note_reviewer_change
 
     changed = note_reviewer_change(settings_store, settings, name)
-    window = MainWindow(settings_store, settings, name, clock=early.clock if early is not None else None)
+    window = MainWindow(settings_store, settings, name)
     window.show()
+    from plur_desk.app.bootstrap import store_problem
+
+    path = default_store_path(store)
     fallback = not demo and store is None and store_problem(path) is not None
     if demo or fallback:
         path = copy_demo_store()  # no store yet: show the real thing on the bundled demo
@@ -162,7 +142,7 @@ def open_window(store: str | None, reviewer: str | None, demo: bool) -> MainWind
             "Use File > Open Store… (Ctrl+O) for yours."
         )
     window.sticky_note = "\n".join(t for t in (changed, window.sticky_note) if t)
-    window.open_path(Path(path), early)
+    window.open_path(Path(path))
     return window
 
 

@@ -21,7 +21,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from plur_desk.app.loading import EarlyOpen
 from plur_desk.app.session import ChangeSet, ReviewSession
 from plur_desk.app.settings import Settings, SettingsStore
 from plur_desk.infra.clock import Clock, SystemClock
@@ -430,8 +429,8 @@ class MainWindow(QMainWindow):
     def error_shown(self) -> SignalInstance:
         return self.messages.error_shown
 
-    def open_path(self, path: Path, early: EarlyOpen | None = None) -> None:
-        self.opener.open_path(path, early)
+    def open_path(self, path: Path) -> None:
+        self.opener.open_path(path)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if not self.opener.confirm_discard_edit("quit"):

@@ -69,8 +69,7 @@ class StoreController(QObject):
 
     # -- opening -------------------------------------------------------------------------------------------
 
-    def open_path(self, path: Path, early: loading.EarlyOpen | None = None) -> None:
-        """Show the store at `path`; `early`: the launch's opening of it, started before the window was built."""
+    def open_path(self, path: Path) -> None:
         from plur_desk.app.bootstrap import store_problem
 
         ws = self.workspace
@@ -102,11 +101,14 @@ class StoreController(QObject):
         reviewer, clock, asker = ws.reviewer_name, ws.clock, self._unlock_asker
 
         def load() -> tuple[ReviewSession, list[str]]:
+            from plur_desk.app.bootstrap import open_session
+
             # Drafts only: the rest is parsed in worker processes once the queue is on screen. For review: finishes
             # interrupted actions from the journal (sets recovery_note).
-            session = early.take(path, reviewer, clock, asker) if early is not None else None
-            if session is None:
-                session = loading.open_for_review(path, reviewer, clock, asker)
+            session = open_session(
+                path, reviewer, clock=clock, ask_unlock=asker, drafts_first=True, load_history=False, for_review=True
+            )
+            loading.before_first_draft(session)
             return session, session.read_only_reasons
 
         ws.runner.submit(
