@@ -197,9 +197,11 @@ class ScaleView:
         only rows that are new objects, or whose prepared values moved, are assessed again."""
         last = self._ranking
         same = last.level == level
-        risk, row_of, keys = (dict(last.risk), dict(last.rows), dict(last.keys)) if same else ({}, {}, {})
-        ordered = self._sorted if same else []
         ids = list(map(_ID, rows))
+        if same and not moved and len(ids) == len(last.rows) and all(map(is_, map(last.rows.get, ids), rows)):
+            return (last if last.prepared is prepared else last._replace(prepared=prepared)), set()
+        risk, row_of, keys = (dict(last.risk), dict(last.rows), dict(last.keys)) if same else ({}, {}, {})
+        ordered = list(self._sorted) if same else []  # a copy: a failure half way leaves the last one whole
         by_id = dict(zip(ids, rows, strict=True))
         stale = set(compress(ids, map(is_not, map(row_of.get, ids), rows)))
         stale.update(moved & by_id.keys())
