@@ -148,3 +148,21 @@ def test_a_month_replaced_between_snapshot_and_read_leaves_the_results_stale_not
     assert session.reload_if_changed().events
     view.refresh()
     assert not view.stale and view.ledger.fed == len(session.history.lines) > 0
+
+
+def test_our_own_decisions_are_read_on_from_where_the_ledger_stopped(view: ScaleView) -> None:
+    """The first refresh after a load reads every history line (a million in a large store); a decision of ours
+    appends to the same line table, so the next refresh reads only the lines it added: the ledger never starts
+    over for our own appends, and only the engrams they name are counted again."""
+    session = view.session
+    lines = session.history.lines
+    fed = view.ledger.fed
+    session.approve(session.seen(["ENG-2026-11-01-005"]))
+    assert session.history.lines is lines and len(lines) > fed
+    counted: list[str] = []
+    real = view.book._take
+    view.book._take = lambda ident, part: (counted.append(ident), real(ident, part))[1]  # type: ignore[method-assign]
+    view.refresh()
+    assert view.ledger.fed == len(lines)
+    assert counted == ["ENG-2026-11-01-005"]  # not every engram of the store
+    assert view.writers()[0].approved == 1
