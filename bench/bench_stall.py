@@ -216,10 +216,22 @@ def main() -> int:
         )
 
     idle = lambda: win.runner.pending == 0  # noqa: E731
+
+    def loaded() -> bool:  # the store, the history and the scale view's first computation (ledger, clusters, risk)
+        session, scale = win.session, win.scale
+        return (
+            session is not None
+            and session.history.loaded
+            and idle()
+            and scale.view is not None
+            and scale.view.session is session
+            and scale.runner.pending == 0
+        )
+
     phase(
         f"cold open and full load ({args.engrams:,} engrams, {args.history_lines:,} history lines)",
         lambda: win.open_path(store),
-        lambda: win.session is not None and win.session.history.loaded and idle(),
+        loaded,
     )
     phase("index build (background)", lambda: None, lambda: win.finder.is_ready)
     began = time.perf_counter()
