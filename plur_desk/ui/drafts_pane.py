@@ -5,7 +5,7 @@ from __future__ import annotations
 from itertools import compress, count
 from operator import attrgetter
 
-from PySide6.QtCore import QItemSelectionModel, Qt, Signal
+from PySide6.QtCore import QItemSelection, QItemSelectionModel, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 
 from plur_desk.app.rows import DraftRow
 from plur_desk.domain.seen import Seen
-from plur_desk.ui.models import ID_ROLE, DraftColumn, drafts_model
+from plur_desk.ui.models import DraftColumn, drafts_model
 from plur_desk.ui.widgets import SafeBrowser, banner_label, plain_label, shorten_long_words
 
 _ID = attrgetter("id")
@@ -211,6 +211,28 @@ class DraftsPane(QWidget):
         )
         self.table.scrollTo(index)
 
+    def select_also(self, rows: list[int]) -> None:
+        """Add `rows` to the selection in one change (said once): one at a time, each was a selection change that
+        drew the detail again, ~10 ms a row, seconds for a multi-selection of hundreds kept across a new order."""
+        if not rows:
+            return
+        selection, last = QItemSelection(), self.model.columnCount() - 1
+        rows = sorted(set(rows))
+        start = prev = rows[0]
+        for row in [*rows[1:], -1]:
+            if row != prev + 1:
+                selection.select(self.model.index(start, 0), self.model.index(prev, last))
+                start = row
+            prev = row
+        before = self.selected_ids()
+        self._quiet = True
+        try:
+            self.table.selectionModel().select(selection, QItemSelectionModel.SelectionFlag.Select)
+        finally:
+            self._quiet = False
+        if self.selected_ids() != before:
+            self.selection_changed.emit()
+
     def select_id(self, engram_id: str) -> bool:
         row = self.model.row_of(engram_id)
         if row >= 0:
@@ -239,8 +261,8 @@ class DraftsPane(QWidget):
         return out or ([current] if current is not None else [])
 
     def selected_ids(self) -> list[str]:
-        rows = sorted({i.row() for i in self.table.selectionModel().selectedRows()})
-        ids = [str(self.model.index(r, 0).data(ID_ROLE)) for r in rows]
+        rows, shown = sorted({i.row() for i in self.table.selectionModel().selectedRows()}), self.model.rows
+        ids = [shown[r].id for r in rows if r < len(shown)]  # the rows themselves, not a call into the model each
         current = self.current_id()
         return ids or ([current] if current else [])
 

@@ -10,7 +10,7 @@ from itertools import compress, count
 from operator import attrgetter, is_, is_not
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QItemSelectionModel, QObject, QTimer, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
 from plur_desk.app.rows import DraftRow
 from plur_desk.app.writer_stats import WriterKey, WriterStats, writer_key
@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # the clusters' modules (numpy among them) load with the firs
 RISK_COLUMN = len(DraftColumn)  # appended after the queue's own columns
 _ID = attrgetter("id")
 SETTLE_MS = 1000
+KEEP_PLACE_ABOVE = 50  # selected rows: more than this, and a new risk order waits until the selection ends
 
 
 class ScaleController(QObject):
@@ -66,6 +67,8 @@ class ScaleController(QObject):
         drafts.model.columns.append(Column("Risk", self._risk_text, self._risk_sort, self._risk_tip))
         drafts.table.setColumnWidth(RISK_COLUMN, 260)
         writers.writer_chosen.connect(self._filter_by_writer)
+        self._order_waiting = False  # a new order was held back while a large selection lasted
+        drafts.selection_changed.connect(self._selection_changed)
 
     # -- computing -----------------------------------------------------------------------------------------
 
@@ -131,6 +134,10 @@ class ScaleController(QObject):
         if row is not None and (row.id, scale.writer_line(row.id)) != self.writer_line_shown:
             self.writer_line_changed.emit()  # only when it changed: the detail costs a similarity search
 
+    def _selection_changed(self) -> None:
+        if self._order_waiting and len(self._drafts.selected_ids()) <= KEEP_PLACE_ABOVE:
+            QTimer.singleShot(0, self.apply)  # the order held back, now that the large selection ended
+
     def scale_view(self) -> ScaleView | None:
         return self.view
 
@@ -147,14 +154,16 @@ class ScaleController(QObject):
             self._repaint_risk(shown)
             return
         selected, current = drafts.selected_ids(), drafts.current_id()
+        if len(selected) > KEEP_PLACE_ABOVE and set(map(id, rows)) == set(map(id, model.rows)):  # the same rows
+            # a large selection stays where it is until it ends: a new order scattered hundreds of selected rows
+            # (~1 s of the window's time with 500) and moved them out from under the reviewer's eyes
+            self._order_waiting = True
+            self._repaint_risk(None)
+            return
+        self._order_waiting = False
         drafts.set_rows(rows, keep=current)
-        selection = drafts.table.selectionModel()
-        flags = QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows
         where = dict(zip(map(_ID, model.rows), count())) if len(selected) > 1 else {}
-        for engram_id in selected:
-            row = where.get(engram_id, -1)
-            if row >= 0 and engram_id != current and not selection.isRowSelected(row):
-                selection.select(model.index(row, 0), flags)
+        drafts.select_also([where[i] for i in selected if i != current and i in where])
 
     def _repaint_risk(self, shown: dict[str, RiskRow] | None) -> None:
         """One dataChanged over the Risk cells from the first to the last row whose risk changed (the view

@@ -271,3 +271,60 @@ def test_a_month_replaced_while_risk_is_computed_is_read_again_not_an_unexpected
     qtbot.waitUntil(lambda: len(stale) >= 2 and not stale[-1] and window.scale.runner.pending == 0, timeout=40000)
     assert stale[0] and not errors
     assert window.scale.view is not None and window.scale.view.ledger.fed == len(session.history.lines)
+
+
+def test_a_multi_selection_kept_across_a_new_order_is_announced_once(qtbot, window: MainWindow) -> None:
+    """Each row re-selected one at a time was a selection change that drew the detail again: seconds of a
+    frozen window for a selection of hundreds when a new ranking landed."""
+    _scaled(qtbot, window)
+    model, drafts = window.drafts.model, window.drafts
+    assert len(model.rows) >= 6
+    drafts.select_row(0)
+    drafts.table.selectAll()
+    chosen = set(drafts.selected_ids())
+    assert len(chosen) == len(model.rows)
+    said, drawn = [], []
+    drafts.selection_changed.connect(lambda: said.append(1))
+    real_show = drafts.show_detail
+    drafts.show_detail = lambda *a, **k: (drawn.append(1), real_show(*a, **k))  # type: ignore[method-assign]
+    window.scale.reorder_keeping_selection(list(reversed(model.rows)))
+    assert set(drafts.selected_ids()) == chosen
+    assert len(said) <= 2 and len(drawn) <= 2
+
+
+def test_rows_added_to_a_selection_are_announced_once(qtbot, window: MainWindow) -> None:
+    """What a new ranking does when the order it brings lost the reviewer's multi-selection: all its rows back in
+    one selection change (row by row, each drew the detail again)."""
+    drafts = window.drafts
+    assert len(drafts.model.rows) >= 6
+    drafts.select_row(0)
+    said, drawn = [], []
+    drafts.selection_changed.connect(lambda: said.append(1))
+    real_show = drafts.show_detail
+    drafts.show_detail = lambda *a, **k: (drawn.append(1), real_show(*a, **k))  # type: ignore[method-assign]
+    drafts.select_also([1, 2, 4, 5])
+    assert set(drafts.selected_ids()) == {drafts.model.rows[i].id for i in (0, 1, 2, 4, 5)}
+    assert drafts.current_id() == drafts.model.rows[0].id
+    assert len(said) == 1 and len(drawn) <= 1
+    drafts.select_also([1, 2])  # already selected: nothing to say
+    assert len(said) == 1
+
+
+def test_a_large_selection_keeps_its_place_until_it_ends(qtbot, window: MainWindow, monkeypatch) -> None:
+    """A new risk order waits while more than KEEP_PLACE_ABOVE rows are selected (moving hundreds of selected
+    rows took the window a second and moved them from under the reviewer's eyes), and comes once it ends."""
+    from plur_desk.ui import scale_support
+
+    _scaled(qtbot, window)
+    monkeypatch.setattr(scale_support, "KEEP_PLACE_ABOVE", 3)
+    drafts, model = window.drafts, window.drafts.model
+    before = [r.id for r in model.rows]
+    assert len(before) >= 6
+    drafts.select_row(0)
+    drafts.table.selectAll()
+    window.scale.reorder_keeping_selection(list(reversed(model.rows)))
+    assert [r.id for r in model.rows] == before and len(drafts.selected_ids()) == len(before)
+    window.scale.order_drafts = lambda rows: list(reversed(rows))  # type: ignore[method-assign]
+    drafts.select_row(2)  # the selection ends: the order held back comes
+    qtbot.waitUntil(lambda: [r.id for r in model.rows] == before[::-1], timeout=5000)
+    assert drafts.current_id() == before[2]
