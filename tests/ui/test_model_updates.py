@@ -29,6 +29,16 @@ def _model(rows: list[Row]) -> RowsModel[Row]:
     return model
 
 
+def _watched(qtbot, qtmodeltester, rows: list[Row]) -> tuple[RowsModel[Row], QTableView]:  # type: ignore[no-untyped-def]
+    """A model checked by qtmodeltester on every signal, shown in a view."""
+    model = _model(rows)
+    qtmodeltester.check(model, force_py=True)
+    view = QTableView()
+    qtbot.addWidget(view)
+    view.setModel(model)
+    return model, view
+
+
 def _selected(view: QTableView) -> set[str]:
     model = view.model()
     return {model.rows[i.row()].id for i in view.selectionModel().selectedRows()}
@@ -78,11 +88,7 @@ def test_decided_rows_leaving_are_only_removed(qtbot, qtmodeltester, seed) -> No
     and current row stay; anything else (a row changed, one arriving, another order) still takes the full diff."""
     rng = random.Random(seed)
     rows = [Row(f"E{n:03d}", f"text {n}") for n in range(80)]
-    model = _model(rows)
-    qtmodeltester.check(model, force_py=True)
-    view = QTableView()
-    qtbot.addWidget(view)
-    view.setModel(model)
+    model, view = _watched(qtbot, qtmodeltester, rows)
     signals: list[str] = []
     for name in ("rowsInserted", "dataChanged", "layoutChanged", "modelReset"):
         getattr(model, name).connect(lambda *_a, name=name: signals.append(name))
@@ -135,11 +141,7 @@ def test_a_search_keeping_a_scattered_few_resets_once(qtbot, qtmodeltester) -> N
     from plur_desk.ui import models
 
     rows = [Row(f"E{n:04d}", f"text {n}") for n in range(2000)]
-    model = _model(rows)
-    qtmodeltester.check(model, force_py=True)
-    view = QTableView()
-    qtbot.addWidget(view)
-    view.setModel(model)
+    model, _view = _watched(qtbot, qtmodeltester, rows)
     seen: list[str] = []
     model.modelReset.connect(lambda: seen.append("reset"))
     model.rowsRemoved.connect(lambda *_: seen.append("removed"))
