@@ -42,43 +42,9 @@ PROBE = r"""
 import json, os, resource, sys, time
 from plur_desk.ui.app import open_window
 
-# Peak memory of our worker processes only: the parse workers' own peaks (reaped here with wait4, which returns
-# them) and any plur_desk worker still running (VmHWM). RUSAGE_CHILDREN would also count keyring's ldconfig/gcc
-# probes, which show the window's pages between fork and exec.
-import subprocess
-from plur_desk.store import parse_pool
-worker_peaks = []
-_start_worker = parse_pool._start_worker
-def _tracked_worker():
-    proc = _start_worker()
-    def wait(timeout=None, proc=proc):
-        if proc.returncode is None:
-            try:
-                _pid, status, usage = os.wait4(proc.pid, 0)
-            except ChildProcessError:  # reaped elsewhere meanwhile
-                return subprocess.Popen.wait(proc, timeout)
-            worker_peaks.append(usage.ru_maxrss / 1024)
-            proc.returncode = os.waitstatus_to_exitcode(status)
-        return proc.returncode
-    proc.wait = wait
-    return proc
-parse_pool._start_worker = _tracked_worker
-
-def workers_peak_mb():
-    peaks = list(worker_peaks)
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{pid}/stat") as handle:
-                if int(handle.read().rsplit(")", 1)[1].split()[1]) != os.getpid():
-                    continue
-            with open(f"/proc/{pid}/cmdline", "rb") as handle:
-                if b"plur_desk." not in handle.read():
-                    continue
-            with open(f"/proc/{pid}/status") as handle:
-                peaks += [int(line.split()[1]) / 1024 for line in handle if line.startswith("VmHWM:")]
-        except (OSError, ValueError, IndexError):
-            pass
-    return max(peaks, default=0.0)
+# peak memory of our worker processes only (not keyring's probes): bench/worker_peaks.py
+from bench.worker_peaks import track_parse_workers, workers_peak_mb
+track_parse_workers()
 
 store = sys.argv[1]
 marks, gaps = {}, []
