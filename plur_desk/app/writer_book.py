@@ -27,7 +27,7 @@ from plur_desk.app.writer_stats import (
     epoch,
     median_of,
     reason_kind,
-    reasons_ranked,
+    stats_of,
 )
 from plur_desk.app.writers import Ledger
 from plur_desk.domain.engram_view import is_draft
@@ -138,25 +138,8 @@ class Tally:
                 recent[0 if approved else 1] += 1
                 if hours >= 0:
                     recent_hours.append(hours)
-        return WriterStats(
-            writer=key,
-            created=self.created,
-            drafts=self.drafts,
-            approved=self.approved,
-            approved_after_edit=self.after_edit,
-            rejected=sum(self.reasons.values()),
-            rejected_by_reason=reasons_ranked(self.reasons),
-            pending=self.pending,
-            unverified=self.unverified,
-            median_hours_to_decision=median_of(self.hours),
-            last30=(
-                len(self.written) - bisect_left(self.written, since),
-                recent[0],
-                recent[1],
-                median_of(recent_hours),
-            ),
-            weekly=tuple((a, r) for a, r in weekly),
-        )
+        last30 = (len(self.written) - bisect_left(self.written, since), recent[0], recent[1], median_of(recent_hours))
+        return stats_of(key, self, last30, weekly)
 
 
 class WriterBook:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 import statistics
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import lru_cache
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from plur_desk.infra.clock import parse_instant
 
@@ -165,20 +165,44 @@ class Acc:
                 self.recent_hours.append(hours)
 
     def result(self, key: WriterKey) -> WriterStats:
-        return WriterStats(
-            writer=key,
-            created=self.created,
-            drafts=self.drafts,
-            approved=self.approved,
-            approved_after_edit=self.after_edit,
-            rejected=sum(self.reasons.values()),
-            rejected_by_reason=reasons_ranked(self.reasons),
-            pending=self.pending,
-            unverified=self.unverified,
-            median_hours_to_decision=median_of(self.hours),
-            last30=(self.recent[0], self.recent[1], self.recent[2], median_of(self.recent_hours)),
-            weekly=tuple((a, r) for a, r in self.weekly),
-        )
+        last30 = (self.recent[0], self.recent[1], self.recent[2], median_of(self.recent_hours))
+        return stats_of(key, self, last30, self.weekly)
+
+
+class Counts(Protocol):
+    """A writer's running totals, as `Acc` (counted from scratch) and `writer_book.Tally` (kept) hold them."""
+
+    created: int
+    drafts: int
+    approved: int
+    after_edit: int
+    pending: int
+    unverified: int
+    reasons: Counter[str]
+    hours: list[float]
+
+
+def stats_of(
+    key: WriterKey,
+    counts: Counts,
+    last30: tuple[int, int, int, float | None],
+    weekly: Iterable[Sequence[int]],
+) -> WriterStats:
+    """The numbers shown for one writer, from its totals and its recent and weekly counts."""
+    return WriterStats(
+        writer=key,
+        created=counts.created,
+        drafts=counts.drafts,
+        approved=counts.approved,
+        approved_after_edit=counts.after_edit,
+        rejected=sum(counts.reasons.values()),
+        rejected_by_reason=reasons_ranked(counts.reasons),
+        pending=counts.pending,
+        unverified=counts.unverified,
+        median_hours_to_decision=median_of(counts.hours),
+        last30=last30,
+        weekly=tuple((a, r) for a, r in weekly),
+    )
 
 
 @lru_cache(maxsize=1 << 20)  # a refresh after each decision re-reads the same instants: parse each once
