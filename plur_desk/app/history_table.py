@@ -142,6 +142,18 @@ class LineTable(Sequence[Line]):
         return self._range(0, self._count)
 
     def _range(self, lo: int, hi: int) -> Iterator[Line]:
+        for piece, start, stop in self._spans(lo, hi):
+            yield from piece.lines(start, stop)
+
+    def raw_runs(self, lo: int, hi: int, most: int) -> Iterator[tuple[bytes, int]]:
+        """Lines lo..hi-1 as bytes, each ending in a line feed, in runs of at most `most` lines: (bytes, lines)."""
+        for piece, first, last in self._spans(lo, hi):
+            for start in range(first, last, most):
+                stop = min(start + most, last)
+                yield piece.raw(start, stop), stop - start
+
+    def _spans(self, lo: int, hi: int) -> Iterator[tuple[_Piece | _Kept, int, int]]:
+        """The pieces holding lines lo..hi-1, each with its own range of them (start, stop)."""
         firsts = self._firsts[:]  # pieces are appended before their first position: both lists are in step
         for piece, first in zip(self._pieces[: len(firsts)], firsts, strict=True):
             size = len(piece)
@@ -149,20 +161,7 @@ class LineTable(Sequence[Line]):
                 continue
             if first >= hi:
                 break
-            yield from piece.lines(max(lo - first, 0), min(hi - first, size))
-
-    def raw_runs(self, lo: int, hi: int, most: int) -> Iterator[tuple[bytes, int]]:
-        """Lines lo..hi-1 as bytes, each ending in a line feed, in runs of at most `most` lines: (bytes, lines)."""
-        firsts = self._firsts[:]
-        for piece, first in zip(self._pieces[: len(firsts)], firsts, strict=True):
-            size = len(piece)
-            if first + size <= lo:
-                continue
-            if first >= hi:
-                break
-            for start in range(max(lo - first, 0), min(hi - first, size), most):
-                stop = min(start + most, hi - first, size)
-                yield piece.raw(start, stop), stop - start
+            yield piece, max(lo - first, 0), min(hi - first, size)
 
     def take(self, positions: Iterable[int]) -> list[Line]:
         """The lines at these positions (ascending): each piece's lines read in one span when they are dense in
