@@ -16,6 +16,7 @@ import stat
 from enum import Enum
 from pathlib import Path
 
+from plur_desk.store.safe_open import open_regular
 from plur_desk.store.yaml_types import is_array_index, js_number_to_string
 
 _EXCLUDED = ("hash", "signature", "signer")
@@ -160,10 +161,9 @@ SCAN_PIECE = 1 << 22
 def _scan(path: Path, info: os.stat_result, done: int) -> tuple[int, bool]:
     """From `done` to the size `info` gave, in pieces: (bytes of complete lines scanned, whether a hash was found).
     An unfinished last line is read again once complete."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    fd, now = open_regular(path)  # NotRegularFile (an OSError) for a FIFO or device swapped in since the stat
     try:
-        now = os.fstat(fd)
-        if not stat.S_ISREG(now.st_mode) or now.st_ino != info.st_ino:
+        if now.st_ino != info.st_ino:
             raise FileNotFoundError(f"{path.name} was replaced")
         os.lseek(fd, done, os.SEEK_SET)
         remaining, carry = info.st_size - done, b""

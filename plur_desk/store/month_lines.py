@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from plur_desk.store.safe_open import NotRegularFile, kind_of
+from plur_desk.store.safe_open import open_regular
 
 CHUNK = 16 << 10  # bytes per digest: reading one line reads and checks the chunk(s) it lies in
 READ = 4 << 20  # bytes per read while indexing: the runs of lines handed over at once
@@ -51,20 +50,6 @@ class Extent:
 
 def _seen(st: os.stat_result) -> tuple[int, ...]:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode)
-
-
-def open_regular(path: Path) -> int:
-    """A read-only descriptor on a regular file; NotRegularFile for anything else (opened non-blocking, so a FIFO
-    without a writer cannot hang us)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise NotRegularFile(f"{path.name} is {kind_of(mode)}, not a regular file; plur_desk never opens it")
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
 
 
 class _Digests:
@@ -134,7 +119,7 @@ class MonthFile:
         first = lo // CHUNK
         base, end = first * CHUNK, min(-(-hi // CHUNK) * CHUNK, extent.size)
         try:
-            fd = open_regular(self.path)
+            fd, _st = open_regular(self.path)
         except OSError as exc:
             raise self._changed(exc.strerror or str(exc)) from exc
         try:
@@ -156,11 +141,10 @@ class MonthFile:
         indexed. True when lines were added."""
         old, failed = self.extent, self.failed
         try:
-            fd = open_regular(self.path)
+            fd, st = open_regular(self.path)
         except OSError as exc:
             raise self._changed(exc.strerror or str(exc)) from exc
         try:
-            st = os.fstat(fd)
             ident = (st.st_dev, st.st_ino)
             if old.size and (ident != old.ident or st.st_size < old.size):
                 raise self._changed("replaced or shortened")

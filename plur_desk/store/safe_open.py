@@ -43,14 +43,24 @@ def special_file_problem(path: Path) -> str | None:
     return None
 
 
-def read_regular(path: Path) -> tuple[bytes, os.stat_result]:
-    """The whole file and its stat. FileNotFoundError when absent; NotRegularFile for anything but a regular file
-    (opened non-blocking, so a FIFO without a writer cannot hang us)."""
+def open_regular(path: Path) -> tuple[int, os.stat_result]:
+    """A read-only descriptor on a regular file, and its stat; NotRegularFile for anything else (opened
+    non-blocking, so a FIFO without a writer cannot hang us). The caller closes the descriptor."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise NotRegularFile(f"{path.name} is {kind_of(st.st_mode)}, not a regular file; plur_desk never opens it")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st
+
+
+def read_regular(path: Path) -> tuple[bytes, os.stat_result]:
+    """The whole file and its stat. FileNotFoundError when absent; NotRegularFile for anything but a regular file."""
+    fd, st = open_regular(path)
+    try:
         chunks = []
         remaining = st.st_size
         while True:
