@@ -31,7 +31,7 @@ class _Job(QRunnable):
         else:
             self.signals.done.emit(self.token, result)
         finally:
-            del fn
+            del fn  # a failure's traceback (sent to the window) keeps this frame, and with it its locals
 
 
 def _done() -> object:
