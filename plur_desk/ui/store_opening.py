@@ -121,30 +121,35 @@ class StoreController(QObject):
         """The drafts are parsed: the queue is shown and can be acted on at once (a write re-reads inside the
         lock and finds any entry by id, so a decision now is as safe as after the full load)."""
         assert isinstance(found, tuple)
-        session, self.read_only = found
+        session, reasons = found
         assert isinstance(session, ReviewSession)
         ws = self.workspace
         ws.session = session
+        self._set_read_only(reasons)
         self.refresh_requested.emit()  # every pane usable now (the queue's rows built once); the full load refreshes
         self._labels["busy"].setText("loading the rest…")
 
         def parsed(rest: object) -> None:  # then completed in the writes' queue, unless another store was opened
             if ws.session is session:
-                ws.runner.submit(lambda: loading.finish_load(session, rest), self._loaded_if_current, ws.fail)
+                ws.runner.submit(
+                    lambda: (loading.finish_load(session, rest), session.read_only_reasons),  # the whole file read
+                    self._loaded_if_current,
+                    ws.fail,
+                )
 
         self._background.submit(lambda: loading.parse_rest(session), parsed, ws.fail)
 
-    def _loaded_if_current(self, session: object) -> None:
-        return self._loaded(session) if self.workspace.session is session else None
+    def _loaded_if_current(self, found: object) -> None:
+        assert isinstance(found, tuple)
+        return self._loaded(*found) if self.workspace.session is found[0] else None
 
-    def _loaded(self, session: object) -> None:
-        assert isinstance(session, ReviewSession)
+    def _loaded(self, session: ReviewSession, reasons: list[str]) -> None:
         ws = self.workspace
         ws.session = session
+        self._set_read_only(reasons)
         self.refresh_requested.emit()
         self._watch()
         self.poll_timer.start()
-        reasons = self.read_only = session.read_only_reasons
         invalid = session.invalid_entries()
         notes = [session.recovery_note] if session.recovery_note else []
         if reasons:
@@ -232,9 +237,8 @@ class StoreController(QObject):
         assert isinstance(found, tuple)
         change, reasons = found
         assert isinstance(change, ChangeSet)
-        if self.workspace.session is session and reasons != self.read_only:
-            self.read_only = reasons
-            self.read_only_changed.emit()
+        if self.workspace.session is session:
+            self._set_read_only(reasons)
         self._watch()
         if change.engrams or change.tensions or change.events or explicit:
             self.reloaded.emit(change, explicit)
@@ -257,11 +261,15 @@ class StoreController(QObject):
         assert isinstance(found, tuple)
         holder, changed, reasons = found
         self._labels["lock"].setText("locked by " + holder.split(":")[1] if holder and ":" in holder else "store idle")
+        self._set_read_only(reasons)
+        if changed:
+            self.reload_timer.start()
+
+    def _set_read_only(self, reasons: list[str]) -> None:
+        """Why the open store is read-only, as last looked at off the GUI thread (a write checks again)."""
         if reasons != self.read_only:
             self.read_only = reasons
             self.read_only_changed.emit()
-        if changed:
-            self.reload_timer.start()
 
     def _watch(self) -> None:
         root = self.workspace.store_path
