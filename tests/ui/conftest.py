@@ -46,6 +46,18 @@ def window(qtbot, store_copy, tmp_path) -> MainWindow:
     return win
 
 
+def open_window_on(qtbot, tmp_path: Path, store: Path) -> MainWindow:  # type: ignore[no-untyped-def]
+    """The window Grace opens on a store a test prepared first (the `window` fixture opens its store at once)."""
+    make_application()
+    win = MainWindow(
+        SettingsStore(tmp_path / "settings.yaml"), Settings(reviewer_name="Grace"), "Grace", FixedClock(NOW)
+    )
+    qtbot.addWidget(win)
+    win.show()
+    win.open_path(store)
+    return win
+
+
 def answer_modal(
     handler: Callable[[QWidget], None], delay: int = 50, patience: float = 20.0, kind: type | None = None
 ) -> None:

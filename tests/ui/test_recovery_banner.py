@@ -9,12 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from plur_desk.app.settings import Settings, SettingsStore
 from plur_desk.infra.clock import FixedClock
-from plur_desk.ui.app import make_application
-from plur_desk.ui.main_window import MainWindow
 
-from ui.conftest import NOW, engrams_on_disk
+from ui.conftest import NOW, engrams_on_disk, open_window_on
 
 ROOT = Path(__file__).resolve().parents[2]
 NO_KEYRING = "keyring.backends.fail.Keyring"  # child processes never touch a real keyring
@@ -34,18 +31,6 @@ session.approve(session.seen([draft]))
 """
 
 
-def _open(qtbot, tmp_path: Path, store: Path) -> MainWindow:
-    """The window Grace opens on a store a test prepared first (the `window` fixture opens its store at once)."""
-    make_application()
-    win = MainWindow(
-        SettingsStore(tmp_path / "settings.yaml"), Settings(reviewer_name="Grace"), "Grace", FixedClock(NOW)
-    )
-    qtbot.addWidget(win)
-    win.show()
-    win.open_path(store)
-    return win
-
-
 def test_window_finishes_an_interrupted_approve_and_says_so(qtbot, store_copy, tmp_path):
     env = dict(os.environ, PYTHON_KEYRING_BACKEND=NO_KEYRING, PYTHONPATH=str(ROOT))
     killed = subprocess.run(
@@ -56,7 +41,7 @@ def test_window_finishes_an_interrupted_approve_and_says_so(qtbot, store_copy, t
     assert engrams_on_disk(store_copy)[draft]["review"]["by"] == "Killed Reviewer"  # the change landed...
     assert list((store_copy / ".plur-desk" / "journal").glob("*.json"))  # ...its event did not
 
-    win = _open(qtbot, tmp_path, store_copy)
+    win = open_window_on(qtbot, tmp_path, store_copy)
     qtbot.waitUntil(
         lambda: win.session is not None and win.session.history.loaded and win.runner.pending == 0, timeout=20000
     )
@@ -97,7 +82,7 @@ def test_a_review_without_its_event_is_reported_without_a_scan_on_the_gui_thread
         return real(self)
 
     monkeypatch.setattr(ReviewSession, "unlogged_reviews", unlogged)
-    win = _open(qtbot, tmp_path, store_copy)
+    win = open_window_on(qtbot, tmp_path, store_copy)
     qtbot.waitUntil(lambda: "have no history event" in win.banner.text(), timeout=20000)
     assert f"1 reviewed engram(s) have no history event ({draft})" in win.banner.text()
     assert scanned_on and threading.main_thread() not in scanned_on
