@@ -142,7 +142,9 @@ class ReviewController(QObject):
             checked = check([row.id], None) if check is not None else None
             return (checked, similar(row.id) if similar else [], timeline_html(session, row.id))
 
-        self.workspace.reads.submit("detail.extras", read, lambda result: self._extras_read(row, result))
+        self.workspace.reads.submit(
+            "detail.extras", read, lambda result: self._extras_read(row, result), one_at_a_time=True
+        )
 
     def _extras_read(self, row: DraftRow, result: object) -> None:
         assert isinstance(result, tuple)

@@ -106,6 +106,8 @@ class ReadPool(QObject):
         self._tokens = itertools.count(1)
         self._latest: dict[str, int] = {}  # channel -> the generation whose result may be shown
         self._callbacks: dict[int, tuple[str, Callable[[object], None], Callable[[Exception], None] | None]] = {}
+        self._running: dict[str, int] = {}  # one-at-a-time channel -> the token of its read under way
+        self._held: dict[str, _Job] = {}  # one-at-a-time channel -> its newest read, waiting for that one
         self.dropped = 0  # stale results thrown away (for tests and the benchmark)
 
     def submit(
@@ -114,7 +116,13 @@ class ReadPool(QObject):
         fn: Callable[[], object],
         on_done: Callable[[object], None],
         on_error: Callable[[Exception], None] | None = None,
+        *,
+        one_at_a_time: bool = False,
     ) -> int:
+        """Read `fn()` on a worker; `on_done` gets its result on the GUI thread unless a newer read on `channel`
+        came meanwhile. With `one_at_a_time`, a read waits while an older one on the channel runs, and only the
+        newest waiting read runs after it: holding J keeps one thread busy with the drafts' extras, not two, and
+        the window's thread shares the cores and the interpreter lock with that one only."""
         token = next(self._tokens)
         self._latest[channel] = token
         self._callbacks[token] = (channel, on_done, on_error)
@@ -125,8 +133,28 @@ class ReadPool(QObject):
             # the threads, and the interpreter lock the GUI thread needs, free for the read that will be shown
             return fn() if latest.get(channel) == token else None
 
-        self._pool.start(_Job(token, unless_stale, self._signals))
+        job = _Job(token, unless_stale, self._signals)
+        if not one_at_a_time:
+            self._pool.start(job)
+        elif channel in self._running:
+            passed = self._held.pop(channel, None)
+            if passed is not None:  # never run: its result is stale already
+                self._callbacks.pop(passed.token, None)
+                self.dropped += 1
+            self._held[channel] = job
+        else:
+            self._running[channel] = token
+            self._pool.start(job)
         return token
+
+    def _finished(self, channel: str, token: int) -> None:
+        if self._running.get(channel) != token:
+            return
+        del self._running[channel]
+        job = self._held.pop(channel, None)
+        if job is not None:
+            self._running[channel] = job.token
+            self._pool.start(job)
 
     def cancel(self, channel: str) -> None:
         """Whatever is under way on this channel will not be shown."""
@@ -145,6 +173,7 @@ class ReadPool(QObject):
     @Slot(int, object)
     def _on_done(self, token: int, result: object) -> None:
         channel, on_done, _ = self._callbacks.pop(token, ("", None, None))
+        self._finished(channel, token)
         if on_done is None:
             return
         if not self.current(channel, token):
@@ -155,5 +184,6 @@ class ReadPool(QObject):
     @Slot(int, object)
     def _on_failed(self, token: int, error: object) -> None:
         channel, _, on_error = self._callbacks.pop(token, ("", None, None))
+        self._finished(channel, token)
         if on_error is not None and self.current(channel, token):
             on_error(error)  # type: ignore[arg-type]

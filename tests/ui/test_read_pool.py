@@ -37,6 +37,47 @@ def test_a_read_that_went_stale_before_it_started_is_never_run(qtbot):
     assert pool.dropped == 2
 
 
+def test_a_one_at_a_time_channel_runs_one_read_and_then_only_the_newest(qtbot):
+    """Holding J: with two threads free, a one-at-a-time channel still runs one read at a time, and the reads
+    asked for meanwhile are never run except the newest, which runs as soon as the first is back."""
+    pool = ReadPool(threads=2)
+    release, started = threading.Event(), threading.Event()
+    ran: list[str] = []
+    shown: list[object] = []
+    at_once: list[int] = []
+    running = [0]
+    lock = threading.Lock()
+
+    def read(name: str, wait: bool = False):
+        def fn() -> str:
+            with lock:
+                running[0] += 1
+                at_once.append(running[0])
+            if wait:
+                started.set()
+                release.wait(10)
+            ran.append(name)
+            with lock:
+                running[0] -= 1
+            return name
+
+        return fn
+
+    pool.submit("detail", read("first", wait=True), shown.append, one_at_a_time=True)
+    assert started.wait(10)
+    for name in ("second", "third", "fourth"):
+        pool.submit("detail", read(name), shown.append, one_at_a_time=True)
+    other: list[object] = []
+    pool.submit("search", lambda: ran.append("search") or "search", other.append)  # not held behind it
+    qtbot.waitUntil(lambda: other == ["search"], timeout=10000)
+    assert ran == ["search"] and pool.pending == 2  # first (under way) and fourth (waiting)
+    release.set()
+    qtbot.waitUntil(lambda: pool.pending == 0, timeout=10000)
+    assert ran == ["search", "first", "fourth"]
+    assert shown == ["fourth"]
+    assert at_once == [1, 1] and pool.dropped == 3  # second and third never ran; first's result was stale
+
+
 def test_a_draft_s_history_is_read_off_the_gui_thread_and_shown_in_its_detail(qtbot, window, monkeypatch):
     """The detail's History section reads the engram's events from the month files and checks their trust: on
     the read pool, filled into the detail of the draft still shown."""
