@@ -8,7 +8,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, Qt, Signal, Slot
+from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import QProgressDialog, QWidget
 
 from plur_desk.app.rows import DraftRow
@@ -34,6 +34,13 @@ from plur_desk.ui.workspace import Workspace
 
 # What a bulk verdict asks about explicitly: drafts PLUR would not inject now, or whose text needs a second look.
 BULK_FLAGS = ("expired", "not yet valid", "credential-like string", "instruction-like text", "rejected before")
+
+# How long the selection rests on a draft before its extras (the contradiction check, similar engrams, history) are
+# read: longer than a key's auto-repeat interval (about 33 ms), so holding J reads nothing for the drafts it passes
+# over and the window's thread has the cores to itself while it moves; a draft the reviewer stops on is read at once
+# after that. The detail says "Checking…" meanwhile, and a verdict never rests on the extras.
+EXTRAS_AFTER_MS = 50
+EXTRAS = "detail.extras"  # the read pool's channel for them
 
 
 class _Progress(QObject):
@@ -64,6 +71,12 @@ class ReviewController(QObject):
         self._progress = _Progress(self)
         self._progress.changed.connect(self._check_progressed)
         self._progress_dialog: QProgressDialog | None = None
+        self._extras_due: tuple[DraftRow, Check | None, Callable[[str], list[tuple[str, str, float]]] | None] | None
+        self._extras_due = None
+        self._extras_timer = QTimer(self)
+        self._extras_timer.setSingleShot(True)
+        self._extras_timer.setInterval(EXTRAS_AFTER_MS)
+        self._extras_timer.timeout.connect(self._read_due_extras)
         drafts.selection_changed.connect(self.show_current)
         drafts.edit_saved.connect(self._save_edit)
         drafts.edit_cancelled.connect(workspace.context_changed.emit)
@@ -116,8 +129,12 @@ class ReviewController(QObject):
             line = self._scale.writer_line(row)
             html += f"<p><b>Writer:</b> {text_html(line)}</p>" if line else ""
             self.drafts.show_detail(html, row, seen_engram(engram) if engram is not None else None)
-            self._read_extras(row, check, similar)
+            self.workspace.reads.cancel(EXTRAS)  # what is read for the draft shown before is stale now
+            self._extras_due = (row, check, similar)
+            self._extras_timer.start()  # restarted by every move: read once the selection rests
         elif row is None:
+            self.workspace.reads.cancel(EXTRAS)
+            self._extras_due = None
             self.drafts.show_detail("")
         self.workspace.context_changed.emit()
 
@@ -127,6 +144,11 @@ class ReviewController(QObject):
         if checked is None or checked.service is not self._conflicts.service:
             return None
         return checked.texts(engram_id)
+
+    def _read_due_extras(self) -> None:
+        due, self._extras_due = self._extras_due, None
+        if due is not None and self.workspace.session is not None and self.drafts.shows(due[0]):
+            self._read_extras(*due)
 
     def _read_extras(
         self, row: DraftRow, check: Check | None, similar: Callable[[str], list[tuple[str, str, float]]] | None
@@ -142,9 +164,7 @@ class ReviewController(QObject):
             checked = check([row.id], None) if check is not None else None
             return (checked, similar(row.id) if similar else [], timeline_html(session, row.id))
 
-        self.workspace.reads.submit(
-            "detail.extras", read, lambda result: self._extras_read(row, result), one_at_a_time=True
-        )
+        self.workspace.reads.submit(EXTRAS, read, lambda result: self._extras_read(row, result), one_at_a_time=True)
 
     def _extras_read(self, row: DraftRow, result: object) -> None:
         assert isinstance(result, tuple)

@@ -138,14 +138,21 @@ def test_a_bulk_approval_asks_once_with_the_warning_in_the_same_question(qtbot, 
 # -- the check runs on the read pool: the window never waits for it ------------------------------------------------
 
 
-def _gate_checks(monkeypatch, window, only: str | None = None) -> threading.Event:
+class _Gate(threading.Event):
+    def __init__(self) -> None:
+        super().__init__()
+        self.entered = threading.Event()  # a gated check is under way, waiting for the gate
+
+
+def _gate_checks(monkeypatch, window, only: str | None = None) -> _Gate:
     """The real check, held until the returned event is set (for the drafts with `only` among them, or all)."""
     real = window.conflicts.checker()
     assert real is not None
-    gate = threading.Event()
+    gate = _Gate()
 
     def gated(ids, progress):
         if only is None or only in ids:
+            gate.entered.set()
             assert gate.wait(20)
         return real(ids, progress)
 
@@ -224,6 +231,7 @@ def test_a_stale_check_of_a_draft_selected_before_is_dropped(qtbot, window, monk
     window.drafts.select_id(DRAFT)
     assert "Checking for contradictions" in window.drafts.detail.toPlainText()  # shown at once, not waited for
     dropped = window.workspace.reads.dropped
+    qtbot.waitUntil(gate.entered.is_set, timeout=10000)  # read once the selection rested on it
     window.drafts.select_id(quiet)  # moved on before DRAFT's check is done
     _checked(qtbot, window)
     gate.set()

@@ -103,3 +103,29 @@ def test_a_draft_s_history_is_read_off_the_gui_thread_and_shown_in_its_detail(qt
     shown = (last.get("data") or {}).get("action") or last["event"]  # what the History section names
     assert str(shown) in window.drafts.detail.toPlainText()
     assert window.drafts.displayed_seen() is not None  # a verdict still acts on what is shown
+
+
+def test_drafts_passed_over_while_j_is_held_are_not_read_and_the_one_stopped_on_is(qtbot, window, monkeypatch):
+    """Auto-repeat moves the selection faster than the extras' rest time: nothing is read for the drafts passed
+    over (their reads would only compete with the window for the cores), and the draft the reviewer stops on gets
+    its extras as soon as the selection rests."""
+    from plur_desk.ui import review_controller
+
+    qtbot.waitUntil(lambda: window.workspace.reads.pending == 0, timeout=20000)
+    read_for: list[str] = []
+    real = review_controller.timeline_html
+
+    def timeline(session_, engram_id):  # type: ignore[no-untyped-def]
+        read_for.append(engram_id)
+        return real(session_, engram_id)
+
+    monkeypatch.setattr(review_controller, "timeline_html", timeline)
+    assert window.drafts.model.rowCount() >= 5
+    window.drafts.select_row(0)
+    for _ in range(4):  # four moves with no rest between them
+        window.review.select_next()
+    stopped_on = window.drafts.current_id()
+    assert window.drafts.current_row() == 4 and stopped_on is not None
+    qtbot.waitUntil(lambda: window.workspace.reads.pending == 0 and read_for != [], timeout=10000)
+    assert read_for == [stopped_on]
+    assert "History" in window.drafts.detail.toPlainText()
