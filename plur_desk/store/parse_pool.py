@@ -25,7 +25,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import IO, Any
 
-from plur_desk.infra.workers import worker_command
+from plur_desk.infra.workers import lower_worker, worker_command
 
 CHUNK_BLOCKS = 2000
 IN_PROCESS_BELOW = 3000  # blocks: below this, starting worker processes costs more than it saves
@@ -118,12 +118,14 @@ def _drain(proc: subprocess.Popen[bytes], expected: int, results: queue.Queue[by
 
 def _start_worker() -> subprocess.Popen[bytes]:
     argv, env = worker_command("plur_desk.store.parse_pool")
-    return subprocess.Popen(
+    proc = subprocess.Popen(
         argv,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         env=env,
     )
+    lower_worker(proc.pid)
+    return proc
 
 
 def parse_in_workers(

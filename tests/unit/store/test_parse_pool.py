@@ -4,6 +4,8 @@ waiting on a full pipe)."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from plur_desk.domain.engram_rules import engram_problems
@@ -69,3 +71,25 @@ def test_a_failing_reader_stops_the_workers(monkeypatch) -> None:
     assert started
     for proc in started:
         assert proc.wait(timeout=30) is not None  # ended (killed), not waiting on a full pipe
+
+
+@pytest.mark.skipif(not hasattr(os, "getpriority"), reason="process priorities are a POSIX notion")
+def test_a_window_s_parse_workers_run_below_it_and_a_command_s_do_not(monkeypatch):
+    """The window's workers must never take a core from the window's thread: they start `run_workers_below` nice
+    steps below the process that starts them; without that setting (the command line) at its priority."""
+    from plur_desk.infra import workers
+
+    mine = os.getpriority(os.PRIO_PROCESS, 0)
+    if mine > 19 - 3:
+        pytest.skip("this process already runs at the lowest priority")
+    seen = []
+    for below in (0, 3):
+        monkeypatch.setattr(workers, "_below", 0)
+        workers.run_workers_below(below)
+        proc = parse_pool._start_worker()
+        try:
+            seen.append(os.getpriority(os.PRIO_PROCESS, proc.pid) - mine)
+        finally:
+            proc.kill()
+            proc.wait()
+    assert seen == [0, 3]
