@@ -22,6 +22,7 @@ from plur_desk.store.entry_positions import Positions
 from plur_desk.store.file_hash import FileHash
 from plur_desk.store.known_split import KnownSplit
 from plur_desk.store.safe_open import NotRegularFile, read_regular, special_file_problem
+from plur_desk.store.scan import search_in_pieces
 from plur_desk.store.yaml_load import (
     JsYamlLoader,
     UnsupportedYaml,
@@ -51,7 +52,7 @@ class Layout:
     empty: bytes  # the whole file of an empty list, as PLUR writes it
     item_indent: int
     marker: re.Pattern[bytes]  # a line feed followed by the start of an entry
-    bad_line: re.Pattern[bytes]  # a line feed followed by a line that cannot belong to a regular file
+    bad_line: re.Pattern[bytes]  # a line feed and a line that cannot be in a regular file (reads 5 bytes at most)
     draft_probe: bytes  # bytes that appear in a draft's block
 
 
@@ -288,8 +289,7 @@ class ListFile:
         return snapshot
 
     def _refuse(self, reason: str, line: int | None = None) -> None:
-        self.fatal = reason
-        self.fatal_line = line
+        self.fatal, self.fatal_line = reason, line
 
     def _split(self) -> None:
         data = self.data
@@ -314,7 +314,7 @@ class ListFile:
             data.startswith(layout.header)
             and data.startswith(b"  - " if layout.item_indent else b"- ", len(layout.header))
             and data.endswith(b"\n")
-            and layout.bad_line.search(data, max(0, len(layout.header) - 1), len(data) - 1) is None
+            and search_in_pieces(layout.bad_line, data, max(0, len(layout.header) - 1), len(data) - 1, reach=8) is None
             and b"\r" not in data
         ):
             self._split_regular()  # UTF-8 is checked block by block as they are decoded
