@@ -98,6 +98,8 @@ class ReviewController(QObject):
         ids = self._search.matching_ids(text)
         if ids is not None:
             return [r for r in rows if r.id in ids]
+        if self._search.searching():
+            return rows  # the first answer is on its way: the list stays whole until it comes
         words = text.lower().split()
         return [
             r for r in rows if all(w in f"{r.statement} {r.scope} {r.domain} {r.writer} {r.id}".lower() for w in words)

@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # the index's modules (tantivy, numpy) load when it is first 
     from plur_desk.app.search import SearchService
 
 DEBOUNCE_MS = 150
+SEARCHING = "searching…"
 
 
 class _Progress(QObject):
@@ -41,6 +42,10 @@ class SearchController(QObject):
         self.is_ready = False
         self.cache_root: Path | None = None  # where the index and vectors go (tests use their own)
         self.timer = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
+        self._version = 0  # the index's changes seen: an answer is for one query and one version
+        self._asked: tuple[str, int] | None = None  # the query whose answer is being read
+        self._answer: tuple[tuple[str, int], set[str]] | None = None  # the last answer, and its query
+        self._ready_text = ""  # the search status's text before "searching…", shown again once the answer is in
         self._progress = _Progress(self)
         self._progress.changed.connect(self._show_status)
         field.textChanged.connect(lambda _t: self.timer.start())
@@ -66,6 +71,12 @@ class SearchController(QObject):
     def reset(self) -> None:
         """Another store is being opened: this one's index is dropped."""
         self.service, self.is_ready = None, False
+        self._index_changed()
+        self._answer = None
+
+    def _index_changed(self) -> None:
+        self._version += 1
+        self._asked = None
 
     def start(self) -> None:
         session = self.workspace.session
@@ -92,6 +103,8 @@ class SearchController(QObject):
         if service.session is not self.workspace.session:
             return  # built for a store no longer open: never searched in place of the one on screen
         self.service, self.is_ready = service, True
+        self._index_changed()
+        self._answer = None
         progress = self._progress
         if service.semantic_available:
             progress.changed.emit("search ready · computing embeddings…")
@@ -121,16 +134,66 @@ class SearchController(QObject):
             return
         ids = set(changed_ids)
         job = service.sync if reloaded else (lambda: service.sync_ids(ids))
-        self.runner.submit(job, lambda _n: self.apply_requested.emit() if self.field.text() else None, self._failed)
+        self.runner.submit(job, lambda _n: self._synced(service), self._failed)
+
+    def _synced(self, service: SearchService) -> None:
+        if service is not self.service:
+            return
+        self._index_changed()
+        if self.field.text():
+            self.apply_requested.emit()
 
     def matching_ids(self, text: str) -> set[str] | None:
-        """Every engram the query matches (all results, not a page), or None when search is not ready."""
-        if not self.is_ready or self.service is None or not text.strip():
+        """Every engram the query matches (all results, not a page), or None when search is not ready.
+
+        The answer is read on the read pool (at 50,000 engrams a broad query returns tens of thousands of documents
+        to fetch: 300 ms on the window's thread per keystroke). Until this query's answer for the index as it is
+        now comes back, the last answer is given, so the list stays as it was ("searching…" in the status bar; None
+        before any answer, and the caller matches words), and the query is applied again when it comes."""
+        service = self.service
+        if not self.is_ready or service is None or not text.strip():
             return None
-        ignored = self.service.ignored_parts(text)
-        if ignored:
-            self.workspace.messages.status("Ignored: " + "; ".join(ignored), 6000)
-        return self.service.all_ids(text)
+        key = (text, self._version)
+        if self._answer is not None and self._answer[0] == key:
+            return self._answer[1]
+        if self._asked != key:
+            self._asked = key
+            ignored = service.ignored_parts(text)
+            if ignored:
+                self.workspace.messages.status("Ignored: " + "; ".join(ignored), 6000)
+            if self._status.text() != SEARCHING:
+                self._ready_text = self._status.text()
+            self._show_status(SEARCHING)
+            self.workspace.reads.submit(
+                "search.matching",
+                lambda: service.all_ids(text),
+                lambda ids: self._answered(key, service, ids),
+                self._read_failed,
+                one_at_a_time=True,
+            )
+        return self._answer[1] if self._answer is not None else None
+
+    def searching(self) -> bool:
+        """True while the field's query waits for its answer (the list shows the last one meanwhile)."""
+        key = (self.field.text(), self._version)
+        return self._asked == key and (self._answer is None or self._answer[0] != key)
+
+    def _answered(self, key: tuple[str, int], service: SearchService, ids: object) -> None:
+        if service is not self.service or key[1] != self._version:
+            return  # for another store's index, or for the index before a change: asked again meanwhile
+        assert isinstance(ids, set)
+        self._answer = (key, ids)
+        self._searched()
+        self.apply_requested.emit()
+
+    def _read_failed(self, error: Exception) -> None:
+        self._asked = None
+        self._searched()
+        self.workspace.messages.status(f"Search failed: {error}", 8000)
+
+    def _searched(self) -> None:
+        if self._status.text() == SEARCHING:  # unless the index's progress has said something since
+            self._show_status(self._ready_text)
 
     def similar_reader(self) -> Callable[[str], list[tuple[str, str, float]]] | None:
         """`similar_to` over the index as it is now, to run off the GUI thread (a product with every vector, and

@@ -43,6 +43,10 @@ def run_self_check(make_application: Callable[[], object], make_window: Callable
                 return 1
             window.search.setText("deploy")
             window.apply_search()
+            searched_by = time.monotonic() + 30
+            while window.finder.searching() and time.monotonic() < searched_by:  # the answer is read off this thread
+                QApplication.processEvents()
+                time.sleep(0.01)
             checks.append(f"searched 'deploy': {window.drafts.model.rowCount()} drafts match")
             from plur_desk.app.bootstrap import embedding_check
 

@@ -82,6 +82,7 @@ def test_typing_through_a_whole_load_stays_in_the_search_field(qtbot, tmp_path, 
     qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Return, CTRL)
     qtbot.waitUntil(lambda: window.runner.pending == 0 and not window.finder.timer.isActive(), timeout=20000)
     qtbot.waitUntil(lambda: window.runner.pending == 0, timeout=20000)  # the search may have queued a refresh
+    qtbot.waitUntil(lambda: not window.finder.searching() and window.workspace.reads.pending == 0, timeout=20000)
     assert window.search.text() == typed
     assert not window.drafts.editing
     assert human_events(store) == []

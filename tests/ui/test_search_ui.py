@@ -100,3 +100,31 @@ def test_a_held_j_renders_each_draft_at_once_and_fills_in_only_the_last(qtbot, w
     assert threads and threading.main_thread().name not in threads
     text = drafts.detail.toPlainText()
     assert "Looking for similar engrams" not in text and "Checking for contradictions" not in text
+
+
+def test_a_query_s_answer_is_read_off_the_window_s_thread_and_the_list_stays_as_it_was_meanwhile(qtbot, window):
+    import threading
+
+    qtbot.waitUntil(lambda: window.finder.is_ready, timeout=20000)
+    service = window.finder.service
+    real, gate, asked_on = service.all_ids, threading.Event(), []
+
+    def gated(text):  # type: ignore[no-untyped-def]
+        asked_on.append(threading.current_thread())
+        assert gate.wait(10)
+        return real(text)
+
+    service.all_ids = gated
+    whole = [r.id for r in window.drafts.model.rows]
+    window.navigation.focus_search()
+    qtbot.keyClicks(window.search, "scope:project:web")
+    qtbot.keyClick(window.search, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: bool(asked_on), timeout=5000)
+    assert [r.id for r in window.drafts.model.rows] == whole  # not narrowed by a guess while the answer is read
+    assert window.finder.searching() and window.status_labels["search"].text() == "searching…"
+    gate.set()
+    qtbot.waitUntil(lambda: not window.finder.searching(), timeout=5000)
+    rows = window.drafts.model.rows
+    assert rows and len(rows) < len(whole) and all(r.scope == "project:web" for r in rows)
+    assert threading.main_thread() not in asked_on
+    assert window.status_labels["search"].text() != "searching…"

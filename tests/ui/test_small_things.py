@@ -21,7 +21,10 @@ def test_enter_down_and_esc_move_between_search_and_results(qtbot, window):
     qtbot.keyClicks(window.search, "scope:project:web")
     qtbot.keyClick(window.search, Qt.Key.Key_Return)  # applies at once, no waiting for the debounce
     _focus(qtbot, table)
-    assert window.drafts.model.rows and all(r.scope == "project:web" for r in window.drafts.model.rows)
+    qtbot.waitUntil(  # the answer is read off the window's thread; the list shows it when it comes
+        lambda: window.drafts.model.rows and all(r.scope == "project:web" for r in window.drafts.model.rows),
+        timeout=5000,
+    )
     qtbot.keyClick(table, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
     _focus(qtbot, window.search)
     qtbot.keyClick(window.search, Qt.Key.Key_Down)
