@@ -54,13 +54,16 @@ def open_session(
     """
     store = PlurStore(path, cache_dir=cache_dir() if use_cache else None)
     if drafts_first:
-        store.load_drafts()
+        store.load_drafts(check_split_later=True)  # the file's digest is computed while the queue is built
     else:
         store.load()
         store.save_cache()
     reviewer = Reviewer(reviewer_name)
     keys = ReviewerKeys(store.root, reviewer, KeyVault(data_dir()), ask_unlock) if ask_unlock is not None else None
     session = ReviewSession(store, reviewer, clock, keys)
+    if not store.split_confirmed():  # the kept cut was of other bytes: what was found through it is dropped
+        store.load_drafts()
+        session = ReviewSession(store, reviewer, clock, keys)
     if for_review:
         session.recover_on_open()
     if load_history:

@@ -41,11 +41,11 @@ class Beside(Generic[T]):
     """`fn()` run on a thread of its own while the caller goes on; `result()` waits for it (and raises what it
     raised). For work that releases the interpreter lock (hashing, fsync), so two cores share one write."""
 
-    def __init__(self, fn: Callable[[], T]) -> None:
+    def __init__(self, fn: Callable[[], T], name: str = "plur-desk-write") -> None:
         self._fn = fn
         self._value: T | None = None
         self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, name="plur-desk-write", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
 
     def _run(self) -> None:

@@ -265,9 +265,10 @@ class ListFile:
         cache: BlockCache | None = None,
         *,
         parse: bool = True,
+        read: Callable[[Path], tuple[bytes, os.stat_result]] = read_regular,  # the file's bytes and stat
     ) -> ListFile:
         try:
-            data, st = read_regular(path)
+            data, st = read(path)
             identity: FileIdentity | None = FileIdentity.of(st)
         except FileNotFoundError:
             data, identity = b"", None
@@ -277,8 +278,7 @@ class ListFile:
         except OSError as exc:
             data, identity, problem = b"", None, f"{path.name} cannot be read: {exc.strerror}"
         snapshot = cls(path, layout, data, identity)
-        snapshot._validate = validate  # type: ignore[attr-defined]
-        snapshot._cache = cache  # type: ignore[attr-defined]
+        snapshot._validate, snapshot._cache = validate, cache  # type: ignore[attr-defined]
         if identity is None:
             if problem:
                 snapshot._refuse(problem)

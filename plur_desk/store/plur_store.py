@@ -29,11 +29,12 @@ from plur_desk.infra.errors import (
     WriteFailed,
     without_nothing_written,
 )
-from plur_desk.store.atomic import Staged
+from plur_desk.store.atomic import Beside, Staged
 from plur_desk.store.file_hash import FileHash
 from plur_desk.store.file_parts import new_file_parts, stage_new_file
 from plur_desk.store.history import AppendResult, HistoryLog, PreparedAppend
 from plur_desk.store.journal import Journal, JournalRecord, Step
+from plur_desk.store.known_split import KnownSplit
 from plur_desk.store.list_file import (
     ENGRAMS,
     TENSIONS,
@@ -56,7 +57,7 @@ from plur_desk.store.parse_cache import (
     write_cache,
 )
 from plur_desk.store.parse_pool import IN_PROCESS_BELOW, parse_in_workers
-from plur_desk.store.safe_open import special_file_problem
+from plur_desk.store.safe_open import read_regular, special_file_problem
 from plur_desk.store.yaml_dump import dump_engram_item, dump_tension_item
 
 Apply = Callable[[dict[str, object]], tuple[dict[str, object], list[dict[str, object]]]]
@@ -135,6 +136,7 @@ class PlurStore:
         self._cache_chunks: Iterable[bytes] = []  # cache chunks not unpacked yet (parse_rest does)
         self._cache_loaded = False
         self._first_load = True  # the block cache holds only what this load parsed (no cache file, or an empty one)
+        self._unchecked_split: KnownSplit | None = None  # a kept cut taken before its digest was known
         self.engrams: ListFile = ListFile(self.engrams_path, ENGRAMS, b"", None)
         self.tensions: ListFile = ListFile(self.tensions_path, TENSIONS, b"", None)
 
@@ -165,10 +167,32 @@ class PlurStore:
             self._tension_blocks = read_blocks(tension_cache_path(self._cache_file))
         return self._tension_blocks
 
-    def scan_engrams(self) -> ListFile:
-        """Read and split engrams.yaml without parsing entries (call parse_* on the result)."""
+    def scan_engrams(self, check_split_later: bool = False) -> ListFile:
+        """Read and split engrams.yaml without parsing entries (call parse_* on the result). `check_split_later`:
+        a kept cut of a file with the same identity is taken before its digest is known (`split_confirmed`). The
+        file is read while the cache is (a read releases the interpreter lock)."""
+        reading = Beside(lambda: read_regular(self.engrams_path), "plur-desk-read")
         self._load_cache()
-        return ListFile.read(self.engrams_path, ENGRAMS, engram_problems, self.block_cache, parse=False)
+        known = self.block_cache.split
+        if check_split_later and known is not None:
+            self.block_cache.split = self._unchecked_split = known.unchecked()
+        try:
+            return ListFile.read(
+                self.engrams_path,
+                ENGRAMS,
+                engram_problems,
+                self.block_cache,
+                parse=False,
+                read=lambda _p: reading.result(),
+            )
+        finally:
+            self.block_cache.split = known
+
+    def split_confirmed(self) -> bool:
+        """After `load_drafts(check_split_later=True)`: whether the kept cut it took is this file's (waits for the
+        digest). When False, nothing found through it may be shown or decided on: load the drafts again."""
+        unchecked, self._unchecked_split = self._unchecked_split, None
+        return unchecked is None or unchecked.confirmed()
 
     def load(self, on_drafts: Callable[[ListFile], None] | None = None, *, drafts_first: bool = True) -> None:
         """Load everything; `on_drafts` is called once the drafts are parsed (before the rest). Without
@@ -178,12 +202,12 @@ class PlurStore:
             on_drafts(self.engrams)
         self.finish_load(self.parse_rest())
 
-    def load_drafts(self, drafts: bool = True) -> None:
+    def load_drafts(self, drafts: bool = True, check_split_later: bool = False) -> None:
         """First step of a load: the file split, the drafts parsed, tensions read. The snapshot can be written
         through at once (the write path finds any entry by id and parses what it touches); `parse_rest` and
-        `finish_load` complete it."""
+        `finish_load` complete it. With `check_split_later`, only once `split_confirmed()` is true."""
         with gc_paused():
-            engrams = self.scan_engrams()
+            engrams = self.scan_engrams(check_split_later)
             if drafts and engrams.fatal is None and engrams.regular:
                 engrams.parse_entries(engrams.draft_entries())
             self.engrams = engrams

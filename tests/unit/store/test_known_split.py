@@ -4,8 +4,10 @@ the inode and the modification time, is split afresh. Stores are written by the 
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
+import time
 import zlib
 from pathlib import Path
 
@@ -14,6 +16,7 @@ import pytest
 from plur_desk.app import loading
 from plur_desk.app.session import ReviewSession
 from plur_desk.domain.engram_rules import engram_problems
+from plur_desk.domain.engram_view import is_draft
 from plur_desk.domain.review import Reviewer
 from plur_desk.store.list_file import ENGRAMS, ListFile
 from plur_desk.store.parse_cache import cache_path
@@ -209,3 +212,82 @@ def test_the_rest_of_a_cache_replaced_meanwhile_is_not_read(store_dir, tmp_path)
     assert len(found) == 0  # nothing read from it: the blocks are parsed when the load finishes
     store.finish_load(found)
     assert _state(store.engrams) == _state(_uncached(store_dir))
+
+
+def _reworded_in_place(store_dir: Path) -> str:
+    """A draft's statement changed in place, keeping the file's size, inode and modification time; its id."""
+    path = store_dir / "engrams.yaml"
+    before = os.stat(path)
+    data = path.read_bytes()
+    fresh = _uncached(store_dir)
+    draft = fresh.scan_drafts()[0]
+    where = data.index(b"statement: ", fresh.span(draft)[0]) + len(b"statement: ")
+    changed = data[:where] + (b"X" if data[where : where + 1] != b"X" else b"Y") + data[where + 1 :]
+    with open(path, "r+b") as handle:
+        handle.write(changed)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert os.stat(path).st_ino == before.st_ino
+    return str(fresh.entries[draft.index].key)
+
+
+def _window_open(store_dir: Path, cache: Path) -> ReviewSession:
+    from plur_desk.app.bootstrap import open_session
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("plur_desk.app.bootstrap.cache_dir", lambda: cache)
+        return open_session(store_dir, "Grace Tester", drafts_first=True, load_history=False, for_review=True)
+
+
+def _slow_digest(monkeypatch, order: list[str]) -> None:
+    """The file's digest finishes only after the queue is built (as it may on a busy machine)."""
+    digest, build = ListFile.file_hash, ReviewSession.__init__
+
+    def slow(self):
+        computed = self._hash is None
+        if computed:
+            time.sleep(0.3)
+        found = digest(self)
+        if computed:
+            order.append("digest")
+        return found
+
+    def built(self, *args, **kwargs):
+        build(self, *args, **kwargs)
+        order.append("queue")
+
+    monkeypatch.setattr(ListFile, "file_hash", slow)
+    monkeypatch.setattr(ReviewSession, "__init__", built)
+
+
+def test_a_cut_whose_digest_fails_after_the_drafts_were_found_is_never_trusted(store_dir, tmp_path, monkeypatch):
+    """The window looks the drafts up through the kept cut while the file's digest is computed; when the digest
+    says the bytes differ and arrives only after the queue was built from that cut, the session handed out is the
+    file's own: split afresh, the reworded draft as it is on disk."""
+    cache = tmp_path / "cache"
+    _warm(store_dir, cache)
+    reworded = _reworded_in_place(store_dir)
+    order: list[str] = []
+    _slow_digest(monkeypatch, order)
+    session = _window_open(store_dir, cache)
+    assert order[:2] == ["queue", "digest"]  # the queue was built through the kept cut before the digest was known
+    assert order.count("queue") == 2  # and built again from the file split afresh
+    fresh = _uncached(store_dir)
+    assert session.store.engrams._drafts is None and _cut(session.store.engrams) == _cut(fresh)
+    fresh.parse_all()
+    on_disk = {e.key: e.value for e in fresh.scan_drafts()}
+    assert {row.id for row in session.drafts()} == {i for i, v in on_disk.items() if is_draft(v)}
+    assert {i: session.engram(i) for i in on_disk} == on_disk
+    assert str(session.engram(reworded)["statement"]).startswith(("X", "Y"))
+
+
+def test_a_kept_cut_whose_digest_matches_is_taken_and_the_file_hashed_once(store_dir, tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    _warm(store_dir, cache)
+    order: list[str] = []
+    _slow_digest(monkeypatch, order)
+    session = _window_open(store_dir, cache)
+    assert order == ["queue", "digest"]  # built once, through the kept cut, before its digest was known
+    engrams = session.store.engrams
+    assert engrams._drafts is not None and _cut(engrams) == _cut(_uncached(store_dir))
+    assert engrams.sha256() == hashlib.sha256((store_dir / "engrams.yaml").read_bytes()).hexdigest()
+    assert order.count("digest") == 1  # the digest the check computed is the snapshot's (the journal's) own
