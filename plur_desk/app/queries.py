@@ -1,7 +1,8 @@
-"""What the panes list, kept up to date by id instead of rebuilt: the drafts queue (`DraftQueue`), the tension
-rows and the validity rows. Each holds the rows it derived, the record each came from, and re-derives only
-what a `ChangeSet` names, what a reload replaced (found by identity: a reload puts new record objects in place)
-and what time itself changes (an age that ticks to the next hour or day, a window that opens or closes).
+"""What the panes list, kept up to date by id instead of rebuilt: the drafts queue (`DraftQueue`) and the tension
+rows (the validity rows are in `validity_rows.py`). Each holds the rows it derived, the record each came from, and
+re-derives only what a `ChangeSet` names, what a reload replaced (found by identity: a reload puts new record
+objects in place) and what time itself changes (an age that ticks to the next hour or day, a window that opens or
+closes).
 
 Rows are frozen; the lists handed out are new lists, so a pane may keep them while the queue moves on.
 """
@@ -11,14 +12,13 @@ from __future__ import annotations
 import bisect
 import heapq
 import threading
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from plur_desk.app.rows import DraftRow, TensionRow, Verdict, draft_row, tension_row
-from plur_desk.domain.engram_view import EngramView, is_draft
-from plur_desk.domain.seen import Seen, seen_engram
+from plur_desk.domain.engram_view import is_draft
 from plur_desk.domain.validity import Window, closes_at, opens_at
 from plur_desk.infra.clock import parse_instant
 
@@ -44,6 +44,7 @@ def _rejected(engram: Record) -> bool:
 
 
 HOUR, DAY = timedelta(hours=1), timedelta(days=1)
+LOG_SPAN = 256  # the queue's steps a reader may be behind and still be told exactly which rows changed
 
 
 def next_change(engram: Record, created: str, now: datetime) -> datetime | None:
@@ -60,6 +61,15 @@ def next_change(engram: Record, created: str, now: datetime) -> datetime | None:
         step = HOUR if age < DAY else DAY
         moments.append(born + step * (age // step + 1))
     return min(moments, default=None)
+
+
+@dataclass(frozen=True)
+class QueueChanges:
+    """What changed in the drafts queue between two of its generations, by id."""
+
+    generation: int  # the queue's generation now
+    gone: frozenset[str]  # rows that left the queue (decided, no longer drafts, removed from the store)
+    derived: frozenset[str]  # rows that are new or were derived again (new objects, maybe with other values)
 
 
 class _Verdicts:
@@ -96,6 +106,8 @@ class DraftQueue:
         self._history_verdicts, self._record_verdict = history_verdicts, record_verdict
         self._built = False
         self._lock = threading.Lock()
+        self._generation = 0  # moves on with every step that changed a row (a new row object, one added or gone)
+        self._log: deque[tuple[int, frozenset[str]]] = deque(maxlen=LOG_SPAN)  # each step's ids; none before a build
         self._pending_engrams: set[str] = set()
         self._pending_tensions: set[str] = set()
         self._pending_all = False
@@ -116,6 +128,7 @@ class DraftQueue:
         self._due_of: dict[str, datetime] = {}
         self._history: tuple[object, Mapping[str, Verdict]] = (None, {})
         self._sort, self._descending = "age", False
+        self._touched: set[str] = set()  # ids whose row `_derive` replaced or removed in the step under way
         self._keys: list[tuple[object, ...]] = []
         self._order: list[DraftRow] = []
 
@@ -148,6 +161,30 @@ class DraftQueue:
             self._revised = False
             return list(self._order)
 
+    def rows_at(self) -> tuple[int, list[DraftRow]]:
+        """The rows in the queue's order (age) and the generation they are: what `changed_since` counts from."""
+        with self._lock:
+            self._sync()
+            if (self._sort, self._descending) != ("age", False):
+                self._sort, self._descending = "age", False
+                self._resort()
+            self._revised = False
+            return self._generation, list(self._order)
+
+    def changed_since(self, generation: int) -> QueueChanges | None:
+        """Which rows changed since `generation` (rows that left; rows new or derived again, each a new object),
+        with the generation now; None when the queue cannot say (rebuilt since, or more steps ago than it keeps).
+        Derives what changed first, as a read of the rows does."""
+        with self._lock:
+            self._sync()
+            if generation == self._generation:
+                return QueueChanges(generation, frozenset(), frozenset())
+            if not self._log or self._log[0][0] > generation + 1 or generation > self._generation:
+                return None
+            ids = frozenset().union(*(ids for step, ids in self._log if step > generation))
+            derived = frozenset(filter(self._rows.__contains__, ids))
+            return QueueChanges(self._generation, ids - derived, derived)
+
     def revised(self) -> bool:
         """Whether a row that rested on a fallback verdict changed, once the history was read, since the rows were
         last handed out (the window then shows the queue again). Derives what changed first."""
@@ -166,7 +203,16 @@ class DraftQueue:
         if not self._built:
             self._pending_engrams, self._pending_tensions, self._pending_all = set(), set(), False
             self._build()
+            self._generation += 1
+            self._log.clear()  # rows of an earlier build are not counted from
             return
+        self._touched = set()
+        self._derive_pending()
+        if self._touched:
+            self._generation += 1
+            self._log.append((self._generation, frozenset(self._touched)))
+
+    def _derive_pending(self) -> None:
         now = self._now()
         dirty, named_tensions, everything = self._pending_engrams, self._pending_tensions, self._pending_all
         self._pending_engrams, self._pending_tensions, self._pending_all = set(), set(), False
@@ -286,7 +332,15 @@ class DraftQueue:
 
     def _derive(self, engram_id: str, now: datetime, place: bool = True) -> set[str]:
         """Re-derive one engram's row (and its rejected record); returns the content hashes whose record verdict
-        changed, so the drafts with the same content are re-derived too."""
+        changed, so the drafts with the same content are re-derived too. A row derived again is a new object,
+        one that leaves is gone: either is a changed row for `changed_since`."""
+        held = engram_id in self._rows
+        changed = self._derive_row(engram_id, now, place)
+        if held or engram_id in self._rows:
+            self._touched.add(engram_id)
+        return changed
+
+    def _derive_row(self, engram_id: str, now: datetime, place: bool) -> set[str]:
         engram = self._engrams().get(engram_id)
         if place:
             self._unplace(engram_id)
@@ -367,95 +421,6 @@ class DraftQueue:
         key = SORTS[self._sort]
         self._order = sorted(self._rows.values(), key=key, reverse=self._descending)
         self._keys = [key(r) for r in self._order]
-
-
-@dataclass(frozen=True)
-class ValidityRow:
-    id: str
-    statement: str
-    scope: str
-    domain: str
-    state: str
-    valid_from: str
-    valid_until: str
-    seen: Seen  # the engram as this row was built: what a window change expects on disk
-
-
-VALIDITY_GROUPS = ("expiring_soon", "expired", "not_yet_valid", "current")
-
-
-def validity_sort(row: ValidityRow) -> tuple[int, str]:
-    return (VALIDITY_GROUPS.index(row.state), row.valid_until or "~")
-
-
-class ValidityRows:
-    """Engrams with a validity window (and any brought in by hand), as of a moment, kept by id."""
-
-    def __init__(self, engrams: Records) -> None:
-        self._engrams = engrams
-        self._from: dict[str, Record] = {}
-        self._windowed: dict[str, tuple[Record, Window]] = {}
-
-    def sync(self, engram_ids: Iterable[str] = ()) -> None:
-        engrams = self._engrams()
-        dirty = set(engram_ids) | {i for i, v in engrams.items() if self._from.get(i) is not v}
-        dirty |= {i for i in self._from if i not in engrams}
-        for engram_id in dirty:
-            engram = engrams.get(engram_id)
-            self._windowed.pop(engram_id, None)
-            self._from.pop(engram_id, None)
-            if engram is not None:
-                self._from[engram_id] = engram
-                window = Window.of(engram)
-                if window.present:
-                    self._windowed[engram_id] = (engram, window)
-
-    def rows(self, moment: datetime, extra: Iterable[str] = (), search: str = "") -> list[ValidityRow]:
-        self.sync()
-        picked = dict(self._windowed)
-        for engram_id in extra:
-            engram = self._from.get(engram_id)
-            if engram is not None and engram_id not in picked:
-                picked[engram_id] = (engram, Window.of(engram))
-        words = search.lower().split()
-        rows = []
-        for engram_id, (engram, window) in picked.items():
-            if words:
-                text = f"{engram_id} {engram.get('statement', '')} {engram.get('scope', '')}".lower()
-                if not all(w in text for w in words):
-                    continue
-            rows.append(
-                ValidityRow(
-                    engram_id,
-                    str(engram.get("statement", "")),
-                    str(engram.get("scope", "")),
-                    str(engram.get("domain", "") or ""),
-                    window.state(moment),
-                    window.valid_from or "",
-                    window.valid_until or "",
-                    seen_engram(engram),
-                )
-            )
-        rows.sort(key=validity_sort)
-        return rows
-
-
-WindowBar = tuple[str, datetime | None, datetime | None, bool]  # statement, opens, closes, the engram asked about
-
-
-def window_bars(engrams: Iterable[Record], engram: Record, limit: int = 12) -> list[WindowBar]:
-    """The Validity pane's timeline for one engram: its own window beside the windows of the active engrams in its
-    domain, in store order (the first `limit`)."""
-    shown = EngramView(engram)
-    domain = shown.get("domain")
-    bars: list[WindowBar] = []
-    for record in engrams:
-        view = EngramView(record)
-        this = view.id == shown.id  # compare ids, not objects: a record may be handed out as a copy
-        window = view.window
-        if this or (domain and view.get("domain") == domain and window.present and view.status == "active"):
-            bars.append((view.statement, opens_at(window.valid_from), closes_at(window.valid_until), this))
-    return bars[:limit]
 
 
 class TensionRows:

@@ -259,6 +259,12 @@ class ScaleView:
     def clusters(self) -> list[Cluster]:
         return list(self._clusters)
 
+    @property
+    def ranking(self) -> object:
+        """The last refresh's ranking: a new object every refresh, so an order made from it holds while it is the
+        same object."""
+        return self._ranking
+
     def order(self, rows: list[DraftRow], level: str, by_risk: bool) -> tuple[list[DraftRow], dict[str, RiskRow]]:
         """`rows` (in risk order when `by_risk`, else as given) and the risk of each, by id. The rows the last
         refresh assessed (the very row objects) are looked up and put in order in C; only rows that arrived or

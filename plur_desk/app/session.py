@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 
 from plur_desk.app.history_index import HistoryIndex
-from plur_desk.app.queries import DraftQueue, TensionRows, ValidityRow, ValidityRows, WindowBar, window_bars
+from plur_desk.app.queries import DraftQueue, QueueChanges, TensionRows
 from plur_desk.app.reviewer import READER, check_reviewer
 from plur_desk.app.rows import DraftRow, TensionRow, Verdict
 from plur_desk.app.session_signing import ReviewVerdicts, SessionSigning
@@ -25,6 +25,7 @@ from plur_desk.app.signing import ReviewerKeys
 from plur_desk.app.snapshot import Snapshot, differing
 from plur_desk.app.trust import TrustChecker
 from plur_desk.app.undo import UndoHistory, undo_patches
+from plur_desk.app.validity_rows import ValidityRow, ValidityRows, WindowBar, window_bars
 from plur_desk.app.vault import KeyVault
 from plur_desk.app.writes import Writes
 from plur_desk.domain import commands as cmd
@@ -379,6 +380,15 @@ class ReviewSession:
     def drafts(self, sort: str = "age", descending: bool = False) -> list[DraftRow]:
         """The queue, kept by id (`DraftQueue`): only what changed since the last call is derived again."""
         return self.queue.rows(sort, descending)
+
+    def drafts_at(self) -> tuple[int, list[DraftRow]]:
+        """The queue in its order and the generation of those rows (`drafts_changed_since` counts from it)."""
+        return self.queue.rows_at()
+
+    def drafts_changed_since(self, generation: int) -> QueueChanges | None:
+        """Which queue rows changed (gone; new or derived again) since `generation`; None when the queue cannot
+        say."""
+        return self.queue.changed_since(generation)
 
     def _history_verdicts(self) -> tuple[object, dict[str, Verdict]]:
         self.history.sync_trust()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection
 from itertools import compress, count
 from operator import attrgetter
 
@@ -174,14 +175,24 @@ class DraftsPane(QWidget):
 
         `query` is the search that narrowed `rows`, so an empty result says the search matched nothing.
         """
-        keep = keep or self.current_id()
         rows = self.in_view_order(rows)
+        self._moving_rows(lambda: self.model.update_rows(rows), keep, query)
+
+    def drop_rows(self, ids: Collection[str], keep: str | None = None, query: str = "") -> None:
+        """Take the rows with these ids out of the list (drafts decided), keeping (or moving to) the row with id
+        `keep`: the others keep their order, which is the order a new set of rows without them gets (the queue's
+        order, the reviewer's sort and the search narrow and sort each row by itself)."""
+        self._moving_rows(lambda: self.model.remove_ids(ids), keep, query)
+
+    def _moving_rows(self, update: Callable[[], None], keep: str | None, query: str) -> None:
+        keep = keep or self.current_id()
         before = (self.current_id(), self.selected_ids())
         self._quiet = True  # Qt re-announces the selection while rows around it go; it is said once below
         try:
-            self.model.update_rows(rows)  # removed, inserted, changed rows only: selection and scroll stay
+            update()  # removed, inserted, changed rows only: selection and scroll stay
         finally:
             self._quiet = False
+        rows = self.model.rows
         if self._shown is not None and self._shown[0] is not self.current():
             self._shown = None  # the detail no longer shows the current row exactly as listed
         query = shorten_long_words(query.strip())
@@ -192,7 +203,7 @@ class DraftsPane(QWidget):
             else NOTHING_WAITING
         )
         self.empty.setVisible(not rows)  # the list stays: hiding it would hand its keyboard focus to another widget
-        row = self.model.row_of(keep) if keep else -1
+        row = self.current_row() if keep == self.current_id() else self.model.row_of(keep) if keep else -1
         if rows and (row < 0 or row != self.current_row() or not self._row_selected(row)):
             self.select_row(row if row >= 0 else 0)
         elif (self.current_id(), self.selected_ids()) != before:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 from itertools import compress, count
@@ -61,11 +61,21 @@ class RowsModel(OneCallPerCell, QAbstractTableModel, Generic[R]):
         self.columns = list(columns)
         self.row_id = row_id
         self.rows: list[R] = []
+        self.version = 0  # moves on with every change of the rows (what a caller's own bookkeeping checks)
 
     def set_rows(self, rows: list[R]) -> None:
         self.beginResetModel()
         self.rows = rows
+        self.version += 1
         self.endResetModel()
+
+    def remove_ids(self, ids: Collection[str]) -> None:
+        """Take the rows with these ids out (ids not listed are ignored); the others stay as they are, in their
+        order. Found with one C-level pass over the rows' ids; each run of rows removed is one signal."""
+        gone = ids if isinstance(ids, (set, frozenset)) else set(ids)
+        hit = list(map(gone.__contains__, map(self.row_id, self.rows)))
+        runs = _runs(list(compress(count(), hit)), reverse=True)
+        self._remove_runs(runs, lambda: list(compress(self.rows, map(operator.not_, hit))))
 
     def update_rows(self, rows: list[R]) -> None:
         """Move to `rows` with the fewest signals: rows that left are removed, new ones inserted, changed ones
@@ -89,6 +99,7 @@ class RowsModel(OneCallPerCell, QAbstractTableModel, Generic[R]):
         if len(removed) + len(added) > RESET_ABOVE:
             self.set_rows(rows)  # a search that keeps a scattered few (or brings them all back): one reset
             return
+        self.version += 1
         for start, end in removed:
             self.beginRemoveRows(QModelIndex(), start, end)
             del self.rows[start : end + 1]
@@ -116,15 +127,23 @@ class RowsModel(OneCallPerCell, QAbstractTableModel, Generic[R]):
         if len(kept) != len(rows) or not all(map(operator.is_, kept, rows)):
             return False
         gone = _runs(list(compress(count(), map(operator.not_, map(keep.__contains__, map(id, old))))), reverse=True)
-        if len(gone) > RESET_ABOVE:
-            self.set_rows(rows)
-            return True
-        for start, end in gone:
+        self._remove_runs(gone, lambda: list(rows))
+        return True
+
+    def _remove_runs(self, runs: list[tuple[int, int]], remaining: Callable[[], list[R]]) -> None:
+        """Remove runs of rows, the last run first; more than RESET_ABOVE runs reset the model once instead, to
+        the `remaining` rows."""
+        if not runs:
+            return
+        if len(runs) > RESET_ABOVE:
+            self.set_rows(remaining())
+            return
+        self.version += 1
+        self.rows = list(self.rows)  # a new list: one handed out before is never changed under its holder
+        for start, end in runs:
             self.beginRemoveRows(QModelIndex(), start, end)
             del self.rows[start : end + 1]
             self.endRemoveRows()
-        self.rows = list(rows)
-        return True
 
     def _relayout(self, rows: list[R], new_ids: list[str]) -> None:
         self.layoutAboutToBeChanged.emit()
@@ -135,6 +154,7 @@ class RowsModel(OneCallPerCell, QAbstractTableModel, Generic[R]):
             row = where.get(self.row_id(self.rows[index.row()])) if 0 <= index.row() < len(self.rows) else None
             moved.append(self.index(row, index.column()) if row is not None else QModelIndex())
         self.rows = list(rows)
+        self.version += 1
         self.changePersistentIndexList(old, moved)
         self.layoutChanged.emit()
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from itertools import compress, count
 from operator import attrgetter, is_, is_not
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
@@ -27,6 +27,18 @@ from plur_desk.ui.writers_pane import WritersPane
 if TYPE_CHECKING:  # the clusters' modules (numpy among them) load with the first computation, off the GUI thread
     from plur_desk.app.scale import RiskRow, ScaleView
 
+
+class OrderState(NamedTuple):
+    view: object  # the scale view and its ranking (compared as objects: each refresh makes a new ranking)
+    ranking: object
+    by_risk: bool
+    writer: WriterKey | None
+    level: str
+
+    def holds(self, other: OrderState | None) -> bool:
+        return other is not None and self.view is other.view and self.ranking is other.ranking and self[2:] == other[2:]
+
+
 RISK_COLUMN = len(DraftColumn)  # appended after the queue's own columns
 _ID = attrgetter("id")
 SETTLE_MS = 1000
@@ -39,6 +51,7 @@ class ScaleController(QObject):
     semantic_clusters = True  # tests may turn embeddings off
     queue_changed = Signal()  # the queue's order or filter changed: fill it again
     writer_line_changed = Signal()  # the current draft's writer line changed: draw its detail again
+    order_shown = Signal(int)  # the listed rows were put in the current order (the list's version before)
 
     def __init__(
         self,
@@ -149,9 +162,11 @@ class ScaleController(QObject):
         `shown`; a new order moves the rows as one layout change."""
         drafts = self._drafts
         model = drafts.model
+        version = model.version
         rows = drafts.in_view_order(rows)
         if len(rows) == len(model.rows) and all(map(is_, rows, model.rows)):
             self._repaint_risk(shown)
+            self.order_shown.emit(version)
             return
         selected, current = drafts.selected_ids(), drafts.current_id()
         if len(selected) > KEEP_PLACE_ABOVE and set(map(id, rows)) == set(map(id, model.rows)):  # the same rows
@@ -164,6 +179,7 @@ class ScaleController(QObject):
         drafts.set_rows(rows, keep=current)
         where = dict(zip(map(_ID, model.rows), count())) if len(selected) > 1 else {}
         drafts.select_also([where[i] for i in selected if i != current and i in where])
+        self.order_shown.emit(version)
 
     def _repaint_risk(self, shown: dict[str, RiskRow] | None) -> None:
         """One dataChanged over the Risk cells from the first to the last row whose risk changed (the view
@@ -205,13 +221,30 @@ class ScaleController(QObject):
         parts = "\n".join(f"  {name}: +{points:.2f} ({text})" for name, points, text in risk.risk.parts) if risk else ""
         return f"{factors_help()}\n\nThis draft:\n{parts}" if parts else factors_help()
 
-    def queue_rows(self) -> list[DraftRow]:
-        """The drafts queue in its order (risk or age, the writer filter); new scale results are on their way when
-        the store changed since they were computed."""
+    def queue_rows(self) -> tuple[int, list[DraftRow]]:
+        """The drafts queue in its order (risk or age, the writer filter), and the queue's generation they are
+        from; new scale results are on their way when the store changed since they were computed."""
+        self.keep_up()
+        session = self.workspace.session
+        if session is None:
+            return 0, []
+        generation, rows = session.drafts_at()
+        return generation, self.order_drafts(rows)
+
+    def keep_up(self) -> None:
+        """New scale results are on their way when the store changed since they were computed."""
         if self._dirty or self.view is None or self.view.session is not self.workspace.session:
             self.schedule()
-        session = self.workspace.session
-        return self.order_drafts(session.drafts()) if session is not None else []
+
+    def order_state(self) -> OrderState:
+        """What the queue's order rests on besides its rows: an order made while this is the same holds for
+        the same rows less some (each row's place among the others is its own, in risk order as in age order)."""
+        view = self.view
+        by_risk = bool(self.risk_order)
+        level = self.workspace.settings.default_level
+        return OrderState(
+            view, view.ranking if view is not None and by_risk else None, by_risk, self.writer_filter, level
+        )
 
     def writer_line(self, row: DraftRow | None) -> str:
         """The writer's line for the draft's detail (remembered, so new results redraw it only when it changed)."""

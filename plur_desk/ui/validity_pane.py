@@ -20,8 +20,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from plur_desk.app.queries import VALIDITY_GROUPS, ValidityRow, validity_sort
 from plur_desk.app.session import ChangeSet
+from plur_desk.app.validity_rows import VALIDITY_GROUPS, ValidityRow, validity_sort
 from plur_desk.domain.validity import Window, closes_at, opens_at
 from plur_desk.ui.date_field import DateField
 from plur_desk.ui.drafts_pane import action_button

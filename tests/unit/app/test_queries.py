@@ -9,9 +9,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from plur_desk.app.bootstrap import open_session
-from plur_desk.app.queries import SORTS, ValidityRows, next_change, window_bars
+from plur_desk.app.queries import SORTS, next_change
 from plur_desk.app.rows import draft_row
 from plur_desk.app.session import ReviewSession
+from plur_desk.app.validity_rows import ValidityRows, window_bars
 from plur_desk.domain.engram_view import is_draft
 from plur_desk.infra.clock import FixedClock
 from plur_desk.store.yaml_dump import dump_engrams_document, dump_tensions_document
@@ -212,3 +213,35 @@ def test_window_bars_show_the_engram_beside_the_active_windows_of_its_domain() -
     assert not any(b[3] for b in bars[2:])
     assert window_bars(records, _engram(30)) == []  # no domain: only its own row, and it is not in the list
     assert window_bars([*records[:4], _engram(30)], _engram(30))[0][3]
+
+
+def test_changed_since_names_exactly_the_rows_that_changed(session: ReviewSession) -> None:
+    """What a list kept by id relies on: between two generations, the rows that left are `gone` and every row that
+    is new or another object is `derived` (a list holding the old rows less `gone` holds the new rows exactly
+    when `derived` is empty)."""
+    assert session.drafts_changed_since(0) is None  # rows of no generation: the queue cannot say
+    start, _rows = session.drafts_at()
+    steps = [
+        lambda: session.approve(session.seen([session.drafts()[0].id])),
+        lambda: session.approve(session.seen([r.id for r in session.drafts()[2:5]])),
+        lambda: session.reject(session.seen(["ENG-2026-11-02-001"]), "wrong"),  # its twin is flagged
+        session.undo,
+        session.undo,  # the three approved come back
+        lambda: session.clock.advance(40 * 60),  # type: ignore[attr-defined]  # an age ticks to the next hour
+        lambda: session.edit_statement(session.seen(["ENG-2026-11-08-001"])[0], "An edited statement"),
+        lambda: session.dismiss_tension(session.seen_tension("T-2026-1201-001")),
+        lambda: session.drafts("statement", True),  # another order: no row changed
+    ]
+    history = [session.drafts_at()]
+    for step in steps:
+        step()
+        history.append(session.drafts_at())
+        for generation, rows in history:  # from every earlier generation, not just the last
+            now_at, now_rows = history[-1]
+            changes = session.drafts_changed_since(generation)
+            assert changes is not None and changes.generation == now_at
+            old, new = {r.id: r for r in rows}, {r.id: r for r in now_rows}
+            assert changes.gone & old.keys() == old.keys() - new.keys() and changes.gone.isdisjoint(new)
+            assert changes.derived == {i for i, r in new.items() if old.get(i) is not r}
+    assert history[-1][0] == history[-2][0]  # the new order changed no row
+    assert history[1][0] > start and session.drafts_changed_since(history[-1][0] + 1) is None
