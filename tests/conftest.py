@@ -62,7 +62,7 @@ def _release_closed_windows(_track_windows):
     held: ~100 MB a window test, enough to exhaust memory over the suite. Once Qt has deleted the window, its
     attributes are dropped so those are freed. What the window's controllers and panes still hold among
     themselves (reference cycles of wrappers whose Qt objects are gone) is collected here: a store load ends in
-    gc.freeze() (store/parse_cache.gc_paused), which put the window's objects, alive then, out of the collector's
+    gc.freeze() (infra/memory.gc_paused), which put the window's objects, alive then, out of the collector's
     reach, so they are unfrozen first (one window per process in the app: this matters only to a test run)."""
     yield
     import gc

@@ -11,6 +11,7 @@ from plur_desk.app.signing import ReviewerKeys
 from plur_desk.app.vault import KeyVault
 from plur_desk.domain.review import Reviewer
 from plur_desk.infra.clock import Clock
+from plur_desk.infra.memory import gc_paused
 from plur_desk.infra.paths import cache_dir, data_dir
 from plur_desk.store.plur_store import PlurStore, find_store_problem
 
@@ -60,7 +61,8 @@ def open_session(
         store.save_cache()
     reviewer = Reviewer(reviewer_name)
     keys = ReviewerKeys(store.root, reviewer, KeyVault(data_dir()), ask_unlock) if ask_unlock is not None else None
-    session = ReviewSession(store, reviewer, clock, keys)
+    with gc_paused():  # the queue's rows, thousands of objects and none garbage
+        session = ReviewSession(store, reviewer, clock, keys)
     if not store.split_confirmed():  # the kept cut was of other bytes: what was found through it is dropped
         store.load_drafts()
         session = ReviewSession(store, reviewer, clock, keys)

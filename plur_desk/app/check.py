@@ -9,12 +9,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from plur_desk.domain.engram_rules import tension_problems
+from plur_desk.infra.memory import gc_paused
 from plur_desk.infra.paths import cache_dir
 from plur_desk.store.engram_summary import EngramRow, summarize_engrams
 from plur_desk.store.history import HistoryLog, MonthSummary, summarize_history
 from plur_desk.store.journal import JOURNAL_DIR
 from plur_desk.store.list_file import TENSIONS, ListFile
-from plur_desk.store.parse_cache import cache_path, gc_paused
+from plur_desk.store.parse_cache import cache_path
 from plur_desk.store.plur_store import find_store_problem
 
 

@@ -11,17 +11,14 @@ invalid block is never cached (neither its value nor its facts).
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import marshal
 import os
 from array import array
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from plur_desk.infra.memory import keep_loaded_objects
 from plur_desk.store.atomic import atomic_write
 from plur_desk.store.known_split import KnownSplit
 from plur_desk.store.list_file import BlockCache, FileIdentity, ListFile, digest_of
@@ -138,20 +135,6 @@ def cache_path(cache_dir: Path, root: Path) -> Path:
     """The cache file of the store at `root` (resolved) under the platformdirs cache folder."""
     digest = hashlib.sha256(str(root).encode()).hexdigest()[:16]
     return cache_dir / "stores" / digest / f"engram-blocks.v{CACHE_FORMAT}.marshal"
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Millions of small objects: the collector would only slow the build down (kept out of its passes afterwards,
-    see `infra.memory.keep_loaded_objects`)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-            keep_loaded_objects()
 
 
 def read_file(path: Path, *, values: bool = True) -> CacheFile:

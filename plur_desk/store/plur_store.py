@@ -29,6 +29,7 @@ from plur_desk.infra.errors import (
     WriteFailed,
     without_nothing_written,
 )
+from plur_desk.infra.memory import gc_paused
 from plur_desk.store.atomic import Beside, Staged
 from plur_desk.store.file_hash import FileHash
 from plur_desk.store.file_parts import new_file_parts, stage_new_file
@@ -49,7 +50,6 @@ from plur_desk.store.lock import ENGRAMS_POLICY, TENSIONS_POLICY, LockPolicy, cu
 from plur_desk.store.parse_cache import (
     ParsedBlocks,
     cache_path,
-    gc_paused,
     read_blocks,
     read_cache,
     tension_cache_path,

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from plur_desk import APP_ID, __version__
-from plur_desk.infra.memory import limit_malloc_arenas
+from plur_desk.infra.memory import gc_paused, limit_malloc_arenas
 from plur_desk.infra.workers import run_workers_below
 
 if TYPE_CHECKING:
@@ -125,14 +125,14 @@ def ask_reviewer(settings_store: SettingsStore, settings: Settings, given: str |
 def open_window(store: str | None, reviewer: str | None, demo: bool) -> MainWindow | None:
     """What a launch does before the event loop runs: the application, this run's reviewer, the window, and the
     store opening in it. None when no reviewer was given (the dialog was cancelled)."""
-    for module in QT_FREE_MODULES:
-        importlib.import_module(module)
+    with gc_paused():  # modules and widgets by the thousand, none of them garbage (also around the window below)
+        for module in QT_FREE_MODULES:
+            importlib.import_module(module)
+        make_application()
+        from plur_desk.ui.main_window import MainWindow
     from plur_desk.app.demo import copy_demo_store
     from plur_desk.app.settings import SettingsStore
     from plur_desk.infra.paths import default_store_path
-
-    make_application()
-    from plur_desk.ui.main_window import MainWindow
 
     settings_store = SettingsStore()
     settings = settings_store.load()
@@ -142,8 +142,9 @@ def open_window(store: str | None, reviewer: str | None, demo: bool) -> MainWind
     from plur_desk.app.reviewer import note_reviewer_change
 
     changed = note_reviewer_change(settings_store, settings, name)
-    window = MainWindow(settings_store, settings, name)
-    window.show()
+    with gc_paused():  # not around the reviewer's dialog above: it may stay open a long while
+        window = MainWindow(settings_store, settings, name)
+        window.show()
     from plur_desk.app.bootstrap import store_problem
 
     path = default_store_path(store)

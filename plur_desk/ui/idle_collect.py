@@ -23,6 +23,7 @@ IDLE_S = 20.0
 EVERY_S = 120.0
 LATEST_S = 900.0
 CHECK_MS = 5000
+PROPERTY = "plurDeskIdleCollector"
 
 
 class IdleCollector(QObject):
@@ -53,6 +54,10 @@ class IdleCollector(QObject):
 
 
 def install(app: QApplication) -> IdleCollector:
-    """Once per application."""
-    existing = app.findChild(IdleCollector)
-    return existing if isinstance(existing, IdleCollector) else IdleCollector(app)
+    """Once per application: kept in a property of the application, not looked up with `findChild` (whose first
+    call, on the launch's path to the first draft, took 13-25 ms: PySide's first conversion of a child list)."""
+    existing = app.property(PROPERTY)
+    if not isinstance(existing, IdleCollector):
+        existing = IdleCollector(app)
+        app.setProperty(PROPERTY, existing)
+    return existing

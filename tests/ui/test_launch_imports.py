@@ -34,7 +34,7 @@ LATER = (
 )
 
 PROBE = r"""
-import json, sys
+import gc, json, sys
 from plur_desk.ui.app import open_window
 
 win = open_window(sys.argv[1], "Grace Tester", demo=False)  # as `plur-desk STORE --reviewer NAME` starts
@@ -51,6 +51,7 @@ def drafts_loaded(found):
         "approve_enabled": win.qactions["review.approve"].isEnabled(),
         "detail": win.drafts.detail.toPlainText().strip()[:80],
         "store_opened": win.session is not None and win.session.fully_loaded,
+        "collector_on": gc.isenabled(),  # the launch pauses it while it builds modules and widgets, and only then
         "modules": sorted(sys.modules),
     }), flush=True)
     app.exit(0)
@@ -82,6 +83,7 @@ def test_the_first_draft_is_reviewable_before_any_later_feature_is_imported(tmp_
     report = json.loads(proc.stdout.strip().splitlines()[-1])
     assert report["selected"] and report["approve_enabled"] and report["detail"], report
     assert not report["store_opened"], "the check must run before the full load"
+    assert report["collector_on"]
     loaded = set(report["modules"])
     early = [name for name in LATER if name in loaded]
     assert early == [], f"imported before the first draft was reviewable: {early}"
