@@ -78,6 +78,9 @@ class MainWindow(QMainWindow):
         self.qactions = build_actions(self, self._action_parents(), self.action_handlers(), icons.icon, self._queues())
         self._build_menus_and_buttons()
         self._connect()
+        self._context_shown: tuple[UiContext, tuple[str, str] | None] | None = (
+            None  # what the actions were last set for
+        )
         self._update_context()
 
     # -- construction --------------------------------------------------------------------------------------
@@ -397,11 +400,22 @@ class MainWindow(QMainWindow):
         )
 
     def _update_context(self) -> None:
-        update_enabled(self.qactions, self.ui_context())
-        session = self.session
+        """Enable the actions for the context, and name what undo and redo would do; only when that changed. Each
+        is a call into Qt (44 on every selection change) and each call waits for the interpreter lock while a
+        worker runs Python; the actions' predicates read the context alone."""
+        ctx, session = self.ui_context(), self.session
+        shown = self._context_shown
+        if shown is None or shown[0] != ctx:
+            update_enabled(self.qactions, ctx)
+        texts = shown[1] if shown is not None else None  # as the actions say them (a closed store changes none)
         if session is not None:
-            self.qactions["edit.undo"].setText(f"Undo {session.undo_label()}" if session.can_undo else "Undo")
-            self.qactions["edit.redo"].setText(f"Redo {session.redo_label()}" if session.can_redo else "Redo")
+            undo = f"Undo {session.undo_label()}" if session.can_undo else "Undo"
+            redo = f"Redo {session.redo_label()}" if session.can_redo else "Redo"
+            if texts != (undo, redo):
+                self.qactions["edit.undo"].setText(undo)
+                self.qactions["edit.redo"].setText(redo)
+                texts = (undo, redo)
+        self._context_shown = (ctx, texts)
 
     # -- what tests and scripts read ---------------------------------------------------------------------------
 
