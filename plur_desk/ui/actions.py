@@ -369,10 +369,11 @@ def build_actions(
     panes: dict[str, QWidget],
     handlers: Handlers,
     icon_of: Callable[[str], object],
-    queues: dict[str, QWidget] | None = None,
+    queues: dict[str, Callable[[QAction], object]] | None = None,
 ) -> dict[str, QAction]:
     """QActions for ACTIONS, parented to the main window or to their pane; a pane action's keys are live only
-    while that pane's list (`queues[pane]`) has the focus."""
+    while that pane's list has the focus (`queues[pane](action)` adds the action to the list, at once or when the
+    pane's widgets are built)."""
     check_handlers(handlers)
     queues = queues or {}
     actions: dict[str, QAction] = {}
@@ -384,7 +385,7 @@ def build_actions(
             action.setShortcuts([QKeySequence(s) for s in spec.shortcuts])
         if spec.pane in queues:
             action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
-            queues[spec.pane].addAction(action)
+            queues[spec.pane](action)
         elif spec.pane:  # a pane without verdicts (Writers): its keys work anywhere inside it
             action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
             parent.addAction(action)

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from plur_desk.app.session import ChangeSet
+from plur_desk.ui.built_later import BuiltLater
 from plur_desk.ui.drafts_pane import action_button
 from plur_desk.ui.models import Column, RowsModel
 
@@ -75,15 +76,14 @@ def next_step(cluster: Cluster) -> str:
     return f"D: approve {cluster.representative} and reject {len(others)} other draft(s) as its duplicates"
 
 
-class ClustersPane(QWidget):
+class ClustersPane(BuiltLater, QWidget):
     def __init__(self, scale_view: Callable[[], ScaleView | None], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("clustersPane")
         self.model: RowsModel[Cluster] = RowsModel(CLUSTER_COLUMNS, lambda c: c.representative, self)
         self.members: RowsModel[Member] = RowsModel(MEMBER_COLUMNS, lambda m: m.id, self)
         self._scale_view = scale_view  # the open store's ledger and clusters, once computed
-        self._build()
-        self._connect()
+        self.build_later()  # the widgets: on first use (ui/built_later.py)
 
     def _build(self) -> None:
         self.table = self._table("clustersTable", "Clusters of near-duplicate drafts", self.model)

@@ -4,11 +4,13 @@ its handler. It holds no review logic of its own; see docs/architecture.md (the 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import cast
 
-from PySide6.QtCore import Qt, Signal, SignalInstance
-from PySide6.QtGui import QCloseEvent
+from PySide6.QtCore import Qt, QTimer, Signal, SignalInstance
+from PySide6.QtGui import QAction, QCloseEvent
 from PySide6.QtWidgets import (
     QApplication,
     QLabel,
@@ -27,6 +29,7 @@ from plur_desk.infra.clock import Clock, SystemClock
 from plur_desk.infra.paths import cache_dir
 from plur_desk.ui import icons, idle_collect, window_state
 from plur_desk.ui.actions import ACTIONS, MENU_ORDER, Handlers, UiContext, build_actions, update_enabled
+from plur_desk.ui.built_later import BuiltLater
 from plur_desk.ui.clusters_pane import ClustersPane
 from plur_desk.ui.conflicts_support import ConflictsController
 from plur_desk.ui.drafts_pane import DraftsPane, action_button
@@ -51,6 +54,11 @@ from plur_desk.ui.writers_pane import WritersPane
 STATUS = ("path", "counts", "search", "reviewer", "lock", "busy")
 
 
+def _on_list(pane: TensionsPane | ValidityPane | ClustersPane, action: QAction) -> None:
+    """A pane's verdict key on its list, once the pane's widgets are built (ui/built_later.py)."""
+    pane.when_built(lambda: pane.table.addAction(action))
+
+
 class MainWindow(QMainWindow):
     store_opened = Signal()  # the whole store is parsed and shown
     changes_applied = Signal(object)  # a ChangeSet, after every pane shows it
@@ -73,6 +81,7 @@ class MainWindow(QMainWindow):
         self.workspace = Workspace(
             settings_store, settings, reviewer_name, clock or SystemClock(), self.messages, cache_root, self
         )
+        self._to_build: list[BuiltLater] | None = None  # hidden panes left to build (None: no draft shown yet)
         self._build_widgets()
         self._build_controllers()
         self.qactions = build_actions(self, self._action_parents(), self.action_handlers(), icons.icon, self._queues())
@@ -212,14 +221,15 @@ class MainWindow(QMainWindow):
     def _action_parents(self) -> dict[str, QWidget]:
         return dict(self.panes)
 
-    def _queues(self) -> dict[str, QWidget]:
-        """The lists whose focus a pane's verdict keys need (Writers has none: its keys work anywhere in it)."""
+    def _queues(self) -> dict[str, Callable[[QAction], object]]:
+        """How a pane's verdict keys go on the list whose focus they need (Writers has none: its keys work anywhere
+        in it); on a pane built later, once it is built."""
         return {
-            "drafts": self.drafts.table,
-            "tensions": self.tensions.table,
-            "validity": self.validity.table,
-            "history": self.history.table,
-            "clusters": self.clusters.table,
+            "drafts": self.drafts.table.addAction,
+            "tensions": partial(_on_list, self.tensions),
+            "validity": partial(_on_list, self.validity),
+            "history": self.history.table.addAction,
+            "clusters": partial(_on_list, self.clusters),
         }
 
     def _start_screen(self) -> QWidget:
@@ -269,8 +279,9 @@ class MainWindow(QMainWindow):
                 action_button(a["review.skip"], "S"),
             ]
         )
-        for pane in (self.tensions, self.validity, self.history, self.clusters):
-            pane.add_buttons(a)
+        self.history.add_buttons(a)  # built with the window: built later, it came out wider than the window allows
+        for pane in (self.tensions, self.validity, self.clusters):
+            pane.when_built(partial(pane.add_buttons, a))
 
     def _fill_recent(self) -> None:
         self.recent_menu.clear()
@@ -327,6 +338,14 @@ class MainWindow(QMainWindow):
         self.status_labels["reviewer"].setText(f"reviewer: {self.workspace.reviewer_name}")
         self.opener.poll()
         self._update_context()
+        if self._to_build is None:  # the first draft is on screen: the hidden panes' widgets, one per turn
+            self._to_build = [p for p in self.panes.values() if isinstance(p, BuiltLater)]
+            QTimer.singleShot(0, self._build_next_pane)
+
+    def _build_next_pane(self) -> None:
+        if self._to_build:
+            self._to_build.pop(0).build_now()
+            QTimer.singleShot(0, self._build_next_pane)
 
     def apply_search(self) -> None:
         """The search field's query, applied now to the pane on screen (as the field does after typing stops)."""

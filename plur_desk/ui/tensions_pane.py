@@ -23,6 +23,7 @@ from plur_desk.app.rows import TensionRow
 from plur_desk.app.session import ChangeSet
 from plur_desk.domain.engram_view import EngramView
 from plur_desk.domain.seen import Seen, seen_tension
+from plur_desk.ui.built_later import BuiltLater
 from plur_desk.ui.date_field import DateField
 from plur_desk.ui.detail import SIMILAR_TITLE
 from plur_desk.ui.drafts_pane import action_button
@@ -120,7 +121,7 @@ def _similar_html(similar: list[tuple[str, str, float]]) -> str:
     return f"<p><b>{E(SIMILAR_TITLE)}</b><br>{lines}</p>"
 
 
-class TensionsPane(QWidget):
+class TensionsPane(BuiltLater, QWidget):
     """Shows tensions; the verdicts are the tensions controller's (it reads `displayed()` and `pending`)."""
 
     selection_changed = Signal()  # another tension is shown (or none)
@@ -136,8 +137,7 @@ class TensionsPane(QWidget):
         self.shown: Seen | None = None  # the tension the detail shows, with both engrams, as rendered
         self._search = ""
         self._html = ""  # the detail as rendered (similar engrams are filled in when read)
-        self._build()
-        self._connect()
+        self.build_later()  # the widgets: on first use (ui/built_later.py)
 
     def _build(self) -> None:
         self.filter = QComboBox()

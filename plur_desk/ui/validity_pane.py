@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 from plur_desk.app.session import ChangeSet
 from plur_desk.app.validity_rows import VALIDITY_GROUPS, ValidityRow, validity_sort
 from plur_desk.domain.validity import Window, closes_at, opens_at
+from plur_desk.ui.built_later import BuiltLater
 from plur_desk.ui.date_field import DateField
 from plur_desk.ui.drafts_pane import action_button
 from plur_desk.ui.models import Column, RowsModel
@@ -126,7 +127,7 @@ class WindowDialog(QDialog):
             self.accept()
 
 
-class ValidityPane(QWidget):
+class ValidityPane(BuiltLater, QWidget):
     """Windows grouped by state; the verdicts (edit, expire) are the validity controller's."""
 
     selection_changed = Signal()
@@ -138,8 +139,7 @@ class ValidityPane(QWidget):
         self.model: RowsModel[ValidityRow] = RowsModel(COLUMNS, lambda r: r.id, self)
         self._search = ""
         self._extra: set[str] = set()
-        self._build()
-        self._connect()
+        self.build_later()  # the widgets: on first use (ui/built_later.py)
 
     def _build(self) -> None:
         self.as_of = QDateTimeEdit(QDateTime.currentDateTimeUtc())

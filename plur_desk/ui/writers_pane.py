@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 
 from plur_desk.app.session import ChangeSet
 from plur_desk.app.writer_stats import WriterStats
+from plur_desk.ui.built_later import BuiltLater
 from plur_desk.ui.models import ID_ROLE, Column, RowsModel
 from plur_desk.ui.widgets import SafeBrowser, text_html
 
@@ -86,7 +87,7 @@ WRITER_COLUMNS: list[Column[WriterStats]] = [
 ]
 
 
-class WritersPane(QWidget):
+class WritersPane(BuiltLater, QWidget):
     writer_chosen = Signal(object)  # WriterStats: filter the drafts queue to this writer
 
     def __init__(self, scale_view: Callable[[], ScaleView | None], parent: QWidget | None = None) -> None:
@@ -94,8 +95,7 @@ class WritersPane(QWidget):
         self.setObjectName("writersPane")
         self.model: RowsModel[WriterStats] = RowsModel(WRITER_COLUMNS, lambda s: s.writer.label, self)
         self._scale_view = scale_view  # the open store's ledger and clusters, once computed
-        self._build()
-        self._connect()
+        self.build_later()  # the widgets: on first use (ui/built_later.py)
 
     def _build(self) -> None:
         self.table = QTableView(self)

@@ -1,0 +1,86 @@
+"""The hidden panes' widgets are built after the first draft is shown (ui/built_later.py), and a pane not built yet
+behaves as one built with the window: shown by its key or its tab, it has its widgets and answers its keys."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication, QPushButton
+
+from plur_desk.app.settings import Settings, SettingsStore
+from plur_desk.infra.clock import FixedClock
+from plur_desk.ui.app import make_application
+from plur_desk.ui.main_window import MainWindow
+
+from ui.conftest import NOW, tensions_on_disk
+
+HIDDEN = ("tensions", "validity", "clusters", "writers")  # History is built with the window
+
+
+def _window(qtbot, tmp_path) -> MainWindow:  # type: ignore[no-untyped-def]
+    make_application()
+    win = MainWindow(
+        SettingsStore(tmp_path / "settings.yaml"), Settings(reviewer_name="Grace"), "Grace", FixedClock(NOW)
+    )
+    qtbot.addWidget(win)
+    win.show()
+    qtbot.waitExposed(win)
+    win.activateWindow()
+    return win
+
+
+def _loaded(qtbot, win: MainWindow) -> None:
+    qtbot.waitUntil(
+        lambda: win.session is not None and win.session.history.loaded and win.runner.pending == 0, timeout=20000
+    )
+
+
+@pytest.fixture
+def unbuilt(qtbot, tmp_path, store_copy, monkeypatch) -> MainWindow:
+    """A window whose hidden panes are not built when the store is open (the catch-up after the first draft off)."""
+    monkeypatch.setattr(MainWindow, "_build_next_pane", lambda self: None)
+    win = _window(qtbot, tmp_path)
+    win.open_path(store_copy)
+    _loaded(qtbot, win)
+    assert not any(win.panes[name].built for name in HIDDEN)  # type: ignore[attr-defined]
+    return win
+
+
+def test_the_hidden_panes_are_built_once_the_first_draft_is_shown(qtbot, tmp_path, store_copy):
+    win = _window(qtbot, tmp_path)
+    assert not any(win.panes[name].built for name in HIDDEN)  # type: ignore[attr-defined]
+    win.open_path(store_copy)
+    qtbot.waitUntil(lambda: all(win.panes[name].built for name in HIDDEN), timeout=20000)  # type: ignore[attr-defined]
+    assert win.drafts.current() is not None
+
+
+def test_a_pane_shown_by_its_key_answers_its_keys_the_first_time(qtbot, unbuilt, store_copy):
+    win = unbuilt
+    qtbot.keyClick(win.drafts.table, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)  # Tensions
+    assert win.tabs.currentWidget() is win.tensions and win.tensions.built
+    detected = next(r for r in win.tensions.model.rows if r.status == "detected")
+    win.tensions._select(win.tensions.model.row_of(detected.id))
+    with qtbot.waitSignal(win.changes_applied, timeout=10000):
+        qtbot.keyClick(win.tensions.table, Qt.Key.Key_C)
+    assert tensions_on_disk(store_copy)[detected.id]["status"] == "confirmed"
+    assert win.tensions.findChild(QPushButton, "tension_confirm_button") is not None  # and its buttons
+
+
+def test_a_pane_shown_by_its_tab_has_its_widgets_and_keys(qtbot, unbuilt):
+    win = unbuilt
+    win.tabs.setCurrentIndex(list(win.panes).index("validity"))
+    QApplication.processEvents()
+    pane = win.validity
+    assert pane.built and pane.table.isVisible()
+    keys = {a.objectName(): a.shortcutContext() for a in pane.table.actions()}
+    assert keys and all(c == Qt.ShortcutContext.WidgetShortcut for c in keys.values())
+    assert "validity.edit" in keys
+
+
+def test_asking_a_widget_of_a_pane_not_built_builds_it(unbuilt):
+    pane = unbuilt.clusters
+    assert not pane.built
+    assert pane.table.model() is pane.model  # the first ask builds it
+    assert pane.built
+    with pytest.raises(AttributeError):
+        pane.no_such_widget  # noqa: B018 (an attribute nothing makes is still missing)
