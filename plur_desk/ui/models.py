@@ -158,6 +158,14 @@ class RowsModel(OneCallPerCell, QAbstractTableModel, Generic[R]):
         self.changePersistentIndexList(old, moved)
         self.layoutChanged.emit()
 
+    def index(self, row: int, column: int, parent: Index = QModelIndex()) -> QModelIndex:  # noqa: B008
+        """As QAbstractTableModel's, in one call into Python: its C++ asks rowCount and columnCount (two calls)
+        for every index, e.g. each cell a repaint draws, and each call waits for the interpreter lock while a
+        worker runs Python."""
+        if parent.isValid() or not (0 <= row < len(self.rows) and 0 <= column < len(self.columns)):
+            return QModelIndex()
+        return self.createIndex(row, column)
+
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self.rows)
 

@@ -141,3 +141,18 @@ def test_the_actions_follow_the_context_through_its_changes(qtbot, window: MainW
     check()
     drafts.cancel_edit()
     check()
+
+
+def test_a_repaint_asks_one_call_per_index_and_the_indexes_are_qts(qtbot) -> None:
+    pane = _pane(qtbot, 2000)
+    model = pane.model
+    with _calls_into_python() as calls:
+        pane.table.viewport().repaint()
+    assert calls["index"] > 50 and calls["rowCount"] + calls["columnCount"] < 10  # were two per index
+    last = model.columnCount() - 1
+    for row, column in [(0, 0), (1999, last), (5, 3)]:
+        index = model.index(row, column)
+        assert (index.row(), index.column(), index.model(), index.isValid()) == (row, column, model, True)
+        assert not model.index(row, column, index).isValid()  # a table: no children
+    for row, column in [(-1, 0), (2000, 0), (0, last + 1), (0, -1)]:
+        assert not model.index(row, column).isValid()

@@ -19,6 +19,7 @@ from ui.conftest import human_events
 
 # Qt virtuals we override on purpose (models, events, resource loading); any other shared name hides Qt's own.
 QT_OVERRIDES = {
+    "index",
     "rowCount",
     "columnCount",
     "data",
