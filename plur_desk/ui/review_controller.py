@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable
 from typing import NamedTuple
@@ -13,7 +14,7 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import QProgressDialog, QWidget
 
 from plur_desk.app.rows import DraftRow
-from plur_desk.app.session import ChangeSet
+from plur_desk.app.session import ChangeSet, ReviewSession
 from plur_desk.domain.seen import Seen, seen_engram
 from plur_desk.ui.conflicts_support import CONFLICT_NOTE, Check, Checked, ConflictsController, lines_of
 from plur_desk.ui.detail import (
@@ -48,7 +49,7 @@ class Listing(NamedTuple):
     """What the drafts listed were made from: the session's queue at a generation, the search, the queue's order,
     and the list's version then (any other change of the list, a header sort or a new risk order, moves it on)."""
 
-    session: object
+    session: weakref.ref[ReviewSession]  # held weakly: a listing never keeps a closed store's session alive
     generation: int
     query: str
     order: OrderState
@@ -108,8 +109,11 @@ class ReviewController(QObject):
         self.pending_select = None
         self.show_current(again=False)  # the next draft was rendered when the decision moved to it
 
-    def _listing(self, generation: int, query: str) -> Listing:
-        return Listing(self.workspace.session, generation, query, self._scale.order_state(), self.drafts.model.version)
+    def _listing(self, generation: int, query: str) -> Listing | None:
+        session = self.workspace.session
+        if session is None:
+            return None
+        return Listing(weakref.ref(session), generation, query, self._scale.order_state(), self.drafts.model.version)
 
     def _order_shown(self, version: int) -> None:
         """The scale view put the rows listed in its current order: the listing holds for that order now."""
@@ -128,7 +132,7 @@ class ReviewController(QObject):
         if (
             listed is None
             or session is None
-            or listed.session is not session
+            or listed.session() is not session
             or query.strip()
             or listed.query.strip()
             or listed.version != self.drafts.model.version
