@@ -82,6 +82,8 @@ class MainWindow(QMainWindow):
             settings_store, settings, reviewer_name, clock or SystemClock(), self.messages, cache_root, self
         )
         self._to_build: list[BuiltLater] | None = None  # hidden panes left to build (None: no draft shown yet)
+        self._build_timer = QTimer(self, singleShot=True)  # the window's own: it goes with the window
+        self._build_timer.timeout.connect(self._build_next_pane)
         self._build_widgets()
         self._build_controllers()
         self.qactions = build_actions(self, self._action_parents(), self.action_handlers(), icons.icon, self._queues())
@@ -340,12 +342,12 @@ class MainWindow(QMainWindow):
         self._update_context()
         if self._to_build is None:  # the first draft is on screen: the hidden panes' widgets, one per turn
             self._to_build = [p for p in self.panes.values() if isinstance(p, BuiltLater)]
-            QTimer.singleShot(0, self._build_next_pane)
+            self._build_timer.start(0)
 
     def _build_next_pane(self) -> None:
         if self._to_build:
             self._to_build.pop(0).build_now()
-            QTimer.singleShot(0, self._build_next_pane)
+            self._build_timer.start(0)  # the next one on the next turn: keys and paints come between
 
     def apply_search(self) -> None:
         """The search field's query, applied now to the pane on screen (as the field does after typing stops)."""

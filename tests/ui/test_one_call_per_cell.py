@@ -32,6 +32,17 @@ def _answers(model, index: QModelIndex) -> list[object]:  # type: ignore[no-unty
     return out
 
 
+def _cells_shown(table) -> int:  # type: ignore[no-untyped-def]
+    """The cells a repaint of the table's viewport paints (those whose rectangle meets it, wholly or in part)."""
+    model, area = table.model(), table.viewport().rect()
+    return sum(
+        1
+        for row in range(model.rowCount())
+        for column in range(model.columnCount())
+        if table.visualRect(model.index(row, column)).intersects(area)
+    )
+
+
 def _direct_calls_during_repaint(table) -> tuple[int, int]:  # type: ignore[no-untyped-def]
     """Calls into the model's Python during one repaint: `data` straight from Qt, and `multiData`."""
     calls = {"direct": 0, "multi": 0}
@@ -61,7 +72,7 @@ def test_the_queue_and_the_history_repaint_one_call_per_cell(qtbot, window):
             index = model.index(row, column)
             assert _answers(model, index) == [model.data(index, role) for role in ROLES]
     direct, multi = _direct_calls_during_repaint(table)
-    assert multi >= len(model.rows) and direct == 0
+    assert multi >= _cells_shown(table) > 0 and direct == 0
 
     window.navigation.show_history()
     history = window.history
@@ -71,4 +82,5 @@ def test_the_queue_and_the_history_repaint_one_call_per_cell(qtbot, window):
             index = history.model.index(row, column)
             assert _answers(history.model, index) == [history.model.data(index, role) for role in ROLES]
     direct, multi = _direct_calls_during_repaint(history.table)
-    assert multi >= history.model.rowCount() and direct == 0
+    # (a bound on the cells painted, not on the rows: how many of the 41 fit depends on the window's height)
+    assert multi >= _cells_shown(history.table) > 0 and direct == 0
