@@ -28,8 +28,6 @@ QT_FREE_MODULES = (
     "plur_desk.app.settings",
     "plur_desk.app.team_review",
     "plur_desk.app.writer_stats",
-    "csv",
-    "difflib",
     "html",
     "json",
     "statistics",
@@ -99,7 +97,6 @@ def ask_reviewer(settings_store: SettingsStore, settings: Settings, given: str |
     None when the dialog was cancelled."""
     from plur_desk.app.reviewer import check_reviewer, reviewer_problem
     from plur_desk.app.settings import suggested_reviewer_name
-    from plur_desk.ui.dialogs import ReviewerDialog
 
     saved = settings.reviewer_name
     if given is not None and reviewer_problem(given) is None:
@@ -108,6 +105,8 @@ def ask_reviewer(settings_store: SettingsStore, settings: Settings, given: str |
         return check_reviewer(saved)
     offered = given if given is not None else saved
     problem = reviewer_problem(offered) if offered else None
+    from plur_desk.ui.dialogs import ReviewerDialog  # only when there is no usable name: a relaunch never asks
+
     dialog = ReviewerDialog(
         offered or suggested_reviewer_name(),
         remember=given is None,

@@ -25,7 +25,6 @@ from plur_desk.app.session import ChangeSet
 from plur_desk.domain.lint import reveal
 from plur_desk.domain.trust import Trust, TrustState
 from plur_desk.ui.drafts_pane import action_button
-from plur_desk.ui.history_export import FORMATS, format_of_filter, with_suffix, write_events
 from plur_desk.ui.models import OneCallPerCell
 from plur_desk.ui.widgets import SafeBrowser, make_table, plain_label, text_html, tooltip_text
 from plur_desk.ui.workspace import Workspace
@@ -422,6 +421,8 @@ class HistoryPane(QWidget):
     # -- export ----------------------------------------------------------------------------------------------
 
     def _export(self, fmt: str) -> None:
+        from plur_desk.ui.history_export import FORMATS, format_of_filter, with_suffix  # on first use
+
         dialog = QFileDialog(self, "Export history view", f"plur-history.{fmt}")
         dialog.setObjectName("exportDialog")
         dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
@@ -440,6 +441,8 @@ class HistoryPane(QWidget):
 
     def export_to(self, path: str, fmt: str) -> int | None:
         """Write the whole filtered view (not only the fetched pages); the outcome is shown in the window."""
+        from plur_desk.ui.history_export import write_events  # on first use: not needed before the first draft
+
         messages = self.workspace.messages
         try:
             count = write_events(path, self.model.events, fmt)

@@ -10,7 +10,6 @@ from PySide6.QtWidgets import QLineEdit, QMessageBox, QStackedWidget, QTabWidget
 
 from plur_desk import __version__
 from plur_desk.app.session import ChangeSet
-from plur_desk.ui.dialogs import CommandPalette, ShortcutSheet
 from plur_desk.ui.messages import Messages
 
 PANES = ("drafts", "tensions", "validity", "history", "clusters", "writers")
@@ -133,9 +132,13 @@ class NavigationController(QObject):
         self.search_field.selectAll()
 
     def show_shortcuts(self) -> None:
+        from plur_desk.ui.dialogs import ShortcutSheet  # dialogs load on first use, after the first draft
+
         ShortcutSheet(self.tabs.window()).exec()
 
     def show_palette(self) -> None:
+        from plur_desk.ui.dialogs import CommandPalette
+
         CommandPalette(self._run_action, self._action_enabled, self.tabs.window()).exec()
 
     def open_validity_of_current(self) -> None:

@@ -26,7 +26,6 @@ from plur_desk.ui.detail import (
     similar_html,
     timeline_html,
 )
-from plur_desk.ui.dialogs import BulkDialog, LevelDialog, ReasonDialog
 from plur_desk.ui.drafts_pane import DraftsPane
 from plur_desk.ui.navigation import NavigationController
 from plur_desk.ui.scale_support import OrderState, ScaleController
@@ -271,6 +270,8 @@ class ReviewController(QObject):
         settings, store = self.workspace.settings, self.workspace.settings_store
         recent = settings.recent_notes if verb == "approve" else settings.recent_reasons
         extra = f"{CONFLICT_NOTE}\n" + "\n".join(conflicts) if conflicts else ""  # the same one question
+        from plur_desk.ui.dialogs import BulkDialog  # dialogs load on first use, after the first draft
+
         dialog = BulkDialog(verb, len(shown), [f for f in flagged if f[1]], recent, self._parent, extra=extra)
         if dialog.exec() != BulkDialog.DialogCode.Accepted:
             return False, ""
@@ -376,6 +377,8 @@ class ReviewController(QObject):
         shown = self._shown_drafts()
         if not shown:
             return
+        from plur_desk.ui.dialogs import LevelDialog
+
         dialog = LevelDialog(len(shown), self.workspace.settings.default_level, self._parent)
         if dialog.exec() == LevelDialog.DialogCode.Accepted:
             self.approve_selected(dialog.level, dialog.note.text().strip(), shown)
@@ -394,6 +397,8 @@ class ReviewController(QObject):
         self.run_change(lambda: session.reject(seen, reason), self.drafts.id_after([s.id for s in seen]))
 
     def _ask_reason(self, row: DraftRow) -> tuple[bool, str]:
+        from plur_desk.ui.dialogs import ReasonDialog
+
         dialog = ReasonDialog(
             f"Reject {row.id}",
             "Why is this wrong? The reason is recorded, and the same statement is flagged "

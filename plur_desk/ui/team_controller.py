@@ -4,14 +4,17 @@ Team, the work on the workspace's serial runner."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QWidget
 
 from plur_desk.app import team_review
 from plur_desk.app.team import TeamDisagreement
-from plur_desk.ui.team_dialog import TeamDialog
 from plur_desk.ui.workspace import Workspace
+
+if TYPE_CHECKING:
+    from plur_desk.ui.team_dialog import TeamDialog
 
 
 class TeamController(QObject):
@@ -29,6 +32,8 @@ class TeamController(QObject):
         if self.workspace.session is None:
             return
         if self.dialog is None:
+            from plur_desk.ui.team_dialog import TeamDialog  # on first use: not needed before the first draft
+
             self.dialog = TeamDialog(self._parent)
             self.dialog.settle_requested.connect(self._settle)
             self.dialog.sync_requested.connect(self.sync_team)

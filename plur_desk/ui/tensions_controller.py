@@ -11,7 +11,6 @@ from PySide6.QtWidgets import QDialog, QWidget
 from plur_desk.app.rows import TensionRow
 from plur_desk.domain.engram_view import split_order
 from plur_desk.domain.seen import Seen
-from plur_desk.ui.dialogs import ReasonDialog
 from plur_desk.ui.tensions_pane import SplitDialog, TensionsPane
 from plur_desk.ui.workspace import Workspace
 
@@ -38,6 +37,8 @@ class TensionsController(QObject):
         if not (displayed and session):
             return
         row, seen = displayed
+        from plur_desk.ui.dialogs import ReasonDialog  # dialogs load on first use, after the first draft
+
         dialog = ReasonDialog(
             f"Dismiss {row.id}",
             "Why is this not a real conflict? (optional) PLUR will not raise this pair again.",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Callable
 
@@ -24,7 +23,6 @@ from plur_desk.app.session import ChangeSet
 from plur_desk.domain.engram_view import EngramView
 from plur_desk.domain.seen import Seen, seen_tension
 from plur_desk.ui.built_later import BuiltLater
-from plur_desk.ui.date_field import DateField
 from plur_desk.ui.detail import SIMILAR_TITLE
 from plur_desk.ui.drafts_pane import action_button
 from plur_desk.ui.models import tensions_model
@@ -50,6 +48,8 @@ def word_diff(left: str, right: str) -> tuple[str, str]:
 
     Whitespace runs are tokens of their own, so the unchanged text shows exactly as stored (tabs, double spaces).
     """
+    import difflib  # on first use: not needed before the first draft
+
     a, b = _TOKENS.findall(left), _TOKENS.findall(right)
     out_a, out_b = [], []
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
@@ -72,6 +72,8 @@ class SplitDialog(QDialog):
         self.setWindowTitle("Split in time")
         layout = QVBoxLayout(self)
         layout.addWidget(QLabel("Both were true, at different times. From which date does the later one hold?"))
+        from plur_desk.ui.date_field import DateField  # on first use: not needed before the first draft
+
         self.date = DateField(today or QDate.currentDate(), "Split date")
         layout.addWidget(self.date)
         self.preview = QLabel()

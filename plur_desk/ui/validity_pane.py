@@ -24,10 +24,8 @@ from plur_desk.app.session import ChangeSet
 from plur_desk.app.validity_rows import VALIDITY_GROUPS, ValidityRow, validity_sort
 from plur_desk.domain.validity import Window, closes_at, opens_at
 from plur_desk.ui.built_later import BuiltLater
-from plur_desk.ui.date_field import DateField
 from plur_desk.ui.drafts_pane import action_button
 from plur_desk.ui.models import Column, RowsModel
-from plur_desk.ui.timeline import Timeline
 from plur_desk.ui.widgets import make_table
 from plur_desk.ui.workspace import Workspace
 
@@ -63,6 +61,8 @@ class WindowDialog(QDialog):
         super().__init__(parent)
         self.setObjectName("windowDialog")
         self.setWindowTitle(f"Validity of {engram_id}")
+        from plur_desk.ui.date_field import DateField  # on first use: not needed before the first draft
+
         form = QFormLayout(self)
         self.fields = {}
         for name, value in (("valid_from", window.valid_from), ("valid_until", window.valid_until)):
@@ -142,6 +142,8 @@ class ValidityPane(BuiltLater, QWidget):
         self.build_later()  # the widgets: on first use (ui/built_later.py)
 
     def _build(self) -> None:
+        from plur_desk.ui.timeline import Timeline  # with the widgets, after the first draft
+
         self.as_of = QDateTimeEdit(QDateTime.currentDateTimeUtc())
         self.as_of.setObjectName("asOf")
         self.as_of.setTimeZone(QTimeZone.utc())

@@ -31,6 +31,14 @@ LATER = (
     "plur_desk.app.clusters",
     "plur_desk.app.sync",
     "plur_desk.store.merge",
+    # the dialogs, the Validity pane's timeline and date fields, the team dialog and the history export: on first use
+    "plur_desk.ui.dialogs",
+    "plur_desk.ui.timeline",
+    "plur_desk.ui.date_field",
+    "plur_desk.ui.team_dialog",
+    "plur_desk.ui.history_export",
+    "csv",
+    "difflib",
 )
 
 PROBE = r"""
