@@ -141,7 +141,8 @@ class ScaleController(QObject):
             self.risk_order = True
         self._drafts.queue_order_column(RISK_COLUMN if self.risk_order else DraftColumn.AGE)
         shown = self.risk
-        self.reorder_keeping_selection(self.order_drafts(list(self._drafts.model.rows) or session.drafts()), shown)
+        # the rows listed (the queue narrowed by a search or a writer): none listed stays none, whatever the queue
+        self.reorder_keeping_selection(self.order_drafts(list(self._drafts.model.rows)), shown)
         self._navigation.refresh_panes(None, [self._clusters, self._writers])
         row = self._drafts.current()
         if row is not None and (row.id, scale.writer_line(row.id)) != self.writer_line_shown:

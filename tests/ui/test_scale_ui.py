@@ -328,3 +328,17 @@ def test_a_large_selection_keeps_its_place_until_it_ends(qtbot, window: MainWind
     drafts.select_row(2)  # the selection ends: the order held back comes
     qtbot.waitUntil(lambda: [r.id for r in model.rows] == before[::-1], timeout=5000)
     assert drafts.current_id() == before[2]
+
+
+def test_new_risk_values_never_fill_a_list_a_search_left_empty(qtbot, window: MainWindow) -> None:
+    """A search that matched nothing leaves the queue empty; the scale view's next result reorders the rows shown,
+    it does not bring back every draft under a query that matches none of them."""
+    _scaled(qtbot, window)
+    qtbot.waitUntil(lambda: window.finder.is_ready, timeout=20000)
+    window.navigation.focus_search()
+    qtbot.keyClicks(window.search, "zzzqqq-no-such-words")
+    qtbot.keyClick(window.search, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: not window.finder.searching() and window.drafts.model.rowCount() == 0, timeout=10000)
+    window.scale.apply()  # as when a new ledger, clusters and risk arrive
+    assert window.drafts.model.rowCount() == 0
+    assert window.search.text() == "zzzqqq-no-such-words"
