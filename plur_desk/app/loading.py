@@ -50,4 +50,6 @@ def warm_up_signing() -> None:
     import keyring
     from cryptography.hazmat.primitives.asymmetric import ed25519  # noqa: F401
 
+    from plur_desk.domain import commands  # noqa: F401  (a decision's commands: not imported before the first draft)
+
     keyring.get_keyring()

@@ -15,6 +15,7 @@ import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from plur_desk.app.history_index import HistoryIndex
 from plur_desk.app.queries import DraftQueue, QueueChanges, TensionRows
@@ -28,7 +29,6 @@ from plur_desk.app.undo import UndoHistory, undo_patches
 from plur_desk.app.validity_rows import ValidityRow, ValidityRows, WindowBar, window_bars
 from plur_desk.app.vault import KeyVault
 from plur_desk.app.writes import Writes
-from plur_desk.domain import commands as cmd
 from plur_desk.domain.changes import ChangeSet as ChangeSet  # re-exported: panes import it from here
 from plur_desk.domain.engram_view import EngramView
 from plur_desk.domain.review import Reviewer
@@ -40,7 +40,10 @@ from plur_desk.infra.paths import data_dir
 from plur_desk.store.parse_cache import ParsedBlocks
 from plur_desk.store.plur_store import PlurStore
 
-Command = cmd.EngramCommand | cmd.TensionCommand | cmd.RecordTension
+if TYPE_CHECKING:  # the commands (and the tension rules they use) load with the first decision, not at launch
+    from plur_desk.domain import commands as cmd
+
+    Command = cmd.EngramCommand | cmd.TensionCommand | cmd.RecordTension
 
 
 class ReviewSession:
@@ -87,6 +90,8 @@ class ReviewSession:
     def execute(self, command: Command) -> ChangeSet:
         """Carry out one reviewer's intent: checked, journaled, signed, written, undoable (a new tension record
         is not undoable: dismiss or resolve it instead)."""
+        from plur_desk.domain import commands as cmd
+
         ctx = cmd.Context(self.reviewer, self.now())
         if isinstance(command, cmd.RecordTension):
             return self.writes.record_tension(command, ctx)
@@ -126,30 +131,48 @@ class ReviewSession:
         return self.undo_history.redo_label()
 
     def approve(self, seen: Sequence[Seen], level: str = "decided", note: str = "") -> ChangeSet:
+        from plur_desk.domain import commands as cmd
+
         return self.execute(cmd.ApproveDrafts(tuple(seen), level, note))
 
     def reject(self, seen: Sequence[Seen], reason: str) -> ChangeSet:
+        from plur_desk.domain import commands as cmd
+
         return self.execute(cmd.RejectDrafts(tuple(seen), reason))
 
     def edit_statement(self, seen: Seen, statement: str) -> ChangeSet:
+        from plur_desk.domain import commands as cmd
+
         return self.execute(cmd.EditStatement(seen, statement))
 
     def set_validity(self, seen: Sequence[Seen], valid_from: str | None, valid_until: str | None) -> ChangeSet:
+        from plur_desk.domain import commands as cmd
+
         return self.execute(cmd.SetValidity(tuple(seen), valid_from, valid_until))
 
     def expire_now(self, seen: Sequence[Seen]) -> ChangeSet:
+        from plur_desk.domain import commands as cmd
+
         return self.execute(cmd.ExpireNow(tuple(seen)))
 
     def confirm_tension(self, seen: Seen) -> ChangeSet:
+        from plur_desk.domain import commands as cmd
+
         return self.execute(cmd.ConfirmTension(seen))
 
     def dismiss_tension(self, seen: Seen, reason: str = "") -> ChangeSet:
+        from plur_desk.domain import commands as cmd
+
         return self.execute(cmd.DismissTension(seen, reason))
 
     def resolve_tension(self, seen: Seen, winner: str) -> ChangeSet:
+        from plur_desk.domain import commands as cmd
+
         return self.execute(cmd.ResolveTension(seen, winner))
 
     def split_in_time(self, seen: Seen, at: str) -> ChangeSet:
+        from plur_desk.domain import commands as cmd
+
         return self.execute(cmd.SplitInTime(seen, at))
 
     def settle_duplicates(
@@ -164,6 +187,8 @@ class ReviewSession:
         """Approve the representative (when `approve`) and reject each duplicate with a link to it, each checked
         against the session's snapshot and the statements (`shown`), scopes and draft roles (`roles`) the Clusters pane
         showed."""
+        from plur_desk.domain import commands as cmd
+
         others = [d for d in dict.fromkeys(duplicates) if d != representative]
         seen = tuple(self.seen(([representative] if approve else []) + others))
         pairs = tuple(shown.items()) if shown is not None else None

@@ -9,7 +9,6 @@ from plur_desk.app.git_repo import find_repo
 from plur_desk.app.reviewer import READER
 from plur_desk.app.session import ChangeSet, ReviewSession
 from plur_desk.app.team import TeamDisagreement, find_disagreements
-from plur_desk.domain.commands import SettleDecision, SettleTwoWinners
 from plur_desk.domain.merge_engram import REVIEWS_KEY
 from plur_desk.infra.errors import ActionRefused
 
@@ -61,6 +60,8 @@ def visibility_warnings(session: ReviewSession, ids: list[str]) -> list[str]:
 def settle_decision(
     session: ReviewSession, engram_id: str, keep: str, level: str = "decided", note: str = ""
 ) -> ChangeSet:
+    from plur_desk.domain.commands import SettleDecision  # the commands load with the first decision
+
     (seen,) = session.seen([engram_id])  # the disagreement is settled on the engram as the session holds it
     return session.execute(SettleDecision(seen, keep, level, note))
 
@@ -69,6 +70,8 @@ def settle_two_winners(session: ReviewSession, tension_id: str, winner: str) -> 
     """One winner for a tension two machines resolved differently: the record names it, it is active again.
     As with resolving, one journal record covers both files: the tension is written first (the winner's
     reinstatement journaled as planned), and set back if the engram cannot be written."""
+    from plur_desk.domain.commands import SettleTwoWinners
+
     if session.tension(tension_id) is None:
         raise ActionRefused(f"{tension_id} is not in tensions.yaml")
     session.seen([winner])  # refused, with the reason, when the winner cannot be acted on

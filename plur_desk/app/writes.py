@@ -8,6 +8,7 @@ from collections.abc import Callable
 from copy import deepcopy
 from dataclasses import replace
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from plur_desk.app.history_index import HistoryIndex
 from plur_desk.app.session_signing import SessionSigning
@@ -15,7 +16,6 @@ from plur_desk.app.snapshot import Snapshot
 from plur_desk.app.undo import file_groups, replay_edit
 from plur_desk.domain import review
 from plur_desk.domain.changes import ChangeSet
-from plur_desk.domain.commands import Context, EngramCommand, RecordTension, TensionCommand, TwoFileCommand
 from plur_desk.domain.engram_view import EngramView
 from plur_desk.domain.review import Operation, Patch, Reviewer, engram_fingerprint, tension_fingerprint
 from plur_desk.domain.seen import Seen, seen_engram, seen_tension
@@ -29,6 +29,9 @@ from plur_desk.infra.errors import (
 from plur_desk.store.journal import JournalRecord, Step
 from plur_desk.store.plur_store import Apply, Edit, PlurStore, WriteResult
 from plur_desk.store.tension_append import append_tension
+
+if TYPE_CHECKING:
+    from plur_desk.domain.commands import Context, EngramCommand, RecordTension, TensionCommand, TwoFileCommand
 
 NOT_A_TENSION = "{} is not in tensions.yaml, or PLUR quarantines it (see plur-desk check)"
 

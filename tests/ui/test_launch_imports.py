@@ -31,6 +31,8 @@ LATER = (
     "plur_desk.app.clusters",
     "plur_desk.app.sync",
     "plur_desk.store.merge",
+    "plur_desk.domain.commands",  # and the tension rules it uses: with the first decision (warmed up after the load)
+    "plur_desk.domain.tension_rules",
     # the dialogs, the Validity pane's timeline and date fields, the team dialog and the history export: on first use
     "plur_desk.ui.dialogs",
     "plur_desk.ui.timeline",
