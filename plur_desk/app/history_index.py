@@ -32,6 +32,7 @@ from plur_desk.app.history_table import (
 from plur_desk.app.rows import Verdict
 from plur_desk.domain.trust import Trust, TrustState
 from plur_desk.infra.clock import parse_instant
+from plur_desk.infra.memory import gc_paused
 from plur_desk.store.chain import js_stringify
 from plur_desk.store.history import HistoryLog
 from plur_desk.store.month_lines import MonthFile
@@ -89,6 +90,8 @@ class HistoryFilter:
 
     def maybe(self, raw: bytes) -> bool:
         """A cheap byte-level test: False means the line certainly does not match."""
+        if b"\\u" in raw:
+            return True  # JSON escapes (`"h\u0075man"`, `"engram\u005fcreated"`): only the parsed line can say
         if self.engram_id and _plain_bytes(self.engram_id) and self.engram_id.encode() not in raw:
             return False  # an id JSON writes escaped (quotes, non-ASCII) is left to `matches`
         if self.types and not any(t.encode() in raw for t in self.types):
@@ -323,25 +326,30 @@ class HistoryIndex:
         text_only = flt.text and flt == HistoryFilter(text=flt.text)
         if flt.trust:
             self.sync_trust()
-        matched = array("i")
         try:
-            for position, line in self._candidates(flt, lines, index):
-                raw = line[0]
-                if not flt.maybe(raw):
-                    continue
-                if flt.trust:
-                    event = parse_line(*line)
-                    if flt.matches(event) and self.trust_of(line).state in flt.trust:
-                        matched.append(position)
-                    continue
-                if text_only and raw.isascii() and b"\\" not in raw and b"_month" not in raw:
-                    matched.append(position)  # the byte test was already exact for this line
-                elif flt.matches(parse_line(*line)):
-                    matched.append(position)
+            with gc_paused():  # a parsed line is garbage at once: young passes (88 ms seen) only hold the lock
+                matched = self._matching(flt, lines, index, bool(text_only))
         except MonthChanged:
             self.disk.bump()
             return Events([], disk=self.disk, changed=True)
         return Events(lines, positions=matched, disk=self.disk)
+
+    def _matching(self, flt: HistoryFilter, lines: LineTable, index: LineIndex, text_only: bool) -> array[int]:
+        matched = array("i")
+        for position, line in self._candidates(flt, lines, index):
+            raw = line[0]
+            if not flt.maybe(raw):
+                continue
+            if flt.trust:
+                event = parse_line(*line)
+                if flt.matches(event) and self.trust_of(line).state in flt.trust:
+                    matched.append(position)
+                continue
+            if text_only and raw.isascii() and b"\\" not in raw and b"_month" not in raw:
+                matched.append(position)  # the byte test was already exact for this line
+            elif flt.matches(parse_line(*line)):
+                matched.append(position)
+        return matched
 
     @staticmethod
     def _candidates(flt: HistoryFilter, lines: LineTable, index: LineIndex) -> Iterable[tuple[int, Line]]:

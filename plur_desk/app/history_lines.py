@@ -38,6 +38,10 @@ _KEY_PASSES = [
     re.compile(rb'"' + key + rb'"\s*:\s*' + _STRING) for key in (b"engram_id", *(k.encode() for k in ID_FIELDS))
 ]
 _FLAGS = {b'"reject"': "rejects", b'"human"': "human", b'"plur-desk"': "ours"}
+# Candidate lists whose readers parse each line and judge it (rejections, human claims): a line with a JSON escape
+# is always a candidate, so a claim written with escapes (`"h\u0075man"`) is judged and shown, never left out of
+# the trust filters and the "rejection claim NOT VERIFIED" flag. `ours` is exact (read without judging).
+_ESCAPABLE = frozenset({"rejects", "human"})
 
 
 def _text(value: bytes) -> str:
@@ -106,9 +110,10 @@ class LineIndex:
                     by_id[engram_id] = array("i", (position,))
                 else:
                     found.append(position)
-            if b'"reject"' in raw:
+            escaped = b"\\u" in raw  # `"h\u0075man"` is "human" to every JSON reader
+            if escaped or b'"reject"' in raw:
                 self.rejects.append(position)
-            if b'"human"' in raw:
+            if escaped or b'"human"' in raw:
                 self.human.append(position)
                 if b'"plur-desk"' in raw:
                     self.ours.append(position)
@@ -148,7 +153,10 @@ class LineIndex:
                 _add(by_id, engram_id, position, 1)
         by_id.pop("", None)
         for needle, name in _FLAGS.items():
-            getattr(self, name).extend(sorted(set(line_at([m.start() for m in re.finditer(re.escape(needle), block)]))))
+            found = set(line_at([m.start() for m in re.finditer(re.escape(needle), block)]))
+            if name in _ESCAPABLE:
+                found |= odd  # `"h\u0075man"` is "human" to every JSON reader: never kept out of the candidates
+            getattr(self, name).extend(sorted(found))
         self.count = first + len(starts)
 
     def _count_malformed(self, block: bytes, starts: np.ndarray, ends: np.ndarray) -> None:

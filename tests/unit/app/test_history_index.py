@@ -272,3 +272,62 @@ def test_only_a_humans_undo_takes_back_a_humans_signed_rejection(tmp_path) -> No
         handle.write(json.dumps({**undo, "timestamp": stamp.format(5), "actor": reject["actor"]}) + "\n")
     index.refresh()
     assert index.rejections() == {} == _scan_rejections(index)
+
+
+def test_filtering_a_long_history_runs_no_young_collection(tmp_path) -> None:
+    """Every line a filter parses is garbage at once: a young collection in the middle of a filter on the read pool
+    held the interpreter lock (the window's thread waited 88 ms for one). The filter's answer is the same."""
+    import gc
+
+    rng = random.Random(7)
+    root = tmp_path / "store"
+    (root / "history").mkdir(parents=True)
+    for month in (1, 2):
+        _write(root, rng, month, 2000)
+    index = HistoryIndex(HistoryLog(root), _trust)
+    index.load()
+    flt = HistoryFilter(types=frozenset({"engram_created"}))
+    expected = [n for n, line in enumerate(index.lines) if parse_line(*line).get("event") == "engram_created"]
+    passes: list[int] = []
+
+    def seen(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            passes.append(info["generation"])
+
+    thresholds = gc.get_threshold()
+    gc.set_threshold(50, 2, 2)  # young passes every 50 allocations: a filter over 4,000 lines would see dozens
+    gc.callbacks.append(seen)
+    try:
+        events = index.newest_first(flt)
+    finally:
+        gc.callbacks.remove(seen)
+        gc.set_threshold(*thresholds)
+    assert len(passes) <= 1, passes  # one may fall on the allocations before the matching starts; dozens without
+    assert sorted(events._positions or []) == expected and expected
+
+
+def test_a_claim_written_with_json_escapes_is_judged_and_shown_like_any_other(tmp_path) -> None:
+    """`"h\\u0075man"` and `"rej\\u0065ct"` are "human" and "reject" to every JSON reader: a forged claim written so
+    is still a candidate of the human-actor and trust filters and of the rejections (judged, shown NOT VERIFIED),
+    never left out by the byte tests that narrow them."""
+    root = tmp_path / "store"
+    (root / "history").mkdir(parents=True)
+    plain = {"event": "engram_created", "engram_id": "ENG-1", "timestamp": "2026-01-01T00:00:00.000Z"}
+    forged = (
+        '{"event":"engram_retired","engram_id":"ENG-2","timestamp":"2026-01-02T00:00:00.000Z",'
+        '"data":{"action":"rej\\u0065ct","content_hash":"abc","reason":"no"},'
+        '"actor":{"kind":"h\\u0075man","asserted_by":"Mallory"}}'
+    )
+    (root / "history" / "2026-01.jsonl").write_text(json.dumps(plain) + "\n" + forged + "\n", encoding="utf-8")
+    for load in ("load", "load_newest"):
+        index = HistoryIndex(HistoryLog(root), _trust)
+        index.load() if load == "load" else index.load_newest(10)
+        assert [parse_line(*line)["engram_id"] for line in index.human_lines()] == ["ENG-2"], load
+        for flt in (
+            HistoryFilter(actor_kinds=frozenset({"human"})),
+            HistoryFilter(trust=frozenset({TrustState.UNSIGNED})),
+            HistoryFilter(types=frozenset({"engram_retired"}), reviewer="mallory"),
+        ):
+            assert len(index.newest_first(flt)) == 1, (load, flt)
+        verdict = index.rejections().get("abc")
+        assert verdict is not None and verdict.engram_id == "ENG-2" and not verdict.trust.counts_as_human, load
