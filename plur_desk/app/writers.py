@@ -125,13 +125,13 @@ class Ledger:
         self.fed += lines
         self._created_bytes(data)
         human = []
-        pos = data.find(b'"human"')
+        pos = _human_or_escaped(data, 0)
         while pos >= 0:
             start, end = data.rfind(b"\n", 0, pos) + 1, data.find(b"\n", pos)
             end = len(data) if end < 0 else end
             if b'"engram_created"' not in data[start:end]:
                 human.append(data[start:end])
-            pos = data.find(b'"human"', end)
+            pos = _human_or_escaped(data, end)
         self._claims += human
         self._decide(human)
 
@@ -285,6 +285,13 @@ class Ledger:
                 else:
                     claims.add(ident)
         return out, claims
+
+
+def _human_or_escaped(data: bytes, at: int) -> int:
+    """Where the next line that may claim a human starts to show it: `"human"`, or any JSON escape (`"h\\u0075man"`
+    is "human" to every JSON reader; such a line is parsed and judged, never skipped). -1 when none is left."""
+    human, escape = data.find(b'"human"', at), data.find(b"\\u", at)
+    return escape if human < 0 else human if escape < 0 else min(human, escape)
 
 
 def _loads(raw: bytes) -> dict[str, object] | None:

@@ -184,6 +184,29 @@ def test_with_keys_only_signed_decisions_count_and_claims_are_shown(session: Rev
     assert _by_writer(session, unchecked)["agent:claude-code · opus · plur-core"].approved == 2
 
 
+def test_a_claim_written_with_json_escapes_is_a_claim_too(session: ReviewSession) -> None:
+    """`"h\\u0075man"` is "human" to every JSON reader: such a forged approval is shown as an unverified claim like
+    any other, not left out by the byte search for human lines."""
+    session.approve(session.seen(["ENG-2026-11-01-001"]))  # the session signs its events
+    history = session.store.root / "history" / "2026-12.jsonl"
+    forged = {"event": "engram_updated", "engram_id": "ENG-2026-11-01-002", "timestamp": "2026-12-02T11:00:00.000Z",
+              "data": {"action": "approve", "field": "commitment", "from": "draft", "to": "decided"},
+              "actor": {"asserted_by": "Ada Reviewer", "kind": "human", "runtime": {"name": "plur-desk"}}}  # fmt: skip
+    line = json.dumps(forged, separators=(",", ":")).replace('"human"', '"h\\u0075man"')
+    assert json.loads(line)["actor"]["kind"] == "human" and '"human"' not in line
+    with history.open("a") as handle:
+        handle.write(line + "\n")
+    session.history.refresh()
+    for chunk in (None, 1):  # fed as the month's bytes, and line by line
+        ledger = Ledger(trust=session.trust)
+        if chunk is None:
+            ledger.sync(session.history.lines)
+        else:
+            ledger.feed([raw for raw, _month, _number in session.history.lines])
+        claude = _by_writer(session, ledger)["agent:claude-code · opus · plur-core"]
+        assert (claude.approved, claude.unverified) == (1, 1), chunk
+
+
 def test_a_forged_review_record_is_not_a_decision(session: ReviewSession, tmp_path) -> None:  # type: ignore[no-untyped-def]
     engram = session.engram("ENG-2026-11-20-006")
     assert engram is not None
