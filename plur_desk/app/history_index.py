@@ -64,6 +64,13 @@ def actor_name(event: dict[str, object]) -> str:
     return ""
 
 
+STALE_EVERY = 4096  # lines matched between two questions whether the answer is still wanted
+
+
+class _Stale(Exception):
+    """The filter's answer is no longer wanted."""
+
+
 @dataclass(frozen=True)
 class HistoryFilter:
     types: frozenset[str] = frozenset()
@@ -317,9 +324,11 @@ class HistoryIndex:
     def events(self) -> Events:
         return Events(self.lines, reverse=False, disk=self.disk)
 
-    def newest_first(self, flt: HistoryFilter | None = None) -> Events:
+    def newest_first(self, flt: HistoryFilter | None = None, stale: Callable[[], bool] | None = None) -> Events:
         """The lines a filter matches, newest first, as positions (4 bytes a match) read again when shown. A month
-        file found changed while matching gives an empty view marked `changed` (the history is read again)."""
+        file found changed while matching gives an empty view marked `changed` (the history is read again).
+        `stale()`, asked every few thousand lines, says nobody wants the answer any more (a newer filter, or the
+        filter reset): the matching stops there and the empty view it gives is never shown."""
         lines, index = self._state
         if flt is None or flt.empty:
             return Events(lines, disk=self.disk)
@@ -328,15 +337,21 @@ class HistoryIndex:
             self.sync_trust()
         try:
             with gc_paused():  # a parsed line is garbage at once: young passes (88 ms seen) only hold the lock
-                matched = self._matching(flt, lines, index, bool(text_only))
+                matched = self._matching(flt, lines, index, bool(text_only), stale)
+        except _Stale:
+            return Events([], disk=self.disk)
         except MonthChanged:
             self.disk.bump()
             return Events([], disk=self.disk, changed=True)
         return Events(lines, positions=matched, disk=self.disk)
 
-    def _matching(self, flt: HistoryFilter, lines: LineTable, index: LineIndex, text_only: bool) -> array[int]:
+    def _matching(
+        self, flt: HistoryFilter, lines: LineTable, index: LineIndex, text_only: bool, stale: Callable[[], bool] | None
+    ) -> array[int]:
         matched = array("i")
-        for position, line in self._candidates(flt, lines, index):
+        for count, (position, line) in enumerate(self._candidates(flt, lines, index)):
+            if stale is not None and not count % STALE_EVERY and stale():
+                raise _Stale
             raw = line[0]
             if not flt.maybe(raw):
                 continue

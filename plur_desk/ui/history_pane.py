@@ -324,11 +324,16 @@ class HistoryPane(QWidget):
         problems: list[str] = []
         flt = self.current_filter(problems)
         if flt.empty or len(index.lines) < FILTER_OFF_SCREEN:
+            self.workspace.reads.cancel("history")  # a filter still being read would replace this view when done
             self._show_events(index.newest_first(flt), problems)
             return
         self.count.setText("filtering…")  # a long history is filtered on the read pool; a newer filter wins
-        self.workspace.reads.submit(
-            "history", lambda: index.newest_first(flt), lambda events: self._show_events(events, problems)
+        reads, asked = self.workspace.reads, [0]  # the read's token, known once submitted
+        asked[0] = reads.submit(
+            "history",
+            lambda: index.newest_first(flt, stale=lambda: asked[0] != 0 and not reads.current("history", asked[0])),
+            lambda events: self._show_events(events, problems),
+            one_at_a_time=True,  # a filter a newer one made stale stops early; only the newest waits for it
         )
 
     def _show_events(self, events: Any, problems: list[str]) -> None:

@@ -161,6 +161,8 @@ class ReadPool(QObject):
         self._latest[channel] = next(self._tokens)
 
     def current(self, channel: str, token: int) -> bool:
+        """Whether the read `token` is still the one whose result will be shown (safe to ask from its thread: a
+        long read asks it to stop early once a newer request came)."""
         return self._latest.get(channel) == token
 
     @property

@@ -331,3 +331,19 @@ def test_a_claim_written_with_json_escapes_is_judged_and_shown_like_any_other(tm
             assert len(index.newest_first(flt)) == 1, (load, flt)
         verdict = index.rejections().get("abc")
         assert verdict is not None and verdict.engram_id == "ENG-2" and not verdict.trust.counts_as_human, load
+
+
+def test_a_filter_nobody_wants_any_more_stops_early(tmp_path) -> None:
+    rng = random.Random(3)
+    root = tmp_path / "store"
+    (root / "history").mkdir(parents=True)
+    for month in (1, 2):
+        _write(root, rng, month, 5000)
+    index = HistoryIndex(HistoryLog(root), _trust)
+    index.load()
+    flt = HistoryFilter(types=frozenset({"engram_created"}))
+    asked: list[int] = []
+    wanted = index.newest_first(flt, stale=lambda: bool(asked.append(1)))  # asked, never stale
+    assert len(wanted) == len(index.newest_first(flt)) > 0 and len(asked) >= 2  # asked every few thousand lines
+    given_up = index.newest_first(flt, stale=lambda: len(asked) > 3 or bool(asked.append(1)))
+    assert len(given_up) == 0
