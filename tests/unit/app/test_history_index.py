@@ -274,19 +274,24 @@ def test_only_a_humans_undo_takes_back_a_humans_signed_rejection(tmp_path) -> No
     assert index.rejections() == {} == _scan_rejections(index)
 
 
+def _long_history(tmp_path, seed: int, per_month: int) -> tuple[HistoryIndex, HistoryFilter]:  # type: ignore[no-untyped-def]
+    """Two months of generated history, loaded; and a filter by type that parses what it matches."""
+    rng = random.Random(seed)
+    root = tmp_path / "store"
+    (root / "history").mkdir(parents=True)
+    for month in (1, 2):
+        _write(root, rng, month, per_month)
+    index = HistoryIndex(HistoryLog(root), _trust)
+    index.load()
+    return index, HistoryFilter(types=frozenset({"engram_created"}))
+
+
 def test_filtering_a_long_history_runs_no_young_collection(tmp_path) -> None:
     """Every line a filter parses is garbage at once: a young collection in the middle of a filter on the read pool
     held the interpreter lock (the window's thread waited 88 ms for one). The filter's answer is the same."""
     import gc
 
-    rng = random.Random(7)
-    root = tmp_path / "store"
-    (root / "history").mkdir(parents=True)
-    for month in (1, 2):
-        _write(root, rng, month, 2000)
-    index = HistoryIndex(HistoryLog(root), _trust)
-    index.load()
-    flt = HistoryFilter(types=frozenset({"engram_created"}))
+    index, flt = _long_history(tmp_path, 7, 2000)
     expected = [n for n, line in enumerate(index.lines) if parse_line(*line).get("event") == "engram_created"]
     passes: list[int] = []
 
@@ -334,14 +339,7 @@ def test_a_claim_written_with_json_escapes_is_judged_and_shown_like_any_other(tm
 
 
 def test_a_filter_nobody_wants_any_more_stops_early(tmp_path) -> None:
-    rng = random.Random(3)
-    root = tmp_path / "store"
-    (root / "history").mkdir(parents=True)
-    for month in (1, 2):
-        _write(root, rng, month, 5000)
-    index = HistoryIndex(HistoryLog(root), _trust)
-    index.load()
-    flt = HistoryFilter(types=frozenset({"engram_created"}))
+    index, flt = _long_history(tmp_path, 3, 5000)
     asked: list[int] = []
     wanted = index.newest_first(flt, stale=lambda: bool(asked.append(1)))  # asked, never stale
     assert len(wanted) == len(index.newest_first(flt)) > 0 and len(asked) >= 2  # asked every few thousand lines
