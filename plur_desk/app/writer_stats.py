@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import statistics
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -217,6 +216,8 @@ def epoch(text: str) -> float | None:
 
 
 def median_of(values: list[float]) -> float | None:
+    import statistics  # with fractions and decimal: on first use, not before the first draft
+
     return round(statistics.median(values), 2) if values else None
 
 

@@ -30,7 +30,6 @@ QT_FREE_MODULES = (
     "plur_desk.app.writer_stats",
     "html",
     "json",
-    "statistics",
 )
 
 NO_DISPLAY = (

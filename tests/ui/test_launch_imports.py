@@ -41,6 +41,7 @@ LATER = (
     "plur_desk.ui.history_export",
     "csv",
     "difflib",
+    "statistics",
 )
 
 PROBE = r"""
