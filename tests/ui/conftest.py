@@ -40,20 +40,33 @@ def window(qtbot, store_copy, tmp_path) -> MainWindow:
     qtbot.waitExposed(win)
     win.activateWindow()
     win.open_path(store_copy)
-    qtbot.waitUntil(
-        lambda: win.session is not None and win.session.history.loaded and win.runner.pending == 0, timeout=20000
-    )
+    wait_loaded(qtbot, win)
     return win
 
 
-def open_window_on(qtbot, tmp_path: Path, store: Path) -> MainWindow:  # type: ignore[no-untyped-def]
-    """The window Grace opens on a store a test prepared first (the `window` fixture opens its store at once)."""
+def wait_loaded(qtbot, win: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    """Until the store, its history and every write or load queued behind them are done."""
+    qtbot.waitUntil(
+        lambda: win.session is not None and win.session.history.loaded and win.runner.pending == 0, timeout=20000
+    )
+
+
+def grace_window(qtbot, tmp_path: Path) -> MainWindow:  # type: ignore[no-untyped-def]
+    """Grace's window, shown and active, with no store opened yet."""
     make_application()
     win = MainWindow(
         SettingsStore(tmp_path / "settings.yaml"), Settings(reviewer_name="Grace"), "Grace", FixedClock(NOW)
     )
     qtbot.addWidget(win)
     win.show()
+    qtbot.waitExposed(win)
+    win.activateWindow()
+    return win
+
+
+def open_window_on(qtbot, tmp_path: Path, store: Path) -> MainWindow:  # type: ignore[no-untyped-def]
+    """The window Grace opens on a store a test prepared first (the `window` fixture opens its store at once)."""
+    win = grace_window(qtbot, tmp_path)
     win.open_path(store)
     return win
 

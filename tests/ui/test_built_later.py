@@ -7,47 +7,25 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QPushButton
 
-from plur_desk.app.settings import Settings, SettingsStore
-from plur_desk.infra.clock import FixedClock
-from plur_desk.ui.app import make_application
 from plur_desk.ui.main_window import MainWindow
 
-from ui.conftest import NOW, tensions_on_disk
+from ui.conftest import grace_window, open_window_on, tensions_on_disk, wait_loaded
 
 HIDDEN = ("tensions", "validity", "clusters", "writers")  # History is built with the window
-
-
-def _window(qtbot, tmp_path) -> MainWindow:  # type: ignore[no-untyped-def]
-    make_application()
-    win = MainWindow(
-        SettingsStore(tmp_path / "settings.yaml"), Settings(reviewer_name="Grace"), "Grace", FixedClock(NOW)
-    )
-    qtbot.addWidget(win)
-    win.show()
-    qtbot.waitExposed(win)
-    win.activateWindow()
-    return win
-
-
-def _loaded(qtbot, win: MainWindow) -> None:
-    qtbot.waitUntil(
-        lambda: win.session is not None and win.session.history.loaded and win.runner.pending == 0, timeout=20000
-    )
 
 
 @pytest.fixture
 def unbuilt(qtbot, tmp_path, store_copy, monkeypatch) -> MainWindow:
     """A window whose hidden panes are not built when the store is open (the catch-up after the first draft off)."""
     monkeypatch.setattr(MainWindow, "_build_next_pane", lambda self: None)
-    win = _window(qtbot, tmp_path)
-    win.open_path(store_copy)
-    _loaded(qtbot, win)
+    win = open_window_on(qtbot, tmp_path, store_copy)
+    wait_loaded(qtbot, win)
     assert not any(win.panes[name].built for name in HIDDEN)  # type: ignore[attr-defined]
     return win
 
 
 def test_the_hidden_panes_are_built_once_the_first_draft_is_shown(qtbot, tmp_path, store_copy):
-    win = _window(qtbot, tmp_path)
+    win = grace_window(qtbot, tmp_path)
     assert not any(win.panes[name].built for name in HIDDEN)  # type: ignore[attr-defined]
     win.open_path(store_copy)
     qtbot.waitUntil(lambda: all(win.panes[name].built for name in HIDDEN), timeout=20000)  # type: ignore[attr-defined]
