@@ -328,10 +328,9 @@ class HistoryPane(QWidget):
             self._show_events(index.newest_first(flt), problems)
             return
         self.count.setText("filtering…")  # a long history is filtered on the read pool; a newer filter wins
-        reads, asked = self.workspace.reads, [0]  # the read's token, known once submitted
-        asked[0] = reads.submit(
+        self.workspace.reads.submit_stoppable(
             "history",
-            lambda: index.newest_first(flt, stale=lambda: asked[0] != 0 and not reads.current("history", asked[0])),
+            lambda stale: index.newest_first(flt, stale=stale),
             lambda events: self._show_events(events, problems),
             one_at_a_time=True,  # a filter a newer one made stale stops early; only the newest waits for it
         )

@@ -123,15 +123,31 @@ class ReadPool(QObject):
         came meanwhile. With `one_at_a_time`, a read waits while an older one on the channel runs, and only the
         newest waiting read runs after it: holding J keeps one thread busy with the drafts' extras, not two, and
         the window's thread shares the cores and the interpreter lock with that one only."""
+        return self.submit_stoppable(channel, lambda _stale: fn(), on_done, on_error, one_at_a_time=one_at_a_time)
+
+    def submit_stoppable(
+        self,
+        channel: str,
+        fn: Callable[[Callable[[], bool]], object],
+        on_done: Callable[[object], None],
+        on_error: Callable[[Exception], None] | None = None,
+        *,
+        one_at_a_time: bool = False,
+    ) -> int:
+        """As `submit`, for a long read that can stop early: `fn(stale)` may ask `stale()` as it goes, true once a
+        newer request on the channel (or `cancel`) means its result will not be shown."""
         token = next(self._tokens)
         self._latest[channel] = token
         self._callbacks[token] = (channel, on_done, on_error)
         latest = self._latest
 
+        def stale() -> bool:
+            return latest.get(channel) != token
+
         def unless_stale() -> object:
             # a read made stale while it waited for a thread (J held down) is not worth doing: skipping it keeps
             # the threads, and the interpreter lock the GUI thread needs, free for the read that will be shown
-            return fn() if latest.get(channel) == token else None
+            return None if stale() else fn(stale)
 
         job = _Job(token, unless_stale, self._signals)
         if not one_at_a_time:
@@ -161,8 +177,6 @@ class ReadPool(QObject):
         self._latest[channel] = next(self._tokens)
 
     def current(self, channel: str, token: int) -> bool:
-        """Whether the read `token` is still the one whose result will be shown (safe to ask from its thread: a
-        long read asks it to stop early once a newer request came)."""
         return self._latest.get(channel) == token
 
     @property
