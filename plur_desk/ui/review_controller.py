@@ -29,7 +29,7 @@ from plur_desk.ui.detail import (
 from plur_desk.ui.drafts_pane import DraftsPane
 from plur_desk.ui.navigation import NavigationController
 from plur_desk.ui.scale_support import OrderState, ScaleController
-from plur_desk.ui.search_support import SearchController
+from plur_desk.ui.search_support import SearchController, Similar
 from plur_desk.ui.widgets import text_html
 from plur_desk.ui.workspace import Workspace
 
@@ -83,8 +83,7 @@ class ReviewController(QObject):
         self._progress = _Progress(self)
         self._progress.changed.connect(self._check_progressed)
         self._progress_dialog: QProgressDialog | None = None
-        self._extras_due: tuple[DraftRow, Check | None, Callable[[str], list[tuple[str, str, float]]] | None] | None
-        self._extras_due = None
+        self._extras_due: tuple[DraftRow, Check | None, Similar | None] | None = None
         self._extras_timer = QTimer(self)
         self._extras_timer.setSingleShot(True)
         self._extras_timer.setInterval(EXTRAS_AFTER_MS)
@@ -207,9 +206,7 @@ class ReviewController(QObject):
         if due is not None and self.workspace.session is not None and self.drafts.shows(due[0]):
             self._read_extras(*due)
 
-    def _read_extras(
-        self, row: DraftRow, check: Check | None, similar: Callable[[str], list[tuple[str, str, float]]] | None
-    ) -> None:
+    def _read_extras(self, row: DraftRow, check: Check | None, similar: Similar | None) -> None:
         """The detail's parts that search the whole store (the contradiction check, similar engrams) or read files
         (the engram's history events, from the month files) are read on the read pool, in one read whose result
         fills the placeholders in one rendering. A newer selection makes the read stale: holding J never waits for

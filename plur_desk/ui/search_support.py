@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # the index's modules (tantivy, numpy) load when it is first 
     from plur_desk.app.search import SearchService
 
 DEBOUNCE_MS = 150
+Similar = Callable[[str], list[tuple[str, str, float]]]  # engram id -> (id, statement, cosine) of its nearest
 SEARCHING = "searching…"
 
 
@@ -71,12 +72,14 @@ class SearchController(QObject):
     def reset(self) -> None:
         """Another store is being opened: this one's index is dropped."""
         self.service, self.is_ready = None, False
-        self._index_changed()
-        self._answer = None
+        self._index_changed(another=True)
 
-    def _index_changed(self) -> None:
+    def _index_changed(self, another: bool = False) -> None:
+        """The index moved on: answers are asked again; `another` index: the last answer is not shown either."""
         self._version += 1
         self._asked = None
+        if another:
+            self._answer = None
 
     def start(self) -> None:
         session = self.workspace.session
@@ -103,8 +106,7 @@ class SearchController(QObject):
         if service.session is not self.workspace.session:
             return  # built for a store no longer open: never searched in place of the one on screen
         self.service, self.is_ready = service, True
-        self._index_changed()
-        self._answer = None
+        self._index_changed(another=True)
         progress = self._progress
         if service.semantic_available:
             progress.changed.emit("search ready · computing embeddings…")
@@ -148,8 +150,8 @@ class SearchController(QObject):
 
         The answer is read on the read pool (at 50,000 engrams a broad query returns tens of thousands of documents
         to fetch: 300 ms on the window's thread per keystroke). Until this query's answer for the index as it is
-        now comes back, the last answer is given, so the list stays as it was ("searching…" in the status bar; None
-        before any answer, and the caller matches words), and the query is applied again when it comes."""
+        now comes back, the last answer is given, so the list stays as it was ("searching…" in the status bar;
+        before any answer None, with `searching()` true), and the query is applied again when it comes."""
         service = self.service
         if not self.is_ready or service is None or not text.strip():
             return None
@@ -195,7 +197,7 @@ class SearchController(QObject):
         if self._status.text() == SEARCHING:  # unless the index's progress has said something since
             self._show_status(self._ready_text)
 
-    def similar_reader(self) -> Callable[[str], list[tuple[str, str, float]]] | None:
+    def similar_reader(self) -> Similar | None:
         """`similar_to` over the index as it is now, to run off the GUI thread (a product with every vector, and
         an embedding when the draft's vector is not computed yet); None when there is nothing to find."""
         service = self.service
