@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from plur_desk.app.history_lines import LineIndex
+from plur_desk.app.history_lines import JSON_ESCAPE, LineIndex
 from plur_desk.app.history_table import (
     DiskState,
     Events,
@@ -97,7 +97,7 @@ class HistoryFilter:
 
     def maybe(self, raw: bytes) -> bool:
         """A cheap byte-level test: False means the line certainly does not match."""
-        if b"\\u" in raw:
+        if JSON_ESCAPE in raw:
             return True  # JSON escapes (`"h\u0075man"`, `"engram\u005fcreated"`): only the parsed line can say
         if self.engram_id and _plain_bytes(self.engram_id) and self.engram_id.encode() not in raw:
             return False  # an id JSON writes escaped (quotes, non-ASCII) is left to `matches`

@@ -38,6 +38,7 @@ _KEY_PASSES = [
     re.compile(rb'"' + key + rb'"\s*:\s*' + _STRING) for key in (b"engram_id", *(k.encode() for k in ID_FIELDS))
 ]
 _FLAGS = {b'"reject"': "rejects", b'"human"': "human", b'"plur-desk"': "ours"}
+JSON_ESCAPE = b"\\u"  # a line holding one may spell any word in escapes (`"h\u0075man"`): only parsing can say
 # Candidate lists whose readers parse each line and judge it (rejections, human claims): a line with a JSON escape
 # is always a candidate, so a claim written with escapes (`"h\u0075man"`) is judged and shown, never left out of
 # the trust filters and the "rejection claim NOT VERIFIED" flag. `ours` is exact (read without judging).
@@ -73,7 +74,7 @@ def _parsed_ids(raw: bytes) -> set[str]:
 
 def ids_in(raw: bytes) -> set[str]:
     """Every engram id this line may name (a superset of what `_names_engram` accepts)."""
-    if b"\\u" in raw:  # a key or value written with \u escapes: the byte patterns cannot be trusted
+    if JSON_ESCAPE in raw:  # a key or value written with \u escapes: the byte patterns cannot be trusted
         return _parsed_ids(raw)
     found = {_text(m) for m in _ID_VALUE.findall(raw)}
     if b'"ids"' in raw:
@@ -110,7 +111,7 @@ class LineIndex:
                     by_id[engram_id] = array("i", (position,))
                 else:
                     found.append(position)
-            escaped = b"\\u" in raw  # `"h\u0075man"` is "human" to every JSON reader
+            escaped = JSON_ESCAPE in raw
             if escaped or b'"reject"' in raw:
                 self.rejects.append(position)
             if escaped or b'"human"' in raw:
@@ -145,7 +146,7 @@ class LineIndex:
         for position, (_o, items) in zip(list_lines, lists, strict=True):
             for item in _LIST_ITEM.findall(items):
                 _add(by_id, _text(item), position, 1)
-        odd = set(line_at([m.start() for m in re.finditer(rb"\\u", block)]))
+        odd = set(line_at([m.start() for m in re.finditer(re.escape(JSON_ESCAPE), block)]))
         said, read = Counter(line_at([m.start() for m in re.finditer(rb'"ids"', block)])), Counter(list_lines)
         odd.update(p for p, n in said.items() if read[p] < n)
         for position in sorted(odd):  # escaped keys, or a list that is not all strings: parsed (rare)

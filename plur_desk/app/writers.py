@@ -19,6 +19,7 @@ from datetime import datetime, timedelta
 from operator import itemgetter
 from pathlib import Path
 
+from plur_desk.app.history_lines import JSON_ESCAPE
 from plur_desk.app.history_table import LineTable
 from plur_desk.app.rows import created_of
 from plur_desk.app.writer_stats import (
@@ -290,7 +291,7 @@ class Ledger:
 def _human_or_escaped(data: bytes, at: int) -> int:
     """Where the next line that may claim a human starts to show it: `"human"`, or any JSON escape (`"h\\u0075man"`
     is "human" to every JSON reader; such a line is parsed and judged, never skipped). -1 when none is left."""
-    human, escape = data.find(b'"human"', at), data.find(b"\\u", at)
+    human, escape = data.find(b'"human"', at), data.find(JSON_ESCAPE, at)
     return escape if human < 0 else human if escape < 0 else min(human, escape)
 
 
