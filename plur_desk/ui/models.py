@@ -99,11 +99,7 @@ class RowsModel(OneCallPerCell, QAbstractTableModel, Generic[R]):
         if len(removed) + len(added) > RESET_ABOVE:
             self.set_rows(rows)  # a search that keeps a scattered few (or brings them all back): one reset
             return
-        self.version += 1
-        for start, end in removed:
-            self.beginRemoveRows(QModelIndex(), start, end)
-            del self.rows[start : end + 1]
-            self.endRemoveRows()
+        self._delete_runs(removed)
         for start, end in added:
             self.beginInsertRows(QModelIndex(), start, end)
             self.rows[start:start] = rows[start : end + 1]
@@ -138,8 +134,13 @@ class RowsModel(OneCallPerCell, QAbstractTableModel, Generic[R]):
         if len(runs) > RESET_ABOVE:
             self.set_rows(remaining())
             return
+        self._delete_runs(runs)
+
+    def _delete_runs(self, runs: list[tuple[int, int]]) -> None:
+        """Remove runs of rows (the last run first), one signal each, from a new list: one handed out before is
+        never changed under its holder."""
         self.version += 1
-        self.rows = list(self.rows)  # a new list: one handed out before is never changed under its holder
+        self.rows = list(self.rows)
         for start, end in runs:
             self.beginRemoveRows(QModelIndex(), start, end)
             del self.rows[start : end + 1]
