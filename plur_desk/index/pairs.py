@@ -9,6 +9,7 @@ they say nothing about the subject (more than `max_df` statements) are skipped, 
 from __future__ import annotations
 
 import itertools
+from array import array
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -36,20 +37,20 @@ class PairIndex:
         self.budget = budget
         self.size = len(keys)
         ids: dict[str, int] = {}
-        docs: list[int] = []
-        kids: list[int] = []
-        self.key_counts = np.zeros(self.size, dtype=np.int32)
+        # machine integers from the start: turning a list of 700,000 Python ints into an array is one call that
+        # holds the interpreter lock ~70 ms (a stall of the window when this is built behind it)
+        docs, kids, counts = array("q"), array("q"), array("i")
         for doc, doc_keys in enumerate(keys):
-            n = 0
-            for key in doc_keys:
-                docs.append(doc)
-                kids.append(ids.setdefault(key, len(ids)))
-                n += 1
-            self.key_counts[doc] = n
+            n = len(kids)
+            kids.extend([ids.setdefault(key, len(ids)) for key in doc_keys])
+            counts.append(len(kids) - n)
+            docs.extend(itertools.repeat(doc, len(kids) - n))
+        self.key_counts = np.frombuffer(counts, dtype=np.int32).copy() if counts else np.zeros(0, dtype=np.int32)
         self.ids = ids
-        order = np.lexsort((np.asarray(docs, dtype=np.int64), np.asarray(kids, dtype=np.int64)))
-        self._docs = np.asarray(docs, dtype=np.int64)[order]
-        self._occurrence_keys = np.asarray(kids, dtype=np.int64)[order]
+        doc_array, key_array = np.frombuffer(docs, dtype=np.int64), np.frombuffer(kids, dtype=np.int64)
+        order = np.lexsort((doc_array, key_array))
+        self._docs = doc_array[order]
+        self._occurrence_keys = key_array[order]
         self._starts = np.searchsorted(self._occurrence_keys, np.arange(len(ids) + 1))
 
     def _useful_keys(self) -> np.ndarray:
