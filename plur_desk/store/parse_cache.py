@@ -23,8 +23,9 @@ from plur_desk.store.atomic import atomic_write
 from plur_desk.store.known_split import KnownSplit
 from plur_desk.store.list_file import BlockCache, FileIdentity, ListFile, digest_of
 
-CACHE_FORMAT = 3
+CACHE_FORMAT = 4  # 4: the facts in pieces
 CACHE_CHUNK = 4000  # blocks per chunk: one marshal.loads of a chunk holds the interpreter for milliseconds
+FACTS_CHUNK = 10000  # facts per piece of the header
 MAX_CHUNKS = 96  # `check` appends a chunk per run that parsed something; beyond this the file is compacted
 
 # (id, status, commitment, review record or None) of a valid engram: all `check` reads of it
@@ -153,7 +154,9 @@ def read_file(path: Path, *, values: bool = True) -> CacheFile:
                     pos += size
                 if pos != len(body):
                     return CacheFile()
-            facts = marshal.loads(header["facts"])
+            facts: dict[bytes, Facts] = {}
+            for part in header["facts"]:
+                facts.update(marshal.loads(part))
             return CacheFile(chunks, header["drafts"], facts, header["blocks"], _unpack_split(header.get("split")))
     except (OSError, ValueError, EOFError, TypeError, KeyError, IndexError):
         pass
@@ -184,12 +187,18 @@ def read_cache(path: Path) -> tuple[BlockCache, RestChunks]:
         return BlockCache(), RestChunks(path)
 
 
+def _pack_facts(facts: dict[bytes, Facts]) -> list[bytes]:
+    """The facts in pieces of FACTS_CHUNK: one marshal.dumps of 50,000 of them holds the interpreter ~35 ms."""
+    items = list(facts.items())
+    return [marshal.dumps(dict(items[i : i + FACTS_CHUNK])) for i in range(0, len(items), FACTS_CHUNK)]
+
+
 def write_file(path: Path, cache: CacheFile) -> bool:
     try:
         _private_dirs(path.parent)
         header = {
             "format": cache_tag(),
-            "facts": marshal.dumps(cache.facts),
+            "facts": _pack_facts(cache.facts),
             "drafts": cache.drafts,
             "blocks": cache.blocks,
             "sizes": [len(chunk) for chunk in cache.chunks],
@@ -219,7 +228,9 @@ def split_of(snapshot: ListFile) -> KnownSplit | None:
 def write_cache(path: Path, snapshot: ListFile, cache: BlockCache) -> BlockCache | None:
     """Save the cached blocks still present in `snapshot`; returns the cache as saved (None if it could not be)."""
     cached = cache.entries
-    drafts: dict[bytes, object] = {}
+    # both kinds in chunks of CACHE_CHUNK: one marshal.dumps of 10,000 drafts holds the interpreter ~50 ms, a stall
+    # of the window when the cache is saved behind it
+    drafts: list[dict[bytes, object]] = [{}]
     rest: list[dict[bytes, object]] = [{}]
     facts: dict[bytes, Facts] = {}
     probe, data = snapshot.layout.draft_probe, snapshot.data
@@ -228,17 +239,18 @@ def write_cache(path: Path, snapshot: ListFile, cache: BlockCache) -> BlockCache
         if entry.valid:
             digest = digest_of(data[start:end])
             if digest in cached:
-                draft = data.find(probe, start, end + 1) != -1
-                if not draft and len(rest[-1]) >= CACHE_CHUNK:
-                    rest.append({})
+                parts = drafts if data.find(probe, start, end + 1) != -1 else rest
+                if len(parts[-1]) >= CACHE_CHUNK:
+                    parts.append({})
                 value = cached[digest]
-                (drafts if draft else rest[-1])[digest] = value
+                parts[-1][digest] = value
                 facts[digest] = engram_facts(value)  # type: ignore[assignment]  # a valid engram is a mapping
-    chunks = [marshal.dumps(part) for part in (drafts, *rest) if part or part is drafts]
+    draft_chunks = [marshal.dumps(part) for part in drafts if part] or [marshal.dumps({})]
+    chunks = draft_chunks + [marshal.dumps(part) for part in rest if part]
     split = split_of(snapshot)
-    if not write_file(path, CacheFile(chunks, 1, facts, len(facts), split)):
+    if not write_file(path, CacheFile(chunks, len(draft_chunks), facts, len(facts), split)):
         return None
-    return BlockCache({**drafts, **{k: v for part in rest for k, v in part.items()}}, split)
+    return BlockCache({k: v for part in (*drafts, *rest) for k, v in part.items()}, split)
 
 
 def tension_cache_path(cache_file: Path) -> Path:
