@@ -323,14 +323,20 @@ class DraftsPane(QWidget):
         if self._user_sort is None:
             return rows
         column, descending = self._user_sort
+        return sorted(rows, key=self._total_key(column), reverse=descending)
+
+    def _total_key(self, column: int) -> Callable[[DraftRow], tuple[object, str]]:
+        """The column's key, ties broken by id: the same order whatever order the rows came in (a sort by another
+        column before this one, the queue's order), so the list after a click is the list any later listing
+        gives."""
         key = self.model.columns[column].sort
-        return sorted(rows, key=key, reverse=descending)
+        return lambda row: (key(row), row.id)
 
     def _header_clicked(self, column: int) -> None:
         header = self.table.horizontalHeader()
         descending = header.sortIndicatorOrder() == Qt.SortOrder.DescendingOrder
         self._user_sort = (column, descending)
-        self.model.sorted_by(column, descending)
+        self.model.set_rows(self.in_view_order(self.model.rows))
         self.sort_requested.emit(column, descending)
         self.select_row(0)
 
