@@ -32,6 +32,7 @@ from plur_desk.index.near_dupes import lexical_vectors
 from plur_desk.index.vector_matrix import VectorTable
 
 __all__ = [
+    "IN_PROCESS_MAX",
     "THRESHOLDS",
     "Cluster",
     "ClusterIndex",
@@ -42,6 +43,9 @@ __all__ = [
 ]
 
 THRESHOLDS = {"embedding": 0.82, "lexical": 0.6}  # precision >= 0.95 on tests/data/near_duplicate_pairs.txt
+# statements without a vector the window's clusters embed themselves (a few seconds of the model at most); with
+# more, they wait for the embedding process (`ScaleView.open(wait_for_vectors=True)`)
+IN_PROCESS_MAX = 256
 Vectorizer = Callable[[list[str]], np.ndarray]
 
 

@@ -16,7 +16,7 @@ from operator import attrgetter, is_, is_not, itemgetter, not_
 from pathlib import Path
 from typing import NamedTuple
 
-from plur_desk.app.clusters import Cluster, ClusterIndex, changed_ids, make_cluster_index
+from plur_desk.app.clusters import IN_PROCESS_MAX, Cluster, ClusterIndex, changed_ids, make_cluster_index
 from plur_desk.app.history_table import MonthChanged
 from plur_desk.app.rows import DraftRow, created_of
 from plur_desk.app.session import ChangeSet, ReviewSession
@@ -74,17 +74,46 @@ class ScaleView:
         self._members: tuple[list[Cluster], dict[str, Cluster]] = ([], {})  # clusters and who is in which
         self._writer_of: dict[str, WriterKey] = {}  # draft id -> its writer (the attribution's)
         self._drafts_of: dict[WriterKey, set[str]] = {}
+        self._waiting: ClusterIndex | None = None  # the embedding clusters, taken once the store's vectors are in
 
     @classmethod
-    def open(cls, session: ReviewSession, cache_root: Path | None, semantic: bool = True) -> ScaleView:
-        """With the search index's vector cache, so drafts already embedded for search are not embedded again."""
+    def open(
+        cls, session: ReviewSession, cache_root: Path | None, semantic: bool = True, wait_for_vectors: bool = False
+    ) -> ScaleView:
+        """With the search index's vector cache, so drafts already embedded for search are not embedded again.
+
+        `wait_for_vectors` (the window, where the embedding process fills that cache): while more than
+        `IN_PROCESS_MAX` active statements have no vector yet, clusters are by word overlap, and by embeddings from
+        the first refresh that finds the vectors in. Embedding them here instead would do the embedding process's
+        work a second time, in the window's process (a cold 50,000-engram store: minutes of a second ONNX run)."""
         path = None
         if cache_root is not None:
             digest = hashlib.sha256(str(session.root).encode()).hexdigest()[:16]
             from plur_desk.index.embeddings import vectors_file  # numpy: not before the first draft
 
             path = vectors_file(cache_root / "stores" / digest)
-        return cls(session, make_cluster_index(path, semantic))
+        index = make_cluster_index(path, semantic)
+        view = cls(session, index)
+        if wait_for_vectors and index.cache is not None:
+            view.index, view._waiting = ClusterIndex(), index
+        return view
+
+    @property
+    def waiting_for_vectors(self) -> bool:
+        """Clusters are by word overlap until the embedding process has embedded the store."""
+        return self._waiting is not None
+
+    def _take_embeddings(self, records: Records) -> None:
+        waiting = self._waiting
+        if waiting is None or waiting.cache is None:
+            return
+        cache = waiting.cache
+        cache.refresh()  # the parts the embedding process wrote since
+        statements = [
+            s for e in records.values() if e.get("status") == "active" and isinstance(s := e.get("statement"), str)
+        ]
+        if len(cache.missing(list(cache.keys_of(statements).values()))) <= IN_PROCESS_MAX:
+            self.index, self._waiting = waiting, None  # every engram is compared again, with its vector
 
     # -- upkeep --------------------------------------------------------------------------------------------
 
@@ -115,6 +144,7 @@ class ScaleView:
             return
         self.stale = False
         records = engrams if isinstance(engrams, Mapping) else {str(e.get("id")): e for e in engrams}
+        self._take_embeddings(records)
         changed = changed_ids(self._records, records)
         stats = self.book.update(records, changed, now)
         self.index.update(records, created_of, changed if self.index.seen is self._records else None)

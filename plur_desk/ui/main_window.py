@@ -311,6 +311,7 @@ class MainWindow(QMainWindow):
         self.finder.apply_requested.connect(nav.apply_search)
         self.finder.leave_requested.connect(nav.focus_results)
         self.finder.ready.connect(review.show_current)
+        self.finder.embedded.connect(self.scale.store_changed)  # clusters by embeddings, once the vectors are in
         self.conflicts.ready.connect(review.show_current)
         self.scale.queue_changed.connect(self.refresh_all)
         self.scale.writer_line_changed.connect(review.show_current)

@@ -110,7 +110,7 @@ class ScaleController(QObject):
         def work() -> ScaleView:  # the model and the vector cache load here too, never on the GUI thread
             from plur_desk.app.scale import ScaleView
 
-            view = scale or ScaleView.open(session, cache_root, semantic=semantic)
+            view = scale or ScaleView.open(session, cache_root, semantic=semantic, wait_for_vectors=True)
             view.refresh_from(engrams, lines, now, level, rows)
             return view
 

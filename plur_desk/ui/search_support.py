@@ -32,6 +32,7 @@ class SearchController(QObject):
     ready = Signal()  # the index is built: detail panels can show similar engrams
     apply_requested = Signal()  # the query (debounced, or at once on Enter) applies to the pane on screen
     leave_requested = Signal()  # Enter, Down or Esc in the field: back to the pane's list
+    embedded = Signal()  # the embedding of the store ended: its vectors are in the shared cache
 
     def __init__(self, workspace: Workspace, field: QLineEdit, status: QLabel) -> None:
         super().__init__(workspace)
@@ -112,7 +113,7 @@ class SearchController(QObject):
             progress.changed.emit("search ready · computing embeddings…")
             self.runner.submit(
                 lambda: service.embed_missing(lambda n, t: progress.changed.emit(f"embedding {n:,}/{t:,}")),
-                lambda _n: self._show_status("search: full text + semantic"),
+                self._embedded,
                 self._failed,
             )
         else:
@@ -120,6 +121,10 @@ class SearchController(QObject):
         if self.field.text():
             self.apply_requested.emit()
         self.ready.emit()
+
+    def _embedded(self, _count: object) -> None:
+        self._show_status("search: full text + semantic")
+        self.embedded.emit()
 
     def _failed(self, error: Exception) -> None:
         self.is_ready = False

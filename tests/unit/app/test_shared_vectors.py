@@ -94,3 +94,34 @@ def test_search_keys_vectors_by_the_statement_not_a_stale_or_copied_content_hash
     assert same_text.get(tabs, 0.0) > 0.99  # it says what `tabs` says now
     copied = {h.id: h.score for h in service.similar(node)}
     assert copied.get(spaces, 0.0) < 0.9  # the copied field names another text's vector, not this one's
+
+
+def _clusters(view: ScaleView) -> list[tuple[str, list[str]]]:
+    return sorted((c.representative, sorted(m.id for m in c.members)) for c in view.clusters())
+
+
+def test_the_window_clusters_wait_for_the_embedding_process_instead_of_embedding_the_store_again(
+    session, tmp_path, monkeypatch
+) -> None:
+    """With most of the store not embedded yet, the window's clusters are by word overlap and embed nothing
+    themselves (the embedding process embeds the store once); the first refresh after the vectors are in gives
+    exactly the embedding clusters a view that embedded everything itself gives."""
+    monkeypatch.setattr("plur_desk.app.scale.IN_PROCESS_MAX", 2)  # the demo store is small
+    cache = tmp_path / "cache"
+    service = SearchService(session, cache)
+    view = ScaleView.open(session, cache, wait_for_vectors=True)
+    view.refresh()
+    assert view.waiting_for_vectors and view.index.mode == "lexical"
+    assert not service.vectors.vectors  # nothing embedded in this process for the clusters
+    assert service.embed_missing() > 0  # the embedding process, as the window starts it
+    view.refresh()
+    assert not view.waiting_for_vectors and view.index.mode == "embedding"
+    everything = ScaleView.open(session, cache)  # embeds what is missing itself (nothing is, now)
+    everything.refresh()
+    assert _clusters(view) == _clusters(everything)
+    drafts = [str(e["id"]) for e in session.all_engrams() if e.get("commitment") == "draft"]
+    nearest = [view.index.nearest_approved.get(d) for d in drafts]
+    assert nearest == [everything.index.nearest_approved.get(d) for d in drafts]
+    assert any(nearest)  # by the vectors, not by word overlap
+    rows = session.drafts()
+    assert [r.risk for r in view.risk_rows(rows)] == [r.risk for r in everything.risk_rows(rows)]
