@@ -50,6 +50,15 @@ def defer_full_collections() -> None:
     gc.set_threshold(young, middle, FULL_PASS_NEVER)
 
 
+def collect_recent() -> int:
+    """A full pass over the objects not kept (those made since the last pass, or since the load), then what is alive
+    is kept as well: the cost is what was made since, not the whole heap. Garbage in a cycle among kept objects
+    waits for `collect_everything`."""
+    found = gc.collect()
+    gc.freeze()
+    return found
+
+
 def collect_everything() -> int:
     """A full pass over every object, kept ones included (a closed store, a replaced index: garbage in cycles is
     freed here), then what is alive is kept again. Returns the objects collected."""

@@ -302,7 +302,8 @@ class MainWindow(QMainWindow):
         ws.refresh_needed.connect(self.scale.store_changed)
         ws.context_changed.connect(self._update_context)
         self.opener.read_only_changed.connect(self._update_context)
-        idle = idle_collect.install(cast(QApplication, QApplication.instance()))  # what a key or click goes through
+        self._opened_before = False
+        idle = self._idle = idle_collect.install(cast(QApplication, QApplication.instance()))  # keys and clicks
         for signal in (ws.context_changed, nav.pane_changed, self.search.textChanged):
             signal.connect(idle.touch)
         ws.runner.busy_changed.connect(self._busy)
@@ -390,6 +391,9 @@ class MainWindow(QMainWindow):
         self._update_context()
 
     def _opening(self, path: object) -> None:
+        if self._opened_before:
+            self._idle.store_closed()  # the store open before is left: its objects are freed by the next idle pass
+        self._opened_before = True
         self.setWindowTitle(f"plur_desk — {path}")
         self.status_labels["path"].setText(str(path))
         self.stack.setCurrentIndex(1)

@@ -20,7 +20,7 @@ def _loaded(window) -> bool:  # type: ignore[no-untyped-def]
     return session is not None and session.fully_loaded and session.history.loaded and window.runner.pending == 0
 
 
-def test_a_closed_store_is_freed_by_the_next_idle_pass(qtbot, window, tmp_path):
+def test_a_closed_store_is_freed_by_the_next_idle_pass(qtbot, window, tmp_path, monkeypatch):
     qtbot.waitUntil(lambda: _loaded(window), timeout=20000)
     assert gc.get_freeze_count() > 0  # the records, the history index: kept once loaded
     assert gc.get_threshold()[2] == FULL_PASS_NEVER  # no automatic full pass in the middle of a key
@@ -38,8 +38,44 @@ def test_a_closed_store_is_freed_by_the_next_idle_pass(qtbot, window, tmp_path):
     gc.collect()
     assert gc.get_freeze_count() > 0
     idle = idle_collect.install(QApplication.instance())
-    idle.collect()
+    assert idle.everything_due  # the window said a store was closed
+    clock = [idle.last_pass + idle_collect.EVERY_S + 1]
+    monkeypatch.setattr(idle_collect.time, "monotonic", lambda: clock[0])
+    idle.last_input = clock[0] - idle_collect.IDLE_S - 1
+    idle.check()  # the next idle pass
     assert first() is None
+    assert not idle.everything_due
+
+
+class _Node:
+    other: object = None
+
+
+def test_an_idle_pass_walks_only_what_was_made_since_unless_a_store_was_closed(qtbot, window, monkeypatch):
+    idle = idle_collect.install(QApplication.instance())
+    clock = [1000.0]
+    monkeypatch.setattr(idle_collect.time, "monotonic", lambda: clock[0])
+    idle.last_input = idle.last_pass = idle.last_everything = clock[0]
+    idle.everything_due = False
+    passes = idle.passes
+    a, b = _Node(), _Node()
+    a.other, b.other = b, a  # garbage in a cycle, once dropped
+    kept = weakref.ref(a)
+    gc.freeze()  # as a loaded store's objects are kept
+    del a, b
+    clock[0] += idle_collect.EVERY_S + 1
+    idle.check()
+    assert kept() is not None  # the kept objects were not walked: the pass cost what was made since
+    idle.store_closed()
+    clock[0] += idle_collect.LATEST_S
+    window.drafts.table.setFocus()
+    qtbot.keyClick(window.drafts.table, "j")  # the reviewer works: never the long pass now
+    idle.check()
+    assert idle.passes == passes + 2  # the pass due at the latest, over what was made since
+    assert kept() is not None and idle.everything_due
+    clock[0] += idle_collect.EVERY_S + 1
+    idle.check()  # paused again: the pass over everything
+    assert kept() is None
 
 
 def test_the_idle_pass_waits_for_the_reviewer_to_pause(qtbot, window, monkeypatch):
