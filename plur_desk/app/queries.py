@@ -171,6 +171,13 @@ class DraftQueue:
             self._revised = False
             return self._generation, list(self._order)
 
+    def rows_of(self, ids: Iterable[str]) -> dict[str, DraftRow]:
+        """The rows these ids have now (ids not in the queue are left out)."""
+        with self._lock:
+            self._sync()
+            rows = self._rows
+            return {i: row for i in ids if (row := rows.get(i)) is not None}
+
     def changed_since(self, generation: int) -> QueueChanges | None:
         """Which rows changed since `generation` (rows that left; rows new or derived again, each a new object),
         with the generation now; None when the queue cannot say (rebuilt since, or more steps ago than it keeps).

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from plur_desk.domain.engram_view import EngramView
@@ -51,6 +51,12 @@ class DraftRow:
     def seen(self) -> Seen:
         """This row as rendered: what a decision on it expects to find on disk."""
         return Seen("engram", self.id, self.fingerprint)
+
+
+def aged_only(old: DraftRow, new: DraftRow) -> bool:
+    """Whether `new` is `old` derived again only because time passed (its age reads differently): it keeps its
+    place in every order of the queue, the risk order and the reviewer's sorts (the age column sorts by creation)."""
+    return old.id == new.id and replace(new, age_days=old.age_days) == old
 
 
 @dataclass(frozen=True)

@@ -410,6 +410,10 @@ class ReviewSession:
         """The queue in its order and the generation of those rows (`drafts_changed_since` counts from it)."""
         return self.queue.rows_at()
 
+    def draft_rows(self, ids: Iterable[str]) -> dict[str, DraftRow]:
+        """The queue's rows of these ids now (ids not in the queue are left out)."""
+        return self.queue.rows_of(ids)
+
     def drafts_changed_since(self, generation: int) -> QueueChanges | None:
         """Which queue rows changed (gone; new or derived again) since `generation`; None when the queue cannot
         say."""

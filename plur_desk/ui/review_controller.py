@@ -4,6 +4,7 @@ undo and redo, and the rubber-stamp guard."""
 from __future__ import annotations
 
 import itertools
+import operator
 import time
 import weakref
 from collections import deque
@@ -13,7 +14,7 @@ from typing import NamedTuple
 from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import QProgressDialog, QWidget
 
-from plur_desk.app.rows import DraftRow
+from plur_desk.app.rows import DraftRow, aged_only
 from plur_desk.app.session import ChangeSet, ReviewSession
 from plur_desk.domain.seen import Seen, seen_engram
 from plur_desk.ui.conflicts_support import CONFLICT_NOTE, Check, Checked, ConflictsController, lines_of
@@ -41,6 +42,8 @@ BULK_FLAGS = ("expired", "not yet valid", "credential-like string", "instruction
 # over and the window's thread has the cores to itself while it moves; a draft the reviewer stops on is read at once
 # after that. The detail says "Checking…" meanwhile, and a verdict never rests on the extras.
 EXTRAS_AFTER_MS = 50
+_ID = operator.attrgetter("id")
+AGED_MAX = 64  # rows derived again as time passed that a decision's update repaints in place; more: a new listing
 EXTRAS = "detail.extras"  # the read pool's channel for them
 
 
@@ -138,12 +141,30 @@ class ReviewController(QObject):
         ):
             return False
         changes = session.drafts_changed_since(listed.generation)
-        if changes is None or changes.derived:
+        aged = self._aged(session, changes.derived) if changes is not None else None
+        if changes is None or aged is None:
             return False
         self._scale.keep_up()
         self.drafts.drop_rows(changes.gone, keep=keep, query=query)
+        if aged and not self.drafts.model.replace_listed(aged):
+            return False  # (never expected: each was listed, and only rows that left were taken out)
         self._listed = self._listing(changes.generation, query)
         return True
+
+    def _aged(self, session: ReviewSession, derived: frozenset[str]) -> list[DraftRow] | None:
+        """The new rows of `derived` when each is a listed row derived again only as time passed (its age now
+        reads differently: with thousands of drafts created at any hour, some row does so every few seconds);
+        None when a new listing must place them."""
+        if len(derived) > AGED_MAX:
+            return None
+        if not derived:
+            return []
+        rows = self.drafts.model.rows
+        ids = list(map(_ID, rows))  # in C: no Python call per row
+        now = session.draft_rows(derived)
+        if len(now) != len(derived) or not all(i in ids and aged_only(rows[ids.index(i)], r) for i, r in now.items()):
+            return None
+        return list(now.values())
 
     def _filtered(self, rows: list[DraftRow], text: str) -> list[DraftRow]:
         """The queue narrowed to every draft the query matches (the query language when the index is ready)."""

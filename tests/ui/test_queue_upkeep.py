@@ -197,3 +197,33 @@ def test_an_approval_takes_its_row_out_without_listing_the_queue_again(qtbot, tm
     assert drafts.current_id() == listed[3]
     assert orders == [] and resets == []  # the queue was not ordered again, the list not reset
     win.close()
+
+
+def test_rows_whose_age_moved_on_are_repainted_in_place_after_a_decision(qtbot, tmp_path, monkeypatch) -> None:
+    """With thousands of drafts created at every hour, some row's age reads differently every few seconds: the
+    decision's update puts those rows in place (their place in every order is their creation's) instead of listing
+    the queue again, and the list is still exactly what a fresh listing gives."""
+    win = _open(qtbot, tmp_path)
+    drafts, scale, session = win.drafts, win.scale, win.session
+    assert session is not None
+    before = {r.id: r for r in drafts.model.rows}
+    drafts.select_row(1)
+    current = drafts.current()
+    assert current is not None
+    session.clock.advance(3 * 3600)  # type: ignore[attr-defined]  # several rows' age now reads another day
+    orders: list[int] = []
+    monkeypatch.setattr(scale, "order_drafts", lambda rows: orders.append(len(rows)) or rows)
+    resets: list[int] = []
+    drafts.model.modelReset.connect(lambda: resets.append(1))
+    with qtbot.waitSignal(win.changes_applied, timeout=10000):
+        win.review.run_change(lambda: session.approve([current.seen]), drafts.id_after([current.id]))
+    rows = list(drafts.model.rows)
+    aged = [r for r in rows if r is not before[r.id]]
+    assert aged and all(r.age_days != before[r.id].age_days for r in aged)  # new rows, in place
+    assert [r.id for r in rows] == [i for i in before if i != current.id]
+    assert orders == [] and resets == []  # not listed again
+    monkeypatch.undo()
+    win.review._listed = None
+    win.review.refresh_queue()
+    assert all(a is b for a, b in zip(rows, drafts.model.rows, strict=True))  # what a fresh listing gives
+    win.close()
