@@ -132,12 +132,12 @@ def write_history(store: Path, lines: int, ids: list[str]) -> None:
                 handle.write(json.dumps(event, separators=(",", ":")) + "\n")
 
 
-def template_store(engrams: int, drafts: float) -> Path:
+def template_store(engrams: int, drafts: float, rng: str | None) -> Path:
     """The real PLUR's store, generated once per size into bench/out and reused."""
-    template = ROOT / "bench" / "out" / f"template-{engrams}-{drafts}-20"
+    template = ROOT / "bench" / "out" / (f"template-{engrams}-{drafts}-20" + (f"-{rng}" if rng else ""))
     if (template / "engrams.yaml").is_file():
         return template
-    return make_plur_store(ROOT / "bench" / "out", n=engrams, drafts_ratio=drafts, tensions=20)
+    return make_plur_store(ROOT / "bench" / "out", n=engrams, drafts_ratio=drafts, tensions=20, rng=rng)
 
 
 def accept_dialog_soon(app: QApplication) -> None:
@@ -160,6 +160,13 @@ def main() -> int:
     parser.add_argument("--drafts", type=float, default=0.2)
     parser.add_argument("--history-lines", type=int, default=1_000_000)
     parser.add_argument("--embed-seconds", type=float, default=20.0, help="how long to watch the embedding run")
+    parser.add_argument(
+        "--statements",
+        choices=("distinct", "repeated"),
+        default="distinct",
+        help="distinct: every engram its own statement, as agents write them (the whole store is embedded); "
+        "repeated: the generator's ~225 statements (embedding is nearly free)",
+    )
     parser.add_argument("--label", default="", help="a name for this run in the table (e.g. the commit)")
     parser.add_argument("--out", type=Path)
     parser.add_argument(
@@ -177,7 +184,8 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="stall-"))
     os.environ["XDG_CACHE_HOME"] = str(work / "cache")
     os.environ["XDG_DATA_HOME"] = str(work / "data")
-    store = copy_store(template_store(args.engrams, args.drafts), work / "store")
+    rng = "mulberry32" if args.statements == "distinct" else None
+    store = copy_store(template_store(args.engrams, args.drafts, rng), work / "store")
     ids = [line.split(": ", 1)[1].strip() for line in (store / "engrams.yaml").open() if line.startswith("  - id: ")]
     write_history(store, args.history_lines, ids)
     app = make_application()
@@ -238,7 +246,12 @@ def main() -> int:
     phase(
         f"embedding in the background (first {args.embed_seconds:.0f} s)",
         lambda: None,
-        lambda: win.finder.runner.pending == 0 or time.perf_counter() - began > args.embed_seconds,
+        # the embedding is running (in its own process; the window takes its vectors as they arrive) until the
+        # finder's runner is idle again; at least 1 s so the job is under way, at most --embed-seconds
+        lambda: (
+            time.perf_counter() - began > args.embed_seconds
+            or (time.perf_counter() - began > 1 and win.finder.runner.pending == 0)
+        ),
     )
     table = win.drafts.table
     table.setFocus()
@@ -288,7 +301,8 @@ def typing_phases(app: QApplication, win, phase, only: set[str], idle) -> int:  
         phase(
             "type a search (20 characters)",
             lambda: type_slowly(win.search, "deploy staging cache"),
-            lambda: win.finder.runner.pending == 0,
+            # the answer shown (queries run on the read pool); not the finder's runner, which embeds the store
+            lambda: win.workspace.reads.pending == 0 and idle(),
         )
         win.search.clear()
         settle(app, 0.5)
@@ -342,7 +356,8 @@ def report(args, rows, drafts_before: int, one_approve: list[float], applied: li
     load = os.getloadavg()
     lines = [
         f"GUI-thread stalls{' (' + args.label + ')' if args.label else ''}: {args.engrams:,} engrams "
-        f"({drafts_before:,} drafts), {args.history_lines:,} history lines, store by the real PLUR, "
+        f"({drafts_before:,} drafts, statements {args.statements}), {args.history_lines:,} history lines, "
+        "store by the real PLUR, "
         f"{os.cpu_count()} cores, load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} at the end, "
         f"QT_QPA_PLATFORM={os.environ['QT_QPA_PLATFORM']}",
         "",
