@@ -47,8 +47,10 @@ def warm_up_signing() -> None:
     """Once the store is loaded, off the GUI thread: the modules that signing a decision needs (the launch does
     not wait for them; the first decision then does not either). Choosing the keyring backend is part of it: the
     first `get_keyring()` probes every backend (one looks for macOS libraries by running ldconfig and gcc), which
-    cost the first approve that time. Choosing reads no secret and cannot prompt."""
+    cost the first approve that time, as importing the key's serialization did (~100 ms of the window's thread
+    waiting, beside the embedding's reads). Choosing reads no secret and cannot prompt."""
     import keyring
+    from cryptography.hazmat.primitives import serialization  # noqa: F401  (the reviewer key's first save)
     from cryptography.hazmat.primitives.asymmetric import ed25519  # noqa: F401
 
     from plur_desk.domain import commands  # noqa: F401  (a decision's commands: not imported before the first draft)

@@ -80,13 +80,11 @@ class RowsModel(OneCallPerCell, QAbstractTableModel, Generic[R]):
     def replace_listed(self, rows: Iterable[R]) -> bool:
         """Put each of `rows` in the place of the listed row with its id, each repainted; False, and nothing changed,
         when one of them is not listed. A new list: one handed out before is never changed under its holder."""
-        listed = list(map(self.row_id, self.rows))  # in C when row_id is an attrgetter
-        places: list[tuple[int, R]] = []
-        for row in rows:
-            try:
-                places.append((listed.index(self.row_id(row)), row))
-            except ValueError:
-                return False
+        by_id = {self.row_id(row): row for row in rows}
+        found = list(compress(count(), map(by_id.__contains__, map(self.row_id, self.rows))))  # in C
+        if len(found) != len(by_id):
+            return False
+        places = [(n, by_id[self.row_id(self.rows[n])]) for n in found]
         self.version += 1
         self.rows = list(self.rows)
         last = len(self.columns) - 1

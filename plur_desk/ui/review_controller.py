@@ -9,6 +9,7 @@ import time
 import weakref
 from collections import deque
 from collections.abc import Callable
+from itertools import compress
 from typing import NamedTuple
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
@@ -160,9 +161,11 @@ class ReviewController(QObject):
         if not derived:
             return []
         rows = self.drafts.model.rows
-        ids = list(map(_ID, rows))  # in C: no Python call per row
+        listed = {r.id: r for r in compress(rows, map(derived.__contains__, map(_ID, rows)))}  # one pass in C
         now = session.draft_rows(derived)
-        if len(now) != len(derived) or not all(i in ids and aged_only(rows[ids.index(i)], r) for i, r in now.items()):
+        if len(now) != len(derived) or len(listed) != len(derived):
+            return None
+        if not all(aged_only(listed[i], row) for i, row in now.items()):
             return None
         return list(now.values())
 
