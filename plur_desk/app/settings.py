@@ -212,6 +212,8 @@ def _model() -> Any:
         default = (
             spec.default if spec.default_factory is dataclasses.MISSING else Field(default_factory=spec.default_factory)
         )
+        if _FIELD_TYPES[spec.name] is float:  # NaN or infinity is no number of seconds (NaN disarmed the guard)
+            default = Field(default=spec.default, allow_inf_nan=False)
         fields[spec.name] = (_FIELD_TYPES[spec.name], default)
     return create_model("SettingsModel", **fields)
 

@@ -31,7 +31,7 @@ class ReferenceSettings(BaseModel):
     recent_stores: list[str] = Field(default_factory=list)
     recent_reasons: list[str] = Field(default_factory=lambda: list(DEFAULT_REASONS))
     recent_notes: list[str] = Field(default_factory=list)
-    rubber_stamp_seconds: float = 1.0
+    rubber_stamp_seconds: float = Field(1.0, allow_inf_nan=False)  # NaN compares false: it would disarm the guard
     rubber_stamp_run: int = 8
 
 
@@ -389,3 +389,10 @@ def test_a_save_in_the_background_lands_at_exit_and_a_kill_keeps_old_or_new_sett
     assert out.returncode == (-signal.SIGKILL if crash_at else 0), out.stderr
     again = SettingsStore(path).load()  # never a cut-off file read as the defaults
     assert again.reviewer_name == "Ada" and again.recent_stores[0] == kept
+
+
+@pytest.mark.parametrize("word", ["NAN", ".nan", ".inf", "-.Inf"])
+def test_a_number_of_seconds_that_is_not_finite_gives_the_defaults(tmp_path, word) -> None:
+    """NaN compares false with every duration: a rubber-stamp threshold of NaN would never warn."""
+    loaded = load(tmp_path, f"reviewer_name: Ada\nrubber_stamp_seconds: {word}\n")
+    assert loaded["rubber_stamp_seconds"] == 1.0
