@@ -24,9 +24,13 @@ from plur_desk.store.known_split import KnownSplit
 from plur_desk.store.list_file import BlockCache, FileIdentity, ListFile, digest_of
 
 CACHE_FORMAT = 4  # 4: the facts in pieces
-CACHE_CHUNK = 4000  # blocks per chunk: one marshal.loads of a chunk holds the interpreter for milliseconds
+# blocks per chunk: one marshal.loads (or dumps) of a chunk holds the interpreter in one piece, ~5 ms for 1,000.
+# While the rest of a warm store is unpacked behind the first draft, the window's thread takes the interpreter back
+# after each of its calls into Qt, each time waiting for the chunk being unpacked: with 4,000 blocks (12-25 ms a
+# chunk) building one hidden pane took 320-380 ms of the window's thread.
+CACHE_CHUNK = 1000
 FACTS_CHUNK = 10000  # facts per piece of the header
-MAX_CHUNKS = 96  # `check` appends a chunk per run that parsed something; beyond this the file is compacted
+MAX_CHUNKS = 512  # `check` appends a chunk per run that parsed something; beyond this the file is compacted
 
 # (id, status, commitment, review record or None) of a valid engram: all `check` reads of it
 Facts = tuple[object, str, str, "dict[str, object] | None"]
@@ -228,7 +232,7 @@ def split_of(snapshot: ListFile) -> KnownSplit | None:
 def write_cache(path: Path, snapshot: ListFile, cache: BlockCache) -> BlockCache | None:
     """Save the cached blocks still present in `snapshot`; returns the cache as saved (None if it could not be)."""
     cached = cache.entries
-    # both kinds in chunks of CACHE_CHUNK: one marshal.dumps of 10,000 drafts holds the interpreter ~50 ms, a stall
+    # both kinds in chunks of CACHE_CHUNK: one marshal.dumps of 10,000 drafts held the interpreter ~50 ms, a stall
     # of the window when the cache is saved behind it
     drafts: list[dict[bytes, object]] = [{}]
     rest: list[dict[bytes, object]] = [{}]

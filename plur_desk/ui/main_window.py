@@ -348,8 +348,11 @@ class MainWindow(QMainWindow):
 
     def _build_next_pane(self) -> None:
         if self._to_build:
-            self._to_build.pop(0).build_now()
+            pane = self._to_build.pop(0)
             self._build_timer.start(0)  # the next one on the next turn: keys and paints come between
+            pane.build_now()
+        else:
+            self.opener.panes_built()
 
     def apply_search(self) -> None:
         """The search field's query, applied now to the pane on screen (as the field does after typing stops)."""

@@ -9,6 +9,7 @@ event it was handed made PySide build a hundred enum types.)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal
@@ -20,6 +21,8 @@ from plur_desk.ui.drafts_pane import DraftsPane
 from plur_desk.ui.reviewer_identity import UnlockAsker
 from plur_desk.ui.runner import Runner
 from plur_desk.ui.workspace import Workspace
+
+REST_AT_LATEST_MS = 1000  # the rest of a first store starts by then even if the hidden panes are not built
 
 
 class StoreController(QObject):
@@ -50,6 +53,13 @@ class StoreController(QObject):
         self._parent = dialog_parent
         self._unlock_asker = unlock_asker
         self._generation = 0  # which open_path a background load belongs to; results of an older one are dropped
+        # The rest of the first store waits until the window has built its hidden panes (a few tens of ms): built
+        # beside the rest's unpacking, each of their calls into Qt waited for a chunk to be unpacked to take the
+        # interpreter back (a warm 50,000-engram launch: a 150-380 ms stall right after the first draft).
+        self._panes_built = False
+        self._rest_waiting: Callable[[], None] | None = None
+        self._rest_at_latest = QTimer(self, singleShot=True, interval=REST_AT_LATEST_MS)
+        self._rest_at_latest.timeout.connect(self.panes_built)
         self.reload_timer = QTimer(self, singleShot=True, interval=200)
         self.poll_timer = QTimer(self, interval=1000)
         # the poll's stats and reads run here, not on the GUI thread: each system call gives up the interpreter lock,
@@ -137,7 +147,22 @@ class StoreController(QObject):
                     ws.fail,
                 )
 
-        self._background.submit(lambda: loading.parse_rest(session), parsed, ws.fail)
+        def rest() -> None:
+            self._background.submit(lambda: loading.parse_rest(session), parsed, ws.fail)
+
+        self._rest_waiting = rest
+        if self._panes_built:
+            self.panes_built()
+        else:
+            self._rest_at_latest.start()  # whatever happens to the panes' building, the store loads whole
+
+    def panes_built(self) -> None:
+        """The window's hidden panes are built: the rest of the store loads now."""
+        self._panes_built = True
+        self._rest_at_latest.stop()
+        start, self._rest_waiting = self._rest_waiting, None
+        if start is not None:
+            start()
 
     def _loaded_if_current(self, found: object) -> None:
         assert isinstance(found, tuple)

@@ -149,3 +149,35 @@ def test_timeline_and_validity_of_the_selected_engram_open_their_panes(qtbot, wi
     window.qactions["validity.open"].trigger()
     assert window.tabs.currentWidget() is window.validity
     assert window.validity.current_engram_id() == engram_id
+
+
+def test_the_rest_of_a_store_loads_once_the_hidden_panes_are_built(qtbot, tmp_path, store_copy, monkeypatch):
+    """Built beside the rest's unpacking, the hidden panes' calls into Qt each waited for the interpreter behind
+    it (a warm 50,000-engram launch stalled 150-380 ms): the rest starts after them, and the first store still
+    loads whole."""
+    from plur_desk.app import loading
+    from plur_desk.ui.built_later import BuiltLater
+
+    from ui.conftest import grace_window, wait_loaded
+
+    win = grace_window(qtbot, tmp_path)
+    seen: list[list[bool]] = []
+    parse_rest = loading.parse_rest
+
+    def recorded(session):  # type: ignore[no-untyped-def]
+        seen.append([p.built for p in win.panes.values() if isinstance(p, BuiltLater)])
+        return parse_rest(session)
+
+    monkeypatch.setattr(loading, "parse_rest", recorded)
+    win.open_path(store_copy)
+    wait_loaded(qtbot, win)
+    qtbot.waitUntil(lambda: win.session is not None and win.session.fully_loaded, timeout=20000)
+    assert seen and all(seen[0]) and len(seen[0]) >= 4  # Tensions, Validity, Clusters, Writers at least
+    other = tmp_path / "other"
+    import shutil
+
+    shutil.copytree(store_copy, other)
+    win.open_path(other)  # the panes exist now: the next store's rest starts at once
+    qtbot.waitUntil(lambda: len(seen) == 2, timeout=20000)
+    wait_loaded(qtbot, win)
+    qtbot.waitUntil(lambda: win.session is not None and win.session.fully_loaded, timeout=20000)
