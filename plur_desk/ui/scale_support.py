@@ -16,6 +16,7 @@ from plur_desk.app.rows import DraftRow
 from plur_desk.app.writer_stats import WriterKey, WriterStats, writer_key
 from plur_desk.domain.risk import factors_help
 from plur_desk.infra.errors import ActionRefused
+from plur_desk.infra.memory import keep_loaded_objects
 from plur_desk.ui.clusters_pane import ClustersPane
 from plur_desk.ui.drafts_pane import DraftsPane
 from plur_desk.ui.models import Column, DraftColumn
@@ -111,7 +112,12 @@ class ScaleController(QObject):
             from plur_desk.app.scale import ScaleView
 
             view = scale or ScaleView.open(session, cache_root, semantic=semantic, wait_for_vectors=True)
+            waiting = view.waiting_for_vectors
             view.refresh_from(engrams, lines, now, level, rows)
+            if scale is None or (waiting and not view.waiting_for_vectors):
+                # a first computation (or the clusters' move to embeddings) made ~300,000 lasting objects at 50,000
+                # engrams: kept out of the idle passes, whose first one walked them in 166 ms
+                keep_loaded_objects()
             return view
 
         self.runner.submit(work, self._done, self.workspace.fail)

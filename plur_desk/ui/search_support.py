@@ -11,6 +11,7 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QLabel, QLineEdit
 
+from plur_desk.infra.memory import keep_loaded_objects
 from plur_desk.ui.runner import Runner
 from plur_desk.ui.workspace import Workspace
 
@@ -96,6 +97,7 @@ class SearchController(QObject):
             progress.changed.emit("indexing…")
             service.sync(lambda n, total: progress.changed.emit(f"indexing {n:,}/{total:,}"))
             service.embedder()  # the model is loaded here, never on the GUI thread
+            keep_loaded_objects()  # the index's maps: lasting objects, kept out of the idle passes
             return service
 
         self.runner.submit(build, self._built, self._failed)

@@ -100,3 +100,22 @@ def test_the_idle_pass_waits_for_the_reviewer_to_pause(qtbot, window, monkeypatc
     qtbot.keyClick(window.drafts.table, "k")
     idle.check()
     assert idle.passes == passes + 2  # at the latest after LATEST_S, even while the reviewer works
+
+
+def test_the_search_index_and_the_scale_view_are_kept_out_of_the_idle_passes(qtbot, window):
+    """Built behind the first draft, they are hundreds of thousands of lasting objects at 50,000 engrams: the first
+    idle pass walked them in 166 ms. Once built they are kept like the loaded store."""
+    qtbot.waitUntil(lambda: _loaded(window), timeout=20000)
+    qtbot.waitUntil(
+        lambda: (
+            window.finder.service is not None
+            and window.scale.view is not None
+            and window.scale.runner.pending == 0
+            and window.finder.runner.pending == 0
+        ),
+        timeout=20000,
+    )
+    view, service = window.scale.view, window.finder.service
+    walked = {id(o) for o in gc.get_objects()}  # what a pass walks: the objects not kept
+    assert id(view) not in walked and id(view.index) not in walked
+    assert id(service) not in walked and id(service.index) not in walked
