@@ -63,9 +63,7 @@ def collect_everything() -> int:
     """A full pass over every object, kept ones included (a closed store, a replaced index: garbage in cycles is
     freed here), then what is alive is kept again. Returns the objects collected."""
     gc.unfreeze()
-    found = gc.collect()
-    gc.freeze()
-    return found
+    return collect_recent()
 
 
 @contextmanager
