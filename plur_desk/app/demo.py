@@ -10,16 +10,16 @@ import os
 import shutil
 import socket
 import time
-from importlib import resources
 from pathlib import Path
 
 from plur_desk.infra.paths import cache_dir
+from plur_desk.resources import RESOURCES
 
 OWNER_FILE = ".plur-desk-demo-owner"  # "host:pid" of the process that opened this copy
 
 
 def demo_source() -> Path:
-    return Path(str(resources.files("plur_desk.resources") / "demo_store"))
+    return RESOURCES / "demo_store"
 
 
 def _pid_alive(pid: int) -> bool:

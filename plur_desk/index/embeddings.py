@@ -16,7 +16,6 @@ import threading
 import unicodedata
 import weakref
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import ClassVar
 
@@ -24,16 +23,17 @@ import numpy as np
 
 from plur_desk.domain.derived import content_hash
 from plur_desk.index.vector_matrix import VectorTable
+from plur_desk.resources import RESOURCES
 
 MAX_TOKENS = 128
 DIM = 384
 BATCH_TOKENS = 1024  # rows x padded width per batch: small working sets ran fastest here, and memory stays flat
-DERIVED_MODEL = Path(__file__).resolve().parent.parent / "resources" / "minilm-l6-q8.onnx"
+DERIVED_MODEL = RESOURCES / "minilm-l6-q8.onnx"
 
 
 @lru_cache(maxsize=1)
 def _vocab() -> dict[str, int]:
-    text = (resources.files("plur_desk.resources") / "minilm-vocab.txt").read_text(encoding="utf-8")
+    text = (RESOURCES / "minilm-vocab.txt").read_text(encoding="utf-8")
     return {token: i for i, token in enumerate(text.split("\n")[:-1])}
 
 

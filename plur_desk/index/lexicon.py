@@ -7,10 +7,11 @@ substituted slot usually holds. Only a data file is read; the model itself is no
 from __future__ import annotations
 
 from functools import lru_cache
-from importlib import resources
+
+from plur_desk.resources import RESOURCES
 
 
 @lru_cache(maxsize=1)
 def known_words() -> frozenset[str]:
-    text = (resources.files("plur_desk.resources") / "minilm-vocab.txt").read_text(encoding="utf-8")
+    text = (RESOURCES / "minilm-vocab.txt").read_text(encoding="utf-8")
     return frozenset(w for w in text.split("\n") if w and not w.startswith(("##", "[")) and not w.isdigit())

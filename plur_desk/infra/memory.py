@@ -4,7 +4,6 @@ objects the cyclic garbage collector walks."""
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import gc
 import sys
 from collections.abc import Iterator
@@ -22,8 +21,7 @@ def limit_malloc_arenas(count: int = WINDOW_ARENAS) -> bool:
     if not sys.platform.startswith("linux"):
         return False
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        mallopt = libc.mallopt
+        mallopt = ctypes.CDLL(None).mallopt  # the process's own symbols: libc's (ctypes.util costs a launch 12 ms)
     except (OSError, AttributeError):  # not glibc (musl has no mallopt)
         return False
     return bool(mallopt(M_ARENA_MAX, count))

@@ -24,10 +24,10 @@ from plur_desk.store.known_split import KnownSplit
 from plur_desk.store.safe_open import NotRegularFile, read_regular, special_file_problem
 from plur_desk.store.scan import search_in_pieces
 from plur_desk.store.yaml_load import (
-    JsYamlLoader,
     UnsupportedYaml,
     YamlSyntaxError,
     check_parse_safety,
+    js_yaml_loader,
     load_general,
     parse_item,
 )
@@ -188,6 +188,7 @@ class ListFile:
         self._parsed_upto = 0  # every entry before this index is parsed (parsing only ever goes one way)
         self._drafts: tuple[bytes, array[int]] | None = None  # (of these bytes) the drafts' indices, when known
         self._hash: FileHash | None = None
+        self._sha256: str | None = None  # the digest alone, when it was asked before the checkpointed hash
 
     def span(self, entry: Entry) -> tuple[int, int]:
         """The entry's bytes in `data`: start and end offsets; (-1, -1) in a file not in PLUR's own layout."""
@@ -200,10 +201,19 @@ class ListFile:
         return self.item_lines[entry.index] if entry.index < len(self.item_lines) else 0
 
     def sha256(self) -> str:
-        """The SHA-256 of the whole file (hex), computed once per snapshot (a write's from the one before it)."""
-        return self.file_hash().hexdigest
+        """The SHA-256 of the whole file (hex), computed once per snapshot (a write's from the one before it).
+
+        Asked before `file_hash`, it is hashed in one call, which releases the interpreter lock once: the launch
+        waits for this digest (`known_split`), and the checkpointed hash takes the lock back after every MiB, each
+        time waiting its turn behind the thread building the queue (125 ms instead of 56 ms at 66 MB)."""
+        if self._hash is not None:
+            return self._hash.hexdigest
+        if self._sha256 is None:
+            self._sha256 = hashlib.sha256(self.data).hexdigest()
+        return self._sha256
 
     def file_hash(self) -> FileHash:
+        """The hash with its checkpoints (`file_hash.py`), which a write continues from."""
         if self._hash is None:
             self._hash = FileHash.of(self.data)
         return self._hash
@@ -362,7 +372,7 @@ class ListFile:
             self._refuse(_yaml_reason(exc), exc.line)
             return
         try:
-            loader = JsYamlLoader(text)
+            loader = js_yaml_loader()(text)
             try:
                 node = loader.get_single_node()
                 doc = loader.construct_document(node) if node is not None else None
@@ -503,7 +513,7 @@ class ListFile:
         reading it. Entries not replaced, the arrays of positions and the lists of the id index are shared, so a
         write costs O(replaced entries + shift points), not O(entries)."""
         new = copy.copy(self)
-        new.data, new.entries, new._hash = data, list(self.entries), None
+        new.data, new.entries, new._hash, new._sha256 = data, list(self.entries), None, None
         changes = []
         for index in sorted(replacements):
             block, value = replacements[index]

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import re
 import sys
-
-import yaml
+from functools import cache
+from typing import TYPE_CHECKING
 
 from plur_desk.store.yaml_types import js_key, resolve_plain
 
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+if TYPE_CHECKING:
+    import yaml
 
 
 class Unsupported(Exception):
@@ -39,44 +40,47 @@ class UnsupportedYaml(YamlSyntaxError):
 # General path: libyaml with js-yaml's typing
 
 
-class JsYamlLoader(_Loader):  # type: ignore[misc,valid-type]
-    """libyaml parser; every plain scalar is typed by js-yaml's rules, every key is a JS property name."""
+@cache
+def js_yaml_loader() -> type[yaml.SafeLoader]:
+    """libyaml's loader typed by js-yaml's rules: every plain scalar as js-yaml types it, every key a JS property
+    name. Made on first use: PyYAML is imported only when a file is not in js-yaml's own layout (the fast parser's
+    files never need it; importing it cost a launch ~10 ms before the first draft, and every parse worker as much)."""
+    import yaml
 
-    def resolve(self, kind, value, implicit):  # type: ignore[no-untyped-def]
-        if kind is yaml.ScalarNode and implicit[0]:
-            return "tag:plur-desk:plain"
-        return super().resolve(kind, value, implicit)
+    class JsYamlLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+        def resolve(self, kind, value, implicit):  # type: ignore[no-untyped-def]
+            if kind is yaml.ScalarNode and implicit[0]:
+                return "tag:plur-desk:plain"
+            return super().resolve(kind, value, implicit)
 
-    def construct_mapping(self, node, deep=False):  # type: ignore[no-untyped-def]
-        if not isinstance(node, yaml.MappingNode):
-            raise yaml.constructor.ConstructorError(None, None, "expected a mapping", node.start_mark)
-        result: dict[str, object] = {}
-        for key_node, value_node in node.value:
-            if key_node.tag == "tag:plur-desk:plain" and key_node.value == "<<":
-                raise yaml.constructor.ConstructorError(
-                    None, None, "YAML merge keys (<<) are not supported", key_node.start_mark
-                )
-            key = js_key(self.construct_object(key_node, deep=True))
-            if key in result:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicated mapping key {key!r}", key_node.start_mark
-                )
-            result[sys.intern(key)] = self.construct_object(value_node, deep=deep)
-        return result
+        def construct_mapping(self, node, deep=False):  # type: ignore[no-untyped-def]
+            if not isinstance(node, yaml.MappingNode):
+                raise yaml.constructor.ConstructorError(None, None, "expected a mapping", node.start_mark)
+            result: dict[str, object] = {}
+            for key_node, value_node in node.value:
+                if key_node.tag == "tag:plur-desk:plain" and key_node.value == "<<":
+                    raise yaml.constructor.ConstructorError(
+                        None, None, "YAML merge keys (<<) are not supported", key_node.start_mark
+                    )
+                key = js_key(self.construct_object(key_node, deep=True))
+                if key in result:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"duplicated mapping key {key!r}", key_node.start_mark
+                    )
+                result[sys.intern(key)] = self.construct_object(value_node, deep=deep)
+            return result
 
+    def construct_plain(loader: JsYamlLoader, node: yaml.ScalarNode) -> object:
+        return resolve_plain(node.value)
 
-def _construct_plain(loader: JsYamlLoader, node: yaml.ScalarNode) -> object:
-    return resolve_plain(node.value)
+    def construct_map(loader: JsYamlLoader, node: yaml.MappingNode):  # type: ignore[no-untyped-def]
+        data: dict[str, object] = {}
+        yield data
+        data.update(loader.construct_mapping(node))  # type: ignore[no-untyped-call]
 
-
-def _construct_map(loader: JsYamlLoader, node: yaml.MappingNode):  # type: ignore[no-untyped-def]
-    data: dict[str, object] = {}
-    yield data
-    data.update(loader.construct_mapping(node))  # type: ignore[no-untyped-call]
-
-
-JsYamlLoader.add_constructor("tag:plur-desk:plain", _construct_plain)
-JsYamlLoader.add_constructor("tag:yaml.org,2002:map", _construct_map)
+    JsYamlLoader.add_constructor("tag:plur-desk:plain", construct_plain)
+    JsYamlLoader.add_constructor("tag:yaml.org,2002:map", construct_map)
+    return JsYamlLoader
 
 
 # YAML 1.1 (libyaml) breaks lines at NEL, LS and PS; YAML 1.2 (js-yaml) does not. They are swapped for
@@ -127,8 +131,10 @@ def check_parse_safety(text: str) -> None:
     if _too_deep(text):
         raise YamlSyntaxError(f"YAML nesting is too deep (more than {MAX_DEPTH} levels); refusing to parse it")
     if "&" in text or "*" in text:
+        import yaml
+
         try:
-            for event in yaml.parse(text, Loader=_Loader):
+            for event in yaml.parse(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
                 if isinstance(event, yaml.AliasEvent):
                     line = event.start_mark.line + 1 if event.start_mark else None
                     raise UnsupportedYaml(
@@ -142,8 +148,10 @@ def check_parse_safety(text: str) -> None:
 
 def _load_general(text: str) -> object:
     check_parse_safety(text)
+    import yaml
+
     try:
-        return yaml.load(text, Loader=JsYamlLoader)
+        return yaml.load(text, Loader=js_yaml_loader())
     except yaml.YAMLError as exc:
         raise _syntax_error(exc) from None
     except RecursionError:

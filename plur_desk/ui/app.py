@@ -5,13 +5,13 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from plur_desk import APP_ID, __version__
 from plur_desk.infra.memory import gc_paused, limit_malloc_arenas
 from plur_desk.infra.workers import run_workers_below
+from plur_desk.resources import RESOURCES
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QApplication
@@ -85,7 +85,7 @@ def make_application(argv: list[str] | None = None) -> QApplication:
     from plur_desk.ui.icons import app_icon
 
     app.setWindowIcon(app_icon())
-    qss = resources.files("plur_desk.resources") / "app.qss"
+    qss = RESOURCES / "app.qss"
     app.setStyleSheet(qss.read_text(encoding="utf-8"))
     return app
 

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 from functools import lru_cache
-from importlib import resources
 
 from PySide6.QtCore import QByteArray, QSize, Qt
 from PySide6.QtGui import QColor, QIcon, QPainter, QPalette, QPixmap
 from PySide6.QtSvg import QSvgRenderer
 from PySide6.QtWidgets import QApplication
 
+from plur_desk.resources import RESOURCES
+
 
 @lru_cache(maxsize=128)
 def _svg(name: str) -> str:
-    return (resources.files("plur_desk.resources") / "icons" / f"{name}.svg").read_text(encoding="utf-8")
+    return (RESOURCES / "icons" / f"{name}.svg").read_text(encoding="utf-8")
 
 
 def icon(name: str, color: QColor | None = None) -> QIcon:
@@ -34,5 +35,5 @@ def icon(name: str, color: QColor | None = None) -> QIcon:
 
 
 def app_icon() -> QIcon:
-    path = resources.files("plur_desk.resources") / "plur-desk.svg"
+    path = RESOURCES / "plur-desk.svg"
     return QIcon(str(path)) if path.is_file() else QIcon()

@@ -240,10 +240,10 @@ def _window_open(store_dir: Path, cache: Path) -> ReviewSession:
 
 def _slow_digest(monkeypatch, order: list[str]) -> None:
     """The file's digest finishes only after the queue is built (as it may on a busy machine)."""
-    digest, build = ListFile.file_hash, ReviewSession.__init__
+    digest, build = ListFile.sha256, ReviewSession.__init__
 
     def slow(self):
-        computed = self._hash is None
+        computed = self._hash is None and self._sha256 is None
         if computed:
             time.sleep(0.3)
         found = digest(self)
@@ -255,7 +255,7 @@ def _slow_digest(monkeypatch, order: list[str]) -> None:
         build(self, *args, **kwargs)
         order.append("queue")
 
-    monkeypatch.setattr(ListFile, "file_hash", slow)
+    monkeypatch.setattr(ListFile, "sha256", slow)
     monkeypatch.setattr(ReviewSession, "__init__", built)
 
 
@@ -291,3 +291,16 @@ def test_a_kept_cut_whose_digest_matches_is_taken_and_the_file_hashed_once(store
     assert engrams._drafts is not None and _cut(engrams) == _cut(_uncached(store_dir))
     assert engrams.sha256() == hashlib.sha256((store_dir / "engrams.yaml").read_bytes()).hexdigest()
     assert order.count("digest") == 1  # the digest the check computed is the snapshot's (the journal's) own
+    assert engrams.file_hash().hexdigest == engrams.sha256()  # the checkpointed hash a write continues from agrees
+
+
+def test_the_checkpointed_hash_is_ready_for_the_first_write_once_the_rest_is_parsed(store_dir, tmp_path):
+    """The launch takes the digest alone (one call, the interpreter lock released once); the hash with its
+    checkpoints, which the first write continues from, is computed with the rest of the load, not by that write."""
+    cache = tmp_path / "cache"
+    _warm(store_dir, cache)
+    session = _window_open(store_dir, cache)
+    engrams = session.store.engrams
+    assert engrams._hash is None and engrams._sha256 is not None
+    session.parse_rest()
+    assert engrams._hash is not None and engrams._hash.hexdigest == engrams._sha256
