@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from plur_desk.app.rows import DraftRow, TensionRow, Verdict, draft_row, tension_row
-from plur_desk.domain.engram_view import is_draft
+from plur_desk.domain.engram_view import created_of, is_draft
 from plur_desk.domain.validity import Window, closes_at, opens_at
 from plur_desk.infra.clock import parse_instant
 
@@ -47,15 +47,15 @@ HOUR, DAY = timedelta(hours=1), timedelta(days=1)
 LOG_SPAN = 256  # the queue's steps a reader may be behind and still be told exactly which rows changed
 
 
-def next_change(engram: Record, created: str, now: datetime) -> datetime | None:
-    """When this engram's row next reads differently by time alone: its age reaching the next hour (under a day)
-    or day, or its validity window opening, closing or entering its last 14 days."""
+def next_change(engram: Record, born: datetime | None, now: datetime) -> datetime | None:
+    """When this engram's row next reads differently by time alone: its age (from `born`, its creation moment)
+    reaching the next hour (under a day) or day, or its validity window opening, closing or entering its last 14
+    days."""
     moments: list[datetime] = []
     if isinstance(engram.get("temporal"), dict):  # else no window (Window.of): nothing opens or closes
         window = Window.of(engram)
         start, end = opens_at(window.valid_from), closes_at(window.valid_until)
         moments = [m for m in (start, end, end - SOON if end else None) if m is not None and m > now]
-    born = parse_instant(created)
     if born is not None and born <= now:
         age = now - born
         step = HOUR if age < DAY else DAY
@@ -363,7 +363,8 @@ class DraftQueue:
         if not is_draft(engram):
             return changed
         records, settled = self._held_verdict(digest)
-        row = draft_row(engram, now, self._in_tension, _Verdicts(self._history[1], records))  # type: ignore[arg-type]
+        born = parse_instant(created_of(engram))  # parsed once for the row's age and its next change
+        row = draft_row(engram, now, self._in_tension, _Verdicts(self._history[1], records), born)
         self._rows[engram_id] = row
         if not settled:
             self._unsettled.add(engram_id)
@@ -371,7 +372,7 @@ class DraftQueue:
         if isinstance(digest, str):
             self._digest[engram_id] = digest
             self._by_digest.setdefault(digest, set()).add(engram_id)
-        due = next_change(engram, row.created, now)
+        due = next_change(engram, born, now)
         if due is not None:
             self._due_of[engram_id] = due
             heapq.heappush(self._due, (due, engram_id))
@@ -451,7 +452,7 @@ class TensionRows:
             held = self._rows.get(tension_id)
             if held is None or held[2] <= now or any(a is not b for a, b in zip(held[1], made, strict=True)):
                 row = tension_row(record, now, sides)
-                due = next_change({}, row.detected_at, now) or datetime.max.replace(tzinfo=now.tzinfo)
+                due = next_change({}, parse_instant(row.detected_at), now) or datetime.max.replace(tzinfo=now.tzinfo)
                 held = self._rows[tension_id] = (row, made, due)  # again when its age reads differently
             out.append(held[0])
         out.sort(key=lambda r: r.detected_at)

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Container
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import Protocol
 
-from plur_desk.domain.engram_view import EngramView
+from plur_desk.domain.engram_view import attribution_of, outside_window, superseded
 from plur_desk.domain.engram_view import created_of as created_of
 from plur_desk.domain.lint import text_flags
-from plur_desk.domain.review import engram_fingerprint
+from plur_desk.domain.review import fingerprint_items
 from plur_desk.domain.seen import Seen, seen_tension
 from plur_desk.domain.trust import Trust, TrustState
 from plur_desk.infra.clock import parse_instant
@@ -77,45 +79,59 @@ class TensionRow:
 
 
 def _age(created: str, now: datetime) -> float:
-    moment = parse_instant(created)
+    return age_days(parse_instant(created), now)
+
+
+class VerdictLookup(Protocol):
+    def get(self, digest: str, /) -> Verdict | None: ...
+
+
+def age_days(moment: datetime | None, now: datetime) -> float:
     return max(0.0, (now - moment).total_seconds() / 86400) if moment else 0.0
 
 
 def draft_row(
-    engram: dict[str, object], now: datetime, open_tension_ids: set[str], rejected: dict[str, Verdict]
+    engram: dict[str, object],
+    now: datetime,
+    open_tension_ids: Container[str],
+    rejected: VerdictLookup,
+    born: datetime | None = None,
 ) -> DraftRow:
-    view = EngramView(engram)
-    created = view.created
-    writer, model, runtime = view.attribution
-    statement = view.statement
+    """The queue's row of a draft (built for every draft at launch: plain functions of the record, no view object).
+    `born`: its creation moment when the caller has parsed it already."""
+    get = engram.get
+    engram_id = get("id")
+    created = created_of(engram)
+    writer, model, runtime = attribution_of(engram)
+    statement = str(get("statement", ""))
     flags: list[str] = []
-    verdict = rejected.get(str(engram.get("content_hash")))
-    if verdict is not None and verdict.engram_id == engram.get("id"):
+    verdict = rejected.get(str(get("content_hash")))
+    if verdict is not None and verdict.engram_id == engram_id:
         verdict = None
     if verdict is not None:
         flags.append("rejected before" if verdict.trust.counts_as_human else "rejection claim NOT VERIFIED")
-    if engram.get("id") in open_tension_ids:
+    if engram_id in open_tension_ids:
         flags.append("in tension")
-    if view.superseded:
+    if superseded(engram):
         flags.append("superseded")
-    outside = view.outside_window(now)
+    outside = outside_window(engram, now)
     if outside is not None:
         flags.append(outside.replace("_", " "))
     flags.extend(text_flags(statement))
     return DraftRow(
-        id=str(engram.get("id")),
+        id=str(engram_id),
         statement=statement,
-        scope=str(engram.get("scope", "")),
-        domain=str(engram.get("domain", "") or ""),
-        type=str(engram.get("type", "")),
+        scope=str(get("scope", "")),
+        domain=str(get("domain", "") or ""),
+        type=str(get("type", "")),
         created=created,
-        age_days=_age(created, now),
+        age_days=age_days(born if born is not None else parse_instant(created), now),
         writer=writer,
         model=model,
         runtime=runtime,
         flags=tuple(flags),
         rejected_before=verdict,
-        fingerprint=tuple(engram_fingerprint(engram).items()),
+        fingerprint=fingerprint_items(engram),
     )
 
 

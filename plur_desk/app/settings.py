@@ -74,7 +74,20 @@ def suggested_reviewer_name() -> str:
 
 # Characters YAML forbids (ruamel refuses the file) or reads as line breaks (\x85, U+2028, U+2029), a BOM, tabs:
 # the small reader leaves all of these to ruamel.
-_UNSURE_CHARS = re.compile("[^\x0a\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
+_UNSURE_ASCII = re.compile("[^\x0a\x20-\x7e]")
+
+
+@functools.cache
+def _unsure_chars() -> re.Pattern[str]:
+    """Compiled on first use (4 ms, at every launch otherwise): only a file with non-ASCII text needs it."""
+    return re.compile("[^\x0a\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
+
+
+def _unsure_text(text: str) -> bool:
+    """Characters the small reader leaves to the full one: controls, line and paragraph separators, surrogates."""
+    return bool((_UNSURE_ASCII if text.isascii() else _unsure_chars()).search(text))
+
+
 _KEY_LINE = re.compile(r"([a-z_][a-z0-9_]*):(?: +(.*))?")
 _ITEM_LINE = re.compile(r"( *)- (.*)")
 _INT = re.compile(r"0|[1-9][0-9]*")
@@ -113,7 +126,7 @@ def _scalar(text: str) -> object:
 def _mapping(text: str) -> dict[str, object]:
     """The top-level mapping of a file in the small reader's subset: `key: scalar`, `key: []`, or `key:` followed
     by `- scalar` lines, with blank and comment lines anywhere; _Unsure for anything else."""
-    if _UNSURE_CHARS.search(text):
+    if _unsure_text(text):
         raise _Unsure
     found: dict[str, object] = {}
     items: list[object] | None = None  # the list being read, under the last key

@@ -118,7 +118,7 @@ class EngramView:
 
     @property
     def superseded(self) -> bool:
-        return bool(self.superseded_by)
+        return superseded(self._record)
 
     @property
     def window(self) -> Window:
@@ -130,10 +130,7 @@ class EngramView:
 
     def outside_window(self, now: datetime) -> str | None:
         """'expired' or 'not_yet_valid' when PLUR would not inject it at `now`, else None."""
-        if not isinstance(self._record.get("temporal"), dict):
-            return None  # no window (Window.of): always current
-        state = self.window_state(now)
-        return state if state in OUTSIDE_WINDOW else None
+        return outside_window(self._record, now)
 
     def expire_now_window(self, now: datetime) -> tuple[str | None, str] | None:
         """The window that ends at this second (valid_from kept), or None when it has already closed."""
@@ -155,6 +152,21 @@ def is_draft(record: Mapping[str, object]) -> bool:
     """A draft waiting for review (EngramView.is_draft, without building a view: the queue asks it of every
     engram)."""
     return record.get("commitment") == "draft" and record.get("status") == "active"
+
+
+def superseded(record: Mapping[str, object]) -> bool:
+    """Whether another engram replaces this one (`relations.superseded_by` names at least one)."""
+    relations = record.get("relations")
+    values = relations.get("superseded_by") if isinstance(relations, dict) else None
+    return isinstance(values, list) and len(values) > 0
+
+
+def outside_window(record: Mapping[str, object], now: datetime) -> str | None:
+    """'expired' or 'not_yet_valid' when PLUR would not inject the engram at `now`, else None."""
+    if not isinstance(record.get("temporal"), dict):
+        return None  # no window (Window.of): always current
+    state = Window.of(record).state(now)
+    return state if state in OUTSIDE_WINDOW else None
 
 
 def split_order(a: EngramView, b: EngramView) -> tuple[str, str]:

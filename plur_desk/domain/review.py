@@ -37,21 +37,28 @@ class Reviewer:
 
 def engram_fingerprint(engram: dict[str, object]) -> dict[str, object]:
     """What a reviewer's decision rests on; a change to any of these since they looked refuses the write."""
-    temporal = engram.get("temporal") if isinstance(engram.get("temporal"), dict) else {}
-    assert isinstance(temporal, dict)
-    return {
-        "statement": engram.get("statement"),
-        "status": engram.get("status"),
-        "commitment": engram.get("commitment"),
-        "scope": engram.get("scope"),
-        "valid_from": temporal.get("valid_from"),
-        "valid_until": temporal.get("valid_until"),
+    return dict(fingerprint_items(engram))
+
+
+def fingerprint_items(engram: Mapping[str, object]) -> tuple[tuple[str, object], ...]:
+    """`engram_fingerprint(engram).items()` as a tuple, built directly (the queue builds one per draft)."""
+    get = engram.get
+    temporal = get("temporal")
+    if not isinstance(temporal, dict):
+        temporal = {}
+    return (
+        ("statement", get("statement")),
+        ("status", get("status")),
+        ("commitment", get("commitment")),
+        ("scope", get("scope")),
+        ("valid_from", temporal.get("valid_from")),
+        ("valid_until", temporal.get("valid_until")),
         # shown beside the statement in the draft's detail: a decision rests on them too
-        "type": engram.get("type"),
-        "domain": engram.get("domain"),
-        "rationale": engram.get("rationale"),
-        "tags": _frozen(engram.get("tags")),
-    }
+        ("type", get("type")),
+        ("domain", get("domain")),
+        ("rationale", get("rationale")),
+        ("tags", _frozen(get("tags"))),
+    )
 
 
 def _frozen(value: object) -> object:

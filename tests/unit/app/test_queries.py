@@ -14,7 +14,7 @@ from plur_desk.app.rows import draft_row
 from plur_desk.app.session import ReviewSession
 from plur_desk.app.validity_rows import ValidityRows, window_bars
 from plur_desk.domain.engram_view import is_draft
-from plur_desk.infra.clock import FixedClock
+from plur_desk.infra.clock import FixedClock, parse_instant
 from plur_desk.store.yaml_dump import dump_engrams_document, dump_tensions_document
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
@@ -151,9 +151,9 @@ def test_a_rewritten_file_is_compared_by_identity_then_value(session: ReviewSess
 
 def test_next_change_is_the_earliest_moment_a_row_reads_differently() -> None:
     engram = {"temporal": {"valid_until": "2026-12-20"}}
-    born = "2026-12-02T11:30:00.000Z"
+    born = parse_instant("2026-12-02T11:30:00.000Z")
     assert next_change(engram, born, NOW) == datetime(2026, 12, 2, 12, 30, tzinfo=UTC)  # age: one hour
-    old = "2026-11-01T10:00:00.000Z"
+    old = parse_instant("2026-11-01T10:00:00.000Z")
     assert next_change(engram, old, NOW) == datetime(2026, 12, 3, 10, 0, tzinfo=UTC)  # age: the next day
     soon = datetime(2026, 12, 6, 23, 59, 59, 999000, tzinfo=UTC)  # 14 days before the window closes
     assert next_change(engram, old, datetime(2026, 12, 6, 11, 0, tzinfo=UTC)) == soon
@@ -245,3 +245,34 @@ def test_changed_since_names_exactly_the_rows_that_changed(session: ReviewSessio
             assert changes.derived == {i for i, r in new.items() if old.get(i) is not r}
     assert history[-1][0] == history[-2][0]  # the new order changed no row
     assert history[1][0] > start and session.drafts_changed_since(history[-1][0] + 1) is None
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {},
+        {"temporal": "not a mapping", "tags": ["a", ["b", "c"]], "rationale": "why"},
+        {"temporal": {"valid_from": "2027-01-01"}, "relations": {"superseded_by": ["ENG-2026-11-02-001"]}},
+        {"temporal": {"valid_until": "2026-11-01"}, "relations": {"superseded_by": []}, "domain": None},
+        {"relations": {"superseded_by": "ENG-x"}, "scope": "project:x", "type": "procedural"},
+    ],
+)
+def test_a_row_rests_on_the_fingerprint_the_write_compares_and_flags_by_the_views_rules(extra) -> None:
+    """The queue builds its rows from plain functions of the record (not a view per draft): what a decision on
+    the row carries is exactly what the write path compares, and the flags read as the view's rules say."""
+    from plur_desk.domain.engram_view import EngramView
+    from plur_desk.domain.review import engram_fingerprint
+
+    engram = {"id": "ENG-2026-11-01-001", "statement": "Deploys freeze on Friday", "status": "active"}
+    engram |= {"commitment": "draft", "created_at": "2026-11-01T10:00:00.000Z", **extra}
+    row = draft_row(engram, NOW, set(), {})
+    assert dict(row.seen.fingerprint) == engram_fingerprint(engram)
+    view = EngramView(engram)
+    assert ("superseded" in row.flags) == bool(view.superseded_by)
+    outside = view.window.state(NOW)
+    assert [f for f in row.flags if f in ("expired", "not yet valid")] == (
+        [outside.replace("_", " ")]
+        if outside in ("expired", "not_yet_valid") and "temporal" in extra and isinstance(extra["temporal"], dict)
+        else []
+    )
+    assert row.age_days == draft_row(engram, NOW, set(), {}, parse_instant(engram["created_at"])).age_days

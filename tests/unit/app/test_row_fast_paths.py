@@ -56,4 +56,4 @@ def test_the_fast_paths_answer_as_the_window_rules_do(temporal):
         state = Window.of(engram).state(now)
         assert EngramView(engram).outside_window(now) == (state if state in OUTSIDE_WINDOW else None)
         for created in CREATED:
-            assert next_change(engram, created, now) == _reference_next_change(engram, created, now)
+            assert next_change(engram, parse_instant(created), now) == _reference_next_change(engram, created, now)
