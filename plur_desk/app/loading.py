@@ -54,5 +54,7 @@ def warm_up_signing() -> None:
     from cryptography.hazmat.primitives.asymmetric import ed25519  # noqa: F401
 
     from plur_desk.domain import commands  # noqa: F401  (a decision's commands: not imported before the first draft)
+    from plur_desk.store.yaml_load import js_yaml_loader
 
     keyring.get_keyring()
+    js_yaml_loader()  # PyYAML, which reading keys.yaml needs at the first signed decision (not imported at launch)

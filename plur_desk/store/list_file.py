@@ -172,10 +172,7 @@ class ListFile:
     """A parsed snapshot of one list file. `fatal` says why PLUR would refuse the whole file (then read-only)."""
 
     def __init__(self, path: Path, layout: Layout, data: bytes, identity: FileIdentity | None) -> None:
-        self.path = path
-        self.layout = layout
-        self.data = data
-        self.identity = identity
+        self.path, self.layout, self.data, self.identity = path, layout, data, identity
         self.exists = identity is not None
         self.fatal: str | None = None
         self.fatal_line: int | None = None
@@ -188,7 +185,7 @@ class ListFile:
         self._parsed_upto = 0  # every entry before this index is parsed (parsing only ever goes one way)
         self._drafts: tuple[bytes, array[int]] | None = None  # (of these bytes) the drafts' indices, when known
         self._hash: FileHash | None = None
-        self._sha256: str | None = None  # the digest alone, when it was asked before the checkpointed hash
+        self._sha256: str | None = None
 
     def span(self, entry: Entry) -> tuple[int, int]:
         """The entry's bytes in `data`: start and end offsets; (-1, -1) in a file not in PLUR's own layout."""
@@ -201,19 +198,12 @@ class ListFile:
         return self.item_lines[entry.index] if entry.index < len(self.item_lines) else 0
 
     def sha256(self) -> str:
-        """The SHA-256 of the whole file (hex), computed once per snapshot (a write's from the one before it).
-
-        Asked before `file_hash`, it is hashed in one call, which releases the interpreter lock once: the launch
-        waits for this digest (`known_split`), and the checkpointed hash takes the lock back after every MiB, each
-        time waiting its turn behind the thread building the queue (125 ms instead of 56 ms at 66 MB)."""
-        if self._hash is not None:
-            return self._hash.hexdigest
+        """The whole file's SHA-256 (hex), once per snapshot; asked first, hashed in one call (see known_split)."""
         if self._sha256 is None:
-            self._sha256 = hashlib.sha256(self.data).hexdigest()
+            self._sha256 = self._hash.hexdigest if self._hash is not None else hashlib.sha256(self.data).hexdigest()
         return self._sha256
 
     def file_hash(self) -> FileHash:
-        """The hash with its checkpoints (`file_hash.py`), which a write continues from."""
         if self._hash is None:
             self._hash = FileHash.of(self.data)
         return self._hash

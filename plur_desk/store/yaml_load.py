@@ -42,9 +42,7 @@ class UnsupportedYaml(YamlSyntaxError):
 
 @cache
 def js_yaml_loader() -> type[yaml.SafeLoader]:
-    """libyaml's loader typed by js-yaml's rules: every plain scalar as js-yaml types it, every key a JS property
-    name. Made on first use: PyYAML is imported only when a file is not in js-yaml's own layout (the fast parser's
-    files never need it; importing it cost a launch ~10 ms before the first draft, and every parse worker as much)."""
+    """libyaml typed as js-yaml types plain scalars and keys; made on first use (PyYAML's import: ~10 ms a launch)."""
     import yaml
 
     class JsYamlLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
@@ -70,15 +68,12 @@ def js_yaml_loader() -> type[yaml.SafeLoader]:
                 result[sys.intern(key)] = self.construct_object(value_node, deep=deep)
             return result
 
-    def construct_plain(loader: JsYamlLoader, node: yaml.ScalarNode) -> object:
-        return resolve_plain(node.value)
-
     def construct_map(loader: JsYamlLoader, node: yaml.MappingNode):  # type: ignore[no-untyped-def]
         data: dict[str, object] = {}
         yield data
         data.update(loader.construct_mapping(node))  # type: ignore[no-untyped-call]
 
-    JsYamlLoader.add_constructor("tag:plur-desk:plain", construct_plain)
+    JsYamlLoader.add_constructor("tag:plur-desk:plain", lambda _loader, node: resolve_plain(node.value))
     JsYamlLoader.add_constructor("tag:yaml.org,2002:map", construct_map)
     return JsYamlLoader
 

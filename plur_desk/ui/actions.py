@@ -18,6 +18,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QWidget
 
+from plur_desk.infra.window_first import window_busy
+
 
 @dataclass(frozen=True)
 class UiContext:
@@ -399,9 +401,14 @@ def build_actions(
         action.setToolTip(f"{tip} ({key})" if key else tip)
         action.setStatusTip(tip)
         handler = handlers[spec.id]
-        action.triggered.connect(lambda _checked=False, run=handler: run())
+        action.triggered.connect(lambda _checked=False, run=handler: _run_action(run))
         actions[spec.id] = action
     return actions
+
+
+def _run_action(handler: Callable[[], object]) -> None:
+    window_busy()  # the jobs this action starts wait for the window's own work on it (infra/window_first.py)
+    handler()
 
 
 def is_enabled(spec: ActionSpec, ctx: UiContext) -> bool:

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from plur_desk.app.rows import DraftRow
 from plur_desk.domain.seen import Seen
+from plur_desk.infra.window_first import window_busy
 from plur_desk.ui.models import DraftColumn, drafts_model
 from plur_desk.ui.widgets import SafeBrowser, banner_label, plain_label, shorten_long_words
 
@@ -167,6 +168,7 @@ class DraftsPane(QWidget):
 
     def _selection_moved(self, *_: object) -> None:
         if not self._quiet:
+            window_busy()  # the detail and the repaint come first, the draft's extras after (infra/window_first.py)
             self.selection_changed.emit()
 
     def add_buttons(self, buttons: list[QPushButton]) -> None:

@@ -18,6 +18,12 @@ from plur_desk.ui.widgets import tooltip_text
 ID_ROLE = Qt.ItemDataRole.UserRole + 1
 SORT_ROLE = Qt.ItemDataRole.UserRole + 2
 ROW_ROLE = Qt.ItemDataRole.UserRole + 3
+# the roles as plain ints: comparing a role with an enum member (and looking the member up) cost more than the
+# answer itself in a repaint's hundreds of calls
+_DISPLAY = int(Qt.ItemDataRole.DisplayRole)
+_ACCESSIBLE = int(Qt.ItemDataRole.AccessibleTextRole)
+_TOOLTIP = int(Qt.ItemDataRole.ToolTipRole)
+_ID, _SORT, _ROW = int(ID_ROLE), int(SORT_ROLE), int(ROW_ROLE)
 
 R = TypeVar("R")
 Index = QModelIndex | QPersistentModelIndex
@@ -175,6 +181,29 @@ class RowsModel(OneCallPerCell, QAbstractTableModel, Generic[R]):
         self.changePersistentIndexList(old, moved)
         self.layoutChanged.emit()
 
+    def multiData(self, index: Index, roleDataSpan: Any) -> None:
+        """Every role of one cell in one call (`OneCallPerCell`), the row and column looked up once, and only the
+        roles this model answers set (the others stay invalid, as `data()`'s None leaves them): a repaint of the
+        queue's visible cells made ~400 `data()` calls and as many `setData` calls into Qt, each a take of the
+        interpreter lock while a worker runs Python."""
+        n = index.row()
+        rows = self.rows
+        if not 0 <= n < len(rows) or not 0 <= (c := index.column()) < len(self.columns):
+            return
+        row, column = rows[n], self.columns[c]
+        for role_data in roleDataSpan:
+            role = role_data.role()
+            if role in (_DISPLAY, _ACCESSIBLE):
+                role_data.setData(reveal(column.text(row)))  # a U+202E must not reverse the cell, nor a U+200B hide
+            elif role == _TOOLTIP:
+                role_data.setData(tooltip_text(column.tip(row) if column.tip else column.text(row)))
+            elif role == _ID:
+                role_data.setData(self.row_id(row))
+            elif role == _SORT:
+                role_data.setData(column.sort(row))
+            elif role == _ROW:
+                role_data.setData(row)
+
     def index(self, row: int, column: int, parent: Index = QModelIndex()) -> QModelIndex:  # noqa: B008
         """As QAbstractTableModel's, in one call into Python: its C++ asks rowCount and columnCount (two calls)
         for every index, e.g. each cell a repaint draws, and each call waits for the interpreter lock while a
@@ -194,15 +223,15 @@ class RowsModel(OneCallPerCell, QAbstractTableModel, Generic[R]):
             return None
         row = self.rows[index.row()]
         column = self.columns[index.column()]
-        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole):
+        if role in (_DISPLAY, _ACCESSIBLE):
             return reveal(column.text(row))  # a U+202E must not reverse the cell, nor a U+200B hide in it
-        if role == Qt.ItemDataRole.ToolTipRole:
+        if role == _TOOLTIP:
             return tooltip_text(column.tip(row) if column.tip else column.text(row))
-        if role == ID_ROLE:
+        if role == _ID:
             return self.row_id(row)
-        if role == SORT_ROLE:
+        if role == _SORT:
             return column.sort(row)
-        if role == ROW_ROLE:
+        if role == _ROW:
             return row
         return None
 

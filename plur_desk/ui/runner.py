@@ -9,6 +9,8 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
 
+from plur_desk.infra.window_first import yield_to_window
+
 
 class _Signals(QObject):
     done = Signal(int, object)
@@ -23,6 +25,7 @@ class _Job(QRunnable):
 
     def run(self) -> None:
         fn, self.fn = self.fn, _done  # the pool's wrapper may outlive the run: it keeps no closure (a session) alive
+        yield_to_window()  # started during a key press's work: after it (infra/window_first.py)
         try:
             result = fn()
         except Exception as exc:

@@ -129,3 +129,44 @@ def test_drafts_passed_over_while_j_is_held_are_not_read_and_the_one_stopped_on_
     qtbot.waitUntil(lambda: window.workspace.reads.pending == 0 and read_for != [], timeout=10000)
     assert read_for == [stopped_on]
     assert "History" in window.drafts.detail.toPlainText()
+
+
+def test_a_job_submitted_while_the_window_is_busy_starts_after_its_burst_in_order(qtbot, monkeypatch):
+    """A key press marks the window busy; the jobs it starts (the write, the draft's extras) begin once that burst
+    is over, in the order they were submitted, and every one runs (infra/window_first.py)."""
+    import time
+
+    from plur_desk.infra import window_first
+    from plur_desk.ui.runner import Runner
+
+    monkeypatch.setattr(window_first, "_until", 0.0)
+    runner = Runner()
+    started: list[tuple[str, float]] = []
+    window_first.window_busy(0.05)
+    burst_ends = window_first._until
+    for name in ("write", "extras"):
+        runner.submit(lambda name=name: started.append((name, time.monotonic())), lambda _r: None)
+    qtbot.waitUntil(lambda: runner.pending == 0, timeout=10000)
+    assert [name for name, _ in started] == ["write", "extras"]
+    assert all(at >= burst_ends for _, at in started)
+
+
+def test_an_action_marks_the_window_busy(qtbot, monkeypatch):
+    import time
+
+    from PySide6.QtGui import QIcon
+    from PySide6.QtWidgets import QWidget
+
+    from plur_desk.infra import window_first
+    from plur_desk.ui.actions import ACTIONS, build_actions
+
+    monkeypatch.setattr(window_first, "_until", 0.0)
+    owner = QWidget()
+    qtbot.addWidget(owner)
+    ran: list[str] = []
+    handlers = {spec.id: (lambda spec=spec: ran.append(spec.id)) for spec in ACTIONS}
+    actions = build_actions(owner, {}, handlers, lambda _name: QIcon())
+    before = time.monotonic()
+    actions["review.approve"].trigger()
+    assert ran == ["review.approve"]
+    assert window_first._until > before  # the burst the approval's jobs wait for

@@ -1,0 +1,35 @@
+"""Background jobs that start while the window is busy with a key press wait for it, never long, never skipped."""
+
+from __future__ import annotations
+
+import pytest
+
+from plur_desk.infra import window_first
+
+
+@pytest.fixture(autouse=True)
+def _quiet_window(monkeypatch):
+    monkeypatch.setattr(window_first, "_until", 0.0)
+
+
+def test_a_job_does_not_wait_when_the_window_is_not_busy():
+    assert window_first.yield_to_window() == 0.0
+
+
+def test_a_job_started_in_a_burst_waits_for_its_end():
+    window_first.window_busy(0.03)
+    waited = window_first.yield_to_window()
+    assert 0.0 < waited <= 0.03
+    assert window_first.yield_to_window() == 0.0  # the burst is over once waited for
+
+
+def test_a_job_never_waits_longer_than_the_bound_however_busy_the_window():
+    window_first.window_busy(60.0)
+    assert window_first.yield_to_window() == window_first.MAX_WAIT_S
+
+
+def test_a_shorter_burst_never_shortens_one_under_way():
+    window_first.window_busy(0.05)
+    until = window_first._until
+    window_first.window_busy(0.001)
+    assert window_first._until == until
