@@ -2,7 +2,7 @@
 acted on, when everything is loaded, `plur-desk check`, cold and warm, at several store sizes.
 
     xvfb-run -a -s "-screen 0 1280x800x24" python bench/bench_launch.py [--sizes 1000,10000,50000] [--rounds 3]
-        [--stores DIR] [--out bench/results/launch.md]
+        [--stores DIR] [--out bench/results/launch.md] [--warm-only]
 
 Each round alternates ours and PLUR's, cold then warm, so machine load hits both alike:
 - ours: a fresh process that starts the real window exactly as `plur-desk STORE --reviewer Bench` does
@@ -154,14 +154,17 @@ def make_store(n: int, stores: Path) -> Path:
     return store
 
 
-def bench_size(n: int, stores: Path, rounds: int) -> dict:
+def bench_size(n: int, stores: Path, rounds: int, warm_only: bool = False) -> dict:
     template = make_store(n, stores)
     runs: dict[str, list] = {}
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="plur-launch-") as tmp:
         work, store = Path(tmp), Path(tmp) / "store"
         shutil.copytree(template, store, ignore=shutil.ignore_patterns("engrams.db*"))
-        for _ in range(rounds):
+        if warm_only:  # a first run of each leaves its cache (ours) and its SQLite index (PLUR's), not counted
+            ours(store, work)
+            plur_list(store, work / "home")
+        for _ in range(rounds if not warm_only else 0):
             shutil.rmtree(work / "cache", ignore_errors=True)
             for name in ("engrams.db", "engrams.db-wal", "engrams.db-shm"):
                 (store / name).unlink(missing_ok=True)
@@ -172,6 +175,9 @@ def bench_size(n: int, stores: Path, rounds: int) -> dict:
             shutil.rmtree(work / "cache", ignore_errors=True)
             runs.setdefault("check_cold", []).append(check(store, work))
             runs.setdefault("check_warm", []).append(check(store, work))
+        for _ in range(rounds if warm_only else 0):
+            runs.setdefault("ours_warm", []).append(ours(store, work))
+            runs.setdefault("plur_warm", []).append(plur_list(store, work / "home"))
     load = (load_before, os.getloadavg()[0])
     return {"n": n, "mb": (template / "engrams.yaml").stat().st_size / 1e6, "runs": runs, "load": load}
 
@@ -195,7 +201,7 @@ def table(results: list[dict], rounds: int) -> str:
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
-        for state in ("cold", "warm"):
+        for state in (s for s in ("cold", "warm") if f"ours_{s}" in r["runs"]):
             ours_runs, plur_runs = r["runs"][f"ours_{state}"], r["runs"][f"plur_{state}"]
             reviewable = [x["reviewable"] for x in ours_runs]
             plur_s = [x["seconds"] for x in plur_runs]
@@ -218,7 +224,7 @@ def table(results: list[dict], rounds: int) -> str:
         "|---|---|---|---|---|---|",
     ]
     for r in results:
-        for state in ("cold", "warm"):
+        for state in (s for s in ("cold", "warm") if f"ours_{s}" in r["runs"]):
             ours_cpu = [x["cpu_reviewable"] for x in r["runs"][f"ours_{state}"]]
             plur_cpu = [x["cpu"] for x in r["runs"][f"plur_{state}"]]
             ratio = statistics.median(ours_cpu) / statistics.median(plur_cpu)
@@ -226,12 +232,17 @@ def table(results: list[dict], rounds: int) -> str:
                 f"| {r['n']:,} | {state} | {_stat(ours_cpu)} | {_stat(plur_cpu)} | {ratio:.2f}× | "
                 f"{r['load'][0]:.1f} → {r['load'][1]:.1f} |"
             )
-    lines += [
-        "",
-        "| store | `plur-desk check` cold | PLUR `list()` cold | check warm (parse cache) | PLUR `list()` warm |",
-        "|---|---|---|---|---|",
-    ]
-    for r in results:
+    checked = [r for r in results if "check_cold" in r["runs"]]  # none with --warm-only
+    lines += (
+        [
+            "",
+            "| store | `plur-desk check` cold | PLUR `list()` cold | check warm (parse cache) | PLUR `list()` warm |",
+            "|---|---|---|---|---|",
+        ]
+        if checked
+        else []
+    )
+    for r in checked:
         runs = r["runs"]
         lines.append(
             f"| {r['n']:,} | {_stat(runs['check_cold'])} | {_stat([x['seconds'] for x in runs['plur_cold']])} | "
@@ -246,11 +257,16 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--stores", type=Path, default=ROOT / "bench" / "out" / "stores")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "launch.md")
+    parser.add_argument(
+        "--warm-only",
+        action="store_true",
+        help="only warm launches, ours alternating with PLUR's (more rounds per minute)",
+    )
     args = parser.parse_args()
     compile_package()
     results = []
     for n in (int(x) for x in args.sizes.split(",")):
-        results.append(bench_size(n, args.stores, args.rounds))
+        results.append(bench_size(n, args.stores, args.rounds, args.warm_only))
         print(json.dumps(results[-1]), file=sys.stderr, flush=True)
     text = table(results, args.rounds)
     print(text)
