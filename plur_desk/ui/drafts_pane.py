@@ -66,7 +66,6 @@ class DraftsPane(QWidget):
         self._quiet = False  # while the model moves to new rows
         self._html = ""  # the detail as last rendered (before anything appended)
         self._shown: tuple[DraftRow, Seen] | None = None  # the row the detail shows, and that engram as rendered
-        self._user_sort: tuple[int, bool] | None = None  # (column, descending) the reviewer chose by a header click
         self._build()
         self._connect()
 
@@ -321,36 +320,25 @@ class DraftsPane(QWidget):
 
     def in_view_order(self, rows: list[DraftRow]) -> list[DraftRow]:
         """`rows` (in the queue's order) as the list shows them: sorted by the reviewer's column when one was
-        clicked, so the sort survives every decision and reload."""
-        if self._user_sort is None:
-            return rows
-        column, descending = self._user_sort
-        return sorted(rows, key=self._total_key(column), reverse=descending)
-
-    def _total_key(self, column: int) -> Callable[[DraftRow], tuple[object, str]]:
-        """The column's key, ties broken by id: the same order whatever order the rows came in (a sort by another
-        column before this one, the queue's order), so the list after a click is the list any later listing
-        gives."""
-        key = self.model.columns[column].sort
-        return lambda row: (key(row), row.id)
+        clicked (ties by id, `RowsModel.in_user_order`), so the sort survives every decision and reload."""
+        return self.model.in_user_order(rows)
 
     def _header_clicked(self, column: int) -> None:
         header = self.table.horizontalHeader()
         descending = header.sortIndicatorOrder() == Qt.SortOrder.DescendingOrder
-        self._user_sort = (column, descending)
-        self.model.set_rows(self.in_view_order(self.model.rows))
+        self.model.sorted_by(column, descending)
         self.sort_requested.emit(column, descending)
         self.select_row(0)
 
     def follow_queue_order(self, column: int) -> None:
         """Back to the queue's own order (age or risk), shown by `column`'s indicator; the reviewer's sort is
         dropped."""
-        self._user_sort = None
+        self.model.user_sort = None
         self.table.horizontalHeader().setSortIndicator(column, Qt.SortOrder.AscendingOrder)
 
     def queue_order_column(self, column: int) -> None:
         """The queue's order is now `column`'s: the indicator says so unless the reviewer sorted by a column."""
-        if self._user_sort is None:
+        if self.model.user_sort is None:
             self.table.horizontalHeader().setSortIndicator(column, Qt.SortOrder.AscendingOrder)
 
     def focus_queue(self) -> None:

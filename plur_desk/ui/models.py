@@ -67,6 +67,7 @@ class RowsModel(OneCallPerCell, QAbstractTableModel, Generic[R]):
         self.columns = list(columns)
         self.row_id = row_id
         self.rows: list[R] = []
+        self.user_sort: tuple[int, bool] | None = None  # (column, descending) of the reviewer's last header click
         self.version = 0  # moves on with every change of the rows (what a caller's own bookkeeping checks)
 
     def set_rows(self, rows: list[R]) -> None:
@@ -251,8 +252,19 @@ class RowsModel(OneCallPerCell, QAbstractTableModel, Generic[R]):
             return -1
 
     def sorted_by(self, column: int, descending: bool) -> None:
-        key = self.columns[column].sort
-        self.set_rows(sorted(self.rows, key=key, reverse=descending))
+        """The reviewer's sort (a header click): kept, so the rows the pane lists next come in it too."""
+        self.user_sort = (column, descending)
+        self.set_rows(self.in_user_order(self.rows))
+
+    def in_user_order(self, rows: list[R]) -> list[R]:
+        """`rows` in the reviewer's sort when one was chosen (ties by id: the same list whatever order the rows
+        came in), else as given. A pane lists every refresh through it, so a decision or a reload keeps the sort
+        the header shows."""
+        if self.user_sort is None:
+            return rows
+        column, descending = self.user_sort
+        key, row_id = self.columns[column].sort, self.row_id
+        return sorted(rows, key=lambda row: (key(row), row_id(row)), reverse=descending)
 
 
 RESET_ABOVE = 32  # runs of rows removed or inserted: more, and one reset costs the view less than each run's update

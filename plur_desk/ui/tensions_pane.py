@@ -229,7 +229,7 @@ class TensionsPane(BuiltLater, QWidget):
             rows = [
                 r for r in rows if all(w in f"{r.id} {r.statement_a} {r.statement_b} {r.reason}".lower() for w in words)
             ]
-        self.model.update_rows(rows)  # removed, inserted, changed rows only: the selection and scroll stay
+        self.model.update_rows(self.model.in_user_order(rows))  # changed rows only: selection and scroll stay
         row = self.model.row_of(keep) if keep else -1
         self._select(row if row >= 0 else 0)
         self._selected()

@@ -133,7 +133,7 @@ class WritersPane(BuiltLater, QWidget):
 
     def set_writers(self, stats: list[WriterStats]) -> None:
         keep = self.current_label()
-        self.model.set_rows(stats)
+        self.model.set_rows(self.model.in_user_order(stats))  # the reviewer's sort survives every refresh
         self.empty.setVisible(not stats)
         row = self.model.row_of(keep) if keep else -1
         if stats:

@@ -305,3 +305,63 @@ def test_timeline_clears_the_other_filters(qtbot, window):
     assert pane.actor_filter.currentText() == "all actors" and pane.since.text() == ""
     assert "engram_created" in [e.get("event") for e in pane.model.events]  # the agent's creation is shown
     assert all(target in json.dumps(e) for e in pane.model.events)
+
+
+def _click_section(qtbot, table, column: int) -> None:
+    from PySide6.QtCore import QPoint
+
+    header = table.horizontalHeader()
+    x = header.sectionViewportPosition(column) + header.sectionSize(column) // 2
+    qtbot.mouseClick(header.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(x, header.height() // 2))
+
+
+def test_the_reviewers_sort_of_tensions_survives_a_decision_and_a_reload(qtbot, window, store_copy):
+    """Sorted by a column, the list stays so after a confirmation and a reload (it went back to the age order
+    while the header still named the column)."""
+    table = _show_tensions(qtbot, window)
+    pane = window.tensions
+    pane.filter.setCurrentText("All")
+
+    def ids() -> list[str]:
+        return [r.id for r in pane.model.rows]
+
+    listed = ids()
+    for column in range(len(pane.model.columns)):  # a column whose order is not the one listed already
+        _click_section(qtbot, table, column)
+        if ids() != listed and ids() != listed[::-1]:
+            break
+    before = ids()
+    assert len(before) >= 3 and before not in (listed, listed[::-1])
+    header = table.horizontalHeader()
+    section = header.sortIndicatorSection()
+    detected = _tension_row(window, "detected")
+    pane._select(pane.model.row_of(detected.id))
+    with qtbot.waitSignal(window.changes_applied, timeout=10000):
+        qtbot.keyClick(table, Qt.Key.Key_C)
+    assert tensions_on_disk(store_copy)[detected.id]["status"] == "confirmed"
+    column, descending = pane.model.user_sort
+    key = pane.model.columns[column].sort
+    expected = [r.id for r in sorted(pane.model.rows, key=lambda r: (key(r), r.id), reverse=descending)]
+    assert ids() == expected  # in the sort the header shows, not back in the age order
+    assert header.sortIndicatorSection() == section == column
+    window.opener.reload()
+    qtbot.waitUntil(lambda: window.runner.pending == 0, timeout=10000)
+    assert ids() == expected
+
+
+def test_the_reviewers_sort_of_writers_survives_a_refresh(qtbot, window):
+    qtbot.waitUntil(
+        lambda: window.scale.view is not None and bool(window.scale.risk) and window.scale.runner.pending == 0,
+        timeout=20000,
+    )
+    qtbot.keyClick(window, Qt.Key.Key_7, Qt.KeyboardModifier.ControlModifier)
+    pane = window.writers
+    qtbot.waitUntil(lambda: pane.model.rowCount() >= 3)
+    _click_section(qtbot, pane.table, 1)  # Drafts: counts, ties broken by the writer's label
+    column, descending = pane.model.user_sort
+    key, label = pane.model.columns[column].sort, pane.model.row_id
+    order = [label(s) for s in pane.model.rows]
+    assert order == [label(s) for s in sorted(pane.model.rows, key=lambda s: (key(s), label(s)), reverse=descending)]
+    pane.refresh(None)  # as after any decision: the ledger listed again
+    assert [label(s) for s in pane.model.rows] == order
+    assert pane.table.horizontalHeader().sortIndicatorSection() == 1
