@@ -362,3 +362,19 @@ def test_a_review_record_is_checked_again_when_keys_yaml_disowns_its_signer(sess
     twin = next(r for r in session.drafts() if r.id == "ENG-2026-11-02-001")
     assert twin.flags[:1] == ("rejection claim NOT VERIFIED",) and twin.rejected_before is not None
     assert twin.rejected_before.trust.state is TrustState.INVALID
+
+
+def test_every_line_is_read_the_same_in_short_runs(tmp_path, monkeypatch) -> None:
+    """Iterating and slicing the history read each month in runs of RANGE_LINES lines (a month's split in one call
+    held the interpreter for tens of ms): the same lines, in order, across every run's and month's edge."""
+    from plur_desk.app import history_table
+
+    root = _store(tmp_path)
+    index = HistoryIndex(HistoryLog(root))
+    index.load()
+    whole = list(index.lines)
+    assert [(raw, month, number) for raw, month, number in whole] == _split(root)
+    monkeypatch.setattr(history_table, "RANGE_LINES", 7)  # runs ending inside each month and at its end
+    assert list(index.lines) == whole
+    assert index.lines[395:405] == whole[395:405]  # a slice across the two months
+    assert _texts(index.newest_first(HistoryFilter(text="before-0399"))) == ["before-0399", "before-0399"]
