@@ -155,3 +155,20 @@ def test_a_search_keeping_a_scattered_few_resets_once(qtbot, qtmodeltester) -> N
     seen.clear()
     model.update_rows(rows[:10] + rows[30:])  # one run: removed as such, the view keeps its place
     assert seen == ["removed"]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_rows_taken_out_near_the_selection_are_the_rows_a_scan_takes_out(qtbot, qtmodeltester, seed) -> None:
+    """`remove_ids(ids, near=…)` looks next to the selection first (a decision's rows are there); the rows left are
+    exactly those without any of the ids, wherever they are, duplicates of an id included."""
+    rng = random.Random(seed)
+    n = rng.randint(1, 300)
+    ids = [f"E{k}" for k in range(n)]
+    if seed % 5 == 0:
+        ids[rng.randrange(n)] = ids[rng.randrange(n)]  # an id twice (a hand-edited store): every one goes
+    rows = [Row(i, f"t{k}") for k, i in enumerate(ids)]
+    model, _view = _watched(qtbot, qtmodeltester, rows)
+    gone = set(rng.sample(ids, rng.randint(0, min(n, 70))))
+    near = rng.choice([-1, rng.randrange(n)])
+    model.remove_ids(gone, near=near)
+    assert model.rows == [r for r in rows if r.id not in gone]
