@@ -29,7 +29,7 @@ class Verdict:
     trust: Trust = UNVERIFIED
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DraftRow:
     id: str
     statement: str
