@@ -16,7 +16,7 @@ from plur_desk.app.rows import DraftRow
 from plur_desk.app.writer_stats import WriterKey, WriterStats, writer_key
 from plur_desk.domain.risk import factors_help
 from plur_desk.infra.errors import ActionRefused
-from plur_desk.infra.memory import keep_loaded_objects
+from plur_desk.infra.memory import gc_paused
 from plur_desk.ui.clusters_pane import ClustersPane
 from plur_desk.ui.drafts_pane import DraftsPane
 from plur_desk.ui.models import Column, DraftColumn
@@ -111,13 +111,14 @@ class ScaleController(QObject):
         def work() -> ScaleView:  # the model and the vector cache load here too, never on the GUI thread
             from plur_desk.app.scale import ScaleView
 
-            view = scale or ScaleView.open(session, cache_root, semantic=semantic, wait_for_vectors=True)
-            waiting = view.waiting_for_vectors
-            view.refresh_from(engrams, lines, now, level, rows)
-            if scale is None or (waiting and not view.waiting_for_vectors):
-                # a first computation (or the clusters' move to embeddings) made ~300,000 lasting objects at 50,000
-                # engrams: kept out of the idle passes, whose first one walked them in 166 ms
-                keep_loaded_objects()
+            # The collector is paused while the view computes, and what it built is then kept out of the passes: a
+            # young pass on this thread walked the new graph's large dicts whole, 9-14 ms holding the interpreter
+            # (the window's stall, after each decision and while a store loads). A first computation (or the
+            # clusters' move to embeddings) makes ~300,000 lasting objects at 50,000 engrams; the first idle pass
+            # walked them in 166 ms. Garbage the view leaves in cycles waits for the idle full pass.
+            with gc_paused():
+                view = scale or ScaleView.open(session, cache_root, semantic=semantic, wait_for_vectors=True)
+                view.refresh_from(engrams, lines, now, level, rows)
             return view
 
         self.runner.submit(work, self._done, self.workspace.fail)
