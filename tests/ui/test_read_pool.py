@@ -170,3 +170,25 @@ def test_an_action_marks_the_window_busy(qtbot, monkeypatch):
     actions["review.approve"].trigger()
     assert ran == ["review.approve"]
     assert window_first._until > before  # the burst the approval's jobs wait for
+
+
+def test_a_checks_progress_reaches_the_window_at_most_every_interval_and_always_at_its_end(monkeypatch):
+    """A bulk approval's contradiction check reported every 10 drafts; each report is a call into the window's
+    Python and a repaint of the progress bar, taking the interpreter from the check. Passed on at most every
+    PROGRESS_EVERY_S, the last one always."""
+    from itertools import pairwise
+
+    from plur_desk.ui import review_controller
+
+    step, every = 1 / 64, 4 / 64  # exact in binary: a report every 1/64 s, passed on every 4th
+    clock = [100.0]
+    monkeypatch.setattr(review_controller.time, "monotonic", lambda: clock[0])
+    seen: list[tuple[int, float]] = []
+    emit = review_controller._every(every, lambda n, _total: seen.append((n, clock[0])))
+    for n in range(10, 500, 10):
+        emit(n, 500)
+        clock[0] += step
+    emit(500, 500)
+    assert seen[0][0] == 10 and seen[-1][0] == 500
+    assert all(b[1] - a[1] >= every for a, b in pairwise(seen[:-1]))
+    assert [n for n, _ in seen[:-1]] == list(range(10, 500, 40))  # every 4th report of 49, and the end
