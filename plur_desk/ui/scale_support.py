@@ -43,6 +43,7 @@ class OrderState(NamedTuple):
 RISK_COLUMN = len(DraftColumn)  # appended after the queue's own columns
 _ID = attrgetter("id")
 SETTLE_MS = 1000
+APPLY_RETRY_MS, APPLY_TRIES = 100, 20  # a new view waits for a write under way, at most 2 s
 KEEP_PLACE_ABOVE = 50  # selected rows: more than this, and a new risk order waits until the selection ends
 
 
@@ -137,6 +138,15 @@ class ScaleController(QObject):
         if self._again:
             self._again = False
             self.schedule()
+        self._apply_when_quiet(0)
+
+    def _apply_when_quiet(self, waited: int) -> None:
+        """Apply the new view once no decision is being written: reordering the queue and listing the two panes
+        is window work over every draft, which, done while a bulk approval's write ran beside it, stalled the
+        window 80-140 ms (a view computed from the decisions before). At most APPLY_TRIES waits."""
+        if waited < APPLY_TRIES and self.workspace.runner.pending:
+            QTimer.singleShot(APPLY_RETRY_MS, lambda: self._apply_when_quiet(waited + 1))
+            return
         self.apply()
 
     def apply(self) -> None:
