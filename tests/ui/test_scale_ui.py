@@ -342,3 +342,23 @@ def test_new_risk_values_never_fill_a_list_a_search_left_empty(qtbot, window: Ma
     window.scale.apply()  # as when a new ledger, clusters and risk arrive
     assert window.drafts.model.rowCount() == 0
     assert window.search.text() == "zzzqqq-no-such-words"
+
+
+def test_a_new_scale_view_waits_for_a_write_under_way_before_the_window_applies_it(qtbot, window: MainWindow) -> None:
+    """Applying a view reorders the whole queue and lists two panes on the window's thread; beside a bulk
+    approval's write that stalled the window 80-140 ms. A view computed while a write runs is applied after it."""
+    import threading
+
+    _scaled(qtbot, window)
+    scale = window.scale
+    applied: list[str] = []
+    original = scale.apply
+    scale.apply = lambda: (applied.append("applied"), original())[1]  # type: ignore[method-assign]
+    release = threading.Event()
+    window.workspace.runner.submit(lambda: release.wait(10), lambda _r: None)  # a write under way
+    qtbot.waitUntil(lambda: window.workspace.runner.pending == 1)
+    scale._done(scale.view)  # a view computed meanwhile
+    qtbot.wait(300)
+    assert applied == []  # not beside the write
+    release.set()
+    qtbot.waitUntil(lambda: applied == ["applied"], timeout=5000)  # once it is done
