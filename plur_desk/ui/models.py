@@ -210,17 +210,9 @@ class RowsModel(OneCallPerCell, QAbstractTableModel, Generic[R]):
             return
         row, column = rows[n], self.columns[c]
         for role_data in roleDataSpan:
-            role = role_data.role()
-            if role in (_DISPLAY, _ACCESSIBLE):
-                role_data.setData(reveal(column.text(row)))  # a U+202E must not reverse the cell, nor a U+200B hide
-            elif role == _TOOLTIP:
-                role_data.setData(tooltip_text(column.tip(row) if column.tip else column.text(row)))
-            elif role == _ID:
-                role_data.setData(self.row_id(row))
-            elif role == _SORT:
-                role_data.setData(column.sort(row))
-            elif role == _ROW:
-                role_data.setData(row)
+            value = self._answer(row, column, role_data.role())
+            if value is not None:
+                role_data.setData(value)
 
     def index(self, row: int, column: int, parent: Index = QModelIndex()) -> QModelIndex:  # noqa: B008
         """As QAbstractTableModel's, in one call into Python: its C++ asks rowCount and columnCount (two calls)
@@ -239,8 +231,10 @@ class RowsModel(OneCallPerCell, QAbstractTableModel, Generic[R]):
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or not (0 <= index.row() < len(self.rows)):
             return None
-        row = self.rows[index.row()]
-        column = self.columns[index.column()]
+        return self._answer(self.rows[index.row()], self.columns[index.column()], role)
+
+    def _answer(self, row: R, column: Column[R], role: int) -> Any:
+        """A cell's value for `role`; None for a role this model does not answer."""
         if role in (_DISPLAY, _ACCESSIBLE):
             return reveal(column.text(row))  # a U+202E must not reverse the cell, nor a U+200B hide in it
         if role == _TOOLTIP:
