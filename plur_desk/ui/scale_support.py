@@ -76,6 +76,11 @@ class ScaleController(QObject):
         # seconds of Python over the whole store at 50k, competing with the window for the interpreter lock)
         self._timer = QTimer(self, singleShot=True, interval=SETTLE_MS)
         self._timer.timeout.connect(self._compute)
+        # a new view waits for a write under way (`_apply_when_quiet`): one timer, so views that arrive meanwhile
+        # are applied once, and none fires after the controller is gone
+        self._apply_timer = QTimer(self, singleShot=True, interval=APPLY_RETRY_MS)
+        self._apply_timer.timeout.connect(self._apply_when_quiet)
+        self._apply_waited = 0
         self._again = False
         self._dirty = True  # the store changed since the last computation was started (or none was)
         self.writer_line_shown: tuple[str, str] = ("", "")
@@ -138,15 +143,18 @@ class ScaleController(QObject):
         if self._again:
             self._again = False
             self.schedule()
-        self._apply_when_quiet(0)
+        self._apply_waited = 0
+        self._apply_when_quiet()
 
-    def _apply_when_quiet(self, waited: int) -> None:
+    def _apply_when_quiet(self) -> None:
         """Apply the new view once no decision is being written: reordering the queue and listing the two panes
         is window work over every draft, which, done while a bulk approval's write ran beside it, stalled the
         window 80-140 ms (a view computed from the decisions before). At most APPLY_TRIES waits."""
-        if waited < APPLY_TRIES and self.workspace.runner.pending:
-            QTimer.singleShot(APPLY_RETRY_MS, lambda: self._apply_when_quiet(waited + 1))
+        if self._apply_waited < APPLY_TRIES and self.workspace.runner.pending:
+            self._apply_waited += 1
+            self._apply_timer.start()
             return
+        self._apply_timer.stop()
         self.apply()
 
     def apply(self) -> None:
