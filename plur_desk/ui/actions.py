@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QApplication, QWidget
 
 from plur_desk.infra.window_first import window_busy
 
@@ -407,6 +407,11 @@ def build_actions(
 
 
 def _run_action(handler: Callable[[], object]) -> None:
+    if QApplication.activeModalWidget() is not None:
+        # A key typed into a dialog that has not taken the focus yet (a window manager slow to activate it) still
+        # matches the shortcut of the list behind it, which Qt checks against the focus widget alone: it was meant
+        # for the dialog, and must never act on the window (tests/ui/test_focus.py).
+        return
     window_busy()  # the jobs this action starts wait for the window's own work on it (infra/window_first.py)
     handler()
 

@@ -7,7 +7,7 @@ import itertools
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication
 
 from plur_desk.app.settings import Settings, SettingsStore
@@ -133,3 +133,57 @@ def test_no_verdict_while_the_detail_does_not_show_the_row(qtbot, window, store_
     with qtbot.waitSignal(window.changes_applied, timeout=10000):
         qtbot.keyClick(window.drafts.table, Qt.Key.Key_A)
     assert len(human_events(store_copy)) == 1
+
+
+def _type_into_dialog_while_the_list_keeps_the_focus(qtbot, window, table, keys: list[Qt.Key]) -> list[str]:
+    """Inside the dialog a verdict opened: the list behind it gets the focus back, as when a window manager is slow
+    to activate the new dialog, and the keys are typed into the dialog. Returns what had the focus at each key, and
+    "nested" for a dialog one of them opened (closed at once, so that a failure is reported, not a hang)."""
+    focus_at: list[str] = []
+
+    def close_nested(dialog) -> None:  # type: ignore[no-untyped-def]
+        modal = QApplication.activeModalWidget()
+        if dialog.isVisible() and modal is not None and modal is not dialog:
+            focus_at.append("nested")
+            modal.reject()
+
+    def inside() -> None:
+        dialog = QApplication.activeModalWidget()
+        assert dialog is not None, "the verdict key did not open its dialog"
+        window.activateWindow()
+        table.setFocus()
+        for key in keys:
+            focus_at.append((QApplication.focusWidget() or window).objectName())
+            QTimer.singleShot(0, lambda: close_nested(dialog))
+            qtbot.keyClick(dialog.focusWidget() or dialog, key)
+        dialog.reject()
+
+    QTimer.singleShot(0, inside)
+    return focus_at
+
+
+def test_a_key_meant_for_an_open_dialog_never_acts_on_the_list_behind_it(qtbot, window, store_copy):
+    """Every verdict key typed into a dialog that has not taken the focus yet: none may act on the list behind it
+    (before, C typed into the dismiss dialog confirmed the tension, A typed into the reject dialog approved)."""
+    before = files_of(store_copy)
+    window.drafts.table.setFocus()
+    focus_at = _type_into_dialog_while_the_list_keeps_the_focus(
+        qtbot, window, window.drafts.table, [Qt.Key.Key_A, Qt.Key.Key_R, Qt.Key.Key_E, Qt.Key.Key_S]
+    )
+    qtbot.keyClick(window.drafts.table, Qt.Key.Key_R)  # reject: asks why
+    assert focus_at == ["draftsTable"] * 4, focus_at  # the situation the test is about did arise
+    qtbot.keyClick(window.drafts.table, Qt.Key.Key_2, CTRL)
+    detected = next(r for r in window.tensions.model.rows if r.status == "detected")
+    window.tensions._select(window.tensions.model.row_of(detected.id))
+    qtbot.waitUntil(lambda: window.tensions.displayed() is not None, timeout=10000)
+    focus_at = _type_into_dialog_while_the_list_keeps_the_focus(
+        qtbot, window, window.tensions.table, [Qt.Key.Key_C, Qt.Key.Key_1, Qt.Key.Key_T, Qt.Key.Key_D]
+    )
+    qtbot.keyClick(window.tensions.table, Qt.Key.Key_D)  # dismiss: asks why
+    assert focus_at == ["tensionsTable"] * 4, focus_at
+    qtbot.waitUntil(lambda: window.runner.pending == 0 and window.workspace.reads.pending == 0, timeout=10000)
+    assert human_events(store_copy) == [] and files_of(store_copy) == before
+    # and the same keys with no dialog open still act: C confirms the tension
+    with qtbot.waitSignal(window.changes_applied, timeout=10000):
+        qtbot.keyClick(window.tensions.table, Qt.Key.Key_C)
+    assert [e["data"]["action"] for e in human_events(store_copy)] == ["confirm"]
