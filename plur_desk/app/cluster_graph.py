@@ -22,6 +22,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from plur_desk.domain.near_duplicate import detail_conflict, scopes_overlap
+from plur_desk.infra.window_first import yield_to_window
 
 GLOBAL = "global"
 LINK_CHECKS = 20  # a join compares at most this many members of each side for a detail conflict
@@ -257,7 +258,10 @@ class Graph:
         links = sorted((-s, a, b) for a in ids for b, s in self.similar.get(a, {}).items() if a < b)
         for _negative, a, b in links:
             ra, rb = find(a), find(b)
-            if ra == rb or self._cannot_link(members[ra], members[rb]):
+            if ra == rb:
+                continue
+            yield_to_window()  # a large part takes seconds of Python: a key press's work goes first (infra)
+            if self._cannot_link(members[ra], members[rb]):
                 continue
             parent[rb] = ra
             members[ra].extend(members.pop(rb))

@@ -26,6 +26,7 @@ from plur_desk.app.writers import Ledger, Line
 from plur_desk.domain.engram_view import is_draft
 from plur_desk.domain.risk import Risk, RiskInput, assess
 from plur_desk.infra.errors import ActionRefused
+from plur_desk.infra.window_first import yield_to_window
 
 _Prepared = tuple[int, int, float | None, str, int]  # writer rejected, decided; nearest approved; cluster
 _NONE: _Prepared = (0, 0, None, "", 1)
@@ -147,11 +148,14 @@ class ScaleView:
         self._take_embeddings(records)
         changed = changed_ids(self._records, records)
         stats = self.book.update(records, changed, now)
+        yield_to_window()  # between the stages, a key press's work goes first (infra/window_first.py)
         self.index.update(records, created_of, changed if self.index.seen is self._records else None)
         if self.index.cache is not None:
             self.index.cache.save()
         clusters = self.index.clusters()
+        yield_to_window()
         prepared, moved = self._prepare(records, changed, stats, clusters)
+        yield_to_window()
         ranking, shown = self._assess(self.session.drafts() if rows is None else rows, prepared, moved, level)
         self._records, self._stats, self._clusters, self._ranking, self.changed = (
             records, stats, clusters, ranking, shown

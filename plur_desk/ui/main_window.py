@@ -27,6 +27,7 @@ from plur_desk.app.session import ChangeSet, ReviewSession
 from plur_desk.app.settings import Settings, SettingsStore
 from plur_desk.infra.clock import Clock, SystemClock
 from plur_desk.infra.paths import cache_dir
+from plur_desk.infra.window_first import window_busy
 from plur_desk.ui import icons, idle_collect, window_state
 from plur_desk.ui.actions import ACTIONS, MENU_ORDER, Handlers, UiContext, build_actions, update_enabled
 from plur_desk.ui.built_later import BuiltLater
@@ -360,6 +361,7 @@ class MainWindow(QMainWindow):
 
     def _applied(self, change: object) -> None:
         assert isinstance(change, ChangeSet)
+        window_busy()  # the jobs a change starts (the scale view's refresh…) wait for its repaint (infra)
         self.scale.store_changed()
         self.messages.show(" · ".join(change.warnings))
         self.messages.status(change.message[:1].upper() + change.message[1:], 5000)
@@ -372,6 +374,7 @@ class MainWindow(QMainWindow):
 
     def _reloaded(self, change: object, _explicit: bool) -> None:
         assert isinstance(change, ChangeSet)
+        window_busy()
         if change.engrams or change.tensions or change.reloaded or change.events:
             self.scale.store_changed()
         self.refresh_all(change)
