@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
 
-from plur_desk.infra.window_first import yield_to_window
+from plur_desk.infra.window_first import window_busy, yield_to_window
 
 
 class _Signals(QObject):
@@ -82,6 +82,7 @@ class Runner(QObject):
         if not self._callbacks:
             self.busy_changed.emit(False)
         if on_done is not None:
+            window_busy()  # showing a result is the window's work: background jobs step aside meanwhile
             on_done(result)
 
     @Slot(int, object)
@@ -198,6 +199,7 @@ class ReadPool(QObject):
         if not self.current(channel, token):
             self.dropped += 1
             return
+        window_busy()  # the result's repaint comes first, then the jobs waiting to start (infra/window_first.py)
         on_done(result)
 
     @Slot(int, object)
