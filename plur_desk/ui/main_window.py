@@ -304,6 +304,8 @@ class MainWindow(QMainWindow):
         ws.context_changed.connect(self._update_context)
         self.opener.read_only_changed.connect(self._update_context)
         self._opened_before = False
+        self._rest: list[ChangeSet] = []  # changes shown in the lists, the rest of their work due (`_apply_rest`)
+        self._rest_timer = QTimer(self, singleShot=True, interval=1, timeout=self._apply_rest)  # a tick of its own
         idle = self._idle = idle_collect.install(cast(QApplication, QApplication.instance()))  # keys and clicks
         for signal in (ws.context_changed, nav.pane_changed, self.search.textChanged):
             signal.connect(idle.touch)
@@ -363,14 +365,21 @@ class MainWindow(QMainWindow):
         assert isinstance(change, ChangeSet)
         window_busy()  # the jobs a change starts (the scale view's refresh…) wait for its repaint (infra)
         self.scale.store_changed()
-        self.messages.show(" · ".join(change.warnings))
         self.messages.status(change.message[:1].upper() + change.message[1:], 5000)
         self.refresh_all(change)
-        if change.engrams:
-            self.finder.after_change(change.engrams, False)
-        if change.engrams or change.tensions:
-            self.conflicts.after_change(change)
-        self.changes_applied.emit(change)
+        self._rest.append(change)  # a timer: the lists' repaint and the keys typed meanwhile come first
+        self._rest_timer.start()
+
+    def _apply_rest(self) -> None:
+        window_busy()
+        rest, self._rest = self._rest, []
+        for change in rest:  # in order; the banner (which moves the panes down) then the index and the listeners
+            self.messages.show(" · ".join(change.warnings))
+            if change.engrams:
+                self.finder.after_change(change.engrams, False)
+            if change.engrams or change.tensions:
+                self.conflicts.after_change(change)
+            self.changes_applied.emit(change)
 
     def _reloaded(self, change: object, _explicit: bool) -> None:
         assert isinstance(change, ChangeSet)
