@@ -155,6 +155,30 @@ def accept_dialog_soon(app: QApplication) -> None:
     QTimer.singleShot(50, accept)
 
 
+def time_applies(win) -> list[float]:  # type: ignore[no-untyped-def]
+    """The GUI-thread work that shows each decision's result, ms: the lists' update, then the rest of it (banner,
+    index, listeners) in a tick after their repaint."""
+    applied: list[float] = []
+    apply_result, apply_rest = win._applied, win._apply_rest
+
+    def timed_apply(change: object) -> None:
+        began = time.perf_counter()
+        apply_result(change)
+        applied.append((time.perf_counter() - began) * 1000)
+
+    def timed_rest() -> None:
+        began = time.perf_counter()
+        apply_rest()
+        if applied:
+            applied[-1] += (time.perf_counter() - began) * 1000
+
+    win.workspace.applied.disconnect(apply_result)
+    win.workspace.applied.connect(timed_apply)
+    win._rest_timer.timeout.disconnect(apply_rest)
+    win._rest_timer.timeout.connect(timed_rest)
+    return applied
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--engrams", type=int, default=50000)
@@ -196,26 +220,7 @@ def main() -> int:
     probe = StallProbe()
     collector = GcProbe()
     rows: list[tuple[str, float, float, float, int, int, float]] = []
-    applied: list[float] = []
-    apply_result = win._applied
-
-    def timed_apply(change: object) -> None:  # the GUI-thread work that shows a decision's result
-        began = time.perf_counter()
-        apply_result(change)
-        applied.append((time.perf_counter() - began) * 1000)
-
-    win.workspace.applied.disconnect(apply_result)
-    win.workspace.applied.connect(timed_apply)
-    apply_rest = win._apply_rest
-
-    def timed_rest() -> None:  # the rest of that work (banner, index, listeners), in a tick after the lists' repaint
-        began = time.perf_counter()
-        apply_rest()
-        if applied:
-            applied[-1] += (time.perf_counter() - began) * 1000
-
-    win._rest_timer.timeout.disconnect(apply_rest)
-    win._rest_timer.timeout.connect(timed_rest)
+    applied = time_applies(win)
 
     def phase(name: str, action, done, linger: float = 0.3) -> None:  # type: ignore[no-untyped-def]
         probe.start()

@@ -304,8 +304,8 @@ class MainWindow(QMainWindow):
         ws.context_changed.connect(self._update_context)
         self.opener.read_only_changed.connect(self._update_context)
         self._opened_before = False
-        self._rest: list[ChangeSet] = []  # changes shown in the lists, the rest of their work due (`_apply_rest`)
-        self._rest_timer = QTimer(self, singleShot=True, interval=1, timeout=self._apply_rest)  # a tick of its own
+        self._rest: list[ChangeSet] = []  # changes shown in the lists, the rest of their work due in a tick of its own
+        self._rest_timer = QTimer(self, singleShot=True, interval=1, timeout=self._apply_rest)  # type: ignore[call-arg]
         idle = self._idle = idle_collect.install(cast(QApplication, QApplication.instance()))  # keys and clicks
         for signal in (ws.context_changed, nav.pane_changed, self.search.textChanged):
             signal.connect(idle.touch)
