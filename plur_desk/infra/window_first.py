@@ -11,6 +11,7 @@ reordered: a job starts at most that much later, in the order it was submitted.
 
 from __future__ import annotations
 
+import threading
 import time
 
 BURST_S = 0.05  # a key press's handler, the detail and the repaint that follows (measured: 15-45 ms)
@@ -26,9 +27,11 @@ def window_busy(seconds: float = BURST_S) -> None:
 
 
 def yield_to_window() -> float:
-    """On a background thread, before a job starts: wait while the window is in a burst. Returns the wait (s)."""
+    """On a background thread, before a job starts (or between the steps of a long one): wait while the window is
+    in a burst. Returns the wait (s). On the window's own thread (the main one) never: work done there is the
+    window's, and sleeping would stall it."""
     wait = _until - time.monotonic()
-    if wait <= 0:
+    if wait <= 0 or threading.current_thread() is threading.main_thread():
         return 0.0
     wait = min(wait, MAX_WAIT_S)
     time.sleep(wait)
