@@ -48,3 +48,21 @@ def test_confirming_a_tension_repaints_its_row_and_never_resets_the_list(qtbot, 
     assert tensions.model.rows[tensions.model.row_of(detected.id)].status == "confirmed"
     assert [r for r in tensions.model.rows if r.id != detected.id] == others  # the same rows, in the same order
     assert not resets
+
+
+def test_a_changes_banner_and_listeners_come_in_a_tick_after_its_lists(qtbot, window: MainWindow) -> None:
+    """Applying a decision updates the lists at once; the banner (which moves the panes down and repaints the whole
+    window), the index's update and the changes_applied listeners follow on a timer, after the lists' repaint."""
+    told: list[object] = []
+    window.changes_applied.connect(told.append)
+    at_apply: list[tuple[int, bool]] = []
+    approved = window.drafts.current_id()
+
+    def right_after_the_window(_change: object) -> None:  # connected after the window's own slot: the same tick
+        at_apply.append((len(told), approved in {r.id for r in window.drafts.model.rows}))
+
+    window.workspace.applied.connect(right_after_the_window)
+    qtbot.keyClick(window.drafts.table, Qt.Key.Key_A)
+    qtbot.waitUntil(lambda: bool(told), timeout=10000)
+    assert at_apply == [(0, False)]  # the row had left the list; no listener had been told yet
+    assert len(told) == 1
