@@ -362,8 +362,7 @@ class MainWindow(QMainWindow):
         self.navigation.apply_search()
 
     def _applied(self, change: object) -> None:
-        assert isinstance(change, ChangeSet)
-        window_busy()  # the jobs a change starts (the scale view's refresh…) wait for its repaint (infra)
+        assert isinstance(change, ChangeSet)  # (a runner's result: `Runner._on_done` marked the window busy)
         self.scale.store_changed()
         self.messages.status(change.message[:1].upper() + change.message[1:], 5000)
         self.refresh_all(change)
@@ -371,7 +370,7 @@ class MainWindow(QMainWindow):
         self._rest_timer.start()
 
     def _apply_rest(self) -> None:
-        window_busy()
+        window_busy()  # a timer, not a runner's result: the jobs started here wait for this tick's repaint
         rest, self._rest = self._rest, []
         for change in rest:  # in order; the banner (which moves the panes down) then the index and the listeners
             self.messages.show(" · ".join(change.warnings))
@@ -383,7 +382,6 @@ class MainWindow(QMainWindow):
 
     def _reloaded(self, change: object, _explicit: bool) -> None:
         assert isinstance(change, ChangeSet)
-        window_busy()
         if change.engrams or change.tensions or change.reloaded or change.events:
             self.scale.store_changed()
         self.refresh_all(change)
