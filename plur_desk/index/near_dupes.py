@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from plur_desk.domain.near_duplicate import tokens_of
-from plur_desk.index.vector_matrix import VectorTable
+from plur_desk.index.vector_matrix import VectorTable, zeroed
 
 LEXICAL_DIM = 2048
 PIECE_FLOATS = 1 << 20  # per gathered float64 piece of an exact product (8 MB)
@@ -28,7 +28,7 @@ def _stem(word: str) -> str:
 
 def lexical_vectors(statements: list[str]) -> np.ndarray:
     """Hashed bag of stemmed words (weight 1) and character trigrams (weight 0.3), unit length."""
-    out = np.zeros((len(statements), LEXICAL_DIM), dtype=np.float32)
+    out = zeroed((len(statements), LEXICAL_DIM))  # (rows are written one element at a time, below)
     for row, statement in enumerate(statements):
         words = [_stem(w) for w in tokens_of(statement)]
         for word in words:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import ctypes
 import gc
-import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,30 +25,6 @@ def limit_malloc_arenas(count: int = WINDOW_ARENAS) -> bool:
     except (OSError, AttributeError):  # not glibc (musl has no mallopt)
         return False
     return bool(mallopt(M_ARENA_MAX, count))
-
-
-HUGE_PAGES_SETTING = "NUMPY_MADVISE_HUGEPAGE"  # numpy's own switch, read when numpy is first imported
-
-
-def no_huge_pages_for_arrays() -> bool:
-    """numpy asks the kernel for transparent huge pages for every array of 4 MB or more (madvise). On this machine
-    kind the first touch of each 2 MB page then costs so much that filling the clusters' 50,000 x 2,048 word
-    vectors took 5.1 s instead of 0.8 s, and the faulting thread, holding the interpreter lock through each fault,
-    stalled the window's timer by 26 ms at p90 and 69 ms at most for the whole fill (3.6 and 6 ms without; a 10 ms
-    timer beside a thread filling 40,000 rows): the cold open's steady 20-40 ms ticks at 50,000
-    engrams. Off here, and for the worker processes started from now on, unless the user set numpy's variable;
-    returns whether numpy's setting is now off."""
-    os.environ.setdefault(HUGE_PAGES_SETTING, "0")
-    if os.environ[HUGE_PAGES_SETTING] != "0":
-        return False
-    if "numpy" not in sys.modules:
-        return True  # numpy reads the variable when it is imported (not imported here: it costs a launch ~60 ms)
-    core = sys.modules.get("numpy._core.multiarray") or sys.modules.get("numpy.core.multiarray")
-    setter = getattr(core, "_set_madvise_hugepage", None)
-    if setter is None:
-        return False
-    setter(False)
-    return True
 
 
 FULL_PASS_NEVER = 1 << 30  # young collections before an automatic full pass: never, in practice

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from plur_desk import APP_ID, __version__
-from plur_desk.infra.memory import gc_paused, limit_malloc_arenas, no_huge_pages_for_arrays
+from plur_desk.infra.memory import gc_paused, limit_malloc_arenas
 from plur_desk.infra.workers import run_workers_below
 from plur_desk.resources import RESOURCES
 
@@ -75,7 +75,6 @@ def make_application(argv: list[str] | None = None) -> QApplication:
     sys.setswitchinterval(SWITCH_INTERVAL)
     run_workers_below(WORKERS_BELOW)
     limit_malloc_arenas()  # before the window's threads start: freed memory is shared between them
-    no_huge_pages_for_arrays()
 
     existing = QApplication.instance()
     app = existing if isinstance(existing, QApplication) else QApplication(argv or [sys.argv[0]])

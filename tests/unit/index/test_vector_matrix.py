@@ -3,10 +3,13 @@ and vectors arriving while the embedding runs."""
 
 from __future__ import annotations
 
+import os
+import sys
+
 import numpy as np
 import pytest
 
-from plur_desk.index.vector_matrix import VectorMatrix, VectorTable
+from plur_desk.index.vector_matrix import VectorMatrix, VectorTable, zeroed
 
 DIM = 8
 
@@ -107,3 +110,31 @@ def test_over_the_vector_table_it_refers_to_rows_and_answers_the_same(monkeypatc
     assert np.array_equal(table["h3"], plain["h3"]) and table.get("missing") is None
     with pytest.raises(ValueError, match="one vector table"):
         referring.update({"E1": "h1"}, VectorTable(DIM))
+
+
+def _resident_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/statm")
+def test_a_zeroed_array_is_resident_before_python_writes_into_it() -> None:
+    # its pages are faulted in by numpy's fill (the interpreter lock free), not one by one by later row writes
+    size = 64 << 20
+    before = _resident_bytes()
+    lazy = np.zeros(size // 4, dtype=np.float32)
+    assert _resident_bytes() - before < size // 2  # (what the test tells apart: np.zeros maps lazily)
+    before = _resident_bytes()
+    touched = zeroed((size // 4 // 2048, 2048))
+    assert _resident_bytes() - before >= size * 0.9
+    assert touched.dtype == np.float32 and touched.shape == (8192, 2048) and not touched.any()
+    del lazy
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/statm")
+def test_a_table_chunk_is_resident_from_its_first_row() -> None:
+    table = VectorTable(2048)  # a chunk: 4,096 rows x 2,048 floats = 32 MB
+    before = _resident_bytes()
+    table.put("a", np.ones(2048, dtype=np.float32))
+    assert _resident_bytes() - before >= (32 << 20) * 0.9
+    assert float(table["a"].sum()) == 2048.0
