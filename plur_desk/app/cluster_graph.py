@@ -22,7 +22,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from plur_desk.domain.near_duplicate import detail_conflict, scopes_overlap
-from plur_desk.infra.window_first import yield_to_window
+from plur_desk.infra.window_first import yield_to_reviewer
 
 GLOBAL = "global"
 LINK_CHECKS = 20  # a join compares at most this many members of each side for a detail conflict
@@ -260,7 +260,7 @@ class Graph:
             ra, rb = find(a), find(b)
             if ra == rb:
                 continue
-            yield_to_window()  # a large part takes seconds of Python: a key press's work goes first (infra)
+            yield_to_reviewer()  # a large part takes seconds of Python: a run of decisions goes first (infra)
             if self._cannot_link(members[ra], members[rb]):
                 continue
             parent[rb] = ra

@@ -26,7 +26,7 @@ from plur_desk.app.writers import Ledger, Line
 from plur_desk.domain.engram_view import is_draft
 from plur_desk.domain.risk import Risk, RiskInput, assess
 from plur_desk.infra.errors import ActionRefused
-from plur_desk.infra.window_first import yield_to_window
+from plur_desk.infra.window_first import yield_to_reviewer
 
 _Prepared = tuple[int, int, float | None, str, int]  # writer rejected, decided; nearest approved; cluster
 _NONE: _Prepared = (0, 0, None, "", 1)
@@ -138,6 +138,7 @@ class ScaleView:
         What it costs is what changed: engrams whose record object changed since the last refresh (found by
         identity, in C), ids whose history the ledger read since, drafts of writers whose counts moved, drafts
         whose cluster or nearest approved engram moved, and queue rows that are new objects."""
+        yield_to_reviewer()
         try:
             self.ledger.sync(lines)  # fed up to the lines read: a new list of lines (the reload) starts it over
         except MonthChanged:
@@ -148,14 +149,14 @@ class ScaleView:
         self._take_embeddings(records)
         changed = changed_ids(self._records, records)
         stats = self.book.update(records, changed, now)
-        yield_to_window()  # between the stages, a key press's work goes first (infra/window_first.py)
+        yield_to_reviewer()  # between the stages, a run of decisions goes first (infra/window_first.py)
         self.index.update(records, created_of, changed if self.index.seen is self._records else None)
         if self.index.cache is not None:
             self.index.cache.save()
         clusters = self.index.clusters()
-        yield_to_window()
+        yield_to_reviewer()
         prepared, moved = self._prepare(records, changed, stats, clusters)
-        yield_to_window()
+        yield_to_reviewer()
         ranking, shown = self._assess(self.session.drafts() if rows is None else rows, prepared, moved, level)
         self._records, self._stats, self._clusters, self._ranking, self.changed = (
             records, stats, clusters, ranking, shown

@@ -7,6 +7,10 @@ waits its turn behind them: the window's work after a key press took 2-3 times a
 says when it starts such a burst (`window_busy`), and a background job that starts within it first waits for the
 burst to end (`yield_to_window`, sleeping, which releases the lock), at most `MAX_WAIT_S`. Nothing is skipped or
 reordered: a job starts at most that much later, in the order it was submitted.
+
+Analytics nobody waits for (the scale view's clusters and risk, seconds of Python at 50,000 engrams) step
+further aside: while the reviewer is deciding (an action within the last `DECIDING_S`), they pause between their
+steps (`yield_to_reviewer`), at most `PATIENCE_S` a step, so a run of decisions is not answered beside them.
 """
 
 from __future__ import annotations
@@ -17,7 +21,11 @@ import time
 BURST_S = 0.05  # a key press's handler, the detail and the repaint that follows (measured: 15-45 ms)
 MAX_WAIT_S = 0.1  # a job never waits longer than this for the window, however often it is busy
 
+DECIDING_S = 1.0  # after an action, the reviewer is taken to be still deciding (the scale view settles as long)
+PATIENCE_S = 3.0  # analytics never pause longer than this at one step, however busy the reviewer
+
 _until = 0.0  # monotonic time the window's current burst ends (a float: written and read whole under the GIL)
+_deciding_until = 0.0  # monotonic time the reviewer's run of actions is taken to end
 
 
 def window_busy(seconds: float = BURST_S) -> None:
@@ -34,5 +42,24 @@ def yield_to_window() -> float:
     if wait <= 0 or threading.current_thread() is threading.main_thread():
         return 0.0
     wait = min(wait, MAX_WAIT_S)
+    time.sleep(wait)
+    return wait
+
+
+def reviewer_acted(seconds: float = DECIDING_S) -> None:
+    """On the window's thread, when the reviewer runs an action (a decision, a move to another row): deciding until
+    `seconds` after the latest one (set, not extended: a clock a test moved leaves nothing behind)."""
+    global _deciding_until
+    _deciding_until = time.monotonic() + seconds
+
+
+def yield_to_reviewer() -> float:
+    """For analytics, between their steps on a background thread: wait while the reviewer is deciding or the
+    window is in a burst, at most `PATIENCE_S` (one sleep: if the reviewer acts meanwhile, the next step waits
+    again). Returns the wait (s); never waits on the main thread."""
+    wait = max(_until, _deciding_until) - time.monotonic()
+    if wait <= 0 or threading.current_thread() is threading.main_thread():
+        return 0.0
+    wait = min(wait, PATIENCE_S)
     time.sleep(wait)
     return wait

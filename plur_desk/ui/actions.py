@@ -18,7 +18,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QWidget
 
-from plur_desk.infra.window_first import window_busy
+from plur_desk.infra.window_first import reviewer_acted, window_busy
 
 
 @dataclass(frozen=True)
@@ -413,6 +413,7 @@ def _run_action(handler: Callable[[], object]) -> None:
         # for the dialog, and must never act on the window (tests/ui/test_focus.py).
         return
     window_busy()  # the jobs this action starts wait for the window's own work on it (infra/window_first.py)
+    reviewer_acted()  # and analytics for the run of actions it may be part of
     handler()
 
 

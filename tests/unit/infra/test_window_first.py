@@ -14,9 +14,15 @@ def _on_a_worker() -> float:
         return pool.submit(window_first.yield_to_window).result()
 
 
+def _analytics_step() -> float:
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(window_first.yield_to_reviewer).result()
+
+
 @pytest.fixture(autouse=True)
 def _quiet_window(monkeypatch):
     monkeypatch.setattr(window_first, "_until", 0.0)
+    monkeypatch.setattr(window_first, "_deciding_until", 0.0)
 
 
 def test_a_job_does_not_wait_when_the_window_is_not_busy():
@@ -48,3 +54,28 @@ def test_a_shorter_burst_never_shortens_one_under_way():
     until = window_first._until
     window_first.window_busy(0.001)
     assert window_first._until == until
+
+
+def test_analytics_do_not_pause_when_the_reviewer_is_not_deciding():
+    assert _analytics_step() == 0.0
+
+
+def test_analytics_pause_while_the_reviewer_decides_and_go_on_after():
+    window_first.reviewer_acted(0.05)
+    waited = _analytics_step()
+    assert waited > 0.0
+    assert _analytics_step() == 0.0  # the run of actions is over once waited for
+    assert _on_a_worker() == 0.0  # a job's start only waits for a burst, not for a run of actions
+
+
+def test_analytics_pause_for_a_burst_too():
+    window_first.window_busy(0.05)
+    assert _analytics_step() > 0.0
+
+
+def test_analytics_pause_at_most_their_patience_at_a_step(monkeypatch):
+    monkeypatch.setattr(window_first, "PATIENCE_S", 0.05)
+    window_first.reviewer_acted(60.0)
+    waited = _analytics_step()
+    assert waited == 0.05  # not the reviewer's 60 s: they go on, however busy the reviewer
+    assert window_first.yield_to_reviewer() == 0.0  # and never on the main thread
