@@ -47,6 +47,9 @@ THRESHOLDS = {"embedding": 0.82, "lexical": 0.6}  # precision >= 0.95 on tests/d
 # more, they wait for the embedding process (`ScaleView.open(wait_for_vectors=True)`)
 IN_PROCESS_MAX = 256
 Vectorizer = Callable[[list[str]], np.ndarray]
+# statements vectorized at a time: a block's word vectors are 16 MB, not the whole store's at once (at 50,000
+# engrams two 400 MB temporaries, allocated and freed while the window ran: its thread stalled up to 240 ms)
+VECTORIZE_BLOCK = 2048
 
 
 class TableVectors:
@@ -58,11 +61,12 @@ class TableVectors:
 
     def rows(self, statements: list[str]) -> np.ndarray:
         missing = [s for s in dict.fromkeys(statements) if self.table is None or s not in self.table]
-        if missing:
-            vectors = np.asarray(self.vectorize(missing), dtype=np.float32)
+        for start in range(0, len(missing), VECTORIZE_BLOCK):
+            block = missing[start : start + VECTORIZE_BLOCK]
+            vectors = np.asarray(self.vectorize(block), dtype=np.float32)
             if self.table is None:
                 self.table = VectorTable(vectors.shape[1])
-            for statement, vector in zip(missing, vectors, strict=True):
+            for statement, vector in zip(block, vectors, strict=True):
                 self.table.put(statement, vector)
         table = self.table
         return np.array([table.row(s) for s in statements] if table is not None else [], dtype=np.int64)

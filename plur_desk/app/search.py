@@ -16,7 +16,7 @@ from plur_desk.index.embeddings import DIM
 from plur_desk.index.fulltext import FulltextIndex, Hit
 from plur_desk.index.query import ParsedQuery, parse
 from plur_desk.index.vector_matrix import VectorMatrix
-from plur_desk.infra.window_first import yield_to_window
+from plur_desk.infra.window_first import yield_to_reviewer
 
 if TYPE_CHECKING:
     from plur_desk.index.embeddings import Embedder, VectorCache
@@ -132,7 +132,7 @@ class SearchService:
         assert proc.stdout is not None
         for line in proc.stdout:
             done, total = (int(x) for x in line.split())
-            yield_to_window()  # the vectors are taken in after a key press's work, not beside it
+            yield_to_reviewer()  # the vectors are taken in when the reviewer pauses (up to 3 s later), not beside
             self.vectors.refresh()
             self.matrix.take_new_vectors(self.vectors.vectors)
             if progress is not None:

@@ -36,9 +36,8 @@ def lexical_vectors(statements: list[str]) -> np.ndarray:
         text = " " + " ".join(words) + " "
         for i in range(len(text) - 2):
             out[row, zlib.crc32(b"c" + text[i : i + 3].encode()) % LEXICAL_DIM] += 0.3
-    norms = np.linalg.norm(out, axis=1, keepdims=True)
-    normalised: np.ndarray = out / np.maximum(norms, 1e-12)
-    return normalised
+    out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)  # in place: no second array
+    return out
 
 
 def exact_similarity(table: VectorTable, left: np.ndarray, right: np.ndarray) -> np.ndarray:
