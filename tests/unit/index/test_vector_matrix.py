@@ -119,7 +119,8 @@ def _resident_bytes() -> int:
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/statm")
 def test_a_zeroed_array_is_resident_before_python_writes_into_it() -> None:
-    # its pages are faulted in by numpy's fill (the interpreter lock free), not one by one by later row writes
+    # its pages are faulted in by numpy's fill (the interpreter lock free), not one by one by later row writes;
+    # 64 MB: above glibc's largest mmap threshold (32 MB), so fresh memory, not resident heap memory reused
     size = 64 << 20
     before = _resident_bytes()
     lazy = np.zeros(size // 4, dtype=np.float32)
@@ -133,8 +134,10 @@ def test_a_zeroed_array_is_resident_before_python_writes_into_it() -> None:
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/statm")
 def test_a_table_chunk_is_resident_from_its_first_row() -> None:
-    table = VectorTable(2048)  # a chunk: 4,096 rows x 2,048 floats = 32 MB
+    # a chunk: 4,096 rows x 4,096 floats = 64 MB, above glibc's largest mmap threshold (32 MB): always fresh memory,
+    # never freed memory of the process's heap that is resident already
+    table = VectorTable(4096)
     before = _resident_bytes()
-    table.put("a", np.ones(2048, dtype=np.float32))
-    assert _resident_bytes() - before >= (32 << 20) * 0.9
-    assert float(table["a"].sum()) == 2048.0
+    table.put("a", np.ones(4096, dtype=np.float32))
+    assert _resident_bytes() - before >= (64 << 20) * 0.9
+    assert float(table["a"].sum()) == 4096.0
