@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from plur_desk.domain.near_duplicate import detail_conflict, scopes_overlap
@@ -143,8 +144,9 @@ class Graph:
 
     # -- settling --------------------------------------------------------------------------------------------
 
-    def settle(self) -> None:
-        """Find the changed same-content parts again, then cut each part holding a changed engram again."""
+    def settle(self, *, for_reviewer: bool = False) -> None:
+        """Find the changed same-content parts again, then cut each part holding a changed engram again.
+        `for_reviewer`: the reviewer is waiting for it (a split), so it never steps aside for their decisions."""
         for digest in self._digests:
             held = self.by_digest.get(digest, ())
             members = [self.items[i] for i in ((held,) if isinstance(held, str) else held)]
@@ -169,7 +171,7 @@ class Graph:
                 self._numbers += 1
                 for ident in ids:
                     self._part_of[ident] = self._numbers
-                self._parts[self._numbers] = (ids, self._cut(ids))
+                self._parts[self._numbers] = (ids, self._cut(ids, _no_pause if for_reviewer else yield_to_reviewer))
         if changed:
             self._sorted = None
 
@@ -240,7 +242,7 @@ class Graph:
 
     # -- cutting a part into clusters ------------------------------------------------------------------------
 
-    def _cut(self, ids: list[str]) -> list[Cluster]:
+    def _cut(self, ids: list[str], pause: Callable[[], object]) -> list[Cluster]:
         parent: dict[str, str] = {}
         members: dict[str, list[str]] = {}
         for ident in ids:  # sorted: every starting cluster lists its members by id
@@ -260,7 +262,7 @@ class Graph:
             ra, rb = find(a), find(b)
             if ra == rb:
                 continue
-            yield_to_reviewer()  # a large part takes seconds of Python: a run of decisions goes first (infra)
+            pause()  # a large part takes seconds of Python: a run of decisions goes first (infra/window_first.py)
             if self._cannot_link(members[ra], members[rb]):
                 continue
             parent[rb] = ra
@@ -337,3 +339,7 @@ class Graph:
                         count -= 1
                 out[x.id] = count
         return out
+
+
+def _no_pause() -> None:
+    return None

@@ -276,7 +276,7 @@ class ClusterIndex:
     def keep_apart(self, ident: str, others: list[str]) -> None:
         """A reviewer's split: these pairs never join again while this index lives."""
         self.graph.keep_apart(ident, others)
-        self.graph.settle()
+        self.graph.settle(for_reviewer=True)
 
     # -- queries ---------------------------------------------------------------------------------------------
 

@@ -23,9 +23,12 @@ MAX_WAIT_S = 0.1  # a job never waits longer than this for the window, however o
 
 DECIDING_S = 1.0  # after an action, the reviewer is taken to be still deciding (the scale view settles as long)
 PATIENCE_S = 3.0  # analytics never pause longer than this at one step, however busy the reviewer
+SLICE_S = 0.05  # after a pause, analytics work at least this long before the next one
+STALE_S = 60.0  # a deciding mark further ahead than this was not set by a real action (a test's patched clock)
 
 _until = 0.0  # monotonic time the window's current burst ends (a float: written and read whole under the GIL)
 _deciding_until = 0.0  # monotonic time the reviewer's run of actions is taken to end
+_resumed = threading.local()  # per analytics thread: when its last pause ended (`at`)
 
 
 def window_busy(seconds: float = BURST_S) -> None:
@@ -48,18 +51,33 @@ def yield_to_window() -> float:
 
 def reviewer_acted(seconds: float = DECIDING_S) -> None:
     """On the window's thread, when the reviewer runs an action (a decision, a move to another row): deciding until
-    `seconds` after the latest one (set, not extended: a clock a test moved leaves nothing behind)."""
+    `seconds` after the latest one (set, not extended)."""
     global _deciding_until
     _deciding_until = time.monotonic() + seconds
 
 
+def reviewer_left() -> None:
+    """The window is closing: nothing is the reviewer's any more, and its threads are waited for."""
+    global _until, _deciding_until
+    _until = _deciding_until = 0.0
+
+
 def yield_to_reviewer() -> float:
     """For analytics, between their steps on a background thread: wait while the reviewer is deciding or the
-    window is in a burst, at most `PATIENCE_S` (one sleep: if the reviewer acts meanwhile, the next step waits
-    again). Returns the wait (s); never waits on the main thread."""
-    wait = max(_until, _deciding_until) - time.monotonic()
-    if wait <= 0 or threading.current_thread() is threading.main_thread():
+    window is in a burst (one sleep of at most `PATIENCE_S`; the burst's part at most `MAX_WAIT_S`). After a pause
+    the thread works at least `SLICE_S` before the next one, so a computation goes on, slowly, through a long run
+    of decisions. A mark further ahead than it can be set (a clock a test moved) is ignored. Returns the wait (s);
+    never waits on the main thread."""
+    if threading.current_thread() is threading.main_thread():
         return 0.0
-    wait = min(wait, PATIENCE_S)
+    now = time.monotonic()
+    if now - getattr(_resumed, "at", -SLICE_S) < SLICE_S:
+        return 0.0
+    burst = min(_until - now, MAX_WAIT_S)
+    deciding = _deciding_until - now if _deciding_until - now <= STALE_S else 0.0
+    wait = min(max(burst, deciding), PATIENCE_S)
+    if wait <= 0:
+        return 0.0
     time.sleep(wait)
+    _resumed.at = time.monotonic()
     return wait

@@ -27,7 +27,7 @@ from plur_desk.app.session import ChangeSet, ReviewSession
 from plur_desk.app.settings import Settings, SettingsStore
 from plur_desk.infra.clock import Clock, SystemClock
 from plur_desk.infra.paths import cache_dir
-from plur_desk.infra.window_first import window_busy
+from plur_desk.infra.window_first import reviewer_left, window_busy
 from plur_desk.ui import icons, idle_collect, window_state
 from plur_desk.ui.actions import ACTIONS, MENU_ORDER, Handlers, UiContext, build_actions, update_enabled
 from plur_desk.ui.built_later import BuiltLater
@@ -489,6 +489,7 @@ class MainWindow(QMainWindow):
         if not self.opener.confirm_discard_edit("quit"):
             event.ignore()
             return
+        reviewer_left()  # the background threads waited for below no longer step aside for the reviewer
         self.opener.stop()
         window_state.save(self, self.workspace.settings_store.path.parent)
         self.finder.stop()

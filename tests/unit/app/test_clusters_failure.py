@@ -72,3 +72,21 @@ def test_a_failed_update_keeps_the_reviewers_splits() -> None:
     vectors.failing = False
     index.update([a, b, c2], created_of)
     assert index.clusters() == []  # the split still holds after the index started over
+
+
+def test_a_reviewers_split_never_steps_aside_for_the_reviewers_own_decisions(monkeypatch) -> None:
+    """A split is the reviewer's own key press, waited for: its cut must not pause like the analytics do while the
+    reviewer is deciding (which the key press itself marked); the analytics' cut does pause."""
+    from plur_desk.app import cluster_graph
+
+    paused: list[int] = []
+    monkeypatch.setattr(cluster_graph, "yield_to_reviewer", lambda: paused.append(1))
+    a, b = _engram(1, "Run the test suite before pushing to main"), _engram(2, "Run the full test suite before pushing")
+    c = _engram(3, "Run the test suite before you push to main")
+    index = ClusterIndex()
+    index.update([a, b, c], created_of)
+    assert paused  # the analytics' cut checked in at its joins
+    paused.clear()
+    index.keep_apart(str(a["id"]), [str(b["id"])])
+    assert paused == []
+    assert all({str(a["id"]), str(b["id"])} - set(cl.drafts) for cl in index.clusters())

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -23,6 +25,7 @@ def _analytics_step() -> float:
 def _quiet_window(monkeypatch):
     monkeypatch.setattr(window_first, "_until", 0.0)
     monkeypatch.setattr(window_first, "_deciding_until", 0.0)
+    monkeypatch.setattr(window_first, "_resumed", threading.local())  # each test's worker starts unpaused
 
 
 def test_a_job_does_not_wait_when_the_window_is_not_busy():
@@ -75,7 +78,37 @@ def test_analytics_pause_for_a_burst_too():
 
 def test_analytics_pause_at_most_their_patience_at_a_step(monkeypatch):
     monkeypatch.setattr(window_first, "PATIENCE_S", 0.05)
-    window_first.reviewer_acted(60.0)
+    window_first.reviewer_acted(30.0)
     waited = _analytics_step()
     assert waited == 0.05  # not the reviewer's 60 s: they go on, however busy the reviewer
     assert window_first.yield_to_reviewer() == 0.0  # and never on the main thread
+
+
+def test_after_a_pause_analytics_work_a_slice_before_the_next_one():
+    """Through a long run of decisions a computation still goes on: one pause, then at least SLICE_S of work."""
+
+    def two_steps() -> tuple[float, float]:
+        window_first.reviewer_acted(0.05)
+        first = window_first.yield_to_reviewer()
+        window_first.reviewer_acted(0.05)  # the reviewer acts again at once
+        return first, window_first.yield_to_reviewer()
+
+    with ThreadPoolExecutor(1) as pool:
+        first, second = pool.submit(two_steps).result()
+    assert first > 0.0
+    assert second == 0.0
+
+
+def test_a_mark_left_far_ahead_by_a_moved_clock_is_ignored(monkeypatch):
+    monkeypatch.setattr(window_first, "_deciding_until", time.monotonic() + 2 * window_first.STALE_S)
+    assert _analytics_step() == 0.0
+    monkeypatch.setattr(window_first, "_until", time.monotonic() + 1000.0)
+    assert _analytics_step() == window_first.MAX_WAIT_S  # a burst's part never more than a job would wait
+
+
+def test_closing_the_window_ends_every_pause():
+    window_first.reviewer_acted(30.0)
+    window_first.window_busy(30.0)
+    window_first.reviewer_left()
+    assert _analytics_step() == 0.0
+    assert _on_a_worker() == 0.0
