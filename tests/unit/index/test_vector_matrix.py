@@ -3,13 +3,13 @@ and vectors arriving while the embedding runs."""
 
 from __future__ import annotations
 
-import os
+import subprocess
 import sys
 
 import numpy as np
 import pytest
 
-from plur_desk.index.vector_matrix import VectorMatrix, VectorTable, zeroed
+from plur_desk.index.vector_matrix import VectorMatrix, VectorTable
 
 DIM = 8
 
@@ -112,32 +112,36 @@ def test_over_the_vector_table_it_refers_to_rows_and_answers_the_same(monkeypatc
         referring.update({"E1": "h1"}, VectorTable(DIM))
 
 
-def _resident_bytes() -> int:
+# measured in a fresh interpreter: in the suite's own process, memory other tests freed may be what a new array gets
+RESIDENT = """
+import os, numpy as np
+from plur_desk.index.vector_matrix import VectorTable, zeroed
+def resident():
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+before = resident()
+{make}
+print(resident() - before)
+"""
+
+
+def _grown_by(make: str) -> int:
+    code = RESIDENT.format(make=make)
+    return int(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/statm")
 def test_a_zeroed_array_is_resident_before_python_writes_into_it() -> None:
-    # its pages are faulted in by numpy's fill (the interpreter lock free), not one by one by later row writes;
-    # 64 MB: above glibc's largest mmap threshold (32 MB), so fresh memory, not resident heap memory reused
+    # its pages are faulted in by numpy's fill (the interpreter lock free), not one by one by later row writes
     size = 64 << 20
-    before = _resident_bytes()
-    lazy = np.zeros(size // 4, dtype=np.float32)
-    assert _resident_bytes() - before < size // 2  # (what the test tells apart: np.zeros maps lazily)
-    before = _resident_bytes()
-    touched = zeroed((size // 4 // 2048, 2048))
-    assert _resident_bytes() - before >= size * 0.9
-    assert touched.dtype == np.float32 and touched.shape == (8192, 2048) and not touched.any()
-    del lazy
+    assert _grown_by(f"a = np.zeros({size // 4}, dtype=np.float32)") < size // 2  # what the test tells apart
+    assert _grown_by(f"a = zeroed(({size // 4 // 2048}, 2048)); assert a.dtype == np.float32 and not a.any()") >= (
+        size * 0.9
+    )
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/statm")
 def test_a_table_chunk_is_resident_from_its_first_row() -> None:
-    # a chunk: 4,096 rows x 4,096 floats = 64 MB, above glibc's largest mmap threshold (32 MB): always fresh memory,
-    # never freed memory of the process's heap that is resident already
-    table = VectorTable(4096)
-    before = _resident_bytes()
-    table.put("a", np.ones(4096, dtype=np.float32))
-    assert _resident_bytes() - before >= (64 << 20) * 0.9
-    assert float(table["a"].sum()) == 4096.0
+    # a chunk: 4,096 rows x 4,096 floats = 64 MB
+    put = 't = VectorTable(4096); t.put("a", np.ones(4096, dtype=np.float32)); assert float(t["a"].sum()) == 4096.0'
+    assert _grown_by(put) >= (64 << 20) * 0.9
