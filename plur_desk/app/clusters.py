@@ -48,7 +48,7 @@ THRESHOLDS = {"embedding": 0.82, "lexical": 0.6}  # precision >= 0.95 on tests/d
 IN_PROCESS_MAX = 256
 Vectorizer = Callable[[list[str]], np.ndarray]
 # statements vectorized at a time: a block's word vectors are 16 MB, not the whole store's at once (at 50,000
-# engrams two 400 MB temporaries, allocated and freed while the window ran: its thread stalled up to 240 ms)
+# engrams two 400 MB temporaries, allocated and freed while the window ran: its thread stalled 111-290 ms)
 VECTORIZE_BLOCK = 2048
 
 

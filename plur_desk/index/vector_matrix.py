@@ -24,8 +24,9 @@ def zeroed(shape: tuple[int, ...], dtype: type = np.float32) -> np.ndarray:
     """A zero-filled array whose memory is touched now, in one loop of numpy's that releases the interpreter lock
     (`fill`). An `np.zeros` array is mapped lazily: its pages were faulted in one by one as Python wrote rows
     into it, each fault inside a write that held the lock, and on this machine kind, with numpy's transparent huge
-    pages, those faults were slow: filling the clusters' 20,000 x 2,048 word vectors took 5.6 s and stalled a 10 ms
-    timer on the window's thread by 21 ms at p90 and 50 ms at most (1.2 s and 1.9 / 3.9 ms with this)."""
+    pages, those faults were slow: filling the clusters' 20,000 x 2,048 word vectors stalled a 10 ms timer on the
+    window's thread by 21 ms at p90 and 50 ms at most (0.9-1.9 / 3.6-5.3 ms with this, three runs; the fill's own
+    time, 1.2-6 s, depends on how warm the machine's memory is either way)."""
     out: np.ndarray = np.empty(shape, dtype=dtype)
     out.fill(0)
     return out
