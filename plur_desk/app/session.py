@@ -445,6 +445,13 @@ class ReviewSession:
         rows = self._tension_rows.rows(statuses)
         return rows if engram_id is None else [r for r in rows if engram_id in (r.engram_a, r.engram_b)]
 
+    def tensions_name_any(self, engram_ids: Iterable[str]) -> bool:
+        """Whether a tension (of any status) has one of these engrams on a side: then its row may read differently."""
+        wanted = set(engram_ids)
+        return bool(wanted) and any(
+            str(t.get(side)) in wanted for t in self._tensions.values() for side in ("engram_a", "engram_b")
+        )
+
     def validity_rows(self, moment: datetime, extra: Iterable[str] = (), search: str = "") -> list[ValidityRow]:
         """Engrams with a validity window (and `extra` ones brought in by hand) as of `moment`."""
         return self._validity_rows.rows(moment, extra, search)

@@ -159,6 +159,12 @@ class ClustersPane(BuiltLater, QWidget):
         if scale is not None:
             self.set_clusters(scale.clusters())
 
+    @staticmethod
+    def concerns(_change: ChangeSet) -> bool:
+        """Never by itself: the clusters come from the scale view, which every change has computed again; the pane is
+        refreshed when the new view is applied (`ScaleController.apply`)."""
+        return False
+
     def apply_search(self, text: str) -> None:
         words = text.lower().split()
         scale = self._scale_view()

@@ -363,6 +363,10 @@ class HistoryPane(QWidget):
         parts += [f"✖ {p}, ignored" for p in problems]
         return " · ".join(parts)
 
+    def concerns(self, change: ChangeSet) -> bool:
+        """Events were written or read, or the engram the selected event names changed (the detail shows it now)."""
+        return change.events > 0 or self.current_engram_id() in change.engrams
+
     def apply_search(self, text: str) -> None:
         self._text = text.strip()
         self.refresh(None)

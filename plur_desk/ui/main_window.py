@@ -380,11 +380,11 @@ class MainWindow(QMainWindow):
                 self.conflicts.after_change(change)
             self.changes_applied.emit(change)
 
-    def _reloaded(self, change: object, _explicit: bool) -> None:
+    def _reloaded(self, change: object, explicit: bool) -> None:
         assert isinstance(change, ChangeSet)
         if change.engrams or change.tensions or change.reloaded or change.events:
             self.scale.store_changed()
-        self.refresh_all(change)
+        self.refresh_all(None if explicit else change)  # an explicit reload shows every pane afresh
         if change.engrams or change.reloaded:
             self.finder.after_change(change.engrams, True)
         if change.engrams or change.tensions:

@@ -19,6 +19,7 @@ class Pane(Protocol):
     """What navigation asks of every pane but Drafts (whose queue the review controller fills)."""
 
     def refresh(self, change: ChangeSet | None) -> None: ...
+    def concerns(self, change: ChangeSet) -> bool: ...
     def apply_search(self, text: str) -> None: ...
     def focus_queue(self) -> None: ...
     def has_selection(self) -> bool: ...
@@ -71,9 +72,13 @@ class NavigationController(QObject):
         return self.stack.currentIndex() == 1
 
     def refresh_panes(self, change: ChangeSet | None, panes: list[QWidget] | None = None) -> None:
-        """The pane on screen now; the hidden ones when they are shown (a hidden pane costs nothing per key)."""
+        """The panes a change concerns (every one for None: a store opened, an explicit reload): the pane on screen
+        now, the hidden ones when they are shown (a hidden pane costs nothing per key). A pane a change does not
+        concern keeps its rows, its selection and its detail as they are (scrolled where the reviewer left it)."""
         current = self.tabs.currentWidget()
         for pane in panes if panes is not None else [p for n, p in self.panes.items() if n != "drafts"]:
+            if change is not None and not as_pane(pane).concerns(change):
+                continue
             if pane is current:
                 as_pane(pane).refresh(change)
             else:

@@ -234,6 +234,11 @@ class TensionsPane(BuiltLater, QWidget):
         self._select(row if row >= 0 else 0)
         self._selected()
 
+    def concerns(self, change: ChangeSet) -> bool:
+        """A tension changed, or an engram on a side of one (its row shows the engram's statement and state)."""
+        session = self.workspace.session
+        return bool(change.tensions) or (session is not None and session.tensions_name_any(change.engrams))
+
     def apply_search(self, text: str) -> None:
         self._search = text
         self.refresh(None)

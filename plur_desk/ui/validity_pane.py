@@ -237,6 +237,12 @@ class ValidityPane(BuiltLater, QWidget):
             )
         self._selected()
 
+    @staticmethod
+    def concerns(change: ChangeSet) -> bool:
+        """Any engram changed: it may have gained or lost a window, and the timeline beside a window shows every
+        window of its domain (a tension or a history line alone changes nothing here)."""
+        return bool(change.engrams)
+
     def apply_search(self, text: str) -> None:
         self._search = text
         self.refresh(None)

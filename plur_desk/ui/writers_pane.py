@@ -145,6 +145,12 @@ class WritersPane(BuiltLater, QWidget):
         if scale is not None:
             self.set_writers(scale.writers())
 
+    @staticmethod
+    def concerns(_change: ChangeSet) -> bool:
+        """Never by itself: the writers come from the scale view, which every change has computed again; the pane is
+        refreshed when the new view is applied (`ScaleController.apply`)."""
+        return False
+
     def apply_search(self, text: str) -> None:
         words = text.lower().split()
         scale = self._scale_view()

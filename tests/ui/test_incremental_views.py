@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 
+from plur_desk.domain.changes import ChangeSet
 from plur_desk.ui.main_window import MainWindow
 
 
@@ -66,3 +67,50 @@ def test_a_changes_banner_and_listeners_come_in_a_tick_after_its_lists(qtbot, wi
     qtbot.waitUntil(lambda: bool(told), timeout=10000)
     assert at_apply == [(0, False)]  # the row had left the list; no listener had been told yet
     assert len(told) == 1
+
+
+def _reload(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    """What the window's watch does when PLUR wrote a file: read it again (not the reviewer's explicit reload)."""
+    with qtbot.waitSignal(window.opener.reloaded, timeout=10000):
+        window.opener.reload_quiet()
+    qtbot.waitUntil(lambda: window.runner.pending == 0, timeout=10000)
+
+
+def test_a_pane_an_outside_change_does_not_concern_keeps_its_detail_as_the_reviewer_left_it(
+    qtbot, window: MainWindow, store_copy
+) -> None:
+    """An agent writing an engram no tension names leaves the Tensions pane alone (its detail is not rendered again,
+    so it stays scrolled where the reviewer reads); a change to an engram on a side of a tension shows at once."""
+    from tests.support.blocks import rewrite_block
+
+    session = window.session
+    assert session is not None
+    qtbot.keyClick(window.drafts.table, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)
+    tensions = window.tensions
+    row = tensions.current()
+    assert row is not None
+    sides = {s for t in session.all_tensions() for s in (str(t["engram_a"]), str(t["engram_b"]))}
+    outsider = next(v.id for v in map(session.view, session.engrams_by_id()) if v is not None and v.id not in sides)
+    renders: list[int] = []
+    tensions.detail.textChanged.connect(lambda: renders.append(1))
+
+    rewrite_block(store_copy, outsider, "statement: ", "statement: Outside edit. ")
+    _reload(qtbot, window)
+    assert session.view(outsider).statement.startswith("Outside edit.")  # type: ignore[union-attr]
+    assert renders == []  # not rendered again: not this pane's change
+    assert window.history.concerns(ChangeSet(engrams=frozenset({outsider}))) is False
+
+    rewrite_block(store_copy, row.engram_a, "statement: ", "statement: Side edit. ")
+    _reload(qtbot, window)
+    assert renders  # the tension's side changed: its detail shows the engram as it reads now
+    assert "Side edit." in tensions.detail.toPlainText()
+    assert tensions.current_id() == row.id  # the selection stays
+
+
+def test_an_explicit_reload_shows_every_pane_afresh(qtbot, window: MainWindow) -> None:
+    qtbot.keyClick(window.drafts.table, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)
+    renders: list[int] = []
+    window.tensions.detail.textChanged.connect(lambda: renders.append(1))
+    with qtbot.waitSignal(window.opener.reloaded, timeout=10000):
+        window.opener.reload()  # F5: nothing changed on disk, every pane is shown again anyway
+    assert renders

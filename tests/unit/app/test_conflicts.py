@@ -8,13 +8,13 @@ from datetime import UTC, datetime
 import numpy as np
 import pytest
 
+from plur_desk.app.bootstrap import open_session
 from plur_desk.app.conflict_actions import not_a_conflict, record_tension, recorded_pair_keys, supersede
 from plur_desk.app.conflicts import ConflictFinder, Vectors
 from plur_desk.app.conflicts_cli import finder_for
 from plur_desk.app.session import ReviewSession
 from plur_desk.cli import main
 from plur_desk.domain.derived import content_hash
-from plur_desk.domain.review import Reviewer
 from plur_desk.infra.clock import FixedClock
 from plur_desk.infra.errors import ActionRefused
 from plur_desk.store.plur_store import PlurStore
@@ -52,9 +52,7 @@ def session(tmp_path) -> ReviewSession:
     engrams = [_engram(i, s, c) for i, (s, c) in STATEMENTS.items()]
     (root / "engrams.yaml").write_text(dump_engrams_document({"engrams": engrams}))
     (root / "tensions.yaml").write_text("[]\n")
-    store = PlurStore(root)
-    store.load()
-    return ReviewSession(store, Reviewer("Ada Reviewer"), FixedClock(NOW))
+    return open_session(root, "Ada Reviewer", clock=FixedClock(NOW), use_cache=False, load_history=False)
 
 
 def _snapshot(root):

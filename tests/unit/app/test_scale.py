@@ -8,13 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from plur_desk.app.bootstrap import open_session
 from plur_desk.app.scale import ScaleView
-from plur_desk.app.session import ReviewSession
 from plur_desk.domain.derived import content_hash
-from plur_desk.domain.review import Reviewer
 from plur_desk.infra.clock import FixedClock
 from plur_desk.infra.errors import ActionRefused
-from plur_desk.store.plur_store import PlurStore
 from plur_desk.store.yaml_dump import dump_engrams_document
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
@@ -51,10 +49,7 @@ def view(tmp_path: Path) -> ScaleView:
     root.mkdir()
     engrams = [_engram(i, *spec) for i, spec in enumerate(STATEMENTS, start=1)]
     (root / "engrams.yaml").write_text(dump_engrams_document({"engrams": engrams}))
-    store = PlurStore(root)
-    store.load()
-    session = ReviewSession(store, Reviewer("Ada Reviewer"), FixedClock(NOW))
-    session.load_history()
+    session = open_session(root, "Ada Reviewer", clock=FixedClock(NOW), use_cache=False)
     scale = ScaleView(session)
     scale.refresh()
     return scale

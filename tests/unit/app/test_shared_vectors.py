@@ -10,15 +10,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from plur_desk.app.bootstrap import open_session
 from plur_desk.app.demo import demo_source
 from plur_desk.app.scale import ScaleView
 from plur_desk.app.search import SearchService
 from plur_desk.app.session import ReviewSession
 from plur_desk.domain.derived import content_hash
-from plur_desk.domain.review import Reviewer
 from plur_desk.index.embeddings import DIM, Embedder, VectorCache
 from plur_desk.infra.clock import FixedClock
-from plur_desk.store.plur_store import PlurStore
 
 from support.blocks import rewrite_block
 
@@ -29,11 +28,7 @@ NOW = datetime(2026, 12, 2, 15, 0, tzinfo=UTC)
 def session(tmp_path: Path) -> ReviewSession:
     root = tmp_path / "store"
     shutil.copytree(demo_source(), root)
-    store = PlurStore(root)
-    store.load()
-    session = ReviewSession(store, Reviewer("Searcher"), FixedClock(NOW))
-    session.load_history()
-    return session
+    return open_session(root, "Searcher", clock=FixedClock(NOW), use_cache=False)
 
 
 def test_search_and_clusters_share_the_model_session_and_the_vectors(session, tmp_path) -> None:

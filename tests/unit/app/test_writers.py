@@ -7,13 +7,12 @@ from datetime import UTC, datetime
 
 import pytest
 
+from plur_desk.app.bootstrap import open_session
 from plur_desk.app.session import ReviewSession
 from plur_desk.app.writer_stats import WriterKey, reason_kind
 from plur_desk.app.writers import Ledger, ledger_from_files
 from plur_desk.domain.derived import content_hash
-from plur_desk.domain.review import Reviewer
 from plur_desk.infra.clock import FixedClock
-from plur_desk.store.plur_store import PlurStore
 from plur_desk.store.yaml_dump import dump_engrams_document
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
@@ -55,11 +54,7 @@ def session(tmp_path) -> ReviewSession:
     lines.insert(3, '{"event":"co_injection","engram_id":"INJ-1","timestamp":"2026-11-02T00:00:00.000Z"}')
     lines.append("not json at all")
     (root / "history" / "2026-11.jsonl").write_text("\n".join(lines) + "\n")
-    store = PlurStore(root)
-    store.load()
-    s = ReviewSession(store, Reviewer("Ada Reviewer"), FixedClock(NOW))
-    s.load_history()
-    return s
+    return open_session(root, "Ada Reviewer", clock=FixedClock(NOW), use_cache=False)
 
 
 def _by_writer(session: ReviewSession, ledger: Ledger) -> dict[str, object]:
