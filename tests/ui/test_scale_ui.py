@@ -352,8 +352,8 @@ def test_a_new_scale_view_waits_for_a_write_under_way_before_the_window_applies_
     _scaled(qtbot, window)
     scale = window.scale
     applied: list[str] = []
-    original = scale.apply
-    scale.apply = lambda: (applied.append("applied"), original())[1]  # type: ignore[method-assign]
+    original = scale._ordered  # the first step of applying a view, in one turn or in steps
+    scale._ordered = lambda: (applied.append("applied"), original())[1]  # type: ignore[method-assign]
     release = threading.Event()
     window.workspace.runner.submit(lambda: release.wait(10), lambda _r: None)  # a write under way
     qtbot.waitUntil(lambda: window.workspace.runner.pending == 1)
@@ -362,3 +362,21 @@ def test_a_new_scale_view_waits_for_a_write_under_way_before_the_window_applies_
     assert applied == []  # not beside the write
     release.set()
     qtbot.waitUntil(lambda: applied == ["applied"], timeout=5000)  # once it is done
+
+
+def test_a_view_applied_in_steps_never_brings_back_a_row_decided_between_them(qtbot, window: MainWindow) -> None:
+    """A view arriving by itself is shown in turns of the event loop (its order of the rows listed; the list in that
+    order; the panes), so keys and paints come between. A row that left the list between two turns (a decision's
+    result) stays gone: the order is made again from the list as it is now."""
+    _scaled(qtbot, window)
+    scale, drafts = window.scale, window.drafts
+    qtbot.waitUntil(lambda: window.workspace.runner.pending == 0 and not scale._step_timer.isActive())
+    scale._apply_when_quiet()  # the first turn: the view's order of the rows listed now
+    assert scale._staged is not None
+    gone, keep = drafts.model.rows[0].id, drafts.model.rows[1].id
+    drafts.set_rows([r for r in drafts.model.rows if r.id != gone], keep=keep)  # as a decision's result does
+    qtbot.waitUntil(lambda: scale._staged is None and not scale._step_timer.isActive(), timeout=5000)
+    listed = [r.id for r in drafts.model.rows]
+    assert gone not in listed
+    assert listed == [r.id for r in drafts.in_view_order(scale.order_drafts(list(drafts.model.rows)))]
+    assert drafts.current_id() == keep
