@@ -311,7 +311,7 @@ class MainWindow(QMainWindow):
             signal.connect(idle.touch)
         ws.runner.busy_changed.connect(self._busy)
         nav.pane_changed.connect(self._update_context)
-        nav.drafts_search_requested.connect(self.refresh_all)
+        nav.drafts_search_requested.connect(review.search_changed)
         self.finder.apply_requested.connect(nav.apply_search)
         self.finder.leave_requested.connect(nav.focus_results)
         self.finder.ready.connect(review.show_current)

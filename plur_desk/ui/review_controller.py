@@ -122,11 +122,23 @@ class ReviewController(QObject):
         query = self._search.text()
         keep = self.pending_select or self.drafts.current_id()
         if not self._drop_gone(keep, query):
-            generation, rows = self._scale.queue_rows()
-            self.drafts.set_rows(self._filtered(rows, query), keep=keep, query=query)
+            generation, rows = self._scale.queue_rows(lambda rows: self._filtered(rows, query))
+            self.drafts.set_rows(rows, keep=keep, query=query)
             self._listed = self._listing(generation, query)
         self.pending_select = None
         self.show_current(again=False)  # the next draft was rendered when the decision moved to it
+
+    def search_changed(self) -> None:
+        """The search field's query applies to the queue. Its answer is read on the read pool; until it is in, the
+        list stays as it is (`SearchController.matching_ids`), so nothing is listed for the asking: the answer's
+        arrival applies the query again, and the queue is listed then, narrowed to it (listing the whole queue
+        again to show the same rows took the window 20-28 ms per pause in typing at 9,587 drafts)."""
+        query = self._search.text()
+        if query.strip():
+            self._search.matching_ids(query)  # asked now, unless its answer is in
+            if self._search.searching():
+                return
+        self.refresh_queue()
 
     def _listing(self, generation: int, query: str) -> Listing | None:
         session = self.workspace.session

@@ -6,6 +6,7 @@ decisions (settling a cluster) go through the session on the workspace's serial 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import compress, count
 from operator import attrgetter, is_, is_not
 from typing import TYPE_CHECKING, NamedTuple
@@ -298,15 +299,19 @@ class ScaleController(QObject):
         parts = "\n".join(f"  {name}: +{points:.2f} ({text})" for name, points, text in risk.risk.parts) if risk else ""
         return f"{factors_help()}\n\nThis draft:\n{parts}" if parts else factors_help()
 
-    def queue_rows(self) -> tuple[int, list[DraftRow]]:
-        """The drafts queue in its order (risk or age, the writer filter), and the queue's generation they are
-        from; new scale results are on their way when the store changed since they were computed."""
+    def queue_rows(
+        self, narrow: Callable[[list[DraftRow]], list[DraftRow]] | None = None
+    ) -> tuple[int, list[DraftRow]]:
+        """The drafts queue in its order (risk or age, the writer filter), narrowed first by `narrow` (a search:
+        only the rows it keeps are put in order, the same order they have in the whole queue), and the queue's
+        generation they are from; new scale results are on their way when the store changed since they were
+        computed."""
         self.keep_up()
         session = self.workspace.session
         if session is None:
             return 0, []
         generation, rows = session.drafts_at()
-        return generation, self.order_drafts(rows)
+        return generation, self.order_drafts(narrow(rows) if narrow is not None else rows)
 
     def keep_up(self) -> None:
         """New scale results are on their way when the store changed since they were computed."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from PySide6.QtCore import Qt
 
 from ui.conftest import answer_modal, engrams_on_disk
@@ -128,3 +129,35 @@ def test_a_query_s_answer_is_read_off_the_window_s_thread_and_the_list_stays_as_
     assert rows and len(rows) < len(whole) and all(r.scope == "project:web" for r in rows)
     assert threading.main_thread() not in asked_on
     assert window.status_labels["search"].text() != "searching…"
+
+
+@pytest.mark.parametrize("risk_order", [False, True])
+def test_a_query_lists_the_queue_once_when_its_answer_is_in_in_the_whole_queue_s_order(qtbot, window, risk_order):
+    """Typing lists nothing while the answer is read (the list stays as it is); the answer lists the queue once,
+    narrowed before it is put in order: the rows it keeps in the order they have in the whole queue."""
+    import threading
+
+    qtbot.waitUntil(lambda: window.finder.is_ready and window.scale.view is not None, timeout=20000)
+    qtbot.waitUntil(lambda: window.scale.runner.pending == 0 and window.runner.pending == 0, timeout=20000)
+    if risk_order != bool(window.scale.risk_order):
+        window.scale.toggle_risk_order()
+    whole = [r.id for r in window.drafts.model.rows]
+    service = window.finder.service
+    real, gate = service.all_ids, threading.Event()
+    service.all_ids = lambda text: (gate.wait(10), real(text))[1]
+    listed: list[int] = []
+    set_rows = window.drafts.set_rows
+    window.drafts.set_rows = lambda *a, **k: (listed.append(1), set_rows(*a, **k))[1]
+    window.navigation.focus_search()
+    qtbot.keyClicks(window.search, "scope:project:web")
+    qtbot.keyClick(window.search, Qt.Key.Key_Return)
+    qtbot.waitUntil(window.finder.searching, timeout=5000)
+    qtbot.wait(200)
+    assert listed == []  # asked; nothing listed for the asking
+    gate.set()
+    qtbot.waitUntil(lambda: not window.finder.searching() and bool(listed), timeout=5000)
+    qtbot.wait(100)
+    kept = [r.id for r in window.drafts.model.rows]
+    assert listed == [1]
+    assert kept and len(kept) < len(whole)
+    assert kept == [i for i in whole if i in set(kept)]  # the whole queue's order, narrowed
