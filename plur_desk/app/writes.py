@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from plur_desk.app.history_index import HistoryIndex
 from plur_desk.app.session_signing import SessionSigning
-from plur_desk.app.snapshot import Snapshot
+from plur_desk.app.snapshot import Snapshot, differing
 from plur_desk.app.undo import file_groups, replay_edit
 from plur_desk.domain import review
 from plur_desk.domain.changes import ChangeSet
@@ -222,6 +222,7 @@ class Writes:
         self.made_changes = True
         self.signing.keys.register(now)
         warnings = self.signing.key_notices()  # said once: where the new key lives, that it was registered
+        before = (self.snapshot.engrams, self.snapshot.tensions)
         self.snapshot.take(op.patches, results)
         for patch in op.patches:
             after = next((r.after[patch.key] for r in results if patch.key in r.after), None)
@@ -236,6 +237,9 @@ class Writes:
             self.history.add(result.events)
         engrams = frozenset(p.key for p in op.patches if p.file == "engrams")
         tensions = frozenset(p.key for p in op.patches if p.file == "tensions")
+        if any(r.reloaded for r in results):  # the write read in what PLUR wrote meanwhile: named too, so every
+            engrams |= differing(before[0], self.snapshot.engrams)  # pane it concerns shows it (the poll will
+            tensions |= differing(before[1], self.snapshot.tensions)  # not: the file is the one we know now)
         self.snapshot.changed(engrams, tensions)
         return ChangeSet(engrams, tensions, events, warnings=tuple(warnings), message=op.label)
 

@@ -156,8 +156,7 @@ class ClustersPane(BuiltLater, QWidget):
 
     def refresh(self, _change: ChangeSet | None) -> None:
         scale = self._scale_view()
-        if scale is not None:
-            self.set_clusters(scale.clusters())
+        self.set_clusters(scale.clusters() if scale is not None else [])  # none until computed for this store
 
     @staticmethod
     def concerns(_change: ChangeSet) -> bool:

@@ -78,7 +78,7 @@ class ScaleController(QObject):
         self.workspace = workspace
         self._drafts, self._clusters, self._writers = drafts, clusters, writers
         self._navigation = navigation
-        self.view: ScaleView | None = None
+        self._view: ScaleView | None = None
         self.risk: dict[str, RiskRow] = {}
         self.risk_order: bool | None = None  # None: the default for the store's size
         self.writer_filter: WriterKey | None = None
@@ -104,6 +104,17 @@ class ScaleController(QObject):
         writers.writer_chosen.connect(self._filter_by_writer)
         self._order_waiting = False  # a new order was held back while a large selection lasted
         drafts.selection_changed.connect(self._selection_changed)
+
+    @property
+    def view(self) -> ScaleView | None:
+        """The open store's ledger and clusters; None until computed for it. A view of a store the window left is
+        never shown, ranked by or acted on (settling a cluster listed from it would write to the store left)."""
+        view = self._view
+        return view if view is not None and view.session is self.workspace.session else None
+
+    @view.setter
+    def view(self, view: ScaleView | None) -> None:
+        self._view = view
 
     # -- computing -----------------------------------------------------------------------------------------
 
@@ -278,6 +289,7 @@ class ScaleController(QObject):
             wanted = self.writer_filter
             rows = [r for r in rows if writer_key(session.engram(r.id)) == wanted]
         if self.view is None:
+            self.risk = {}  # no risk shown but the open store's
             return rows
         ordered, self.risk = self.view.order(rows, self.workspace.settings.default_level, bool(self.risk_order))
         return ordered

@@ -142,8 +142,7 @@ class WritersPane(BuiltLater, QWidget):
 
     def refresh(self, _change: ChangeSet | None) -> None:
         scale = self._scale_view()
-        if scale is not None:
-            self.set_writers(scale.writers())
+        self.set_writers(scale.writers() if scale is not None else [])  # none until computed for this store
 
     @staticmethod
     def concerns(_change: ChangeSet) -> bool:

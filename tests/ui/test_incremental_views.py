@@ -114,3 +114,25 @@ def test_an_explicit_reload_shows_every_pane_afresh(qtbot, window: MainWindow) -
     with qtbot.waitSignal(window.opener.reloaded, timeout=10000):
         window.opener.reload()  # F5: nothing changed on disk, every pane is shown again anyway
     assert renders
+
+
+def test_an_agents_edit_our_own_write_read_in_reaches_the_pane_it_concerns(
+    qtbot, window: MainWindow, store_copy
+) -> None:
+    """PLUR edits a tension's side; before any poll sees it, a decision on another draft is written: the write reads
+    engrams.yaml again under the lock and takes the edit in, and its change names that engram too, so the Tensions
+    pane shows it (the poll will not: the file on disk is now the one the session knows)."""
+    from tests.support.blocks import rewrite_block
+
+    session = window.session
+    assert session is not None
+    qtbot.keyClick(window.drafts.table, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)
+    row = window.tensions.current()
+    assert row is not None
+    sides = {s for t in session.all_tensions() for s in (str(t["engram_a"]), str(t["engram_b"]))}
+    seen = session.seen([next(r.id for r in session.drafts() if r.id not in sides)])
+    rewrite_block(store_copy, row.engram_a, "statement: ", "statement: Agent edit. ")
+    with qtbot.waitSignal(window.changes_applied, timeout=10000):
+        window.workspace.change(lambda: session.approve(seen))
+    assert session.view(row.engram_a).statement.startswith("Agent edit.")  # type: ignore[union-attr]
+    assert "Agent edit." in window.tensions.detail.toPlainText()

@@ -380,3 +380,27 @@ def test_a_view_applied_in_steps_never_brings_back_a_row_decided_between_them(qt
     assert gone not in listed
     assert listed == [r.id for r in drafts.in_view_order(scale.order_drafts(list(drafts.model.rows)))]
     assert drafts.current_id() == keep
+
+
+def test_after_opening_another_store_no_cluster_of_the_store_left_is_listed_or_settled(
+    qtbot, window: MainWindow, store_copy: Path, tmp_path: Path
+) -> None:
+    """The scale view is computed per store: until the new store's is, Clusters and Writers list nothing and a
+    cluster key writes nothing (a view of the store left listed its clusters, and D settled them in that store)."""
+    _scaled(qtbot, window)
+    assert window.scale.view is not None and window.scale.view.clusters()
+    other = tmp_path / "other"
+    shutil.copytree(demo_source(), other)
+    left, opened = len(human_events(store_copy)), len(human_events(other))
+    window.scale._timer.setInterval(60_000)  # the new store's view is not computed during this test
+    window.open_path(other)
+    qtbot.waitUntil(lambda: window.session is not None and window.session.root == other, timeout=20000)
+    window.navigation.show_clusters()
+    qtbot.wait(50)
+    assert window.scale.view is None
+    assert window.clusters.model.rows == [] and window.writers.model.rows == []
+    assert not window.scale.risk  # nor a risk value of the store left beside this store's drafts
+    window.scale.settle_cluster()
+    qtbot.wait(300)
+    qtbot.waitUntil(lambda: window.runner.pending == 0, timeout=20000)
+    assert len(human_events(store_copy)) == left and len(human_events(other)) == opened
