@@ -349,6 +349,12 @@ class ScaleController(QObject):
     def end_session(self) -> None:
         self.runner.wait(10000)  # never leave the ledger or the clusters half-built behind a closed store
 
+    def store_opening(self) -> None:
+        """Another store is being opened: a writer filter chosen in the one left (its banner) does not carry over."""
+        if self.writer_filter is not None:
+            self.writer_filter = None
+            self._drafts.show_banner("")
+
     def toggle_risk_order(self) -> None:
         self.risk_order = not self.risk_order
         self._drafts.follow_queue_order(RISK_COLUMN if self.risk_order else DraftColumn.AGE)

@@ -404,3 +404,20 @@ def test_after_opening_another_store_no_cluster_of_the_store_left_is_listed_or_s
     qtbot.wait(300)
     qtbot.waitUntil(lambda: window.runner.pending == 0, timeout=20000)
     assert len(human_events(store_copy)) == left and len(human_events(other)) == opened
+
+
+def test_a_writer_filter_does_not_carry_over_to_another_store(qtbot, window: MainWindow, tmp_path: Path) -> None:
+    _scaled(qtbot, window)
+    qtbot.keyClick(window, Qt.Key.Key_7, Qt.KeyboardModifier.ControlModifier)
+    model = window.writers.model
+    qtbot.waitUntil(lambda: model.rowCount() >= 3)
+    window.writers.table.selectRow(next(r for r in range(model.rowCount()) if "codex" in model.index(r, 0).data()))
+    qtbot.keyClick(window.writers.table, Qt.Key.Key_Return)
+    assert "Showing only drafts by" in window.drafts.banner.text()
+    other = tmp_path / "other"
+    shutil.copytree(demo_source(), other)
+    window.open_path(other)
+    qtbot.waitUntil(lambda: window.session is not None and window.session.root == other, timeout=20000)
+    qtbot.waitUntil(lambda: window.runner.pending == 0, timeout=20000)
+    assert window.scale.writer_filter is None and window.drafts.banner.text() == ""
+    assert {r.id for r in window.drafts.model.rows} == {r.id for r in window.session.drafts()}
