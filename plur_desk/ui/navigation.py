@@ -72,17 +72,16 @@ class NavigationController(QObject):
         return self.stack.currentIndex() == 1
 
     def refresh_panes(self, change: ChangeSet | None, panes: list[QWidget] | None = None) -> None:
-        """The panes a change concerns (every one for None: a store opened, an explicit reload): the pane on screen
-        now, the hidden ones when they are shown (a hidden pane costs nothing per key). A pane a change does not
-        concern keeps its rows, its selection and its detail as they are (scrolled where the reviewer left it)."""
+        """The pane on screen now, when the change concerns it (always for None: a store opened, an explicit
+        reload): one it does not concern keeps its rows, its selection and its detail as they are (scrolled where
+        the reviewer left it). The hidden ones are shown afresh when next shown, whatever the change (a hidden pane
+        costs nothing per key, and what reads by the clock, a tension's age, is read again then)."""
         current = self.tabs.currentWidget()
         for pane in panes if panes is not None else [p for n, p in self.panes.items() if n != "drafts"]:
-            if change is not None and not as_pane(pane).concerns(change):
-                continue
-            if pane is current:
-                as_pane(pane).refresh(change)
-            else:
+            if pane is not current:
                 self.stale.add(pane)
+            elif change is None or as_pane(pane).concerns(change):
+                as_pane(pane).refresh(change)
 
     def _pane_changed(self, index: int) -> None:
         self.search_field.blockSignals(True)

@@ -85,7 +85,9 @@ def test_a_pane_an_outside_change_does_not_concern_keeps_its_detail_as_the_revie
 
     session = window.session
     assert session is not None
-    qtbot.keyClick(window.drafts.table, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClick(window.drafts.table, Qt.Key.Key_4, Qt.KeyboardModifier.ControlModifier)  # History shown once
+    qtbot.keyClick(window.history.table, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)
+    assert window.history not in window.navigation.stale
     tensions = window.tensions
     row = tensions.current()
     assert row is not None
@@ -98,6 +100,7 @@ def test_a_pane_an_outside_change_does_not_concern_keeps_its_detail_as_the_revie
     _reload(qtbot, window)
     assert session.view(outsider).statement.startswith("Outside edit.")  # type: ignore[union-attr]
     assert renders == []  # not rendered again: not this pane's change
+    assert window.history in window.navigation.stale  # a hidden pane is shown afresh next time, whatever changed
     assert window.history.concerns(ChangeSet(engrams=frozenset({outsider}))) is False
 
     rewrite_block(store_copy, row.engram_a, "statement: ", "statement: Side edit. ")
