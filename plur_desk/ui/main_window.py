@@ -323,7 +323,6 @@ class MainWindow(QMainWindow):
             pane.selection_changed.connect(self._update_context)
         self.opener.no_store.connect(self._no_store)
         self.opener.opening.connect(self._opening)
-        self.opener.opening.connect(lambda _path: self.scale.store_opening())
         self.opener.refresh_requested.connect(self.scale.store_changed)
         self.opener.refresh_requested.connect(self.refresh_all)
         self.opener.loaded.connect(self._loaded)
@@ -412,6 +411,7 @@ class MainWindow(QMainWindow):
         self.status_labels["path"].setText(str(path))
         self.stack.setCurrentIndex(1)
         self.finder.reset()
+        self.scale.store_opening()
 
     def _loaded(self) -> None:
         self.store_opened.emit()

@@ -135,7 +135,7 @@ class ScaleController(QObject):
             self._again = True
             return
         self._dirty = False
-        scale = self.view if self.view is not None and self.view.session is session else None
+        scale = self.view  # (only ever the open store's)
         engrams, rows, lines, now = session.engrams_by_id(), session.drafts(), session.history.lines, session.now()
         semantic, level = self.semantic_clusters, self.workspace.settings.default_level
         cache_root = self.workspace.cache_root
@@ -181,7 +181,6 @@ class ScaleController(QObject):
             self._apply_timer.start()
             return
         self._apply_timer.stop()
-        self._staged = None
         self._restarts = 0
         self._order_step()
 
@@ -327,7 +326,7 @@ class ScaleController(QObject):
 
     def keep_up(self) -> None:
         """New scale results are on their way when the store changed since they were computed."""
-        if self._dirty or self.view is None or self.view.session is not self.workspace.session:
+        if self._dirty or self.view is None:  # (None too for a view of a store left)
             self.schedule()
 
     def order_state(self) -> OrderState:
