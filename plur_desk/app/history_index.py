@@ -13,7 +13,7 @@ import contextlib
 import json
 import re
 from array import array
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -424,7 +424,7 @@ class HistoryIndex:
             (self._trust_cache if found.state is TrustState.NOT_HUMAN else self._claim_trust)[raw] = found
         return found
 
-    def rejections(self) -> dict[str, Verdict]:
+    def rejections(self) -> Mapping[str, Verdict]:
         """content_hash -> the latest rejection (an undo of a reject takes it back); a verdict validly signed by
         a human wins over any claim that is not. Maintained as lines arrive (`RejectionLedger`); when a month
         file changed on disk, the verdicts of the lines read before (the history is read again)."""
@@ -435,6 +435,11 @@ class HistoryIndex:
         except MonthChanged:
             self.disk.bump()
             return index.rejections.current()
+
+    def rejections_touched(self, since: Mapping[str, Verdict]) -> set[str] | None:
+        """The content hashes whose verdict may differ between `since` (an answer of `rejections`) and the
+        latest answer; None when that cannot be said (the history was read again since, or it is too old)."""
+        return self._state[1].rejections.touched_since(since)
 
     def human_lines(self) -> list[Line]:
         """Every line that mentions a human actor (a byte prefilter; parse to be sure)."""

@@ -16,7 +16,7 @@ import re
 import threading
 from array import array
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from plur_desk.app.history_table import lines_at
@@ -224,10 +224,19 @@ class RejectionLedger:
     """content_hash -> the latest rejection, applied in timestamp order as reject lines arrive; an undo of a reject
     takes the engram's verdicts back, but one that counts as a human's only when the undo counts as one too. Lines
     arriving in order (every append) are applied on top; a line older than the newest applied one, or a change of
-    keys.yaml (the trust of every verdict), recomputes from all rejection lines (not from all lines)."""
+    keys.yaml (the trust of every verdict), recomputes from all rejection lines (not from all lines).
+
+    Each answer is a snapshot (the same object while nothing changed; never changed after it is handed out), and
+    the ledger says which content hashes any line applied since a recent snapshot touched (`touched_since`): a
+    follower compares only those instead of every verdict."""
+
+    MARKS = 4  # recent snapshots `touched_since` can answer for
 
     def __init__(self) -> None:
         self._verdicts: dict[str, Verdict] = {}
+        self._snapshot: dict[str, Verdict] = {}
+        self._log: list[str] = []  # content hashes whose verdict a line set or took back, oldest first
+        self._marks: list[tuple[dict[str, Verdict], int]] = []  # recent snapshots, with the length of _log at each
         self._parsed: list[tuple[Line, dict[str, object]]] = []  # every rejection line so far, parsed once
         self._done = 0  # of those, how many are applied
         self._claims: dict[int, Trust] = {}  # applied lines that claim a human (by place in _parsed): their trust
@@ -242,7 +251,7 @@ class RejectionLedger:
         parse: Parse,
         trust_of: Callable[[Line, dict[str, object]], Trust],
         generation: object,
-    ) -> dict[str, Verdict]:
+    ) -> Mapping[str, Verdict]:
         with self._lock:
             count = len(positions)
             fresh = [(line, parse(*line)) for line in lines_at(lines, positions[len(self._parsed) : count])]
@@ -253,19 +262,40 @@ class RejectionLedger:
                 fresh and self._done and min(_stamp(e) for _l, e in fresh) < self._newest
             ):
                 self._verdicts, self._done, self._newest, self._generation = {}, 0, "", generation
-                self._claims = {}
+                self._claims, self._log, self._marks = {}, [], []  # no earlier snapshot can be followed across
+            logged = len(self._log)
             todo = sorted(range(self._done, len(self._parsed)), key=lambda n: _stamp(self._parsed[n][1]))
             for n in todo:
                 self._apply(n, trust_of)
             if todo:
                 self._newest = max(self._newest, _stamp(self._parsed[todo[-1]][1]))
             self._done = len(self._parsed)
-            return dict(self._verdicts)
+            if len(self._log) != logged or not self._marks:
+                self._take_snapshot()
+            return self._snapshot
 
-    def current(self) -> dict[str, Verdict]:
+    def current(self) -> Mapping[str, Verdict]:
         """The verdicts as last computed (no line read)."""
         with self._lock:
-            return dict(self._verdicts)
+            return self._snapshot
+
+    def touched_since(self, snapshot: Mapping[str, Verdict]) -> set[str] | None:
+        """The content hashes whose verdict may differ between `snapshot` (one this ledger handed out) and the
+        latest; None when it cannot say (an older snapshot, another ledger's, or one before a recomputation)."""
+        with self._lock:
+            for held, at in self._marks:
+                if held is snapshot:
+                    return set(self._log[at:])
+            return None
+
+    def _take_snapshot(self) -> None:
+        self._snapshot = dict(self._verdicts)
+        self._marks.append((self._snapshot, len(self._log)))
+        if len(self._marks) > self.MARKS:
+            del self._marks[0]
+            start = self._marks[0][1]  # what no kept snapshot needs any more
+            del self._log[:start]
+            self._marks = [(held, at - start) for held, at in self._marks]
 
     def _trusted_as_before(self, trust_of: Callable[[Line, dict[str, object]], Trust]) -> bool:
         """Whether every applied line that claims a human is trusted exactly as when it was applied (the trust of
@@ -286,11 +316,14 @@ class RejectionLedger:
         if isinstance(data, dict) and data.get("action") == "undo" and data.get("undos") == "reject":
             undone, trust = event.get("engram_id"), self._trust(n, trust_of)
             # a human's signed verdict is taken back only by an undo that counts as a human's too (as it was set)
-            self._verdicts = {
-                k: v
+            gone = [
+                k
                 for k, v in self._verdicts.items()
-                if v.engram_id != undone or (v.trust.counts_as_human and not trust.counts_as_human)
-            }
+                if v.engram_id == undone and not (v.trust.counts_as_human and not trust.counts_as_human)
+            ]
+            for key in gone:
+                del self._verdicts[key]
+            self._log += gone
             return
         if event.get("event") == "engram_retired" and isinstance(data, dict) and data.get("action") == "reject":
             digest = data.get("content_hash")
@@ -305,6 +338,7 @@ class RejectionLedger:
             held = self._verdicts.get(digest)
             if trust.counts_as_human or held is None or not held.trust.counts_as_human:
                 self._verdicts[digest] = verdict
+                self._log.append(digest)
 
 
 _UNSET = object()

@@ -101,9 +101,11 @@ class DraftQueue:
         now: Callable[[], datetime],
         history_verdicts: Callable[[], tuple[object, Mapping[str, Verdict]]],
         record_verdict: RecordVerdict,
+        verdicts_touched: Callable[[Mapping[str, Verdict]], set[str] | None] = lambda _since: None,
     ) -> None:
         self._engrams, self._tensions, self._now = engrams, tensions, now
         self._history_verdicts, self._record_verdict = history_verdicts, record_verdict
+        self._verdicts_touched = verdicts_touched  # the content hashes whose verdict may differ since an answer
         self._built = False
         self._lock = threading.Lock()
         self._generation = 0  # moves on with every step that changed a row (a new row object, one added or gone)
@@ -300,9 +302,10 @@ class DraftQueue:
         if stamp == old_stamp:
             return set()
         self._history = (stamp, verdicts)
-        # a verdict kept across appends is the same object: compare by identity first, by value only what differs
-        # (equal after a recount)
-        moved = {d for d, v in verdicts.items() if old.get(d) is not v} | {d for d in old if d not in verdicts}
+        moved = set() if verdicts is old else self._verdicts_touched(old)
+        if moved is None:  # a verdict kept across appends is the same object: compare by identity first, by
+            # value only what differs (equal after a recount)
+            moved = {d for d, v in verdicts.items() if old.get(d) is not v} | {d for d in old if d not in verdicts}
         digests = {d for d in moved if verdicts.get(d) != old.get(d)} | self._records_changed()
         return {i for d in digests for i in self._by_digest.get(d, ())}
 

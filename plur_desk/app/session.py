@@ -67,7 +67,12 @@ class ReviewSession:
         self.undo_history = UndoHistory()
         self.recovery_note = ""  # one line for the reviewer when opening finished interrupted actions
         self.queue = DraftQueue(
-            lambda: self._engrams, lambda: self._tensions, self.now, self._history_verdicts, self._record_verdict
+            lambda: self._engrams,
+            lambda: self._tensions,
+            self.now,
+            self._history_verdicts,
+            self._record_verdict,
+            self.history.rejections_touched,
         )
         self._tension_rows = TensionRows(lambda: self._engrams, lambda: self._tensions, self.now)
         self._validity_rows = ValidityRows(lambda: self._engrams)
@@ -419,7 +424,7 @@ class ReviewSession:
         say."""
         return self.queue.changed_since(generation)
 
-    def _history_verdicts(self) -> tuple[object, dict[str, Verdict]]:
+    def _history_verdicts(self) -> tuple[object, Mapping[str, Verdict]]:
         self.history.sync_trust()
         stamp = self.history.stamp()  # before the answer: one given while a read failed is never kept as current
         return stamp, self.history.rejections()

@@ -116,7 +116,7 @@ class ReviewVerdicts:
     def rejected_verdicts(self) -> dict[str, Verdict]:
         """content_hash -> the latest human rejection, from review records and from history (survives compaction);
         only a signed, valid one counts as a human verdict (`Verdict.trust`)."""
-        verdicts = self.history.rejections()
+        verdicts = dict(self.history.rejections())
         for engram in self.snapshot.engrams.values():
             rec = engram.get("review")
             digest = str(engram.get("content_hash") or "")

@@ -345,3 +345,43 @@ def test_a_filter_nobody_wants_any_more_stops_early(tmp_path) -> None:
     assert len(wanted) == len(index.newest_first(flt)) > 0 and len(asked) >= 2  # asked every few thousand lines
     given_up = index.newest_first(flt, stale=lambda: len(asked) > 3 or bool(asked.append(1)))
     assert len(given_up) == 0
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_ledger_names_every_verdict_that_changed_since_an_answer(tmp_path, seed) -> None:
+    """A follower (the draft queue) compares only the content hashes `rejections_touched` names: through appends in
+    order, out of order (recomputed) and undos, every hash whose verdict differs from an earlier answer is named,
+    an answer is never changed after it is handed out, and an answer nothing touched is the same object."""
+    rng = random.Random(seed)
+    root = tmp_path / "store"
+    (root / "history").mkdir(parents=True)
+    _write(root, rng, 1, 120)
+    index = HistoryIndex(HistoryLog(root), _trust)
+    index.load()
+    answers = [(index.rejections(), dict(index.rejections()))]
+    assert index.rejections() is answers[0][0]  # nothing read: the same answer
+    named = 0
+    for step in range(12):
+        if step == 5:  # older than every verdict: recomputed from all rejection lines
+            early = _event(rng, 500, 1) | {"timestamp": "2026-01-01T00:00:00.000Z", "event": "engram_retired"}
+            early["data"] = {"action": "reject", "reason": "early", "content_hash": "h2"}
+            with open(root / "history" / "2026-01.jsonl", "a", encoding="utf-8") as handle:
+                handle.write(json.dumps(early) + "\n")
+        else:  # later than every line before: applied on top
+            with open(root / "history" / "2026-03.jsonl", "a", encoding="utf-8") as handle:
+                for n in range(15):
+                    event = _event(rng, 200 + 15 * step + n, 3) | {"timestamp": f"2026-03-{step + 1:02d}T{n:02d}:00Z"}
+                    handle.write(json.dumps(event) + "\n")
+        index.refresh()
+        latest = index.rejections()
+        assert latest == _scan_rejections(index)
+        for answer, copy in answers:
+            assert answer == copy  # never changed after it was handed out
+            touched = index.rejections_touched(answer)
+            if touched is None:
+                continue
+            named += 1
+            assert {d for d in set(copy) | set(latest) if copy.get(d) != latest.get(d)} <= touched
+        answers = [*answers[-3:], (latest, dict(latest))]
+    assert named >= 12  # most answers could be followed: the check above is not vacuous
+    assert index.rejections_touched({}) is None  # not one of its answers
