@@ -145,6 +145,7 @@ def approve_latency(root: Path, pairs: list[tuple[str, str]], rounds: int, per_r
     import shutil
 
     from plur_desk.app.session import ReviewSession
+    from plur_desk.domain.commands import ApproveDrafts
     from plur_desk.domain.review import Reviewer
 
     times: dict[str, list[float]] = {
@@ -163,7 +164,7 @@ def approve_latency(root: Path, pairs: list[tuple[str, str]], rounds: int, per_r
                 for _ in range(per_round):
                     draft = drafts.pop()
                     t0 = time.perf_counter()
-                    session.approve(session.seen([draft]))
+                    session.execute(ApproveDrafts(tuple(session.seen([draft]))))
                     times[label].append(time.perf_counter() - t0)
                 if proc is not None:
                     proc.kill()

@@ -55,11 +55,12 @@ store.save_cache()
 if mode == "approve":
     import statistics
     from plur_desk.app.session import ReviewSession
+    from plur_desk.domain.commands import ApproveDrafts
     from plur_desk.domain.review import Reviewer
     session = ReviewSession(store, Reviewer("Bench"))
     times = []
     for row in session.drafts()[:5]:
-        t = time.perf_counter(); session.approve(session.seen([row.id])); times.append(time.perf_counter() - t)
+        t = time.perf_counter(); session.execute(ApproveDrafts(tuple(session.seen([row.id])))); times.append(time.perf_counter() - t)
     out["approve_s"] = statistics.median(times)
 hwm = [l for l in open("/proc/self/status") if l.startswith("VmHWM:")][0].split()[1]
 out["hwm_mb"] = int(hwm) / 1024

@@ -39,6 +39,7 @@ def main() -> None:
     sys.path.insert(0, str(root))
     import plur_desk
     from plur_desk.app.session import ReviewSession
+    from plur_desk.domain.commands import ApproveDrafts
     from plur_desk.domain.review import Reviewer
     from plur_desk.store.plur_store import PlurStore
 
@@ -61,9 +62,9 @@ def main() -> None:
 
     rows = timed("drafts() first", session.drafts)
     out["drafts"] = len(rows)  # type: ignore[arg-type]
-    session.approve(session.seen([rows[0].id]))  # type: ignore[index]
+    session.execute(ApproveDrafts(tuple(session.seen([rows[0].id]))))  # type: ignore[index]
     timed("drafts()+counts() after the first approve", lambda: (session.drafts(), session.counts()))
-    session.approve(session.seen([rows[1].id]))  # type: ignore[index]
+    session.execute(ApproveDrafts(tuple(session.seen([rows[1].id]))))  # type: ignore[index]
     timed("drafts()+counts() after a second approve", lambda: (session.drafts(), session.counts()))
     timed("timeline(one engram)", lambda: session.history.timeline(rows[5].id))  # type: ignore[index]
     timed("rejections()", session.history.rejections)

@@ -47,6 +47,7 @@ import json, resource, statistics, sys, time
 from pathlib import Path
 from plur_desk.app.search import SearchService
 from plur_desk.app.session import ReviewSession
+from plur_desk.domain.commands import EditStatement
 from plur_desk.domain.review import Reviewer
 from plur_desk.store.plur_store import PlurStore
 root, cache = Path(sys.argv[1]), Path(sys.argv[2])
@@ -65,7 +66,7 @@ times.sort()
 target = next(r.id for r in session.drafts())
 updates = []
 for i in range(5):
-    session.edit_statement(session.seen([target])[0], f"Edited statement number {i} about the build cache")
+    session.execute(EditStatement(session.seen([target])[0], f"Edited statement number {i} about the build cache"))
     t = time.perf_counter(); service.sync_ids([target]); updates.append(time.perf_counter() - t)
 print(json.dumps({"docs": built, "build_s": build_s, "p50_ms": 1000 * statistics.median(times),
                   "p95_ms": 1000 * times[int(len(times) * 0.95) - 1], "queries": len(times),

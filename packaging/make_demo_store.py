@@ -21,6 +21,7 @@ from keyring.backends import fail  # noqa: E402
 from plur_desk.app.session import ReviewSession  # noqa: E402
 from plur_desk.app.signing import ReviewerKeys  # noqa: E402
 from plur_desk.app.vault import KeyVault  # noqa: E402
+from plur_desk.domain.commands import ApproveDrafts, ConfirmTension, RejectDrafts  # noqa: E402
 from plur_desk.domain.review import Reviewer  # noqa: E402
 from plur_desk.infra.clock import FixedClock  # noqa: E402
 from plur_desk.store.plur_store import PlurStore  # noqa: E402
@@ -48,16 +49,22 @@ def main() -> None:
         keys = ReviewerKeys(store, ada, KeyVault(Path(tmp) / "reviewer"))
         session = ReviewSession(plur_store, ada, FixedClock(datetime.now(UTC)), keys)
         session.load_history()
-        session.reject(
-            session.seen([_id_of(session, "Use spaces for indentation in every file")]),
-            "Makefiles need tabs; the style guide only bans tabs elsewhere",
+        session.execute(
+            RejectDrafts(
+                tuple(session.seen([_id_of(session, "Use spaces for indentation in every file")])),
+                "Makefiles need tabs; the style guide only bans tabs elsewhere",
+            )
         )
-        session.approve(
-            session.seen([_id_of(session, "The design system lives in packages/ui and uses Radix primitives")]),
-            "decided",
-            "checked against the repo",
+        session.execute(
+            ApproveDrafts(
+                tuple(
+                    session.seen([_id_of(session, "The design system lives in packages/ui and uses Radix primitives")])
+                ),
+                "decided",
+                "checked against the repo",
+            )
         )
-        session.confirm_tension(session.seen_tension(next(t.id for t in session.tensions(("detected",)))))
+        session.execute(ConfirmTension(session.seen_tension(next(t.id for t in session.tensions(("detected",))))))
         # An agent asserts the rejected statement again, in another session.
         run_node(
             "plur_ops.mjs",

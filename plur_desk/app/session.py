@@ -3,16 +3,17 @@
 A change is a command (`plur_desk.domain.commands`): `execute(command)` checks it against what the reviewer saw
 (a `Seen` per record, as rendered), journals and writes it with its signed history events (`writes.py`), records
 it for undo (`undo.py`) and returns the `ChangeSet` naming what changed. Undo and redo are themselves audited
-forward changes that refuse when the record moved on since. The named methods (`approve`, `reject`, …) are
-one-line wrappers that build the command. The store stays inside the app layer: the session offers what a window
-needs of it (`save_cache`, `lock_holder`, `changed_on_disk`, …).
+forward changes that refuse when the record moved on since. The caller builds the command and hands it to
+`execute`: the session has no method that only wraps one (`settle_duplicates` and `replace_key` do more). The store
+stays inside the app layer: the session offers what a window needs of it (`save_cache`, `lock_holder`,
+`changed_on_disk`, …).
 """
 
 from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -134,51 +135,6 @@ class ReviewSession:
 
     def redo_label(self) -> str:
         return self.undo_history.redo_label()
-
-    def approve(self, seen: Sequence[Seen], level: str = "decided", note: str = "") -> ChangeSet:
-        from plur_desk.domain import commands as cmd
-
-        return self.execute(cmd.ApproveDrafts(tuple(seen), level, note))
-
-    def reject(self, seen: Sequence[Seen], reason: str) -> ChangeSet:
-        from plur_desk.domain import commands as cmd
-
-        return self.execute(cmd.RejectDrafts(tuple(seen), reason))
-
-    def edit_statement(self, seen: Seen, statement: str) -> ChangeSet:
-        from plur_desk.domain import commands as cmd
-
-        return self.execute(cmd.EditStatement(seen, statement))
-
-    def set_validity(self, seen: Sequence[Seen], valid_from: str | None, valid_until: str | None) -> ChangeSet:
-        from plur_desk.domain import commands as cmd
-
-        return self.execute(cmd.SetValidity(tuple(seen), valid_from, valid_until))
-
-    def expire_now(self, seen: Sequence[Seen]) -> ChangeSet:
-        from plur_desk.domain import commands as cmd
-
-        return self.execute(cmd.ExpireNow(tuple(seen)))
-
-    def confirm_tension(self, seen: Seen) -> ChangeSet:
-        from plur_desk.domain import commands as cmd
-
-        return self.execute(cmd.ConfirmTension(seen))
-
-    def dismiss_tension(self, seen: Seen, reason: str = "") -> ChangeSet:
-        from plur_desk.domain import commands as cmd
-
-        return self.execute(cmd.DismissTension(seen, reason))
-
-    def resolve_tension(self, seen: Seen, winner: str) -> ChangeSet:
-        from plur_desk.domain import commands as cmd
-
-        return self.execute(cmd.ResolveTension(seen, winner))
-
-    def split_in_time(self, seen: Seen, at: str) -> ChangeSet:
-        from plur_desk.domain import commands as cmd
-
-        return self.execute(cmd.SplitInTime(seen, at))
 
     def settle_duplicates(
         self,

@@ -421,7 +421,9 @@ class ReviewController(QObject):
         chosen = level or self.workspace.settings.default_level
         text, seen = note or bulk_note, [s for _, s in shown]
         after = None if moved_on else self.drafts.id_after(ids)
-        self.run_change(lambda: session.approve(seen, chosen, text), after)
+        from plur_desk.domain.commands import ApproveDrafts  # loaded with the first decision, not at launch
+
+        self.run_change(lambda: session.execute(ApproveDrafts(tuple(seen), chosen, text)), after)
 
     def approve_selected_level(self) -> None:
         shown = self._shown_drafts()
@@ -444,7 +446,11 @@ class ReviewController(QObject):
         if not ok or not reason:
             return
         session, seen = self.workspace.session, [s for _, s in shown]
-        self.run_change(lambda: session.reject(seen, reason), self.drafts.id_after([s.id for s in seen]))
+        from plur_desk.domain.commands import RejectDrafts
+
+        self.run_change(
+            lambda: session.execute(RejectDrafts(tuple(seen), reason)), self.drafts.id_after([s.id for s in seen])
+        )
 
     def _ask_reason(self, row: DraftRow) -> tuple[bool, str]:
         from plur_desk.ui.dialogs import ReasonDialog
@@ -474,7 +480,9 @@ class ReviewController(QObject):
         session = self.workspace.session
         conflicts = self._conflicts.conflict_lines([seen.id], text) if session is not None else []
         if session is not None and (not conflicts or self._conflicts.ask_about_conflicts(conflicts, "Save")):
-            self.run_change(lambda: session.edit_statement(seen, text), seen.id)
+            from plur_desk.domain.commands import EditStatement
+
+            self.run_change(lambda: session.execute(EditStatement(seen, text)), seen.id)
 
     def skip(self) -> None:
         self.drafts.step_selection(1)

@@ -30,7 +30,9 @@ class TensionsController(QObject):
         session, displayed = self.workspace.session, self._displayed()
         if displayed and session:
             seen = displayed[1]
-            self.workspace.change(lambda: session.confirm_tension(seen))
+            from plur_desk.domain.commands import ConfirmTension  # loaded with the first decision, not at launch
+
+            self.workspace.change(lambda: session.execute(ConfirmTension(seen)))
 
     def dismiss_tension(self) -> None:
         session, displayed = self.workspace.session, self._displayed()
@@ -49,7 +51,9 @@ class TensionsController(QObject):
         )
         if dialog.exec() == ReasonDialog.DialogCode.Accepted:
             reason = dialog.reason
-            self.workspace.change(lambda: session.dismiss_tension(seen, reason))
+            from plur_desk.domain.commands import DismissTension
+
+            self.workspace.change(lambda: session.execute(DismissTension(seen, reason)))
 
     def keep_left(self) -> None:
         self._preview(keep_right=False)
@@ -71,7 +75,9 @@ class TensionsController(QObject):
             return
         seen, winner = pending
         self.pane.cancel_pending()
-        self.workspace.change(lambda: session.resolve_tension(seen, winner))
+        from plur_desk.domain.commands import ResolveTension
+
+        self.workspace.change(lambda: session.execute(ResolveTension(seen, winner)))
 
     def split_tension(self) -> None:
         session, displayed = self.workspace.session, self._displayed()
@@ -87,4 +93,6 @@ class TensionsController(QObject):
         dialog = SplitDialog(earlier, later, self.pane, QDate(now.year, now.month, now.day))
         if dialog.exec() == QDialog.DialogCode.Accepted:
             at = dialog.iso
-            self.workspace.change(lambda: session.split_in_time(seen, at))
+            from plur_desk.domain.commands import SplitInTime
+
+            self.workspace.change(lambda: session.execute(SplitInTime(seen, at)))

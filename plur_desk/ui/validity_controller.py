@@ -30,11 +30,15 @@ class ValidityController(QObject):
         dialog = WindowDialog(row.id, window, self.pane, QDate(now.year, now.month, now.day))
         if dialog.exec() == QDialog.DialogCode.Accepted:
             start, end = dialog.value("valid_from"), dialog.value("valid_until")
-            self.workspace.change(lambda: session.set_validity([row.seen], start, end))
+            from plur_desk.domain.commands import SetValidity  # loaded with the first decision, not at launch
+
+            self.workspace.change(lambda: session.execute(SetValidity((row.seen,), start, end)))
 
     def expire_now(self) -> None:
         session = self.workspace.session
         rows = self.pane.selected_rows() if self._on_screen(self.pane) else []
         if session is not None and rows:
             seen = [r.seen for r in rows]
-            self.workspace.change(lambda: session.expire_now(seen))
+            from plur_desk.domain.commands import ExpireNow
+
+            self.workspace.change(lambda: session.execute(ExpireNow(tuple(seen))))

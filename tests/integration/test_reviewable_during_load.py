@@ -17,6 +17,7 @@ import pytest
 
 from plur_desk.app import loading
 from plur_desk.app.session import ReviewSession
+from plur_desk.domain.commands import ApproveDrafts, RejectDrafts
 from plur_desk.domain.review import Reviewer
 from plur_desk.infra.errors import ActionRefused
 from plur_desk.store import plur_store
@@ -59,8 +60,8 @@ def test_approve_and_reject_during_the_load_are_safe_and_plur_reads_them(big, tm
     drafts = [row.id for row in session.drafts()]
     assert len(drafts) >= 2 and not store.engrams.all_parsed
 
-    session.approve(session.seen([drafts[0]]))
-    session.reject(session.seen([drafts[1]]), "wrong")
+    session.execute(ApproveDrafts(tuple(session.seen([drafts[0]]))))
+    session.execute(RejectDrafts(tuple(session.seen([drafts[1]])), "wrong"))
     unparsed = sum(1 for e in store.engrams.entries if not e.parsed)
     assert unparsed > N // 2  # the decisions were taken on the partial snapshot
 
@@ -100,7 +101,7 @@ def test_a_duplicate_id_not_parsed_yet_refuses_the_write(big):
     assert session.engram(target) is not None  # the snapshot cannot know yet: the write path must
     changed = path.read_bytes()
     with pytest.raises(ActionRefused, match="appears 2 times"):
-        session.approve(session.seen([target]))
+        session.execute(ApproveDrafts(tuple(session.seen([target]))))
     assert path.read_bytes() == changed
     assert "Grace Tester" not in "".join(p.read_text() for p in (big / "history").glob("*.jsonl"))
 

@@ -10,6 +10,7 @@ import pytest
 
 from plur_desk.app.bootstrap import open_session
 from plur_desk.app.check import run_check
+from plur_desk.domain.commands import ApproveDrafts, EditStatement, RejectDrafts
 from plur_desk.domain.trust import TrustState
 from plur_desk.store.chain import event_hash, js_stringify
 
@@ -32,9 +33,9 @@ def _ours(events):
 def test_signed_events_are_read_by_plur_verify_independently_and_keys_yaml_survives_plur_writes(store, node_home):
     session = open_session(store, REVIEWER, use_cache=False)
     drafts = session.drafts()
-    session.approve(session.seen([drafts[0].id]), note="checked")
-    session.reject(session.seen([drafts[1].id]), "duplicate")
-    session.edit_statement(session.seen([drafts[2].id])[0], "Deploys need a second reviewer")
+    session.execute(ApproveDrafts(tuple(session.seen([drafts[0].id])), note="checked"))
+    session.execute(RejectDrafts(tuple(session.seen([drafts[1].id])), "duplicate"))
+    session.execute(EditStatement(session.seen([drafts[2].id])[0], "Deploys need a second reviewer"))
     keys_bytes = (store / "keys.yaml").read_bytes()
 
     loaded, history = plur(store, node_home, [{"op": "load"}, {"op": "history"}])
@@ -85,8 +86,8 @@ def test_a_session_on_a_chained_store_ends_with_a_checkpoint_the_docs_verifier_c
     _chain(store)
     session = open_session(store, REVIEWER, use_cache=False)
     drafts = session.drafts()
-    session.approve(session.seen([drafts[0].id, drafts[1].id]))
-    session.reject(session.seen([drafts[2].id]), "wrong")
+    session.execute(ApproveDrafts(tuple(session.seen([drafts[0].id, drafts[1].id]))))
+    session.execute(RejectDrafts(tuple(session.seen([drafts[2].id])), "wrong"))
     checkpoint = session.end()
     assert checkpoint is not None and checkpoint["signer"] == f"human:{REVIEWER}"
     result = _node(store, node_home, {"op": "verifyChain"})
@@ -101,7 +102,7 @@ def test_a_session_on_a_chained_store_ends_with_a_checkpoint_the_docs_verifier_c
 def test_attacks_through_plurs_api_are_each_shown_for_what_they_are_and_check_exits_1(store, node_home):
     session = open_session(store, REVIEWER, use_cache=False)
     drafts = [d.id for d in session.drafts()]
-    session.reject(session.seen([drafts[0]]), "not true")
+    session.execute(RejectDrafts(tuple(session.seen([drafts[0]])), "not true"))
     genuine = next(e for e in session.history.newest_first() if e.get("signer"))
     assert run_check(store).exit_code == 0
 

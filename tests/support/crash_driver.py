@@ -23,6 +23,17 @@ from pathlib import Path
 
 from plur_desk.app.check import run_check
 from plur_desk.app.session import ReviewSession
+from plur_desk.domain.commands import (
+    ApproveDrafts,
+    ConfirmTension,
+    DismissTension,
+    EditStatement,
+    ExpireNow,
+    RejectDrafts,
+    ResolveTension,
+    SetValidity,
+    SplitInTime,
+)
 from plur_desk.domain.engram_rules import engram_problems, tension_problems
 from plur_desk.domain.review import Reviewer
 from plur_desk.infra import crash
@@ -58,19 +69,22 @@ def actions(root: Path) -> dict[str, tuple[Act | None, Act]]:
     t, a = pairs[0].id, pairs[0].engram_a
     d0, d3 = drafts[0], drafts[:3]
     return {
-        "approve": (None, lambda s: s.approve(s.seen([d0]))),
-        "approve_bulk": (None, lambda s: s.approve(s.seen(d3), note="bulk")),
-        "reject": (None, lambda s: s.reject(s.seen([d0]), "crash trial")),
-        "reject_bulk": (None, lambda s: s.reject(s.seen(d3), "crash trial")),
-        "edit": (None, lambda s: s.edit_statement(s.seen([d0])[0], "A new statement written during a crash trial")),
-        "validity_bulk": (None, lambda s: s.set_validity(s.seen(d3[:2]), "2026-01-01", "2027-01-01")),
-        "expire": (None, lambda s: s.expire_now(s.seen([d0]))),
-        "confirm": (None, lambda s: s.confirm_tension(s.seen_tension(t))),
-        "dismiss": (None, lambda s: s.dismiss_tension(s.seen_tension(t), "not a real conflict")),
-        "resolve": (None, lambda s: s.resolve_tension(s.seen_tension(t), a)),
-        "split": (None, lambda s: s.split_in_time(s.seen_tension(t), "2026-06-01")),
-        "undo_resolve": (lambda s: s.resolve_tension(s.seen_tension(t), a), lambda s: s.undo()),
-        "undo_approve_bulk": (lambda s: s.approve(s.seen(d3)), lambda s: s.undo()),
+        "approve": (None, lambda s: s.execute(ApproveDrafts(tuple(s.seen([d0]))))),
+        "approve_bulk": (None, lambda s: s.execute(ApproveDrafts(tuple(s.seen(d3)), note="bulk"))),
+        "reject": (None, lambda s: s.execute(RejectDrafts(tuple(s.seen([d0])), "crash trial"))),
+        "reject_bulk": (None, lambda s: s.execute(RejectDrafts(tuple(s.seen(d3)), "crash trial"))),
+        "edit": (
+            None,
+            lambda s: s.execute(EditStatement(s.seen([d0])[0], "A new statement written during a crash trial")),
+        ),
+        "validity_bulk": (None, lambda s: s.execute(SetValidity(tuple(s.seen(d3[:2])), "2026-01-01", "2027-01-01"))),
+        "expire": (None, lambda s: s.execute(ExpireNow(tuple(s.seen([d0]))))),
+        "confirm": (None, lambda s: s.execute(ConfirmTension(s.seen_tension(t)))),
+        "dismiss": (None, lambda s: s.execute(DismissTension(s.seen_tension(t), "not a real conflict"))),
+        "resolve": (None, lambda s: s.execute(ResolveTension(s.seen_tension(t), a))),
+        "split": (None, lambda s: s.execute(SplitInTime(s.seen_tension(t), "2026-06-01"))),
+        "undo_resolve": (lambda s: s.execute(ResolveTension(s.seen_tension(t), a)), lambda s: s.undo()),
+        "undo_approve_bulk": (lambda s: s.execute(ApproveDrafts(tuple(s.seen(d3)))), lambda s: s.undo()),
     }
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 
 from plur_desk.domain.changes import ChangeSet
+from plur_desk.domain.commands import ApproveDrafts
 from plur_desk.ui.main_window import MainWindow
 
 
@@ -136,6 +137,6 @@ def test_an_agents_edit_our_own_write_read_in_reaches_the_pane_it_concerns(
     seen = session.seen([next(r.id for r in session.drafts() if r.id not in sides)])
     rewrite_block(store_copy, row.engram_a, "statement: ", "statement: Agent edit. ")
     with qtbot.waitSignal(window.changes_applied, timeout=10000):
-        window.workspace.change(lambda: session.approve(seen))
+        window.workspace.change(lambda: session.execute(ApproveDrafts(tuple(seen))))
     assert session.view(row.engram_a).statement.startswith("Agent edit.")  # type: ignore[union-attr]
     assert "Agent edit." in window.tensions.detail.toPlainText()

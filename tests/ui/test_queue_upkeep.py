@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from PySide6.QtCore import QItemSelection, QItemSelectionModel, Qt
 
 from plur_desk.app.writer_stats import writer_key
+from plur_desk.domain.commands import ApproveDrafts, EditStatement, RejectDrafts
 from plur_desk.infra.clock import iso_ms
 from plur_desk.store.yaml_dump import dump_engrams_document
 from plur_desk.ui.main_window import MainWindow
@@ -86,11 +87,11 @@ def _decide(win: MainWindow, kind: int, a: int, b: int) -> None:
     seen, ids = [r.seen for r in chosen], [r.id for r in chosen]
     after = drafts.id_after(ids)
     if kind in (0, 1):
-        review.run_change(lambda: session.approve(seen, "decided", ""), after)
+        review.run_change(lambda: session.execute(ApproveDrafts(tuple(seen), "decided", "")), after)
     elif kind == 2:
-        review.run_change(lambda: session.reject(seen, "not a lesson"), after)
+        review.run_change(lambda: session.execute(RejectDrafts(tuple(seen), "not a lesson")), after)
     else:
-        review.run_change(lambda: session.edit_statement(seen[0], f"{STATEMENTS[b % 4]} (edited {a})"), ids[0])
+        review.run_change(lambda: session.execute(EditStatement(seen[0], f"{STATEMENTS[b % 4]} (edited {a})")), ids[0])
 
 
 def _arrange(win: MainWindow, kind: int, a: int, b: int) -> None:
@@ -192,7 +193,10 @@ def test_an_approval_takes_its_row_out_without_listing_the_queue_again(qtbot, tm
     resets: list[int] = []
     drafts.model.modelReset.connect(lambda: resets.append(1))
     with qtbot.waitSignal(win.changes_applied, timeout=10000):
-        win.review.run_change(lambda: win.session.approve([current.seen]), drafts.id_after([current.id]))  # type: ignore[union-attr]
+        win.review.run_change(
+            lambda: win.session.execute(ApproveDrafts((current.seen,))),  # type: ignore[union-attr]
+            drafts.id_after([current.id]),
+        )
     assert [r.id for r in drafts.model.rows] == [i for i in listed if i != current.id]
     assert drafts.current_id() == listed[3]
     assert orders == [] and resets == []  # the queue was not ordered again, the list not reset
@@ -216,7 +220,7 @@ def test_rows_whose_age_moved_on_are_repainted_in_place_after_a_decision(qtbot, 
     resets: list[int] = []
     drafts.model.modelReset.connect(lambda: resets.append(1))
     with qtbot.waitSignal(win.changes_applied, timeout=10000):
-        win.review.run_change(lambda: session.approve([current.seen]), drafts.id_after([current.id]))
+        win.review.run_change(lambda: session.execute(ApproveDrafts((current.seen,))), drafts.id_after([current.id]))
     rows = list(drafts.model.rows)
     aged = [r for r in rows if r is not before[r.id]]
     assert aged and all(r.age_days != before[r.id].age_days for r in aged)  # new rows, in place

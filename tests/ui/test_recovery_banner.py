@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from plur_desk.domain.commands import ApproveDrafts
 from plur_desk.infra.clock import FixedClock
 
 from ui.conftest import NOW, engrams_on_disk, open_window_on
@@ -21,13 +22,14 @@ import os, sys
 from pathlib import Path
 from plur_desk.store.plur_store import PlurStore
 from plur_desk.app.session import ReviewSession
+from plur_desk.domain.commands import ApproveDrafts
 from plur_desk.domain.review import Reviewer
 store = PlurStore(Path(sys.argv[1])); store.load()
 session = ReviewSession(store, Reviewer("Killed Reviewer"))
 draft = session.drafts()[0].id
 print(draft, flush=True)
 os.environ["PLUR_DESK_CRASH_AT"] = "store-renamed:1"
-session.approve(session.seen([draft]))
+session.execute(ApproveDrafts(tuple(session.seen([draft]))))
 """
 
 
@@ -71,7 +73,7 @@ def test_a_review_without_its_event_is_reported_without_a_scan_on_the_gui_thread
 
     session = open_session(store_copy, "Grace", clock=FixedClock(NOW))
     draft = session.drafts()[0].id
-    session.approve(session.seen([draft]))
+    session.execute(ApproveDrafts(tuple(session.seen([draft]))))
     for month in (store_copy / "history").glob("*.jsonl"):  # as if the events were never appended
         month.write_text("".join(line for line in month.read_text().splitlines(True) if draft not in line))
     scanned_on: list[threading.Thread] = []

@@ -10,6 +10,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from plur_desk.app.demo import demo_source
+from plur_desk.domain.commands import ApproveDrafts
 from plur_desk.ui.main_window import MainWindow
 from plur_desk.ui.models import DraftColumn
 from plur_desk.ui.scale_support import ScaleController
@@ -259,7 +260,7 @@ def test_a_month_replaced_while_risk_is_computed_is_read_again_not_an_unexpected
     monkeypatch.setattr(window.scale, "schedule", lambda: None if held[0] else schedule())
     window.scale._timer.stop()  # no computation until the one below
     with qtbot.waitSignal(window.changes_applied, timeout=10000):  # a line the ledger has not read yet
-        window.workspace.change(lambda: session.approve(session.seen([draft])))
+        window.workspace.change(lambda: session.execute(ApproveDrafts(tuple(session.seen([draft])))))
     qtbot.waitUntil(lambda: window.runner.pending == 0 and window.scale.runner.pending == 0, timeout=20000)
     assert window.scale.view is not None and window.scale.view.ledger.fed < len(session.history.lines)
     held[0] = False

@@ -16,6 +16,7 @@ from PySide6.QtCore import QItemSelection, QItemSelectionModel, Qt
 from PySide6.QtWidgets import QApplication
 
 from plur_desk.app.rows import DraftRow
+from plur_desk.domain.commands import ApproveDrafts
 from plur_desk.ui.actions import ACTIONS, is_enabled
 from plur_desk.ui.drafts_pane import DraftsPane
 from plur_desk.ui.main_window import MainWindow
@@ -134,7 +135,10 @@ def test_the_actions_follow_the_context_through_its_changes(qtbot, window: MainW
     current = drafts.current()
     assert current is not None
     with qtbot.waitSignal(window.changes_applied, timeout=10000):
-        window.review.run_change(lambda: window.session.approve([current.seen]), drafts.id_after([current.id]))  # type: ignore[union-attr]
+        window.review.run_change(
+            lambda: window.session.execute(ApproveDrafts((current.seen,))),  # type: ignore[union-attr]
+            drafts.id_after([current.id]),
+        )
     check()  # undo is possible now, and says what
     drafts.start_edit(drafts.displayed_seen(), drafts.current().statement)  # type: ignore[arg-type, union-attr]
     window._update_context()

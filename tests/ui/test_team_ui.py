@@ -13,6 +13,7 @@ from plur_desk.app.bootstrap import open_session
 from plur_desk.app.demo import demo_source
 from plur_desk.app.settings import Settings, SettingsStore
 from plur_desk.app.sync import run_sync
+from plur_desk.domain.commands import ApproveDrafts, RejectDrafts
 from plur_desk.infra.clock import FixedClock
 from plur_desk.ui.app import make_application
 from plur_desk.ui.detail import engram_html
@@ -45,9 +46,9 @@ def clones(tmp_path: Path) -> tuple[Path, Path, str]:
     shutil.copytree(ann / "history", bob / "history")
     first = open_session(ann, "Ann", load_history=False, use_cache=False)
     draft = sorted(r.id for r in first.drafts())[0]
-    first.approve(first.seen([draft]))
-    (_s := open_session(bob, "Bob", load_history=False, use_cache=False)).reject(
-        _s.seen([draft]), "only true for the web tier"
+    first.execute(ApproveDrafts(tuple(first.seen([draft]))))
+    (_s := open_session(bob, "Bob", load_history=False, use_cache=False)).execute(
+        RejectDrafts(tuple(_s.seen([draft])), "only true for the web tier")
     )
     for store in (ann, bob, ann):
         assert run_sync(store).error is None

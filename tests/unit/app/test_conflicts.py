@@ -14,6 +14,7 @@ from plur_desk.app.conflicts import ConflictFinder, Vectors
 from plur_desk.app.conflicts_cli import finder_for
 from plur_desk.app.session import ReviewSession
 from plur_desk.cli import main
+from plur_desk.domain.commands import ApproveDrafts, EditStatement, RejectDrafts
 from plur_desk.domain.derived import content_hash
 from plur_desk.infra.clock import FixedClock
 from plur_desk.infra.errors import ActionRefused
@@ -168,7 +169,9 @@ def test_a_missing_tensions_file_is_created_with_the_one_record(session):
 def test_the_service_names_the_other_engram_and_who_approved_it(session):
     from plur_desk.app.conflict_service import ConflictService
 
-    session.approve(session.seen(["ENG-2026-11-04-001"]), "decided")  # now the 90-day engram is approved by Ada
+    session.execute(
+        ApproveDrafts(tuple(session.seen(["ENG-2026-11-04-001"])), "decided")
+    )  # now the 90-day engram is approved by Ada
     service = ConflictService(session).rebuild()
     warnings = service.warnings_for("ENG-2026-11-03-001")
     assert [(w.other_id, w.commitment, w.approved_by) for w in warnings] == [
@@ -225,11 +228,11 @@ def test_a_finder_kept_across_decisions_answers_as_a_rebuilt_one(session):
         return {i: [w.text() for w in service.warnings_for(i)] for i in STATEMENTS}
 
     kept = ConflictService(session).rebuild()
-    session.approve(session.seen(["ENG-2026-11-04-001"]), "decided")
+    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-04-001"])), "decided"))
     assert kept.answers_after(["ENG-2026-11-04-001"])
     assert answers(kept) == answers(ConflictService(session).rebuild())
     assert any("approved by Ada Reviewer" in t for texts in answers(kept).values() for t in texts)
-    session.reject(session.seen(["ENG-2026-11-02-001"]), "wrong host")
+    session.execute(RejectDrafts(tuple(session.seen(["ENG-2026-11-02-001"])), "wrong host"))
     assert kept.answers_after(["ENG-2026-11-02-001"])
     assert answers(kept) == answers(ConflictService(session).rebuild())
     after_reject = ConflictService(session).rebuild()  # built while it was retired: it does not hold it
@@ -238,7 +241,9 @@ def test_a_finder_kept_across_decisions_answers_as_a_rebuilt_one(session):
     assert kept.answers_after(["ENG-2026-11-02-001"])  # built before the reject: it holds it as it is again
     assert answers(kept) == answers(ConflictService(session).rebuild())
     rebuilt = ConflictService(session).rebuild()
-    session.edit_statement(session.seen(["ENG-2026-11-05-001"])[0], "Deploys go through Traefik on the edge hosts.")
+    session.execute(
+        EditStatement(session.seen(["ENG-2026-11-05-001"])[0], "Deploys go through Traefik on the edge hosts.")
+    )
     assert not rebuilt.answers_after(["ENG-2026-11-05-001"])
     assert not rebuilt.answers_after([], max_age=-1)  # an old finder is rebuilt anyway (its clock)
 

@@ -7,6 +7,17 @@ import pytest
 from plur_desk.app.reviewer import InvalidReviewer, check_reviewer, note_reviewer_change, reviewer_problem
 from plur_desk.app.session import ReviewSession
 from plur_desk.app.settings import Settings, SettingsStore
+from plur_desk.domain.commands import (
+    ApproveDrafts,
+    ConfirmTension,
+    DismissTension,
+    EditStatement,
+    ExpireNow,
+    RejectDrafts,
+    ResolveTension,
+    SetValidity,
+    SplitInTime,
+)
 from plur_desk.domain.review import Reviewer
 from plur_desk.domain.seen import Seen
 from plur_desk.infra.clock import FixedClock
@@ -29,16 +40,18 @@ def test_a_decision_on_text_that_changed_after_it_was_shown_is_refused(session):
     session.reload_if_changed()  # the session now holds the new text; the decision still carries the old one
     before = _files(session)
     with pytest.raises(ChangedSinceError, match="changed since you looked"):
-        session.approve(shown)
+        session.execute(ApproveDrafts(tuple(shown)))
     assert _files(session) == before
-    session.approve(session.seen(["ENG-2026-11-01-001"]))  # on the text as it is now, it goes through
+    session.execute(
+        ApproveDrafts(tuple(session.seen(["ENG-2026-11-01-001"])))
+    )  # on the text as it is now, it goes through
     assert _disk(session, "ENG-2026-11-01-001")["commitment"] == "decided"
 
 
 def test_the_fingerprint_carried_is_what_is_compared(session):
     forged = Seen("engram", "ENG-2026-11-01-001", (("statement", "a text nobody was shown"),))
     with pytest.raises(ChangedSinceError):
-        session.approve([forged])
+        session.execute(ApproveDrafts((forged,)))
     assert _events(session) == []
 
 
@@ -49,9 +62,9 @@ def test_a_tension_decision_refuses_when_a_side_changed_since_it_was_shown(sessi
     session.reload_if_changed()
     before = _files(session)
     with pytest.raises(ChangedSinceError):
-        session.resolve_tension(shown, "ENG-2026-11-06-001")
+        session.execute(ResolveTension(shown, "ENG-2026-11-06-001"))
     with pytest.raises(ChangedSinceError):
-        session.split_in_time(shown, "2026-11-06")
+        session.execute(SplitInTime(shown, "2026-11-06"))
     assert _files(session) == before  # refused before the first write: not even a rollback event
 
 
@@ -59,35 +72,35 @@ def test_a_resolution_needs_both_sides_as_shown(session):
     record = session.seen_tension("T-2026-1201-001")
     blind = Seen("tension", record.id, record.fingerprint)  # the tension without its engrams
     with pytest.raises(ActionRefused, match="was not shown"):
-        session.resolve_tension(blind, "ENG-2026-11-06-001")
+        session.execute(ResolveTension(blind, "ENG-2026-11-06-001"))
     assert _events(session) == []
 
 
 @pytest.mark.parametrize("action", ["confirm", "dismiss"])
 def test_no_op_tension_decisions_are_refused_and_write_nothing(session, action):
-    decide = getattr(session, f"{action}_tension")
-    decide(session.seen_tension("T-2026-1201-001"))
+    command = {"confirm": ConfirmTension, "dismiss": DismissTension}[action]
+    session.execute(command(session.seen_tension("T-2026-1201-001")))
     before = _files(session)
     with pytest.raises(ActionRefused, match="already"):
-        decide(session.seen_tension("T-2026-1201-001"))
+        session.execute(command(session.seen_tension("T-2026-1201-001")))
     assert _files(session) == before
     assert len(_events(session)) == 1
 
 
 def test_no_op_engram_decisions_are_refused(session):
-    session.approve(session.seen(["ENG-2026-11-01-001"]))
+    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-01-001"]))))
     with pytest.raises(ActionRefused, match="not a draft"):
-        session.approve(session.seen(["ENG-2026-11-01-001"]))
-    session.reject(session.seen(["ENG-2026-11-02-001"]), "wrong")
+        session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-01-001"]))))
+    session.execute(RejectDrafts(tuple(session.seen(["ENG-2026-11-02-001"])), "wrong"))
     with pytest.raises(ActionRefused, match="already retired"):
-        session.reject(session.seen(["ENG-2026-11-02-001"]), "wrong")
+        session.execute(RejectDrafts(tuple(session.seen(["ENG-2026-11-02-001"])), "wrong"))
     with pytest.raises(ActionRefused, match="unchanged"):
-        session.edit_statement(session.seen(["ENG-2026-11-03-001"])[0], "Statement number 3")
-    session.set_validity(session.seen(["ENG-2026-11-04-001"]), "2026-01-01", "2026-06-30")
+        session.execute(EditStatement(session.seen(["ENG-2026-11-03-001"])[0], "Statement number 3"))
+    session.execute(SetValidity(tuple(session.seen(["ENG-2026-11-04-001"])), "2026-01-01", "2026-06-30"))
     with pytest.raises(ActionRefused, match="unchanged"):
-        session.set_validity(session.seen(["ENG-2026-11-04-001"]), "2026-01-01", "2026-06-30")
+        session.execute(SetValidity(tuple(session.seen(["ENG-2026-11-04-001"])), "2026-01-01", "2026-06-30"))
     with pytest.raises(ActionRefused, match="already expired"):
-        session.expire_now(session.seen(["ENG-2026-11-04-001"]))
+        session.execute(ExpireNow(tuple(session.seen(["ENG-2026-11-04-001"]))))
     assert [e["data"]["action"] for e in _events(session)] == ["approve", "reject", "set_validity"]
 
 
@@ -140,14 +153,14 @@ def test_a_read_only_command_s_session_decides_nothing(session):
     reader = ReviewSession(session.store, Reviewer(READER), FixedClock(NOW))
     before = _files(session)
     with pytest.raises(ReadOnlyStore, match="reading only"):
-        reader.approve(reader.seen(["ENG-2026-11-01-001"]))
+        reader.execute(ApproveDrafts(tuple(reader.seen(["ENG-2026-11-01-001"]))))
     with pytest.raises(ReadOnlyStore, match="reading only"):
-        reader.confirm_tension(session.seen_tension("T-2026-1201-001"))
+        reader.execute(ConfirmTension(session.seen_tension("T-2026-1201-001")))
     assert _files(session) == before
 
 
 def test_undo_refuses_when_an_agent_changed_the_text_since_the_action(session):
-    session.approve(session.seen(["ENG-2026-11-01-001"]))
+    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-01-001"]))))
     path = session.store.root / "engrams.yaml"
     path.write_text(path.read_text().replace("Statement number 1\n", "Statement number 1, said an agent later\n"))
     before = _files(session)
@@ -158,7 +171,7 @@ def test_undo_refuses_when_an_agent_changed_the_text_since_the_action(session):
 
 
 def test_undo_and_redo_check_what_the_previous_step_left(session):
-    session.approve(session.seen(["ENG-2026-11-01-001"]))
+    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-01-001"]))))
     session.undo()
     assert _disk(session, "ENG-2026-11-01-001")["commitment"] == "draft"
     path = session.store.root / "engrams.yaml"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from plur_desk.domain.commands import ApproveDrafts, RejectDrafts
 from plur_desk.store import chain
 
 from support.sessions import small_session
@@ -23,8 +24,8 @@ def test_the_first_decision_searches_no_month_again(tmp_path, monkeypatch):
         chain, "_scan", lambda path, info, done: scanned.append(path.name) or real_scan(path, info, done)
     )
     draft = next(r.id for r in session.drafts())
-    session.approve(session.seen([draft]), "decided")
+    session.execute(ApproveDrafts(tuple(session.seen([draft])), "decided"))
     assert session.engram(draft)["commitment"] == "decided"
     assert scanned == []  # the first decision searched nothing: the load did
-    session.reject(session.seen([next(r.id for r in session.drafts())]), "not true")
+    session.execute(RejectDrafts(tuple(session.seen([next(r.id for r in session.drafts())])), "not true"))
     assert scanned == ["2026-12.jsonl"]  # only the month our first decision appended to, from where it was read

@@ -14,6 +14,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from plur_desk.app.history_index import HistoryFilter, HistoryIndex
 from plur_desk.app.history_table import changed_event, parse_line
+from plur_desk.domain.commands import RejectDrafts
 from plur_desk.domain.trust import TrustState
 from plur_desk.store.history import HistoryLog
 from plur_desk.store.keys_file import replace_key
@@ -298,7 +299,7 @@ def test_rejections_read_while_a_month_was_torn_are_not_kept_as_current(tmp_path
 def test_reviews_read_while_a_month_was_torn_are_checked_again(session) -> None:
     """Which review records no signed event backs, answered while the month could not be read, is not kept once
     the month is found unchanged."""
-    session.reject(session.seen(["ENG-2026-11-01-001"]), "not true")
+    session.execute(RejectDrafts(tuple(session.seen(["ENG-2026-11-01-001"])), "not true"))
     (path,) = (session.store.root / "history").glob("*.jsonl")
     assert _torn(path, session.unverified_reviews) == {"ENG-2026-11-01-001"}
     assert session.history_changed_on_disk() and not session.reload_if_changed().events
@@ -311,7 +312,7 @@ def test_a_review_record_checked_while_a_month_was_torn_is_checked_again(session
     the queue must not keep it once the month is found unchanged, and the reload then says the queue changed, so
     the window shows the draft again."""
     root = session.store.root
-    session.reject(session.seen(["ENG-2026-11-01-001"]), "not true")
+    session.execute(RejectDrafts(tuple(session.seen(["ENG-2026-11-01-001"])), "not true"))
     # an agent gives the rejected record draft 2's content hash: only the record, which the signed event backs,
     # says this content was rejected (no history verdict carries that hash)
     rewrite_block(root, "ENG-2026-11-01-001", "1" * 64, "2" * 64)
@@ -337,7 +338,7 @@ def test_a_review_record_checked_before_the_history_was_read_is_checked_again(se
     """The window shows the queue before the history is read: a record's verdict asked then is a fallback too, and
     is asked again once the history is in."""
     root = session.store.root
-    session.reject(session.seen(["ENG-2026-11-01-001"]), "not true")
+    session.execute(RejectDrafts(tuple(session.seen(["ENG-2026-11-01-001"])), "not true"))
     rewrite_block(root, "ENG-2026-11-01-001", "1" * 64, "2" * 64)  # as above: only the record has draft 2's hash
     fresh = reopen(root)  # drafts first, the history not read yet
     twin = next(r for r in fresh.drafts() if r.id == "ENG-2026-11-02-001")
@@ -352,7 +353,7 @@ def test_a_review_record_is_checked_again_when_keys_yaml_disowns_its_signer(sess
     """A record's verdict rests on keys.yaml too: once the reviewer's key is disowned (a teammate's keys.yaml, as
     a pull brings it), the signed rejection no longer counts as a human's."""
     root = session.store.root
-    session.reject(session.seen(["ENG-2026-11-01-001"]), "not true")
+    session.execute(RejectDrafts(tuple(session.seen(["ENG-2026-11-01-001"])), "not true"))
     rewrite_block(root, "ENG-2026-11-01-001", "1" * 64, "2" * 64)  # only the record has draft 2's hash
     session.reload_if_changed()
     twin = next(r for r in session.drafts() if r.id == "ENG-2026-11-02-001")

@@ -13,6 +13,14 @@ from plur_desk.app.queries import SORTS, next_change
 from plur_desk.app.rows import draft_row
 from plur_desk.app.session import ReviewSession
 from plur_desk.app.validity_rows import ValidityRows, window_bars
+from plur_desk.domain.commands import (
+    ApproveDrafts,
+    ConfirmTension,
+    DismissTension,
+    EditStatement,
+    ExpireNow,
+    RejectDrafts,
+)
 from plur_desk.domain.engram_view import is_draft
 from plur_desk.infra.clock import FixedClock, parse_instant
 from plur_desk.store.yaml_dump import dump_engrams_document, dump_tensions_document
@@ -93,10 +101,10 @@ def test_the_queue_follows_every_decision_and_undo(session: ReviewSession) -> No
     _same(session)
     first = session.drafts()[0]
     assert "in tension" in first.flags
-    session.approve(session.seen([first.id]))
+    session.execute(ApproveDrafts(tuple(session.seen([first.id]))))
     _same(session)
     # a rejection flags the draft with the same content as "rejected before"
-    session.reject(session.seen(["ENG-2026-11-02-001"]), "wrong")
+    session.execute(RejectDrafts(tuple(session.seen(["ENG-2026-11-02-001"])), "wrong"))
     twin = next(r for r in session.drafts() if r.id == "ENG-2026-11-11-001")
     assert twin.rejected_before is not None
     _same(session)
@@ -110,11 +118,11 @@ def test_the_queue_follows_every_decision_and_undo(session: ReviewSession) -> No
     session.undo()  # the approval: the draft is back, still in tension
     assert "in tension" in session.drafts()[0].flags
     _same(session)
-    session.dismiss_tension(session.seen_tension("T-2026-1201-001"))
+    session.execute(DismissTension(session.seen_tension("T-2026-1201-001")))
     assert "in tension" not in next(r for r in session.drafts() if r.id == first.id).flags
     _same(session)
-    session.edit_statement(session.seen(["ENG-2026-11-08-001"])[0], "An edited statement")
-    session.expire_now(session.seen(["ENG-2026-11-09-001"]))
+    session.execute(EditStatement(session.seen(["ENG-2026-11-08-001"])[0], "An edited statement"))
+    session.execute(ExpireNow(tuple(session.seen(["ENG-2026-11-09-001"]))))
     _same(session)
 
 
@@ -163,7 +171,7 @@ def test_validity_rows_follow_the_records(session: ReviewSession) -> None:
     rows = ValidityRows(lambda: session._engrams)
     before = {r.id: r.state for r in rows.rows(NOW)}
     assert before == {"ENG-2026-11-03-001": "expiring_soon", "ENG-2026-11-04-001": "not_yet_valid"}
-    session.expire_now(session.seen(["ENG-2026-11-09-001"]))
+    session.execute(ExpireNow(tuple(session.seen(["ENG-2026-11-09-001"]))))
     after = {r.id: r.state for r in rows.rows(NOW + timedelta(seconds=1))}
     assert after["ENG-2026-11-09-001"] == "expired"
     assert [r.id for r in rows.rows(NOW, extra=["ENG-2026-11-10-001"], search="number 10")] == ["ENG-2026-11-10-001"]
@@ -183,9 +191,9 @@ def test_tension_rows_follow_records_engrams_and_the_clock(session: ReviewSessio
 
     all_statuses = ("detected", "confirmed", "dismissed", "resolved")
     assert session.tensions(all_statuses) == fresh()
-    session.edit_statement(session.seen(["ENG-2026-11-01-001"])[0], "One side edited")
+    session.execute(EditStatement(session.seen(["ENG-2026-11-01-001"])[0], "One side edited"))
     assert session.tensions(all_statuses) == fresh()  # the row carries both engrams as seen: re-derived
-    session.confirm_tension(session.seen_tension("T-2026-1201-001"))
+    session.execute(ConfirmTension(session.seen_tension("T-2026-1201-001")))
     assert session.tensions() == fresh(("detected", "confirmed"))
     assert session.tensions(("dismissed",)) == []
     clock = session.clock
@@ -222,14 +230,16 @@ def test_changed_since_names_exactly_the_rows_that_changed(session: ReviewSessio
     assert session.drafts_changed_since(0) is None  # rows of no generation: the queue cannot say
     start, _rows = session.drafts_at()
     steps = [
-        lambda: session.approve(session.seen([session.drafts()[0].id])),
-        lambda: session.approve(session.seen([r.id for r in session.drafts()[2:5]])),
-        lambda: session.reject(session.seen(["ENG-2026-11-02-001"]), "wrong"),  # its twin is flagged
+        lambda: session.execute(ApproveDrafts(tuple(session.seen([session.drafts()[0].id])))),
+        lambda: session.execute(ApproveDrafts(tuple(session.seen([r.id for r in session.drafts()[2:5]])))),
+        lambda: session.execute(
+            RejectDrafts(tuple(session.seen(["ENG-2026-11-02-001"])), "wrong")
+        ),  # its twin is flagged
         session.undo,
         session.undo,  # the three approved come back
         lambda: session.clock.advance(40 * 60),  # type: ignore[attr-defined]  # an age ticks to the next hour
-        lambda: session.edit_statement(session.seen(["ENG-2026-11-08-001"])[0], "An edited statement"),
-        lambda: session.dismiss_tension(session.seen_tension("T-2026-1201-001")),
+        lambda: session.execute(EditStatement(session.seen(["ENG-2026-11-08-001"])[0], "An edited statement")),
+        lambda: session.execute(DismissTension(session.seen_tension("T-2026-1201-001"))),
         lambda: session.drafts("statement", True),  # another order: no row changed
     ]
     history = [session.drafts_at()]

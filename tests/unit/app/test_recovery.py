@@ -24,13 +24,14 @@ import os, sys
 from datetime import datetime, timezone
 from pathlib import Path
 from plur_desk.app.session import ReviewSession
+from plur_desk.domain.commands import ResolveTension
 from plur_desk.domain.review import Reviewer
 from plur_desk.infra.clock import FixedClock
 from plur_desk.store.plur_store import PlurStore
 store = PlurStore(Path(sys.argv[1])); store.load()
 session = ReviewSession(store, Reviewer("Ada Reviewer"), FixedClock(datetime(2026, 12, 2, 12, 0, tzinfo=timezone.utc)))
 os.environ["PLUR_DESK_CRASH_AT"] = "step-done:1"  # the tension record and its event are written, the loser is not
-session.resolve_tension(session.seen_tension("{TENSION}"), "{WINNER}")
+session.execute(ResolveTension(session.seen_tension("{TENSION}"), "{WINNER}"))
 """
 
 

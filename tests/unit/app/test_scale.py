@@ -10,6 +10,7 @@ import pytest
 
 from plur_desk.app.bootstrap import open_session
 from plur_desk.app.scale import ScaleView
+from plur_desk.domain.commands import ApproveDrafts
 from plur_desk.domain.derived import content_hash
 from plur_desk.infra.clock import FixedClock
 from plur_desk.infra.errors import ActionRefused
@@ -132,7 +133,7 @@ def test_a_month_replaced_between_snapshot_and_read_leaves_the_results_stale_not
     and are computed again once the history is read again."""
     session = view.session
     before = [s.to_json() for s in view.writers()]
-    session.approve(session.seen(["ENG-2026-11-01-005"]))  # a line the ledger has not read yet
+    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-01-005"]))))  # a line the ledger has not read yet
     engrams, lines = list(session.all_engrams()), session.history.lines
     path = session.store.root / "history" / "2026-12.jsonl"
     replaced = path.with_suffix(".new")
@@ -152,7 +153,7 @@ def test_our_own_decisions_are_read_on_from_where_the_ledger_stopped(view: Scale
     session = view.session
     lines = session.history.lines
     fed = view.ledger.fed
-    session.approve(session.seen(["ENG-2026-11-01-005"]))
+    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-01-005"]))))
     assert session.history.lines is lines and len(lines) > fed
     counted: list[str] = []
     real = view.book._take

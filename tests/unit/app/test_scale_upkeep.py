@@ -19,6 +19,7 @@ from plur_desk.app.bootstrap import open_session
 from plur_desk.app.rows import DraftRow
 from plur_desk.app.scale import RiskRow, ScaleView
 from plur_desk.app.session import ReviewSession
+from plur_desk.domain.commands import ApproveDrafts, EditStatement, RejectDrafts
 from plur_desk.infra.clock import FixedClock, iso_ms
 from plur_desk.infra.errors import ActionRefused, ChangedSinceError
 from plur_desk.store.yaml_dump import dump_engrams_document
@@ -88,11 +89,11 @@ def _act(session: ReviewSession, op: tuple[int, int, int, int]) -> None:
     draft = drafts[a % len(drafts)].id if drafts else None
     root = session.root
     if kind == 0 and draft:
-        session.approve(session.seen([draft]))
+        session.execute(ApproveDrafts(tuple(session.seen([draft]))))
     elif kind == 1 and draft:
-        session.reject(session.seen([draft]), REASONS[b % len(REASONS)])
+        session.execute(RejectDrafts(tuple(session.seen([draft])), REASONS[b % len(REASONS)]))
     elif kind == 2 and draft:
-        session.edit_statement(session.seen([draft])[0], STATEMENTS[b % len(STATEMENTS)])
+        session.execute(EditStatement(session.seen([draft])[0], STATEMENTS[b % len(STATEMENTS)]))
     elif kind == 3:  # an agent learns a draft (with or without its engram_created line), the window reloads
         n = len(session.engrams_by_id()) + 1
         engram = _engram(n, b, c, a, b + c)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from plur_desk.domain.commands import ApproveDrafts
 from plur_desk.infra.errors import ChangedSinceError
 
 from support.blocks import add_after_statement, rewrite_block
@@ -25,7 +26,7 @@ def test_approve_is_refused_when_a_shown_field_changed_since_it_was_rendered(ses
     add_after_statement(session.store.root, DRAFT, line)
     before = (session.store.root / "engrams.yaml").read_bytes()
     with pytest.raises(ChangedSinceError) as refused:
-        session.approve(seen)
+        session.execute(ApproveDrafts(tuple(seen)))
     assert field in str(refused.value)
     assert (session.store.root / "engrams.yaml").read_bytes() == before
 
@@ -34,5 +35,5 @@ def test_type_changed_since_rendered_is_refused(session):
     seen = session.seen([DRAFT])
     rewrite_block(session.store.root, DRAFT, "type: behavioral", "type: procedural")
     with pytest.raises(ChangedSinceError):
-        session.approve(seen)
+        session.execute(ApproveDrafts(tuple(seen)))
     assert session.engram(DRAFT)["commitment"] == "draft"

@@ -4,6 +4,16 @@ from __future__ import annotations
 
 import pytest
 
+from plur_desk.domain.commands import (
+    ApproveDrafts,
+    ConfirmTension,
+    DismissTension,
+    EditStatement,
+    RejectDrafts,
+    ResolveTension,
+    SetValidity,
+    SplitInTime,
+)
 from plur_desk.infra.errors import ActionRefused, ChangedSinceError
 from plur_desk.store.yaml_dump import dump_engrams_document
 
@@ -17,7 +27,7 @@ def test_drafts_queue_oldest_first(session):
 
 
 def test_approve_sets_commitment_review_and_event(session):
-    session.approve(session.seen(["ENG-2026-11-01-001"]), level="decided", note="looks right")
+    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-01-001"])), level="decided", note="looks right"))
     disk = _disk(session, "ENG-2026-11-01-001")
     assert disk["commitment"] == "decided"
     assert disk["review"] == {
@@ -46,7 +56,7 @@ def test_approve_sets_commitment_review_and_event(session):
 
 
 def test_approve_locked_sets_lock_fields(session):
-    session.approve(session.seen(["ENG-2026-11-01-001"]), level="locked", note="team rule")
+    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-01-001"])), level="locked", note="team rule"))
     disk = _disk(session, "ENG-2026-11-01-001")
     assert disk["locked_at"] == "2026-12-02T12:00:00.000Z" and disk["locked_reason"] == "team rule"
 
@@ -54,7 +64,7 @@ def test_approve_locked_sets_lock_fields(session):
 def test_bulk_approve_is_one_write_with_an_event_each(session):
     ids = [r.id for r in session.drafts()]
     before_inode = (session.store.root / "engrams.yaml").stat().st_ino
-    change = session.approve(session.seen(ids))
+    change = session.execute(ApproveDrafts(tuple(session.seen(ids))))
     assert change.engrams == set(ids) and change.events == len(ids)
     assert (session.store.root / "engrams.yaml").stat().st_ino != before_inode
     assert [e["engram_id"] for e in _events(session)] == ids
@@ -63,17 +73,17 @@ def test_bulk_approve_is_one_write_with_an_event_each(session):
 
 def test_refusals(session):
     with pytest.raises(ActionRefused, match="not a draft"):
-        session.approve(session.seen(["ENG-2026-11-05-001"]))
+        session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-05-001"]))))
     with pytest.raises(ActionRefused, match="needs a reason"):
-        session.reject(session.seen(["ENG-2026-11-01-001"]), "")
+        session.execute(RejectDrafts(tuple(session.seen(["ENG-2026-11-01-001"])), ""))
     with pytest.raises(ActionRefused, match="not a commitment level"):
-        session.approve(session.seen(["ENG-2026-11-01-001"]), level="maybe")
+        session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-01-001"])), level="maybe"))
     with pytest.raises(ActionRefused, match="after valid_until"):
-        session.set_validity(session.seen(["ENG-2026-11-01-001"]), "2027-01-02", "2027-01-01")
+        session.execute(SetValidity(tuple(session.seen(["ENG-2026-11-01-001"])), "2027-01-02", "2027-01-01"))
     with pytest.raises(ActionRefused, match="must be a date"):
-        session.set_validity(session.seen(["ENG-2026-11-01-001"]), "next week", None)
+        session.execute(SetValidity(tuple(session.seen(["ENG-2026-11-01-001"])), "next week", None))
     with pytest.raises(ActionRefused, match="not one of the two"):
-        session.resolve_tension(session.seen_tension("T-2026-1201-001"), "ENG-2026-11-01-001")
+        session.execute(ResolveTension(session.seen_tension("T-2026-1201-001"), "ENG-2026-11-01-001"))
     assert _events(session) == []
 
 
@@ -82,16 +92,16 @@ def test_changed_since_you_looked(session):
     path = session.store.root / "engrams.yaml"
     path.write_text(path.read_text().replace("Statement number 1\n", "Statement number 1, edited by an agent\n"))
     with pytest.raises(ChangedSinceError, match="statement"):
-        session.approve(session.seen([engram_id]))
+        session.execute(ApproveDrafts(tuple(session.seen([engram_id]))))
     # a routine PLUR rewrite (counters) is not a conflict
     session.reload_if_changed()
     path.write_text(path.read_text().replace("    x_custom:", "    injection_count: 3\n    x_custom:", 1))
-    session.approve(session.seen([engram_id]))
+    session.execute(ApproveDrafts(tuple(session.seen([engram_id]))))
     assert _disk(session, engram_id)["injection_count"] == 3
 
 
 def test_reject_retires_flags_reassertions_and_undo_clears_it(session):
-    session.reject(session.seen(["ENG-2026-11-01-001"]), "not true")
+    session.execute(RejectDrafts(tuple(session.seen(["ENG-2026-11-01-001"])), "not true"))
     disk = _disk(session, "ENG-2026-11-01-001")
     assert disk["status"] == "retired" and disk["rationale"] == "Retired: rejected in review: not true"
     path = session.store.root / "engrams.yaml"
@@ -107,7 +117,7 @@ def test_reject_retires_flags_reassertions_and_undo_clears_it(session):
 
 
 def test_edit_keeps_old_text_in_history_and_bumps_version(session):
-    session.edit_statement(session.seen(["ENG-2026-11-01-001"])[0], "A clearer statement about the build")
+    session.execute(EditStatement(session.seen(["ENG-2026-11-01-001"])[0], "A clearer statement about the build"))
     disk = _disk(session, "ENG-2026-11-01-001")
     assert disk["engram_version"] == 2
     from plur_desk.domain.derived import content_hash
@@ -119,7 +129,7 @@ def test_edit_keeps_old_text_in_history_and_bumps_version(session):
 
 
 def test_validity_creates_temporal_with_learned_at(session):
-    session.set_validity(session.seen(["ENG-2026-11-02-001"]), "2026-01-01", "2027-06-30T12:00:00Z")
+    session.execute(SetValidity(tuple(session.seen(["ENG-2026-11-02-001"])), "2026-01-01", "2027-06-30T12:00:00Z"))
     disk = _disk(session, "ENG-2026-11-02-001")
     assert disk["temporal"] == {
         "learned_at": "2026-12-02T12:00:00.000Z",
@@ -130,7 +140,7 @@ def test_validity_creates_temporal_with_learned_at(session):
 
 def test_undo_redo_are_audited_and_refuse_when_changed(session):
     engram_id = "ENG-2026-11-01-001"
-    session.approve(session.seen([engram_id]))
+    session.execute(ApproveDrafts(tuple(session.seen([engram_id]))))
     session.undo()
     assert _disk(session, engram_id)["commitment"] == "draft"
     assert "review" not in _disk(session, engram_id)
@@ -147,7 +157,7 @@ def test_undo_redo_are_audited_and_refuse_when_changed(session):
 
 
 def test_resolve_retires_loser_and_undo_restores_both(session):
-    session.resolve_tension(session.seen_tension("T-2026-1201-001"), "ENG-2026-11-06-001")
+    session.execute(ResolveTension(session.seen_tension("T-2026-1201-001"), "ENG-2026-11-06-001"))
     loser = _disk(session, "ENG-2026-11-05-001")
     assert loser["status"] == "retired"
     assert loser["rationale"] == "Retired: tension T-2026-1201-001 resolved in favor of ENG-2026-11-06-001"
@@ -164,7 +174,7 @@ def test_resolve_refused_before_any_file_when_the_loser_changed(session):
     path.write_text(path.read_text().replace("Statement number 5\n", "Statement number 5 (changed)\n"))
     files = _snapshot_files(session.store.root)
     with pytest.raises(ChangedSinceError, match="nothing was written"):
-        session.resolve_tension(session.seen_tension("T-2026-1201-001"), "ENG-2026-11-06-001")
+        session.execute(ResolveTension(session.seen_tension("T-2026-1201-001"), "ENG-2026-11-06-001"))
     assert _snapshot_files(session.store.root) == files
 
 
@@ -182,7 +192,7 @@ def test_resolve_rolls_back_the_record_when_retiring_fails(session, monkeypatch)
 
     monkeypatch.setattr(session.store, "write_tensions", racing)
     with pytest.raises(ChangedSinceError) as caught:
-        session.resolve_tension(session.seen_tension("T-2026-1201-001"), "ENG-2026-11-06-001")
+        session.execute(ResolveTension(session.seen_tension("T-2026-1201-001"), "ENG-2026-11-06-001"))
     assert "nothing was written" not in str(caught.value)
     assert "tensions.yaml had already been changed and was set back" in str(caught.value)
     assert session.tension("T-2026-1201-001")["status"] == "detected"
@@ -197,7 +207,7 @@ def test_resolve_refuses_a_winner_missing_from_the_store(session):
     session.reload_if_changed()
     files = _snapshot_files(session.store.root)
     with pytest.raises(ActionRefused, match="not in the store"):
-        session.resolve_tension(session.seen_tension("T-2026-1201-001"), "ENG-1999-01-01-001")
+        session.execute(ResolveTension(session.seen_tension("T-2026-1201-001"), "ENG-1999-01-01-001"))
     assert _snapshot_files(session.store.root) == files
 
 
@@ -206,7 +216,7 @@ def _snapshot_files(root):
 
 
 def test_split_in_time(session):
-    session.split_in_time(session.seen_tension("T-2026-1201-001"), "2026-11-06")
+    session.execute(SplitInTime(session.seen_tension("T-2026-1201-001"), "2026-11-06"))
     earlier, later = _disk(session, "ENG-2026-11-05-001"), _disk(session, "ENG-2026-11-06-001")
     assert earlier["temporal"]["valid_until"] == "2026-11-05"
     assert later["temporal"]["valid_from"] == "2026-11-06"
@@ -215,8 +225,8 @@ def test_split_in_time(session):
 
 
 def test_confirm_and_dismiss_write_events(session):
-    session.confirm_tension(session.seen_tension("T-2026-1201-001"))
-    session.dismiss_tension(session.seen_tension("T-2026-1201-001"), "not a real conflict")
+    session.execute(ConfirmTension(session.seen_tension("T-2026-1201-001")))
+    session.execute(DismissTension(session.seen_tension("T-2026-1201-001"), "not a real conflict"))
     events = _events(session)
     assert [e["data"]["action"] for e in events] == ["confirm", "dismiss"]
     assert events[1]["data"]["reason"] == "not a real conflict"
@@ -226,8 +236,8 @@ def test_confirm_and_dismiss_write_events(session):
 def test_timeline_and_history_filters(session):
     from plur_desk.app.history_index import HistoryFilter
 
-    session.approve(session.seen(["ENG-2026-11-01-001"]))
-    session.reject(session.seen(["ENG-2026-11-02-001"]), "nope")
+    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-01-001"]))))
+    session.execute(RejectDrafts(tuple(session.seen(["ENG-2026-11-02-001"])), "nope"))
     timeline = session.history.timeline("ENG-2026-11-01-001")
     assert [e["data"]["action"] for e in timeline] == ["approve"]
     page = session.history.page(HistoryFilter(types=frozenset({"engram_retired"})), 0, 10)
@@ -239,7 +249,7 @@ def test_timeline_and_history_filters(session):
 def test_a_review_without_its_event_is_reported(session):
     from plur_desk.app.check import run_check
 
-    session.approve(session.seen(["ENG-2026-11-01-001"]))
+    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-01-001"]))))
     assert session.unlogged_reviews() == []
     (session.store.root / "history" / "2026-12.jsonl").write_text("")  # as if we crashed before the append
     session.history.load()

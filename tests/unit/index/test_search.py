@@ -11,6 +11,7 @@ import pytest
 from plur_desk.app.demo import demo_source
 from plur_desk.app.search import SearchService, fuse
 from plur_desk.app.session import ReviewSession
+from plur_desk.domain.commands import RejectDrafts
 from plur_desk.domain.review import Reviewer
 from plur_desk.index.embeddings import Embedder, tokenize
 from plur_desk.index.fulltext import Hit
@@ -209,7 +210,7 @@ def test_bad_syntax_never_raises(service):
 
 def test_incremental_updates_after_our_writes_and_plurs(session, service, tmp_path):
     target = next(r.id for r in session.drafts())
-    session.reject(session.seen([target]), "not true")
+    session.execute(RejectDrafts(tuple(session.seen([target])), "not true"))
     assert service.sync_ids([target]) == 1
     assert target in {h.id for h in service.search("is:rejected", 10).hits}
     assert target not in {h.id for h in service.search("is:draft", 50).hits}

@@ -18,6 +18,7 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 from plur_desk.app.session import ReviewSession
+from plur_desk.domain.commands import ApproveDrafts
 from plur_desk.domain.review import Reviewer
 from plur_desk.infra.clock import FixedClock
 from plur_desk.store.plur_store import PlurStore
@@ -25,7 +26,7 @@ store = PlurStore(Path(sys.argv[1])); store.load()
 session = ReviewSession(store, Reviewer("Crash Tester"), FixedClock(datetime(2026, 12, 2, 12, 0, tzinfo=timezone.utc)))
 print("ready", flush=True)
 sys.stdin.readline()
-session.approve(session.seen(sys.argv[2].split(",")), note="crash trial")
+session.execute(ApproveDrafts(tuple(session.seen(sys.argv[2].split(","))), note="crash trial"))
 print("done", flush=True)
 """
 

@@ -11,12 +11,15 @@ import socket
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from plur_desk.app.check import run_check
 from plur_desk.app.session import ReviewSession
+from plur_desk.domain.commands import ApproveDrafts, ConfirmTension, RejectDrafts, ResolveTension
 from plur_desk.domain.review import Reviewer
 from plur_desk.domain.seen import Seen
 from plur_desk.infra.errors import PlurDeskError
@@ -99,15 +102,15 @@ def session_for(root: Path) -> ReviewSession:
     return ReviewSession(store, Reviewer("Tester"))
 
 
-def decide(root: Path, method: str, target: str | list[str], *args: object, **kwargs: object) -> object:
-    """A decision on the session's own snapshot (ids for engrams, one id for a tension)."""
+def decide(root: Path, command: Callable[..., Any], target: str | list[str], *args: object, **kwargs: object) -> object:
+    """A command on the session's own snapshot (ids for engrams, one id for a tension)."""
     session = session_for(root)
-    seen = session.seen_tension(target) if isinstance(target, str) else session.seen(target)
-    return getattr(session, method)(seen, *args, **kwargs)
+    seen = session.seen_tension(target) if isinstance(target, str) else tuple(session.seen(target))
+    return session.execute(command(seen, *args, **kwargs))
 
 
 def approve_first(root: Path, engram_id: str = "ENG-2026-12-01-001") -> None:
-    decide(root, "approve", [engram_id])
+    decide(root, ApproveDrafts, [engram_id])
 
 
 def indent_engram_block(text: str) -> str:
@@ -270,14 +273,14 @@ CASES = {
         lambda r: write_store(r, good_engrams(), dump_tensions_document([tension(engram_b="ENG-2026-01-01-999")])),
         0,
         "not in engrams.yaml",
-        lambda root: decide(root, "resolve_tension", "T-2026-1201-001", "ENG-2026-12-01-001"),
+        lambda root: decide(root, ResolveTension, "T-2026-1201-001", "ENG-2026-12-01-001"),
         "not in the store",
     ),
     "tension_bad_status": (
         lambda r: write_store(r, good_engrams(), dump_tensions_document([tension(status="open")])),
         1,
         "status is 'open'",
-        lambda root: decide(root, "confirm_tension", "T-2026-1201-001"),
+        lambda root: decide(root, ConfirmTension, "T-2026-1201-001"),
         "not in tensions.yaml",
     ),
     "tensions_is_mapping": (
@@ -293,21 +296,21 @@ CASES = {
         ),
         1,
         "line 2: not valid JSON",
-        lambda root: decide(root, "approve", ["ENG-2026-12-01-001"], level="sure"),
+        lambda root: decide(root, ApproveDrafts, ["ENG-2026-12-01-001"], level="sure"),
         "not a commitment level",
     ),
     "history_invalid_utf8": (
         lambda r: write_store(r, good_engrams(), None, b'{"event":"engram_created"}\n{"event":"x\xff\xfe"}\n'),
         1,
         "line 2: not valid JSON: invalid UTF-8",
-        lambda root: decide(root, "reject", ["ENG-2026-12-01-001"], ""),
+        lambda root: decide(root, RejectDrafts, ["ENG-2026-12-01-001"], ""),
         "needs a reason",
     ),
     "history_not_objects": (
         lambda r: write_store(r, good_engrams(), None, '[1,2]\n"text"\n'),
         1,
         "not a JSON object",
-        lambda root: decide(root, "reject", ["ENG-2026-12-01-001"], "  "),
+        lambda root: decide(root, RejectDrafts, ["ENG-2026-12-01-001"], "  "),
         "needs a reason",
     ),
     "not_a_store": (
@@ -353,7 +356,7 @@ def test_big_statement_loads_and_conflicts_are_refused(tmp_path):
     assert session.drafts()[0].statement.startswith("word word")
     seen = Seen("engram", "ENG-2026-12-01-001", (("statement", "something else the reviewer saw"),))
     with pytest.raises(PlurDeskError, match="changed since you looked"):
-        session.approve([seen])
+        session.execute(ApproveDrafts((seen,)))
     assert snapshot(root) == before
 
 
@@ -376,6 +379,7 @@ import resource, signal, sys
 from pathlib import Path
 from plur_desk.store.plur_store import PlurStore
 from plur_desk.app.session import ReviewSession
+from plur_desk.domain.commands import ApproveDrafts
 from plur_desk.domain.review import Reviewer
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 root = Path(sys.argv[1])
@@ -384,7 +388,7 @@ session = ReviewSession(store, Reviewer("Tester"))
 limit = (root / "engrams.yaml").stat().st_size // 2
 resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 try:
-    session.approve(session.seen(["ENG-2026-12-01-001"]))
+    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-12-01-001"]))))
 except OSError as exc:
     print("refused:", exc.strerror); sys.exit(0)
 sys.exit(1)

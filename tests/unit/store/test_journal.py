@@ -17,6 +17,7 @@ from unit.store.test_hostile_stores import good_engrams, session_for, snapshot, 
 
 from plur_desk.app.bootstrap import open_session
 from plur_desk.app.check import run_check
+from plur_desk.domain.commands import ApproveDrafts
 from plur_desk.store.journal import JOURNAL_DIR
 from plur_desk.store.sweep import sweep_temp_files
 
@@ -28,6 +29,7 @@ import resource, signal, sys
 from pathlib import Path
 from plur_desk.store.plur_store import PlurStore
 from plur_desk.app.session import ReviewSession
+from plur_desk.domain.commands import ApproveDrafts
 from plur_desk.domain.review import Reviewer
 from plur_desk.infra.errors import PartialWrite
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
@@ -37,7 +39,7 @@ session = ReviewSession(store, Reviewer("Tester"))
 limit = (root / "engrams.yaml").stat().st_size + 4096  # the store file and the journal fit; the month file is bigger
 resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 try:
-    session.approve(session.seen(["ENG-2026-12-01-001"]))
+    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-12-01-001"]))))
 except PartialWrite as exc:
     print("partial:", exc); sys.exit(0)
 sys.exit(1)
@@ -48,11 +50,12 @@ import os, sys
 from pathlib import Path
 from plur_desk.store.plur_store import PlurStore
 from plur_desk.app.session import ReviewSession
+from plur_desk.domain.commands import ApproveDrafts
 from plur_desk.domain.review import Reviewer
 store = PlurStore(Path(sys.argv[1])); store.load()
 session = ReviewSession(store, Reviewer("Tester"))
 os.environ["PLUR_DESK_CRASH_AT"] = sys.argv[2]
-session.approve(session.seen(["ENG-2026-12-01-001"]))
+session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-12-01-001"]))))
 """
 
 
@@ -120,7 +123,7 @@ def test_check_reports_a_pending_record_read_only(point, outcome, tmp_path):
 
 def test_unevented_review_record_makes_check_exit_1(tmp_path):
     root = write_store(tmp_path / "store", good_engrams())
-    (_s := session_for(root)).approve(_s.seen(["ENG-2026-12-01-001"]))
+    (_s := session_for(root)).execute(ApproveDrafts(tuple(_s.seen(["ENG-2026-12-01-001"]))))
     for path in (root / "history").glob("*.jsonl"):
         path.write_text("")
     report = run_check(root)
@@ -169,7 +172,7 @@ def test_block_cache_is_private(tmp_path):
 def test_root_keeps_the_owner_of_the_file(tmp_path):
     root = write_store(tmp_path / "store", good_engrams())
     os.chown(root / "engrams.yaml", 65534, 65534)
-    (_s := session_for(root)).approve(_s.seen(["ENG-2026-12-01-001"]))
+    (_s := session_for(root)).execute(ApproveDrafts(tuple(_s.seen(["ENG-2026-12-01-001"]))))
     info = (root / "engrams.yaml").stat()
     assert (info.st_uid, info.st_gid) == (65534, 65534)
 
@@ -179,11 +182,12 @@ import sys
 from pathlib import Path
 from plur_desk.store.plur_store import PlurStore
 from plur_desk.app.session import ReviewSession
+from plur_desk.domain.commands import ApproveDrafts
 from plur_desk.domain.review import Reviewer
 from plur_desk.infra.errors import PlurDeskError
 store = PlurStore(Path(sys.argv[1])); store.load()
 try:
-    (_s := ReviewSession(store, Reviewer("Tester"))).approve(_s.seen(["ENG-2026-12-01-001"]))
+    (_s := ReviewSession(store, Reviewer("Tester"))).execute(ApproveDrafts(tuple(_s.seen(["ENG-2026-12-01-001"]))))
 except PlurDeskError as exc:
     print("refused:", exc); sys.exit(0)
 sys.exit(1)

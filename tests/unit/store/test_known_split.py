@@ -15,6 +15,7 @@ import pytest
 
 from plur_desk.app import loading
 from plur_desk.app.session import ReviewSession
+from plur_desk.domain.commands import ApproveDrafts
 from plur_desk.domain.engram_rules import engram_problems
 from plur_desk.domain.engram_view import is_draft
 from plur_desk.domain.review import Reviewer
@@ -186,7 +187,7 @@ def test_after_a_decision_the_drafts_are_scanned_not_taken_from_the_old_cut(stor
     store.load_drafts()
     session = ReviewSession(store, Reviewer("Grace Tester"))
     draft = session.drafts()[0].id
-    session.approve(session.seen([draft]))
+    session.execute(ApproveDrafts(tuple(session.seen([draft]))))
     assert [e.index for e in store.engrams.draft_entries()] == [e.index for e in store.engrams.scan_drafts()]
     assert all(e.key != draft for e in store.engrams.draft_entries())
     loading.finish_load(session, loading.parse_rest(session))

@@ -16,6 +16,7 @@ import pytest
 from unit.store.test_hostile_stores import approve_first, good_engrams, session_for, snapshot, write_store
 
 from plur_desk.app.check import run_check
+from plur_desk.domain.commands import ApproveDrafts
 from plur_desk.infra.errors import NotAPlurStore, PlurDeskError
 from plur_desk.store.chain import ChainMode
 from plur_desk.store.plur_store import PlurStore
@@ -154,7 +155,7 @@ def test_history_month_that_is_a_directory_refuses_before_the_first_byte(tmp_pat
     session.store.history.special_files = lambda: []  # type: ignore[method-assign]  # only the pre-flight refuses
     before = _state(root)
     with pytest.raises(PlurDeskError, match="Nothing was written") as refused:
-        session.approve(session.seen(["ENG-2026-12-01-001"]))
+        session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-12-01-001"]))))
     assert "is a directory" in str(refused.value)
     assert _state(root) == before
 
@@ -215,7 +216,7 @@ def test_oversized_entry_is_refused_unparsed_and_the_rest_stays_readable(tmp_pat
     session = session_for(root)
     assert {r.id for r in session.drafts()} == {"ENG-2026-12-01-001", "ENG-2026-12-01-003"}
     with pytest.raises(PlurDeskError, match="above plur_desk's limit"):
-        session.approve(session.seen(["ENG-2026-12-01-002"]))
+        session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-12-01-002"]))))
     assert _state(root) == before
 
 
@@ -239,7 +240,7 @@ def test_nested_data_hash_is_not_a_chain(tmp_path):
     (root / "history" / "2026-11.jsonl").write_text(json.dumps(line) + "\n")
     store = PlurStore(root)
     assert store.history.mode(_now_month()) is ChainMode.LEGACY
-    result = (_s := session_for(root)).approve(_s.seen(["ENG-2026-12-01-001"]))
+    result = (_s := session_for(root)).execute(ApproveDrafts(tuple(_s.seen(["ENG-2026-12-01-001"]))))
     assert [w for w in result.warnings if "chain" in w or "gap" in w] == []
     appended = [json.loads(x) for x in (root / "history" / f"{_now_month()}.jsonl").read_text().splitlines()]
     assert all("hash" not in e and "prev" not in e for e in appended)

@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from unit.store.test_hostile_stores import good_engrams, session_for, write_store
 
+from plur_desk.domain.commands import ApproveDrafts
 from plur_desk.infra.errors import WriteFailed
 from plur_desk.store import file_hash
 from plur_desk.store.atomic import stage
@@ -93,7 +94,7 @@ def test_a_journal_that_cannot_be_saved_leaves_no_staged_file(tmp_path):
     (root / JOURNAL_DIR).parent.mkdir(exist_ok=True)
     (root / JOURNAL_DIR).write_text("a file where the journal folder goes\n")  # the record cannot be saved
     with pytest.raises(WriteFailed, match="Nothing was written"):
-        session.approve(session.seen(["ENG-2026-12-01-001"]))
+        session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-12-01-001"]))))
     assert _folder(root) == before  # the store file as it was, and no temp file beside it
     assert session.store.engrams is snapshot
 
@@ -103,6 +104,7 @@ import resource, signal, sys
 from pathlib import Path
 from plur_desk.store.plur_store import PlurStore
 from plur_desk.app.session import ReviewSession
+from plur_desk.domain.commands import ApproveDrafts
 from plur_desk.domain.review import Reviewer
 from plur_desk.infra.errors import PlurDeskError
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
@@ -112,7 +114,7 @@ session = ReviewSession(store, Reviewer("Tester"))
 limit = (root / "engrams.yaml").stat().st_size - 100  # the new file cannot be written whole
 resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 try:
-    session.approve(session.seen(["ENG-2026-12-01-001"]))
+    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-12-01-001"]))))
 except (OSError, PlurDeskError) as exc:
     print("refused:", exc); sys.exit(0)
 sys.exit(1)
