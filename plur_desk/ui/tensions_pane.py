@@ -139,6 +139,7 @@ class TensionsPane(BuiltLater, QWidget):
         self.shown: Seen | None = None  # the tension the detail shows, with both engrams, as rendered
         self._search = ""
         self._html = ""  # the detail as rendered (similar engrams are filled in when read)
+        self._renders = 0  # how many times the selection was shown: a refresh that moved it shows it once
         self.build_later()  # the widgets: on first use (ui/built_later.py)
 
     def _build(self) -> None:
@@ -231,8 +232,10 @@ class TensionsPane(BuiltLater, QWidget):
             ]
         self.model.update_rows(self.model.in_user_order(rows))  # changed rows only: selection and scroll stay
         row = self.model.row_of(keep) if keep else -1
+        rendered = self._renders
         self._select(row if row >= 0 else 0)
-        self._selected()
+        if self._renders == rendered:  # the selection stayed: its row may read differently now
+            self._selected()
 
     def concerns(self, change: ChangeSet) -> bool:
         """A tension changed, or an engram on a side of one (its row shows the engram's statement and state)."""
@@ -275,6 +278,7 @@ class TensionsPane(BuiltLater, QWidget):
     # -- detail --------------------------------------------------------------------------------------------
 
     def _selected(self) -> None:
+        self._renders += 1
         self.cancel_pending()
         self.shown = None
         session, row = self.workspace.session, self.current()

@@ -139,6 +139,7 @@ class ValidityPane(BuiltLater, QWidget):
         self.model: RowsModel[ValidityRow] = RowsModel(COLUMNS, lambda r: r.id, self)
         self._search = ""
         self._extra: set[str] = set()
+        self._renders = 0  # how many times the selection was shown: a refresh that moved it shows it once
         self.build_later()  # the widgets: on first use (ui/built_later.py)
 
     def _build(self) -> None:
@@ -230,12 +231,14 @@ class ValidityPane(BuiltLater, QWidget):
         counts = {g: sum(1 for r in rows if r.state == g) for g in GROUPS}
         self.summary.setText("   ".join(f"{GROUP_TEXT[g]}: {counts[g]}" for g in GROUPS))
         row = self.model.row_of(keep) if keep else -1
+        rendered = self._renders
         if rows:
             index = self.model.index(max(row, 0), 0)
             self.table.selectionModel().setCurrentIndex(
                 index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
             )
-        self._selected()
+        if self._renders == rendered:  # the selection stayed: its engram's windows may have changed
+            self._selected()
 
     @staticmethod
     def concerns(change: ChangeSet) -> bool:
@@ -272,6 +275,7 @@ class ValidityPane(BuiltLater, QWidget):
         self.table.setFocus()
 
     def _selected(self) -> None:
+        self._renders += 1
         session, current = self.workspace.session, self.current_engram_id()
         if session is None:
             return
