@@ -18,7 +18,6 @@ import signal
 import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 
 from plur_desk.app.check import run_check
@@ -42,7 +41,8 @@ from plur_desk.store.chain import event_hash, js_stringify
 from plur_desk.store.list_file import ENGRAMS, TENSIONS, ListFile
 from plur_desk.store.plur_store import PlurStore
 
-NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
+from support.moments import NOW
+
 POINTS = (
     "store-staged",
     "journal-saved",

@@ -7,7 +7,6 @@ own `session` fixture, which pytest prefers."""
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from pathlib import Path
 
 from plur_desk.app.bootstrap import open_session
@@ -16,7 +15,7 @@ from plur_desk.infra.clock import FixedClock
 from plur_desk.store.plur_store import PlurStore
 from plur_desk.store.yaml_dump import dump_engrams_document, dump_tensions_document
 
-NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
+from support.moments import NOW
 
 
 def engram(i: int, **extra: object) -> dict[str, object]:

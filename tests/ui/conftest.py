@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,7 @@ from plur_desk.infra.clock import FixedClock
 from plur_desk.ui.app import make_application
 from plur_desk.ui.main_window import MainWindow
 
-NOW = datetime(2026, 12, 2, 15, 0, tzinfo=UTC)
+from support.moments import WINDOW_NOW as NOW
 
 
 @pytest.fixture

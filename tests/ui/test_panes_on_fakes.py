@@ -38,8 +38,8 @@ from support.fakes import (
     engram_record,
     tension_record,
 )
+from support.moments import WINDOW_NOW as NOW
 
-NOW = datetime(2026, 12, 2, 15, 0, tzinfo=UTC)
 MARKUP = "<b>bold</b> <img src='https://evil.example/x.png'> <a href='https://evil.example/'>link</a>"
 
 

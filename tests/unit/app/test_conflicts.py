@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 
 import numpy as np
 import pytest
@@ -21,7 +20,8 @@ from plur_desk.infra.errors import ActionRefused
 from plur_desk.store.plur_store import PlurStore
 from plur_desk.store.yaml_dump import dump_engrams_document
 
-NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
+from support.moments import NOW
+
 STATEMENTS = {
     "ENG-2026-11-01-001": ("Deploys go through Caddy on the edge hosts.", "decided"),
     "ENG-2026-11-02-001": ("Deploys go through nginx on the edge hosts.", "leaning"),

@@ -25,7 +25,7 @@ from plur_desk.domain.engram_view import is_draft
 from plur_desk.infra.clock import FixedClock, parse_instant
 from plur_desk.store.yaml_dump import dump_engrams_document, dump_tensions_document
 
-NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
+from support.moments import NOW
 
 
 def _engram(i: int, **extra: object) -> dict[str, object]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,8 @@ from plur_desk.infra.clock import FixedClock
 from plur_desk.infra.errors import ActionRefused
 from plur_desk.store.yaml_dump import dump_engrams_document
 
-NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
+from support.moments import NOW
+
 STATEMENTS = [
     ("Run the test suite before pushing to main", "project:web", "draft"),
     ("run the test suite before pushing to main!", "project:web", "draft"),

@@ -9,7 +9,7 @@ import contextlib
 import json
 import re
 import tempfile
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
@@ -25,8 +25,8 @@ from plur_desk.infra.errors import ActionRefused, ChangedSinceError
 from plur_desk.store.yaml_dump import dump_engrams_document
 
 from support.blocks import edit_block
+from support.moments import NOW
 
-NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
 STATEMENTS = [
     "Run the test suite before pushing to main",
     "Run the full test suite before pushing to main",

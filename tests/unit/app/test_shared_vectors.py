@@ -4,7 +4,6 @@ embed is in search's cache, and a cache file is read once while anybody holds it
 from __future__ import annotations
 
 import shutil
-from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -20,8 +19,7 @@ from plur_desk.index.embeddings import DIM, Embedder, VectorCache
 from plur_desk.infra.clock import FixedClock
 
 from support.blocks import rewrite_block
-
-NOW = datetime(2026, 12, 2, 15, 0, tzinfo=UTC)
+from support.moments import WINDOW_NOW as NOW
 
 
 @pytest.fixture

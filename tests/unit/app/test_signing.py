@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import stat
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import keyring
 import keyring.errors
@@ -38,7 +38,7 @@ from plur_desk.store.plur_store import PlurStore
 from plur_desk.store.signatures import check_signature, public_key_b64
 from plur_desk.store.yaml_dump import dump_engrams_document
 
-NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
+from support.moments import NOW
 
 
 def _engram(i: int) -> dict:

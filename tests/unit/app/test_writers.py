@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 
 import pytest
 
@@ -16,7 +15,8 @@ from plur_desk.domain.derived import content_hash
 from plur_desk.infra.clock import FixedClock
 from plur_desk.store.yaml_dump import dump_engrams_document
 
-NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
+from support.moments import NOW
+
 CLAUDE = {"asserted_by": "agent:claude-code", "model": {"name": "opus"}, "runtime": {"name": "plur-core"}}
 CODEX = {"asserted_by": "agent:codex", "runtime": {"name": "plur-core"}}
 

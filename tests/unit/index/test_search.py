@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,8 @@ from plur_desk.index.query import parse
 from plur_desk.infra.clock import FixedClock
 from plur_desk.store.plur_store import PlurStore
 
-NOW = datetime(2026, 12, 2, 15, 0, tzinfo=UTC)
+from support.moments import WINDOW_NOW as NOW
+
 GOLDEN_TOKENS = {  # ids from the model's own tokenizer.json (HuggingFace tokenizers), computed once
     "The CI pipeline uses Node 20 for all builds": [101, 1996, 25022, 13117, 3594, 13045, 2322, 2005, 2035, 16473, 102],
     "Use spaces, never tabs, for indentation in every file!": [

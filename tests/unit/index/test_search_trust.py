@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-from datetime import UTC, datetime
 
 from plur_desk.app.demo import demo_source
 from plur_desk.app.search import SearchService
@@ -12,7 +11,7 @@ from plur_desk.domain.review import Reviewer, engram_fingerprint
 from plur_desk.infra.clock import FixedClock
 from plur_desk.store.plur_store import Edit, PlurStore
 
-NOW = datetime(2026, 12, 2, 15, 0, tzinfo=UTC)
+from support.moments import WINDOW_NOW as NOW
 
 
 def _open(root):
