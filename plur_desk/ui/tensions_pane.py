@@ -140,6 +140,7 @@ class TensionsPane(BuiltLater, QWidget):
         self._search = ""
         self._html = ""  # the detail as rendered (similar engrams are filled in when read)
         self._renders = 0  # how many times the selection was shown: a refresh that moved it shows it once
+        self._updating = False  # the rows are being replaced: the selection is shown after
         self.build_later()  # the widgets: on first use (ui/built_later.py)
 
     def _build(self) -> None:
@@ -204,7 +205,7 @@ class TensionsPane(BuiltLater, QWidget):
 
     def _connect(self) -> None:
         self.filter.currentIndexChanged.connect(lambda _i: self.refresh(None))
-        self.table.selectionModel().selectionChanged.connect(lambda *_: self._selected())
+        self.table.selectionModel().selectionChanged.connect(self._selection_moved)
 
     def add_buttons(self, actions: dict[str, QAction]) -> None:
         for action_id, key in (
@@ -230,7 +231,11 @@ class TensionsPane(BuiltLater, QWidget):
             rows = [
                 r for r in rows if all(w in f"{r.id} {r.statement_a} {r.statement_b} {r.reason}".lower() for w in words)
             ]
-        self.model.update_rows(self.model.in_user_order(rows))  # changed rows only: selection and scroll stay
+        self._updating = True  # a row that left moves the selection: shown once, below
+        try:
+            self.model.update_rows(self.model.in_user_order(rows))  # changed rows only: selection and scroll stay
+        finally:
+            self._updating = False
         row = self.model.row_of(keep) if keep else -1
         rendered = self._renders
         self._select(row if row >= 0 else 0)
@@ -276,6 +281,10 @@ class TensionsPane(BuiltLater, QWidget):
         self.table.setFocus()
 
     # -- detail --------------------------------------------------------------------------------------------
+
+    def _selection_moved(self, *_: object) -> None:
+        if not self._updating:
+            self._selected()
 
     def _selected(self) -> None:
         self._renders += 1

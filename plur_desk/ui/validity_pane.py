@@ -140,6 +140,7 @@ class ValidityPane(BuiltLater, QWidget):
         self._search = ""
         self._extra: set[str] = set()
         self._renders = 0  # how many times the selection was shown: a refresh that moved it shows it once
+        self._updating = False  # the rows are being replaced: the selection is shown after
         self.build_later()  # the widgets: on first use (ui/built_later.py)
 
     def _build(self) -> None:
@@ -188,7 +189,7 @@ class ValidityPane(BuiltLater, QWidget):
         self.follow_now.toggled.connect(self._follow_now)
         self._tick.timeout.connect(self._on_tick)
         self._tick.start()
-        self.table.selectionModel().selectionChanged.connect(lambda *_: self._selected())
+        self.table.selectionModel().selectionChanged.connect(self._selection_moved)
 
     def add_buttons(self, actions: dict[str, QAction]) -> None:
         self.buttons.addWidget(action_button(actions["validity.edit"], "W"))
@@ -227,7 +228,11 @@ class ValidityPane(BuiltLater, QWidget):
         keep = self.current_engram_id()
         now = self.moment()
         rows = session.validity_rows(now, self._extra, self._search)  # kept by id in the app layer
-        self.model.update_rows(rows)
+        self._updating = True  # a row that left moves the selection: shown once, below
+        try:
+            self.model.update_rows(rows)
+        finally:
+            self._updating = False
         counts = {g: sum(1 for r in rows if r.state == g) for g in GROUPS}
         self.summary.setText("   ".join(f"{GROUP_TEXT[g]}: {counts[g]}" for g in GROUPS))
         row = self.model.row_of(keep) if keep else -1
@@ -273,6 +278,10 @@ class ValidityPane(BuiltLater, QWidget):
 
     def focus_queue(self) -> None:
         self.table.setFocus()
+
+    def _selection_moved(self, *_: object) -> None:
+        if not self._updating:
+            self._selected()
 
     def _selected(self) -> None:
         self._renders += 1

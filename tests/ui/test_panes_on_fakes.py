@@ -179,6 +179,29 @@ def test_tensions_detail_says_when_a_side_changed_since_detection(qtbot: QtBot) 
     assert shown.count("Changed since detection") == 1  # the unchanged side says nothing
 
 
+def test_a_refresh_that_keeps_the_selection_shows_what_changed_in_it(qtbot: QtBot) -> None:
+    """An agent edits a side of the tension on screen: the selection stays on the same row, no selection signal
+    fires, and the detail must still show the edit (and the verdict must rest on the new text)."""
+    pane, session, _ws = _tensions_pane(qtbot)
+    assert pane.current_id() == "T-2026-1201-003"
+    session.engrams["ENG-A2"] = engram_record("ENG-A2", "The cache is cleared hourly")
+    pane.refresh(ChangeSet(engrams=frozenset({"ENG-A2"})))
+    assert pane.current_id() == "T-2026-1201-003"
+    assert "Changed since detection. It now reads: The cache is cleared hourly" in pane.detail.toPlainText()
+    displayed = pane.displayed()
+    assert displayed is not None and displayed[1] == displayed[0].seen
+
+
+def test_when_the_selected_tension_leaves_the_next_one_is_shown_once(qtbot: QtBot) -> None:
+    pane, session, workspace = _tensions_pane(qtbot)
+    workspace.reads.deliver()
+    session.records = [r for r in session.records if r["id"] != "T-2026-1201-003"]  # resolved elsewhere
+    pane.refresh(ChangeSet(tensions=frozenset({"T-2026-1201-003"})))
+    assert pane.current_id() == "T-2026-1201-001"
+    assert "Deploys run on Fridays" in pane.detail.toPlainText()
+    assert [r.channel for r in workspace.reads.waiting] == ["tension.similar"]  # read once for the new one
+
+
 def test_tensions_displayed_is_the_row_as_listed_and_none_once_a_side_reads_differently(qtbot: QtBot) -> None:
     pane, session, _ws = _tensions_pane(qtbot)
     displayed = pane.displayed()
