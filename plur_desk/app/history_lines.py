@@ -17,6 +17,7 @@ import threading
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from plur_desk.app.history_table import lines_at
@@ -234,9 +235,9 @@ class RejectionLedger:
 
     def __init__(self) -> None:
         self._verdicts: dict[str, Verdict] = {}
-        self._snapshot: dict[str, Verdict] = {}
+        self._snapshot: Mapping[str, Verdict] = MappingProxyType({})
         self._log: list[str] = []  # content hashes whose verdict a line set or took back, oldest first
-        self._marks: list[tuple[dict[str, Verdict], int]] = []  # recent snapshots, with the length of _log at each
+        self._marks: list[tuple[Mapping[str, Verdict], int]] = []  # recent snapshots, with the length of _log at each
         self._parsed: list[tuple[Line, dict[str, object]]] = []  # every rejection line so far, parsed once
         self._done = 0  # of those, how many are applied
         self._claims: dict[int, Trust] = {}  # applied lines that claim a human (by place in _parsed): their trust
@@ -289,7 +290,7 @@ class RejectionLedger:
             return None
 
     def _take_snapshot(self) -> None:
-        self._snapshot = dict(self._verdicts)
+        self._snapshot = MappingProxyType(dict(self._verdicts))  # read by several threads: nobody may change it
         self._marks.append((self._snapshot, len(self._log)))
         if len(self._marks) > self.MARKS:
             del self._marks[0]

@@ -360,6 +360,8 @@ def test_the_ledger_names_every_verdict_that_changed_since_an_answer(tmp_path, s
     index.load()
     answers = [(index.rejections(), dict(index.rejections()))]
     assert index.rejections() is answers[0][0]  # nothing read: the same answer
+    with pytest.raises(TypeError):  # shared by every thread that asked: nobody can change it
+        answers[0][0]["h0"] = None  # type: ignore[index]
     named = 0
     for step in range(12):
         if step == 5:  # older than every verdict: recomputed from all rejection lines
