@@ -139,8 +139,7 @@ class TensionsPane(BuiltLater, QWidget):
         self.shown: Seen | None = None  # the tension the detail shows, with both engrams, as rendered
         self._search = ""
         self._html = ""  # the detail as rendered (similar engrams are filled in when read)
-        self._renders = 0  # how many times the selection was shown: a refresh that moved it shows it once
-        self._updating = False  # the rows are being replaced: the selection is shown after
+        self._updating = False  # a refresh is replacing the rows and selecting: it shows the selection once, after
         self.build_later()  # the widgets: on first use (ui/built_later.py)
 
     def _build(self) -> None:
@@ -231,16 +230,14 @@ class TensionsPane(BuiltLater, QWidget):
             rows = [
                 r for r in rows if all(w in f"{r.id} {r.statement_a} {r.statement_b} {r.reason}".lower() for w in words)
             ]
-        self._updating = True  # a row that left moves the selection: shown once, below
+        self._updating = True  # a row that left, or the selection below, moves it: shown once, after
         try:
             self.model.update_rows(self.model.in_user_order(rows))  # changed rows only: selection and scroll stay
+            row = self.model.row_of(keep) if keep else -1
+            self._select(row if row >= 0 else 0)
         finally:
             self._updating = False
-        row = self.model.row_of(keep) if keep else -1
-        rendered = self._renders
-        self._select(row if row >= 0 else 0)
-        if self._renders == rendered:  # the selection stayed: its row may read differently now
-            self._selected()
+        self._selected()  # moved or not: a selection that stayed may read differently now
 
     def concerns(self, change: ChangeSet) -> bool:
         """A tension changed, or an engram on a side of one (its row shows the engram's statement and state)."""
@@ -287,7 +284,6 @@ class TensionsPane(BuiltLater, QWidget):
             self._selected()
 
     def _selected(self) -> None:
-        self._renders += 1
         self.cancel_pending()
         self.shown = None
         session, row = self.workspace.session, self.current()

@@ -139,8 +139,7 @@ class ValidityPane(BuiltLater, QWidget):
         self.model: RowsModel[ValidityRow] = RowsModel(COLUMNS, lambda r: r.id, self)
         self._search = ""
         self._extra: set[str] = set()
-        self._renders = 0  # how many times the selection was shown: a refresh that moved it shows it once
-        self._updating = False  # the rows are being replaced: the selection is shown after
+        self._updating = False  # a refresh is replacing the rows and selecting: it shows the selection once, after
         self.build_later()  # the widgets: on first use (ui/built_later.py)
 
     def _build(self) -> None:
@@ -228,22 +227,20 @@ class ValidityPane(BuiltLater, QWidget):
         keep = self.current_engram_id()
         now = self.moment()
         rows = session.validity_rows(now, self._extra, self._search)  # kept by id in the app layer
-        self._updating = True  # a row that left moves the selection: shown once, below
-        try:
-            self.model.update_rows(rows)
-        finally:
-            self._updating = False
         counts = {g: sum(1 for r in rows if r.state == g) for g in GROUPS}
         self.summary.setText("   ".join(f"{GROUP_TEXT[g]}: {counts[g]}" for g in GROUPS))
-        row = self.model.row_of(keep) if keep else -1
-        rendered = self._renders
-        if rows:
-            index = self.model.index(max(row, 0), 0)
-            self.table.selectionModel().setCurrentIndex(
-                index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
-            )
-        if self._renders == rendered:  # the selection stayed: its engram's windows may have changed
-            self._selected()
+        self._updating = True  # a row that left, or the selection below, moves it: shown once, after
+        try:
+            self.model.update_rows(rows)
+            row = self.model.row_of(keep) if keep else -1
+            if rows:
+                index = self.model.index(max(row, 0), 0)
+                self.table.selectionModel().setCurrentIndex(
+                    index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+                )
+        finally:
+            self._updating = False
+        self._selected()  # moved or not: a selection that stayed may have windows that changed
 
     @staticmethod
     def concerns(change: ChangeSet) -> bool:
@@ -284,7 +281,6 @@ class ValidityPane(BuiltLater, QWidget):
             self._selected()
 
     def _selected(self) -> None:
-        self._renders += 1
         session, current = self.workspace.session, self.current_engram_id()
         if session is None:
             return
