@@ -37,6 +37,7 @@ from support.stores import copy_store, make_plur_store  # noqa: E402
 
 PERIOD_MS = 10
 BULK = 500
+LATE_MS = 33  # stalls longer than this are listed in the progress lines (two frames at 60 Hz)
 IN_A_ROW = 8  # approvals in the phase that makes one approve's p99 a percentile, not its single worst tick
 
 
@@ -222,6 +223,10 @@ def main() -> int:
     rows: list[tuple[str, float, float, float, int, int, float]] = []
     applied = time_applies(win)
 
+    from plur_desk.infra import turns
+
+    handed = [turns.handed_on, turns.ran_without]
+
     def phase(name: str, action, done, linger: float = 0.3) -> None:  # type: ignore[no-untyped-def]
         probe.start()
         collector.take()
@@ -234,10 +239,16 @@ def main() -> int:
         worst, p99, n = probe.stop()
         full, longest = collector.take()
         rows.append((name, took, worst, p99, n, full, longest))
+        late = sorted((round(g) for g in probe.gaps if g > LATE_MS), reverse=True)
         print(
-            f"  {name}: {took:.2f} s, max {worst:.0f} ms, p99 {p99:.0f} ms, gc {full} full, longest {longest:.0f} ms",
+            f"  {name}: {took:.2f} s, max {worst:.0f} ms, p99 {p99:.0f} ms, gc {full} full, longest {longest:.0f} ms"
+            f"; stalls over {LATE_MS} ms: {late[:12] or 'none'}; turns handed on {turns.handed_on - handed[0]}, "
+            f"computations run without one {turns.ran_without - handed[1]}, longest wait for one "
+            f"{turns.longest_wait * 1000:.0f} ms",
             flush=True,
         )
+        handed[:] = [turns.handed_on, turns.ran_without]
+        turns.longest_wait = 0.0
 
     idle = lambda: win.runner.pending == 0  # noqa: E731
 

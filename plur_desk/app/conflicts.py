@@ -27,6 +27,7 @@ from plur_desk.domain.tension_rules import (
 )
 from plur_desk.index.lexicon import known_words
 from plur_desk.index.pairs import PairIndex, statement_keys
+from plur_desk.infra.turns import step, stepping
 
 DETECTOR = "plur_desk local detector"
 TOP_PARTNERS = 6  # per statement, the pairs sharing the most words are judged (a conflict shares nearly all)
@@ -144,8 +145,9 @@ class ConflictFinder:
         self.vectors = vectors
         self.threshold = threshold
         self.known = known_words().__contains__
-        self._subjects = [subject_tokens(str(e.get("statement", ""))) for e in self.engrams]
-        self.index = PairIndex([statement_keys(str(e.get("statement", ""))) for e in self.engrams])
+        # (seconds of Python at 50,000 engrams: a computation's steps, infra/turns.py)
+        self._subjects = [subject_tokens(str(e.get("statement", ""))) for e in stepping(self.engrams)]
+        self.index = PairIndex([statement_keys(str(e.get("statement", ""))) for e in stepping(self.engrams)])
         self._scopes, self._domains, self._domain_overlap = _partition_codes(self.engrams)
 
     # -- one pair ------------------------------------------------------------------------------------------
@@ -206,6 +208,8 @@ class ConflictFinder:
         for n, (i, j) in enumerate(zip(left.tolist(), right.tolist(), strict=True)):
             if progress is not None and n % 2000 == 0:
                 progress(n, total)
+            if n % 256 == 0:
+                step()
             a, b = self.engrams[i], self.engrams[j]
             reason = blocked_by(a, b, self.context, (self._subjects[i], self._subjects[j]))
             if reason is not None:

@@ -26,6 +26,7 @@ from plur_desk.app.writers import Ledger, Line
 from plur_desk.domain.engram_view import is_draft
 from plur_desk.domain.risk import Risk, RiskInput, assess
 from plur_desk.infra.errors import ActionRefused
+from plur_desk.infra.turns import turn
 from plur_desk.infra.window_first import yield_to_reviewer
 
 _Prepared = tuple[int, int, float | None, str, int]  # writer rejected, decided; nearest approved; cluster
@@ -137,7 +138,21 @@ class ScaleView:
 
         What it costs is what changed: engrams whose record object changed since the last refresh (found by
         identity, in C), ids whose history the ledger read since, drafts of writers whose counts moved, drafts
-        whose cluster or nearest approved engram moved, and queue rows that are new objects."""
+        whose cluster or nearest approved engram moved, and queue rows that are new objects.
+
+        Computed as a turn (infra/turns.py): beside the history's indexing or the search's intake, one of them
+        runs Python at a time, handing on at the steps."""
+        with turn():
+            self._refresh_from(engrams, lines, now, level, rows)
+
+    def _refresh_from(
+        self,
+        engrams: Records | list[dict[str, object]],
+        lines: Sequence[Line],
+        now: datetime,
+        level: str,
+        rows: list[DraftRow] | None,
+    ) -> None:
         yield_to_reviewer()
         try:
             self.ledger.sync(lines)  # fed up to the lines read: a new list of lines (the reload) starts it over

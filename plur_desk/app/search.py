@@ -16,6 +16,7 @@ from plur_desk.index.embeddings import DIM
 from plur_desk.index.fulltext import FulltextIndex, Hit
 from plur_desk.index.query import ParsedQuery, parse
 from plur_desk.index.vector_matrix import VectorMatrix
+from plur_desk.infra.turns import turn
 from plur_desk.infra.window_first import yield_to_reviewer
 
 if TYPE_CHECKING:
@@ -61,20 +62,24 @@ class SearchService:
         return {key: (digest, value, created_of(value)) for key, (digest, value) in found.items()}
 
     def sync(self, progress: Progress | None = None) -> int:
-        """Full comparison with the store (after opening, or after PLUR changed the file)."""
-        count = self.index.sync(self._digests(), progress)
-        if self.semantic_available:  # (without the model no vector is ever asked for: nothing to key)
-            self.matrix.rebuild(vector_keys(self.session.all_engrams(), self.vectors), self.vectors.vectors)
+        """Full comparison with the store (after opening, or after PLUR changed the file), as a computation's turn
+        (infra/turns.py): not beside the history's indexing or the clusters."""
+        with turn():
+            count = self.index.sync(self._digests(), progress)
+            if self.semantic_available:  # (without the model no vector is ever asked for: nothing to key)
+                self.matrix.rebuild(vector_keys(self.session.all_engrams(), self.vectors), self.vectors.vectors)
         return count
 
     def sync_ids(self, ids: Iterable[str]) -> int:
-        """After our own writes: only the engrams we know changed."""
+        """After our own writes: only the engrams we know changed (a computation's turn, as `sync`)."""
         ids = set(ids)
-        count = self.index.sync(self._digests(ids), partial=True)
-        if self.semantic_available:
-            changed: dict[str, str | None] = dict.fromkeys(ids)
-            changed.update(vector_keys((e for i in ids if (e := self.session.engram(i)) is not None), self.vectors))
-            self.matrix.update(changed, self.vectors.vectors)
+        with turn():
+            count = self.index.sync(self._digests(ids), partial=True)
+            if self.semantic_available:
+                changed: dict[str, str | None] = dict.fromkeys(ids)
+                engrams = (e for i in ids if (e := self.session.engram(i)) is not None)
+                changed.update(vector_keys(engrams, self.vectors))
+                self.matrix.update(changed, self.vectors.vectors)
         return count
 
     # -- embeddings ----------------------------------------------------------------------------------------
@@ -133,8 +138,9 @@ class SearchService:
         for line in proc.stdout:
             done, total = (int(x) for x in line.split())
             yield_to_reviewer()  # the vectors are taken in when the reviewer pauses (up to 3 s later), not beside
-            self.vectors.refresh()
-            self.matrix.take_new_vectors(self.vectors.vectors)
+            with turn():  # nor beside another computation (infra/turns.py); never while waiting for the process
+                self.vectors.refresh()
+                self.matrix.take_new_vectors(self.vectors.vectors)
             if progress is not None:
                 progress(done, total)
         proc.wait()

@@ -24,6 +24,7 @@ import tantivy
 from plur_desk.domain.validity import Window, closes_at, opens_at
 from plur_desk.index.query import Filter, ParsedQuery
 from plur_desk.infra.clock import parse_instant
+from plur_desk.infra.turns import step
 
 FORMAT = 2
 META_PIECE = 2000  # ids per line of the meta file: each line is encoded and decoded in a few milliseconds
@@ -177,6 +178,8 @@ class FulltextIndex:
             self.digests[engram_id] = digest
             if progress is not None and (n % 2000 == 0 or n == total):
                 progress(n, total)
+            if n % 256 == 0:
+                step()  # within a computation's turn, another's, if one waits (infra/turns.py)
         writer.commit()
         writer.wait_merging_threads()
         self.index.reload()

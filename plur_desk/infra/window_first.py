@@ -18,6 +18,8 @@ from __future__ import annotations
 import threading
 import time
 
+from plur_desk.infra import turns
+
 BURST_S = 0.05  # a key press's handler, the detail and the repaint that follows (measured: 15-45 ms)
 MAX_WAIT_S = 0.1  # a job never waits longer than this for the window, however often it is busy
 
@@ -72,12 +74,15 @@ def yield_to_reviewer() -> float:
         return 0.0
     now = time.monotonic()
     if now - getattr(_resumed, "at", -SLICE_S) < SLICE_S:
+        turns.step()
         return 0.0
     burst = min(_until - now, MAX_WAIT_S)
     deciding = _deciding_until - now if _deciding_until - now <= STALE_S else 0.0
     wait = min(max(burst, deciding), PATIENCE_S)
     if wait <= 0:
+        turns.step()  # another computation's turn, if one waits (infra/turns.py)
         return 0.0
-    time.sleep(wait)
+    with turns.paused():
+        time.sleep(wait)
     _resumed.at = time.monotonic()
     return wait
