@@ -87,3 +87,56 @@ def test_a_computation_waits_for_the_turn_another_holds(tmp_path, name):
         holder.join(5)
     assert finished.wait(30) and not errors, errors
     assert turns._holder is None and not turns._queue
+
+
+def test_a_long_clustering_hands_its_turn_on_at_its_steps(monkeypatch):
+    """The clusters' first computation is seconds of Python at 50,000 engrams: a computation that asks for a turn
+    meanwhile gets one at the next step (the statements' word vectors, each block of products, each link's detail
+    check), long before the clustering ends."""
+    from plur_desk.app.clusters import ClusterIndex
+    from plur_desk.app.rows import created_of
+    from plur_desk.domain.derived import content_hash
+
+    monkeypatch.setattr(turns, "SLICE_S", 0.0)  # hand on at every step where another waits
+    words = ["cache", "deploy", "retry", "token", "queue", "index", "schema", "build", "lint", "merge"]
+    engrams = [
+        {
+            "id": f"ENG-2026-11-01-{n:04d}",
+            "status": "active",
+            "scope": "project:web",
+            "statement": (
+                s := f"Always {words[n % 10]} the {words[n // 10 % 10]} before {words[n // 100 % 10]} {n % 2000}"
+            ),
+            "commitment": "draft",
+            "content_hash": content_hash(s),
+            "created_at": "2026-11-01T00:00:00.000Z",
+        }
+        for n in range(4000)
+    ]
+    index = ClusterIndex()
+    began, ended, other_ran = threading.Event(), threading.Event(), threading.Event()
+
+    def cluster() -> None:
+        with turns.turn():
+            began.set()
+            index.update(engrams, created_of)
+        ended.set()
+
+    def other() -> None:
+        with turns.turn():
+            other_ran.set()
+
+    handed = turns.handed_on
+    worker = threading.Thread(target=cluster, daemon=True)
+    worker.start()
+    assert began.wait(5)
+    waiter = threading.Thread(target=other, daemon=True)
+    waiter.start()
+    assert other_ran.wait(30)
+    ran_before_the_end = not ended.is_set()
+    worker.join(60)
+    waiter.join(5)
+    assert ended.is_set() and ran_before_the_end and turns.handed_on > handed
+    alone = ClusterIndex()  # the same computation, never handing on: the same clusters
+    alone.update(engrams, created_of)
+    assert index.clusters() == alone.clusters() and len(alone.clusters()) >= 100
