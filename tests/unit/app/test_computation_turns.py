@@ -105,13 +105,13 @@ def test_a_long_clustering_hands_its_turn_on_at_its_steps(monkeypatch):
             "status": "active",
             "scope": "project:web",
             "statement": (
-                s := f"Always {words[n % 10]} the {words[n // 10 % 10]} before {words[n // 100 % 10]} {n % 2000}"
+                s := f"Always {words[n % 10]} the {words[n // 10 % 10]} before {words[n // 100 % 10]} {n % 1000}"
             ),
             "commitment": "draft",
             "content_hash": content_hash(s),
             "created_at": "2026-11-01T00:00:00.000Z",
         }
-        for n in range(4000)
+        for n in range(2000)
     ]
     index = ClusterIndex()
     began, ended, other_ran = threading.Event(), threading.Event(), threading.Event()
