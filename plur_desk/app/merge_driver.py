@@ -19,6 +19,7 @@ from plur_desk.app.git_repo import GitError, Repo, find_repo
 from plur_desk.infra.paths import default_store_path
 from plur_desk.store import team_ledger
 from plur_desk.store.atomic import atomic_write
+from plur_desk.store.lock import TENSIONS_POLICY, locked
 from plur_desk.store.merge import FileMerge, MergeError, merge_engram_files, merge_tension_files, rewrite_tension_refs
 
 DRIVERS = {"engrams.yaml": "plur-engrams", "tensions.yaml": "plur-tensions"}
@@ -217,6 +218,27 @@ def _say(text: str) -> None:
     sys.stdout.write(text + "\n")
 
 
+def follow_renumbered(store: Path) -> bool:
+    """Tensions recorded here for an engram a merge renumbered point at its new id. git runs the tensions driver
+    only when both sides changed tensions.yaml, so the driver alone cannot always do this; `plur-desk sync` does it
+    after each merge, and the post-merge/post-rewrite hooks after PLUR's own sync."""
+    moves = [
+        {k: str(v) for k, v in m.items()}
+        for m in team_ledger.read(store, team_ledger.RENUMBERED)
+        if str(m.get("old", "")).startswith(("ENG-", "ABS-", "META-"))
+    ]
+    file = store / "tensions.yaml"
+    if not moves or not file.exists():
+        return False
+    with locked(file, TENSIONS_POLICY):
+        data = file.read_bytes()
+        fixed = rewrite_tension_refs(data, moves)
+        if fixed == data:
+            return False
+        atomic_write(file, fixed)
+    return True
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="plur-desk merge-driver",
@@ -245,8 +267,6 @@ def main(argv: list[str]) -> int:
         return 2
     try:
         if args.follow_renumbered:
-            from plur_desk.app.sync import follow_renumbered
-
             follow_renumbered(repo.store)
             return 0
         if args.status:

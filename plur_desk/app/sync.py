@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from plur_desk.app.git_repo import GitError, Repo, find_repo
-from plur_desk.app.merge_driver import install, installed, merge_versions
+from plur_desk.app.merge_driver import follow_renumbered, install, installed, merge_versions
 from plur_desk.app.sync_report import SyncReport, changes_between
 from plur_desk.app.team import find_disagreements
 from plur_desk.infra.errors import PlurDeskError
@@ -24,7 +24,7 @@ from plur_desk.store import team_ledger
 from plur_desk.store.atomic import atomic_write
 from plur_desk.store.list_file import ENGRAMS, TENSIONS
 from plur_desk.store.lock import TENSIONS_POLICY, LockPolicy, locked
-from plur_desk.store.merge import MergeError, read_side, rewrite_tension_refs
+from plur_desk.store.merge import MergeError, read_side
 from plur_desk.store.merge_side import engram_key
 from plur_desk.store.sync_strip import SIBLINGS, strip_engrams, strip_sibling
 from plur_desk.store.yaml_load import YamlSyntaxError, load_general
@@ -266,27 +266,6 @@ class _Sync:
             raise SyncFailed("the remote kept moving; gave up after three attempts (nothing lost, run sync again)")
         repo.run("fetch", "-q", "origin")
         report.ahead_after, report.behind_after = self.counts(upstream)
-
-
-def follow_renumbered(store: Path) -> bool:
-    """Tensions recorded here for an engram a merge renumbered point at its new id. git runs the tensions driver
-    only when both sides changed tensions.yaml, so the driver alone cannot always do this; `plur-desk sync` does it
-    after each merge, and the post-merge/post-rewrite hooks after PLUR's own sync."""
-    moves = [
-        {k: str(v) for k, v in m.items()}
-        for m in team_ledger.read(store, team_ledger.RENUMBERED)
-        if str(m.get("old", "")).startswith(("ENG-", "ABS-", "META-"))
-    ]
-    file = store / "tensions.yaml"
-    if not moves or not file.exists():
-        return False
-    with locked(file, TENSIONS_POLICY):
-        data = file.read_bytes()
-        fixed = rewrite_tension_refs(data, moves)
-        if fixed == data:
-            return False
-        atomic_write(file, fixed)
-    return True
 
 
 def team_view(store: Path) -> tuple[list[dict[str, object]], list[dict[str, object]]]:

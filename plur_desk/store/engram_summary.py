@@ -16,7 +16,8 @@ from pathlib import Path
 
 from plur_desk.domain.engram_rules import engram_problems
 from plur_desk.store.entry_positions import Positions
-from plur_desk.store.list_file import ENGRAMS, MAX_ENTRY_BYTES, Entry, FileIdentity, ListFile, digest_of
+from plur_desk.store.file_identity import FileIdentity
+from plur_desk.store.list_file import ENGRAMS, MAX_ENTRY_BYTES, Entry, ListFile, digest_of
 from plur_desk.store.parse_cache import (
     CACHE_CHUNK,
     MAX_CHUNKS,

@@ -28,7 +28,7 @@ from plur_desk.store.atomic import Beside
 if TYPE_CHECKING:
     from array import array
 
-    from plur_desk.store.list_file import FileIdentity
+    from plur_desk.store.file_identity import FileIdentity
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from plur_desk.store.entry_positions import Positions
 from plur_desk.store.file_hash import FileHash
+from plur_desk.store.file_identity import FileIdentity
 from plur_desk.store.known_split import KnownSplit
 from plur_desk.store.safe_open import NotRegularFile, read_regular, special_file_problem
 from plur_desk.store.scan import search_in_pieces
@@ -32,17 +33,6 @@ from plur_desk.store.yaml_load import (
     parse_item,
 )
 from plur_desk.store.yaml_types import resolve_plain
-
-
-@dataclass(frozen=True)
-class FileIdentity:
-    size: int
-    mtime_ns: int
-    inode: int
-
-    @staticmethod
-    def of(stat: os.stat_result) -> FileIdentity:
-        return FileIdentity(stat.st_size, stat.st_mtime_ns, stat.st_ino)
 
 
 @dataclass(frozen=True)

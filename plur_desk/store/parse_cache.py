@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from plur_desk.store.atomic import atomic_write
+from plur_desk.store.file_identity import FileIdentity
 from plur_desk.store.known_split import KnownSplit
-from plur_desk.store.list_file import BlockCache, FileIdentity, ListFile, digest_of
+from plur_desk.store.list_file import BlockCache, ListFile, digest_of
 
 CACHE_FORMAT = 4  # 4: the facts in pieces
 # blocks per chunk: one marshal.loads (or dumps) of a chunk holds the interpreter in one piece, ~5 ms for 1,000.

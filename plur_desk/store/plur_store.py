@@ -32,6 +32,7 @@ from plur_desk.infra.errors import (
 from plur_desk.infra.memory import gc_paused
 from plur_desk.store.atomic import Beside, Staged
 from plur_desk.store.file_hash import FileHash
+from plur_desk.store.file_identity import FileIdentity
 from plur_desk.store.file_parts import new_file_parts, stage_new_file
 from plur_desk.store.history import AppendResult, HistoryLog, PreparedAppend
 from plur_desk.store.journal import Journal, JournalRecord, Step
@@ -41,7 +42,6 @@ from plur_desk.store.list_file import (
     TENSIONS,
     BlockCache,
     Entry,
-    FileIdentity,
     Layout,
     ListFile,
     digest_of,
