@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from plur_desk.app.session import ChangeSet, ReviewSession
 from plur_desk.domain.commands import RecordTension, Supersede
+from plur_desk.domain.seen import Seen
 from plur_desk.domain.tension_rules import pair_key
 from plur_desk.infra.errors import ActionRefused
 
@@ -24,18 +25,33 @@ def _pair(session: ReviewSession, id_a: str, id_b: str) -> None:
 
 
 def record_tension(
-    session: ReviewSession, id_a: str, id_b: str, confidence: float, reason: str, *, dismissed: bool = False
+    session: ReviewSession,
+    id_a: str,
+    id_b: str,
+    confidence: float,
+    reason: str,
+    *,
+    dismissed: bool = False,
+    seen: tuple[Seen, ...] = (),
 ) -> ChangeSet:
-    """A new record in PLUR's shape (status detected, or dismissed for "not a conflict") and its history event."""
-    return session.execute(RecordTension(id_a, id_b, confidence, reason, dismissed))
+    """A new record in PLUR's shape (status detected, or dismissed for "not a conflict") and its history event.
+    `seen`: both engrams as the reviewer was shown them (the window always gives it; refused if either changed)."""
+    return session.execute(RecordTension(id_a, id_b, confidence, reason, dismissed, seen))
 
 
-def not_a_conflict(session: ReviewSession, id_a: str, id_b: str, reason: str = "") -> ChangeSet:
+def not_a_conflict(
+    session: ReviewSession, id_a: str, id_b: str, reason: str = "", seen: tuple[Seen, ...] = ()
+) -> ChangeSet:
     why = reason.strip() or "not a conflict (reviewed in plur_desk)"
-    return record_tension(session, id_a, id_b, 0.0, why, dismissed=True)
+    return record_tension(session, id_a, id_b, 0.0, why, dismissed=True, seen=seen)
 
 
-def supersede(session: ReviewSession, newer: str, older: str) -> ChangeSet:
-    """`newer` replaces `older`: relations.supersedes on the newer, superseded_by on the older. Nothing retired."""
+def supersede(session: ReviewSession, newer: str, older: str, seen: tuple[Seen, ...] | None = None) -> ChangeSet:
+    """`newer` replaces `older`: relations.supersedes on the newer, superseded_by on the older. Nothing retired.
+    `seen`: both as the reviewer was shown them (the window); None for a caller deciding on the session as it is."""
     _pair(session, newer, older)
-    return session.execute(Supersede(tuple(session.seen([newer, older])), newer, older))
+    if seen is None:
+        seen = tuple(session.seen([newer, older]))
+    if {s.id for s in seen} != {newer, older}:
+        raise ActionRefused(f"what was shown of {newer} and {older} is not known; nothing was written")
+    return session.execute(Supersede(seen, newer, older))

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 import numpy as np
 
 from plur_desk.domain.contradiction import DEFAULT_THRESHOLD, Judgement, judge, token_similarity
 from plur_desk.domain.derived import content_hash
+from plur_desk.domain.seen import Seen, seen_engram
 from plur_desk.domain.tension_rules import (
     GateContext,
     blocked_by,
@@ -49,6 +50,7 @@ class ConflictCandidate:
     similarity: float
     similarity_source: str  # "minilm" or "tokens"
     notes: tuple[str, ...] = ()
+    seen: tuple[Seen, ...] = ()  # a scan's candidate: both engrams as judged (an answer is refused if either changed)
 
     @property
     def key(self) -> str:
@@ -217,8 +219,8 @@ class ConflictFinder:
                 continue
             result.pairs_judged += 1
             candidate = self.score(a, b)
-            if candidate.rule and candidate.score >= limit:
-                result.candidates.append(candidate)
+            if candidate.rule and candidate.score >= limit:  # with both engrams as judged: what the dialog shows
+                result.candidates.append(replace(candidate, seen=(seen_engram(a), seen_engram(b))))
         if progress is not None:
             progress(total, total)
         result.candidates.sort(key=lambda c: (-c.score, c.key))

@@ -166,6 +166,10 @@ class Writes:
                 raise ActionRefused(f"{ident} is not in the store")
         a, b = (EngramView(e) for e in found if e is not None)
         self.check_writable()
+        if command.seen:  # what the reviewer was shown, against engrams.yaml as it is now (`make` checks the snapshot)
+            self.store.precheck_engrams(
+                [Edit(s.id, _unchanged, s.expected()) for s in command.seen], engram_fingerprint
+            )
 
         def make(valid: list[dict[str, object]]) -> tuple[dict[str, object], list[dict[str, object]]]:
             record, events = command.make(valid, a, b, ctx)
@@ -336,3 +340,7 @@ class Writes:
         if file == "engrams":
             return self._step(lambda: self.store.write_engrams(edits, engram_fingerprint, journal, step))
         return self._step(lambda: self.store.write_tensions(edits, tension_fingerprint, journal, step))
+
+
+def _unchanged(value: dict[str, object]) -> tuple[dict[str, object], list[dict[str, object]]]:
+    return value, []  # (an Edit only compared, never applied)

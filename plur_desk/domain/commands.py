@@ -18,7 +18,7 @@ from typing import ClassVar
 from plur_desk.domain import review, settle
 from plur_desk.domain.cluster_review import reject_as_duplicate
 from plur_desk.domain.engram_view import EngramView, split_order
-from plur_desk.domain.review import Reviewer
+from plur_desk.domain.review import Reviewer, engram_fingerprint
 from plur_desk.domain.seen import Seen
 from plur_desk.domain.tension_rules import add_relation, new_tension, next_tension_id, pair_key
 from plur_desk.infra.clock import iso_ms
@@ -481,6 +481,7 @@ class RecordTension:
     confidence: float
     reason: str
     dismissed: bool = False
+    seen: tuple[Seen, ...] = ()  # the two engrams as shown when the reviewer answered (empty: a script's own)
     action: ClassVar[str] = "record_tension"
 
     def journal_label(self) -> str:
@@ -491,7 +492,13 @@ class RecordTension:
         return f"{verb} {ident} between {self.id_a} and {self.id_b}"
 
     def make(self, valid: list[Record], a: EngramView, b: EngramView, ctx: Context) -> tuple[Record, Events]:
-        """The new record (given every valid record already there, read under the tensions lock) and its event."""
+        """The new record (given every valid record already there, read under the tensions lock) and its event.
+        Refused when an engram differs from what the reviewer was shown (`seen`)."""
+        for shown in self.seen:
+            now = engram_fingerprint(dict((a if shown.id == a.id else b).record))
+            differing = [k for k, v in shown.expected().items() if now.get(k) != v]
+            if shown.id not in (a.id, b.id) or differing:
+                raise ChangedSinceError(shown.id, differing or ["id"])
         key = pair_key(self.id_a, self.id_b)
         for record in valid:
             if pair_key(str(record.get("engram_a")), str(record.get("engram_b"))) == key:

@@ -83,7 +83,7 @@ class ConflictsDialog(QDialog):
 
     record_requested = Signal(object)  # ConflictCandidate
     dismiss_requested = Signal(object)
-    replace_requested = Signal(str, str)  # newer, older
+    replace_requested = Signal(object, bool)  # ConflictCandidate, whether A is the newer (A replaces B)
     rescan_requested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -171,4 +171,4 @@ class ConflictsDialog(QDialog):
     def _replace(self, a_is_newer: bool) -> None:
         c = self.current()
         if c is not None:
-            self.replace_requested.emit(*((c.engram_a, c.engram_b) if a_is_newer else (c.engram_b, c.engram_a)))
+            self.replace_requested.emit(c, a_is_newer)

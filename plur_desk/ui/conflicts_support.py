@@ -211,32 +211,36 @@ class ConflictsController(QObject):
             )
 
     def _answer(self, fn: Callable[[], ChangeSet], key: str) -> None:
-        def done(change: object) -> None:
-            self.workspace.applied.emit(change)
+        def answered() -> None:  # the pair leaves the list once its answer is written
             dialog = self.dialog
             if dialog is not None:
                 dialog.set_candidates([c for c in dialog.model.rows if c.key != key], dialog.status.text())
 
-        self.workspace.runner.submit(fn, done, self.workspace.fail)
+        self.workspace.change(fn, answered)
+
+    # Each answer carries both engrams as the scan judged them, which is what the dialog shows: the write refuses
+    # ("changed since you looked") when either reads differently now, never answers for text nobody saw.
 
     def _record_candidate(self, c: ConflictCandidate) -> None:
         from plur_desk.app.conflict_actions import record_tension
 
         session = self.workspace.session
         if session is not None:
-            self._answer(lambda: record_tension(session, c.engram_a, c.engram_b, c.score, c.reason()), c.key)
+            self._answer(
+                lambda: record_tension(session, c.engram_a, c.engram_b, c.score, c.reason(), seen=c.seen), c.key
+            )
 
     def _dismiss_candidate(self, c: ConflictCandidate) -> None:
         from plur_desk.app.conflict_actions import not_a_conflict
 
         session = self.workspace.session
         if session is not None:
-            self._answer(lambda: not_a_conflict(session, c.engram_a, c.engram_b), c.key)
+            self._answer(lambda: not_a_conflict(session, c.engram_a, c.engram_b, seen=c.seen), c.key)
 
-    def _replace_candidate(self, newer: str, older: str) -> None:
+    def _replace_candidate(self, c: ConflictCandidate, a_is_newer: bool) -> None:
         from plur_desk.app.conflict_actions import supersede
 
         session = self.workspace.session
+        newer, older = (c.engram_a, c.engram_b) if a_is_newer else (c.engram_b, c.engram_a)
         if session is not None:
-            key = ":".join(sorted((newer, older)))
-            self._answer(lambda: supersede(session, newer, older), key)
+            self._answer(lambda: supersede(session, newer, older, c.seen), c.key)

@@ -53,9 +53,17 @@ class Workspace(QObject):
         controller alive (no reference cycle for the collector to find once the window is gone)."""
         self._failure_handlers.append(weakref.WeakMethod(handler))
 
-    def change(self, fn: Callable[[], ChangeSet]) -> None:
-        """Run a session change on the serial runner; `applied` or a message follows."""
-        self.runner.submit(fn, self.applied.emit, self.fail)
+    def change(self, fn: Callable[[], ChangeSet], after: Callable[[], None] | None = None) -> None:
+        """Run a session change on the serial runner; `applied` (then `after()`, when given) or a message follows."""
+        if after is None:
+            self.runner.submit(fn, self.applied.emit, self.fail)
+            return
+
+        def done(change: object) -> None:
+            self.applied.emit(change)
+            after()
+
+        self.runner.submit(fn, done, self.fail)
 
     def fail(self, error: Exception) -> None:
         handlers = [h for ref in self._failure_handlers if (h := ref()) is not None]

@@ -16,7 +16,7 @@ from plur_desk.cli import main
 from plur_desk.domain.commands import ApproveDrafts, EditStatement, RejectDrafts
 from plur_desk.domain.derived import content_hash
 from plur_desk.infra.clock import FixedClock
-from plur_desk.infra.errors import ActionRefused
+from plur_desk.infra.errors import ActionRefused, ChangedSinceError
 from plur_desk.store.plur_store import PlurStore
 from plur_desk.store.yaml_dump import dump_engrams_document
 
@@ -263,3 +263,51 @@ def test_a_stale_content_hash_does_not_lend_an_engram_the_vector_of_other_text()
     assert finder.score(b, a).similarity == pytest.approx(1.0)
     vector_a = vectors.of(a)
     assert vector_a is not None and finder.score(b, a, vector_a=vector_a).similarity == pytest.approx(1.0)
+
+
+def _rewrite_statement(root, ident, statement):
+    """Another writer (an agent, a hand edit) changes one engram's statement on disk, as PLUR writes the file."""
+    store = PlurStore(root)
+    store.load()
+    engrams = [dict(e.value) for e in store.engrams.entries]
+    for engram in engrams:
+        if engram["id"] == ident:
+            engram["statement"], engram["content_hash"] = statement, content_hash(statement)
+    (root / "engrams.yaml").write_text(dump_engrams_document({"engrams": engrams}))
+
+
+ANSWERS = {
+    "record": lambda s, c: record_tension(s, c.engram_a, c.engram_b, c.score, c.reason(), seen=c.seen),
+    "not a conflict": lambda s, c: not_a_conflict(s, c.engram_a, c.engram_b, seen=c.seen),
+    "supersede": lambda s, c: supersede(s, c.engram_b, c.engram_a, c.seen),
+}
+
+
+def test_a_scan_candidate_carries_both_engrams_as_judged(session):
+    caddy = next(c for c in finder_for(session).scan().candidates if c.engram_a == "ENG-2026-11-01-001")
+    assert [s.id for s in caddy.seen] == ["ENG-2026-11-01-001", "ENG-2026-11-02-001"]
+    assert caddy.seen[1].expected()["statement"] == caddy.statement_b == "Deploys go through nginx on the edge hosts."
+
+
+@pytest.mark.parametrize("answer", list(ANSWERS))
+@pytest.mark.parametrize("changed", ["ENG-2026-11-01-001", "ENG-2026-11-02-001"])
+def test_an_answer_about_text_that_changed_since_the_scan_writes_nothing(session, answer, changed):
+    """The dialog shows a candidate from its scan; an agent rewrites one side before the reviewer answers. The
+    answer would put a human's name on a pair of texts nobody saw together: refused, every file as it was."""
+    candidate = next(c for c in finder_for(session).scan().candidates if c.engram_a == "ENG-2026-11-01-001")
+    _rewrite_statement(session.store.root, changed, "Deploys go through Traefik on the edge hosts.")
+    before = _snapshot(session.store.root)
+    with pytest.raises(ChangedSinceError, match=f"{changed} changed since you looked \\(statement"):
+        ANSWERS[answer](session, candidate)
+    assert _snapshot(session.store.root) == before
+
+
+@pytest.mark.parametrize("answer", list(ANSWERS))
+def test_an_answer_about_the_text_as_shown_is_written_with_a_human_event(session, answer):
+    candidate = next(c for c in finder_for(session).scan().candidates if c.engram_a == "ENG-2026-11-01-001")
+    _rewrite_statement(session.store.root, "ENG-2026-11-05-001", "The office plants are watered on Tuesdays.")
+    change = ANSWERS[answer](session, candidate)  # another engram changed on disk: not one of the two shown
+    assert change.tensions or change.engrams
+    events = [json.loads(x) for x in (session.store.root / "history" / "2026-12.jsonl").read_text().splitlines()]
+    assert events[-1]["actor"]["kind"] == "human"
+    assert {events[-1]["engram_id"], events[-1]["data"].get("engram_b")} & {candidate.engram_a, candidate.engram_b}
