@@ -67,6 +67,10 @@ class ActionSpec:
         return " or ".join(t for t in texts if t)
 
 
+# The only actions a held key repeats: moving through the queue. Every other one (a verdict, an undo, a settle) runs
+# once per key press: holding A approved a draft per key repeat (~30 a second), each shown for one repeat's time.
+REPEATS = frozenset({"review.next", "review.previous", "review.skip"})
+
 ACTIONS: tuple[ActionSpec, ...] = (
     # File
     ActionSpec(
@@ -383,6 +387,7 @@ def build_actions(
         parent = panes.get(spec.pane, owner)
         action = QAction(spec.text, parent)
         action.setObjectName(spec.id)
+        action.setAutoRepeat(spec.id in REPEATS)  # a held key is one decision, never one per key repeat
         if spec.shortcuts:
             action.setShortcuts([QKeySequence(s) for s in spec.shortcuts])
         if spec.pane in queues:

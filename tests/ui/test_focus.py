@@ -187,3 +187,31 @@ def test_a_key_meant_for_an_open_dialog_never_acts_on_the_list_behind_it(qtbot, 
     with qtbot.waitSignal(window.changes_applied, timeout=10000):
         qtbot.keyClick(window.tensions.table, Qt.Key.Key_C)
     assert [e["data"]["action"] for e in human_events(store_copy)] == ["confirm"]
+
+
+def _held(widget, key: Qt.Key, text: str, repeats: int) -> None:
+    """A key held down as a keyboard sends it: one press, then key repeats (press events marked auto-repeat)."""
+    from PySide6.QtCore import QEvent
+    from PySide6.QtGui import QKeyEvent
+
+    app = QApplication.instance()
+    for n in range(repeats + 1):
+        app.notify(widget, QKeyEvent(QEvent.Type.KeyPress, key, Qt.KeyboardModifier.NoModifier, text, n > 0))
+    app.notify(widget, QKeyEvent(QEvent.Type.KeyRelease, key, Qt.KeyboardModifier.NoModifier, text, False))
+
+
+def test_holding_a_verdict_key_decides_once_and_holding_j_moves_on(qtbot, window, store_copy):
+    """Key repeats of a held A would approve a draft per repeat (~30 a second), each on screen for one repeat's
+    time: a verdict runs once per press. Moving through the queue still repeats."""
+    table = window.drafts.table
+    table.setFocus()
+    first = window.drafts.current_id()
+    with qtbot.waitSignal(window.changes_applied, timeout=10000):
+        _held(table, Qt.Key.Key_A, "a", repeats=5)
+    qtbot.wait(300)
+    qtbot.waitUntil(lambda: window.runner.pending == 0, timeout=10000)
+    assert [e["engram_id"] for e in human_events(store_copy)] == [first]
+    before = window.drafts.current_id()
+    _held(table, Qt.Key.Key_J, "j", repeats=3)
+    rows = [r.id for r in window.drafts.model.rows]
+    assert rows.index(window.drafts.current_id()) == rows.index(before) + 4
