@@ -91,6 +91,20 @@ class Writes:
             raise ChangedSinceError(engram_id, moved)
         return side.expected()
 
+    def _sides_as_shown(self, seen: Seen) -> None:
+        """A confirm or dismiss is about the pair as shown: both engrams of the record must read as they did beside
+        it, in the session and on disk (an engram missing from the store both then and now is shown as missing)."""
+        record = self.snapshot.tensions.get(seen.id)
+        if record is None:
+            return  # (the write refuses it: not a tension)
+        checks = []
+        for key in ("engram_a", "engram_b"):
+            engram_id = str(record.get(key, ""))
+            if engram_id in self.snapshot.engrams or seen.side(engram_id) is not None:
+                checks.append(Edit(engram_id, _unchanged, self.side_as_shown(seen, engram_id)))
+        if checks:
+            self.store.precheck_engrams(checks, engram_fingerprint)
+
     # -- the three shapes of a decision --------------------------------------------------------------------
 
     def engrams(self, command: EngramCommand, ctx: Context) -> tuple[Operation, ChangeSet]:
@@ -120,6 +134,7 @@ class Writes:
 
     def tension(self, command: TensionCommand, ctx: Context) -> tuple[Operation, ChangeSet]:
         tension_id, label = command.seen.id, command.label()
+        self._sides_as_shown(command.seen)
         journal = self.store.journal.begin(command.action, label)
         result = self._tension_write(command.seen, command.record_edit(ctx, command.event_fields()), journal)
         journal.finish()

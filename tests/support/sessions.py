@@ -82,3 +82,16 @@ def reopen(root: Path, reviewer: str = "Someone Else") -> ReviewSession:
     """The store opened again for review by `reviewer`, as the window opens it: interrupted actions are finished
     (or kept and reported) first."""
     return open_session(root, reviewer, clock=FixedClock(NOW), use_cache=False, for_review=True, load_history=False)
+
+
+def rewrite_statement(root: Path, engram_id: str, statement: str) -> None:
+    """Another writer (an agent, a hand edit) changes one engram's statement on disk, rewriting the file whole."""
+    from plur_desk.domain.derived import content_hash
+
+    store = PlurStore(root)
+    store.load()
+    engrams = [dict(e.value) for e in store.engrams.entries]
+    for record in engrams:
+        if record["id"] == engram_id:
+            record["statement"], record["content_hash"] = statement, content_hash(statement)
+    (root / "engrams.yaml").write_text(dump_engrams_document({"engrams": engrams}))

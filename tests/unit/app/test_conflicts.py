@@ -21,6 +21,7 @@ from plur_desk.store.plur_store import PlurStore
 from plur_desk.store.yaml_dump import dump_engrams_document
 
 from support.moments import NOW
+from support.sessions import rewrite_statement
 
 STATEMENTS = {
     "ENG-2026-11-01-001": ("Deploys go through Caddy on the edge hosts.", "decided"),
@@ -265,17 +266,6 @@ def test_a_stale_content_hash_does_not_lend_an_engram_the_vector_of_other_text()
     assert vector_a is not None and finder.score(b, a, vector_a=vector_a).similarity == pytest.approx(1.0)
 
 
-def _rewrite_statement(root, ident, statement):
-    """Another writer (an agent, a hand edit) changes one engram's statement on disk, as PLUR writes the file."""
-    store = PlurStore(root)
-    store.load()
-    engrams = [dict(e.value) for e in store.engrams.entries]
-    for engram in engrams:
-        if engram["id"] == ident:
-            engram["statement"], engram["content_hash"] = statement, content_hash(statement)
-    (root / "engrams.yaml").write_text(dump_engrams_document({"engrams": engrams}))
-
-
 ANSWERS = {
     "record": lambda s, c: record_tension(s, c.engram_a, c.engram_b, c.score, c.reason(), seen=c.seen),
     "not a conflict": lambda s, c: not_a_conflict(s, c.engram_a, c.engram_b, seen=c.seen),
@@ -295,7 +285,7 @@ def test_an_answer_about_text_that_changed_since_the_scan_writes_nothing(session
     """The dialog shows a candidate from its scan; an agent rewrites one side before the reviewer answers. The
     answer would put a human's name on a pair of texts nobody saw together: refused, every file as it was."""
     candidate = next(c for c in finder_for(session).scan().candidates if c.engram_a == "ENG-2026-11-01-001")
-    _rewrite_statement(session.store.root, changed, "Deploys go through Traefik on the edge hosts.")
+    rewrite_statement(session.store.root, changed, "Deploys go through Traefik on the edge hosts.")
     before = _snapshot(session.store.root)
     with pytest.raises(ChangedSinceError, match=f"{changed} changed since you looked \\(statement"):
         ANSWERS[answer](session, candidate)
@@ -305,7 +295,7 @@ def test_an_answer_about_text_that_changed_since_the_scan_writes_nothing(session
 @pytest.mark.parametrize("answer", list(ANSWERS))
 def test_an_answer_about_the_text_as_shown_is_written_with_a_human_event(session, answer):
     candidate = next(c for c in finder_for(session).scan().candidates if c.engram_a == "ENG-2026-11-01-001")
-    _rewrite_statement(session.store.root, "ENG-2026-11-05-001", "The office plants are watered on Tuesdays.")
+    rewrite_statement(session.store.root, "ENG-2026-11-05-001", "The office plants are watered on Tuesdays.")
     change = ANSWERS[answer](session, candidate)  # another engram changed on disk: not one of the two shown
     assert change.tensions or change.engrams
     events = [json.loads(x) for x in (session.store.root / "history" / "2026-12.jsonl").read_text().splitlines()]

@@ -23,7 +23,7 @@ from plur_desk.domain.seen import Seen
 from plur_desk.infra.clock import FixedClock
 from plur_desk.infra.errors import ActionRefused, ChangedSinceError
 
-from support.sessions import NOW
+from support.sessions import NOW, rewrite_statement
 from support.sessions import events as _events
 from support.sessions import on_disk as _disk
 
@@ -66,6 +66,32 @@ def test_a_tension_decision_refuses_when_a_side_changed_since_it_was_shown(sessi
     with pytest.raises(ChangedSinceError):
         session.execute(SplitInTime(shown, "2026-11-06"))
     assert _files(session) == before  # refused before the first write: not even a rollback event
+
+
+@pytest.mark.parametrize("decide", [ConfirmTension, DismissTension])
+@pytest.mark.parametrize("read_again", [False, True])
+@pytest.mark.parametrize("side", ["ENG-2026-11-05-001", "ENG-2026-11-06-001"])
+def test_confirming_or_dismissing_is_about_both_sides_as_shown(session, decide, read_again, side):
+    """The pair beside the tension is what the reviewer judged: an agent's rewrite of either side since (whether the
+    session has read it yet or not) refuses the decision. Dismissing told PLUR never to raise the pair again."""
+    shown = session.seen_tension("T-2026-1201-001")
+    rewrite_statement(session.store.root, side, "Rewritten by an agent")
+    if read_again:
+        session.reload_if_changed()
+    before = _files(session)
+    with pytest.raises(ChangedSinceError, match=f"{side} changed since you looked \\(statement"):
+        session.execute(decide(shown))
+    assert _files(session) == before
+
+
+@pytest.mark.parametrize("decide", [ConfirmTension, DismissTension])
+def test_confirming_or_dismissing_needs_both_sides_shown_and_ignores_other_engrams(session, decide):
+    record = session.seen_tension("T-2026-1201-001")
+    with pytest.raises(ActionRefused, match="was not shown"):
+        session.execute(decide(Seen("tension", record.id, record.fingerprint)))  # the tension without its engrams
+    rewrite_statement(session.store.root, "ENG-2026-11-01-001", "Another engram, rewritten")
+    session.execute(decide(record))
+    assert [e["data"]["action"] for e in _events(session)] == [decide.event]
 
 
 def test_a_resolution_needs_both_sides_as_shown(session):
