@@ -26,7 +26,7 @@ from plur_desk.app.writers import Ledger, Line
 from plur_desk.domain.engram_view import is_draft
 from plur_desk.domain.risk import Risk, RiskInput, assess
 from plur_desk.infra.errors import ActionRefused
-from plur_desk.infra.turns import turn
+from plur_desk.infra.turns import paused, turn
 from plur_desk.infra.window_first import yield_to_reviewer
 
 _Prepared = tuple[int, int, float | None, str, int]  # writer rejected, decided; nearest approved; cluster
@@ -167,7 +167,8 @@ class ScaleView:
         yield_to_reviewer()  # between the stages, a run of decisions goes first (infra/window_first.py)
         self.index.update(records, created_of, changed if self.index.seen is self._records else None)
         if self.index.cache is not None:
-            self.index.cache.save()
+            with paused():  # (writing the vectors to disk: not computing, another computation's turn meanwhile)
+                self.index.cache.save()
         clusters = self.index.clusters()
         yield_to_reviewer()
         prepared, moved = self._prepare(records, changed, stats, clusters)

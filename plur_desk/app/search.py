@@ -19,6 +19,8 @@ from plur_desk.index.vector_matrix import VectorMatrix
 from plur_desk.infra.turns import turn
 from plur_desk.infra.window_first import yield_to_reviewer
 
+UPDATE_PATIENCE_S = 0.25  # the index's update after a decision waits at most this long for a computation's turn
+
 if TYPE_CHECKING:
     from plur_desk.index.embeddings import Embedder, VectorCache
 
@@ -71,9 +73,10 @@ class SearchService:
         return count
 
     def sync_ids(self, ids: Iterable[str]) -> int:
-        """After our own writes: only the engrams we know changed (a computation's turn, as `sync`)."""
+        """After our own writes: only the engrams we know changed (a computation's turn, as `sync`, waited for
+        briefly: a search typed after a decision should not find the old text for long)."""
         ids = set(ids)
-        with turn():
+        with turn(patience=UPDATE_PATIENCE_S):
             count = self.index.sync(self._digests(ids), partial=True)
             if self.semantic_available:
                 changed: dict[str, str | None] = dict.fromkeys(ids)

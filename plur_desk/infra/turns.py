@@ -12,7 +12,7 @@ a turn: they run as before, beside at most one computation.
 A turn is held only while computing: never across a wait for a process, a pipe, a lock another thread holds for
 long, or a person. A thread that cannot get the turn within `PATIENCE_S` runs without it (no computation can be
 held up for long by another, and no cycle of waits can form): the rule costs the window some ticks then, never
-work.
+work. Such a thread takes its turn again at its next step where nobody holds one, without waiting.
 """
 
 from __future__ import annotations
@@ -31,12 +31,17 @@ PATIENCE_S = 2.0  # a computation waits at most this long for its turn, then run
 
 _cond = threading.Condition(threading.Lock())
 _queue: deque[int] = deque()  # the waiting threads, longest-waiting first
-_holder: int | None = None  # the thread whose turn it is
-_depth = 0  # how many `turn()` blocks the holder is inside
+_holder: int | None = None  # the thread whose turn it is (set and cleared only by that thread)
 _since = 0.0  # monotonic time the holder took the turn
+_mine = threading.local()  # per thread: `open`, how many `turn()` blocks it is inside
 handed_on = 0  # turns handed on at a step (for tests and benches)
 ran_without = 0  # computations that ran without their turn after waiting PATIENCE_S
 longest_wait = 0.0  # the longest wait for a turn that ended with it, seconds (for benches: how coarse the steps are)
+
+
+def _open() -> int:
+    """How many `turn()` blocks this thread is inside."""
+    return int(getattr(_mine, "open", 0))
 
 
 def _take(me: int, patience: float) -> bool:
@@ -59,6 +64,14 @@ def _take(me: int, patience: float) -> bool:
         return True
 
 
+def _take_if_free(me: int) -> None:
+    """A computation running without its turn (it waited `PATIENCE_S`) takes it back where nobody holds or waits."""
+    global _holder, _since
+    with _cond:
+        if _holder is None and not _queue:
+            _holder, _since = me, time.monotonic()
+
+
 def _give() -> None:
     global _holder
     with _cond:
@@ -68,25 +81,23 @@ def _give() -> None:
 
 @contextmanager
 def turn(patience: float = PATIENCE_S) -> Iterator[None]:
-    """Run the block as this thread's turn (inside another `turn()` of the same thread: part of that one)."""
-    global _depth
+    """Run the block as this thread's turn (inside another `turn()` of the same thread: part of that one). The
+    window's thread never takes one and never waits."""
     me = threading.get_ident()
-    if _holder == me:
-        _depth += 1
-        try:
-            yield
-        finally:
-            _depth -= 1
+    if threading.current_thread() is threading.main_thread():
+        yield
         return
-    if threading.current_thread() is threading.main_thread() or not _take(me, patience):
-        yield  # the window's thread never waits for a turn; a computation that waited long enough runs anyway
-        return
-    _depth = 1
+    depth = _open()
+    _mine.open = depth + 1
     try:
+        if depth == 0:
+            _take(me, patience)
+        elif _holder != me:
+            _take_if_free(me)  # (an outer block that lost its turn: never a second wait)
         yield
     finally:
-        if _holder == me:  # (a pause inside may have ended without the turn back)
-            _depth = 0
+        _mine.open = depth
+        if depth == 0 and _holder == me:
             _give()
 
 
@@ -94,29 +105,33 @@ def step() -> bool:
     """Between the steps of a computation: hand the turn on if it was held `SLICE_S` and another computation waits,
     and wait for it to come back. Returns whether it was handed on. Cheap when nobody waits."""
     global handed_on
-    if _holder != threading.get_ident() or not _queue or time.monotonic() - _since < SLICE_S:
+    me = threading.get_ident()
+    if _holder != me:
+        if _holder is None and not _queue and _open() > 0:
+            _take_if_free(me)
         return False
+    if not _queue or time.monotonic() - _since < SLICE_S:
+        return False
+    handed_on += 1  # (counted while holding it: one thread at a time)
     with paused():
-        handed_on += 1
+        pass
     return True
 
 
 @contextmanager
 def paused() -> Iterator[None]:
-    """Inside a turn, a wait that is not computing (a sleep, a pipe): the turn goes to whoever waits meanwhile and
-    is taken again (at the back of the line) after it."""
-    global _depth
+    """Inside a turn, a wait that is not computing (a sleep, a pipe, a write to disk): the turn goes to whoever waits
+    meanwhile and is taken again (at the back of the line) after it. A failure inside is not held up by that."""
     me = threading.get_ident()
     if _holder != me:
         yield
         return
-    depth, _depth = _depth, 0
     _give()
     try:
         yield
-    finally:
-        if _take(me, PATIENCE_S):
-            _depth = depth
+    except BaseException:
+        raise  # the enclosing turn ends without it (nothing to give back)
+    _take(me, PATIENCE_S)
 
 
 def stepping(items: Iterable[T], every: int = 512) -> Iterator[T]:

@@ -18,6 +18,14 @@ from plur_desk.app.session import ReviewSession
 from plur_desk.infra import turns
 
 
+@pytest.fixture(autouse=True)
+def _no_turn_left_over():
+    before = turns.ran_without
+    yield
+    assert turns._holder is None and not turns._queue
+    assert turns.ran_without == before  # every wait here ended with the turn, none by patience
+
+
 def _history(session: ReviewSession) -> None:
     loading.load_history(session)
 

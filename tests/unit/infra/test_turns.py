@@ -137,11 +137,13 @@ def test_a_wait_inside_a_turn_lets_another_computation_run_and_takes_the_turn_ba
     other_ran, waiting = threading.Event(), threading.Event()
     seen: list[object] = []
 
+    before = turns.ran_without
+
     def first() -> None:
         with turns.turn():
             with turns.paused():
                 waiting.set()
-                seen.append(other_ran.wait(5))  # the other computation ran while this one waited
+                seen.append(other_ran.wait(turns.PATIENCE_S / 4))  # it ran meanwhile, not after a waiter's patience
             seen.append(turns._holder == threading.get_ident())
 
     def second() -> None:
@@ -153,14 +155,14 @@ def test_a_wait_inside_a_turn_lets_another_computation_run_and_takes_the_turn_ba
     b = _thread(second)
     for thread in (a, b):
         thread.join(5)
-    assert seen == [True, True]
+    assert seen == [True, True] and turns.ran_without == before
 
 
 def test_a_turn_inside_a_turn_is_part_of_it_and_an_error_lets_it_go():
     def compute() -> None:
         with turns.turn():
             with turns.turn():  # (a view's refresh inside a job that is a computation already)
-                assert turns._depth == 2
+                assert turns._mine.open == 2
             assert turns._holder == threading.get_ident()
             raise ValueError("a computation failed")
 
@@ -191,14 +193,38 @@ def test_an_analytics_pause_for_the_reviewer_gives_the_turn_up_while_it_sleeps(m
         with turns.turn():
             other_ran.set()
 
-    window_first.reviewer_acted(0.3)
+    window_first.reviewer_acted(2.0)
     try:
         a = _thread(analytics)
         assert paused.wait(5)
         b = _thread(other)
-        assert other_ran.wait(0.25)  # during the sleep, not after it
+        assert other_ran.wait(1.5)
+        assert not waited  # the other ran while the analytics slept for the reviewer, not after
         for thread in (a, b):
             thread.join(5)
     finally:
         window_first.reviewer_left()
     assert waited and waited[0] > 0
+
+
+def test_a_computation_that_ran_without_its_turn_takes_it_back_at_its_next_free_step():
+    """After waiting its patience out, a computation runs without a turn; once the holder is gone it takes the turn
+    again at its next step (and the next computation waits for it instead of running beside it)."""
+    holder = Holder()
+    again: list[bool] = []
+    go_on = threading.Event()
+    before = turns.ran_without
+
+    def compute() -> None:
+        with turns.turn(patience=0.05):
+            assert turns._holder != threading.get_ident()  # ran without it
+            go_on.wait(5)
+            turns.step()
+            again.append(turns._holder == threading.get_ident())
+
+    thread = _thread(compute)
+    _wait_until(lambda: turns.ran_without > before and not turns._queue)
+    holder.let_go()
+    go_on.set()
+    thread.join(5)
+    assert again == [True] and turns._holder is None
