@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from plur_desk.domain.merge_engram import DISAGREEMENTS_KEY, REVIEWS_KEY
+from plur_desk.domain.seen import Seen
 from plur_desk.store import team_ledger
 
 
@@ -23,6 +24,7 @@ class TeamDisagreement:
     record: str  # engram or tension id
     summary: str  # plain words, both decisions
     engrams: tuple[str, ...] = ()
+    seen: Seen | None = None  # listed for a reviewer: the record as shown (an engram, or a tension with its sides)
 
 
 def _decision_words(value: object) -> str:

@@ -3,6 +3,7 @@ and settling a disagreement as an ordinary audited, undoable decision of this re
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from plur_desk.app.git_repo import find_repo
@@ -10,11 +11,33 @@ from plur_desk.app.reviewer import READER
 from plur_desk.app.session import ChangeSet, ReviewSession
 from plur_desk.app.team import TeamDisagreement, find_disagreements
 from plur_desk.domain.merge_engram import REVIEWS_KEY
+from plur_desk.domain.seen import Seen, seen_engram, seen_tension
 from plur_desk.infra.errors import ActionRefused
 
 
 def disagreements(session: ReviewSession) -> list[TeamDisagreement]:
-    return find_disagreements(session.all_engrams(), session.all_tensions(), session.root)
+    """Each with what a list shows of it (`seen`, from the same records as its summary): settling it is refused
+    when the record or its engrams changed since (a teammate's rewrite arriving with a sync)."""
+    engrams = {str(e.get("id")): e for e in session.all_engrams()}
+    tensions = {str(t.get("id")): t for t in session.all_tensions()}
+    found = find_disagreements(engrams.values(), tensions.values(), session.root)
+    out = []
+    for row in found:
+        tension, engram = tensions.get(row.record), engrams.get(row.record)
+        if tension is not None:
+            shown = seen_tension(tension, [engrams.get(i) for i in row.engrams])
+            out.append(replace(row, seen=shown))
+        else:
+            out.append(replace(row, seen=seen_engram(engram)) if engram is not None else row)
+    return out
+
+
+def shown_texts(seen: Seen | None) -> list[tuple[str, str]]:
+    """(engram id, statement) for each engram a disagreement's `seen` holds, in order: what a list shows."""
+    if seen is None:
+        return []
+    engrams = seen.sides if seen.kind == "tension" else (seen,)
+    return [(s.id, str(s.expected().get("statement", ""))) for s in engrams]
 
 
 def decisions(session: ReviewSession, engram_id: str) -> list[dict[str, object]]:
@@ -58,15 +81,23 @@ def visibility_warnings(session: ReviewSession, ids: list[str]) -> list[str]:
 
 
 def settle_decision(
-    session: ReviewSession, engram_id: str, keep: str, level: str = "decided", note: str = ""
+    session: ReviewSession,
+    engram_id: str,
+    keep: str,
+    level: str = "decided",
+    note: str = "",
+    seen: Seen | None = None,
 ) -> ChangeSet:
     from plur_desk.domain.commands import SettleDecision  # the commands load with the first decision
 
-    (seen,) = session.seen([engram_id])  # the disagreement is settled on the engram as the session holds it
+    if seen is None:  # a script deciding on the engram as the session holds it; the window gives what it showed
+        (seen,) = session.seen([engram_id])
+    elif seen.kind != "engram" or seen.id != engram_id:
+        raise ActionRefused(f"what was shown is not {engram_id}; nothing was written")
     return session.execute(SettleDecision(seen, keep, level, note))
 
 
-def settle_two_winners(session: ReviewSession, tension_id: str, winner: str) -> ChangeSet:
+def settle_two_winners(session: ReviewSession, tension_id: str, winner: str, seen: Seen | None = None) -> ChangeSet:
     """One winner for a tension two machines resolved differently: the record names it, it is active again.
     As with resolving, one journal record covers both files: the tension is written first (the winner's
     reinstatement journaled as planned), and set back if the engram cannot be written."""
@@ -75,7 +106,10 @@ def settle_two_winners(session: ReviewSession, tension_id: str, winner: str) -> 
     if session.tension(tension_id) is None:
         raise ActionRefused(f"{tension_id} is not in tensions.yaml")
     session.seen([winner])  # refused, with the reason, when the winner cannot be acted on
-    return session.execute(SettleTwoWinners(session.seen_tension(tension_id), winner))
+    if seen is not None and (seen.kind != "tension" or seen.id != tension_id):
+        raise ActionRefused(f"what was shown is not {tension_id}; nothing was written")
+    shown = seen if seen is not None else session.seen_tension(tension_id)  # (a script: the session's record)
+    return session.execute(SettleTwoWinners(shown, winner))
 
 
 def disagreements_main(argv: list[str]) -> int:

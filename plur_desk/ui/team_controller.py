@@ -51,10 +51,14 @@ class TeamController(QObject):
         session = self.workspace.session
         if session is None:
             return
+        seen = row.seen  # the record as the list showed it: settled only while it still reads so
+        if seen is None:
+            self.workspace.messages.error(f"{row.record} is not in the store as listed; nothing was written")
+            return
         if choice in ("approved", "rejected"):
-            self.workspace.change(lambda: team_review.settle_decision(session, row.record, choice))
+            self.workspace.change(lambda: team_review.settle_decision(session, row.record, choice, seen=seen))
         else:
-            self.workspace.change(lambda: team_review.settle_two_winners(session, row.record, choice))
+            self.workspace.change(lambda: team_review.settle_two_winners(session, row.record, choice, seen))
 
     def sync_team(self) -> None:
         path = self.workspace.store_path

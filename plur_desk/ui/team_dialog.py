@@ -85,9 +85,15 @@ class TeamDialog(QDialog):
         self.sync.clicked.connect(self.sync_requested.emit)
 
     def set_rows(self, rows: list[TeamDisagreement]) -> None:
+        """Each with the statements it is about (a settlement is about that text); the selection stays on the
+        same record when it is still listed."""
+        from plur_desk.app.team_review import shown_texts
+
+        was = self.current()
         self.list.clear()
         for row in rows:
-            item = QListWidgetItem(row.summary)  # plain text: QListWidget never interprets markup
+            lines = [row.summary, *(f"    {ident}: {text}" for ident, text in shown_texts(row.seen))]
+            item = QListWidgetItem("\n".join(lines))  # plain text: QListWidget never interprets markup
             item.setData(ROW_ROLE, row)
             self.list.addItem(item)
         count = len(rows)
@@ -95,7 +101,8 @@ class TeamDialog(QDialog):
             f"{count} disagreement(s) between reviewers wait for a decision." if rows else "No team disagreements."
         )
         if rows:
-            self.list.setCurrentRow(0)
+            keep = [k for k, row in enumerate(rows) if was is not None and row.record == was.record]
+            self.list.setCurrentRow(keep[0] if keep else 0)
         self._update_buttons()
 
     def set_report(self, text: str) -> None:

@@ -87,3 +87,34 @@ def test_team_dialog_settles_a_disagreement_and_syncs(qtbot, clones, tmp_path) -
     assert run_sync(bob).exit_code == 0  # Bob receives the settlement; nothing waits any more
     assert engrams_on_disk(bob)[draft] == engrams_on_disk(ann)[draft]
     win.close()
+
+
+def test_a_disagreement_is_settled_only_on_the_text_the_list_shows(qtbot, clones, tmp_path) -> None:
+    """The list shows each disagreement with its statement; a teammate's rewrite read in since (a sync, a reload)
+    while the list still shows the old text refuses the settlement: nothing written, the engram as it was."""
+    from support.sessions import rewrite_statement
+
+    ann, _bob, draft = clones
+    make_application()
+    win = MainWindow(SettingsStore(tmp_path / "settings.yaml"), Settings(reviewer_name="Ann"), "Ann")
+    qtbot.addWidget(win)
+    win.show()
+    with qtbot.waitSignal(win.store_opened, timeout=60000):
+        win.open_path(ann)
+    qtbot.waitUntil(lambda: win.session is not None and win.runner.pending == 0, timeout=20000)
+    win.qactions["team.disagreements"].trigger()
+    dialog = win.team.dialog
+    statement = str(win.session.engram(draft)["statement"])
+    assert f"{draft}: {statement}" in dialog.list.item(0).text()
+
+    rewrite_statement(ann, draft, "Rewritten by a teammate, arrived with a sync")
+    win.session.reload_if_changed()  # the session has read it; the list is not shown again yet
+    before = engrams_on_disk(ann)[draft]
+    errors: list[str] = []
+    win.messages.error_shown.connect(errors.append)
+    dialog.keep_approval.click()
+    qtbot.waitUntil(lambda: bool(errors), timeout=10000)
+    assert f"{draft} changed since you looked (statement" in errors[0], errors
+    qtbot.waitUntil(lambda: win.runner.pending == 0, timeout=10000)
+    assert engrams_on_disk(ann)[draft] == before
+    win.close()
