@@ -119,6 +119,9 @@ class Writes:
                 raise ActionRefused(f"{item.id} is not an engram")
             self.check_known(item.id)
         command.check(self.snapshot.view)
+        kept = command.unchanged()
+        if kept:  # engrams it rests on without changing them: as shown on disk too
+            self.store.precheck_engrams([Edit(i, _unchanged, fields) for i, fields in kept], engram_fingerprint)
         label = command.label()
 
         def apply(engram: dict[str, object]) -> tuple[dict[str, object], list[dict[str, object]]]:
@@ -157,7 +160,9 @@ class Writes:
         steps = command.engram_steps(record, self.snapshot.view, ctx)
         shown = {engram_id: self.side_as_shown(seen, engram_id) for engram_id in steps.shown}
         edits = self.signing.signed([Edit(k, apply, shown[k]) for k, apply in steps.edits])
-        self.store.precheck_engrams(edits, engram_fingerprint)
+        edited = {e.key for e in edits}  # and the sides it does not edit (a winner): as shown on disk too
+        rests_on = [Edit(k, _unchanged, fields) for k, fields in shown.items() if k not in edited]
+        self.store.precheck_engrams([*edits, *rests_on], engram_fingerprint)
         label = command.label()
         journal = self.store.journal.begin(command.action, label)
         journal.steps = [Step("tensions", [], [], planned=True), self._plan("engrams", edits)]

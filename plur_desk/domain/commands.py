@@ -60,6 +60,10 @@ class EngramCommand:
     def check(self, lookup: Lookup) -> None:
         """Refuse before anything is written, from the session's snapshot (the write checks the disk again)."""
 
+    def unchanged(self) -> tuple[tuple[str, dict[str, object]], ...]:
+        """Engrams the decision rests on without changing them, with their fields as shown: checked on disk too."""
+        return ()
+
     def apply(self, engram: Record, ctx: Context) -> tuple[Record, Events]:
         raise NotImplementedError
 
@@ -199,6 +203,15 @@ class SettleDuplicates(EngramCommand):
             raise ChangedSinceError(self.representative, ["scope"])
         if self.shown is not None and kept.statement != dict(self.shown).get(self.representative):
             raise ChangedSinceError(self.representative, ["statement"])
+
+    def unchanged(self) -> tuple[tuple[str, dict[str, object]], ...]:
+        """Kept without approving: the others are rejected as duplicates of its text as shown (on disk too)."""
+        if self.approve:
+            return ()
+        expected: dict[str, object] = {"status": "active"}
+        if self.shown is not None and self.representative in dict(self.shown):
+            expected["statement"] = dict(self.shown)[self.representative]
+        return ((self.representative, expected),)
 
     def apply(self, engram: Record, ctx: Context) -> tuple[Record, Events]:
         if engram.get("id") == self.representative:

@@ -214,3 +214,26 @@ def test_settling_duplicates_without_approving_checks_the_kept_engrams_text(sess
     with pytest.raises(ChangedSinceError):
         session.settle_duplicates("ENG-2026-11-04-001", ["ENG-2026-11-02-001"], False, shown=shown)
     assert _files(session) == before
+
+
+def test_resolving_checks_the_winner_on_disk_not_only_in_the_session(session):
+    """Only the loser is edited; the winner is what the loser is retired in favour of. A rewrite of the winner
+    the session has not read yet (no reload) refuses the resolution: the reviewer never saw that winner."""
+    shown = session.seen_tension("T-2026-1201-001")
+    rewrite_statement(session.store.root, "ENG-2026-11-06-001", "Rewritten by an agent, not read yet")
+    before = _files(session)
+    with pytest.raises(ChangedSinceError, match="ENG-2026-11-06-001 changed since you looked \\(statement"):
+        session.execute(ResolveTension(shown, "ENG-2026-11-06-001"))
+    assert _files(session) == before
+
+
+def test_settling_duplicates_checks_the_kept_engram_on_disk_not_only_in_the_session(session):
+    """Kept without approving (it is approved already), the others rejected as duplicates of its text as shown:
+    a rewrite of it on disk the session has not read yet refuses the settlement."""
+    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-04-001"]))))
+    shown = {"ENG-2026-11-04-001": "Statement number 4", "ENG-2026-11-02-001": "Statement number 2"}
+    rewrite_statement(session.store.root, "ENG-2026-11-04-001", "Rewritten by an agent, not read yet")
+    before = _files(session)
+    with pytest.raises(ChangedSinceError, match="ENG-2026-11-04-001 changed since you looked \\(statement"):
+        session.settle_duplicates("ENG-2026-11-04-001", ["ENG-2026-11-02-001"], False, shown=shown)
+    assert _files(session) == before
