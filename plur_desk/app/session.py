@@ -26,7 +26,7 @@ from plur_desk.app.session_signing import ReviewVerdicts, SessionSigning
 from plur_desk.app.signing import ReviewerKeys
 from plur_desk.app.snapshot import Snapshot, differing
 from plur_desk.app.trust import TrustChecker
-from plur_desk.app.undo import UndoHistory, undo_patches
+from plur_desk.app.undo import UndoHistory, UndoIntent, undo_patches
 from plur_desk.app.validity_rows import ValidityRow, ValidityRows, WindowBar, window_bars
 from plur_desk.app.vault import KeyVault
 from plur_desk.app.writes import Writes
@@ -99,28 +99,45 @@ class ReviewSession:
         from plur_desk.domain import commands as cmd
 
         ctx = cmd.Context(self.reviewer, self.now())
-        if isinstance(command, cmd.RecordTension):
-            return self.writes.record_tension(command, ctx)
-        if isinstance(command, cmd.EngramCommand):
-            op, change = self.writes.engrams(command, ctx)
-        elif isinstance(command, cmd.TwoFileCommand):
-            op, change = self.writes.two_files(command, ctx)
-        else:
-            op, change = self.writes.tension(command, ctx)
+        with self._counted():
+            if isinstance(command, cmd.RecordTension):
+                return self.writes.record_tension(command, ctx)
+            if isinstance(command, cmd.EngramCommand):
+                op, change = self.writes.engrams(command, ctx)
+            elif isinstance(command, cmd.TwoFileCommand):
+                op, change = self.writes.two_files(command, ctx)
+            else:
+                op, change = self.writes.tension(command, ctx)
         self.undo_history.done(op)
         return change
 
-    def undo(self) -> ChangeSet:
-        op = self.undo_history.next_undo()
-        change = self.writes.replay(op, undo_patches(op), "undo", self.now())
+    def undo_intent(self, *, redo: bool = False, exact: bool = True) -> UndoIntent:
+        """At the key press: what an undo (or redo) run later must take back (see `UndoIntent`)."""
+        return self.undo_history.intent(redo, exact)
+
+    def undo(self, intent: UndoIntent | None = None) -> ChangeSet:
+        with self._counted():
+            op = self.undo_history.next_undo()
+            self.undo_history.check(intent, op, "undo")
+            change = self.writes.replay(op, undo_patches(op), "undo", self.now())
         self.undo_history.undone()
         return change
 
-    def redo(self) -> ChangeSet:
-        op = self.undo_history.next_redo()
-        change = self.writes.replay(op, list(op.patches), "redo", self.now())
+    def redo(self, intent: UndoIntent | None = None) -> ChangeSet:
+        with self._counted():
+            op = self.undo_history.next_redo()
+            self.undo_history.check(intent, op, "redo")
+            change = self.writes.replay(op, list(op.patches), "redo", self.now())
         self.undo_history.redone()
         return change
+
+    @contextlib.contextmanager
+    def _counted(self) -> Iterator[None]:
+        try:
+            yield
+        except Exception:
+            self.undo_history.failures += 1  # an undo asked for after it must not take back an earlier action
+            raise
 
     @property
     def can_undo(self) -> bool:

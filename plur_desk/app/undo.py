@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 
 from plur_desk.domain import review
@@ -20,10 +21,35 @@ UNDO_LIMIT = 200  # operations kept; the oldest is forgotten first (its events s
 Apply = Callable[[dict[str, object]], tuple[dict[str, object], list[dict[str, object]]]]
 
 
+@dataclass(frozen=True)
+class UndoIntent:
+    """An undo or redo as the reviewer asked for it, at the key press: the operation on top then (`exact`: nothing
+    was being written), or, when actions asked for before it are still being written, whatever is on top once they
+    are, provided none of them failed (else the undo would take back an earlier action than the one meant)."""
+
+    top: Operation | None
+    failures: int
+    exact: bool
+
+
 class UndoHistory:
     def __init__(self, limit: int = UNDO_LIMIT) -> None:
         self._undo: deque[Operation] = deque(maxlen=limit)
         self._redo: deque[Operation] = deque(maxlen=limit)
+        self.failures = 0  # actions, undos and redos that were refused or failed (`UndoIntent`)
+
+    def intent(self, redo: bool, exact: bool) -> UndoIntent:
+        stack = self._redo if redo else self._undo
+        return UndoIntent(stack[-1] if stack else None, self.failures, exact)
+
+    def check(self, intent: UndoIntent | None, op: Operation, verb: str) -> None:
+        """Refuse an undo or redo that would not take back (or redo) the action the reviewer meant."""
+        if intent is None:
+            return
+        if self.failures != intent.failures:
+            raise ActionRefused(f"an action asked for before this {verb} was not written; nothing was {verb}ne")
+        if intent.exact and op is not intent.top:
+            raise ActionRefused(f"the action to {verb} changed since you asked; nothing was {verb}ne")
 
     def done(self, op: Operation) -> None:
         """A new action: it can be undone, and what was undone before can no longer be redone."""

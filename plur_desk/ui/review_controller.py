@@ -511,11 +511,9 @@ class ReviewController(QObject):
     # -- undo ------------------------------------------------------------------------------------------------
 
     def undo(self) -> None:
-        session = self.workspace.session
-        if self._navigation.store_on_screen() and session is not None and session.can_undo:
-            self.workspace.change(session.undo)
+        if self._navigation.store_on_screen():
+            self.workspace.replay(redo=False)
 
     def redo(self) -> None:
-        session = self.workspace.session
-        if self._navigation.store_on_screen() and session is not None and session.can_redo:
-            self.workspace.change(session.redo)
+        if self._navigation.store_on_screen():
+            self.workspace.replay(redo=True)

@@ -65,6 +65,15 @@ class Workspace(QObject):
 
         self.runner.submit(fn, done, self.fail)
 
+    def replay(self, *, redo: bool) -> None:
+        """Undo (or redo) on the serial runner the action on top as it is at this key press, or, behind actions
+        still being written, the one on top once they are, provided none failed (app/undo.py `UndoIntent`)."""
+        session = self.session
+        if session is None or not (session.can_redo if redo else session.can_undo):
+            return
+        intent = session.undo_intent(redo=redo, exact=self.runner.pending == 0)
+        self.change(lambda: session.redo(intent) if redo else session.undo(intent))
+
     def fail(self, error: Exception) -> None:
         handlers = [h for ref in self._failure_handlers if (h := ref()) is not None]
         if any(handler(error) for handler in handlers):

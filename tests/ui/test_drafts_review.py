@@ -252,3 +252,23 @@ def test_a_reasserted_rejection_is_flagged_and_rejected_again_with_enter(qtbot, 
     with qtbot.waitSignal(window.changes_applied, timeout=10000):
         _press(qtbot, window, Qt.Key.Key_R)
     assert engrams_on_disk(store_copy)["ENG-2026-12-02-901"]["review"]["reason"] == "we never do this"
+
+
+def test_ctrl_z_right_after_a_refused_approve_takes_nothing_back(qtbot, window, store_copy):
+    """A on a draft an agent has just rewritten (refused: changed since you looked), Ctrl+Z pressed at once to
+    take that approve back: the undo must not take back the approval made before it instead."""
+    first = window.drafts.current_id()
+    with qtbot.waitSignal(window.changes_applied, timeout=10000):
+        _press(qtbot, window, Qt.Key.Key_A)
+    second = window.drafts.current_id()
+    statement = next(r.statement for r in window.drafts.model.rows if r.id == second)
+    path = store_copy / "engrams.yaml"
+    path.write_text(path.read_text().replace(statement, statement + " (rewritten by an agent)", 1))
+    errors: list[str] = []
+    window.messages.error_shown.connect(errors.append)
+    _press(qtbot, window, Qt.Key.Key_A)  # refused once written: the file changed since the row was shown
+    qtbot.keyClick(window.drafts.table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)  # before it is
+    qtbot.waitUntil(lambda: len(errors) >= 2 and window.runner.pending == 0, timeout=10000)
+    assert f"{second} changed since you looked" in errors[0] and "nothing was undone" in errors[1], errors
+    assert engrams_on_disk(store_copy)[first]["commitment"] == "decided"
+    assert [e["data"]["action"] for e in human_events(store_copy)] == ["approve"]

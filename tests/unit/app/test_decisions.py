@@ -237,3 +237,47 @@ def test_settling_duplicates_checks_the_kept_engram_on_disk_not_only_in_the_sess
     with pytest.raises(ChangedSinceError, match="ENG-2026-11-04-001 changed since you looked \\(statement"):
         session.settle_duplicates("ENG-2026-11-04-001", ["ENG-2026-11-02-001"], False, shown=shown)
     assert _files(session) == before
+
+
+def _approve(session, engram_id):
+    return session.execute(ApproveDrafts(tuple(session.seen([engram_id]))))
+
+
+def test_an_undo_takes_back_only_the_action_on_top_when_it_was_asked_for(session):
+    """Ctrl+Z pressed when "Undo approve 1" was on top; by the time the undo runs, another action is on top: it is
+    refused, not turned into an undo of an action the reviewer did not name."""
+    _approve(session, "ENG-2026-11-01-001")
+    intent = session.undo_intent()
+    _approve(session, "ENG-2026-11-02-001")
+    before = _files(session)
+    with pytest.raises(ActionRefused, match="changed since you asked; nothing was undone"):
+        session.undo(intent)
+    assert _files(session) == before and _disk(session, "ENG-2026-11-02-001")["commitment"] == "decided"
+
+
+def test_an_undo_behind_an_action_that_failed_takes_nothing_back(session):
+    """A on draft 2 (its text changed: refused), Ctrl+Z at once, meaning "undo that": the undo must not take back
+    the approval of draft 1 before it."""
+    _approve(session, "ENG-2026-11-01-001")
+    stale = tuple(session.seen(["ENG-2026-11-02-001"]))
+    intent = session.undo_intent(exact=False)  # pressed while the approve of draft 2 was still being written
+    rewrite_statement(session.store.root, "ENG-2026-11-02-001", "Rewritten by an agent")
+    with pytest.raises(ChangedSinceError):
+        session.execute(ApproveDrafts(stale))
+    before = _files(session)
+    with pytest.raises(ActionRefused, match="was not written; nothing was undone"):
+        session.undo(intent)
+    assert _files(session) == before and _disk(session, "ENG-2026-11-01-001")["commitment"] == "decided"
+
+
+def test_undos_asked_for_behind_written_actions_take_back_the_newest_first(session):
+    _approve(session, "ENG-2026-11-01-001")
+    first = session.undo_intent(exact=False)  # pressed while the approve of draft 2 was being written
+    _approve(session, "ENG-2026-11-02-001")
+    second = session.undo_intent(exact=False)  # pressed again while the first undo waited
+    session.undo(first)
+    session.undo(second)
+    assert [_disk(session, f"ENG-2026-11-0{i}-001")["commitment"] for i in (1, 2)] == ["draft", "draft"]
+    redo = session.undo_intent(redo=True)
+    session.redo(redo)
+    assert _disk(session, "ENG-2026-11-01-001")["commitment"] == "decided"
