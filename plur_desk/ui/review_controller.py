@@ -366,9 +366,10 @@ class ReviewController(QObject):
                 self._checked = result
             moved_on = self.drafts.current_id() != current  # then the selection stays where the reviewer is
             lines = lines_of(result.found)
-            if len(ids) == 1 and lines and not moved_on:
-                self.drafts.select_id(ids[0])  # the question is about this draft: show it while asking
-            self._approve_checked(shown, lines, level, note, moved_on)
+            if len(ids) == 1 and lines and not self.drafts.select_id(ids[0]):  # a question shows its draft
+                self.workspace.messages.status(f"{ids[0]} is no longer listed; nothing was approved", 6000)
+                return
+            self._approve_checked(shown, lines, level, note, moved_on and not lines)
 
         def failed(error: Exception) -> None:
             self._close_progress(progress)

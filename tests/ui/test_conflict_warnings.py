@@ -242,3 +242,24 @@ def test_a_stale_check_of_a_draft_selected_before_is_dropped(qtbot, window, monk
     assert window.drafts.current_id() == quiet
     text = window.drafts.detail.toPlainText()
     assert "may contradict" not in text and OTHER not in text
+
+
+def test_the_question_about_a_draft_is_asked_with_that_draft_on_screen(qtbot, window):
+    """A pressed, the queue moves on, the reviewer presses J before the check comes back: the question about the
+    first draft shows that draft again (its detail, its statement), never the one the reviewer moved to."""
+    qtbot.waitUntil(
+        lambda: window.conflicts.service is not None and window.conflicts.runner.pending == 0, timeout=20000
+    )
+    assert window.drafts.select_id(DRAFT)
+    seen = []
+
+    def decline(box):
+        seen.append((window.drafts.current_id(), window.drafts.detail.toPlainText()))
+        box.button(QMessageBox.StandardButton.No).click()
+
+    answer_modal(decline)
+    qtbot.keyClick(window.drafts.table, Qt.Key.Key_A)  # checked on the read pool: the queue moves on meanwhile
+    qtbot.keyClick(window.drafts.table, Qt.Key.Key_J)  # and the reviewer moves once more
+    qtbot.waitUntil(lambda: bool(seen), timeout=10000)
+    current, detail = seen[0]
+    assert current == DRAFT and "Deploy freezes happen every Friday afternoon" in detail
