@@ -67,7 +67,18 @@ def _frozen(value: object) -> object:
 
 
 def tension_fingerprint(record: dict[str, object]) -> dict[str, object]:
-    return {"status": record.get("status", "detected"), "resolved_by": record.get("resolved_by")}
+    """What a decision on a tension rests on: its state, and the pair and texts its detail shows (PLUR rewriting the
+    record's copy of a statement, or its reason, since the reviewer looked refuses the write)."""
+    get = record.get
+    return {
+        "status": get("status", "detected"),
+        "resolved_by": get("resolved_by"),
+        "engram_a": get("engram_a"),
+        "engram_b": get("engram_b"),
+        "statement_a": get("statement_a"),
+        "statement_b": get("statement_b"),
+        "reason": get("reason"),
+    }
 
 
 def make_event(

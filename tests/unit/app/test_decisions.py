@@ -281,3 +281,18 @@ def test_undos_asked_for_behind_written_actions_take_back_the_newest_first(sessi
     redo = session.undo_intent(redo=True)
     session.redo(redo)
     assert _disk(session, "ENG-2026-11-01-001")["commitment"] == "decided"
+
+
+@pytest.mark.parametrize("field", ["reason", "statement_a"])
+def test_a_tension_decision_refuses_when_the_record_text_it_showed_changed(session, field):
+    """The detail shows the record's own copy of both statements and the judge's reason: PLUR rewriting either
+    since the reviewer looked refuses the confirm, as a change of status would."""
+    shown = session.seen_tension("T-2026-1201-001")
+    path = session.store.root / "tensions.yaml"
+    old = {"reason": "reason: conflict", "statement_a": "statement_a: Statement number 5"}[field]
+    assert old in path.read_text()
+    path.write_text(path.read_text().replace(old, old + " (rewritten)"))
+    before = _files(session)
+    with pytest.raises(ChangedSinceError, match=f"T-2026-1201-001 changed since you looked \\({field}"):
+        session.execute(ConfirmTension(shown))
+    assert _files(session) == before
