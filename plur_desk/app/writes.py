@@ -4,7 +4,7 @@ the set-back of a first step when the second is refused; and the session's snaps
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from copy import deepcopy
 from dataclasses import replace
 from datetime import datetime
@@ -85,8 +85,7 @@ class Writes:
         side = seen.side(engram_id)
         if side is None:
             raise ActionRefused(f"{engram_id} was not shown with {seen.id}; look at both sides before deciding")
-        now = engram_fingerprint(self.snapshot.engrams[engram_id])
-        moved = [k for k, v in side.fingerprint if now.get(k) != v]
+        moved = side.moved(engram_fingerprint(self.snapshot.engrams[engram_id]))
         if moved:
             raise ChangedSinceError(engram_id, moved)
         return side.expected()
@@ -101,9 +100,16 @@ class Writes:
         for key in ("engram_a", "engram_b"):
             engram_id = str(record.get(key, ""))
             if engram_id in self.snapshot.engrams or seen.side(engram_id) is not None:
-                checks.append(Edit(engram_id, _unchanged, self.side_as_shown(seen, engram_id)))
+                checks.append((engram_id, self.side_as_shown(seen, engram_id)))
         if checks:
-            self.store.precheck_engrams(checks, engram_fingerprint)
+            self._on_disk_as_shown(checks)
+
+    def _on_disk_as_shown(self, rests_on: Iterable[tuple[str, dict[str, object]]], edits: Sequence[Edit] = ()) -> None:
+        """Refused early, nothing written, when an engram the decision edits (`edits`, whose own check is repeated
+        inside the lock) or rests on without editing (`rests_on`: its fields as the reviewer saw them) reads
+        differently in engrams.yaml now."""
+        checks = [*edits, *(Edit(i, _unchanged, fields) for i, fields in rests_on)]
+        self.store.precheck_engrams(checks, engram_fingerprint)
 
     # -- the three shapes of a decision --------------------------------------------------------------------
 
@@ -121,7 +127,7 @@ class Writes:
         command.check(self.snapshot.view)
         kept = command.unchanged()
         if kept:  # engrams it rests on without changing them: as shown on disk too
-            self.store.precheck_engrams([Edit(i, _unchanged, fields) for i, fields in kept], engram_fingerprint)
+            self._on_disk_as_shown(kept)
         label = command.label()
 
         def apply(engram: dict[str, object]) -> tuple[dict[str, object], list[dict[str, object]]]:
@@ -161,8 +167,7 @@ class Writes:
         shown = {engram_id: self.side_as_shown(seen, engram_id) for engram_id in steps.shown}
         edits = self.signing.signed([Edit(k, apply, shown[k]) for k, apply in steps.edits])
         edited = {e.key for e in edits}  # and the sides it does not edit (a winner): as shown on disk too
-        rests_on = [Edit(k, _unchanged, fields) for k, fields in shown.items() if k not in edited]
-        self.store.precheck_engrams([*edits, *rests_on], engram_fingerprint)
+        self._on_disk_as_shown([(k, fields) for k, fields in shown.items() if k not in edited], edits)
         label = command.label()
         journal = self.store.journal.begin(command.action, label)
         journal.steps = [Step("tensions", [], [], planned=True), self._plan("engrams", edits)]
@@ -187,9 +192,7 @@ class Writes:
         a, b = (EngramView(e) for e in found if e is not None)
         self.check_writable()
         if command.seen:  # what the reviewer was shown, against engrams.yaml as it is now (`make` checks the snapshot)
-            self.store.precheck_engrams(
-                [Edit(s.id, _unchanged, s.expected()) for s in command.seen], engram_fingerprint
-            )
+            self._on_disk_as_shown([(s.id, s.expected()) for s in command.seen])
 
         def make(valid: list[dict[str, object]]) -> tuple[dict[str, object], list[dict[str, object]]]:
             record, events = command.make(valid, a, b, ctx)

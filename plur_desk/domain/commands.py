@@ -508,8 +508,7 @@ class RecordTension:
         """The new record (given every valid record already there, read under the tensions lock) and its event.
         Refused when an engram differs from what the reviewer was shown (`seen`)."""
         for shown in self.seen:
-            now = engram_fingerprint(dict((a if shown.id == a.id else b).record))
-            differing = [k for k, v in shown.expected().items() if now.get(k) != v]
+            differing = shown.moved(engram_fingerprint(dict((a if shown.id == a.id else b).record)))
             if shown.id not in (a.id, b.id) or differing:
                 raise ChangedSinceError(shown.id, differing or ["id"])
         key = pair_key(self.id_a, self.id_b)

@@ -7,6 +7,7 @@ ever apply to the text that was in front of the person.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -26,6 +27,10 @@ class Seen:
 
     def expected(self) -> dict[str, object]:
         return dict(self.fingerprint)
+
+    def moved(self, now: Mapping[str, object]) -> list[str]:
+        """The fields whose value differs from what was shown (`now`: the record's fingerprint as it is)."""
+        return [k for k, v in self.fingerprint if now.get(k) != v]
 
     def side(self, engram_id: str) -> Seen | None:
         return next((s for s in self.sides if s.id == engram_id), None)
