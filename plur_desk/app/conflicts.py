@@ -28,7 +28,7 @@ from plur_desk.domain.tension_rules import (
 )
 from plur_desk.index.lexicon import known_words
 from plur_desk.index.pairs import PairIndex, statement_keys
-from plur_desk.infra.turns import step, stepping
+from plur_desk.infra.turns import stepping
 
 DETECTOR = "plur_desk local detector"
 TOP_PARTNERS = 6  # per statement, the pairs sharing the most words are judged (a conflict shares nearly all)
@@ -207,11 +207,9 @@ class ConflictFinder:
         keep = PairIndex.top_per_statement(left, right, shared, TOP_PARTNERS)
         left, right = left[keep], right[keep]
         total = len(left)
-        for n, (i, j) in enumerate(zip(left.tolist(), right.tolist(), strict=True)):
+        for n, (i, j) in enumerate(stepping(zip(left.tolist(), right.tolist(), strict=True), 256)):
             if progress is not None and n % 2000 == 0:
                 progress(n, total)
-            if n % 256 == 0:
-                step()
             a, b = self.engrams[i], self.engrams[j]
             reason = blocked_by(a, b, self.context, (self._subjects[i], self._subjects[j]))
             if reason is not None:

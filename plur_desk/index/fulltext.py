@@ -24,7 +24,7 @@ import tantivy
 from plur_desk.domain.validity import Window, closes_at, opens_at
 from plur_desk.index.query import Filter, ParsedQuery
 from plur_desk.infra.clock import parse_instant
-from plur_desk.infra.turns import step
+from plur_desk.infra.turns import stepping
 
 FORMAT = 2
 META_PIECE = 2000  # ids per line of the meta file: each line is encoded and decoded in a few milliseconds
@@ -170,7 +170,7 @@ class FulltextIndex:
             writer.delete_documents_by_term("id", engram_id)
             self.digests.pop(engram_id, None)
         total = len(changed)
-        for n, engram_id in enumerate(changed, start=1):
+        for n, engram_id in enumerate(stepping(changed, 256), start=1):  # (a computation's steps: infra/turns.py)
             digest, value, created = engrams[engram_id]
             if engram_id in self.digests:
                 writer.delete_documents_by_term("id", engram_id)
@@ -178,8 +178,6 @@ class FulltextIndex:
             self.digests[engram_id] = digest
             if progress is not None and (n % 2000 == 0 or n == total):
                 progress(n, total)
-            if n % 256 == 0:
-                step()  # within a computation's turn, another's, if one waits (infra/turns.py)
         writer.commit()
         writer.wait_merging_threads()
         self.index.reload()

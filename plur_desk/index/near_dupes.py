@@ -14,7 +14,7 @@ import numpy as np
 
 from plur_desk.domain.near_duplicate import tokens_of
 from plur_desk.index.vector_matrix import VectorTable, zeroed
-from plur_desk.infra.turns import step
+from plur_desk.infra.turns import step, stepping
 
 LEXICAL_DIM = 2048
 PIECE_FLOATS = 1 << 20  # per gathered float64 piece of an exact product (8 MB)
@@ -30,9 +30,7 @@ def _stem(word: str) -> str:
 def lexical_vectors(statements: list[str]) -> np.ndarray:
     """Hashed bag of stemmed words (weight 1) and character trigrams (weight 0.3), unit length."""
     out = zeroed((len(statements), LEXICAL_DIM))  # (rows are written one element at a time, below)
-    for row, statement in enumerate(statements):
-        if row % 256 == 255:
-            step()  # a Python loop per statement: a computation's step (infra/turns.py)
+    for row, statement in enumerate(stepping(statements, 256)):  # a Python loop per statement: steps (turns.py)
         words = [_stem(w) for w in tokens_of(statement)]
         for word in words:
             out[row, zlib.crc32(b"w" + word.encode()) % LEXICAL_DIM] += 1.0
