@@ -18,7 +18,7 @@ from plur_desk.infra.errors import ActionRefused
 def disagreements(session: ReviewSession) -> list[TeamDisagreement]:
     """Each with what a list shows of it (`seen`, from the same records as its summary): settling it is refused
     when the record or its engrams changed since (a teammate's rewrite arriving with a sync)."""
-    engrams = {str(e.get("id")): e for e in session.all_engrams()}
+    engrams = session.engrams_by_id()  # (a copy in C: no second pass in Python over every engram)
     tensions = {str(t.get("id")): t for t in session.all_tensions()}
     found = find_disagreements(engrams.values(), tensions.values(), session.root)
     out = []
