@@ -9,6 +9,23 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import pytest
+from hypothesis import HealthCheck, Phase, settings
+
+# CI (which sets CI, as Hypothesis itself detects) runs each property on the same examples every time, and reports a
+# failing example as it was found, unshrunk: shrinking re-runs the test hundreds of times, and a GUI property whose
+# failure hung on timing kept Hypothesis shrinking for over 5 minutes. As many examples as anywhere else; the
+# failure's blob is printed to replay it. Elsewhere Hypothesis's default (random examples, shrunk failures), or
+# HYPOTHESIS_PROFILE=ci to see what CI sees.
+settings.register_profile(
+    "ci",
+    derandomize=True,
+    database=None,
+    print_blob=True,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target],
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "default"))
 
 
 @pytest.fixture(autouse=True)

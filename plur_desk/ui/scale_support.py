@@ -118,6 +118,21 @@ class ScaleController(QObject):
 
     # -- computing -----------------------------------------------------------------------------------------
 
+    @property
+    def settled(self) -> bool:
+        """No computation under way and none of its results waiting to be shown. A computed view is taken as soon
+        as it arrives (a fresh listing of the queue orders by it) but put on the list only later: after the write
+        under way (up to 2 s) and then in steps of the event loop. Until then the list is in the order before it,
+        so only a settled controller's list is what a fresh listing gives. Not counted: a computation merely
+        scheduled (the list is in the current view's order), and a new order held back while a large selection
+        lasts (it waits for the reviewer, not for the window)."""
+        return not (
+            self.runner.pending
+            or self._staged is not None
+            or self._step_timer.isActive()
+            or self._apply_timer.isActive()
+        )
+
     def schedule(self) -> None:
         self._timer.start()
 

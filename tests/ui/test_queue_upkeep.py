@@ -6,6 +6,7 @@ and new scale results."""
 
 from __future__ import annotations
 
+import threading
 from datetime import timedelta
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from plur_desk.infra.clock import iso_ms
 from plur_desk.store.yaml_dump import dump_engrams_document
 from plur_desk.ui.main_window import MainWindow
 
-from ui.conftest import NOW, open_window_on
+from ui.conftest import NOW, grace_window, open_window_on
 
 STATEMENTS = ["Run the tests before pushing", "Deploys happen on weekdays", "Backups run every 6 hours", "Use Node 22"]
 WRITERS = [{"asserted_by": "agent:codex"}, {"asserted_by": "agent:claude-code", "model": {"name": "opus"}}, None]
@@ -46,13 +47,17 @@ def _block(engram: dict[str, object]) -> str:
     return dump_engrams_document({"engrams": [engram]}).split("\n", 1)[1]
 
 
-def _open(qtbot, tmp_path: Path) -> MainWindow:  # type: ignore[no-untyped-def]
+def _store(tmp_path: Path) -> Path:
     store = tmp_path / "store"
     store.mkdir()
     engrams = [_engram(n, "decided" if n % 7 == 0 else "draft") for n in range(1, 31)]
     (store / "engrams.yaml").write_text(dump_engrams_document({"engrams": engrams}))
     (store / "history").mkdir()
-    win = open_window_on(qtbot, tmp_path, store)
+    return store
+
+
+def _open(qtbot, tmp_path: Path) -> MainWindow:  # type: ignore[no-untyped-def]
+    win = open_window_on(qtbot, tmp_path, _store(tmp_path))
     win.scale.semantic_clusters = False
     _settle(qtbot, win)
     return win
@@ -64,7 +69,7 @@ def _settle(qtbot, win: MainWindow) -> None:  # type: ignore[no-untyped-def]
             win.session is not None
             and win.session.history.loaded
             and win.runner.pending == 0
-            and win.scale.runner.pending == 0
+            and win.scale.settled  # a new scale view's order is on the list (not merely computed)
             and win.workspace.reads.pending == 0
         ),
         timeout=20000,
@@ -230,4 +235,37 @@ def test_rows_whose_age_moved_on_are_repainted_in_place_after_a_decision(qtbot, 
     win.review._listed = None
     win.review.refresh_queue()
     assert all(a is b for a, b in zip(rows, drafts.model.rows, strict=True))  # what a fresh listing gives
+    win.close()
+
+
+def test_a_new_risk_order_computed_while_a_write_runs_is_on_the_list_once_settled(qtbot, tmp_path) -> None:
+    """What the property above met about one run in ten: a scale view computed while the window's runner had a job
+    (a write, a reload check) is taken at once but put on the list only after that job, so a window that looked
+    idle (both runners done) still listed the order from before it; a fresh listing gave the new one. Settled
+    means the new order is shown too."""
+    win = grace_window(qtbot, tmp_path)
+    scale = win.scale
+    scale.schedule = lambda: None  # type: ignore[method-assign]  # no computation but the one below
+    scale.semantic_clusters = False
+    win.open_path(_store(tmp_path))
+    _settle(qtbot, win)
+    assert scale.view is None
+    scale.toggle_risk_order()  # no risk computed yet: the list stays in age order
+    _settle(qtbot, win)
+    age_order = [r.id for r in win.drafts.model.rows]
+    release = threading.Event()
+    try:
+        win.workspace.runner.submit(lambda: release.wait(20))  # a job under way when the view arrives
+        scale._compute()
+        qtbot.waitUntil(lambda: scale.runner.pending == 0, timeout=20000)
+        assert scale.view is not None and not scale.settled  # computed, waiting for the job to be shown
+        assert [r.id for r in win.drafts.model.rows] == age_order
+    finally:
+        release.set()
+    _settle(qtbot, win)
+    rows = list(win.drafts.model.rows)
+    assert [r.id for r in rows] != age_order  # in risk order now
+    win.review._listed = None
+    win.review.refresh_queue()
+    assert all(a is b for a, b in zip(rows, win.drafts.model.rows, strict=True))  # what a fresh listing gives
     win.close()
