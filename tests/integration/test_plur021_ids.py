@@ -18,6 +18,7 @@ from plur_desk.app.bootstrap import open_session
 from plur_desk.app.check import run_check
 from plur_desk.domain.commands import ApproveDrafts
 from plur_desk.domain.rekey import fresh_duplicate_id
+from plur_desk.domain.trust import TrustState
 from plur_desk.store.yaml_dump import dump_engrams_document
 from plur_desk.store.yaml_load import load_general
 
@@ -115,6 +116,17 @@ def test_check_reads_a_store_as_021_leaves_it(store, node_home):
     assert any(f"reads this one as {expected[0]['id']}" in w for w in report.warnings)
     assert any("exactly; PLUR 0.21 reads it once" in w for w in report.warnings)
     assert report.exit_code == 0, report.to_text()
+
+    # The window reads it the same way: the renamed engram's review is a verified human decision, and its history
+    # holds what happened to it under its old id.
+    reopened = open_session(store, REVIEWER, use_cache=False)
+    renamed_engram = reopened.snapshot.engrams[new_id]
+    assert new_id not in reopened.unverified_reviews()
+    assert reopened.review_trust(renamed_engram).state is TrustState.VALID
+    timeline = reopened.history.timeline(new_id)
+    assert [e["event"] for e in timeline][-1] == "engram_rekeyed"
+    assert any(e["engram_id"] == approved and e.get("actor", {}).get("kind") == "human" for e in timeline)
+    assert _bytes(store) == before
 
 
 def test_a_planted_rename_does_not_lend_an_approval_to_another_text(store, node_home):
