@@ -8,7 +8,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from plur_desk.app.check_ids import duplicate_ids, renames_in
 from plur_desk.domain.engram_rules import tension_problems
+from plur_desk.domain.rekey import Renames
 from plur_desk.infra.memory import gc_paused
 from plur_desk.infra.paths import cache_dir
 from plur_desk.store.engram_summary import EngramRow, summarize_engrams
@@ -106,11 +108,12 @@ def _fmt(counts: object) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))) or "none"
 
 
-def _invalid_rows(name: str, rows: list[EngramRow], report: CheckReport) -> None:
+def _invalid_rows(name: str, rows: list[EngramRow], report: CheckReport, *, repeats: bool = True) -> None:
+    """Entries PLUR quarantines; with `repeats`, a repeated id too (tensions: engram ids repeat by PLUR's rule)."""
     seen: dict[str, int] = {}
     for row in rows:
         key, reason = row.key, row.reason
-        if reason is None and key is not None and key in seen:
+        if repeats and reason is None and key is not None and key in seen:
             reason = f"duplicate id (first at line {seen[key]})"
         if key is not None:
             seen.setdefault(key, row.line)
@@ -175,12 +178,15 @@ def run_check(root: Path, *, use_cache: bool = True) -> CheckReport:
         "total": len(tensions.entries),
         "by_status": dict(Counter(str(v.get("status", "detected")) for v in tension_values)),
     }
-    _invalid_rows("engrams.yaml", rows, report)
+    _invalid_rows("engrams.yaml", rows, report, repeats=False)
     _invalid_rows(tensions.path.name, _tension_rows(tensions), report)
-    ids = {row.key for row in rows if row.key}
+    notes, renamed = duplicate_ids(root / "engrams.yaml", rows) if engrams.fatal is None else ([], set())
+    report.warnings += notes
+    ids = {row.key for row in rows if row.key} | renamed
+    renames = renames_in(months)
     for value in tension_values:
         for side in ("engram_a", "engram_b"):
-            if value.get(side) not in ids:
+            if value.get(side) not in ids and renames.later(str(value.get(side)), ids) is None:
                 report.warnings.append(
                     f"tension {value.get('id')} names {value.get(side)}, which is not in "
                     "engrams.yaml (compacted or deleted)"
@@ -188,7 +194,7 @@ def run_check(root: Path, *, use_cache: bool = True) -> CheckReport:
     logged = {pair for _name, month in months for pair in month.ours}
     reviews = [(f[0], f[3]) for f in facts if f[3] is not None]
     for engram_id, record in reviews:
-        if (str(engram_id), str(record.get("at"))) not in logged:
+        if not any((name, str(record.get("at"))) in logged for name in renames.names(str(engram_id))):
             report.unfinished.append(
                 f"engrams.yaml {engram_id}: a review record ({record.get('state')} by {record.get('by')} at "
                 f"{record.get('at')}) but no history event; a plur_desk write was interrupted before its event was "
@@ -199,7 +205,7 @@ def run_check(root: Path, *, use_cache: bool = True) -> CheckReport:
         from plur_desk.store.recovery import inspect
 
         report.unfinished += inspect(PlurStore(root))
-    _untrusted_claims(root, months, reviews, report)
+    _untrusted_claims(root, months, reviews, renames, report)
     per_month = {name[:-6]: month for name, month in months if month.events}
     last = sorted(per_month)[-1] if per_month else "0000-00"
     report.history = {
@@ -217,6 +223,7 @@ def _untrusted_claims(
     root: Path,
     months: list[tuple[str, MonthSummary]],
     reviews: list[tuple[object, dict[str, object]]],
+    renames: Renames,
     report: CheckReport,
 ) -> None:
     """Every `kind: human` event that is not signed by the claimed reviewer's registered key, and every review
@@ -252,10 +259,14 @@ def _untrusted_claims(
                         "detail": trust.detail,
                     }
                 )
+    carried = {(str(i), str(r.get("at")), str(r.get("by"))) for i, r in reviews}
     for raw_id, record in reviews:
         engram_id = str(raw_id)
-        backed = valid.get((engram_id, str(record.get("at"))))
-        if not any(backs_review(e, engram_id, record) for e in backed or []):
+        at, by = str(record.get("at")), str(record.get("by"))
+        # A review made before PLUR renamed the engram is signed under its old id; followed only when no engram
+        # still under that id carries the same review (a copy must not borrow the original's signature).
+        names = [engram_id] + [n for n in renames.earlier(engram_id) if (n, at, by) not in carried]
+        if not any(backs_review(e, name, record) for name in names for e in valid.get((name, at)) or []):
             report.untrusted.append(
                 {
                     "file": "engrams.yaml",

@@ -30,6 +30,7 @@ from plur_desk.app.history_table import (
     piece_of,
 )
 from plur_desk.app.rows import Verdict
+from plur_desk.domain.rekey import Renames
 from plur_desk.domain.trust import Trust, TrustState
 from plur_desk.infra.clock import parse_instant
 from plur_desk.infra.memory import gc_paused
@@ -183,6 +184,7 @@ class HistoryIndex:
         self.disk = DiskState()
         self.loaded = False
         self.partial = False  # only the newest months are in (load_newest); the rest is being read
+        self._renames: tuple[tuple[object, ...], Renames] | None = None
 
     @property
     def lines(self) -> LineTable:
@@ -384,15 +386,38 @@ class HistoryIndex:
         return self.newest_first(flt)[offset : offset + limit]
 
     def timeline(self, engram_id: str) -> list[dict[str, object]]:
-        """Everything that happened to one engram across all months, oldest first (one line saying the history
-        changed on disk, when a month file changed since it was read: it is read again)."""
+        """Everything that happened to one engram across all months, oldest first, under the ids PLUR 0.21 gave
+        it before renaming it too (one line saying the history changed on disk, when a month file changed since it
+        was read: it is read again)."""
         lines, index = self._state
+        events = []
         try:
-            events = [parse_line(*line) for line in lines_at(lines, index.positions(engram_id))]
+            for name in self.renames().names(engram_id):
+                found = (parse_line(*line) for line in lines_at(lines, index.positions(name)))
+                events += [e for e in found if _names_engram(e, name)]
         except MonthChanged:
             self.disk.bump()
             return [changed_event()]
-        return sorted((e for e in events if _names_engram(e, engram_id)), key=lambda e: str(e.get("timestamp")))
+        return sorted(events, key=lambda e: str(e.get("timestamp")))
+
+    def renames(self) -> Renames:
+        """PLUR 0.21's `engram_rekeyed` trail, read once per state of the history (a byte test per line)."""
+        stamp = self.stamp()
+        if self._renames is not None and self._renames[0] == stamp:
+            return self._renames[1]
+        renames = Renames()
+        try:
+            for line in self.lines:
+                if b"engram_rekeyed" in line[0]:
+                    event = parse_line(*line)
+                    data = event.get("data")
+                    if event.get("event") == "engram_rekeyed" and isinstance(data, dict):
+                        renames.add(str(data.get("from")), str(data.get("to", event.get("engram_id"))))
+        except MonthChanged:
+            self.disk.bump()
+            return renames
+        self._renames = (stamp, renames)
+        return renames
 
     def sync_trust(self) -> None:
         """Forget cached verdicts when keys.yaml changed (one stat per query, not per line)."""

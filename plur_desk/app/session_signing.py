@@ -130,6 +130,20 @@ class ReviewVerdicts:
                 )
         return verdicts
 
+    def signed_names(self, engram_id: str, record: dict[str, object]) -> list[str]:
+        """The ids a review of this engram may be signed under: its own, and those PLUR 0.21 renamed it from,
+        unless an engram still under that id carries the same review (a copy never borrows the original's)."""
+        names = [engram_id]
+        for old in self.history.renames().earlier(engram_id):
+            other = self.snapshot.engrams.get(old)
+            review = other.get("review") if other is not None else None
+            if not (
+                isinstance(review, dict)
+                and (review.get("at"), review.get("by")) == (record.get("at"), record.get("by"))
+            ):
+                names.append(old)
+        return names
+
     def unverified_reviews(self) -> set[str]:
         """Ids of engrams whose `review` record no validly signed event backs (one pass over the human lines,
         each verified once; kept until the history, keys.yaml or the engrams change)."""
@@ -148,8 +162,9 @@ class ReviewVerdicts:
         for engram_id, engram in self.snapshot.engrams.items():
             record = engram.get("review")
             if isinstance(record, dict):
-                events = backed.get((engram_id, str(record.get("at"))), [])
-                if not any(backs_review(e, engram_id, record) for e in events):
+                at = str(record.get("at"))
+                names = self.signed_names(engram_id, record)
+                if not any(backs_review(e, name, record) for name in names for e in backed.get((name, at), [])):
                     unverified.add(engram_id)
         self._unverified = (stamp, frozenset(unverified))
         return unverified
@@ -161,8 +176,9 @@ class ReviewVerdicts:
             return Trust(TrustState.NOT_HUMAN)
         engram_id = str(engram.get("id"))
         best = Trust(TrustState.UNSIGNED, "no history event records this review")
+        names = self.signed_names(engram_id, record)
         for event in self.history.timeline(engram_id):
-            if backs_review(event, engram_id, record):
+            if any(backs_review(event, name, record) for name in names):
                 trust = self.trust(event)
                 if trust.counts_as_human:
                     return trust

@@ -1,4 +1,4 @@
-"""`plur-desk sync`: fetch, merge with the driver and push a git-synced PLUR store, under PLUR's own lock.
+"""`plur-desk sync`: fetch, merge with the driver and push a git-synced PLUR store; local steps under PLUR's lock.
 
 It commits what PLUR's sync would (the same scope strip), merges the remote in with a merge commit (the
 driver decides engrams.yaml and tensions.yaml), re-applies the records the strip keeps off the remote with the
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -227,33 +228,41 @@ class _Sync:
 
     # -- the whole sequence ----------------------------------------------------------------------------------
 
+    def local(self) -> AbstractContextManager[str]:
+        """PLUR's store lock, for the steps that read or write the working tree and the index. Never across a
+        fetch or a push: a hold over the network is a writer blocked for as long as the remote takes, and a hold
+        past 60 s is taken over by a PLUR on another host sharing the store (PLUR 0.21 CHANGELOG, P1)."""
+        return locked(self.store / "engrams.yaml", SYNC_LOCK)
+
     def run(self) -> None:
         repo, report = self.repo, self.report
         remote = repo.run("remote", "get-url", "origin", check=False)
         if remote.returncode != 0:
             raise SyncFailed("this clone has no 'origin' remote; PLUR's sync sets one up (plur sync <remote-url>)")
         report.remote = remote.stdout.decode().strip()
-        missing = installed(repo)
-        if missing:
-            report.notes += [f"installed the merge driver ({line})" for line in install(repo)]
         kind = remote_type(self.store)
         report.remote_type = kind
-        self.repair()
-        branch = repo.text("symbolic-ref", "--short", "HEAD")
-        report.branch = branch
-        self.commit_local(kind)
+        with self.local():
+            missing = installed(repo)
+            if missing:
+                report.notes += [f"installed the merge driver ({line})" for line in install(repo)]
+            self.repair()
+            branch = repo.text("symbolic-ref", "--short", "HEAD")
+            report.branch = branch
+            self.commit_local(kind)
         upstream = f"origin/{branch}"
         for attempt in range(ATTEMPTS):
             repo.run("fetch", "-q", "origin")
-            exists = repo.ok("rev-parse", "--verify", "-q", f"refs/remotes/{upstream}")
-            ahead, behind = self.counts(upstream) if exists else (1, 0)
-            if attempt == 0:
-                report.ahead_before, report.behind_before = ahead, behind
-            if behind:
-                self.merge_remote(upstream)
-                if self.follow_renumbered():
-                    self.commit_local(kind)
-                ahead, behind = self.counts(upstream)
+            with self.local():
+                exists = repo.ok("rev-parse", "--verify", "-q", f"refs/remotes/{upstream}")
+                ahead, behind = self.counts(upstream) if exists else (1, 0)
+                if attempt == 0:
+                    report.ahead_before, report.behind_before = ahead, behind
+                if behind:
+                    self.merge_remote(upstream)
+                    if self.follow_renumbered():
+                        self.commit_local(kind)
+                    ahead, behind = self.counts(upstream)
             if not ahead:
                 break
             report.outgoing += self.changes(upstream if exists else "", "HEAD")
@@ -296,8 +305,7 @@ def run_sync(store: Path) -> SyncReport:
         report.error = f"{store} is not a git clone; run PLUR's sync once (plur sync <remote-url>) to set one up"
         return report
     try:
-        with locked(repo.store / "engrams.yaml", SYNC_LOCK):
-            _Sync(repo, report).run()
+        _Sync(repo, report).run()
     except (GitError, SyncFailed, MergeError, PlurDeskError, OSError) as exc:
         report.error = str(exc)
     try:

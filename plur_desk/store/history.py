@@ -94,11 +94,13 @@ class MonthSummary:
     malformed: list[tuple[int, str]]
     claims: list[tuple[int, bytes]]  # (line, raw) of events whose actor claims a human
     ours: list[tuple[str, str]]  # (engram id, timestamp) of complete lines naming the plur-desk runtime
+    rekeyed: list[tuple[str, str]]  # (from, to) of PLUR 0.21's `engram_rekeyed` events
 
 
 def summarize_month(data: bytes) -> MonthSummary:
     types: dict[str, int] = {}
     malformed, claims, ours = [], [], []
+    rekeyed: list[tuple[str, str]] = []
     last = data.count(b"\n") + 1  # the number of a cut-off last line (no line feed after it)
     events = 0
     for number, raw, event, reason in _parse_lines(data):
@@ -111,12 +113,15 @@ def summarize_month(data: bytes) -> MonthSummary:
             actor = event.get("actor")
             if isinstance(actor, dict) and actor.get("kind") == "human":  # as signatures.claimed_human decides
                 claims.append((number, raw))
+            payload = event.get("data")
+            if kind == "engram_rekeyed" and isinstance(payload, dict):
+                rekeyed.append((str(payload.get("from")), str(payload.get("to", event.get("engram_id")))))
         if b'"plur-desk"' in raw and number < last:  # a cut-off line is not ours yet (as the window reads it)
             ours.append(("", "") if event is None else (str(event.get("engram_id")), str(event.get("timestamp"))))
-    return MonthSummary(events, types, malformed, claims, ours)
+    return MonthSummary(events, types, malformed, claims, ours, rekeyed)
 
 
-HISTORY_CACHE_FORMAT = 1
+HISTORY_CACHE_FORMAT = 2  # 2: engram_rekeyed pairs
 
 
 def summarize_history(log: HistoryLog, cache_file: Path | None) -> list[tuple[str, MonthSummary]]:
@@ -132,7 +137,7 @@ def summarize_history(log: HistoryLog, cache_file: Path | None) -> list[tuple[st
         try:
             data, _ = read_regular(path)
         except (NotRegularFile, FileNotFoundError) as exc:
-            out.append((path.name, MonthSummary(0, {}, [(0, str(exc))], [], [])))
+            out.append((path.name, MonthSummary(0, {}, [(0, str(exc))], [], [], [])))
             continue
         digest = hashlib.blake2b(data, digest_size=16).digest()
         packed = stored.get(digest)
@@ -145,7 +150,7 @@ def summarize_history(log: HistoryLog, cache_file: Path | None) -> list[tuple[st
 
 
 def _packed(summary: MonthSummary) -> tuple[object, ...]:
-    return (summary.events, summary.types, summary.malformed, summary.claims, summary.ours)
+    return (summary.events, summary.types, summary.malformed, summary.claims, summary.ours, summary.rekeyed)
 
 
 def _ends_mid_line(path: Path) -> bool:

@@ -1,8 +1,9 @@
 """PLUR's lock-file protocol (`<file>.lock`, O_EXCL, token `host:pid:ms:counter`), spoken exactly as Node does.
 
 fcntl/flock locks do not interoperate with PLUR: only this protocol does (TECH-NOTES.md). A dead holder on
-this host is stolen at once, an unverifiable one after 60 s of mtime age, a live one never. A hold is released
-only if the lock still holds our token.
+this host is taken over at once, an unverifiable one after 60 s of mtime age (10 s when empty), a live one never;
+the takeover is PLUR 0.21's, under guard slots (lock_takeover.py). A hold re-touches its lock every 20 s
+(lock_heartbeat.py) and is released only if the lock still holds our token.
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from __future__ import annotations
 import errno
 import itertools
 import os
-import re
 import socket
 import stat
 import time
@@ -20,9 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from plur_desk.infra.errors import LockTimeout
+from plur_desk.store import lock_takeover
+from plur_desk.store.lock_heartbeat import SYSTEM_CLOCK, Heartbeat, LockClock
 
 STALE_UNKNOWN_SECONDS = 60.0
 EMPTY_ABANDONED_SECONDS = 10.0  # a lock file with no token yet: its creator died before writing it
+HEARTBEAT_SECONDS = STALE_UNKNOWN_SECONDS / 3  # PLUR 0.21 re-touches a held lock every staleThreshold / 3
 _counter = itertools.count(1)
 _held: set[str] = set()  # tokens this process holds right now
 _STARTED_MS = int(time.time() * 1000)  # tokens of our pid minted before this are a dead predecessor's
@@ -105,70 +108,20 @@ def describe_holder(token: str) -> str:
     return "an unknown process"
 
 
-def _is_stale(lock: Path, token: str) -> bool:
+def abandoned(token: str, mtime: float, now: float) -> bool:
+    """PLUR 0.21's isAbandoned/abandonedByAge: a dead holder at once; one we cannot probe by its age alone, 10 s
+    for an empty lock (its creator died between create and write) and 60 s for one with a token; a live one never.
+    """
     alive = holder_alive(token)
-    if alive is True:
-        return False
-    if alive is False:
-        return True
-    try:
-        age = time.time() - lock.stat().st_mtime
-    except FileNotFoundError:
-        return False
-    return age > (EMPTY_ABANDONED_SECONDS if not token.strip() else STALE_UNKNOWN_SECONDS)
-
-
-def _steal(lock: Path, stale_token: str, own_token: str) -> None:
-    claim = lock.with_name(lock.name + ".steal." + _safe(own_token))
-    try:
-        os.rename(lock, claim)
-    except OSError:
-        return  # someone else won the steal
-    try:
-        if _read(claim) == stale_token:
-            return
-        # A newer lock was claimed by mistake: put it back unless yet another one appeared.
-        try:
-            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-        except FileExistsError:
-            return
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(_read(claim) or "")
-    finally:
-        with suppress(FileNotFoundError):
-            os.unlink(claim)
-
-
-def _safe(token: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]", "_", token)
+    if alive is not None:
+        return not alive
+    return now - mtime > (EMPTY_ABANDONED_SECONDS if not token.strip() else STALE_UNKNOWN_SECONDS)
 
 
 def try_acquire(lock: Path, token: str) -> bool:
     """Publish the lock complete: the token goes to a private file that is hard-linked into place, so nobody ever
     sees our lock file empty (a writer killed between create and write would leave one)."""
-    publish = lock.with_name(f"{lock.name}.publish.{_safe(token)}")
-    fd = os.open(publish, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-    try:
-        os.write(fd, token.encode("utf-8"))
-    finally:
-        os.close(fd)
-    try:
-        os.link(publish, lock)
-        return True
-    except FileExistsError:
-        return False
-    except OSError:  # no hard links here: fall back to PLUR's own create-then-write
-        try:
-            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-        except FileExistsError:
-            return False
-        try:
-            os.write(fd, token.encode("utf-8"))
-        finally:
-            os.close(fd)
-        return True
-    finally:
-        os.unlink(publish)
+    return lock_takeover.publish(lock, token)
 
 
 def _sweep_publish_files(lock: Path) -> None:
@@ -186,8 +139,9 @@ def current_holder(target: Path) -> str | None:
 
 
 @contextmanager
-def locked(target: Path, policy: LockPolicy = ENGRAMS_POLICY) -> Iterator[str]:
-    """Hold `<target>.lock` for the body. Raises LockTimeout if a live holder keeps it past policy.max_wait."""
+def locked(target: Path, policy: LockPolicy = ENGRAMS_POLICY, clock: LockClock = SYSTEM_CLOCK) -> Iterator[str]:
+    """Hold `<target>.lock` for the body, re-touching it every 20 s (PLUR 0.21's heartbeat). An abandoned lock is
+    taken over under PLUR 0.21's guard slots. Raises LockTimeout if a live holder keeps it past policy.max_wait."""
     lock = target.with_name(target.name + ".lock")
     token = make_token()
     _held.add(token)  # before the lock file exists, so no thread of ours can take it for a dead predecessor's
@@ -195,23 +149,26 @@ def locked(target: Path, policy: LockPolicy = ENGRAMS_POLICY) -> Iterator[str]:
         start = time.monotonic()
         delay = policy.first_delay
         while not try_acquire(lock, token):
-            holder = _read(lock)
-            if holder is None:
-                continue  # released between our attempt and the read
-            if _is_stale(lock, holder):
-                _steal(lock, holder, token)
+            seen = lock_takeover.inspect(lock)
+            if seen is None:
+                continue  # released (or replaced) between our attempt and the look
+            now = clock.time()
+            if abandoned(seen.holder, seen.mtime, now) and lock_takeover.take_over(
+                lock, make_token(), make_token(), holder_alive, lambda h, m: abandoned(h, m, clock.time()), now
+            ):
                 continue
+            # a live holder, or another taker holding the guard slot (a few system calls, unless it crashed there)
             waited = time.monotonic() - start
             if waited >= policy.max_wait:
-                raise LockTimeout(lock, describe_holder(holder), waited)
+                raise LockTimeout(lock, describe_holder(seen.holder), waited)
             time.sleep(min(delay, max(0.0, policy.max_wait - waited)))
             delay = min(delay * 2, policy.max_delay)
         _sweep_publish_files(lock)
+        beat = Heartbeat(lock, token, HEARTBEAT_SECONDS, clock)
         try:
             yield token
         finally:
-            if _read(lock) == token:
-                with suppress(FileNotFoundError):
-                    os.unlink(lock)
+            beat.stop()  # before the release, as PLUR stops its heartbeat, so we never touch a lock after it
+            lock_takeover.release_if_ours(lock, token)
     finally:
         _held.discard(token)

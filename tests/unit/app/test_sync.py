@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import subprocess
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -10,7 +12,7 @@ import pytest
 from plur_desk import cli
 from plur_desk.app import sync as sync_module
 from plur_desk.app.sync import run_sync
-from plur_desk.store.lock import current_holder
+from plur_desk.store.lock import LockPolicy, current_holder, locked
 from plur_desk.store.yaml_dump import dump_engrams_document
 
 
@@ -82,19 +84,58 @@ def test_refuses_plainly_without_a_clone_or_a_remote(tmp_path: Path) -> None:
     assert "no 'origin' remote" in str(run_sync(store).error)
 
 
-def test_the_whole_sync_runs_under_plurs_store_lock(team: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
-    ann, _ = team
-    seen: list[str | None] = []
-    original = sync_module._Sync.run
+def test_the_local_steps_run_under_plurs_store_lock(team: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    ann, bob = team
+    _diverge(bob, ann)  # ann has a commit to merge in and one to push
+    seen: dict[str, str | None] = {}
+    for step in ("repair", "commit_local", "merge_remote"):
+        original = getattr(sync_module._Sync, step)
 
-    def spy(self: sync_module._Sync) -> None:
-        seen.append(current_holder(ann / "engrams.yaml"))
-        original(self)
+        def spy(self: sync_module._Sync, *args: object, _step: str = step, _original: object = original) -> None:
+            seen[_step] = current_holder(ann / "engrams.yaml")
+            _original(self, *args)  # type: ignore[operator]
 
-    monkeypatch.setattr(sync_module._Sync, "run", spy)
-    assert run_sync(ann).exit_code == 0
-    assert seen and seen[0]  # a token was in engrams.yaml.lock while syncing
+        monkeypatch.setattr(sync_module._Sync, step, spy)
+    report = run_sync(ann)
+    assert report.error is None and report.pushed  # (exit 1: the two edits of one engram wait for a reviewer)
+    assert set(seen) == {"repair", "commit_local", "merge_remote"} and all(seen.values())
     assert current_holder(ann / "engrams.yaml") is None  # and released
+
+
+def _stall(store: Path, service: str, gate: Path) -> None:
+    """Make origin's `service` (upload-pack: fetch, receive-pack: push) wait at `gate` until `gate`.go exists."""
+    script = gate.with_suffix(".sh")
+    script.write_text(
+        f"#!/bin/sh\ntouch '{gate}'\nwhile [ ! -e '{gate}.go' ]; do sleep 0.01; done\nexec git {service} \"$@\"\n"
+    )
+    script.chmod(0o755)
+    git(store, "config", f"remote.origin.{service.replace('-', '')}", str(script))
+
+
+@pytest.mark.parametrize("service", ["upload-pack", "receive-pack"])
+def test_a_slow_remote_is_waited_for_without_the_store_lock(
+    team: tuple[Path, Path], tmp_path: Path, service: str
+) -> None:
+    ann, bob = team
+    _diverge(bob, ann)
+    gate = tmp_path / service
+    _stall(ann, service, gate)
+    result: list[str | None] = []
+    syncing = threading.Thread(target=lambda: result.append(run_sync(ann).error))
+    syncing.start()
+    try:
+        deadline = time.monotonic() + 60
+        while not gate.exists():  # the sync is now inside git's fetch (or push), the remote stalled
+            assert time.monotonic() < deadline and syncing.is_alive(), "the sync never reached the remote"
+            time.sleep(0.005)
+        assert current_holder(ann / "engrams.yaml") is None
+        with locked(ann / "engrams.yaml", LockPolicy(max_wait=1)):  # a PLUR write goes through meanwhile
+            pass
+    finally:
+        Path(f"{gate}.go").touch()
+        syncing.join(120)
+    assert result == [None]
+    assert git(ann, "rev-parse", "HEAD") == git(ann, "rev-parse", "origin/main")
 
 
 def test_repairs_an_interrupted_rebase(team: tuple[Path, Path]) -> None:

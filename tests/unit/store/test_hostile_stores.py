@@ -197,10 +197,19 @@ CASES = {
         "read-only",
     ),
     "alias_whole_file": (lambda r: write_store(r, "engrams: &x\n- *x\n"), 2, "aliases", approve_first, "read-only"),
+    # PLUR 0.20 reads every copy of a repeated id; 0.21 reads an exact repeat once and renames a different copy
+    # (CHANGELOG 0.21.0, "Duplicate engram ids are kept"): neither quarantines one. Decisions on it still wait.
     "duplicate_ids": (
         lambda r: write_store(r, dump_engrams_document({"engrams": [engram(1), engram(2), engram(1)]})),
-        1,
-        "duplicate id (first at line 2)",
+        0,
+        "repeats the engram at line 2 exactly; PLUR 0.21 reads it once",
+        approve_first,
+        "appears 2 times",
+    ),
+    "duplicate_ids_different": (
+        lambda r: write_store(r, dump_engrams_document({"engrams": [engram(1), engram(2), engram(1, statement="B")]})),
+        0,
+        "PLUR 0.21 keeps both and reads this one as ENG-2026-12-01-001-D",
         approve_first,
         "appears 2 times",
     ),
