@@ -2,7 +2,7 @@
 the store until its next write puts them back into engrams.yaml. Read only; never written, never trusted.
 
 Transcribed from PLUR 0.21 `packages/core/src/engrams.ts` (`HELD_RECOVERY_FILE`, `readHeldRecovery`,
-`mergeHeldRecords`, `heldEngramsFor`; the plur-ai/plur copy the code index stores without naming its commit) and the
+`mergeHeldRecords`, `heldEngramsFor`; a plur-ai/plur copy read without its commit) and the
 0.21.0 CHANGELOG ("An interrupted sync no longer loses scope:local engrams"). A reader folds in a held record unless
 engrams.yaml already holds it (same id, same content, or already restored under its fresh id); one whose id the file
 holds with other content is read under `<id>-D<8 hex>` (PLUR's P1b rule).

@@ -1,7 +1,7 @@
 """`.git/plur-held.json` read as PLUR 0.21's readers read it (check counts it; nothing is written).
 
 The case is PLUR's own (packages/core/test for owner decision P1b, "a withheld local record whose id arrives from
-the remote is re-id'd"; the plur-ai/plur copy the code index stores without naming its commit): the pulled file holds
+the remote is re-id'd"; a plur-ai/plur copy read without its commit): the pulled file holds
 ENG-2026-09-26-002 (B's), the held local one with that id is read under a fresh `-D` id.
 """
 
