@@ -8,7 +8,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from plur_desk.app.check_ids import duplicate_ids, renames_in
+from plur_desk.app.check_ids import duplicate_ids, held_engrams, renames_in
 from plur_desk.domain.engram_rules import tension_problems
 from plur_desk.domain.rekey import Renames
 from plur_desk.infra.memory import gc_paused
@@ -182,6 +182,8 @@ def run_check(root: Path, *, use_cache: bool = True) -> CheckReport:
     _invalid_rows(tensions.path.name, _tension_rows(tensions), report)
     notes, renamed = duplicate_ids(root / "engrams.yaml", rows) if engrams.fatal is None else ([], set())
     report.warnings += notes
+    held_notes, report.engrams["held"] = held_engrams(root, rows)
+    report.warnings += held_notes
     ids = {row.key for row in rows if row.key} | renamed
     renames = renames_in(months)
     for value in tension_values:

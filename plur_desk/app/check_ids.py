@@ -8,6 +8,7 @@ from pathlib import Path
 from plur_desk.domain.engram_rules import engram_problems
 from plur_desk.domain.rekey import Renames, resolve_duplicate_ids
 from plur_desk.store.engram_summary import EngramRow
+from plur_desk.store.held import merge_held, read_held
 from plur_desk.store.history import MonthSummary
 from plur_desk.store.list_file import ENGRAMS, ListFile
 
@@ -54,3 +55,34 @@ def duplicate_ids(path: Path, rows: list[EngramRow]) -> tuple[list[str], set[str
                 "renames it on its next write)"
             )
     return notes, new_ids
+
+
+def held_engrams(root: Path, rows: list[EngramRow]) -> tuple[list[str], int]:
+    """The engrams an interrupted PLUR 0.21 sync holds in .git/plur-held.json, as its readers fold them in: a note,
+    and how many. Only the entries whose ids clash with a held one are parsed."""
+    try:
+        held = read_held(root)
+    except ValueError as exc:
+        return [f"{exc}; PLUR 0.21 refuses to sync until it is repaired (it holds never-pushed engrams)"], 0
+    if not held:
+        return [], 0
+    wanted = {str(r.get("id")) for r in held if isinstance(r, dict)}
+    present = [row.key for row in rows if row.key in wanted]
+    current: list[dict[str, object]] = []
+    if present:
+        snapshot = ListFile.read(root / "engrams.yaml", ENGRAMS, engram_problems, None, parse=False)
+        by_key = snapshot.by_key()
+        entries = [e for key in present for e in by_key.get(key, [])]
+        snapshot.parse_entries(entries)
+        current = [e.value for e in entries if isinstance(e.value, dict)]
+    others: list[dict[str, object]] = [{"id": row.key} for row in rows if row.key is not None and row.key not in wanted]
+    merged = merge_held(current + others, held)
+    if not merged.engrams:
+        return [], 0
+    ids = ", ".join(str(e.get("id")) for e in merged.engrams[:5]) + (", …" if len(merged.engrams) > 5 else "")
+    renamed = "".join(f"; {old} is read as {new} (its id is taken)" for old, new in merged.renamed)
+    note = (
+        f".git/plur-held.json holds {len(merged.engrams)} scope:local engram(s) an interrupted PLUR sync set aside "
+        f"({ids}{renamed}): PLUR 0.21 counts them as part of the store and puts them back on its next write"
+    )
+    return [note], len(merged.engrams)

@@ -36,7 +36,7 @@ from plur_desk.domain.review import Reviewer
 from plur_desk.domain.seen import Seen
 from plur_desk.domain.trust import Trust
 from plur_desk.infra.clock import Clock, SystemClock
-from plur_desk.infra.errors import PlurDeskError
+from plur_desk.infra.errors import LockedWithOpenTension, PlurDeskError
 from plur_desk.infra.paths import data_dir
 from plur_desk.store.parse_cache import ParsedBlocks
 from plur_desk.store.plur_store import PlurStore
@@ -99,6 +99,10 @@ class ReviewSession:
         from plur_desk.domain import commands as cmd
 
         ctx = cmd.Context(self.reviewer, self.now())
+        if isinstance(command, cmd.ApproveDrafts) and command.level == "locked" and not command.despite_open_tension:
+            lines = self.open_tensions_on(s.id for s in command.seen)
+            if lines:
+                raise LockedWithOpenTension(lines)
         with self._counted():
             if isinstance(command, cmd.RecordTension):
                 return self.writes.record_tension(command, ctx)
@@ -379,6 +383,17 @@ class ReviewSession:
                 ids.add(str(record.get("engram_a")))
                 ids.add(str(record.get("engram_b")))
         return ids
+
+    def open_tensions_on(self, engram_ids: Iterable[str]) -> list[str]:
+        """One line per open tension (detected, confirmed) with one of these engrams on a side."""
+        wanted = set(engram_ids)
+        return [
+            f"{record.get(side)} is in {record.get('status', 'detected')} tension {key} with {record.get(other)}"
+            for key, record in self._tensions.items()
+            if record.get("status", "detected") in ("detected", "confirmed")
+            for side, other in (("engram_a", "engram_b"), ("engram_b", "engram_a"))
+            if str(record.get(side)) in wanted
+        ]
 
     def drafts(self, sort: str = "age", descending: bool = False) -> list[DraftRow]:
         """The queue, kept by id (`DraftQueue`): only what changed since the last call is derived again."""

@@ -73,6 +73,7 @@ class ApproveDrafts(EngramCommand):
     seen: tuple[Seen, ...]
     level: str = "decided"
     note: str = ""
+    despite_open_tension: bool = False  # to `locked` although a tension on it is open: the reviewer was asked
     action: ClassVar[str] = "approve"
 
     def targets(self) -> tuple[Seen, ...]:

@@ -128,6 +128,10 @@ def engram_problems(engram: object, *, dates: bool = True) -> list[str]:  # noqa
     for key in ("consolidated", "pinned"):
         if key in engram and not isinstance(engram[key], bool):
             problems.append(f"{key} must be true or false")
+    # PLUR after 0.20 (schemas/engram.ts@01ad799, `z.number().int().min(1).max(100).optional()`); 0.20 reads any value
+    priority = engram.get("pinned_priority", 1)
+    if not (_is_int(priority) and 1 <= priority <= 100):
+        problems.append("pinned_priority must be a whole number from 1 to 100 (PLUR 0.21 quarantines it)")
     problems.extend(_nested_problems(engram))
     return problems
 

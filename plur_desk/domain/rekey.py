@@ -1,7 +1,7 @@
 """PLUR 0.21's duplicate-id rule and its `engram_rekeyed` trail: which copy keeps an id, which one is renamed, how.
 
 Transcribed from PLUR 0.21 `packages/core/src/engrams.ts` (`canonicalJson`, `freshDuplicateId`,
-`resolveDuplicateIds`, `recordIdRenames`; the plur-ai/plur copy the code index stores without naming its commit)
+`resolveDuplicateIds`, `recordIdRenames`; a plur-ai/plur copy read without its commit)
 and the 0.21.0 CHANGELOG ("Duplicate engram ids are kept, not collapsed (owner decision P1)"): the first copy keeps
 the id; a later copy with different content becomes `<id>-D<8 hex of sha256(canonical JSON)>`, with `-2`, `-3`...
 only if that is taken; a later copy identical to a kept one is read once. The rename is written to history as

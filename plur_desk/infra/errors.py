@@ -54,6 +54,18 @@ class ActionRefused(PlurDeskError):
     """A review action that does not apply (a winner outside the pair, an engram that is not a draft, …)."""
 
 
+class LockedWithOpenTension(ActionRefused):
+    """Approving to `locked` an engram in an open tension: PLUR 0.21 never steps such an engram into `locked`
+    (CHANGELOG 0.21.0; `hasUnresolvedTension` in 0.20 too), so the reviewer is asked first; nothing was written."""
+
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__(
+            "not approved to locked: " + "; ".join(lines) + ". PLUR keeps an engram in an open tension out of "
+            "locked; settle the tension first, or approve to locked anyway. Nothing was written."
+        )
+        self.lines = lines
+
+
 class WriteFailed(PlurDeskError):
     pass
 

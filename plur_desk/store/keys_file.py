@@ -4,21 +4,34 @@
 the key in force is always first; a rotated key stays below it with `retired_at`, a lost one with `revoked_at`
 (extra fields PLUR keeps, as its registry is the parsed document). Written as js-yaml dumps it (PLUR's
 `yaml.dump(..., {lineWidth: 120})`), temp file + rename; other entries keep their values.
+
+PLUR's `registerPublicKey` rewrites this file (temp + rename) without any lock (PLUR-NEXT.md, from the signing PRs
+#1136), so a registration of ours and one of PLUR's at the same moment could each drop the other. Our writes take
+`keys.yaml.lock` (PLUR's protocol: excludes every plur_desk), build on the file as read just then, keep the file
+each rename replaced and build again on it when it was not the one read (PLUR renamed in between), and read back
+after: a PLUR rename that came after ours and dropped our entry makes us write it again.
 """
 
 from __future__ import annotations
 
 import copy
+import os
+from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from plur_desk.infra.errors import ActionRefused
-from plur_desk.store.atomic import atomic_write
+from plur_desk.store.atomic import stage
+from plur_desk.store.lock import TENSIONS_POLICY, locked
 from plur_desk.store.yaml_dump import Dumper
 from plur_desk.store.yaml_load import YamlSyntaxError, load_general
 
 KEYS_FILE = "keys.yaml"
 _DUMPER = Dumper(double_quotes=False, line_width=120)
+ATTEMPTS = 5  # rounds of build, rename, read back before giving up (a writer that never stops)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -98,31 +111,84 @@ def read_keys(root: Path) -> KeyRegistry:
     return registry
 
 
-def _write(root: Path, doc: dict[str, object]) -> None:
-    atomic_write(root / KEYS_FILE, _DUMPER.dump(doc).encode("utf-8"))
-
-
-def _existing(root: Path) -> dict[str, object]:
+def _bytes(path: Path) -> bytes | None:
     try:
-        doc = _load_document(root)
-    except YamlSyntaxError as exc:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def _parse(root: Path, data: bytes | None) -> dict[str, object]:
+    if data is None:
+        return {"keys": []}
+    try:
+        doc = load_general(data.decode("utf-8"))
+    except (YamlSyntaxError, UnicodeDecodeError) as exc:
         raise ActionRefused(f"keys.yaml cannot be read, so no key was registered: {exc}") from None
-    return copy.deepcopy(doc) if doc else {"keys": []}
+    if doc is None:
+        return {"keys": []}
+    if not isinstance(doc, dict) or not isinstance(doc.get("keys"), list):
+        raise ActionRefused(f"{root / KEYS_FILE} is not a keys registry (expected keys: [...]); no key was registered")
+    return copy.deepcopy(doc)
+
+
+def _swap(path: Path, data: bytes) -> bytes | None:
+    """Rename `data` over `path`; the bytes of the file the rename replaced (None when there was none). The old
+    file is hard-linked aside just before the rename, so what a concurrent writer renamed in is not lost unseen."""
+    staged = stage(path, [data])
+    aside = path.with_name(f".{path.name}.replaced.{os.getpid()}.{id(staged)}")
+    try:
+        try:
+            os.link(path, aside)
+            had = True
+        except FileNotFoundError:
+            had = False
+        staged.commit()
+        return aside.read_bytes() if had else None
+    finally:
+        staged.discard()
+        with suppress(FileNotFoundError):
+            os.unlink(aside)
+
+
+def _update(root: Path, change: Callable[[dict[str, object]], tuple[T, bool]]) -> T:
+    """Apply `change` (it edits the document, and says what to return and whether it changed anything) so that no
+    concurrent registration is lost, ours or PLUR's (see the module's docstring)."""
+    path = root / KEYS_FILE
+    with locked(path, TENSIONS_POLICY):
+        expected = base = _bytes(path)
+        for _ in range(ATTEMPTS):
+            doc = _parse(root, base)
+            result, changed = change(doc)
+            if not changed and base == expected:
+                return result  # what is on disk already holds the change
+            data = _DUMPER.dump(doc).encode("utf-8")
+            displaced = _swap(path, data)
+            if displaced != expected:  # renamed in between our read and our rename: build on what it wrote
+                base, expected = displaced, data
+                continue
+            after = _bytes(path)
+            if after == data:
+                return result
+            base = expected = after  # renamed over ours since: make sure our change is in what is there now
+    raise ActionRefused("keys.yaml kept changing while the key was registered; nothing is lost, try again")
 
 
 def register_key(root: Path, identity: str, public_key: str, added_at: str) -> bool:
     """Add `identity`'s key when the identity has none. Returns False (and writes nothing) when it already has
     this key; raises ActionRefused when it has another one (replacing needs `replace_key`)."""
-    doc = _existing(root)
-    keys: list[object] = doc["keys"]  # type: ignore[assignment]
-    for item in keys:
-        if isinstance(item, dict) and item.get("identity") == identity:
-            if item.get("public_key") == public_key:
-                return False
-            raise ActionRefused(f"{identity} already has another key in keys.yaml; replacing it needs confirmation")
-    keys.append({"identity": identity, "public_key": public_key, "added_at": added_at})
-    _write(root, doc)
-    return True
+
+    def change(doc: dict[str, object]) -> tuple[bool, bool]:
+        keys: list[object] = doc["keys"]  # type: ignore[assignment]
+        for item in keys:
+            if isinstance(item, dict) and item.get("identity") == identity:
+                if item.get("public_key") == public_key:
+                    return False, False
+                raise ActionRefused(f"{identity} already has another key in keys.yaml; replacing it needs confirmation")
+        keys.append({"identity": identity, "public_key": public_key, "added_at": added_at})
+        return True, True
+
+    return _update(root, change)
 
 
 def replace_key(
@@ -131,7 +197,18 @@ def replace_key(
     """Make `public_key` the identity's key in force (first entry). Every older key of the identity stays, marked
     `retired_at` (signatures before `at` still count) or, with `revoke`, `revoked_at` = `revoked_from` or `at`
     (the instant from which its signatures no longer count; the epoch disowns everything it signed)."""
-    doc = _existing(root)
+
+    def change(doc: dict[str, object]) -> tuple[list[str], bool]:
+        before = copy.deepcopy(doc)
+        old = _replaced(doc, identity, public_key, at, revoke, revoked_from)
+        return old, doc != before
+
+    return _update(root, change)
+
+
+def _replaced(
+    doc: dict[str, object], identity: str, public_key: str, at: str, revoke: bool, revoked_from: str | None
+) -> list[str]:
     keys: list[object] = doc["keys"]  # type: ignore[assignment]
     mine: list[dict[str, object]] = [i for i in keys if isinstance(i, dict) and i.get("identity") == identity]
     old: list[str] = []
@@ -151,6 +228,11 @@ def replace_key(
             ordered += [fresh, *kept]
     if not mine:
         ordered.append(fresh)
+    if (
+        mine
+        and mine[0].get("public_key") == public_key
+        and all("retired_at" in i or "revoked_at" in i for i in mine[1:])
+    ):
+        return old  # already in force, every older key ended: nothing to write (a repeat after a lost race)
     doc["keys"] = ordered
-    _write(root, doc)
     return old

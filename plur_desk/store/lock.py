@@ -152,6 +152,8 @@ def locked(target: Path, policy: LockPolicy = ENGRAMS_POLICY, clock: LockClock =
             seen = lock_takeover.inspect(lock)
             if seen is None:
                 continue  # released (or replaced) between our attempt and the look
+            if seen.holder == token:
+                break  # where there are no hard links, a takeover put our own lock back mid-acquire (as in PLUR)
             now = clock.time()
             if abandoned(seen.holder, seen.mtime, now) and lock_takeover.take_over(
                 lock, make_token(), make_token(), holder_alive, lambda h, m: abandoned(h, m, clock.time()), now

@@ -3,7 +3,7 @@
 Transcribed from PLUR 0.21's `packages/core/src/store/async-lock.ts` (`takeOver`/`stealLock`,
 `acquireStealSlot`, `stealGuardPath`, `judgeStealSlot`, `claimAndRemove`; read at
 agent-memory-atlas-archive/plur-ai--plur@867f16071a6bd3ee0473c81d70c205a1dd9ac98e, the archived plur-ai/plur,
-and the plur-ai/plur copy that the code index stores without naming its commit). Why a guard at all: two waiters
+and a plur-ai/plur copy read without its commit). Why a guard at all: two waiters
 that judged the same dead lock can both reach the rename claim, and the second one moves the first one's new,
 live lock aside while a third creates one at the free path (PLUR's formal finding, persistence.md candidate 3).
 Why a ladder: a guard left by a crashed stealer must never be removed by a read-then-unlink of someone else's

@@ -22,6 +22,7 @@ from enum import Enum
 from typing import TYPE_CHECKING
 
 from plur_desk.domain.engram_rules import engram_problems, tension_problems
+from plur_desk.domain.rekey import Renames
 from plur_desk.domain.review import ABSENT, Patch, engram_fingerprint, tension_fingerprint
 from plur_desk.infra.errors import PlurDeskError
 from plur_desk.store.chain import js_stringify
@@ -207,17 +208,37 @@ def step_state(store: PlurStore, step: Step) -> StepState:
     layout, validate = (ENGRAMS, engram_problems) if step.file == "engrams" else (TENSIONS, tension_problems)
     snapshot = ListFile.read(path, layout, validate)
     by_key = snapshot.by_key()
+    renames = _renames(store) if step.file == "engrams" else Renames()
     states = set()
     for patch in step.changes:
+        # PLUR 0.21 may have renamed the engram since (`engram_rekeyed`, a duplicate id): the write landed if it is
+        # on the engram under its new id; judging only the old id would weigh another engram that now has it
+        later = renames.later(patch.key, by_key)
+        moved = by_key.get(later, []) if later is not None else []
+        if (
+            len(moved) == 1
+            and isinstance(moved[0].value, dict)
+            and _patch_state(patch, moved[0].value) is StepState.APPLIED
+        ):
+            states.add(StepState.APPLIED)
+            continue
         found = by_key.get(patch.key, [])
         if len(found) != 1 or not isinstance(found[0].value, dict):
             return StepState.CONFLICT
-        states.add(_patch_state(patch, found[0].value))
+        state = _patch_state(patch, found[0].value)
+        states.add(StepState.CONFLICT if later is not None and state is StepState.NOT_APPLIED else state)
     if states == {StepState.APPLIED}:
         return StepState.APPLIED
     if states == {StepState.NOT_APPLIED}:
         return StepState.NOT_APPLIED
     return StepState.CONFLICT
+
+
+def _renames(store: PlurStore) -> Renames:
+    """PLUR 0.21's `engram_rekeyed` trail in the store's history (read only when a step is not settled by hashes)."""
+    from plur_desk.store.history import HistoryLog, summarize_history
+
+    return Renames(pair for _name, month in summarize_history(HistoryLog(store.root), None) for pair in month.rekeyed)
 
 
 def _patch_state(patch: Patch, value: dict[str, object]) -> StepState:

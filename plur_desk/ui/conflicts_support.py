@@ -19,9 +19,11 @@ from plur_desk.ui.workspace import Workspace
 if TYPE_CHECKING:  # the finder's modules (numpy among them) load when it is first built, off the GUI thread
     from plur_desk.app.conflict_service import ConflictService, ConflictWarning
     from plur_desk.app.conflicts import ConflictCandidate, ScanResult, Vectors
+    from plur_desk.app.session import ReviewSession
     from plur_desk.ui.conflicts_dialog import ConflictsDialog
 
 CONFLICT_NOTE = "This may contradict what the store already says:"
+LOCKED_NOTE = "PLUR keeps an engram in an open tension out of locked (settle the tension first):"
 
 
 @dataclass(frozen=True)
@@ -145,14 +147,29 @@ class ConflictsController(QObject):
 
         return check
 
-    def ask_about_conflicts(self, lines: list[str], verb: str = "Approve") -> bool:
+    def ask_before_locking(
+        self, session: ReviewSession, level: str, ids: list[str], select: Callable[[str], bool]
+    ) -> bool | None:
+        """Approving to locked while a tension on a draft is open is asked first, with that draft on screen: None
+        to stop, True when asked and answered yes, False when there was nothing to ask."""
+        lines = session.open_tensions_on(ids) if level == "locked" else []
+        if not lines:
+            return False
+        if len(ids) == 1 and not select(ids[0]):
+            self.workspace.messages.status(f"{ids[0]} is no longer listed; nothing was approved", 6000)
+            return None
+        return True if self.ask_about_conflicts(lines, "Lock", LOCKED_NOTE, "lockedWithTensionConfirm") else None
+
+    def ask_about_conflicts(
+        self, lines: list[str], verb: str = "Approve", note: str = CONFLICT_NOTE, name: str = "conflictConfirm"
+    ) -> bool:
         """The one question before a change that may contradict the store; True to go ahead."""
         box = QMessageBox(self._parent)
-        box.setObjectName("conflictConfirm")
+        box.setObjectName(name)
         box.setIcon(QMessageBox.Icon.Warning)
         box.setWindowTitle("Possible contradiction")
         box.setTextFormat(Qt.TextFormat.PlainText)  # agent-written statements are data, never markup
-        box.setText(f"{verb} anyway? {CONFLICT_NOTE}\n\n" + "\n".join(lines))
+        box.setText(f"{verb} anyway? {note}\n\n" + "\n".join(lines))
         box.setStandardButtons(QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No)
         box.setDefaultButton(QMessageBox.StandardButton.No)
         go = box.button(QMessageBox.StandardButton.Yes)

@@ -415,16 +415,17 @@ class ReviewController(QObject):
         ok, bulk_note = self._confirm_bulk(shown, "approve", conflicts)
         if not ok or (len(ids) == 1 and conflicts and not self._conflicts.ask_about_conflicts(conflicts)):
             return
-        session = self.workspace.session
-        if session is None:
+        if (session := self.workspace.session) is None:
+            return
+        chosen = level or self.workspace.settings.default_level
+        if (asked := self._conflicts.ask_before_locking(session, chosen, ids, self.drafts.select_id)) is None:
             return
         self._note_approval(len(shown))
-        chosen = level or self.workspace.settings.default_level
         text, seen = note or bulk_note, [s for _, s in shown]
-        after = None if moved_on else self.drafts.id_after(ids)
+        after = None if moved_on and not asked else self.drafts.id_after(ids)
         from plur_desk.domain.commands import ApproveDrafts  # loaded with the first decision, not at launch
 
-        self.run_change(lambda: session.execute(ApproveDrafts(tuple(seen), chosen, text)), after)
+        self.run_change(lambda: session.execute(ApproveDrafts(tuple(seen), chosen, text, asked)), after)
 
     def approve_selected_level(self) -> None:
         shown = self._shown_drafts()

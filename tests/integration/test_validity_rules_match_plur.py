@@ -77,3 +77,19 @@ def test_invalid_entries_are_exactly_plurs_quarantine(tmp_path, node_home):
     theirs = set(plur(root, node_home, [{"op": "load"}])[0]["quarantined"])
     assert our_invalid == theirs, (sorted(our_invalid - theirs), sorted(theirs - our_invalid))
     assert len(theirs) >= 15
+
+
+def test_a_pinned_priority_0_21_quarantines_is_flagged_though_0_20_reads_it(tmp_path, node_home):
+    # PLUR after 0.20 validates pinned_priority as a whole number 1..100 (schemas/engram.ts@01ad799); 0.20 keeps any
+    # value. An entry one supported PLUR quarantines is one plur_desk must not read as valid (nor write).
+    root = tmp_path / "store"
+    root.mkdir()
+    values = [1, 50, 100, 0, 101, 2.5, "high", None, True]
+    engrams = [_base(i + 1, pinned=True, pinned_priority=v) for i, v in enumerate(values)]
+    (root / "engrams.yaml").write_text(dump_engrams_document({"engrams": engrams}))
+    ours = PlurStore(root)
+    ours.load()
+    flagged = {str(e.value.get("id")): e.problems for e in ours.engrams.entries if not e.valid}
+    assert plur(root, node_home, [{"op": "load"}])[0]["quarantined"] == []  # 0.20 reads them all
+    assert sorted(flagged) == [f"ENG-2026-12-01-{i:03d}" for i in range(4, 10)]
+    assert all("PLUR 0.21 quarantines it" in p[0] for p in flagged.values())

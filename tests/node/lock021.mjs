@@ -3,7 +3,7 @@
 // twins (`publishLockFileSync`, `isAbandoned`/`abandonedByAge`, `takeOverSync`, `acquireStealSlotSync`,
 // `stealGuardPath`, `judgeStealSlot`, `stealLockSync`, `inspectLockSync`), read at
 // agent-memory-atlas-archive/plur-ai--plur@867f16071a6bd3ee0473c81d70c205a1dd9ac98e (the archived plur-ai/plur;
-// ladder of an empty lock keyed by its inode) and in the plur-ai/plur copy the code index stores without a commit
+// ladder of an empty lock keyed by its inode) and in a plur-ai/plur copy read without its commit
 // (ladder of an empty lock keyed by the empty token): `variant` picks one. Test code, not PLUR's.
 //
 // stdin: one JSON request per line; stdout: one JSON answer per line.

@@ -1,6 +1,6 @@
 // PLUR 0.21's duplicate-id rule applied to the engrams the real 0.20.0 loader parses (0.21 hashes the record as its
 // schema parsed it). canonicalJson / freshDuplicateId / resolveDuplicateIds transcribed from PLUR 0.21
-// packages/core/src/engrams.ts (the plur-ai/plur copy the code index stores without naming its commit).
+// packages/core/src/engrams.ts (a plur-ai/plur copy read without its commit).
 // stdin: {file}; stdout: [{index, id, renamedFrom?, exactDuplicateOf?}] in file order. Or {values}: their canonicalJson.
 import { loadEngrams } from '@plur-ai/core'
 import { createHash } from 'node:crypto'

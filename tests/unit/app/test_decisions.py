@@ -296,3 +296,26 @@ def test_a_tension_decision_refuses_when_the_record_text_it_showed_changed(sessi
     with pytest.raises(ChangedSinceError, match=f"T-2026-1201-001 changed since you looked \\({field}"):
         session.execute(ConfirmTension(shown))
     assert _files(session) == before
+
+
+def test_locking_an_engram_in_an_open_tension_is_asked_first(session):
+    # PLUR keeps an engram in an open tension out of `locked` (0.21 CHANGELOG; PLUR-FORMAT.md §3.5): approving one
+    # straight to locked is refused until the reviewer says so (the window asks), and then goes through.
+    from plur_desk.infra.errors import LockedWithOpenTension
+    from plur_desk.store.yaml_dump import dump_tensions_document
+    from plur_desk.store.yaml_load import load_general
+
+    path = session.store.root / "tensions.yaml"
+    records = load_general(path.read_text())
+    records.append({**records[0], "id": "T-2026-1201-002", "engram_a": "ENG-2026-11-01-001", "status": "confirmed"})
+    records.append({**records[0], "id": "T-2026-1201-003", "engram_a": "ENG-2026-11-02-001", "status": "dismissed"})
+    path.write_text(dump_tensions_document(records))
+    session.reload_if_changed()
+    before = _files(session)
+    with pytest.raises(LockedWithOpenTension, match="ENG-2026-11-01-001 is in confirmed tension T-2026-1201-002"):
+        session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-01-001"])), level="locked"))
+    assert _files(session) == before
+    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-02-001"])), level="locked"))  # dismissed: closed
+    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-03-001"])), level="decided"))  # not to locked
+    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-01-001"])), "locked", "", despite_open_tension=True))
+    assert [_disk(session, f"ENG-2026-11-0{i}-001")["commitment"] for i in (1, 2, 3)] == ["locked", "locked", "decided"]

@@ -91,3 +91,61 @@ def test_second_file_changed_since_is_kept_and_reported(session):
     report = run_check(root)
     assert report.exit_code == 1
     assert any("engrams.yaml changed since" in u for u in report.unfinished), report.unfinished
+
+
+_KILLED_APPROVE = r"""
+import os, sys
+from datetime import datetime, timezone
+from pathlib import Path
+from plur_desk.app.session import ReviewSession
+from plur_desk.domain.commands import ApproveDrafts
+from plur_desk.domain.review import Reviewer
+from plur_desk.infra.clock import FixedClock
+from plur_desk.store.plur_store import PlurStore
+store = PlurStore(Path(sys.argv[1])); store.load()
+session = ReviewSession(store, Reviewer("Ada Reviewer"), FixedClock(datetime(2026, 12, 2, 12, 0, tzinfo=timezone.utc)))
+os.environ["PLUR_DESK_CRASH_AT"] = "store-renamed"  # engrams.yaml written, its event not appended yet
+session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-01-001"]))))
+"""
+
+
+def test_an_approval_plur_renamed_since_is_found_under_its_new_id_and_never_applied_to_another(session):
+    # Killed after the write; then PLUR 0.21 read a teammate's engram with the same id first in the file, renamed
+    # ours <id>-D… and logged `engram_rekeyed`. Judged by the old id alone, the step looked "not applied" (the
+    # teammate's draft has the old values) and recovery would have approved the teammate's text.
+    from plur_desk.domain.rekey import fresh_duplicate_id
+    from plur_desk.store.yaml_dump import dump_engrams_document
+    from plur_desk.store.yaml_load import load_general
+
+    root = session.store.root
+    env = dict(os.environ, PYTHON_KEYRING_BACKEND=NO_KEYRING, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-c", _KILLED_APPROVE, str(root)], capture_output=True, text=True, env=env)
+    assert out.returncode == -9, out.stderr
+    engrams = load_general((root / "engrams.yaml").read_text())["engrams"]
+    ours = next(e for e in engrams if e["id"] == "ENG-2026-11-01-001")
+    assert ours["commitment"] == "decided"
+    teammate = {**ours, "statement": "A teammate's draft minted with the same id", "commitment": "draft"}
+    del teammate["review"]
+    new_id = fresh_duplicate_id(ours["id"], ours, {e["id"] for e in engrams})
+    renamed = [teammate if e is ours else e for e in engrams] + [{**ours, "id": new_id}]
+    (root / "engrams.yaml").write_text(dump_engrams_document({"engrams": renamed}))
+    rekeyed = {
+        "event": "engram_rekeyed",
+        "engram_id": new_id,
+        "timestamp": "2026-12-02T12:00:01.000Z",
+        "data": {"from": ours["id"], "to": new_id},
+    }
+    with (root / "history" / "2026-12.jsonl").open("a") as log:
+        log.write(json.dumps(rekeyed) + "\n")
+
+    (line,) = [u for u in run_check(root).unfinished if u.startswith("pending journal record")]
+    assert "engrams.yaml applied" in line and "1 history event(s) missing" in line
+    reopened = _reopen(root, "Ada Reviewer")
+    assert reopened.engram(ours["id"])["commitment"] == "draft"  # the teammate's text was not approved
+    assert reopened.engram(new_id)["commitment"] == "decided"
+    events = [json.loads(x) for x in (root / "history" / "2026-12.jsonl").read_text().splitlines()]
+    assert [(e["event"], e["engram_id"], e["data"].get("recovered")) for e in events][-1] == (
+        "engram_updated",
+        ours["id"],
+        True,
+    )
