@@ -14,10 +14,12 @@ from pathlib import Path
 
 from plur_desk.infra.errors import ActionRefused
 from plur_desk.store.atomic import atomic_write
+from plur_desk.store.safe_open import read_store_file
 from plur_desk.store.yaml_dump import Dumper
 from plur_desk.store.yaml_load import YamlSyntaxError, load_general
 
 KEYS_FILE = "keys.yaml"
+KEYS_LIMIT = 4 << 20  # bytes: tens of thousands of keys
 _DUMPER = Dumper(double_quotes=False, line_width=120)
 
 
@@ -60,11 +62,20 @@ def _text(value: object) -> str | None:
 
 
 def _load_document(root: Path) -> dict[str, object] | None:
+    """The parsed registry; YamlSyntaxError (a message naming keys.yaml) for anything that is not one: a FIFO or
+    other special file (never opened), a link out of the store, an oversized file, bytes that are not UTF-8."""
     path = root / KEYS_FILE
     try:
-        text = path.read_text(encoding="utf-8")
+        data = read_store_file(path, root, KEYS_LIMIT)
     except FileNotFoundError:
         return None
+    except OSError as exc:
+        raise YamlSyntaxError(str(exc) if not exc.strerror else f"{KEYS_FILE}: {exc.strerror}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise YamlSyntaxError(f"{KEYS_FILE}, line {line}: not UTF-8 (byte {exc.start})", line) from None
     doc = load_general(text)
     if doc is None:
         return None

@@ -26,6 +26,8 @@ from plur_desk.domain.commands import ApproveDrafts
 from plur_desk.domain.review import Reviewer
 store = PlurStore(Path(sys.argv[1])); store.load()
 session = ReviewSession(store, Reviewer("Killed Reviewer"))
+if len(sys.argv) > 2:  # an earlier decision registered her key: the window's reviewer can verify her record
+    session.execute(ApproveDrafts(tuple(session.seen([session.drafts()[1].id]))))
 draft = session.drafts()[0].id
 print(draft, flush=True)
 os.environ["PLUR_DESK_CRASH_AT"] = "store-renamed:1"
@@ -34,14 +36,9 @@ session.execute(ApproveDrafts(tuple(session.seen([draft]))))
 
 
 def test_window_finishes_an_interrupted_approve_and_says_so(qtbot, store_copy, tmp_path):
-    env = dict(os.environ, PYTHON_KEYRING_BACKEND=NO_KEYRING, PYTHONPATH=str(ROOT))
-    killed = subprocess.run(
-        [sys.executable, "-c", _KILLED_APPROVE, str(store_copy)], capture_output=True, text=True, env=env, check=False
-    )
-    assert killed.returncode == -9, killed.stderr
-    draft = killed.stdout.strip()
-    assert engrams_on_disk(store_copy)[draft]["review"]["by"] == "Killed Reviewer"  # the change landed...
-    assert list((store_copy / ".plur-desk" / "journal").glob("*.json"))  # ...its event did not
+    draft = _killed_approve(store_copy, "decided before")
+    (record,) = (store_copy / ".plur-desk" / "journal").glob("*.json")
+    journaled = json.loads(record.read_text())["steps"][0]["events"]
 
     win = open_window_on(qtbot, tmp_path, store_copy)
     qtbot.waitUntil(
@@ -56,9 +53,26 @@ def test_window_finishes_an_interrupted_approve_and_says_so(qtbot, store_copy, t
         if line.strip()
     ]
     mine = [e for e in events if e.get("engram_id") == draft and (e.get("actor") or {}).get("kind") == "human"]
-    assert [e["actor"]["asserted_by"] for e in mine] == ["Killed Reviewer"]
-    assert mine[0]["data"]["recovered"] is True
+    assert mine == journaled  # as she signed it: the window's reviewer signed nothing of hers
+    (line,) = [e for e in events if e["event"] == "journal_recovered"]  # and said, signed, that they finished it
+    assert line["data"]["started_by"] == "Killed Reviewer" and line["actor"]["asserted_by"] == win.session.reviewer.name
     assert not list((store_copy / ".plur-desk" / "journal").glob("*.json"))
+
+
+def _killed_approve(store: Path, *decided_before: str) -> str:
+    env = dict(os.environ, PYTHON_KEYRING_BACKEND=NO_KEYRING, PYTHONPATH=str(ROOT))
+    killed = subprocess.run(
+        [sys.executable, "-c", _KILLED_APPROVE, str(store), *decided_before],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert killed.returncode == -9, killed.stderr
+    draft = killed.stdout.strip()
+    assert engrams_on_disk(store)[draft]["review"]["by"] == "Killed Reviewer"  # the change landed...
+    assert list((store / ".plur-desk" / "journal").glob("*.json"))  # ...its event did not
+    return draft
 
 
 def test_a_review_without_its_event_is_reported_without_a_scan_on_the_gui_thread(
