@@ -35,12 +35,16 @@ class LockPolicy:
     max_wait: float = 20.0
     first_delay: float = 0.005
     max_delay: float = 0.25
+    # A person is waiting: one holder keeping the lock this long is named at once (pid, host, for how long) and the
+    # wait given up, nothing written; holders that come and go (PLUR's short writes) are waited for up to max_wait.
+    # None (the chain's lock): wait it out, as Node does.
+    name_holder_after: float | None = 0.8  # (the answer comes within 1 s)
 
 
 ENGRAMS_POLICY = LockPolicy()
 # Node gives up on the tensions lock after ~3.1 s, and on the chain lock after ~8.2 s; we wait like it does.
 TENSIONS_POLICY = LockPolicy(max_wait=6.0)
-CHAIN_POLICY = LockPolicy(max_wait=8.0, first_delay=0.002)
+CHAIN_POLICY = LockPolicy(max_wait=8.0, first_delay=0.002, name_holder_after=None)
 
 
 def make_token() -> str:
@@ -97,12 +101,21 @@ def holder_alive(token: str) -> bool | None:
     return True
 
 
-def describe_holder(token: str) -> str:
+def describe_holder(token: str, held_for: float | None = None) -> str:
     parts = token.split(":")
+    since = f", holding it for {held_for:.0f} s" if held_for is not None and held_for >= 0 else ""
     if len(parts) >= 2 and parts[1].isdigit():
         who = "this computer" if parts[0] == socket.gethostname() else f"host {parts[0]}"
-        return f"process {parts[1]} on {who}"
-    return "an unknown process"
+        return f"process {parts[1]} on {who}{since}"
+    return f"an unknown process{since}"
+
+
+def _held_for(lock: Path) -> float | None:
+    """Seconds since the lock file was written (its token is written once, when it is taken)."""
+    try:
+        return max(0.0, time.time() - lock.stat().st_mtime)
+    except OSError:
+        return None
 
 
 def _is_stale(lock: Path, token: str) -> bool:
@@ -194,6 +207,7 @@ def locked(target: Path, policy: LockPolicy = ENGRAMS_POLICY) -> Iterator[str]:
     try:
         start = time.monotonic()
         delay = policy.first_delay
+        seen, seen_since = "", start  # the holder we are waiting for, and since when
         while not try_acquire(lock, token):
             holder = _read(lock)
             if holder is None:
@@ -201,10 +215,17 @@ def locked(target: Path, policy: LockPolicy = ENGRAMS_POLICY) -> Iterator[str]:
             if _is_stale(lock, holder):
                 _steal(lock, holder, token)
                 continue
-            waited = time.monotonic() - start
-            if waited >= policy.max_wait:
-                raise LockTimeout(lock, describe_holder(holder), waited)
-            time.sleep(min(delay, max(0.0, policy.max_wait - waited)))
+            now = time.monotonic()
+            if holder != seen:
+                seen, seen_since = holder, now
+            waited = now - start
+            kept = policy.name_holder_after is not None and now - seen_since >= policy.name_holder_after
+            if waited >= policy.max_wait or kept:
+                raise LockTimeout(lock, describe_holder(holder, _held_for(lock)), waited)
+            left = policy.max_wait - waited
+            if policy.name_holder_after is not None:
+                left = min(left, policy.name_holder_after - (now - seen_since))
+            time.sleep(min(delay, max(0.0, left)))
             delay = min(delay * 2, policy.max_delay)
         _sweep_publish_files(lock)
         try:

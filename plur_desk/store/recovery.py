@@ -115,7 +115,7 @@ def recover(store: PlurStore, proven: Proven | None = None, completion: Completi
         return report
     resign, store.history.resign = store.history.resign, None  # events go to history as they were signed
     try:
-        with locked(store.journal.dir.parent / "recovery", LockPolicy(max_wait=10.0)):
+        with locked(store.journal.dir.parent / "recovery", LockPolicy(max_wait=10.0, name_holder_after=None)):
             records, _ = store.journal.pending()  # re-read: another plur_desk may have finished them meanwhile
             present = _Signatures(store)
             for record in records:
