@@ -59,6 +59,36 @@ def test_window_finishes_an_interrupted_approve_and_says_so(qtbot, store_copy, t
     assert not list((store_copy / ".plur-desk" / "journal").glob("*.json"))
 
 
+def test_a_record_nobody_can_verify_is_named_never_applied_and_moved_aside(qtbot, store_copy, tmp_path):
+    """The killed reviewer's key was never registered: the window's reviewer cannot verify her record. The notice
+    names it, nothing of it is applied, and the button moves it aside (kept, never deleted)."""
+    from PySide6.QtCore import Qt
+
+    draft = _killed_approve(store_copy)
+    (record,) = (store_copy / ".plur-desk" / "journal").glob("*.json")
+    history = {p.name: p.read_bytes() for p in (store_copy / "history").glob("*.jsonl")}
+    win = open_window_on(qtbot, tmp_path, store_copy)
+    qtbot.waitUntil(lambda: win.session is not None and win.opener.journal_notice.isVisible(), timeout=20000)
+    name = f".plur-desk/journal/{record.name}"
+    assert name in win.opener.journal_notice.label.text() and "Not applied" in win.opener.journal_notice.label.text()
+    assert {p.name: p.read_bytes() for p in (store_copy / "history").glob("*.jsonl")} == history
+    assert not [e for e in _human_events(store_copy) if e.get("engram_id") == draft]
+    qtbot.mouseClick(win.opener.journal_notice.discard, Qt.MouseButton.LeftButton)
+    assert not record.exists()
+    assert (store_copy / ".plur-desk" / "journal-discarded" / record.name).exists()
+    assert not win.opener.journal_notice.isVisible()
+    assert "moved to .plur-desk/journal-discarded/" in win.banner.text()
+
+
+def _human_events(store: Path) -> list[dict[str, object]]:
+    return [
+        e
+        for path in sorted((store / "history").glob("*.jsonl"))
+        for line in path.read_text().splitlines()
+        if line.strip() and ((e := json.loads(line)).get("actor") or {}).get("kind") == "human"
+    ]
+
+
 def _killed_approve(store: Path, *decided_before: str) -> str:
     env = dict(os.environ, PYTHON_KEYRING_BACKEND=NO_KEYRING, PYTHONPATH=str(ROOT))
     killed = subprocess.run(
