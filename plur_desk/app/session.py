@@ -228,7 +228,8 @@ class ReviewSession:
         except PlurDeskError as exc:  # e.g. another plur_desk is recovering right now: the store stays usable
             self.recovery_note = f"Recovery of interrupted actions was not done: {exc}"
             return self.recovery_note
-        self.unverified_records = [u.split(": ", 1)[0] for u in report.unverifiable]
+        named = [u.split(": ", 1)[0] for u in report.unverifiable]
+        self.unverified_records = [n for n in named if n.endswith(".json")]  # (a folder problem is only said)
         if report.completed:
             # A killed writer may not have registered the key it signed with; a conflict is asked about later.
             with contextlib.suppress(PlurDeskError):

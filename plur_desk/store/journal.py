@@ -37,7 +37,8 @@ from plur_desk.store.safe_open import StoreFileRefused, inside, read_store_file
 JOURNAL_DIR = Path(".plur-desk") / "journal"
 DISCARDED_DIR = Path(".plur-desk") / "journal-discarded"
 FORMAT = 1  # unchanged: signed records only add fields; an unsigned one reads as unverifiable
-RECORD_LIMIT = 64 << 20  # bytes: a record holds only the fields an action changes
+RECORD_LIMIT = 16 << 20  # bytes: a record holds only the fields an action changes
+PENDING_LIMIT = 200  # records looked at per open: plur_desk leaves at most a few; more are someone else's doing
 _counter = itertools.count(1)
 Sign = Callable[[dict[str, object]], dict[str, object]]
 
@@ -247,7 +248,13 @@ class Journal:
         if not self.dir.is_dir():
             return [], []
         records, unreadable = [], []
-        for path in sorted(self.dir.glob("*.json")):
+        paths = sorted(self.dir.glob("*.json"))
+        if len(paths) > PENDING_LIMIT:
+            unreadable.append(
+                f"{JOURNAL_DIR}: {len(paths)} records, more than plur_desk ever leaves; only the oldest "
+                f"{PENDING_LIMIT} were looked at"
+            )
+        for path in paths[:PENDING_LIMIT]:
             try:
                 records.append(JournalRecord.read(path, self.root))
             except (OSError, ValueError, KeyError, TypeError, StoreFileRefused) as exc:

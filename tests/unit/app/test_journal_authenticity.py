@@ -288,3 +288,110 @@ def test_check_names_a_copied_signed_event_as_replayed(session):
     assert report.exit_code == 1
     (replayed,) = [c for c in report.untrusted if c.get("reason") == "replayed_event"]
     assert replayed["line"] == 2 and "history/2026-12.jsonl line 1" in str(replayed["detail"])
+
+
+def test_no_planted_journal_record_changes_the_store_or_adds_a_human_line(session, monkeypatch):
+    """Property: whatever an agent writes into the journal folder (records unsigned, signed with its own key in Ada's
+    name, or Ada's genuine signed record with any one value changed, or replayed unchanged; steps with any digests,
+    patches and events, Ada's genuine events among them), reopening for review by Ada or anyone else leaves both
+    store files byte-identical and appends no human line to history."""
+    import copy
+
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    import plur_desk.store.journal as journal
+    from plur_desk.store.signatures import sign
+
+    root = session.store.root
+    kept: list[dict[str, object]] = []
+    finish = journal.JournalRecord.finish
+
+    def keep(record: journal.JournalRecord) -> None:
+        kept.append(json.loads(record.path.read_text()))
+        finish(record)
+
+    monkeypatch.setattr(journal.JournalRecord, "finish", keep)
+    session.execute(ApproveDrafts(tuple(session.seen([VICTIM])), "decided", ""))
+    monkeypatch.undo()
+    (genuine,) = kept
+    (event,) = [e for e in _human_events(root) if e.get("engram_id") == VICTIM]
+    agent_key = Ed25519PrivateKey.generate()
+    base = root.parent / "base"
+    shutil.copytree(root, base)
+    digests = [None, "0" * 64, _digest(root / "engrams.yaml"), _digest(root / "tensions.yaml")]
+    fields = st.sampled_from(
+        [
+            ["commitment", "draft", "decided"],
+            ["commitment", "decided", "decided"],
+            ["statement", "Statement number 3", EVIL],
+            ["review", {"$absent": True}, {"state": "approved", "by": ADA, "at": event["timestamp"]}],
+            ["status", "detected", "resolved"],
+        ]
+    )
+    events = st.sampled_from(
+        [
+            event,
+            {**event, "engram_id": "ENG-2026-11-03-001"},
+            {k: v for k, v in event.items() if k not in ("signature", "signer")},
+            sign({**event, "engram_id": "ENG-2026-11-03-001"}, agent_key, f"human:{ADA}"),
+        ]
+    )
+    step = st.fixed_dictionaries(
+        {
+            "file": st.sampled_from(["engrams", "tensions"]),
+            "before_sha256": st.sampled_from(digests),
+            "after_sha256": st.sampled_from(digests),
+            "planned": st.booleans(),
+            "changes": st.lists(
+                st.fixed_dictionaries(
+                    {
+                        "key": st.sampled_from([VICTIM, "ENG-2026-11-03-001", "T-2026-1201-001"]),
+                        "fields": st.lists(fields, min_size=1, max_size=3),
+                    }
+                ),
+                max_size=2,
+            ),
+            "events": st.lists(events, max_size=2),
+            "history_offsets": st.sampled_from([{}, {"2026-12.jsonl": 10**6}]),
+        }
+    )
+
+    def mutated(draw_path: list[object], value: object) -> dict[str, object]:
+        record = copy.deepcopy(genuine)
+        target: object = record
+        for part in draw_path[:-1]:
+            target = target[part]  # type: ignore[index]
+        target[draw_path[-1]] = value  # type: ignore[index]
+        return record
+
+    payloads = st.one_of(
+        st.builds(lambda steps: {**genuine, "steps": steps}, st.lists(step, max_size=3)),  # Ada's signature kept
+        st.builds(
+            lambda steps: sign({**genuine, "steps": steps}, agent_key, f"human:{ADA}"), st.lists(step, max_size=3)
+        ),
+        st.builds(
+            lambda steps: {k: v for k, v in {**genuine, "steps": steps}.items() if k not in ("signature", "signer")},
+            st.lists(step, max_size=3),
+        ),
+        st.just(genuine),  # replayed unchanged
+        st.builds(mutated, st.just(["label"]), st.text(max_size=5)),
+        st.builds(mutated, st.just(["steps", 0, "after_sha256"]), st.sampled_from(digests)),
+        st.builds(mutated, st.just(["steps", 0, "history_offsets"]), st.just({"2026-12.jsonl": 10**6})),
+    )
+
+    @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(payloads, st.sampled_from([ADA, "Someone Else"]))
+    def planted(payload: dict[str, object], reviewer: str) -> None:
+        shutil.rmtree(root)
+        shutil.copytree(base, root)
+        (root / JOURNAL_DIR).mkdir(parents=True, exist_ok=True)
+        (root / JOURNAL_DIR / "20261202T120000-1-1.json").write_text(json.dumps({**payload, "pid": 0}))
+        files = {n: (root / n).read_bytes() for n in ("engrams.yaml", "tensions.yaml")}
+        humans = len(_human_events(root))
+        _reopen(root, reviewer)
+        assert {n: (root / n).read_bytes() for n in files} == files
+        assert len(_human_events(root)) == humans
+
+    planted()
