@@ -154,3 +154,26 @@ def test_a_decision_that_changes_nothing_is_refused_before_any_lock(session, liv
     with pytest.raises(ActionRefused, match="not a draft"):
         session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-06-001"]))))
     assert snapshot(root) == before
+
+
+@pytest.mark.parametrize(
+    ("code", "said"),
+    [(28, "the disk is full: nothing was written"), (13, "Permission denied. Nothing was written.")],
+)
+def test_a_journal_that_cannot_be_saved_says_why_and_nothing_is_written(session, monkeypatch, code, said):
+    """The record is saved after the new file is staged and before it replaces the store file: a full disk there
+    (ENOSPC) is said as such and is true; any other error keeps the system's words."""
+    import plur_desk.store.journal as journal
+
+    def refuse(*_args: object, **_kwargs: object) -> None:
+        raise OSError(code, os.strerror(code))
+
+    monkeypatch.setattr(journal, "atomic_write", refuse)
+    root = session.store.root
+    before = snapshot(root)
+    with pytest.raises(PlurDeskError) as refused:
+        session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-01-001"]))))
+    assert said in str(refused.value)
+    assert ("disk is full" in str(refused.value)) == (code == 28)
+    assert snapshot(root) == before
+    assert not [p for p in root.iterdir() if p.name.endswith(".tmp")]
