@@ -68,7 +68,7 @@ class RecoveryReport:
             parts.append(
                 f"completed {len(self.completed)} interrupted action(s) ({'; '.join(self.completed[:3])}"
                 f"{' …' if len(self.completed) > 3 else ''}), {self.events_appended} history event(s) appended "
-                "with data.recovered"
+                "as their reviewer signed them"
             )
         if self.rolled_back:
             parts.append(
@@ -209,6 +209,12 @@ def _recover_one(
             return
         if state is StepState.NOT_APPLIED:
             events = present.fresh([copy.deepcopy(e) for e in step.events])
+            if len(events) != len(step.events):  # its decision is in history already: this is a replay
+                report.stuck.append(
+                    f"{record.describe()}: {step.file}.yaml does not show this step, but history already holds its "
+                    f"event(s); it was not applied again and journal record {record.path.name} was kept"
+                )
+                return
             _apply_step(store, record, index, events)
             appended += len(events)
         else:

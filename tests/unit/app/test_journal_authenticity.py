@@ -395,3 +395,32 @@ def test_no_planted_journal_record_changes_the_store_or_adds_a_human_line(sessio
         assert len(_human_events(root)) == humans
 
     planted()
+
+
+def test_a_step_not_on_disk_whose_event_history_holds_is_not_applied_again(session):
+    """Ada's own signed record whose second step's event is already in history (an agent set the file back after
+    her decision, or her undo, and replays the record): applying it would repeat, or silently take back an undo of,
+    a decision history already records. It is kept and reported, nothing written."""
+    root = session.store.root
+    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-01-001"])), "decided", ""))
+    (event,) = _human_events(root)
+    record = session.store.journal.begin("approve", "approve again")
+    record.pid, record.host = 0, "elsewhere"
+    tensions = _digest(root / "tensions.yaml")
+    record.steps = [
+        Step("tensions", [Patch("tensions", "T-2026-1201-001", (("status", "open", "detected"),))], [], None, tensions),
+        Step(
+            "engrams",
+            [Patch("engrams", VICTIM, (("commitment", "draft", "decided"),))],
+            [{k: v for k, v in event.items() if k not in ("prev", "hash")}],
+            _digest(root / "engrams.yaml"),
+            None,
+        ),
+    ]
+    record.save()
+    old = os.path.getmtime(record.path) - 3600
+    os.utime(record.path, (old, old))
+    before = _store_bytes(root)
+    reopened = _reopen(root, ADA)
+    assert "history already holds its event(s)" in reopened.recovery_note, reopened.recovery_note
+    assert _store_bytes(root) == before
