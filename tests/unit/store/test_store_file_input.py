@@ -104,14 +104,20 @@ def test_a_journal_folder_linking_out_of_the_store_is_never_followed(tmp_path):
     root = _store(tmp_path)
     outside = tmp_path / "outside"
     outside.mkdir()
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    theirs = outside / f"notes.txt.{dead.pid}.1.tmp"  # looks like an abandoned temp file: not ours to remove
+    theirs.write_text("someone else's")
+    os.utime(theirs, (1, 1))
     (root / ".plur-desk").mkdir()
     (root / JOURNAL_DIR).symlink_to(outside)
     before = snapshot(root)
     with pytest.raises(PlurDeskError, match=r"link out of the store.*Nothing was written"):
         _approve(root)
-    assert snapshot(root) == before and list(outside.iterdir()) == []
+    assert snapshot(root) == before and list(outside.iterdir()) == [theirs]
     session = open_session(root, "Tester", for_review=True, use_cache=False)
     assert f"{JOURNAL_DIR}: .plur-desk/journal is a link out of the store" in session.recovery_note
+    assert theirs.exists()  # the sweep of abandoned temp files does not follow the link either
     assert run_check(root).exit_code == 1
 
 
