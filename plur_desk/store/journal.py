@@ -268,7 +268,9 @@ class Journal:
             raise StoreFileRefused(f"{JOURNAL_DIR / Path(name).name} is not a journal record")
         target_dir = self.root / DISCARDED_DIR
         _make_private_dir(self.root, target_dir)
-        target = target_dir / source.name
+        target, n = target_dir / source.name, 1
+        while os.path.lexists(target):  # an earlier record of that name stays too
+            target, n = target_dir / f"{source.stem}.{n}{source.suffix}", n + 1
         os.replace(source, target)
         fsync_dir(self.dir)
         fsync_dir(target_dir)
