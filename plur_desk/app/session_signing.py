@@ -99,10 +99,10 @@ class SessionSigning:
         return line
 
     def proven_decision(self, reviewer: Reviewer, trust: TrustChecker) -> Callable[[dict[str, object]], bool]:
-        """Whether a human decision found in the write-ahead journal was signed by the reviewer it names: by this
-        reviewer's own key (which a killed first decision may not have registered yet), or by the named reviewer's
-        key in keys.yaml. The journal is in the store folder, where any agent can write; an unproven record would
-        otherwise become a decision re-signed in the reopening reviewer's name."""
+        """Whether a signed human claim found in the write-ahead journal (a record as a whole, or an event in it)
+        was signed by the reviewer it names: by this reviewer's own key (which a killed first decision may not have
+        registered yet), or as the trust verdict (`TrustChecker`) says. The journal is in the store folder, where
+        any agent can write: only what this proves is ever applied."""
         own: list[str] = []
 
         def proven(event: dict[str, object]) -> bool:
