@@ -202,11 +202,14 @@ def run_check(root: Path, *, use_cache: bool = True) -> CheckReport:
                 f"{record.get('at')}) but no history event; a plur_desk write was interrupted before its event was "
                 "appended"
             )
-    if log.dir.parent.joinpath(JOURNAL_DIR).is_dir():
+    if os.path.lexists(log.dir.parent / JOURNAL_DIR) or os.path.lexists(log.dir.parent / JOURNAL_DIR.parent):
+        from plur_desk.app.trust import TrustChecker
+        from plur_desk.domain.trust import TrustState
         from plur_desk.store.plur_store import PlurStore
         from plur_desk.store.recovery import inspect
 
-        report.unfinished += inspect(PlurStore(root))
+        trust = TrustChecker(root)  # check has no reviewer: only keys the store's trust counts verify a record
+        report.unfinished += inspect(PlurStore(root), lambda claim: trust(claim).state is TrustState.VALID)
     _untrusted_claims(root, months, reviews, renames, report)
     per_month = {name[:-6]: month for name, month in months if month.events}
     last = sorted(per_month)[-1] if per_month else "0000-00"
@@ -243,9 +246,16 @@ def _untrusted_claims(
         registry = checker.registry()
         if registry.problem:
             report.warnings.append(f"keys.yaml: {registry.problem}")
+        signed_at: dict[str, str] = {}  # signature -> where history first holds it
         for name, line, raw in claims:
             event = json.loads(raw)
             event["_month"], event["_line"] = name[:-6], line
+            signature = event.get("signature")
+            if isinstance(signature, str):
+                first = signed_at.setdefault(signature, f"history/{name} line {line}")
+                if first != f"history/{name} line {line}":
+                    report.untrusted.append(_replayed(name, line, event, first))
+                    continue
             trust = classify(event, registry)
             if trust.state is TrustState.VALID:
                 valid.setdefault((str(event.get("engram_id")), str(event.get("timestamp"))), []).append(event)
@@ -280,3 +290,19 @@ def _untrusted_claims(
                     "detail": "no validly signed history event records this review",
                 }
             )
+
+
+def _replayed(name: str, line: int, event: dict[str, object], first: str) -> dict[str, object]:
+    """A human event whose signature history already holds: a copy (a replay), never a second decision."""
+    from plur_desk.store.signatures import claimed_human
+
+    return {
+        "file": f"history/{name}",
+        "line": line,
+        "event": event.get("event"),
+        "engram_id": event.get("engram_id"),
+        "claims": claimed_human(event),
+        "trust": "replayed_event",
+        "reason": "replayed_event",
+        "detail": f"its signature is that of the event at {first}: a copy of that decision, not a new one",
+    }

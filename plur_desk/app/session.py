@@ -36,7 +36,7 @@ from plur_desk.domain.review import Reviewer
 from plur_desk.domain.seen import Seen
 from plur_desk.domain.trust import Trust
 from plur_desk.infra.clock import Clock, SystemClock
-from plur_desk.infra.errors import LockedWithOpenTension, PlurDeskError
+from plur_desk.infra.errors import ActionRefused, LockedWithOpenTension, PlurDeskError
 from plur_desk.infra.paths import data_dir
 from plur_desk.store.parse_cache import ParsedBlocks
 from plur_desk.store.plur_store import PlurStore
@@ -59,6 +59,8 @@ class ReviewSession:
         self.clock = clock or SystemClock()
         self.keys = keys or ReviewerKeys(store.root, reviewer, KeyVault(data_dir()))
         store.history.resign = self.keys.sign  # a chained append re-signs once `prev` is set
+        if not self.reading_only:  # a journal record leaves the app signed as a whole, like the events in it
+            store.journal.sign, store.journal.actor = self.keys.sign, reviewer.actor()
         self.trust = TrustChecker(store.root)
         self.history = HistoryIndex(store.history, self.trust)
         self.snapshot = Snapshot(store)
@@ -67,6 +69,7 @@ class ReviewSession:
         self.writes = Writes(store, self.snapshot, self.signing, self.history, reviewer, self.reading_only)
         self.undo_history = UndoHistory()
         self.recovery_note = ""  # one line for the reviewer when opening finished interrupted actions
+        self.unverified_records: list[str] = []  # journal records (store-relative) no trusted key verifies
         self.queue = DraftQueue(
             lambda: self._engrams,
             lambda: self._tensions,
@@ -220,16 +223,17 @@ class ReviewSession:
         if self.store.read_only_reasons():
             return ""
         sweep_temp_files(self.store.root)
-        log = self.store.history
-        own_resign = log.resign
-        log.resign = self.signing.resign_recovered(self.reviewer)
         try:
-            report = recover(self.store, self.signing.proven_decision(self.reviewer, self.trust))
+            report = recover(
+                self.store,
+                self.signing.proven_decision(self.reviewer, self.trust),
+                self.signing.completion_line(self.reviewer, self.now),
+            )
         except PlurDeskError as exc:  # e.g. another plur_desk is recovering right now: the store stays usable
             self.recovery_note = f"Recovery of interrupted actions was not done: {exc}"
             return self.recovery_note
-        finally:
-            log.resign = own_resign
+        named = [u.split(": ", 1)[0] for u in report.unverifiable]
+        self.unverified_records = [n for n in named if n.endswith(".json")]  # (a folder problem is only said)
         if report.completed:
             # A killed writer may not have registered the key it signed with; a conflict is asked about later.
             with contextlib.suppress(PlurDeskError):
@@ -238,6 +242,21 @@ class ReviewSession:
             self.reindex()
         self.recovery_note = report.line()
         return self.recovery_note
+
+    def discard_journal_record(self, name: str) -> str:
+        """The reviewer chose not to apply a journal record no trusted key verifies: it is moved out of the journal
+        (to `.plur-desk/journal-discarded/`, kept for inspection, never deleted). Returns a line saying where."""
+        from plur_desk.store.journal import JOURNAL_DIR
+
+        wanted = Path(name).name
+        if not any(Path(u).name == wanted for u in self.unverified_records):
+            raise ActionRefused(f"{JOURNAL_DIR / wanted} is not a journal record reported as unverifiable")
+        try:
+            moved = self.store.journal.discard(wanted)
+        except OSError as exc:
+            raise ActionRefused(f"{JOURNAL_DIR / wanted} could not be moved aside: {exc}") from exc
+        self.unverified_records = [u for u in self.unverified_records if Path(u).name != wanted]
+        return f"{JOURNAL_DIR / wanted} was not applied; it was moved to {moved.relative_to(self.store.root)}"
 
     def reindex(self) -> None:
         self.snapshot.reindex()

@@ -13,11 +13,11 @@ from plur_desk.app.signing import ReviewerKeys
 from plur_desk.app.snapshot import Snapshot
 from plur_desk.app.trust import TrustChecker
 from plur_desk.domain.changes import ChangeSet
-from plur_desk.domain.review import Reviewer
+from plur_desk.domain.review import Reviewer, make_event
 from plur_desk.domain.trust import Trust, TrustState, backs_review
 from plur_desk.store.checkpoint import emit_checkpoint
+from plur_desk.store.journal import JournalRecord
 from plur_desk.store.plur_store import Edit, PlurStore
-from plur_desk.store.recovery import as_signed
 from plur_desk.store.signatures import claimed_human, verify
 
 Apply = Callable[[dict[str, object]], tuple[dict[str, object], list[dict[str, object]]]]
@@ -69,30 +69,40 @@ class SessionSigning:
             self.history.add([event])
         return event
 
-    def resign_recovered(self, reviewer: Reviewer) -> Callable[[dict[str, object]], dict[str, object]]:
-        """A recovered event (`data.recovered` changed its bytes) is signed again only by the reviewer it names, and
-        only when it carries that reviewer's own signature as written; anything else is left unsigned rather than
-        carrying a signature that no longer verifies (or a forged one made valid), so `check` lists it as an
-        unsigned human claim."""
+    def completion_line(
+        self, reviewer: Reviewer, now: Callable[[], datetime]
+    ) -> Callable[[JournalRecord, int], dict[str, object] | None]:
+        """The one line a reviewer adds on completing another reviewer's interrupted action: their own signed event
+        naming the record, who started it and how many of its events were appended (those keep the signatures they
+        were journaled with: recovery signs nothing of anyone else's)."""
 
-        def resign(event: dict[str, object]) -> dict[str, object]:
-            actor = event.get("actor")
-            if isinstance(actor, dict) and actor.get("asserted_by") == reviewer.name and self._own(event):
-                return self.keys.sign(event)
-            return {k: v for k, v in event.items() if k not in ("signature", "signer")}
+        def line(record: JournalRecord, appended: int) -> dict[str, object] | None:
+            started_by = claimed_human(record.payload)
+            if started_by == reviewer.name:
+                return None  # her own action: her journaled events say everything
+            event = make_event(
+                "journal_recovered",
+                "",
+                now(),
+                {
+                    "action": "complete_interrupted",
+                    "record": record.path.name,
+                    "interrupted_action": record.action,
+                    "label": record.label,
+                    "started_by": started_by,
+                    "events_appended": appended,
+                },
+                reviewer,
+            )
+            return self.keys.sign(event)
 
-        return resign
-
-    def _own(self, event: dict[str, object]) -> bool:
-        """Whether a recovered event carries this reviewer's signature as its writer made it (before the chain's
-        `prev` and the `data.recovered` mark): only then is it signed again; an agent's planted event never is."""
-        return verify(as_signed(event), self.keys.public_key())
+        return line
 
     def proven_decision(self, reviewer: Reviewer, trust: TrustChecker) -> Callable[[dict[str, object]], bool]:
-        """Whether a human decision found in the write-ahead journal was signed by the reviewer it names: by this
-        reviewer's own key (which a killed first decision may not have registered yet), or by the named reviewer's
-        key in keys.yaml. The journal is in the store folder, where any agent can write; an unproven record would
-        otherwise become a decision re-signed in the reopening reviewer's name."""
+        """Whether a signed human claim found in the write-ahead journal (a record as a whole, or an event in it)
+        was signed by the reviewer it names: by this reviewer's own key (which a killed first decision may not have
+        registered yet), or as the trust verdict (`TrustChecker`) says. The journal is in the store folder, where
+        any agent can write: only what this proves is ever applied."""
         own: list[str] = []
 
         def proven(event: dict[str, object]) -> bool:

@@ -31,7 +31,7 @@ from plur_desk.store.sync_strip import SIBLINGS, strip_engrams, strip_sibling
 from plur_desk.store.yaml_load import YamlSyntaxError, load_general
 
 MERGED_FILES = ("engrams.yaml", "tensions.yaml")
-SYNC_LOCK = LockPolicy(max_wait=180.0)  # as long as PLUR waits for its own store lock
+SYNC_LOCK = LockPolicy(max_wait=180.0, name_holder_after=None)  # as long as PLUR waits for its own store lock
 ATTEMPTS = 3
 
 

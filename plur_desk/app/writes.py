@@ -133,6 +133,8 @@ class Writes:
         def apply(engram: dict[str, object]) -> tuple[dict[str, object], list[dict[str, object]]]:
             return command.apply(engram, ctx)
 
+        for engram_id in unique:
+            self._changes_something(self.snapshot.engrams[engram_id], engram_id, apply)
         edits = self.signing.signed([Edit(i, apply, item.expected()) for i, item in unique.items()])
         record = self.store.journal.begin(command.action, label)
         result = self._step(lambda: self.store.write_engrams(edits, engram_fingerprint, record, 0))
@@ -144,8 +146,10 @@ class Writes:
     def tension(self, command: TensionCommand, ctx: Context) -> tuple[Operation, ChangeSet]:
         tension_id, label = command.seen.id, command.label()
         self._sides_as_shown(command.seen)
+        edit = command.record_edit(ctx, command.event_fields())
+        self._tension_changes_something(tension_id, edit)
         journal = self.store.journal.begin(command.action, label)
-        result = self._tension_write(command.seen, command.record_edit(ctx, command.event_fields()), journal)
+        result = self._tension_write(command.seen, edit, journal)
         journal.finish()
         op = Operation(
             command.action,
@@ -169,9 +173,12 @@ class Writes:
         edited = {e.key for e in edits}  # and the sides it does not edit (a winner): as shown on disk too
         self._on_disk_as_shown([(k, fields) for k, fields in shown.items() if k not in edited], edits)
         label = command.label()
+        record_edit = command.record_edit(ctx, steps.fields)
+        self._tension_changes_something(seen.id, record_edit)
+        planned = self._plan("engrams", edits)  # (the engram edits tried on the snapshot: refused before any lock)
         journal = self.store.journal.begin(command.action, label)
-        journal.steps = [Step("tensions", [], [], planned=True), self._plan("engrams", edits)]
-        first = self._tension_write(seen, command.record_edit(ctx, steps.fields), journal)
+        journal.steps = [Step("tensions", [], [], planned=True), planned]
+        first = self._tension_write(seen, record_edit, journal)
         record_patch = Patch.between("tensions", seen.id, first.before[seen.id], first.after[seen.id])
         second = self._second_step(journal, record_patch, command.event, edits, ctx.now)
         journal.finish()
@@ -207,6 +214,20 @@ class Writes:
         )
 
     # -- steps ---------------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _changes_something(value: dict[str, object], key: str, apply: Apply) -> None:
+        """A decision tried on the session's copy before any lock is taken: one the domain refuses, or one that
+        would change nothing, is refused at once instead of after waiting for PLUR's lock (the write tries it
+        again, on the disk's copy, inside the lock)."""
+        after, _events = apply(deepcopy(value))
+        if after == value:
+            raise ActionRefused(f"{key}: this decision changes nothing; nothing was written")
+
+    def _tension_changes_something(self, tension_id: str, apply: Apply) -> None:
+        record = self.snapshot.tensions.get(tension_id)
+        if record is not None:
+            self._changes_something(record, tension_id, apply)
 
     def _tension_write(self, seen: Seen, apply: Apply, journal: JournalRecord) -> WriteResult:
         self.check_writable()

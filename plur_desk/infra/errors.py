@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import re
 from pathlib import Path
 
@@ -91,3 +92,14 @@ def without_nothing_written(message: str) -> str:
     text = _NOTHING_WRITTEN.sub(". ", message).strip()
     text = re.sub(r"\. ([a-z])", lambda m: ". " + m.group(1).upper(), text)
     return text if text.endswith(".") else text + "."
+
+
+DISK_FULL = frozenset({errno.ENOSPC, errno.EFBIG, errno.EDQUOT})  # no room (or quota, or file-size limit) left
+
+
+def nothing_written(what: str, exc: OSError) -> str:
+    """The message for a write refused by the system before any byte of the store changed: "the disk is full"
+    only when it is (ENOSPC, EDQUOT, or EFBIG: a file-size limit), the system's own words otherwise."""
+    if exc.errno in DISK_FULL:
+        return f"{what}: the disk is full: nothing was written ({exc.strerror})."
+    return f"{what}: {exc.strerror or exc}. Nothing was written."

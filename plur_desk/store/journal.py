@@ -8,6 +8,11 @@ reviewer's snapshot before its file was locked is `planned`; it is made exact ju
 Any plur_desk that opens the store for review can finish the work (store/recovery.py). The folder is inside the
 store, so engram text is never kept anywhere less private than the store; PLUR reads only its own files and
 `plur sync` stages only its own paths, so neither reads nor commits it.
+
+Any agent can write that folder, so a record is signed as a whole by the reviewer who started the action: the
+payload carries `actor` (the reviewer, as events do) and `timestamp`, and `signature`/`signer` are made over its
+canonical bytes exactly as an event's are (store/signatures.py), every save again. A record read back from disk is
+`frozen`: recovery never saves (so never signs) it, it only finishes or removes it.
 """
 
 from __future__ import annotations
@@ -18,19 +23,24 @@ import json
 import os
 import socket
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, cast
 
 from plur_desk.domain.review import ABSENT, Patch
 from plur_desk.infra.crash import crash_point
-from plur_desk.infra.errors import WriteFailed
+from plur_desk.infra.errors import WriteFailed, nothing_written
 from plur_desk.store.atomic import atomic_write, fsync_dir
-from plur_desk.store.safe_open import read_regular
+from plur_desk.store.safe_open import StoreFileRefused, inside, read_store_file
 
 JOURNAL_DIR = Path(".plur-desk") / "journal"
-FORMAT = 1
+DISCARDED_DIR = Path(".plur-desk") / "journal-discarded"
+FORMAT = 1  # unchanged: signed records only add fields; an unsigned one reads as unverifiable
+RECORD_LIMIT = 16 << 20  # bytes: a record holds only the fields an action changes
+PENDING_LIMIT = 200  # records looked at per open: plur_desk leaves at most a few; more are someone else's doing
 _counter = itertools.count(1)
+Sign = Callable[[dict[str, object]], dict[str, object]]
 
 
 @dataclass
@@ -85,8 +95,11 @@ def _dec(value: object) -> object:
 
 
 class JournalRecord:
-    def __init__(self, path: Path, action: str, label: str, created_at: str, host: str, pid: int) -> None:
+    def __init__(
+        self, path: Path, action: str, label: str, created_at: str, host: str, pid: int, root: Path | None = None
+    ) -> None:
         self.path = path
+        self.root = root if root is not None else path.parent.parent.parent
         self.action = action
         self.label = label
         self.created_at = created_at
@@ -94,9 +107,13 @@ class JournalRecord:
         self.pid = pid
         self.steps: list[Step] = []
         self.saved = False
+        self.sign: Sign | None = None  # the reviewer's signature over the whole record (set by the journal)
+        self.actor: dict[str, object] | None = None
+        self.payload: dict[str, object] = {}  # as read from disk: what its signature covers
+        self.frozen = False  # read back from disk: never saved again (recovery signs nothing)
 
-    def to_bytes(self) -> bytes:
-        payload = {
+    def to_payload(self) -> dict[str, object]:
+        payload: dict[str, object] = {
             "format": FORMAT,
             "action": self.action,
             "label": self.label,
@@ -105,12 +122,26 @@ class JournalRecord:
             "pid": self.pid,
             "steps": [s.to_json() for s in self.steps],
         }
-        return (json.dumps(payload, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
+        if self.sign is not None and self.actor is not None:
+            payload["actor"] = self.actor
+            payload["timestamp"] = _iso_ms()
+            # through JSON first, so the signed value is exactly what a reader parses back
+            payload = self.sign(json.loads(json.dumps(payload, ensure_ascii=False)))
+        return payload
+
+    def to_bytes(self) -> bytes:
+        return (json.dumps(self.to_payload(), ensure_ascii=False, indent=1) + "\n").encode("utf-8")
 
     @staticmethod
-    def read(path: Path) -> JournalRecord:
-        data, _ = read_regular(path)
-        payload = json.loads(data)
+    def read(path: Path, root: Path | None = None) -> JournalRecord:
+        store = root if root is not None else path.parent.parent.parent
+        data = read_store_file(path, store, RECORD_LIMIT)
+        try:
+            payload = json.loads(data)
+        except RecursionError:
+            raise ValueError("nested too deeply to be a journal record") from None
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"not UTF-8 (byte {exc.start})") from None
         if not isinstance(payload, dict) or payload.get("format") != FORMAT:
             raise ValueError("not a plur_desk journal record of a known format")
         record = JournalRecord(
@@ -120,20 +151,33 @@ class JournalRecord:
             str(payload.get("created_at", "")),
             str(payload.get("host", "")),
             int(payload.get("pid", 0)),
+            store,
         )
         record.steps = [Step.from_json(s) for s in payload["steps"]]
         record.saved = True
+        record.frozen = True
+        record.payload = payload
         return record
+
+    @property
+    def signer(self) -> str | None:
+        signer = self.payload.get("signer")
+        return signer if isinstance(signer, str) else None
 
     def save(self) -> None:
         """Durably replace the record (temp file, fsync, rename, directory fsync). WriteFailed says nothing of the
-        store was written by this step."""
+        store was written by this step. A record read back from disk is never rewritten: its signature stays the
+        one its reviewer made."""
+        if self.frozen:
+            return
         try:
-            _make_private_dir(self.path.parent)
+            _make_private_dir(self.root, self.path.parent)
             atomic_write(self.path, self.to_bytes(), default_mode=0o600)
+        except StoreFileRefused as exc:
+            raise WriteFailed(f"cannot write the write-ahead journal: {exc}. Nothing was written.") from exc
         except OSError as exc:
             raise WriteFailed(
-                f"cannot write the write-ahead journal in {self.path.parent}: {exc.strerror}. Nothing was written."
+                nothing_written(f"cannot write the write-ahead journal in {self.path.parent}", exc)
             ) from exc
         self.saved = True
         crash_point("journal-saved")
@@ -151,31 +195,83 @@ class JournalRecord:
         return self.label or self.action
 
 
-def _make_private_dir(directory: Path) -> None:
+def _iso_ms() -> str:
+    now = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now * 1000) % 1000:03d}Z"
+
+
+def _make_private_dir(root: Path, directory: Path) -> None:
     for folder in (directory.parent, directory):
+        if not inside(root, folder):
+            raise StoreFileRefused(
+                f"{folder.relative_to(root)} is a link out of the store (to {os.path.realpath(folder)}); plur_desk "
+                "never writes through it"
+            )
         if not folder.is_dir():
             folder.mkdir(mode=0o700, exist_ok=True)
 
 
 class Journal:
     def __init__(self, root: Path) -> None:
+        self.root = root
         self.dir = root / JOURNAL_DIR
+        self.sign: Sign | None = None  # set by the app: a record leaves it signed by the reviewer
+        self.actor: dict[str, object] | None = None
 
     def begin(self, action: str, label: str) -> JournalRecord:
         """A new record (nothing is written until its first step is saved)."""
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
         name = f"{stamp}-{os.getpid()}-{next(_counter)}.json"
         now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        return JournalRecord(self.dir / name, action, label, now, socket.gethostname(), os.getpid())
+        record = JournalRecord(self.dir / name, action, label, now, socket.gethostname(), os.getpid(), self.root)
+        record.sign, record.actor = self.sign, self.actor
+        return record
+
+    def folder_problem(self) -> str | None:
+        """Why the journal folder cannot be used: a link (or a link's target) leaving the store, not a folder."""
+        for folder in (self.dir.parent, self.dir):
+            if not os.path.lexists(folder):
+                return None
+            name = folder.relative_to(self.root)
+            if os.path.islink(folder) and not inside(self.root, folder):
+                return f"{name} is a link out of the store (to {os.path.realpath(folder)}); it is never followed"
+            if not folder.is_dir():
+                return f"{name} is not a folder"
+        return None
 
     def pending(self) -> tuple[list[JournalRecord], list[str]]:
-        """Records left by actions that did not finish, oldest first, and the records that cannot be read."""
+        """Records left by actions that did not finish, oldest first, and the records that cannot be read (each
+        `name: why`)."""
+        problem = self.folder_problem()
+        if problem:
+            return [], [f"{JOURNAL_DIR}: {problem}"]
         if not self.dir.is_dir():
             return [], []
         records, unreadable = [], []
-        for path in sorted(self.dir.glob("*.json")):
+        paths = sorted(self.dir.glob("*.json"))
+        if len(paths) > PENDING_LIMIT:
+            unreadable.append(
+                f"{JOURNAL_DIR}: {len(paths)} records, more than plur_desk ever leaves; only the oldest "
+                f"{PENDING_LIMIT} were looked at"
+            )
+        for path in paths[:PENDING_LIMIT]:
             try:
-                records.append(JournalRecord.read(path))
-            except (OSError, ValueError, KeyError, TypeError) as exc:
+                records.append(JournalRecord.read(path, self.root))
+            except (OSError, ValueError, KeyError, TypeError, StoreFileRefused) as exc:
                 unreadable.append(f"{JOURNAL_DIR / path.name}: {exc}")
         return records, unreadable
+
+    def discard(self, name: str) -> Path:
+        """Move a record the reviewer chose not to apply out of the journal (kept, never deleted); its new path."""
+        source = self.dir / Path(name).name
+        if os.path.islink(source) or not source.is_file() or self.folder_problem():
+            raise StoreFileRefused(f"{JOURNAL_DIR / Path(name).name} is not a journal record")
+        target_dir = self.root / DISCARDED_DIR
+        _make_private_dir(self.root, target_dir)
+        target, n = target_dir / source.name, 1
+        while os.path.lexists(target):  # an earlier record of that name stays too
+            target, n = target_dir / f"{source.stem}.{n}{source.suffix}", n + 1
+        os.replace(source, target)
+        fsync_dir(self.dir)
+        fsync_dir(target_dir)
+        return target

@@ -25,10 +25,12 @@ from typing import TypeVar
 from plur_desk.infra.errors import ActionRefused
 from plur_desk.store.atomic import stage
 from plur_desk.store.lock import TENSIONS_POLICY, locked
+from plur_desk.store.safe_open import read_store_file
 from plur_desk.store.yaml_dump import Dumper
 from plur_desk.store.yaml_load import YamlSyntaxError, load_general
 
 KEYS_FILE = "keys.yaml"
+KEYS_LIMIT = 4 << 20  # bytes: tens of thousands of keys
 _DUMPER = Dumper(double_quotes=False, line_width=120)
 ATTEMPTS = 5  # rounds of build, rename, read back before giving up (a writer that never stops)
 T = TypeVar("T")
@@ -73,11 +75,20 @@ def _text(value: object) -> str | None:
 
 
 def _load_document(root: Path) -> dict[str, object] | None:
+    """The parsed registry; YamlSyntaxError (a message naming keys.yaml) for anything that is not one: a FIFO or
+    other special file (never opened), a link out of the store, an oversized file, bytes that are not UTF-8."""
     path = root / KEYS_FILE
     try:
-        text = path.read_text(encoding="utf-8")
+        data = read_store_file(path, root, KEYS_LIMIT)
     except FileNotFoundError:
         return None
+    except OSError as exc:
+        raise YamlSyntaxError(str(exc) if not exc.strerror else f"{KEYS_FILE}: {exc.strerror}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise YamlSyntaxError(f"{KEYS_FILE}, line {line}: not UTF-8 (byte {exc.start})", line) from None
     doc = load_general(text)
     if doc is None:
         return None
@@ -112,10 +123,13 @@ def read_keys(root: Path) -> KeyRegistry:
 
 
 def _bytes(path: Path) -> bytes | None:
+    """keys.yaml's bytes, read as a store file (never a FIFO, a link out of the store or an oversized file)."""
     try:
-        return path.read_bytes()
+        return read_store_file(path, path.parent, KEYS_LIMIT)
     except FileNotFoundError:
         return None
+    except OSError as exc:
+        raise ActionRefused(f"keys.yaml cannot be read, so no key was registered: {exc.strerror or exc}") from None
 
 
 def _parse(root: Path, data: bytes | None) -> dict[str, object]:

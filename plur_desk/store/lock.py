@@ -38,12 +38,16 @@ class LockPolicy:
     max_wait: float = 20.0
     first_delay: float = 0.005
     max_delay: float = 0.25
+    # A person is waiting: one holder keeping the lock this long is named at once (pid, host, for how long) and the
+    # wait given up, nothing written; holders that come and go (PLUR's short writes) are waited for up to max_wait.
+    # None (the chain's lock): wait it out, as Node does.
+    name_holder_after: float | None = 0.8  # (the answer comes within 1 s)
 
 
 ENGRAMS_POLICY = LockPolicy()
 # Node gives up on the tensions lock after ~3.1 s, and on the chain lock after ~8.2 s; we wait like it does.
 TENSIONS_POLICY = LockPolicy(max_wait=6.0)
-CHAIN_POLICY = LockPolicy(max_wait=8.0, first_delay=0.002)
+CHAIN_POLICY = LockPolicy(max_wait=8.0, first_delay=0.002, name_holder_after=None)
 
 
 def make_token() -> str:
@@ -100,12 +104,25 @@ def holder_alive(token: str) -> bool | None:
     return True
 
 
-def describe_holder(token: str) -> str:
+def describe_holder(token: str, held_for: float | None = None) -> str:
     parts = token.split(":")
+    since = f", holding it for {held_for:.0f} s" if held_for is not None and held_for >= 0 else ""
     if len(parts) >= 2 and parts[1].isdigit():
         who = "this computer" if parts[0] == socket.gethostname() else f"host {parts[0]}"
-        return f"process {parts[1]} on {who}"
-    return "an unknown process"
+        return f"process {parts[1]} on {who}{since}"
+    return f"an unknown process{since}"
+
+
+def _held_for(token: str, lock: Path) -> float | None:
+    """Seconds the holder has held the lock: from the millisecond its token was made (`host:pid:ms:n`, ours and
+    PLUR's), else from the lock file's mtime (which PLUR 0.21's heartbeat moves, so then a lower bound)."""
+    parts = token.split(":")
+    if len(parts) >= 3 and parts[2].isdigit():
+        return max(0.0, time.time() - int(parts[2]) / 1000)
+    try:
+        return max(0.0, time.time() - lock.stat().st_mtime)
+    except OSError:
+        return None
 
 
 def abandoned(token: str, mtime: float, now: float) -> bool:
@@ -148,6 +165,7 @@ def locked(target: Path, policy: LockPolicy = ENGRAMS_POLICY, clock: LockClock =
     try:
         start = time.monotonic()
         delay = policy.first_delay
+        seen_holder, seen_since = "", start  # the holder we are waiting for, and since when
         while not try_acquire(lock, token):
             seen = lock_takeover.inspect(lock)
             if seen is None:
@@ -160,10 +178,17 @@ def locked(target: Path, policy: LockPolicy = ENGRAMS_POLICY, clock: LockClock =
             ):
                 continue
             # a live holder, or another taker holding the guard slot (a few system calls, unless it crashed there)
-            waited = time.monotonic() - start
-            if waited >= policy.max_wait:
-                raise LockTimeout(lock, describe_holder(seen.holder), waited)
-            time.sleep(min(delay, max(0.0, policy.max_wait - waited)))
+            now_m = time.monotonic()
+            if seen.holder != seen_holder:
+                seen_holder, seen_since = seen.holder, now_m
+            waited = now_m - start
+            kept = policy.name_holder_after is not None and now_m - seen_since >= policy.name_holder_after
+            if waited >= policy.max_wait or kept:
+                raise LockTimeout(lock, describe_holder(seen.holder, _held_for(seen.holder, lock)), waited)
+            left = policy.max_wait - waited
+            if policy.name_holder_after is not None:
+                left = min(left, policy.name_holder_after - (now_m - seen_since))
+            time.sleep(min(delay, max(0.0, left)))
             delay = min(delay * 2, policy.max_delay)
         _sweep_publish_files(lock)
         beat = Heartbeat(lock, token, HEARTBEAT_SECONDS, clock)

@@ -27,6 +27,7 @@ from plur_desk.infra.errors import (
     ReadOnlyStore,
     StoreUnreadable,
     WriteFailed,
+    nothing_written,
     without_nothing_written,
 )
 from plur_desk.infra.memory import gc_paused
@@ -368,7 +369,10 @@ class PlurStore:
             parts = new_file_parts(fresh, replacements)  # may refuse: before the pre-flight
             prepared = self.history.prepare(result.events)  # pre-flight: raises before the first byte is written
             try:
-                staged, old_hash, new_hash = stage_new_file(path, fresh, replacements, parts)
+                try:
+                    staged, old_hash, new_hash = stage_new_file(path, fresh, replacements, parts)
+                except OSError as exc:  # the temp file is removed: the store file and the journal are untouched
+                    raise WriteFailed(nothing_written(f"cannot write the new {path.name}", exc)) from exc
                 try:
                     crash_point("store-staged")  # a temp file beside the store file, nothing journaled yet
                     self._journal_and_replace(record, step, layout, staged, old_hash, new_hash, result, prepared)

@@ -1,11 +1,16 @@
 """Finishing what a killed plur_desk left in the write-ahead journal, when a store is opened for review.
 
-For each record (oldest first): if its first step's file never changed, the action never happened and the record is
-dropped (rolled back). Otherwise every step is completed in order: a step whose file is not changed yet is applied
-now (its patches, under the file's lock, through the normal write path), and any of its events missing from history
-are appended with `data.recovered: true` and their original timestamp and actor. Then the record is removed. A step
-that can be neither confirmed nor applied (someone changed the same fields since) is left pending and reported.
-`inspect` does the same examination without writing anything (for `plur-desk check`).
+The journal is in the store folder, which any agent can write, so a record counts only when its signature (made
+over the whole record by the reviewer who started the action) and each of its events verify against a trusted key
+(`proven`, given by the app). An unverifiable record is never touched: it is reported and stays until the reviewer
+discards it. For a verified record (oldest first): if its first step's file never changed, the action never happened
+and the record is dropped (rolled back). Otherwise every step is completed in order: a step whose file is not
+changed yet is applied now (its patches, under the file's lock, through the normal write path), and its events
+missing from history are appended exactly as they were signed when the action was journaled, never one whose
+signature history already holds. Recovery signs nothing; a reviewer completing another reviewer's action adds one
+line of their own saying so (`completion`, signed by the app). Then the record is removed. A step that can be
+neither confirmed nor applied (someone changed the same fields since) is left pending and reported. `inspect` does
+the same examination without writing anything (for `plur-desk check`).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import copy
 import hashlib
 import json
 import os
+import re
 import socket
 import time
 from collections.abc import Callable
@@ -26,7 +32,7 @@ from plur_desk.domain.rekey import Renames
 from plur_desk.domain.review import ABSENT, Patch, engram_fingerprint, tension_fingerprint
 from plur_desk.infra.errors import PlurDeskError
 from plur_desk.store.chain import js_stringify
-from plur_desk.store.journal import JournalRecord, Step
+from plur_desk.store.journal import JOURNAL_DIR, JournalRecord, Step
 from plur_desk.store.list_file import ENGRAMS, TENSIONS, ListFile
 from plur_desk.store.lock import LockPolicy, holder_alive, locked
 from plur_desk.store.safe_open import read_regular
@@ -49,11 +55,12 @@ class RecoveryReport:
     completed: list[str] = field(default_factory=list)
     rolled_back: list[str] = field(default_factory=list)
     stuck: list[str] = field(default_factory=list)
+    unverifiable: list[str] = field(default_factory=list)  # `.plur-desk/journal/<name>: why`, never applied
     events_appended: int = 0
 
     @property
     def anything(self) -> bool:
-        return bool(self.completed or self.rolled_back or self.stuck)
+        return bool(self.completed or self.rolled_back or self.stuck or self.unverifiable)
 
     def line(self) -> str:
         """One line for the reviewer."""
@@ -62,7 +69,7 @@ class RecoveryReport:
             parts.append(
                 f"completed {len(self.completed)} interrupted action(s) ({'; '.join(self.completed[:3])}"
                 f"{' …' if len(self.completed) > 3 else ''}), {self.events_appended} history event(s) appended "
-                "with data.recovered"
+                "as their reviewer signed them"
             )
         if self.rolled_back:
             parts.append(
@@ -71,6 +78,12 @@ class RecoveryReport:
             )
         if self.stuck:
             parts.append(f"could not finish {len(self.stuck)}: {'; '.join(self.stuck[:2])}")
+        if self.unverifiable:
+            parts.append(
+                f"{len(self.unverifiable)} journal record(s) not applied because no trusted key verifies them "
+                f"({'; '.join(self.unverifiable[:2])}{' …' if len(self.unverifiable) > 2 else ''}); nothing of them "
+                "was written, and each can be discarded (moved to .plur-desk/journal-discarded/)"
+            )
         return "Recovery: " + "; ".join(parts) if parts else ""
 
 
@@ -88,71 +101,140 @@ def _live_elsewhere(record: JournalRecord) -> bool:
 
 
 Proven = Callable[[dict[str, object]], bool]
+Completion = Callable[[JournalRecord, int], "dict[str, object] | None"]
 
 
-def recover(store: PlurStore, proven: Proven | None = None) -> RecoveryReport:
-    """Finish or roll back what killed writers left. `proven(event)` says whether a journaled human decision's
-    signature verifies (the reopening reviewer's own key, or the named reviewer's key in keys.yaml): the journal
-    lies in the store folder, which any agent can write, so a step not yet written whose human events are not
-    proven is never carried out; the record stays in the journal, reported. Without `proven` no such step is."""
+def recover(store: PlurStore, proven: Proven | None = None, completion: Completion | None = None) -> RecoveryReport:
+    """Finish or roll back what killed writers left. `proven(claim)` says whether a signed human claim (a journal
+    record as a whole, or one of its events) verifies against a key the reviewer trusts; without it nothing is
+    verified, so nothing is applied. `completion(record, events appended)` gives the reopening reviewer's own
+    signed line saying they completed another reviewer's action (None: nothing to add)."""
     report = RecoveryReport()
     records, unreadable = store.journal.pending()
-    report.stuck += [f"unreadable journal record {u}" for u in unreadable]
+    report.unverifiable += unreadable
     if not records:
         return report
-    with locked(store.journal.dir.parent / "recovery", LockPolicy(max_wait=10.0)):
-        records, _ = store.journal.pending()  # re-read: another plur_desk may have finished them meanwhile
-        for record in records:
-            if _live_elsewhere(record):
-                continue
-            try:
-                _recover_one(store, record, report, proven)
-            except PlurDeskError as exc:
-                report.stuck.append(f"{record.describe()}: {exc}")
+    resign, store.history.resign = store.history.resign, None  # events go to history as they were signed
+    try:
+        with locked(store.journal.dir.parent / "recovery", LockPolicy(max_wait=10.0, name_holder_after=None)):
+            records, _ = store.journal.pending()  # re-read: another plur_desk may have finished them meanwhile
+            present = _Signatures(store)
+            for record in records:
+                if _live_elsewhere(record):
+                    continue
+                why = unverified(record, proven)
+                if why:
+                    report.unverifiable.append(f"{JOURNAL_DIR / record.path.name}: {why}")
+                    continue
+                try:
+                    _recover_one(store, record, report, present, completion)
+                except PlurDeskError as exc:
+                    report.stuck.append(f"{record.describe()}: {exc}")
+    finally:
+        store.history.resign = resign
     return report
 
 
-def _recover_one(store: PlurStore, record: JournalRecord, report: RecoveryReport, proven: Proven | None) -> None:
+def unverified(record: JournalRecord, proven: Proven | None) -> str | None:
+    """Why a record may not be acted on (None when it and every event in it verify against a trusted key)."""
+    signer = record.signer
+    name = claimed_human(record.payload)
+    if signer is None or not isinstance(record.payload.get("signature"), str) or name is None:
+        return "it is not signed (an older plur_desk's record, or not written by plur_desk at all)"
+    if proven is None or not proven(record.payload):
+        return f"its signature, claimed by {signer}, does not verify with a key you trust"
+    for step in record.steps:
+        for event in step.events:
+            if claimed_human(event) != name:
+                return f"it carries an event that is not {name}'s own decision"
+            if not proven(event):
+                return f"it carries an event of {name}'s whose signature does not verify"
+    return None
+
+
+class _Signatures:
+    """The signatures history holds now (read once, on the first question; recovery is rare)."""
+
+    _FOUND = re.compile(rb'"signature":"([A-Za-z0-9+/=]+)"')
+
+    def __init__(self, store: PlurStore) -> None:
+        self.store = store
+        self._known: set[str] | None = None
+
+    def known(self) -> set[str]:
+        if self._known is None:
+            self._known = set()
+            for path in self.store.history.month_files():
+                try:
+                    data, _ = read_regular(path)
+                except OSError:
+                    continue
+                self._known.update(m.decode("ascii") for m in self._FOUND.findall(data))
+        return self._known
+
+    def fresh(self, events: list[dict[str, object]]) -> list[dict[str, object]]:
+        """The events whose signature is not in history yet (an event is never appended twice)."""
+        known = self.known()
+        out = []
+        for event in events:
+            signature = event.get("signature")
+            if isinstance(signature, str) and signature in known:
+                continue
+            if isinstance(signature, str):
+                known.add(signature)
+            out.append(event)
+        return out
+
+
+def _recover_one(
+    store: PlurStore,
+    record: JournalRecord,
+    report: RecoveryReport,
+    present: _Signatures,
+    completion: Completion | None,
+) -> None:
     if not record.steps or step_state(store, record.steps[0]) is StepState.NOT_APPLIED:
         record.finish()
         report.rolled_back.append(record.describe())
         return
+    appended = 0
     for index in range(len(record.steps)):
         step = record.steps[index]
         state = step_state(store, step)
         if state is StepState.CONFLICT:
-            keys = ", ".join(p.key for p in step.changes)
+            keys = ", ".join(p.key for p in step.changes) or "(no change recorded)"
             report.stuck.append(
                 f"{record.describe()}: {keys} in {step.file}.yaml changed since; journal record "
                 f"{record.path.name} was kept"
             )
             return
         if state is StepState.NOT_APPLIED:
-            unproven = [e for e in step.events if claimed_human(e) is not None]
-            if proven is not None:
-                unproven = [e for e in unproven if not proven(as_signed(e))]
-            if unproven:  # a human decision nobody can show was made is never carried out
-                names = ", ".join(sorted({str(claimed_human(e)) for e in unproven}))
+            events = present.fresh([copy.deepcopy(e) for e in step.events])
+            if len(events) != len(step.events):  # its decision is in history already: this is a replay
                 report.stuck.append(
-                    f"{record.describe()}: it records a decision by {names} whose signature does not verify with "
-                    f"that reviewer's key; that step was not applied and journal record {record.path.name} was kept "
-                    "(if nobody made that decision, delete the record)"
+                    f"{record.describe()}: {step.file}.yaml does not show this step, but history already holds its "
+                    f"event(s); it was not applied again and journal record {record.path.name} was kept"
                 )
                 return
-            _apply_step(store, record, index)
-            report.events_appended += len(step.events)
+            _apply_step(store, record, index, events)
+            appended += len(events)
         else:
-            missing = missing_events(store, step)
+            missing = present.fresh(missing_events(store, step))
             if missing:
-                store.history.append([_recovered(e) for e in missing])
-                report.events_appended += len(missing)
+                store.history.append(copy.deepcopy(missing))
+                appended += len(missing)
+    if completion is not None and appended:
+        line = completion(record, appended)
+        if line is not None:
+            store.history.append([line])
+    report.events_appended += appended
     record.finish()
     report.completed.append(record.describe())
 
 
 def as_signed(event: dict[str, object]) -> dict[str, object]:
     """A journaled or recovered event as its writer signed it: without the chain's `prev`/`hash` and the
-    `data.recovered` mark (a recovery killed midway journals it again marked recovered)."""
+    `data.recovered` mark older versions added."""
     plain = {k: v for k, v in event.items() if k not in ("prev", "hash")}
     data = plain.get("data")
     if isinstance(data, dict) and data.get("recovered") is True:
@@ -160,19 +242,12 @@ def as_signed(event: dict[str, object]) -> dict[str, object]:
     return plain
 
 
-def _recovered(event: dict[str, object]) -> dict[str, object]:
-    out = copy.deepcopy({k: v for k, v in event.items() if k not in ("prev", "hash")})
-    data = out.get("data")
-    out["data"] = {**(data if isinstance(data, dict) else {}), "recovered": True}
-    return out
-
-
-def _apply_step(store: PlurStore, record: JournalRecord, index: int) -> None:
-    """Write a step whose file never changed: its patches, through the normal (journaled) write path."""
+def _apply_step(store: PlurStore, record: JournalRecord, index: int, events: list[dict[str, object]]) -> None:
+    """Write a step whose file never changed: its patches and `events` (as signed), through the normal write path
+    (the record, read from disk, is not saved again)."""
     from plur_desk.store.plur_store import Edit
 
     step = record.steps[index]
-    events = [_recovered(e) for e in step.events]
     edits = []
     for n, patch in enumerate(step.changes):
 
@@ -200,6 +275,8 @@ def step_state(store: PlurStore, step: Step) -> StepState:
         data, _ = read_regular(path)
     except OSError:
         return StepState.CONFLICT
+    if not any(_changes_something(p) for p in step.changes):
+        return StepState.CONFLICT  # a step that changes nothing proves nothing: never "applied"
     digest = hashlib.sha256(data).hexdigest()
     if step.after_sha256 and digest == step.after_sha256:
         return StepState.APPLIED
@@ -241,8 +318,15 @@ def _renames(store: PlurStore) -> Renames:
     return Renames(pair for _name, month in summarize_history(HistoryLog(store.root), None) for pair in month.rekeyed)
 
 
+def _changes_something(patch: Patch) -> bool:
+    return any(old != new for name, old, new in patch.changes if name != "updated_at")
+
+
 def _patch_state(patch: Patch, value: dict[str, object]) -> StepState:
-    """`updated_at` does not count: PLUR's own writes move it on entries it touches."""
+    """`updated_at` does not count: PLUR's own writes move it on entries it touches. A patch that changes nothing
+    else is never applied (it would say so of any file)."""
+    if not _changes_something(patch):
+        return StepState.CONFLICT
     at_after = at_before = 0
     changes = [c for c in patch.changes if c[0] != "updated_at"] or list(patch.changes)
     for name, old, new in changes:
@@ -259,7 +343,7 @@ def _patch_state(patch: Patch, value: dict[str, object]) -> StepState:
 
 
 def _norm(event: dict[str, object]) -> str:
-    # signatures are made again over the final bytes (chained `prev`, `data.recovered`): not part of the identity
+    # a chained append re-signs over `prev`; older recoveries marked `data.recovered`: not part of the identity
     plain = {k: v for k, v in as_signed(event).items() if k not in ("signature", "signer", "_month", "_line")}
     return js_stringify(plain, sort=True)
 
@@ -299,11 +383,19 @@ def _lines_after(path: os.PathLike[str], offset: int) -> list[str]:
     return out
 
 
-def inspect(store: PlurStore) -> list[str]:
-    """What pending records would do, without writing anything (for `plur-desk check`)."""
+def inspect(store: PlurStore, proven: Proven | None = None) -> list[str]:
+    """What pending records would do, without writing anything (for `plur-desk check`). A record no trusted key
+    verifies is `unverifiable_journal_record`: it would never be applied."""
     records, unreadable = store.journal.pending()
-    lines = [f"unreadable journal record {u}" for u in unreadable]
+    lines = [f"unverifiable_journal_record {u}" for u in unreadable]
     for record in records:
+        why = unverified(record, proven)
+        if why:
+            lines.append(
+                f"unverifiable_journal_record {JOURNAL_DIR / record.path.name} ({record.describe()}): {why}; it is "
+                "never applied (discard it from the window, or move it out of the journal)"
+            )
+            continue
         states = [step_state(store, s) for s in record.steps]
         missing = sum(
             len(missing_events(store, s)) for s, st in zip(record.steps, states, strict=True) if st is StepState.APPLIED

@@ -14,6 +14,10 @@ class NotRegularFile(OSError):
     """The path exists but is not a regular file; `str()` says what it is."""
 
 
+class StoreFileRefused(OSError):
+    """A store file plur_desk will not read: a link out of the store, or larger than such a file can be."""
+
+
 def kind_of(mode: int) -> str:
     if stat.S_ISDIR(mode):
         return "a directory"
@@ -70,6 +74,31 @@ def read_regular(path: Path) -> tuple[bytes, os.stat_result]:
             chunks.append(chunk)
             remaining -= len(chunk)
         return b"".join(chunks), st
+    finally:
+        os.close(fd)
+
+
+def read_store_file(path: Path, root: Path, limit: int) -> bytes:
+    """A small store file plur_desk keeps beside PLUR's (keys.yaml, a journal record), read whole and at once:
+    FileNotFoundError when absent; NotRegularFile for a FIFO, socket, device or folder (never blocks on one);
+    StoreFileRefused for a link that leaves the store or a file over `limit` bytes."""
+    if os.path.lexists(path) and not inside(root, path):
+        raise StoreFileRefused(
+            f"{path.name} is a link out of the store (to {os.path.realpath(path)}); plur_desk never follows it"
+        )
+    fd, st = open_regular(path)
+    try:
+        if st.st_size > limit:
+            raise StoreFileRefused(f"{path.name} is {st.st_size} bytes, more than such a file can be ({limit})")
+        data = os.read(fd, limit + 1)
+        while len(data) <= limit:
+            more = os.read(fd, limit + 1 - len(data))
+            if not more:
+                break
+            data += more
+        if len(data) > limit:
+            raise StoreFileRefused(f"{path.name} grew past {limit} bytes while it was read")
+        return data
     finally:
         os.close(fd)
 

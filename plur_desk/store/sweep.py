@@ -9,6 +9,8 @@ import stat
 import time
 from pathlib import Path
 
+from plur_desk.store.safe_open import inside
+
 ABANDONED_AFTER_SECONDS = 60.0
 # ours and PLUR's: `<file>.<pid>.<n>.tmp`, `<file>.<pid>.<random>.tmp`, `<file>.tmp.<pid>.<uuid>`
 _TEMP = re.compile(r"^(?P<base>.+?)\.(?:(?P<pid>\d+)\.[A-Za-z0-9]+\.tmp|tmp\.(?P<pid2>\d+)\.[A-Za-z0-9-]+)\Z")
@@ -31,6 +33,8 @@ def abandoned_temp_files(root: Path, now: float | None = None) -> list[Path]:
     now = time.time() if now is None else now
     found = []
     for folder in (root, root / "history", root / ".plur-desk" / "journal"):
+        if not inside(root, folder):
+            continue  # a link out of the store: nothing there is ours to remove
         try:
             names = os.listdir(folder)
         except OSError:

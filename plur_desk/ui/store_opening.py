@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QFileDialog, QLabel, QMessageBox, QWidget
 from plur_desk.app import loading
 from plur_desk.app.session import ChangeSet, ReviewSession
 from plur_desk.ui.drafts_pane import DraftsPane
+from plur_desk.ui.journal_notice import JournalNotice
 from plur_desk.ui.reviewer_identity import UnlockAsker
 from plur_desk.ui.runner import Runner
 from plur_desk.ui.workspace import Workspace
@@ -71,6 +72,8 @@ class StoreController(QObject):
         self.poll_timer.timeout.connect(self.poll)
         self.watcher.fileChanged.connect(lambda _p: self.reload_timer.start())
         self.watcher.directoryChanged.connect(lambda _p: self.reload_timer.start())
+        self.journal_notice = JournalNotice(workspace)  # under the banner: journal records nobody can verify
+        self.refresh_requested.connect(self.journal_notice.refresh)
 
     def stop(self) -> None:
         """The window closes: no more polling."""

@@ -26,6 +26,8 @@ from plur_desk.domain.commands import ApproveDrafts
 from plur_desk.domain.review import Reviewer
 store = PlurStore(Path(sys.argv[1])); store.load()
 session = ReviewSession(store, Reviewer("Killed Reviewer"))
+if len(sys.argv) > 2:  # an earlier decision registered her key: the window's reviewer can verify her record
+    session.execute(ApproveDrafts(tuple(session.seen([session.drafts()[1].id]))))
 draft = session.drafts()[0].id
 print(draft, flush=True)
 os.environ["PLUR_DESK_CRASH_AT"] = "store-renamed:1"
@@ -34,14 +36,9 @@ session.execute(ApproveDrafts(tuple(session.seen([draft]))))
 
 
 def test_window_finishes_an_interrupted_approve_and_says_so(qtbot, store_copy, tmp_path):
-    env = dict(os.environ, PYTHON_KEYRING_BACKEND=NO_KEYRING, PYTHONPATH=str(ROOT))
-    killed = subprocess.run(
-        [sys.executable, "-c", _KILLED_APPROVE, str(store_copy)], capture_output=True, text=True, env=env, check=False
-    )
-    assert killed.returncode == -9, killed.stderr
-    draft = killed.stdout.strip()
-    assert engrams_on_disk(store_copy)[draft]["review"]["by"] == "Killed Reviewer"  # the change landed...
-    assert list((store_copy / ".plur-desk" / "journal").glob("*.json"))  # ...its event did not
+    draft = _killed_approve(store_copy, "decided before")
+    (record,) = (store_copy / ".plur-desk" / "journal").glob("*.json")
+    journaled = json.loads(record.read_text())["steps"][0]["events"]
 
     win = open_window_on(qtbot, tmp_path, store_copy)
     qtbot.waitUntil(
@@ -56,9 +53,56 @@ def test_window_finishes_an_interrupted_approve_and_says_so(qtbot, store_copy, t
         if line.strip()
     ]
     mine = [e for e in events if e.get("engram_id") == draft and (e.get("actor") or {}).get("kind") == "human"]
-    assert [e["actor"]["asserted_by"] for e in mine] == ["Killed Reviewer"]
-    assert mine[0]["data"]["recovered"] is True
+    assert mine == journaled  # as she signed it: the window's reviewer signed nothing of hers
+    (line,) = [e for e in events if e["event"] == "journal_recovered"]  # and said, signed, that they finished it
+    assert line["data"]["started_by"] == "Killed Reviewer" and line["actor"]["asserted_by"] == win.session.reviewer.name
     assert not list((store_copy / ".plur-desk" / "journal").glob("*.json"))
+
+
+def test_a_record_nobody_can_verify_is_named_never_applied_and_moved_aside(qtbot, store_copy, tmp_path):
+    """The killed reviewer's key was never registered: the window's reviewer cannot verify her record. The notice
+    names it, nothing of it is applied, and the button moves it aside (kept, never deleted)."""
+    from PySide6.QtCore import Qt
+
+    draft = _killed_approve(store_copy)
+    (record,) = (store_copy / ".plur-desk" / "journal").glob("*.json")
+    history = {p.name: p.read_bytes() for p in (store_copy / "history").glob("*.jsonl")}
+    win = open_window_on(qtbot, tmp_path, store_copy)
+    qtbot.waitUntil(lambda: win.session is not None and win.opener.journal_notice.isVisible(), timeout=20000)
+    name = f".plur-desk/journal/{record.name}"
+    assert name in win.opener.journal_notice.label.text() and "Not applied" in win.opener.journal_notice.label.text()
+    assert {p.name: p.read_bytes() for p in (store_copy / "history").glob("*.jsonl")} == history
+    assert not [e for e in _human_events(store_copy) if e.get("engram_id") == draft]
+    qtbot.mouseClick(win.opener.journal_notice.discard, Qt.MouseButton.LeftButton)
+    assert not record.exists()
+    assert (store_copy / ".plur-desk" / "journal-discarded" / record.name).exists()
+    assert not win.opener.journal_notice.isVisible()
+    assert "moved to .plur-desk/journal-discarded/" in win.banner.text()
+
+
+def _human_events(store: Path) -> list[dict[str, object]]:
+    return [
+        e
+        for path in sorted((store / "history").glob("*.jsonl"))
+        for line in path.read_text().splitlines()
+        if line.strip() and ((e := json.loads(line)).get("actor") or {}).get("kind") == "human"
+    ]
+
+
+def _killed_approve(store: Path, *decided_before: str) -> str:
+    env = dict(os.environ, PYTHON_KEYRING_BACKEND=NO_KEYRING, PYTHONPATH=str(ROOT))
+    killed = subprocess.run(
+        [sys.executable, "-c", _KILLED_APPROVE, str(store), *decided_before],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert killed.returncode == -9, killed.stderr
+    draft = killed.stdout.strip()
+    assert engrams_on_disk(store)[draft]["review"]["by"] == "Killed Reviewer"  # the change landed...
+    assert list((store / ".plur-desk" / "journal").glob("*.json"))  # ...its event did not
+    return draft
 
 
 def test_a_review_without_its_event_is_reported_without_a_scan_on_the_gui_thread(

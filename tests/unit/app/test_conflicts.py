@@ -187,6 +187,7 @@ def test_a_record_whose_event_could_not_be_appended_is_completed_by_recovery(ses
     from plur_desk.infra.errors import PartialWrite, WriteFailed
     from plur_desk.store.history import PreparedAppend
     from plur_desk.store.recovery import recover
+    from plur_desk.store.signatures import verify
 
     def fail(self):
         raise WriteFailed("disk full (simulated)")
@@ -206,9 +207,8 @@ def test_a_record_whose_event_could_not_be_appended_is_completed_by_recovery(ses
     report = recover(store, session.signing.proven_decision(session.reviewer, session.trust))
     assert report.events_appended == 1 and report.completed
     events = [json.loads(x) for x in (root / "history" / "2026-12.jsonl").read_text().splitlines()]
-    assert [(e["event"], e["data"]["tension_id"], e["data"]["recovered"]) for e in events] == [
-        ("contradiction_detected", "T-2026-1202-001", True)
-    ]
+    assert [(e["event"], e["data"]["tension_id"]) for e in events] == [("contradiction_detected", "T-2026-1202-001")]
+    assert verify(events[0], session.keys.public_key())  # appended as it was signed when journaled
     assert not recover(store, lambda _e: True).anything  # the journal record is finished
 
 

@@ -1,6 +1,8 @@
 """Adversarial: the write-ahead journal lives in the store folder, which every agent writing to the store can
-write. Recovery on open trusts any record in it and signs the events it finds with the *reopening* reviewer's key
-when they name that reviewer, so an agent can mint a validly signed `kind: human` approval the reviewer never made.
+write. Recovery on open once trusted any record in it and signed the events it found with the *reopening*
+reviewer's key when they named that reviewer, so an agent could mint a validly signed `kind: human` approval the
+reviewer never made. A record an agent writes is not signed by the reviewer: it is never applied, and nothing of it
+reaches history (more in test_journal_authenticity.py).
 """
 
 from __future__ import annotations

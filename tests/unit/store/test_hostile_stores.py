@@ -396,22 +396,25 @@ store = PlurStore(root); store.load()
 session = ReviewSession(store, Reviewer("Tester"))
 limit = (root / "engrams.yaml").stat().st_size // 2
 resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+from plur_desk.infra.errors import PlurDeskError
 try:
     session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-12-01-001"]))))
-except OSError as exc:
-    print("refused:", exc.strerror); sys.exit(0)
+except PlurDeskError as exc:
+    print("refused:", exc); sys.exit(0)
 sys.exit(1)
 """
 
 
 def test_full_disk_leaves_the_old_file(tmp_path):
-    """The disk fills up mid-write (a file-size limit makes write() fail): the old file stays, no temp is left."""
+    """The disk fills up mid-write (a file-size limit makes write() fail): the old file stays, no temp is left, and
+    the reviewer is told in plain words (not a raw OSError) that the disk is full and nothing was written."""
     root = write_store(tmp_path / "store", good_engrams(40))
     before = snapshot(root)
     out = subprocess.run([sys.executable, "-c", _FULL_DISK, str(root)], capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr
-    assert "refused: File too large" in out.stdout
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "refused: cannot write the new engrams.yaml: the disk is full: nothing was written" in out.stdout
     assert snapshot(root) == before
+    assert not list((root / ".plur-desk").rglob("*.json"))
 
 
 def test_read_only_directory(tmp_path):

@@ -1,6 +1,7 @@
 """The write-ahead journal seen from outside: a change whose events could not be appended is finished on the next
-open for review (events marked `data.recovered`, original timestamp and actor), `check` reports a pending record
-read-only with exit 1, abandoned temp files are swept, caches are private, and the owner of a file is kept."""
+open for review (the events exactly as their reviewer signed them; another reviewer finishing it adds one signed
+line of their own), `check` reports a pending record read-only with exit 1, abandoned temp files are swept, caches
+are private, and the owner of a file is kept."""
 
 from __future__ import annotations
 
@@ -36,6 +37,8 @@ signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 root = Path(sys.argv[1])
 store = PlurStore(root); store.load()
 session = ReviewSession(store, Reviewer("Tester"))
+if len(sys.argv) > 2:  # Tester decided before: her key is registered, so another reviewer can verify her record
+    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-12-01-002"]))))
 limit = (root / "engrams.yaml").stat().st_size + 4096  # the store file and the journal fit; the month file is bigger
 resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 try:
@@ -75,12 +78,17 @@ def _events(root: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip().startswith("{")]
 
 
-def test_failed_append_is_reported_truthfully_and_finished_on_reopen(tmp_path):
+def _store_with_big_month(tmp_path: Path) -> Path:
     root = write_store(tmp_path / "store", good_engrams(40))
     (root / "history").mkdir()
     filler = '{"event":"engram_created","engram_id":"ENG-0","timestamp":"2026-01-01T00:00:00.000Z"}\n'
     (root / "history" / f"{_month()}.jsonl").write_text(filler * 2000)  # bigger than the size limit
-    out = _run(_APPEND_FAILS, str(root))
+    return root
+
+
+def test_failed_append_is_reported_truthfully_and_finished_on_reopen(tmp_path):
+    root = _store_with_big_month(tmp_path)
+    out = _run(_APPEND_FAILS, str(root), "decided before")
     assert out.returncode == 0, out.stdout + out.stderr
     assert "engrams.yaml was changed (ENG-2026-12-01-001), but its history events could not be appended" in out.stdout
     assert "Nothing was written" not in out.stdout
@@ -88,21 +96,38 @@ def test_failed_append_is_reported_truthfully_and_finished_on_reopen(tmp_path):
     report = run_check(root)
     assert report.exit_code == 1
     assert any("pending journal record" in u and "1 history event(s) missing" in u for u in report.unfinished)
+    (journaled,) = json.loads(next((root / JOURNAL_DIR).glob("*.json")).read_text())["steps"][0]["events"]
     session = open_session(root, "Someone Else", for_review=True, use_cache=False)
     assert session.recovery_note.startswith("Recovery: completed 1 interrupted action(s)")
     assert "1 history event(s) appended" in session.recovery_note
     recovered = [e for e in _events(root) if e.get("engram_id") == "ENG-2026-12-01-001"]
-    assert len(recovered) == 1
-    assert recovered[0]["data"]["recovered"] is True
+    assert recovered == [journaled]  # as Tester signed it when she journaled it: nobody signed it again
     assert recovered[0]["actor"]["asserted_by"] == "Tester"  # the original actor, not whoever reopened
     record = session.engram("ENG-2026-12-01-001")["review"]
     assert recovered[0]["timestamp"] == record["at"]  # the original time
+    (completed,) = [e for e in _events(root) if e["event"] == "journal_recovered"]
+    assert completed["actor"]["asserted_by"] == "Someone Else" and completed["signer"] == "human:Someone Else"
+    assert completed["data"]["started_by"] == "Tester" and completed["data"]["events_appended"] == 1
     assert not list((root / JOURNAL_DIR).glob("*.json"))
     after = run_check(root)
-    assert after.unfinished == []
-    # Someone Else cannot sign for Tester: the recovered event is unsigned (not a stale signature), and check says so
-    assert "signature" not in recovered[0]
-    assert {c["trust"] for c in after.untrusted} <= {"unsigned", "unknown_signer"}
+    assert after.unfinished == [] and after.untrusted == [], after.to_text()
+    assert after.exit_code == 0
+
+
+def test_a_record_nobody_can_verify_is_reported_never_finished(tmp_path):
+    """Tester's key was never registered (her first decision was the interrupted one): neither `check` nor another
+    reviewer can verify her record, so it is reported and nothing of it is done."""
+    root = _store_with_big_month(tmp_path)
+    assert _run(_APPEND_FAILS, str(root)).returncode == 0
+    (name,) = [p.name for p in (root / JOURNAL_DIR).glob("*.json")]
+    before = snapshot(root)
+    report = run_check(root)
+    assert report.exit_code == 1
+    assert any(u.startswith(f"unverifiable_journal_record {JOURNAL_DIR / name}") for u in report.unfinished)
+    session = open_session(root, "Someone Else", for_review=True, use_cache=False)
+    assert f"{JOURNAL_DIR / name}" in session.recovery_note and "not applied" in session.recovery_note
+    assert session.unverified_records == [str(JOURNAL_DIR / name)]
+    assert snapshot(root) == before
 
 
 @pytest.mark.parametrize(("point", "outcome"), [("journal-saved", "rolled back"), ("store-renamed", "completed")])
@@ -113,8 +138,9 @@ def test_check_reports_a_pending_record_read_only(point, outcome, tmp_path):
     before = snapshot(root)
     report = run_check(root)
     assert report.exit_code == 1
-    assert any(u.startswith("pending journal record") for u in report.unfinished), report.unfinished
-    assert "UNFINISHED pending journal record" in report.to_text()
+    # her first decision: her key is not registered yet, so check (which has no key of its own) cannot verify it
+    assert any(u.startswith("unverifiable_journal_record") for u in report.unfinished), report.unfinished
+    assert "UNFINISHED unverifiable_journal_record" in report.to_text()
     assert snapshot(root) == before  # check wrote nothing
     session = open_session(root, "Tester", for_review=True, use_cache=False)  # the same reviewer: her key signs again
     assert outcome in session.recovery_note
