@@ -84,17 +84,20 @@ def _load_document(root: Path) -> dict[str, object] | None:
         return None
     except OSError as exc:
         raise YamlSyntaxError(str(exc) if not exc.strerror else f"{KEYS_FILE}: {exc.strerror}") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise YamlSyntaxError(f"{KEYS_FILE}, line {line}: not UTF-8 (byte {exc.start})", line) from None
-    doc = load_general(text)
+    doc = load_general(_decode(data))
     if doc is None:
         return None
     if not isinstance(doc, dict) or not isinstance(doc.get("keys"), list):
         raise YamlSyntaxError(f"{path} is not a keys registry (expected keys: [...])")
     return doc
+
+
+def _decode(data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise YamlSyntaxError(f"{KEYS_FILE}, line {line}: not UTF-8 (byte {exc.start})", line) from None
 
 
 def read_keys(root: Path) -> KeyRegistry:
@@ -136,8 +139,8 @@ def _parse(root: Path, data: bytes | None) -> dict[str, object]:
     if data is None:
         return {"keys": []}
     try:
-        doc = load_general(data.decode("utf-8"))
-    except (YamlSyntaxError, UnicodeDecodeError) as exc:
+        doc = load_general(_decode(data))
+    except YamlSyntaxError as exc:
         raise ActionRefused(f"keys.yaml cannot be read, so no key was registered: {exc}") from None
     if doc is None:
         return {"keys": []}

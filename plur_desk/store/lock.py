@@ -114,15 +114,19 @@ def describe_holder(token: str, held_for: float | None = None) -> str:
 
 
 def _held_for(token: str, lock: Path) -> float | None:
-    """Seconds the holder has held the lock: from the millisecond its token was made (`host:pid:ms:n`, ours and
-    PLUR's), else from the lock file's mtime (which PLUR 0.21's heartbeat moves, so then a lower bound)."""
+    """Seconds the holder has held the lock. The lock file's mtime says when it was taken, or last re-touched by
+    PLUR 0.21's heartbeat (a lower bound then); the token's `Date.now()` (`host:pid:ms:n`) says when it was taken,
+    and is used when it is not later than the mtime and not in the future (a token consistent with the file)."""
+    try:
+        by_mtime = max(0.0, time.time() - lock.stat().st_mtime)
+    except OSError:
+        by_mtime = None
     parts = token.split(":")
     if len(parts) >= 3 and parts[2].isdigit():
-        return max(0.0, time.time() - int(parts[2]) / 1000)
-    try:
-        return max(0.0, time.time() - lock.stat().st_mtime)
-    except OSError:
-        return None
+        by_token = time.time() - int(parts[2]) / 1000
+        if by_token >= 0 and (by_mtime is None or by_token >= by_mtime - 1):
+            return by_token
+    return by_mtime
 
 
 def abandoned(token: str, mtime: float, now: float) -> bool:

@@ -9,6 +9,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -135,9 +136,9 @@ def test_a_lock_kept_by_a_live_holder_is_named_with_pid_host_and_age(session, li
     named (pid, host, how long it has held it) instead of being waited out."""
     root = session.store.root
     lock = root / f"{file}.lock"
-    lock.write_text(f"{socket.gethostname()}:{live_holder}:1700000000000:1")
-    old = lock.stat().st_mtime - 42
-    os.utime(lock, (old, old))
+    old = time.time() - 42
+    lock.write_text(f"{socket.gethostname()}:{live_holder}:{int(old * 1000)}:1")  # taken 42 s ago ...
+    os.utime(lock, (old + 20, old + 20))  # ... and re-touched once by a heartbeat since
     before = snapshot(root)
     if file == "engrams.yaml":
         command = ApproveDrafts(tuple(session.seen(["ENG-2026-11-01-001"])))
