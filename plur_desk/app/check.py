@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from plur_desk.domain.engram_rules import tension_problems
+from plur_desk.domain.trust import Trust
 from plur_desk.infra.memory import gc_paused
 from plur_desk.infra.paths import cache_dir
 from plur_desk.store.engram_summary import EngramRow, summarize_engrams
@@ -186,8 +187,10 @@ def run_check(root: Path, *, use_cache: bool = True) -> CheckReport:
                     "engrams.yaml (compacted or deleted)"
                 )
     logged = {pair for _name, month in months for pair in month.ours}
-    reviews = [(f[0], f[3]) for f in facts if f[3] is not None]
-    for engram_id, record in reviews:
+    reviewed = [(row.line, row.facts[3]) for row in rows if row.facts is not None and row.facts[3] is not None]
+    for _line, engram in reviewed:
+        engram_id, record = engram.get("id"), engram.get("review")
+        assert isinstance(record, dict)
         if (str(engram_id), str(record.get("at"))) not in logged:
             report.unfinished.append(
                 f"engrams.yaml {engram_id}: a review record ({record.get('state')} by {record.get('by')} at "
@@ -199,7 +202,7 @@ def run_check(root: Path, *, use_cache: bool = True) -> CheckReport:
         from plur_desk.store.recovery import inspect
 
         report.unfinished += inspect(PlurStore(root))
-    _untrusted_claims(root, months, reviews, report)
+    _untrusted_claims(root, months, reviewed, report)
     per_month = {name[:-6]: month for name, month in months if month.events}
     last = sorted(per_month)[-1] if per_month else "0000-00"
     report.history = {
@@ -213,57 +216,106 @@ def run_check(root: Path, *, use_cache: bool = True) -> CheckReport:
     return report
 
 
+REASONS = {  # the stable reason `check` gives for each verdict (README: "plur-desk check")
+    "unsigned": "unsigned",
+    "invalid": "invalid_signature",
+    "unknown_signer": "unknown_signer",
+    "untrusted_key": "untrusted_key",
+    "foreign_key_for_identity": "foreign_key_for_identity",
+    "confusable_identity": "confusable_identity",
+    "review_without_decision": "review_without_decision",
+    "undone_review_restored": "undone_review_restored",
+}
+
+
+def _claim(
+    file: str, line: int | None, event: object, engram_id: object, claims: object, trust: Trust
+) -> dict[str, object]:
+    return {
+        "file": file,
+        "line": line,
+        "reason": REASONS.get(trust.state.value, trust.state.value),
+        "event": event,
+        "engram_id": engram_id,
+        "claims": claims,
+        "trust": trust.state.value,
+        "detail": trust.detail,
+    }
+
+
 def _untrusted_claims(
     root: Path,
     months: list[tuple[str, MonthSummary]],
-    reviews: list[tuple[object, dict[str, object]]],
+    reviews: list[tuple[int, dict[str, object]]],
     report: CheckReport,
 ) -> None:
-    """Every `kind: human` event that is not signed by the claimed reviewer's registered key, and every review
-    record in engrams.yaml that no such event backs. (The signature code is imported only when there is a claim or
-    a key to check.)"""
-    from plur_desk.domain.trust import TrustState, backs_review
+    """Every `kind: human` event that is not signed by a key this user trusts for the claimed reviewer, every
+    keys.yaml entry passing as the user, and every review record in engrams.yaml that no verified decision on the
+    engram's content backs. (The signature code is imported only when there is a claim or a key to check.)"""
+    from plur_desk.domain.decision import review_standing
+    from plur_desk.domain.trust import TrustState
 
     claims = [(name, line, raw) for name, month in months for line, raw in month.claims]
-    valid: dict[tuple[str, str], list[dict[str, object]]] = {}
-    if claims or (root / "keys.yaml").exists() or os.path.lexists(root / "keys.yaml"):
+    by_engram: dict[str, list[tuple[dict[str, object], Trust]]] = {}
+    if claims or os.path.lexists(root / "keys.yaml") or reviews:
         from plur_desk.app.trust import TrustChecker
-        from plur_desk.store.signatures import claimed_human, classify
+        from plur_desk.store.signatures import claimed_human
 
         checker = TrustChecker(root)
         registry = checker.registry()
         if registry.problem:
             report.warnings.append(f"keys.yaml: {registry.problem}")
+        report.warnings += checker.problems
+        _foreign_keys(root, checker, report)
         for name, line, raw in claims:
             event = json.loads(raw)
             event["_month"], event["_line"] = name[:-6], line
-            trust = classify(event, registry)
-            if trust.state is TrustState.VALID:
-                valid.setdefault((str(event.get("engram_id")), str(event.get("timestamp"))), []).append(event)
-            elif trust.suspicious:
+            trust = checker.check(event)
+            by_engram.setdefault(str(event.get("engram_id")), []).append((event, trust))
+            if trust.suspicious:
                 report.untrusted.append(
-                    {
-                        "file": f"history/{name}",
-                        "line": line,
-                        "event": event.get("event"),
-                        "engram_id": event.get("engram_id"),
-                        "claims": claimed_human(event),
-                        "trust": trust.state.value,
-                        "detail": trust.detail,
-                    }
+                    _claim(
+                        f"history/{name}", line, event.get("event"), event.get("engram_id"), claimed_human(event), trust
+                    )
                 )
-    for raw_id, record in reviews:
-        engram_id = str(raw_id)
-        backed = valid.get((engram_id, str(record.get("at"))))
-        if not any(backs_review(e, engram_id, record) for e in backed or []):
+    for line, engram in reviews:
+        engram_id = str(engram.get("id"))
+        events = sorted(by_engram.get(engram_id, []), key=lambda c: str(c[0].get("timestamp")))
+        standing = review_standing(engram, events)
+        if standing.state is not TrustState.VALID:
+            record = engram.get("review")
+            assert isinstance(record, dict)
             report.untrusted.append(
-                {
-                    "file": "engrams.yaml",
-                    "line": None,
-                    "event": f"review: {record.get('state')}",
-                    "engram_id": raw_id,
-                    "claims": str(record.get("by", "")),
-                    "trust": TrustState.UNSIGNED.value,
-                    "detail": "no validly signed history event records this review",
-                }
+                _claim(
+                    "engrams.yaml",
+                    line,
+                    f"review: {record.get('state')}",
+                    engram.get("id"),
+                    str(record.get("by", "")),
+                    standing,
+                )
             )
+
+
+def _foreign_keys(root: Path, checker: object, report: CheckReport) -> None:
+    """keys.yaml entries that give one of the user's own identities a key that is not theirs."""
+    from plur_desk.app.trust import TrustChecker
+    from plur_desk.domain.trust import Trust, TrustState, fingerprint
+
+    assert isinstance(checker, TrustChecker)
+    foreign = checker.foreign_keys()
+    if not foreign:
+        return
+    try:
+        text = (root / "keys.yaml").read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        text = []
+    for entry in foreign:
+        line = next((n for n, t in enumerate(text, 1) if entry.public_key in t), None)
+        detail = (
+            f"keys.yaml lists a key for {entry.identity} (fingerprint {fingerprint(entry.public_key)}) that is not "
+            "yours: whatever it signs is a forgery"
+        )
+        report.untrusted.append(
+            _claim("keys.yaml", line, "key", None, entry.identity, Trust(TrustState.FOREIGN_KEY_FOR_IDENTITY, detail))
+        )

@@ -3,17 +3,15 @@ replaced only on explicit confirmation (and that replacement is itself a signed 
 
 from __future__ import annotations
 
-import base64
-import binascii
-import hashlib
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from plur_desk.app.trust_file import TrustFile
 from plur_desk.app.vault import KeyLocked, KeyVault
 from plur_desk.domain.review import Reviewer, make_event
-from plur_desk.domain.trust import reviewer_identity
+from plur_desk.domain.trust import OWN, fingerprint, reviewer_identity
 from plur_desk.infra.clock import iso_ms
 from plur_desk.infra.errors import KeyConflict, KeyUnavailable, PlurDeskError
 from plur_desk.store import signatures
@@ -26,17 +24,20 @@ EPOCH = "1970-01-01T00:00:00.000Z"
 AskUnlock = Callable[[str], bool]  # shown the reason; True = try again (the keyring prompts to unlock)
 
 
-def fingerprint(public_key: str) -> str:
-    """PLUR's display fingerprint: SHA-256 of the SPKI DER, first 16 hex characters."""
-    try:
-        return hashlib.sha256(base64.b64decode(public_key)).hexdigest()[:16]
-    except (binascii.Error, ValueError):
-        return "(not a key)"
+__all__ = ["ReviewerKeys", "fingerprint"]
 
 
 class ReviewerKeys:
-    def __init__(self, store_root: Path, reviewer: Reviewer, vault: KeyVault, ask_unlock: AskUnlock | None = None):
+    def __init__(
+        self,
+        store_root: Path,
+        reviewer: Reviewer,
+        vault: KeyVault,
+        ask_unlock: AskUnlock | None = None,
+        trust_file: TrustFile | None = None,
+    ):
         self.root = store_root
+        self.trust_file = trust_file if trust_file is not None else TrustFile()
         self.reviewer = reviewer
         self.identity = reviewer_identity(reviewer.name)
         self.vault = vault
@@ -75,7 +76,29 @@ class ReviewerKeys:
                     raise KeyUnavailable("the keyring is locked; no reviewer key could be kept") from None
                 self.notices.append(f"Created a signing key for {self.identity}: {where.sentence()}.")
             self._key = key
+            self._trust_own(key)
         return self._key
+
+    def _trust_own(self, key: Ed25519PrivateKey) -> None:
+        """The key is this user's (its private half is in their vault): it is trusted for their identity, in their
+        trust file outside the store, with nothing asked. A trust file that cannot be written leaves a notice."""
+        try:
+            self.trust_file.add(self.identity, signatures.public_key_b64(key), OWN, iso_ms(datetime.now(UTC)))
+        except (PlurDeskError, OSError) as exc:
+            self.notices.append(f"Your key could not be recorded as yours in {self.trust_file.path}: {exc}")
+
+    def remember_own(self) -> None:
+        """Record the key as this user's when the trust file does not have it yet (a key made before the trust
+        file existed), without asking anything: a locked keyring or no key yet leaves it for the first decision."""
+        base, _problem = self.trust_file.read()
+        if any(k.identity == self.identity and k.source == OWN for k in base):
+            return
+        try:
+            key = self.vault.load(self.identity)
+        except (KeyLocked, PlurDeskError):
+            return
+        if key is not None:
+            self._trust_own(key)
 
     def public_key(self) -> str:
         return signatures.public_key_b64(self.key())
@@ -107,7 +130,7 @@ class ReviewerKeys:
         except (PlurDeskError, OSError) as exc:
             self.notices.append(
                 f"Your decision was written and signed, but your key could not be registered in keys.yaml ({exc}); "
-                "until it is, your decisions show as signed by an unknown key."
+                "until it is, others cannot find the key your decisions are signed with."
             )
 
     def sign(self, event: dict[str, object]) -> dict[str, object]:
@@ -126,6 +149,7 @@ class ReviewerKeys:
             except KeyLocked:
                 raise KeyUnavailable("the keyring is locked; the key was not replaced") from None
             self._key = key
+            self._trust_own(key)
             self.notices.append(f"New signing key for {self.identity}: {where.sentence()}.")
         public = self.public_key()
         old = replace_key(
@@ -136,6 +160,8 @@ class ReviewerKeys:
             revoke=revoke or disown,
             revoked_from=EPOCH if disown else None,
         )
+        if revoke or disown:
+            self.trust_file.revoke(self.identity, old, EPOCH if disown else iso_ms(now))
         data = {
             "action": "disown_key" if disown else "revoke_key" if revoke else "replace_key",
             "identity": self.identity,

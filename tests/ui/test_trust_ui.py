@@ -19,9 +19,12 @@ def test_history_labels_and_filters_human_claims_by_trust(qtbot, window, store_c
     qtbot.keyClick(window.drafts.table, Qt.Key.Key_4, Qt.KeyboardModifier.ControlModifier)
     pane = window.history
     pane.trust_filter.setCurrentText("signed human decisions")
-    signed = list(pane.model.events)  # ours and the demo reviewer's earlier ones, signed with keys in keys.yaml
-    assert [e["actor"]["asserted_by"] for e in signed] == ["Grace Tester"] + ["Ada Lovelace"] * 3
+    signed = list(pane.model.events)  # ours: the demo reviewer's key is in keys.yaml, but this user never trusted it
+    assert [e["actor"]["asserted_by"] for e in signed] == ["Grace Tester"]
     assert "human (signed)" in pane.model.data(pane.model.index(0, 1))
+    pane.trust_filter.setCurrentText("keys you have not trusted")
+    assert [e["actor"]["asserted_by"] for e in pane.model.events] == ["Ada Lovelace"] * 3
+    assert "human (UNTRUSTED key)" in pane.model.data(pane.model.index(0, 1))
     # an agent appends a human-looking approval: a claim, not a verdict
     claim = dict(human_events(store_copy)[0], engram_id="ENG-FORGED")
     del claim["signature"], claim["signer"]
@@ -47,7 +50,7 @@ def test_history_labels_and_filters_human_claims_by_trust(qtbot, window, store_c
     tip = pane.model.data(pane.model.index(0, 1), Qt.ItemDataRole.ToolTipRole)
     assert "&lt;b&gt;Eve&lt;/b&gt;" in tip and "<b>Eve" not in tip  # agent-written text stays text
     pane.trust_filter.setCurrentText("unverified human claims")
-    assert len(pane.model.events) == 2
+    assert len(pane.model.events) == 2 + 3
     pane.trust_filter.setCurrentText("any trust")
     assert len(pane.model.events) > 5
 
@@ -61,7 +64,7 @@ def test_detail_warns_when_a_review_record_is_not_a_signed_decision(qtbot, windo
     from plur_desk.ui.detail import engram_html
 
     text = engram_html(session, row.id)
-    assert "NOT a verified human decision" in text and "UNSIGNED human claim" in text
+    assert "NOT a verified human decision" in text and "no signed decision" in text
 
 
 def test_reviewer_identity_dialog_says_where_the_key_lives(qtbot, window):

@@ -47,6 +47,13 @@ def test_approve_sets_commitment_review_and_event(session):
         "from": "draft",
         "to": "decided",
         "note": "looks right",
+        # what was decided, under the signature: the record, its content and the values the decision set
+        "decided": {
+            "file": "engrams",
+            "id": "ENG-2026-11-01-001",
+            "content_hash": disk["content_hash"],
+            "sets": {"commitment": "decided", "review": disk["review"]},
+        },
     }
     assert event["actor"] == {
         "asserted_by": "Ada Reviewer",
