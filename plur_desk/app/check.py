@@ -312,6 +312,8 @@ def _foreign_keys(root: Path, checker: object, report: CheckReport) -> None:
         text = []
     for entry in foreign:
         line = next((n for n, t in enumerate(text, 1) if entry.public_key in t), None)
+        while line is not None and line > 1 and not text[line - 1].lstrip().startswith("- "):
+            line -= 1  # the entry's first line (`- identity: …`)
         detail = (
             f"keys.yaml lists a key for {entry.identity} (fingerprint {fingerprint(entry.public_key)}) that is not "
             "yours: whatever it signs is a forgery"

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from plur_desk.app.history_index import HistoryIndex
 from plur_desk.app.queries import DraftQueue, QueueChanges, TensionRows
 from plur_desk.app.review_verdicts import ReviewVerdicts
-from plur_desk.app.reviewer import READER, check_reviewer
+from plur_desk.app.reviewer import READER, InvalidReviewer, check_reviewer, lookalike_problem
 from plur_desk.app.rows import DraftRow, TensionRow, Verdict
 from plur_desk.app.session_signing import SessionSigning
 from plur_desk.app.signing import ReviewerKeys
@@ -61,6 +61,10 @@ class ReviewSession:
         self.keys = keys or ReviewerKeys(store.root, reviewer, KeyVault(data_dir()))
         store.history.resign = self.keys.sign  # a chained append re-signs once `prev` is set
         self.trust = TrustChecker(store.root)
+        if not self.reading_only:  # before anything is signed with a name that passes for someone trusted
+            problem = lookalike_problem(reviewer.name, {k.identity for k in self.trust.trusted().keys})
+            if problem:
+                raise InvalidReviewer(f"Reviewer name refused: {problem}")
         self.history = HistoryIndex(store.history, self.trust)
         self.snapshot = Snapshot(store)
         self.signing = SessionSigning(store, self.keys, self.history)
