@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from plur_desk.app.trust_file import TrustFile
-from plur_desk.domain.trust import Trust, TrustedKey, TrustedKeys, TrustState, fingerprint
+from plur_desk.domain.trust import TRUSTED, Trust, TrustedKey, TrustedKeys, TrustState, fingerprint
 from plur_desk.store.endorsements import ENDORSEMENTS, Endorsement, read_endorsements
 from plur_desk.store.keys_file import KEYS_FILE, KeyEntry, KeyRegistry, read_keys
 from plur_desk.store.signatures import classify
@@ -100,6 +100,13 @@ class TrustChecker:
         """keys.yaml entries in force whose key this user does not trust (what `trust add` could be asked for)."""
         registry, trusted = self.registry(), self._trusted
         return [e for e in registry.entries if e.in_force and not trusted.trusts(e.identity, e.public_key)]
+
+    def trust_key(self, identity: str, public_key: str, at: str) -> str:
+        """The user trusts `public_key` for `identity` (after being shown both and confirming); one line saying so.
+        Verdicts cached by callers follow, as the trust file changed."""
+        if self.trust_file.add(identity, public_key, TRUSTED, at):
+            return f"You now trust {identity}'s key {fingerprint(public_key)} (in {self.trust_file.path})."
+        return f"{identity}'s key {fingerprint(public_key)} was already trusted."
 
     def foreign_notice(self) -> str:
         """One paragraph for the window and `check`, or "" when keys.yaml lists no foreign key for the user."""

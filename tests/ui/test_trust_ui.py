@@ -143,3 +143,80 @@ def test_a_locked_keyring_is_asked_about_once_and_declining_writes_nothing(qtbot
     assert len(asked) == 1 and "locked" in asked[0]
     assert "not written" in shown.args[0]
     assert ((store_copy / "engrams.yaml").read_bytes(), history.read_bytes()) == before
+
+
+def test_a_key_listed_in_keys_yaml_is_trusted_from_the_window_only_with_identity_and_fingerprint_shown(
+    qtbot, window, store_copy
+):
+    from PySide6.QtWidgets import QInputDialog
+
+    from plur_desk.domain.trust import TrustState, fingerprint
+
+    session = window.session
+    ada = human_events(store_copy, "Ada Lovelace")[0]
+    assert session.trust(ada).state is TrustState.UNTRUSTED_KEY  # listed in the demo's keys.yaml, never trusted
+    (entry,) = session.trust.untrusted_entries()
+    shown: list[str] = []
+
+    def confirm(dialog):
+        assert dialog.objectName() == "trustKeyConfirm"
+        shown.append(dialog.text())
+        dialog.button(QMessageBox.StandardButton.Yes).click()
+
+    def pick(dialog):
+        assert isinstance(dialog, QInputDialog)
+        shown.append(" | ".join(dialog.comboBoxItems()))
+        answer_modal(confirm)
+        dialog.setTextValue(dialog.comboBoxItems()[0])
+        dialog.accept()
+
+    def identity(dialog):
+        answer_modal(pick, kind=QInputDialog)
+        next(b for b in dialog.buttons() if b.objectName() == "trustListedKey").click()
+
+    answer_modal(identity)
+    window.qactions["file.identity"].trigger()
+    qtbot.waitUntil(lambda: session.trust(ada).state is TrustState.VALID, timeout=10000)
+    assert "human:Ada Lovelace" in shown[0] and fingerprint(entry.public_key) in shown[0]
+    assert "human:Ada Lovelace" in shown[1] and fingerprint(entry.public_key) in shown[1]
+    assert "told you this fingerprint" in shown[1]
+    qtbot.waitUntil(lambda: "You now trust human:Ada Lovelace" in window.statusBar().currentMessage(), timeout=10000)
+
+
+def test_a_key_listed_for_the_reviewer_that_is_not_hers_is_said_at_open(qtbot, window, store_copy):
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from plur_desk.domain.trust import fingerprint
+    from plur_desk.store.signatures import public_key_b64
+
+    with qtbot.waitSignal(window.changes_applied, timeout=10000):
+        qtbot.keyClick(window.drafts.table, Qt.Key.Key_A)  # Grace's first decision: her key is hers
+    planted = public_key_b64(Ed25519PrivateKey.generate())
+    text = (store_copy / "keys.yaml").read_text()
+    (store_copy / "keys.yaml").write_text(
+        text.replace(
+            "keys:\n", f"keys:\n  - identity: human:Grace Tester\n    public_key: {planted}\n    added_at: x\n", 1
+        )
+    )
+    window.opener.open_path(store_copy)  # opened again (as at launch): said before the queue can be acted on
+    qtbot.waitUntil(lambda: "not yours" in window.banner.text(), timeout=20000)
+    assert fingerprint(planted) in window.banner.text()
+
+
+def test_the_reviewer_dialog_refuses_a_look_alike_of_a_reviewer_this_user_trusts(qtbot):
+    from PySide6.QtWidgets import QDialogButtonBox
+
+    from plur_desk.app.trust_file import TrustFile
+    from plur_desk.domain.trust import OWN
+    from plur_desk.ui.dialogs import ReviewerDialog
+
+    TrustFile().add("human:Alice", "MCowBQYDK2VwAyEANGbufLuunVttxjPrB4Ys4jCHJ9TsmXdDA+qrWVLE/uI=", OWN, "x")
+    dialog = ReviewerDialog("Alice")
+    qtbot.addWidget(dialog)
+    ok = dialog.buttons.button(QDialogButtonBox.StandardButton.Ok)
+    assert ok.isEnabled()  # her own name
+    for look_alike in ("alice", "\u0410lice", "Al ice"):
+        dialog.name.setText(look_alike)
+        assert not ok.isEnabled() and "looks like the reviewer 'Alice'" in dialog.problem.text()
+    dialog.name.setText("Alice Smith")
+    assert ok.isEnabled() and dialog.problem.text() == ""
