@@ -31,6 +31,13 @@ def tension_content_hash(record: Mapping[str, object]) -> str:
     return hashlib.sha256(shown.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def statement_digest(engram: Mapping[str, object]) -> str:
+    """SHA-256 of the statement exactly as written (PLUR's content_hash normalises it, and a writer may leave it
+    stale: an edit of the text alone must not keep a decision standing)."""
+    text = engram.get("statement")
+    return hashlib.sha256(str(text).encode("utf-8", "surrogatepass")).hexdigest() if isinstance(text, str) else ""
+
+
 def decided(file: str, key: str, before: Mapping[str, object], after: Mapping[str, object]) -> dict[str, object]:
     """The `data.decided` block of an event that changed `before` into `after`."""
     changed = [k for k in after if k not in UNBOUND and before.get(k) != after.get(k)]
@@ -38,6 +45,7 @@ def decided(file: str, key: str, before: Mapping[str, object], after: Mapping[st
     block: dict[str, object] = {"file": file, "id": key}
     if file == "engrams":
         block["content_hash"] = after.get("content_hash")
+        block["statement_sha256"] = statement_digest(after)  # the text itself: a content_hash left as it was
     else:
         block["content_hash"] = tension_content_hash(after)
     block["sets"] = {k: plain(after.get(k)) for k in changed}
@@ -77,7 +85,7 @@ def review_standing(engram: Mapping[str, object], claims: Iterable[tuple[dict[st
     if not isinstance(record, dict):
         return Trust(TrustState.NOT_HUMAN)
     engram_id = str(engram.get("id"))
-    claims = list(claims)
+    claims = _first_copies(claims)
     bound = []
     for event, trust in claims:
         block = decision_of(event, "engrams", engram_id)
@@ -102,7 +110,8 @@ def review_standing(engram: Mapping[str, object], claims: Iterable[tuple[dict[st
     for _event, block, _trust in bound:
         expected.update(_sets(block))
     content = bound[-1][1].get("content_hash")
-    if content != engram.get("content_hash"):
+    text = bound[-1][1].get("statement_sha256")
+    if content != engram.get("content_hash") or (text is not None and text != statement_digest(engram)):
         return Trust(
             TrustState.NO_DECISION,
             f"the review {_said(record)} was signed on other content (content_hash {content}); the statement "
@@ -115,6 +124,21 @@ def review_standing(engram: Mapping[str, object], claims: Iterable[tuple[dict[st
             f"the review {_said(record)} was signed, but {', '.join(moved)} changed since, by no verified decision",
         )
     return Trust(TrustState.VALID, f"{_said(record)}: {reviewing[-1][2].detail}")
+
+
+def _first_copies(claims: Iterable[tuple[dict[str, object], Trust]]) -> list[tuple[dict[str, object], Trust]]:
+    """Each signed event once, where it first appears: a verbatim copy appended later (a replay) cannot become the
+    latest decision, even at the same millisecond as the decision that took it back."""
+    seen: set[str] = set()
+    kept = []
+    for event, trust in claims:
+        signature = event.get("signature")
+        if isinstance(signature, str):
+            if signature in seen:
+                continue
+            seen.add(signature)
+        kept.append((event, trust))
+    return kept
 
 
 def _unbound_standing(

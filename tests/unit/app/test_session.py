@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 
 from plur_desk.domain.commands import (
@@ -52,6 +54,7 @@ def test_approve_sets_commitment_review_and_event(session):
             "file": "engrams",
             "id": "ENG-2026-11-01-001",
             "content_hash": disk["content_hash"],
+            "statement_sha256": hashlib.sha256(disk["statement"].encode()).hexdigest(),
             "sets": {"commitment": "decided", "review": disk["review"]},
         },
     }
