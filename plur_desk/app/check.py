@@ -306,8 +306,10 @@ def _foreign_keys(root: Path, checker: object, report: CheckReport) -> None:
     foreign = checker.foreign_keys()
     if not foreign:
         return
-    try:
-        text = (root / "keys.yaml").read_text(encoding="utf-8").splitlines()
+    from plur_desk.store.safe_open import read_regular
+
+    try:  # never a FIFO or a device (read_regular), and only what is text
+        text = read_regular(root / "keys.yaml")[0].decode("utf-8").splitlines()
     except (OSError, UnicodeDecodeError):
         text = []
     for entry in foreign:

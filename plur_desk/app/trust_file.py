@@ -42,13 +42,13 @@ class TrustFile:
     def _document(self) -> dict[str, object]:
         """The file's document ({"keys": []} when absent); ActionRefused when it cannot be read as one."""
         try:
+            if os.stat(self.path).st_size > MAX_BYTES:
+                raise ActionRefused(f"{self.path} is larger than {MAX_BYTES} bytes; it is not a trust file")
             data, _st = read_regular(self.path)
         except FileNotFoundError:
             return {"schema_version": SCHEMA_VERSION, "keys": []}
         except OSError as exc:
             raise ActionRefused(f"{self.path} cannot be read: {exc}") from None
-        if len(data) > MAX_BYTES:
-            raise ActionRefused(f"{self.path} is larger than {MAX_BYTES} bytes; it is not a trust file")
         try:
             doc = json.loads(data.decode("utf-8"))
         except (ValueError, UnicodeDecodeError, RecursionError) as exc:

@@ -55,13 +55,13 @@ def read_endorsements(root: Path) -> tuple[list[Endorsement], str | None]:
     """The well-formed lines (verified later, against the reader's trust), and a problem with the file if any."""
     path = root / ENDORSEMENTS
     try:
+        if os.stat(path).st_size > MAX_BYTES:
+            return [], f"{ENDORSEMENTS} is larger than {MAX_BYTES} bytes; no endorsement in it was read"
         data, _st = read_regular(path)
     except FileNotFoundError:
         return [], None
     except OSError as exc:
         return [], f"{ENDORSEMENTS}: {exc}"
-    if len(data) > MAX_BYTES:
-        return [], f"{ENDORSEMENTS} is larger than {MAX_BYTES} bytes; no endorsement in it was read"
     found = []
     for number, raw in enumerate(data.split(b"\n"), 1):
         try:

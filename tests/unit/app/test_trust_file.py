@@ -123,3 +123,15 @@ def test_an_unreadable_trust_file_trusts_nothing_and_says_so(tmp_path):
     trust_file.path.write_text("{" * 100_000)
     assert checker(sign(_event("Alice"), alice, "human:Alice")).state is TrustState.UNKNOWN_SIGNER
     assert any("not valid JSON" in p for p in checker.problems)
+
+
+def test_an_endorsements_file_that_is_a_fifo_is_not_opened(tmp_path):
+    import os
+
+    root = tmp_path / "store"
+    (root / ".plur-desk").mkdir(parents=True)
+    os.mkfifo(root / ENDORSEMENTS)  # would block a plain open() for ever (no writer)
+    alice = Ed25519PrivateKey.generate()
+    checker, _trust_file = _checker(root, tmp_path, own=alice)
+    assert checker(sign(_event("Alice"), alice, "human:Alice")).state is TrustState.VALID
+    assert any("not a regular file" in p for p in checker.problems)
