@@ -86,9 +86,10 @@ class CheckReport:
         for item in self.invalid:
             lines.append(f"INVALID {item['file']} line {item['line']} {item['id'] or '(no id)'}: {item['reason']}")
         for claim in self.untrusted:
+            what = f"{claim['event']} {claim['engram_id']}" if claim["engram_id"] else str(claim["event"])
             lines.append(
-                f"{str(claim['trust']).upper()} human claim {claim['file']} line {claim['line']} "
-                f"{claim['event']} {claim['engram_id'] or ''} by {claim['claims']!r}: {claim['detail']}"
+                f"{str(claim.get('reason', claim['trust'])).upper()} {claim['file']} line {claim['line']}: {what} "
+                f"claiming {claim['claims']!r}: {claim['detail']}"
             )
         for warning in self.warnings:
             lines.append(f"warning: {warning}")

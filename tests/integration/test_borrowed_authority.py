@@ -75,6 +75,7 @@ def test_an_undo_reversed_through_plurs_update_claims_a_review_that_was_undone(s
         _line_of(store, draft),
         "undone_review_restored",
     )
+    assert f"UNDONE_REVIEW_RESTORED engrams.yaml line {claim['line']}: review: approved {draft}" in report.to_text()
 
 
 def test_an_agent_registering_human_bob_with_its_own_key_decides_nothing(store, node_home):
@@ -91,6 +92,8 @@ def test_an_agent_registering_human_bob_with_its_own_key_decides_nothing(store, 
     assert "have not trusted" in trust.detail
     assert not again.review_trust(again.engram(drafts[1])).counts_as_human
     assert again.review_trust(again.engram(drafts[0])).counts_as_human  # hers
+    assert "approved by Alice (signed)" in engram_html(again, drafts[0])
+    assert "approved by Bob: UNTRUSTED key" in engram_html(again, drafts[1])
     report = run_check(store)
     assert report.exit_code == 1
     assert ("history/" + forged["timestamp"][:7] + ".jsonl", drafts[1], "untrusted_key") in _reasons(report)
