@@ -150,7 +150,8 @@ def test_a_key_listed_in_keys_yaml_is_trusted_from_the_window_only_with_identity
 ):
     from PySide6.QtWidgets import QInputDialog
 
-    from plur_desk.domain.trust import TrustState, fingerprint
+    from plur_desk.app.signing import fingerprint
+    from plur_desk.domain.trust import TrustState
 
     session = window.session
     ada = human_events(store_copy, "Ada Lovelace")[0]
@@ -186,7 +187,7 @@ def test_a_key_listed_in_keys_yaml_is_trusted_from_the_window_only_with_identity
 def test_a_key_listed_for_the_reviewer_that_is_not_hers_is_said_at_open(qtbot, window, store_copy):
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    from plur_desk.domain.trust import fingerprint
+    from plur_desk.app.signing import fingerprint
     from plur_desk.store.signatures import public_key_b64
 
     with qtbot.waitSignal(window.changes_applied, timeout=10000):
