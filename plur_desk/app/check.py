@@ -299,13 +299,19 @@ def _untrusted_claims(
 
 
 def _foreign_keys(root: Path, checker: object, report: CheckReport) -> None:
-    """keys.yaml entries that give one of the user's own identities a key that is not theirs."""
+    """keys.yaml entries that give one of the user's own identities a key that is not theirs, and entries under a
+    name that reads as a trusted reviewer's but is another."""
     from plur_desk.app.trust import TrustChecker
     from plur_desk.domain.trust import Trust, TrustState, fingerprint
 
     assert isinstance(checker, TrustChecker)
-    foreign = checker.foreign_keys()
-    if not foreign:
+    found = [(e, TrustState.FOREIGN_KEY_FOR_IDENTITY, "") for e in checker.foreign_keys()]
+    trusted = checker.trusted()
+    for entry in checker.registry().entries:
+        twin = trusted.lookalike(entry.identity)
+        if twin is not None:
+            found.append((entry, TrustState.CONFUSABLE_IDENTITY, twin))
+    if not found:
         return
     from plur_desk.store.safe_open import read_regular
 
@@ -313,14 +319,14 @@ def _foreign_keys(root: Path, checker: object, report: CheckReport) -> None:
         text = read_regular(root / "keys.yaml")[0].decode("utf-8").splitlines()
     except (OSError, UnicodeDecodeError):
         text = []
-    for entry in foreign:
+    for entry, state, twin in found:
         line = next((n for n, t in enumerate(text, 1) if entry.public_key in t), None)
         while line is not None and line > 1 and not text[line - 1].lstrip().startswith("- "):
             line -= 1  # the entry's first line (`- identity: …`)
+        shown = f"{entry.identity!r} (fingerprint {fingerprint(entry.public_key)})"
         detail = (
-            f"keys.yaml lists a key for {entry.identity} (fingerprint {fingerprint(entry.public_key)}) that is not "
-            "yours: whatever it signs is a forgery"
+            f"keys.yaml lists a key for {shown} that is not yours: whatever it signs is a forgery"
+            if state is TrustState.FOREIGN_KEY_FOR_IDENTITY
+            else f"keys.yaml lists a key for {shown}, a name that looks like the trusted {twin!r} but is another"
         )
-        report.untrusted.append(
-            _claim("keys.yaml", line, "key", None, entry.identity, Trust(TrustState.FOREIGN_KEY_FOR_IDENTITY, detail))
-        )
+        report.untrusted.append(_claim("keys.yaml", line, "key", None, entry.identity, Trust(state, detail)))

@@ -70,7 +70,13 @@ def _add(args: argparse.Namespace) -> int:
     root = default_store_path(args.store)
     identity = _identity(args.identity)
     public_key = listed_key(root, identity, args.fingerprint)
-    print(TrustChecker(root).trust_key(identity, public_key, iso_ms(datetime.now(UTC))))
+    checker = TrustChecker(root)
+    twin = checker.trusted().lookalike(identity)
+    if twin is not None:
+        raise PlurDeskError(
+            f"{identity!r} looks like {twin!r}, whom you trust already, but is another name; not trusted"
+        )
+    print(checker.trust_key(identity, public_key, iso_ms(datetime.now(UTC))))
     return 0
 
 

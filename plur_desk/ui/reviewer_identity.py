@@ -135,7 +135,12 @@ class IdentityController(QObject):
         if not entries:
             self.workspace.messages.show("Every key listed in keys.yaml is one you trust already.")
             return
-        shown = [f"{e.identity}   fingerprint {fingerprint(e.public_key)}" for e in entries]
+        trusted = session.trust.trusted()
+        shown = [
+            f"{e.identity}   fingerprint {fingerprint(e.public_key)}"
+            + (f"   LOOK-ALIKE of {twin}" if (twin := trusted.lookalike(e.identity)) else "")
+            for e in entries
+        ]
         picker = QInputDialog(self._parent)
         picker.setObjectName("trustKeyPicker")
         picker.setWindowTitle("Trust a key")
@@ -145,6 +150,12 @@ class IdentityController(QObject):
         if picker.exec() != QInputDialog.DialogCode.Accepted or picker.textValue() not in shown:
             return
         entry = entries[shown.index(picker.textValue())]
+        twin = trusted.lookalike(entry.identity)
+        if twin is not None:  # trusting it would make a second "Alice" whose decisions pass for hers
+            self.workspace.messages.error(
+                f"{entry.identity!r} looks like {twin!r}, whom you trust, but is another name"
+            )
+            return
         box = QMessageBox(self._parent)
         box.setObjectName("trustKeyConfirm")
         box.setIcon(QMessageBox.Icon.Warning)

@@ -117,6 +117,13 @@ def test_a_look_alike_of_a_trusted_reviewer_is_flagged_and_refused_as_a_new_revi
     report = run_check(store)
     assert report.exit_code == 1
     assert any(c["engram_id"] == drafts[1] and c["reason"] == "confusable_identity" for c in report.untrusted)
+    assert any(c["file"] == "keys.yaml" and c["reason"] == "confusable_identity" for c in report.untrusted)
+    from plur_desk.app.signing import fingerprint
+    from plur_desk.app.trust_cli import main as trust_main
+
+    listed = next(k for k in _keys(store) if k["identity"] == identity)["public_key"]
+    assert trust_main(["--store", str(store), "add", identity, fingerprint(listed)]) == 1  # not trusted by hand
+    assert not again.trust.trusted().keys_for(identity)
     # the look-alike is not auto-registered as a new reviewer on this machine: refused with a message
     from plur_desk.app.reviewer import InvalidReviewer
 
