@@ -11,6 +11,7 @@ from plur_desk.app.trust_file import TrustFile
 from plur_desk.domain.trust import TRUSTED, Trust, TrustedKey, TrustedKeys, TrustState, fingerprint
 from plur_desk.store.endorsements import ENDORSEMENTS, Endorsement, read_endorsements
 from plur_desk.store.keys_file import KEYS_FILE, KeyEntry, KeyRegistry, read_keys
+from plur_desk.store.safe_open import special_file_problem
 from plur_desk.store.signatures import classify
 
 
@@ -65,7 +66,8 @@ class TrustChecker:
         """keys.yaml as now, the trusted keys brought up to date with it (one stat per file)."""
         stamp = (_stamp(self.path), self.trust_file.stamp(), _stamp(self.root / ENDORSEMENTS))
         if stamp != self._stamp:
-            self._registry = read_keys(self.root)
+            special = special_file_problem(self.path)  # a FIFO would block the read for ever: never opened
+            self._registry = KeyRegistry(problem=special) if special else read_keys(self.root)
             base, problem = self.trust_file.read()
             found, endorsement_problem = read_endorsements(self.root)
             self._trusted = TrustedKeys(tuple(endorsed(base, found, self._registry)))

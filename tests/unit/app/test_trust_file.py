@@ -135,3 +135,15 @@ def test_an_endorsements_file_that_is_a_fifo_is_not_opened(tmp_path):
     checker, _trust_file = _checker(root, tmp_path, own=alice)
     assert checker(sign(_event("Alice"), alice, "human:Alice")).state is TrustState.VALID
     assert any("not a regular file" in p for p in checker.problems)
+
+
+def test_a_keys_yaml_that_is_a_fifo_is_never_opened_by_the_trust_checker(tmp_path):
+    import os
+
+    root = tmp_path / "store"
+    root.mkdir()
+    os.mkfifo(root / "keys.yaml")  # an open() for reading would wait for a writer for ever
+    alice = Ed25519PrivateKey.generate()
+    checker, _trust_file = _checker(root, tmp_path, own=alice)
+    assert checker(sign(_event("Alice"), alice, "human:Alice")).state is TrustState.VALID  # her key is hers
+    assert "not a regular file" in (checker.registry().problem or "")
