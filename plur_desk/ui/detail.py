@@ -86,10 +86,10 @@ def _verdict_warnings(view: EngramView, rejected_before: object, standing: Trust
 
 def _review_line(view: EngramView, standing: Trust | None) -> str:
     """ "approved by Ada (signed)" only for a record the latest verified decision backs; else the claim it is."""
-    record = view.review
-    if record is None or standing is None:
+    review_record = view.review
+    if review_record is None or standing is None:
         return ""
-    said = f"{E(str(record.get('state')))} by {E(str(record.get('by')))}"
+    said = f"{E(str(review_record.get('state')))} by {E(str(review_record.get('by')))}"
     if standing.counts_as_human:
         return f"{said} (signed)"
     return f"<u>{said}: {E(standing.label)}</u>"
