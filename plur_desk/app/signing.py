@@ -106,16 +106,28 @@ class ReviewerKeys:
     # -- the store's registry ------------------------------------------------------------------------------
 
     def ready(self) -> None:
-        """The key is reachable and keys.yaml holds no other key for this identity (nothing is written here).
-        Raises KeyConflict when another key is registered for it (replacing needs confirmation)."""
+        """The key is reachable (nothing is written here). Raises KeyConflict when keys.yaml's key in force for
+        this identity is an earlier key of this user's own (making this one the key in force needs confirmation).
+        A key listed there that was never this user's decides nothing for them (their trust file says which keys
+        are theirs): the decision goes ahead, signed with their own key, and a notice names the other key."""
         public = self.public_key()
         current = read_keys(self.root).current(self.identity)
-        if current is not None and current.public_key != public:
-            raise KeyConflict(
-                f"keys.yaml already holds another key for {self.identity} (fingerprint "
-                f"{fingerprint(current.public_key)}; yours is {fingerprint(public)}). If it is not yours, someone "
-                "registered it to pass as you. Use Reviewer identity… to replace it; nothing was written."
+        if current is None or current.public_key == public:
+            return
+        base, _problem = self.trust_file.read()
+        if not any(k.identity == self.identity and k.public_key == current.public_key for k in base):
+            self.notices.append(
+                f"keys.yaml lists another key for {self.identity} first (fingerprint {fingerprint(current.public_key)}),"
+                f" which was never yours: anything it signs shows as FORGED. Your decision was signed with your own "
+                f"key ({fingerprint(public)}). If that key is yours from another machine, Reviewer identity… → "
+                "Rotate key makes this machine's key the one in force."
             )
+            return
+        raise KeyConflict(
+            f"keys.yaml already holds another key of yours for {self.identity} (fingerprint "
+            f"{fingerprint(current.public_key)}; this machine's is {fingerprint(public)}). If it is not yours, "
+            "someone registered it to pass as you. Use Reviewer identity… to replace it; nothing was written."
+        )
 
     def register(self, now: datetime) -> None:
         """Once a decision was written: register the key when the identity has none yet (first use). Never

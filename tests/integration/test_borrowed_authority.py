@@ -160,6 +160,13 @@ def test_an_agent_key_listed_first_for_alice_forges_nothing_and_is_shown_at_open
     from plur_desk.domain.trust import fingerprint
 
     assert fingerprint(planted["public_key"]) in notice
+    # her own decisions keep working: signed with her key, valid, nothing asked, keys.yaml left as it is
+    keys_before = (store / "keys.yaml").read_bytes()
+    again.execute(ApproveDrafts(tuple(again.seen([drafts[2]]))))
+    (mine,) = [e for e in _human_events(store) if e["engram_id"] == drafts[2]]
+    assert again.trust(mine).state is TrustState.VALID
+    assert (store / "keys.yaml").read_bytes() == keys_before
+    assert again.review_trust(again.engram(drafts[2])).counts_as_human
     assert again.review_trust(again.engram(drafts[0])).counts_as_human
     assert not again.review_trust(again.engram(drafts[1])).counts_as_human
     report = run_check(store)

@@ -82,13 +82,33 @@ def test_reviewer_identity_dialog_says_where_the_key_lives(qtbot, window):
     json.dumps(seen)  # plain text, nothing else
 
 
-def test_a_key_someone_else_registered_is_replaced_only_after_confirmation(qtbot, window, store_copy):
+def test_a_key_listed_for_the_reviewer_that_was_never_hers_does_not_stop_her_deciding(qtbot, window, store_copy):
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
     from plur_desk.store.keys_file import register_key
     from plur_desk.store.signatures import public_key_b64
 
-    impostor = public_key_b64(Ed25519PrivateKey.generate())
+    planted = public_key_b64(Ed25519PrivateKey.generate())  # an agent registered first, under her name
+    register_key(store_copy, "human:Grace Tester", planted, "2026-12-01T00:00:00.000Z")
+    keys_before = (store_copy / "keys.yaml").read_bytes()
+    with qtbot.waitSignal(window.changes_applied, timeout=10000):
+        qtbot.keyClick(window.drafts.table, Qt.Key.Key_A)  # no dialog: that key decides nothing for her
+    (approval,) = human_events(store_copy)
+    assert window.session.trust(approval).state.value == "valid"  # signed with her own key
+    assert "never yours" in window.banner.text() and "FORGED" in window.banner.text()
+    assert (store_copy / "keys.yaml").read_bytes() == keys_before  # nothing rewritten without asking
+
+
+def test_an_earlier_key_of_hers_in_force_is_replaced_only_after_confirmation(qtbot, window, store_copy):
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from plur_desk.app.trust_file import TrustFile
+    from plur_desk.domain.trust import OWN
+    from plur_desk.store.keys_file import register_key
+    from plur_desk.store.signatures import public_key_b64
+
+    impostor = public_key_b64(Ed25519PrivateKey.generate())  # hers once (her trust file says so), now lost
+    TrustFile().add("human:Grace Tester", impostor, OWN, "2026-11-01T00:00:00.000Z")
     register_key(store_copy, "human:Grace Tester", impostor, "2026-12-01T00:00:00.000Z")
     engrams_before = (store_copy / "engrams.yaml").read_bytes()
     texts: list[str] = []
@@ -101,7 +121,7 @@ def test_a_key_someone_else_registered_is_replaced_only_after_confirmation(qtbot
     answer_modal(disown)
     qtbot.keyClick(window.drafts.table, Qt.Key.Key_A)
     qtbot.waitUntil(lambda: bool(human_events(store_copy)), timeout=10000)
-    assert "already holds another key" in texts[0]
+    assert "already holds another key of yours" in texts[0]
     assert (store_copy / "engrams.yaml").read_bytes() == engrams_before  # the approval was not written
     (changed,) = human_events(store_copy)
     assert changed["event"] == "reviewer_key_changed" and changed["data"]["action"] == "disown_key"
