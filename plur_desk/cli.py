@@ -29,6 +29,11 @@ class Command:
 # One line each; `plur-desk --help` lists them. Each command has its own `--help`.
 COMMANDS: tuple[Command, ...] = (
     Command("check", "report on a store and every entry PLUR would quarantine (read-only)", "plur_desk.cli:check_main"),
+    Command(
+        "trust",
+        "the reviewer keys you trust: list, add IDENTITY FINGERPRINT, remove, endorse",
+        "plur_desk.app.trust_cli:main",
+    ),
     Command("search", "search a store as the app does, from a script (read-only)", "plur_desk.app.search_cli:main"),
     Command(
         "merge-driver",

@@ -11,6 +11,7 @@ from pathlib import Path
 from plur_desk.app.check_ids import duplicate_ids, held_engrams, renames_in
 from plur_desk.domain.engram_rules import tension_problems
 from plur_desk.domain.rekey import Renames
+from plur_desk.domain.trust import Trust
 from plur_desk.infra.memory import gc_paused
 from plur_desk.infra.paths import cache_dir
 from plur_desk.store.engram_summary import EngramRow, summarize_engrams
@@ -87,9 +88,10 @@ class CheckReport:
         for item in self.invalid:
             lines.append(f"INVALID {item['file']} line {item['line']} {item['id'] or '(no id)'}: {item['reason']}")
         for claim in self.untrusted:
+            what = f"{claim['event']} {claim['engram_id']}" if claim["engram_id"] else str(claim["event"])
             lines.append(
-                f"{str(claim['trust']).upper()} human claim {claim['file']} line {claim['line']} "
-                f"{claim['event']} {claim['engram_id'] or ''} by {claim['claims']!r}: {claim['detail']}"
+                f"{str(claim.get('reason', claim['trust'])).upper()} {claim['file']} line {claim['line']}: {what} "
+                f"claiming {claim['claims']!r}: {claim['detail']}"
             )
         for warning in self.warnings:
             lines.append(f"warning: {warning}")
@@ -194,8 +196,10 @@ def run_check(root: Path, *, use_cache: bool = True) -> CheckReport:
                     "engrams.yaml (compacted or deleted)"
                 )
     logged = {pair for _name, month in months for pair in month.ours}
-    reviews = [(f[0], f[3]) for f in facts if f[3] is not None]
-    for engram_id, record in reviews:
+    reviewed = [(row.line, row.facts[3]) for row in rows if row.facts is not None and row.facts[3] is not None]
+    for _line, engram in reviewed:
+        engram_id, record = engram.get("id"), engram.get("review")
+        assert isinstance(record, dict)
         if not any((name, str(record.get("at"))) in logged for name in renames.names(str(engram_id))):
             report.unfinished.append(
                 f"engrams.yaml {engram_id}: a review record ({record.get('state')} by {record.get('by')} at "
@@ -208,9 +212,9 @@ def run_check(root: Path, *, use_cache: bool = True) -> CheckReport:
         from plur_desk.store.plur_store import PlurStore
         from plur_desk.store.recovery import inspect
 
-        trust = TrustChecker(root)  # check has no reviewer: only keys the store's trust counts verify a record
+        trust = TrustChecker(root)  # check has no reviewer: only keys this user trusts verify a record
         report.unfinished += inspect(PlurStore(root), lambda claim: trust(claim).state is TrustState.VALID)
-    _untrusted_claims(root, months, reviews, renames, report)
+    _untrusted_claims(root, months, reviewed, renames, report)
     per_month = {name[:-6]: month for name, month in months if month.events}
     last = sorted(per_month)[-1] if per_month else "0000-00"
     report.history = {
@@ -224,28 +228,58 @@ def run_check(root: Path, *, use_cache: bool = True) -> CheckReport:
     return report
 
 
+REASONS = {  # the stable reason `check` gives for each verdict (README: "plur-desk check")
+    "unsigned": "unsigned",
+    "invalid": "invalid_signature",
+    "unknown_signer": "unknown_signer",
+    "untrusted_key": "untrusted_key",
+    "foreign_key_for_identity": "foreign_key_for_identity",
+    "confusable_identity": "confusable_identity",
+    "review_without_decision": "review_without_decision",
+    "undone_review_restored": "undone_review_restored",
+}
+
+
+def _claim(
+    file: str, line: int | None, event: object, engram_id: object, claims: object, trust: Trust
+) -> dict[str, object]:
+    return {
+        "file": file,
+        "line": line,
+        "reason": REASONS.get(trust.state.value, trust.state.value),
+        "event": event,
+        "engram_id": engram_id,
+        "claims": claims,
+        "trust": trust.state.value,
+        "detail": trust.detail,
+    }
+
+
 def _untrusted_claims(
     root: Path,
     months: list[tuple[str, MonthSummary]],
-    reviews: list[tuple[object, dict[str, object]]],
+    reviews: list[tuple[int, dict[str, object]]],
     renames: Renames,
     report: CheckReport,
 ) -> None:
-    """Every `kind: human` event that is not signed by the claimed reviewer's registered key, and every review
-    record in engrams.yaml that no such event backs. (The signature code is imported only when there is a claim or
-    a key to check.)"""
-    from plur_desk.domain.trust import TrustState, backs_review
+    """Every `kind: human` event that is not signed by a key this user trusts for the claimed reviewer, every
+    keys.yaml entry passing as the user, and every review record in engrams.yaml that no verified decision on the
+    engram's content backs. (The signature code is imported only when there is a claim or a key to check.)"""
+    from plur_desk.domain.decision import review_standing
+    from plur_desk.domain.trust import TrustState
 
     claims = [(name, line, raw) for name, month in months for line, raw in month.claims]
-    valid: dict[tuple[str, str], list[dict[str, object]]] = {}
-    if claims or (root / "keys.yaml").exists() or os.path.lexists(root / "keys.yaml"):
+    by_engram: dict[str, list[tuple[dict[str, object], Trust]]] = {}
+    if claims or os.path.lexists(root / "keys.yaml") or reviews:
         from plur_desk.app.trust import TrustChecker
-        from plur_desk.store.signatures import claimed_human, classify
+        from plur_desk.store.signatures import claimed_human
 
         checker = TrustChecker(root)
         registry = checker.registry()
         if registry.problem:
             report.warnings.append(f"keys.yaml: {registry.problem}")
+        report.warnings += checker.problems
+        _foreign_keys(root, checker, report)
         signed_at: dict[str, str] = {}  # signature -> where history first holds it
         for name, line, raw in claims:
             event = json.loads(raw)
@@ -256,39 +290,41 @@ def _untrusted_claims(
                 if first != f"history/{name} line {line}":
                     report.untrusted.append(_replayed(name, line, event, first))
                     continue
-            trust = classify(event, registry)
-            if trust.state is TrustState.VALID:
-                valid.setdefault((str(event.get("engram_id")), str(event.get("timestamp"))), []).append(event)
-            elif trust.suspicious:
+            trust = checker.check(event)
+            by_engram.setdefault(str(event.get("engram_id")), []).append((event, trust))
+            if trust.suspicious:
                 report.untrusted.append(
-                    {
-                        "file": f"history/{name}",
-                        "line": line,
-                        "event": event.get("event"),
-                        "engram_id": event.get("engram_id"),
-                        "claims": claimed_human(event),
-                        "trust": trust.state.value,
-                        "detail": trust.detail,
-                    }
+                    _claim(
+                        f"history/{name}", line, event.get("event"), event.get("engram_id"), claimed_human(event), trust
+                    )
                 )
-    carried = {(str(i), str(r.get("at")), str(r.get("by"))) for i, r in reviews}
-    for raw_id, record in reviews:
-        engram_id = str(raw_id)
+    carried = {
+        (str(e.get("id")), str(r.get("at")), str(r.get("by")))
+        for _l, e in reviews
+        if isinstance(r := e.get("review"), dict)
+    }
+    for line, engram in reviews:
+        engram_id = str(engram.get("id"))
+        record = engram.get("review")
+        assert isinstance(record, dict)
         at, by = str(record.get("at")), str(record.get("by"))
         # A review made before PLUR renamed the engram is signed under its old id; followed only when no engram
         # still under that id carries the same review (a copy must not borrow the original's signature).
         names = [engram_id] + [n for n in renames.earlier(engram_id) if (n, at, by) not in carried]
-        if not any(backs_review(e, name, record) for name in names for e in valid.get((name, at)) or []):
+        events = sorted(
+            (c for name in names for c in by_engram.get(name, [])), key=lambda c: str(c[0].get("timestamp"))
+        )
+        standing = review_standing(engram, events, names)
+        if standing.state is not TrustState.VALID:
             report.untrusted.append(
-                {
-                    "file": "engrams.yaml",
-                    "line": None,
-                    "event": f"review: {record.get('state')}",
-                    "engram_id": raw_id,
-                    "claims": str(record.get("by", "")),
-                    "trust": TrustState.UNSIGNED.value,
-                    "detail": "no validly signed history event records this review",
-                }
+                _claim(
+                    "engrams.yaml",
+                    line,
+                    f"review: {record.get('state')}",
+                    engram.get("id"),
+                    str(record.get("by", "")),
+                    standing,
+                )
             )
 
 
@@ -306,3 +342,37 @@ def _replayed(name: str, line: int, event: dict[str, object], first: str) -> dic
         "reason": "replayed_event",
         "detail": f"its signature is that of the event at {first}: a copy of that decision, not a new one",
     }
+
+
+def _foreign_keys(root: Path, checker: object, report: CheckReport) -> None:
+    """keys.yaml entries that give one of the user's own identities a key that is not theirs, and entries under a
+    name that reads as a trusted reviewer's but is another."""
+    from plur_desk.app.trust import TrustChecker
+    from plur_desk.domain.trust import Trust, TrustState, fingerprint
+
+    assert isinstance(checker, TrustChecker)
+    found = [(e, TrustState.FOREIGN_KEY_FOR_IDENTITY, "") for e in checker.foreign_keys()]
+    trusted = checker.trusted()
+    for entry in checker.registry().entries:
+        twin = trusted.lookalike(entry.identity)
+        if twin is not None:
+            found.append((entry, TrustState.CONFUSABLE_IDENTITY, twin))
+    if not found:
+        return
+    from plur_desk.store.safe_open import read_regular
+
+    try:  # never a FIFO or a device (read_regular), and only what is text
+        text = read_regular(root / "keys.yaml")[0].decode("utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        text = []
+    for entry, state, twin in found:
+        line = next((n for n, t in enumerate(text, 1) if entry.public_key in t), None)
+        while line is not None and line > 1 and not text[line - 1].lstrip().startswith("- "):
+            line -= 1  # the entry's first line (`- identity: …`)
+        shown = f"{entry.identity!r} (fingerprint {fingerprint(entry.public_key)})"
+        detail = (
+            f"keys.yaml lists a key for {shown} that is not yours: whatever it signs is a forgery"
+            if state is TrustState.FOREIGN_KEY_FOR_IDENTITY
+            else f"keys.yaml lists a key for {shown}, a name that looks like the trusted {twin!r} but is another"
+        )
+        report.untrusted.append(_claim("keys.yaml", line, "key", None, entry.identity, Trust(state, detail)))

@@ -8,8 +8,11 @@ an agent's identity look like a human decision.
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Iterable
 
 from plur_desk.app.settings import Settings, SettingsStore
+from plur_desk.domain.trust import reviewer_identity
+from plur_desk.infra.confusables import confusable
 from plur_desk.infra.errors import PlurDeskError
 
 # PLUR's attribution addresses for software and agents (learn() writes `agent:*` identities and the
@@ -37,6 +40,34 @@ def reviewer_problem(name: str) -> str | None:
     if folded.startswith(AGENT_PREFIXES) or folded in AGENT_NAMES:
         return f"“{stripped}” is how PLUR names an agent or a program, not a person."
     return None
+
+
+def lookalike_problem(name: str, known: Iterable[str]) -> str | None:
+    """Why `name` cannot be a new reviewer here: it reads as a reviewer this user already trusts (their own
+    identity, one trusted by hand or endorsed) but is another name, told apart only by case, blanks or look-alike
+    letters. Signing as it would pass for that person. None when it is that very name, or like none of them."""
+    identity = reviewer_identity(name)
+    known = set(known)
+    if identity in known:
+        return None
+    for other in sorted(known):
+        if confusable(identity, other):
+            points = " ".join(f"U+{ord(c):04X}" for c in name.strip() if not c.isascii())
+            spelled = f" (it contains {points})" if points else ""
+            return (
+                f"“{name.strip()}” looks like the reviewer {other.removeprefix('human:')!r} you already trust, but is "
+                f"another name{spelled}. Use exactly that name if it is you, or a name nobody could mistake for it."
+            )
+    return None
+
+
+def trusted_reviewers() -> set[str]:
+    """The identities this user trusts by their trust file (own and by hand; a store's endorsements add to these
+    once it is open)."""
+    from plur_desk.app.trust_file import TrustFile
+
+    keys, _problem = TrustFile().read()
+    return {k.identity for k in keys}
 
 
 def check_reviewer(name: str) -> str:

@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING
 
 from plur_desk.app.history_index import HistoryIndex
 from plur_desk.app.queries import DraftQueue, QueueChanges, TensionRows
-from plur_desk.app.reviewer import READER, check_reviewer
+from plur_desk.app.review_verdicts import ReviewVerdicts
+from plur_desk.app.reviewer import READER, InvalidReviewer, check_reviewer, lookalike_problem
 from plur_desk.app.rows import DraftRow, TensionRow, Verdict
-from plur_desk.app.session_signing import ReviewVerdicts, SessionSigning
+from plur_desk.app.session_signing import SessionSigning
 from plur_desk.app.signing import ReviewerKeys
 from plur_desk.app.snapshot import Snapshot, differing
 from plur_desk.app.trust import TrustChecker
@@ -62,6 +63,10 @@ class ReviewSession:
         if not self.reading_only:  # a journal record leaves the app signed as a whole, like the events in it
             store.journal.sign, store.journal.actor = self.keys.sign, reviewer.actor()
         self.trust = TrustChecker(store.root)
+        if not self.reading_only:  # before anything is signed with a name that passes for someone trusted
+            problem = lookalike_problem(reviewer.name, {k.identity for k in self.trust.trusted().keys})
+            if problem:
+                raise InvalidReviewer(f"Reviewer name refused: {problem}")
         self.history = HistoryIndex(store.history, self.trust)
         self.snapshot = Snapshot(store)
         self.signing = SessionSigning(store, self.keys, self.history)
@@ -262,6 +267,8 @@ class ReviewSession:
         self.snapshot.reindex()
 
     def load_history(self) -> None:
+        if not self.reading_only:
+            self.keys.remember_own()  # a key made before trust files existed is recorded as this user's
         self.history.load()
         self.queue.prime()  # the rejection verdicts of the whole history, counted here on the loading thread
         # whether the history is hash-chained: every month searched once here, so the first decision does not
@@ -383,6 +390,12 @@ class ReviewSession:
 
     def key_notices(self) -> list[str]:
         return self.signing.key_notices()
+
+    def trust_notice(self) -> str:
+        """What the reviewer must know about keys before any decision: keys.yaml lists a key for them that is not
+        theirs, or a trust file that could not be read ("" when neither)."""
+        lines = [self.trust.foreign_notice(), *self.trust.problems]
+        return " ".join(line for line in lines if line)
 
     def rejected_verdicts(self) -> dict[str, Verdict]:
         return self.verdicts.rejected_verdicts()

@@ -1,26 +1,30 @@
-"""The signing side of a review session: every event leaves the app signed, key replacement, the closing
-checkpoint; and the trust of review records (which rejections and approvals a signed event backs)."""
+"""The signing side of a review session: every event leaves the app signed and bound to what it decided, key
+replacement, the closing checkpoint. (What review records are worth: app/review_verdicts.py.)"""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from datetime import datetime
 
 from plur_desk.app.history_index import HistoryIndex
-from plur_desk.app.history_table import parse_line
-from plur_desk.app.rows import Verdict
 from plur_desk.app.signing import ReviewerKeys
-from plur_desk.app.snapshot import Snapshot
 from plur_desk.app.trust import TrustChecker
 from plur_desk.domain.changes import ChangeSet
+from plur_desk.domain.decision import bind, decided
 from plur_desk.domain.review import Reviewer, make_event
-from plur_desk.domain.trust import Trust, TrustState, backs_review
+from plur_desk.domain.trust import TrustState
 from plur_desk.store.checkpoint import emit_checkpoint
 from plur_desk.store.journal import JournalRecord
 from plur_desk.store.plur_store import Edit, PlurStore
 from plur_desk.store.signatures import claimed_human, verify
 
 Apply = Callable[[dict[str, object]], tuple[dict[str, object], list[dict[str, object]]]]
+
+
+def _file_of(record: dict[str, object]) -> str:
+    """Which file a record is from: a tension names its pair, an engram does not."""
+    return "tensions" if "engram_a" in record and "engram_b" in record else "engrams"
 
 
 class SessionSigning:
@@ -32,14 +36,17 @@ class SessionSigning:
         checked (a locked keyring asks once, and declining writes nothing); it is registered once a write succeeded."""
         self.keys.ready()
 
-        def signing(apply: Apply) -> Apply:
+        def signing(apply: Apply, key: str) -> Apply:
             def signed_apply(value: dict[str, object]) -> tuple[dict[str, object], list[dict[str, object]]]:
+                before = copy.deepcopy(value)  # `apply` changes its value in place
                 new, events = apply(value)
-                return new, [self.keys.sign(event) for event in events]
+                # each event signs what it decided: the record, its content and the values set (domain/decision.py)
+                block = decided(_file_of(new), key, before, new)
+                return new, [self.keys.sign(bind(event, block)) for event in events]
 
             return signed_apply
 
-        return [Edit(e.key, signing(e.apply), e.expected) for e in edits]
+        return [Edit(e.key, signing(e.apply, e.key), e.expected) for e in edits]
 
     def key_notices(self) -> list[str]:
         """What was done about the reviewer key without asking (each line once)."""
@@ -114,84 +121,3 @@ class SessionSigning:
             return trust(event).state is TrustState.VALID
 
         return proven
-
-
-class ReviewVerdicts:
-    """Which review records count as a human's verdict: only those a validly signed event backs."""
-
-    def __init__(self, store: PlurStore, history: HistoryIndex, trust: TrustChecker, snapshot: Snapshot) -> None:
-        self.store, self.history, self.trust, self.snapshot = store, history, trust, snapshot
-        self._unverified: tuple[tuple[object, ...], frozenset[str]] | None = None
-
-    def rejected_verdicts(self) -> dict[str, Verdict]:
-        """content_hash -> the latest human rejection, from review records and from history (survives compaction);
-        only a signed, valid one counts as a human verdict (`Verdict.trust`)."""
-        verdicts = dict(self.history.rejections())
-        for engram in self.snapshot.engrams.values():
-            rec = engram.get("review")
-            digest = str(engram.get("content_hash") or "")
-            if isinstance(rec, dict) and rec.get("state") == "rejected" and digest and digest not in verdicts:
-                verdicts[digest] = Verdict(
-                    str(engram["id"]),
-                    str(rec.get("by", "")),
-                    str(rec.get("at", "")),
-                    str(rec.get("reason", "")),
-                    self.review_trust(engram),  # only for records no history event backs: rare
-                )
-        return verdicts
-
-    def signed_names(self, engram_id: str, record: dict[str, object]) -> list[str]:
-        """The ids a review of this engram may be signed under: its own, and those PLUR 0.21 renamed it from,
-        unless an engram still under that id carries the same review (a copy never borrows the original's)."""
-        names = [engram_id]
-        for old in self.history.renames().earlier(engram_id):
-            other = self.snapshot.engrams.get(old)
-            review = other.get("review") if other is not None else None
-            if not (
-                isinstance(review, dict)
-                and (review.get("at"), review.get("by")) == (record.get("at"), record.get("by"))
-            ):
-                names.append(old)
-        return names
-
-    def unverified_reviews(self) -> set[str]:
-        """Ids of engrams whose `review` record no validly signed event backs (one pass over the human lines,
-        each verified once; kept until the history, keys.yaml or the engrams change)."""
-        self.history.sync_trust()  # until the history is loaded, no review counts as verified
-        history = self.history
-        stamp = (*history.stamp(), self.store.engrams.identity)  # before the answer (`HistoryIndex.stamp`)
-        cached = self._unverified
-        if cached is not None and cached[0] == stamp:
-            return set(cached[1])
-        backed: dict[tuple[str, str], list[dict[str, object]]] = {}
-        for line in self.history.human_lines():
-            if self.history.trust_of(line).counts_as_human:
-                event = parse_line(*line)
-                backed.setdefault((str(event.get("engram_id")), str(event.get("timestamp"))), []).append(event)
-        unverified = set()
-        for engram_id, engram in self.snapshot.engrams.items():
-            record = engram.get("review")
-            if isinstance(record, dict):
-                at = str(record.get("at"))
-                names = self.signed_names(engram_id, record)
-                if not any(backs_review(e, name, record) for name in names for e in backed.get((name, at), [])):
-                    unverified.add(engram_id)
-        self._unverified = (stamp, frozenset(unverified))
-        return unverified
-
-    def review_trust(self, engram: dict[str, object]) -> Trust:
-        """The trust of an engram's `review` record: that of its history event (same engram, same instant)."""
-        record = engram.get("review")
-        if not isinstance(record, dict):
-            return Trust(TrustState.NOT_HUMAN)
-        engram_id = str(engram.get("id"))
-        best = Trust(TrustState.UNSIGNED, "no history event records this review")
-        names = self.signed_names(engram_id, record)
-        for event in self.history.timeline(engram_id):
-            if any(backs_review(event, name, record) for name in names):
-                trust = self.trust(event)
-                if trust.counts_as_human:
-                    return trust
-                if trust.state is not TrustState.NOT_HUMAN:
-                    best = trust
-        return best

@@ -24,7 +24,8 @@ from plur_desk.store.file_identity import FileIdentity
 from plur_desk.store.known_split import KnownSplit
 from plur_desk.store.list_file import BlockCache, ListFile, digest_of
 
-CACHE_FORMAT = 5  # 4: the facts in pieces; 5: PLUR 0.21's pinned_priority rule (a cached block is valid)
+CACHE_FORMAT = 6  # 4: the facts in pieces; 5: PLUR 0.21's pinned_priority rule (a cached block is valid); 6: a
+# reviewed engram's facts hold the engram (its review is checked)
 # blocks per chunk: one marshal.loads (or dumps) of a chunk holds the interpreter in one piece, ~5 ms for 1,000.
 # While the rest of a warm store is unpacked behind the first draft, the window's thread takes the interpreter back
 # after each of its calls into Qt, each time waiting for the chunk being unpacked: with 4,000 blocks (12-25 ms a
@@ -33,7 +34,8 @@ CACHE_CHUNK = 1000
 FACTS_CHUNK = 10000  # facts per piece of the header
 MAX_CHUNKS = 512  # `check` appends a chunk per run that parsed something; beyond this the file is compacted
 
-# (id, status, commitment, review record or None) of a valid engram: all `check` reads of it
+# (id, status, commitment, the engram when it has a review record, else None) of a valid engram: all `check` reads
+# of it (a review record stands only on the engram's content and values, domain/decision.py)
 Facts = tuple[object, str, str, "dict[str, object] | None"]
 
 
@@ -46,7 +48,7 @@ def engram_facts(value: object) -> Facts | None:
         value.get("id"),
         str(value.get("status", "(none)")),
         str(value.get("commitment", "(none)")),
-        review if isinstance(review, dict) else None,
+        value if isinstance(review, dict) else None,
     )
 
 

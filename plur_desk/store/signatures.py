@@ -1,4 +1,5 @@
-"""Ed25519 signatures over PLUR's canonical event bytes, and the trust verdict for a human claim.
+"""Ed25519 signatures over PLUR's canonical event bytes, and the trust verdict for a human claim (which only a key
+the reading user trusts can make valid: keys.yaml names keys, it does not vouch for them).
 
 The signed bytes are exactly the hash preimage (chain.canonical_bytes: the event without top-level hash,
 signature and signer), signed with pure Ed25519 and stored as standard padded base64 in a top-level `signature`,
@@ -12,9 +13,9 @@ import binascii
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from plur_desk.domain.trust import HUMAN_PREFIX, Trust, TrustState, reviewer_identity
+from plur_desk.domain.trust import HUMAN_PREFIX, Trust, TrustedKeys, TrustState, fingerprint, reviewer_identity
 from plur_desk.store.chain import canonical_bytes
-from plur_desk.store.keys_file import KeyEntry, KeyRegistry
+from plur_desk.store.keys_file import KeyRegistry
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
@@ -121,36 +122,75 @@ def _signer_of(event: dict[str, object]) -> str | None:
     return inner if isinstance(inner, str) else None
 
 
-def check_signature(event: dict[str, object], registry: KeyRegistry) -> tuple[TrustState, str, KeyEntry | None]:
-    """PLUR's verdicts (valid, invalid, unknown_signer, unsigned), plus keys retired or revoked before the event."""
+def _ended(registry: KeyRegistry, identity: str, public_key: str, timestamp: str) -> str | None:
+    """Why keys.yaml says a signature by this key at `timestamp` no longer counts (retired or revoked before it), or
+    None. Anyone may write keys.yaml, so it can only take trust away, never give it."""
+    for entry in registry.for_identity(identity):
+        if entry.public_key == public_key and not entry.valid_at(timestamp):
+            return f"revoked {entry.revoked_at}" if entry.revoked_at else f"retired {entry.retired_at}"
+    return None
+
+
+def check_signature(
+    event: dict[str, object], registry: KeyRegistry, trusted: TrustedKeys
+) -> tuple[TrustState, str, str | None]:
+    """The verdict on the signature alone, the detail, and the signing key when one verifies. A key counts only
+    when this user trusts it for the signer's identity; keys.yaml only says which key an identity claims."""
     if not isinstance(event.get("signature"), str):
         return TrustState.UNSIGNED, "no signature", None
     signer = _signer_of(event)
     if signer is None:
         return TrustState.UNKNOWN_SIGNER, "signed, but names no signer", None
-    # PLUR uses an identity's first entry; later ones count only as the former keys rotation and revocation leave
-    # (an unmarked extra entry is what an agent appending its own key under a reviewer's name would write).
-    found = registry.for_identity(signer)
-    entries = found[:1] + [e for e in found[1:] if not e.in_force]
-    if not entries:
-        return TrustState.UNKNOWN_SIGNER, f"signed by {signer}, which has no key in keys.yaml", None
-    for entry in entries:
+    stamp = str(event.get("timestamp", ""))
+    for key in trusted.keys_for(signer):
+        if verify(event, key.public_key):
+            ended = _ended(registry, signer, key.public_key, stamp)
+            if key.revoked_at is not None and stamp >= key.revoked_at:
+                ended = f"revoked {key.revoked_at}"
+            if ended:
+                return TrustState.INVALID, f"signed by {signer} with a key {ended}, after that time", key.public_key
+            return (
+                TrustState.VALID,
+                f"signed by {signer} ({key.source} key {fingerprint(key.public_key)})",
+                key.public_key,
+            )
+    listed = registry.for_identity(signer)
+    for entry in listed:
         if verify(event, entry.public_key):
-            if entry.valid_at(str(event.get("timestamp", ""))):
-                return TrustState.VALID, f"signed by {signer}", entry
-            ended = f"revoked {entry.revoked_at}" if entry.revoked_at else f"retired {entry.retired_at}"
-            return TrustState.INVALID, f"signed by {signer} with a key {ended}, after that time", entry
-    return TrustState.INVALID, f"the signature does not match {signer}'s key(s) in keys.yaml", None
+            shown = f"the key keys.yaml lists for {signer} (fingerprint {fingerprint(entry.public_key)})"
+            mine = trusted.keys_for(signer)
+            if mine:
+                yours = ", ".join(fingerprint(k.public_key) for k in mine)
+                return (
+                    TrustState.FOREIGN_KEY_FOR_IDENTITY,
+                    f"signed with {shown}, which is not the key you trust for {signer} ({yours}): a forgery",
+                    entry.public_key,
+                )
+            return (
+                TrustState.UNTRUSTED_KEY,
+                f"verifies with {shown}, which you have not trusted; `plur-desk trust add` after checking it with them",
+                entry.public_key,
+            )
+    if not listed and not trusted.keys_for(signer):
+        return TrustState.UNKNOWN_SIGNER, f"signed by {signer}, which has no key in keys.yaml nor a trusted one", None
+    return TrustState.INVALID, f"the signature does not match any key of {signer}", None
 
 
-def classify(event: dict[str, object], registry: KeyRegistry) -> Trust:
+def classify(event: dict[str, object], registry: KeyRegistry, trusted: TrustedKeys | None = None) -> Trust:
     """The trust of a `kind: human` claim; NOT_HUMAN for any other event."""
     name = claimed_human(event)
     if name is None:
         return Trust(TrustState.NOT_HUMAN)
-    state, detail, _entry = check_signature(event, registry)
-    if state is TrustState.VALID:
-        signer = _signer_of(event) or ""
-        if not signer.startswith(HUMAN_PREFIX) or signer != reviewer_identity(name):
-            return Trust(TrustState.INVALID, f"claims {name!r} but is signed by {signer}, another identity")
+    trusted = trusted if trusted is not None else TrustedKeys()
+    state, detail, key = check_signature(event, registry, trusted)
+    signer = _signer_of(event) or ""
+    if key is not None and (not signer.startswith(HUMAN_PREFIX) or signer != reviewer_identity(name)):
+        return Trust(TrustState.INVALID, f"claims {name!r} but is signed by {signer}, another identity")
+    if state is not TrustState.VALID:
+        twin = trusted.lookalike(reviewer_identity(name))
+        if twin is not None:
+            return Trust(
+                TrustState.CONFUSABLE_IDENTITY,
+                f"claims {reviewer_identity(name)!r}, a name that looks like {twin!r} but is another ({detail})",
+            )
     return Trust(state, detail)

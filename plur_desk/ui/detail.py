@@ -57,9 +57,7 @@ def _event_line(event: dict[str, object], trust: Trust | None = None) -> str:
     )
 
 
-def _verdict_warnings(
-    session: ReviewSession, engram: dict[str, object], view: EngramView, rejected_before: object
-) -> list[str]:
+def _verdict_warnings(view: EngramView, rejected_before: object, standing: Trust | None) -> list[str]:
     """Earlier verdicts: only a validly signed one is a human verdict; any other is shown as the claim it is."""
     warnings: list[str] = []
     if rejected_before is not None:
@@ -75,8 +73,8 @@ def _verdict_warnings(
                 f"{E(v.by)}), but it is NOT a verified human verdict: {E(v.trust.label)} — {E(v.trust.detail)}."  # type: ignore[attr-defined]
             )
     review_record = view.review
-    if review_record is not None:
-        trust = session.review_trust(engram)
+    if review_record is not None and standing is not None:
+        trust = standing
         if not trust.counts_as_human:
             warnings.append(
                 f"The review record says “{E(str(review_record.get('state')))}” by "
@@ -84,6 +82,17 @@ def _verdict_warnings(
                 f"{E(trust.label)} — {E(trust.detail)}."
             )
     return warnings
+
+
+def _review_line(view: EngramView, standing: Trust | None) -> str:
+    """ "approved by Ada (signed)" only for a record the latest verified decision backs; else the claim it is."""
+    review_record = view.review
+    if review_record is None or standing is None:
+        return ""
+    said = f"{E(str(review_record.get('state')))} by {E(str(review_record.get('by')))}"
+    if standing.counts_as_human:
+        return f"{said} (signed)"
+    return f"<u>{said}: {E(standing.label)}</u>"
 
 
 CHECKING_HTML = "<p><i>Checking for contradictions…</i></p>"
@@ -130,7 +139,9 @@ def engram_html(
     parts = [f"<p style='font-size:15pt; margin:4px 0 8px 0; {PRE}'>{E(statement)}</p>"]
     flags = text_flags(statement)
     warnings = []
-    warnings += _verdict_warnings(session, engram, view, rejected_before)
+    # what the review record is worth: only the latest verified decision on this content makes it "signed"
+    standing = session.review_trust(engram) if view.review is not None else None
+    warnings += _verdict_warnings(view, rejected_before, standing)
     warnings += [f"Contains {E(f)} — check before approving." for f in flags]
     window, state, outside = view.window, view.window_state(session.now()), view.outside_window(session.now())
     if outside is not None:
@@ -150,6 +161,7 @@ def engram_html(
             _kv(
                 [
                     ("Id", E(engram_id)),
+                    ("Review", _review_line(view, standing)),
                     ("Asserted by", E(writer)),
                     ("Model", E(model)),
                     ("Runtime", E(runtime)),

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from plur_desk.app.reviewer import reviewer_problem
+from plur_desk.app.reviewer import lookalike_problem, reviewer_problem, trusted_reviewers
 from plur_desk.domain.engram_rules import LADDER
 from plur_desk.ui import icons
 from plur_desk.ui.actions import ACTIONS, CONTEXT_KEYS
@@ -137,6 +137,7 @@ class ReviewerDialog(QDialog):
         self, suggested: str, parent: QWidget | None = None, *, remember: bool = True, problem: str = ""
     ) -> None:
         super().__init__(parent)
+        self._known: set[str] | None = None  # the reviewers this user trusts: a look-alike name is refused
         self.setObjectName("reviewerDialog")
         self.setWindowTitle("Who is reviewing?")
         layout = QVBoxLayout(self)
@@ -162,7 +163,9 @@ class ReviewerDialog(QDialog):
         self._check(self.name.text(), initial=bool(problem))
 
     def _check(self, text: str, initial: bool = False) -> None:
-        problem = reviewer_problem(text)
+        if self._known is None:
+            self._known = trusted_reviewers()  # read once, when the first name is checked
+        problem = reviewer_problem(text) or lookalike_problem(text, self._known)
         self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(problem is None)
         if not initial:
             self.problem.setText(problem or "")

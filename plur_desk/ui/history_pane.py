@@ -33,10 +33,12 @@ PAGE = 200
 TRUST_FILTERS: dict[str, frozenset[TrustState]] = {
     "any trust": frozenset(),
     "signed human decisions": frozenset({TrustState.VALID}),
-    "unverified human claims": frozenset({TrustState.UNSIGNED, TrustState.INVALID, TrustState.UNKNOWN_SIGNER}),
+    "unverified human claims": frozenset(set(TrustState) - {TrustState.VALID, TrustState.NOT_HUMAN}),
     "unsigned human claims": frozenset({TrustState.UNSIGNED}),
     "invalid signatures": frozenset({TrustState.INVALID}),
     "unknown signers": frozenset({TrustState.UNKNOWN_SIGNER}),
+    "keys you have not trusted": frozenset({TrustState.UNTRUSTED_KEY}),
+    "forged or look-alike names": frozenset({TrustState.FOREIGN_KEY_FOR_IDENTITY, TrustState.CONFUSABLE_IDENTITY}),
 }
 HEADERS = ("When (UTC)", "Actor", "Event", "Engram", "Summary")
 ACTOR_FILTERS = {"all actors": "", "human": "human", "agent or unknown kind": "agent", "no actor named": "unknown"}

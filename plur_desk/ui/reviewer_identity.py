@@ -8,9 +8,11 @@ import threading
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
-from PySide6.QtWidgets import QMessageBox, QWidget
+from PySide6.QtWidgets import QInputDialog, QMessageBox, QWidget
 
 from plur_desk.app.signing import fingerprint
+from plur_desk.domain.changes import ChangeSet
+from plur_desk.infra.clock import iso_ms
 from plur_desk.infra.errors import KeyConflict, PlurDeskError
 from plur_desk.ui.workspace import Workspace
 
@@ -106,16 +108,70 @@ class IdentityController(QObject):
             f"<p>You sign every decision as <b>{html.escape(keys.identity)}</b> "
             f"(key fingerprint <code>{fingerprint(public)}</code>).</p>"
             f"<p>The private key is in the {html.escape(where.where)}: {html.escape(where.protects)}.</p>"
-            "<p>The public key is registered in this store's keys.yaml, where PLUR and plur_desk check signatures.</p>"
+            "<p>The public key is registered in this store's keys.yaml, where PLUR finds it. Which keys count is "
+            "yours to say: your own, keys you trusted after checking their fingerprint, and keys someone you trust "
+            "endorsed; a key that is only listed in keys.yaml counts for nothing.</p>"
         )
         rotate = box.addButton("Rotate key", QMessageBox.ButtonRole.ActionRole)
+        trust = box.addButton("Trust a key listed in keys.yaml…", QMessageBox.ButtonRole.ActionRole)
+        trust.setObjectName("trustListedKey")
         lost = box.addButton("My key was lost or exposed…", QMessageBox.ButtonRole.DestructiveRole)
         box.addButton(QMessageBox.StandardButton.Close)
         box.exec()
-        if box.clickedButton() is rotate:
+        if box.clickedButton() is trust:
+            self.trust_listed_key()
+        elif box.clickedButton() is rotate:
             self.workspace.change(lambda: session.replace_key(new_key=True))
         elif box.clickedButton() is lost and self._confirm_revoke():
             self.workspace.change(lambda: session.replace_key(new_key=True, revoke=True))
+
+    def trust_listed_key(self) -> None:
+        """Trust one key keys.yaml lists but this user does not trust yet: chosen by identity and fingerprint, then
+        confirmed with both shown (a key is never trusted because it is listed: an agent can write keys.yaml)."""
+        session = self.workspace.session
+        if session is None:
+            return
+        entries = session.trust.untrusted_entries()
+        if not entries:
+            self.workspace.messages.show("Every key listed in keys.yaml is one you trust already.")
+            return
+        trusted = session.trust.trusted()
+        shown = [
+            f"{e.identity}   fingerprint {fingerprint(e.public_key)}"
+            + (f"   LOOK-ALIKE of {twin}" if (twin := trusted.lookalike(e.identity)) else "")
+            for e in entries
+        ]
+        picker = QInputDialog(self._parent)
+        picker.setObjectName("trustKeyPicker")
+        picker.setWindowTitle("Trust a key")
+        picker.setLabelText("Keys listed in keys.yaml that you do not trust yet:")
+        picker.setComboBoxItems(shown)
+        picker.setComboBoxEditable(False)
+        if picker.exec() != QInputDialog.DialogCode.Accepted or picker.textValue() not in shown:
+            return
+        entry = entries[shown.index(picker.textValue())]
+        twin = trusted.lookalike(entry.identity)
+        if twin is not None:  # trusting it would make a second "Alice" whose decisions pass for hers
+            self.workspace.messages.error(
+                f"{entry.identity!r} looks like {twin!r}, whom you trust, but is another name"
+            )
+            return
+        box = QMessageBox(self._parent)
+        box.setObjectName("trustKeyConfirm")
+        box.setIcon(QMessageBox.Icon.Warning)
+        box.setWindowTitle("Trust this key?")
+        box.setTextFormat(Qt.TextFormat.PlainText)
+        box.setText(
+            f"Trust the key of {entry.identity}\nfingerprint {fingerprint(entry.public_key)}\n\n"
+            "Only if that person told you this fingerprint themselves (in person, or over a channel you trust): "
+            "anyone who can write the store can list a key under any name. Their signed decisions then count as "
+            "theirs for you, in every store."
+        )
+        box.setStandardButtons(QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel)
+        if box.exec() != QMessageBox.StandardButton.Yes:
+            return
+        identity, key, at = entry.identity, entry.public_key, iso_ms(session.now())
+        self.workspace.change(lambda: ChangeSet(reloaded=True, message=session.trust.trust_key(identity, key, at)))
 
     def _confirm_revoke(self) -> bool:
         answer = QMessageBox.question(

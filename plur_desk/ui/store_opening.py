@@ -113,7 +113,7 @@ class StoreController(QObject):
         ws.context_changed.emit()
         reviewer, clock, asker = ws.reviewer_name, ws.clock, self._unlock_asker
 
-        def load() -> tuple[ReviewSession, list[str]]:
+        def load() -> tuple[ReviewSession, list[str], str]:
             from plur_desk.app.bootstrap import open_session
 
             # Drafts only: the rest is parsed in worker processes once the queue is on screen. For review: finishes
@@ -122,7 +122,7 @@ class StoreController(QObject):
                 path, reviewer, clock=clock, ask_unlock=asker, drafts_first=True, load_history=False, for_review=True
             )
             loading.before_first_draft(session)
-            return session, session.read_only_reasons
+            return session, session.read_only_reasons, session.trust_notice()
 
         ws.runner.submit(
             load,
@@ -134,11 +134,13 @@ class StoreController(QObject):
         """The drafts are parsed: the queue is shown and can be acted on at once (a write re-reads inside the
         lock and finds any entry by id, so a decision now is as safe as after the full load)."""
         assert isinstance(found, tuple)
-        session, reasons = found
+        session, reasons, notice = found
         assert isinstance(session, ReviewSession)
         ws = self.workspace
         ws.session = session
         self._set_read_only(reasons)
+        if notice:  # a key planted under the reviewer's name: said before the first decision can be made
+            ws.messages.show(notice)
         self.refresh_requested.emit()  # every pane usable now (the queue's rows built once); the full load refreshes
         self._labels["busy"].setText("loading the rest…")
 
@@ -180,6 +182,9 @@ class StoreController(QObject):
         self.poll_timer.start()
         invalid = session.invalid_entries()
         notes = [session.recovery_note] if session.recovery_note else []
+        notice = session.trust_notice()
+        if notice:
+            notes.append(notice)
         if reasons:
             notes.append("Read-only: " + "; ".join(reasons))
         if invalid:

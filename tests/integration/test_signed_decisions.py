@@ -140,7 +140,7 @@ def test_attacks_through_plurs_api_are_each_shown_for_what_they_are_and_check_ex
     assert report.exit_code == 1
     listed = {(c["engram_id"], c["trust"]) for c in report.untrusted}
     assert listed == {
-        (drafts[0], "unsigned"),  # the flipped review record
+        (drafts[0], "review_without_decision"),  # the flipped review record: no verified decision set it
         (drafts[1], "unsigned"),
         (drafts[2], "invalid"),
         (drafts[3], "invalid"),

@@ -275,7 +275,8 @@ def test_history_labels_and_summaries(qtbot, window):
     pane = window.history
     actors = {pane.model.data(pane.model.index(r, 1)) for r in range(pane.model.rowCount())}
     assert "unknown kind · agent:claude-code" in actors  # PLUR's events carry no kind: not called 'agent'
-    assert any(a.startswith("human (signed) · ") for a in actors) and not any(a.isupper() for a in actors)
+    # the demo reviewer's decisions: signed with a key its keys.yaml lists, which this user never trusted
+    assert "human (UNTRUSTED key) · Ada Lovelace" in actors and not any(a.isupper() for a in actors)
     assert actor_text({"actor": {"kind": "agent", "asserted_by": "bot"}}) == "agent · bot"
     assert actor_text({}) == "no actor"
     summary = summary_of(

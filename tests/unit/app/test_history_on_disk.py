@@ -15,7 +15,6 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from plur_desk.app.history_index import HistoryFilter, HistoryIndex
 from plur_desk.app.history_table import changed_event, parse_line
 from plur_desk.domain.commands import RejectDrafts
-from plur_desk.domain.trust import TrustState
 from plur_desk.store.history import HistoryLog
 from plur_desk.store.keys_file import replace_key
 from plur_desk.store.signatures import public_key_b64
@@ -306,16 +305,22 @@ def test_reviews_read_while_a_month_was_torn_are_checked_again(session) -> None:
     assert session.unverified_reviews() == set()
 
 
+def _rejected_by_record_only(session) -> None:
+    """Draft 1 rejected, the rejection undone and redone (a redo is not a history rejection: only draft 1's record,
+    which the signed redo backs, says its content was rejected); draft 2 then gets draft 1's content."""
+    session.execute(RejectDrafts(tuple(session.seen(["ENG-2026-11-01-001"])), "not true"))
+    session.undo()
+    session.redo()
+    rewrite_block(session.store.root, "ENG-2026-11-02-001", "2" * 64, "1" * 64)
+
+
 def test_a_review_record_checked_while_a_month_was_torn_is_checked_again(session) -> None:
     """A rejected review record's trust comes from its history event (`review_trust` reads the engram's timeline).
     Asked while the month could not be read, the answer ('no history event records this review') is a fallback:
     the queue must not keep it once the month is found unchanged, and the reload then says the queue changed, so
     the window shows the draft again."""
     root = session.store.root
-    session.execute(RejectDrafts(tuple(session.seen(["ENG-2026-11-01-001"])), "not true"))
-    # an agent gives the rejected record draft 2's content hash: only the record, which the signed event backs,
-    # says this content was rejected (no history verdict carries that hash)
-    rewrite_block(root, "ENG-2026-11-01-001", "1" * 64, "2" * 64)
+    _rejected_by_record_only(session)
     (path,) = (root / "history").glob("*.jsonl")
 
     def engrams_read_again() -> object:  # what `reload_if_changed` does before it reads the history
@@ -338,8 +343,7 @@ def test_a_review_record_checked_before_the_history_was_read_is_checked_again(se
     """The window shows the queue before the history is read: a record's verdict asked then is a fallback too, and
     is asked again once the history is in."""
     root = session.store.root
-    session.execute(RejectDrafts(tuple(session.seen(["ENG-2026-11-01-001"])), "not true"))
-    rewrite_block(root, "ENG-2026-11-01-001", "1" * 64, "2" * 64)  # as above: only the record has draft 2's hash
+    _rejected_by_record_only(session)  # as above
     fresh = reopen(root)  # drafts first, the history not read yet
     twin = next(r for r in fresh.drafts() if r.id == "ENG-2026-11-02-001")
     assert twin.flags[:1] == ("rejection claim NOT VERIFIED",)
@@ -353,8 +357,7 @@ def test_a_review_record_is_checked_again_when_keys_yaml_disowns_its_signer(sess
     """A record's verdict rests on keys.yaml too: once the reviewer's key is disowned (a teammate's keys.yaml, as
     a pull brings it), the signed rejection no longer counts as a human's."""
     root = session.store.root
-    session.execute(RejectDrafts(tuple(session.seen(["ENG-2026-11-01-001"])), "not true"))
-    rewrite_block(root, "ENG-2026-11-01-001", "1" * 64, "2" * 64)  # only the record has draft 2's hash
+    _rejected_by_record_only(session)
     session.reload_if_changed()
     twin = next(r for r in session.drafts() if r.id == "ENG-2026-11-02-001")
     assert twin.flags[:1] == ("rejected before",)
@@ -362,7 +365,7 @@ def test_a_review_record_is_checked_again_when_keys_yaml_disowns_its_signer(sess
     replace_key(root, "human:Ada Reviewer", other, "2026-12-02T13:00:00.000Z", revoke=True, revoked_from=EPOCH)
     twin = next(r for r in session.drafts() if r.id == "ENG-2026-11-02-001")
     assert twin.flags[:1] == ("rejection claim NOT VERIFIED",) and twin.rejected_before is not None
-    assert twin.rejected_before.trust.state is TrustState.INVALID
+    assert not twin.rejected_before.trust.counts_as_human
 
 
 def test_every_line_is_read_the_same_in_short_runs(tmp_path, monkeypatch) -> None:

@@ -14,6 +14,7 @@ from plur_desk.app.check import run_check
 
 from support.blocks import rewrite_block
 from support.sessions import reopen as _reopen
+from support.users import another_user
 
 ROOT = Path(__file__).resolve().parents[3]
 NO_KEYRING = "keyring.backends.fail.Keyring"  # child processes never touch a real keyring
@@ -67,7 +68,8 @@ def test_someone_else_cannot_finish_a_decision_whose_signature_they_cannot_prove
     root = session.store.root
     _killed_between_files(root)
     before = (root / "engrams.yaml").read_bytes()
-    reopened = _reopen(root, "Someone Else")
+    with another_user(root.parent / "someone-else"):  # another person: Ada's key is not theirs
+        reopened = _reopen(root, "Someone Else")
     assert "1 journal record(s) not applied" in reopened.recovery_note
     assert "does not verify with a key you trust" in reopened.recovery_note
     assert (root / "engrams.yaml").read_bytes() == before

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 
 from plur_desk.domain.commands import (
@@ -47,6 +49,14 @@ def test_approve_sets_commitment_review_and_event(session):
         "from": "draft",
         "to": "decided",
         "note": "looks right",
+        # what was decided, under the signature: the record, its content and the values the decision set
+        "decided": {
+            "file": "engrams",
+            "id": "ENG-2026-11-01-001",
+            "content_hash": disk["content_hash"],
+            "statement_sha256": hashlib.sha256(disk["statement"].encode()).hexdigest(),
+            "sets": {"commitment": "decided", "review": disk["review"]},
+        },
     }
     assert event["actor"] == {
         "asserted_by": "Ada Reviewer",

@@ -219,7 +219,7 @@ def test_chained_store_events_are_signed_with_prev_and_the_session_ends_with_a_s
     assert [e["event"] for e in lines] == ["engram_created", "engram_updated", "engram_updated", "checkpoint"]
     for before, event in itertools.pairwise(lines):
         assert event["prev"] == before["hash"] and event["hash"] == event_hash(event)
-        state, _detail, _entry = check_signature(event, read_keys(store.root))
+        state, _detail, _entry = check_signature(event, read_keys(store.root), session.trust.trusted())
         assert state is TrustState.VALID
     assert lines[-1]["data"]["chain_head"] == lines[-1]["prev"] == lines[-2]["hash"]
     assert list(lines[-1]["data"]) == ["chain_head", "store_hash", "engram_count", "actor"]
@@ -289,4 +289,9 @@ def test_a_keys_yaml_that_cannot_be_written_leaves_the_written_decision_with_a_n
     assert any("could not be registered" in w for w in change.warnings)
     (event,) = _lines(store)
     assert event["signer"] == "human:Ada Reviewer"
-    assert _session(store).trust(event).state is TrustState.UNKNOWN_SIGNER
+    assert _session(store).trust(event).state is TrustState.VALID  # her own key, trusted outside the store
+    from plur_desk.app.trust import TrustChecker
+    from plur_desk.app.trust_file import TrustFile
+
+    someone_else = TrustChecker(store.root, TrustFile(tmp_path / "teammate-config"))
+    assert someone_else(event).state is TrustState.UNKNOWN_SIGNER  # nobody else can find her key

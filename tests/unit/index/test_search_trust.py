@@ -7,8 +7,11 @@ import shutil
 from plur_desk.app.demo import demo_source
 from plur_desk.app.search import SearchService
 from plur_desk.app.session import ReviewSession
+from plur_desk.app.trust_file import TrustFile
 from plur_desk.domain.review import Reviewer, engram_fingerprint
+from plur_desk.domain.trust import TRUSTED
 from plur_desk.infra.clock import FixedClock
+from plur_desk.store.keys_file import read_keys
 from plur_desk.store.plur_store import Edit, PlurStore
 
 from support.moments import WINDOW_NOW as NOW
@@ -22,9 +25,22 @@ def _open(root):
     return session
 
 
+def _trust_demo_reviewer(root):
+    """What `plur-desk trust add "human:Ada Lovelace" <fingerprint>` does once its fingerprint was checked."""
+    (entry,) = read_keys(root).entries
+    TrustFile().add(entry.identity, entry.public_key, TRUSTED, "2026-12-02T13:00:00.000Z")
+
+
 def test_review_filters_trust_only_signed_decisions(tmp_path):
     root = tmp_path / "store"
     shutil.copytree(demo_source(), root)
+    session = _open(root)
+    service = SearchService(session, tmp_path / "cache", embeddings=False)
+    service.sync()
+    # the demo reviewer's key is only listed in keys.yaml: until this user trusts it, none of her decisions counts
+    assert service.search("is:approved", 50).hits == []
+    assert len(service.search("is:unverified", 50).hits) == 2
+    _trust_demo_reviewer(root)
     session = _open(root)
     service = SearchService(session, tmp_path / "cache", embeddings=False)
     service.sync()
@@ -56,5 +72,6 @@ def test_search_cli_counts_only_signed_approvals(tmp_path, capsys):
 
     root = tmp_path / "store"
     shutil.copytree(demo_source(), root)
+    _trust_demo_reviewer(root)
     assert search_main([str(root), "is:approved", "--json", "--no-semantic"]) == 0
     assert len(json.loads(capsys.readouterr().out)["hits"]) == 1

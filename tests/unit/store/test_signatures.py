@@ -11,7 +11,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from nacl.exceptions import BadSignatureError
 from nacl.signing import VerifyKey
 
-from plur_desk.domain.trust import TrustState
+from plur_desk.domain.trust import TrustedKey, TrustedKeys, TrustState
 from plur_desk.store.chain import event_hash
 from plur_desk.store.keys_file import KeyRegistry, read_keys, register_key, replace_key
 from plur_desk.store.signatures import classify, private_key_der, public_key_b64, sign
@@ -77,24 +77,31 @@ def test_signature_over_the_vector_bytes_verifies_independently(vector, digest):
     assert len(base64.b64decode(public_key_b64(key))) == 44 and len(private_key_der(key)) == 48
 
 
-def test_the_four_verdicts(tmp_path):
+def _trusting(identity, *keys, source="own"):
+    return TrustedKeys(tuple(TrustedKey(identity, public_key_b64(k), source) for k in keys))
+
+
+def test_the_verdicts(tmp_path):
     ada, agent = Ed25519PrivateKey.generate(), Ed25519PrivateKey.generate()
     register_key(tmp_path, "human:Ada", public_key_b64(ada), "2026-12-01T00:00:00.000Z")
-    registry = read_keys(tmp_path)
+    registry, trusted = read_keys(tmp_path), _trusting("human:Ada", ada)
     good = sign(_human(), ada, "human:Ada")
-    assert classify(good, registry).state is TrustState.VALID
-    assert classify(_human(), registry).state is TrustState.UNSIGNED
-    assert classify(sign(_human(), agent, "human:Mallory"), registry).state is TrustState.UNKNOWN_SIGNER
-    assert classify(sign(_human(), agent, "human:Ada"), registry).state is TrustState.INVALID
+    assert classify(good, registry, trusted).state is TrustState.VALID
+    assert classify(_human(), registry, trusted).state is TrustState.UNSIGNED
+    assert classify(sign(_human(), agent, "human:Mallory"), registry, trusted).state is TrustState.UNKNOWN_SIGNER
+    assert classify(sign(_human(), agent, "human:Ada"), registry, trusted).state is TrustState.INVALID
     tampered = dict(good, data={**good["data"], "to": "locked"})
-    assert classify(tampered, registry).state is TrustState.INVALID
+    assert classify(tampered, registry, trusted).state is TrustState.INVALID
     copied = dict(_human(engram_id="ENG-2026-1201-999"), signature=good["signature"], signer="human:Ada")
-    assert classify(copied, registry).state is TrustState.INVALID
+    assert classify(copied, registry, trusted).state is TrustState.INVALID
     # a valid signature by Ada on an event that claims Bob is not Bob's verdict
-    assert classify(sign(_human("Bob"), ada, "human:Ada"), registry).state is TrustState.INVALID
+    assert classify(sign(_human("Bob"), ada, "human:Ada"), registry, trusted).state is TrustState.INVALID
     agent_event = {**_human(), "actor": {"asserted_by": "agent:miles"}}
-    assert classify(agent_event, registry).state is TrustState.NOT_HUMAN
+    assert classify(agent_event, registry, trusted).state is TrustState.NOT_HUMAN
+    # trust is the reader's, never keys.yaml's: a registered key nobody trusted verifies, and counts for nothing
+    assert classify(good, registry).state is TrustState.UNTRUSTED_KEY
     assert classify(good, KeyRegistry()).state is TrustState.UNKNOWN_SIGNER
+    assert classify(good, KeyRegistry(), trusted).state is TrustState.VALID  # keys.yaml emptied: still Ada's
 
 
 def test_rotation_keeps_old_signatures_valid_and_revocation_invalidates_later_ones(tmp_path):
@@ -102,25 +109,25 @@ def test_rotation_keeps_old_signatures_valid_and_revocation_invalidates_later_on
     register_key(tmp_path, "human:Ada", public_key_b64(old), "2026-12-01T00:00:00.000Z")
     before = sign(_human(timestamp="2026-12-01T10:00:00.000Z"), old, "human:Ada")
     replace_key(tmp_path, "human:Ada", public_key_b64(new), "2026-12-02T00:00:00.000Z", revoke=False)
-    registry = read_keys(tmp_path)
+    registry, trusted = read_keys(tmp_path), _trusting("human:Ada", old, new, newer)
     assert [e.public_key for e in registry.for_identity("human:Ada")] == [public_key_b64(new), public_key_b64(old)]
     assert registry.current("human:Ada").public_key == public_key_b64(new)  # what PLUR's lookup finds
-    assert classify(before, registry).state is TrustState.VALID
+    assert classify(before, registry, trusted).state is TrustState.VALID
     after_retired = sign(_human(timestamp="2026-12-03T10:00:00.000Z"), old, "human:Ada")
-    assert classify(after_retired, registry).state is TrustState.INVALID
-    assert classify(sign(_human(timestamp="2026-12-03T10:00:00.000Z"), new, "human:Ada"), registry).state is (
+    assert classify(after_retired, registry, trusted).state is TrustState.INVALID
+    assert classify(sign(_human(timestamp="2026-12-03T10:00:00.000Z"), new, "human:Ada"), registry, trusted).state is (
         TrustState.VALID
     )
     # the new key is lost: revoked at 2026-12-04; what it signed before still counts, later claims do not
     replace_key(tmp_path, "human:Ada", public_key_b64(newer), "2026-12-04T00:00:00.000Z", revoke=True)
     registry = read_keys(tmp_path)
     assert [e.revoked_at for e in registry.for_identity("human:Ada")] == [None, "2026-12-04T00:00:00.000Z", None]
-    assert classify(sign(_human(timestamp="2026-12-03T11:00:00.000Z"), new, "human:Ada"), registry).state is (
+    assert classify(sign(_human(timestamp="2026-12-03T11:00:00.000Z"), new, "human:Ada"), registry, trusted).state is (
         TrustState.VALID
     )
     forged = sign(_human(timestamp="2026-12-05T11:00:00.000Z"), new, "human:Ada")
-    assert classify(forged, registry).state is TrustState.INVALID
-    assert "revoked" in classify(forged, registry).detail
+    assert classify(forged, registry, trusted).state is TrustState.INVALID
+    assert "revoked" in classify(forged, registry, trusted).detail
 
 
 def test_keys_yaml_other_entries_and_fields_are_kept(tmp_path):
@@ -164,10 +171,10 @@ def test_an_extra_key_appended_under_a_reviewers_identity_is_not_trusted(tmp_pat
     register_key(tmp_path, "human:Ada", public_key_b64(ada), "2026-12-01T00:00:00.000Z")
     with open(tmp_path / "keys.yaml", "a") as handle:  # what an agent with write access to the store can append
         handle.write(f"  - identity: human:Ada\n    public_key: {public_key_b64(agent)}\n    added_at: x\n")
-    registry = read_keys(tmp_path)
+    registry, trusted = read_keys(tmp_path), _trusting("human:Ada", ada)
     assert len(registry.for_identity("human:Ada")) == 2
-    assert classify(sign(_human(), agent, "human:Ada"), registry).state is TrustState.INVALID
-    assert classify(sign(_human(), ada, "human:Ada"), registry).state is TrustState.VALID
+    assert classify(sign(_human(), agent, "human:Ada"), registry, trusted).state is TrustState.FOREIGN_KEY_FOR_IDENTITY
+    assert classify(sign(_human(), ada, "human:Ada"), registry, trusted).state is TrustState.VALID
 
 
 def test_a_review_record_is_backed_only_by_the_event_of_the_same_decision():

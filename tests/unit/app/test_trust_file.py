@@ -1,0 +1,149 @@
+"""Trust is the user's: their trust file (own key, keys trusted by fingerprint) and endorsements by keys they trust.
+keys.yaml names keys; an endorsement an agent writes, alters or signs itself vouches for nothing."""
+
+from __future__ import annotations
+
+import json
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from plur_desk.app.trust import TrustChecker
+from plur_desk.app.trust_cli import main as trust_main
+from plur_desk.app.trust_file import TrustFile
+from plur_desk.domain.trust import OWN, TRUSTED, TrustState, fingerprint
+from plur_desk.store.endorsements import ENDORSEMENTS, append_endorsement, endorsement
+from plur_desk.store.keys_file import register_key, replace_key
+from plur_desk.store.signatures import public_key_b64, sign
+
+AT = "2026-12-02T12:00:00.000Z"
+
+
+def _event(name, engram_id="ENG-2026-12-01-001", timestamp=AT):
+    return {
+        "event": "engram_updated",
+        "engram_id": engram_id,
+        "timestamp": timestamp,
+        "data": {"action": "approve", "field": "commitment", "from": "draft", "to": "decided"},
+        "actor": {"asserted_by": name, "kind": "human"},
+    }
+
+
+def _person(root, name):
+    key = Ed25519PrivateKey.generate()
+    register_key(root, f"human:{name}", public_key_b64(key), AT)
+    return key
+
+
+def _checker(root, tmp_path, own=None):
+    trust_file = TrustFile(tmp_path / "alice-config")
+    if own is not None:
+        trust_file.add("human:Alice", public_key_b64(own), OWN, AT)
+    return TrustChecker(root, trust_file), trust_file
+
+
+def test_trust_add_takes_the_key_whose_fingerprint_the_person_gave_and_nothing_else(tmp_path, capsys):
+    root = tmp_path / "store"
+    root.mkdir()
+    bob = _person(root, "Bob")
+    bobs = sign(_event("Bob"), bob, "human:Bob")
+    checker = TrustChecker(root)  # this test's own config folder: nobody trusted yet
+    assert checker(bobs).state is TrustState.UNTRUSTED_KEY
+
+    assert trust_main(["--store", str(root), "add", "human:Bob", "0123456789abcdef"]) == 1
+    assert "lists no key of human:Bob with fingerprint 0123456789abcdef" in capsys.readouterr().out
+    assert not TrustFile().path.exists()  # nothing written
+    assert checker(bobs).state is TrustState.UNTRUSTED_KEY
+
+    assert trust_main(["--store", str(root), "add", "Bob", fingerprint(public_key_b64(bob))]) == 0
+    assert "You now trust human:Bob's key" in capsys.readouterr().out
+    assert checker(bobs).state is TrustState.VALID
+    doc = json.loads(TrustFile().path.read_text())
+    assert doc["schema_version"] == 1
+    assert [(k["identity"], k["source"], k["fingerprint"]) for k in doc["keys"]] == [
+        ("human:Bob", TRUSTED, fingerprint(public_key_b64(bob)))
+    ]
+    assert trust_main(["--store", str(root), "list"]) == 0
+    assert "human:Bob" in capsys.readouterr().out
+    assert trust_main(["remove", "human:Bob"]) == 0
+    assert checker(bobs).state is TrustState.UNTRUSTED_KEY
+
+
+def test_a_chain_of_endorsements_from_a_trusted_key_is_trusted_and_nothing_an_agent_writes_is(tmp_path):
+    root = tmp_path / "store"
+    root.mkdir()
+    alice, bob, carol, dave, agent = (Ed25519PrivateKey.generate() for _ in range(5))
+    checker, trust_file = _checker(root, tmp_path, own=alice)
+    trust_file.add("human:Bob", public_key_b64(bob), TRUSTED, AT)
+    # Bob vouches for Carol, Carol for Dave: a team shares trust without each pinning every key
+    append_endorsement(root, endorsement("human:Carol", public_key_b64(carol), "human:Bob", AT, bob))
+    append_endorsement(root, endorsement("human:Dave", public_key_b64(dave), "human:Carol", AT, carol))
+    # an agent: an endorsement signed with its own key in Bob's name, one of Bob's altered to its key, and one
+    # of Bob's (genuine) endorsements copied for Alice's own identity
+    append_endorsement(root, endorsement("human:Eve", public_key_b64(agent), "human:Bob", AT, agent))
+    genuine = endorsement("human:Mallory", public_key_b64(carol), "human:Bob", AT, bob)
+    append_endorsement(root, {**genuine, "public_key": public_key_b64(agent)})
+    append_endorsement(root, endorsement("human:Alice", public_key_b64(agent), "human:Bob", AT, bob))
+    with open(root / ENDORSEMENTS, "a") as handle:
+        handle.write("[[[[ not json\n")
+
+    assert checker(sign(_event("Carol"), carol, "human:Carol")).state is TrustState.VALID
+    dave_says = checker(sign(_event("Dave"), dave, "human:Dave"))
+    assert dave_says.state is TrustState.VALID and "endorsed by human:Carol" in dave_says.detail
+    assert not checker(sign(_event("Eve"), agent, "human:Eve")).counts_as_human
+    assert not checker(sign(_event("Mallory"), agent, "human:Mallory")).counts_as_human
+    assert not checker(sign(_event("Alice"), agent, "human:Alice")).counts_as_human  # only Alice says what is hers
+    assert checker(sign(_event("Alice"), alice, "human:Alice")).state is TrustState.VALID
+    # nobody trusts Bob any more: his endorsements, and those resting on them, fall with him
+    trust_file.remove("human:Bob")
+    assert not checker(sign(_event("Dave"), dave, "human:Dave")).counts_as_human
+
+
+def test_a_revocation_kept_in_the_trust_file_survives_an_agent_removing_it_from_keys_yaml(tmp_path):
+    root = tmp_path / "store"
+    root.mkdir()
+    lost, new = Ed25519PrivateKey.generate(), Ed25519PrivateKey.generate()
+    checker, trust_file = _checker(root, tmp_path, own=lost)
+    register_key(root, "human:Alice", public_key_b64(lost), AT)
+    trust_file.add("human:Alice", public_key_b64(new), OWN, AT)
+    replace_key(root, "human:Alice", public_key_b64(new), "2026-12-03T00:00:00.000Z", revoke=True)
+    trust_file.revoke("human:Alice", [public_key_b64(lost)], "2026-12-03T00:00:00.000Z")
+    later = sign(_event("Alice", timestamp="2026-12-04T00:00:00.000Z"), lost, "human:Alice")
+    assert checker(later).state is TrustState.INVALID
+    (root / "keys.yaml").unlink()  # an agent removes the registry (and its revocation mark)
+    assert checker(later).state is TrustState.INVALID
+    earlier = sign(_event("Alice", timestamp="2026-12-02T00:00:00.000Z"), lost, "human:Alice")
+    assert checker(earlier).state is TrustState.VALID  # what the key signed before it was lost still counts
+
+
+def test_an_unreadable_trust_file_trusts_nothing_and_says_so(tmp_path):
+    root = tmp_path / "store"
+    root.mkdir()
+    alice = Ed25519PrivateKey.generate()
+    checker, trust_file = _checker(root, tmp_path, own=alice)
+    trust_file.path.write_text("{" * 100_000)
+    assert checker(sign(_event("Alice"), alice, "human:Alice")).state is TrustState.UNKNOWN_SIGNER
+    assert any("not valid JSON" in p for p in checker.problems)
+
+
+def test_an_endorsements_file_that_is_a_fifo_is_not_opened(tmp_path):
+    import os
+
+    root = tmp_path / "store"
+    (root / ".plur-desk").mkdir(parents=True)
+    os.mkfifo(root / ENDORSEMENTS)  # would block a plain open() for ever (no writer)
+    alice = Ed25519PrivateKey.generate()
+    checker, _trust_file = _checker(root, tmp_path, own=alice)
+    assert checker(sign(_event("Alice"), alice, "human:Alice")).state is TrustState.VALID
+    assert any("not a regular file" in p for p in checker.problems)
+
+
+def test_a_keys_yaml_that_is_a_fifo_is_never_opened_by_the_trust_checker(tmp_path):
+    import os
+
+    root = tmp_path / "store"
+    root.mkdir()
+    os.mkfifo(root / "keys.yaml")  # an open() for reading would wait for a writer for ever
+    alice = Ed25519PrivateKey.generate()
+    checker, _trust_file = _checker(root, tmp_path, own=alice)
+    assert checker(sign(_event("Alice"), alice, "human:Alice")).state is TrustState.VALID  # her key is hers
+    assert "not a regular file" in (checker.registry().problem or "")
