@@ -179,9 +179,9 @@ def test_a_genuine_record_never_appends_an_event_whose_signature_history_holds(s
         shutil.copy(record.path, kept / record.path.name)
         finish(record)
 
-    monkeypatch.setattr(journal.JournalRecord, "finish", keep)
-    session.execute(ApproveDrafts(tuple(session.seen([VICTIM])), "decided", ""))
-    monkeypatch.undo()
+    with monkeypatch.context() as patched:  # (monkeypatch.undo() would also undo the private HOME of conftest.py)
+        patched.setattr(journal.JournalRecord, "finish", keep)
+        session.execute(ApproveDrafts(tuple(session.seen([VICTIM])), "decided", ""))
     (copy,) = kept.iterdir()
     month = root / "history" / "2026-12.jsonl"
     (root / "history" / "2026-11.jsonl").write_bytes(month.read_bytes())
@@ -312,9 +312,9 @@ def test_no_planted_journal_record_changes_the_store_or_adds_a_human_line(sessio
         kept.append(json.loads(record.path.read_text()))
         finish(record)
 
-    monkeypatch.setattr(journal.JournalRecord, "finish", keep)
-    session.execute(ApproveDrafts(tuple(session.seen([VICTIM])), "decided", ""))
-    monkeypatch.undo()
+    with monkeypatch.context() as patched:  # (monkeypatch.undo() would also undo the private HOME of conftest.py)
+        patched.setattr(journal.JournalRecord, "finish", keep)
+        session.execute(ApproveDrafts(tuple(session.seen([VICTIM])), "decided", ""))
     (genuine,) = kept
     (event,) = [e for e in _human_events(root) if e.get("engram_id") == VICTIM]
     agent_key = Ed25519PrivateKey.generate()

@@ -22,6 +22,8 @@ from plur_desk.domain.commands import ApproveDrafts
 from plur_desk.store.journal import JOURNAL_DIR
 from plur_desk.store.sweep import sweep_temp_files
 
+from support.users import another_user
+
 ROOT = Path(__file__).resolve().parents[3]
 NO_KEYRING = "keyring.backends.fail.Keyring"  # child processes never touch a real keyring
 
@@ -115,16 +117,17 @@ def test_failed_append_is_reported_truthfully_and_finished_on_reopen(tmp_path):
 
 
 def test_a_record_nobody_can_verify_is_reported_never_finished(tmp_path):
-    """Tester's key was never registered (her first decision was the interrupted one): neither `check` nor another
-    reviewer can verify her record, so it is reported and nothing of it is done."""
+    """Tester's key is hers alone: another person, who never trusted it, can verify her record neither with `check`
+    nor by opening the store, so it is reported to them and nothing of it is done."""
     root = _store_with_big_month(tmp_path)
     assert _run(_APPEND_FAILS, str(root)).returncode == 0
     (name,) = [p.name for p in (root / JOURNAL_DIR).glob("*.json")]
     before = snapshot(root)
-    report = run_check(root)
-    assert report.exit_code == 1
-    assert any(u.startswith(f"unverifiable_journal_record {JOURNAL_DIR / name}") for u in report.unfinished)
-    session = open_session(root, "Someone Else", for_review=True, use_cache=False)
+    with another_user(tmp_path / "someone-else"):
+        report = run_check(root)
+        assert report.exit_code == 1
+        assert any(u.startswith(f"unverifiable_journal_record {JOURNAL_DIR / name}") for u in report.unfinished)
+        session = open_session(root, "Someone Else", for_review=True, use_cache=False)
     assert f"{JOURNAL_DIR / name}" in session.recovery_note and "not applied" in session.recovery_note
     assert session.unverified_records == [str(JOURNAL_DIR / name)]
     assert snapshot(root) == before
@@ -136,11 +139,14 @@ def test_check_reports_a_pending_record_read_only(point, outcome, tmp_path):
     out = _run(_KILLED, str(root), f"{point}:1")
     assert out.returncode == -9, out.stderr
     before = snapshot(root)
-    report = run_check(root)
+    with another_user(tmp_path / "someone-else"):  # someone who never trusted her key cannot verify the record
+        report = run_check(root)
     assert report.exit_code == 1
-    # her first decision: her key is not registered yet, so check (which has no key of its own) cannot verify it
     assert any(u.startswith("unverifiable_journal_record") for u in report.unfinished), report.unfinished
     assert "UNFINISHED unverifiable_journal_record" in report.to_text()
+    report = run_check(root)  # she can: her own key is in her trust file
+    assert report.exit_code == 1
+    assert any(u.startswith("pending journal record") for u in report.unfinished), report.unfinished
     assert snapshot(root) == before  # check wrote nothing
     session = open_session(root, "Tester", for_review=True, use_cache=False)  # the same reviewer: her key signs again
     assert outcome in session.recovery_note
