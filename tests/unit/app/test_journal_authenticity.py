@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from unit.app.test_forged_journal import ADA, VICTIM, _human_events, _plant
 
 from plur_desk.app.check import run_check
@@ -254,10 +255,26 @@ session.execute(ApproveDrafts(tuple(session.seen(drafts[1:16]))))
 """
 
 
-def test_a_killed_bulk_approve_finished_by_a_second_reviewer_keeps_every_signature(tmp_path):
+@pytest.mark.parametrize("history", ["legacy", "chained"])
+def test_a_killed_bulk_approve_finished_by_a_second_reviewer_keeps_every_signature(tmp_path, history):
+    """On a chained history the events recovery appends get `prev` and `hash`; their signatures, made when the
+    action was journaled (before `prev` existed), still verify."""
     from unit.store.test_hostile_stores import good_engrams, write_store
 
+    from plur_desk.store.chain import event_hash, js_stringify
+
     root = write_store(tmp_path / "store", good_engrams(40))
+    if history == "chained":  # a newer PLUR's hash-chained tail: appends take the chained path
+        (root / "history").mkdir()
+        genesis: dict[str, object] = {
+            "event": "engram_updated",
+            "engram_id": "ENG-2026-12-01-040",
+            "timestamp": "2026-11-30T00:00:00.000Z",
+            "data": {"field": "x"},
+            "prev": None,
+        }
+        genesis["hash"] = event_hash(genesis)
+        (root / "history" / "2026-11.jsonl").write_text(js_stringify(genesis) + "\n")
     env = dict(os.environ, PYTHON_KEYRING_BACKEND=NO_KEYRING, PYTHONPATH=str(ROOT))
     killed = subprocess.run([sys.executable, "-c", _KILLED_BULK, str(root)], capture_output=True, text=True, env=env)
     assert killed.returncode == -9, killed.stderr
@@ -269,7 +286,9 @@ def test_a_killed_bulk_approve_finished_by_a_second_reviewer_keeps_every_signatu
     assert "completed 1 interrupted action(s)" in second.recovery_note, second.recovery_note
     events = _human_events(root)
     firsts = [e for e in events if e["actor"]["asserted_by"] == "First Reviewer"]
-    assert firsts[1:] == journaled  # all 15 exactly as she signed them
+    chain = ("prev", "hash")  # set by a chained append, outside what she signed when journaling
+    assert [{k: v for k, v in e.items() if k not in chain} for e in firsts[1:]] == journaled  # all 15 as signed
+    assert all(("hash" in e) == (history == "chained") for e in firsts)
     (line,) = [e for e in events if e["actor"]["asserted_by"] == "Second Reviewer"]
     assert line["event"] == "journal_recovered" and line["signer"] == "human:Second Reviewer"
     assert line["data"]["started_by"] == "First Reviewer" and line["data"]["events_appended"] == 15
