@@ -68,7 +68,20 @@ def make_store(engrams: int, lines: int, stores: Path) -> tuple[Path, str]:
     key = Ed25519PrivateKey.generate()
     key_file.write_bytes(private_key_der(key))
     rng = random.Random(3)
-    words = "build cache deploy review test branch release schema queue token index secret".split()
+    words = [
+        "build",
+        "cache",
+        "deploy",
+        "review",
+        "test",
+        "branch",
+        "release",
+        "schema",
+        "queue",
+        "token",
+        "index",
+        "secret",
+    ]
     items, ids = [], []
     for i in range(engrams):
         statement = f"Engram {i}: " + " ".join(rng.choice(words) for _ in range(8))
