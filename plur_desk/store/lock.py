@@ -38,10 +38,13 @@ class LockPolicy:
     max_wait: float = 20.0
     first_delay: float = 0.005
     max_delay: float = 0.25
-    # A person is waiting: one holder keeping the lock this long is named at once (pid, host, for how long) and the
-    # wait given up, nothing written; holders that come and go (PLUR's short writes) are waited for up to max_wait.
-    # None (the chain's lock): wait it out, as Node does.
+    # A person is waiting: a holder that has kept the lock for `stuck_after` seconds already (no routine write takes
+    # that long) and still keeps it after we waited `name_holder_after` is named at once (pid, host, for how long)
+    # and the wait given up, nothing written. A PLUR write in progress (a 50,000-engram save holds the lock for a
+    # second or two) and holders that come and go are waited for up to max_wait: a decision is not refused for
+    # landing during an agent's routine write. None (the chain's lock): wait it out, as Node does.
     name_holder_after: float | None = 0.8  # (the answer comes within 1 s)
+    stuck_after: float = 5.0
 
 
 ENGRAMS_POLICY = LockPolicy()
@@ -186,7 +189,11 @@ def locked(target: Path, policy: LockPolicy = ENGRAMS_POLICY, clock: LockClock =
             if seen.holder != seen_holder:
                 seen_holder, seen_since = seen.holder, now_m
             waited = now_m - start
-            kept = policy.name_holder_after is not None and now_m - seen_since >= policy.name_holder_after
+            kept = (
+                policy.name_holder_after is not None
+                and now_m - seen_since >= policy.name_holder_after
+                and (_held_for(seen.holder, lock) or 0.0) >= policy.stuck_after
+            )
             if waited >= policy.max_wait or kept:
                 raise LockTimeout(lock, describe_holder(seen.holder, _held_for(seen.holder, lock)), waited)
             left = policy.max_wait - waited

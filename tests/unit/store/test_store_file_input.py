@@ -151,6 +151,34 @@ def test_a_lock_kept_by_a_live_holder_is_named_with_pid_host_and_age(session, li
     assert snapshot(root) == before
 
 
+def test_a_routine_write_in_progress_is_waited_for_not_refused(session):
+    """A PLUR write that took the lock a moment ago (a big store's save holds it a second or two) is waited out: the
+    decision lands once it releases, instead of being refused for arriving during an agent's routine write."""
+    root = session.store.root
+    lock = root / "engrams.yaml.lock"
+    writer = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import os, socket, sys, time; from pathlib import Path\n"
+            "lock = Path(sys.argv[1])\n"
+            "lock.write_text(f'{socket.gethostname()}:{os.getpid()}:{int(time.time() * 1000)}:1')\n"
+            "print('held', flush=True)\n"
+            "time.sleep(1.6)\n"
+            "lock.unlink()\n",
+            str(lock),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert writer.stdout is not None and writer.stdout.readline() == "held\n"
+        session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-01-001"]))))
+    finally:
+        writer.wait()
+    assert session.engram("ENG-2026-11-01-001")["commitment"] == "decided"
+
+
 def test_a_decision_that_changes_nothing_is_refused_before_any_lock(session, live_holder):
     root = session.store.root
     (root / "engrams.yaml.lock").write_text(f"{socket.gethostname()}:{live_holder}:1700000000000:1")
