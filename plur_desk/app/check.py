@@ -200,6 +200,7 @@ def run_check(root: Path, *, use_cache: bool = True) -> CheckReport:
 
         report.unfinished += inspect(PlurStore(root))
     _untrusted_claims(root, months, reviews, report)
+    _baseline_claims(root, report)
     per_month = {name[:-6]: month for name, month in months if month.events}
     last = sorted(per_month)[-1] if per_month else "0000-00"
     report.history = {
@@ -267,3 +268,27 @@ def _untrusted_claims(
                     "detail": "no validly signed history event records this review",
                 }
             )
+
+
+def _baseline_claims(root: Path, report: CheckReport) -> None:
+    """Every line of the watched baseline that is not a validly signed claim (edited, planted, cut off): what it
+    claims is not trusted (app/changes.py), and it is reported here."""
+    from plur_desk.store import baseline
+
+    if not os.path.lexists(baseline.path_of(root)):
+        return
+    from plur_desk.app.changes import read_baseline
+    from plur_desk.app.trust import TrustChecker
+
+    for line, reason in read_baseline(root, TrustChecker(root)).problems:
+        report.untrusted.append(
+            {
+                "file": baseline.RELATIVE,
+                "line": line,
+                "event": "baseline",
+                "engram_id": None,
+                "claims": "",
+                "trust": "untrusted",
+                "detail": reason,
+            }
+        )

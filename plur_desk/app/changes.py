@@ -1,0 +1,229 @@
+"""The watched baseline of one open store: read and verified, started, followed after each decision, and the agent
+changes it shows.
+
+Every line is checked through the store's `TrustChecker` like any human claim: a line that does not parse, is not
+a baseline line, or is not validly signed by a reviewer's registered key is reported (`problems`) and claims
+nothing. Only verified lines make the baseline. Lines are written only by a reviewer's session: when watching
+starts (`start`), after each of their decisions, undos and redos (`follow`: the values the decision's patches left,
+never what an agent wrote beside them), and by Ratify and Revert.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from plur_desk.domain.agent_changes import (
+    ENGRAM_FIELDS,
+    TENSION_FIELDS,
+    AgentChange,
+    Baseline,
+    Entry,
+    Values,
+    detect,
+    engram_values,
+    tension_values,
+)
+from plur_desk.domain.baseline_lines import BadLine, chunks, make_line, read_line
+from plur_desk.domain.review import ABSENT, Patch
+from plur_desk.infra.errors import ActionRefused
+from plur_desk.store import baseline as baseline_file
+from plur_desk.store.safe_open import NotRegularFile
+
+if TYPE_CHECKING:
+    from plur_desk.app.session import ReviewSession
+    from plur_desk.app.trust import TrustChecker
+
+
+@dataclass
+class BaselineRead:
+    """The verified baseline and every line that was not trusted (with its line number and why)."""
+
+    baseline: Baseline = field(default_factory=Baseline)
+    problems: list[tuple[int | None, str]] = field(default_factory=list)  # (line number, what is wrong)
+    lines: int = 0
+
+    def problem_lines(self) -> list[str]:
+        where = baseline_file.RELATIVE
+        return [f"{where}{f' line {n}' if n else ''}: {reason}" for n, reason in self.problems]
+
+
+def read_baseline(root: Path, trust: TrustChecker) -> BaselineRead:
+    """Read `.plur-desk/baseline/baseline.jsonl` and keep only what verified lines say."""
+    read = BaselineRead()
+    try:
+        lines = baseline_file.read_lines(root)
+    except NotRegularFile as exc:
+        read.problems.append((None, str(exc)))
+        return read
+    except OSError as exc:
+        read.problems.append((None, f"cannot be read: {exc.strerror or exc}"))
+        return read
+    read.lines = len(lines)
+    if lines:
+        trust.registry()  # keys.yaml read once for all the lines
+    for number, raw in lines:
+        try:
+            event = json.loads(raw)
+        except (ValueError, UnicodeDecodeError):
+            read.problems.append((number, "not a JSON line"))
+            continue
+        if not isinstance(event, dict):
+            read.problems.append((number, "not a JSON object"))
+            continue
+        verdict = trust.check(event)
+        if not verdict.counts_as_human:
+            detail = verdict.detail or verdict.label or "claims no human"
+            read.problems.append((number, f"not trusted ({detail}); what it claims is ignored"))
+            continue
+        try:
+            claim, engrams, tensions = read_line(event)
+        except BadLine as exc:
+            read.problems.append((number, str(exc)))
+            continue
+        _take(read.baseline, event, claim, engrams, tensions)
+    return read
+
+
+def _take(
+    baseline: Baseline, event: dict[str, object], claim: str, engrams: dict[str, Values], tensions: dict[str, Values]
+) -> None:
+    at = str(event.get("timestamp", ""))
+    actor = event.get("actor")
+    by = str(actor.get("asserted_by", "")) if isinstance(actor, dict) else ""
+    if claim == "watching" and (baseline.started is None or at < baseline.started):
+        baseline.started, baseline.started_by = at, by
+    for ident, values in engrams.items():
+        baseline.take("engram", ident, Entry(values, at, by))
+    for ident, values in tensions.items():
+        baseline.take("tension", ident, Entry(values, at, by))
+
+
+class ChangeWatch:
+    """The baseline as one session sees it: read again whenever the file changed, and written by its reviewer."""
+
+    def __init__(self, session: ReviewSession) -> None:
+        self.session = session
+        self._stamp: object = None
+        self._read = BaselineRead()
+
+    def _file_stamp(self) -> object:
+        try:
+            st = baseline_file.path_of(self.session.root).stat()
+        except OSError:
+            return None
+        return (st.st_ino, st.st_size, st.st_mtime_ns, self.session.trust.generation)
+
+    def read(self) -> BaselineRead:
+        self.session.trust.registry()  # bumps the generation when keys.yaml changed: the lines are checked again
+        stamp = self._file_stamp()
+        if stamp is None or stamp != self._stamp:
+            self._read = read_baseline(self.session.root, self.session.trust)
+            self._stamp = self._file_stamp()
+        return self._read
+
+    @property
+    def watched(self) -> bool:
+        return self.read().baseline.watched
+
+    def changes(self) -> list[AgentChange]:
+        """Every agent change since the baseline, on the session's current snapshot and history."""
+        session = self.session
+        history = session.history
+
+        def human(event: object) -> bool:
+            return isinstance(event, dict) and session.trust.check(event).counts_as_human
+
+        tensions = {str(t.get("id")): t for t in session.all_tensions()}
+        return detect(self.read().baseline, session.engrams_by_id(), tensions, history.timeline, human)
+
+    # -- writing ---------------------------------------------------------------------------------------------
+
+    def _append(self, claim: str, engrams: dict[str, Values], tensions: dict[str, Values], note: str = "") -> None:
+        session = self.session
+        if session.reading_only:
+            raise ActionRefused("a read-only session writes no baseline")
+        session.keys.ready()  # the key is reachable and keys.yaml holds no other key for this reviewer
+        now = session.now()
+        lines = []
+        parts = chunks(engrams, tensions) if claim == "watching" else [(engrams, tensions)]
+        for part_engrams, part_tensions in parts:
+            event = make_line(claim, part_engrams, part_tensions, session.reviewer, now, note=note)
+            lines.append(json.dumps(session.keys.sign(event), ensure_ascii=False, separators=(",", ":")))
+        baseline_file.append(session.root, lines)
+        session.keys.register(now)
+        self._stamp = None
+
+    def start(self) -> bool:
+        """Start watching from the store's current state; False (nothing written) when it is watched already."""
+        read = self.read()
+        if read.baseline.watched:
+            return False
+        if read.problems:  # a planted or edited baseline: starting afresh would take the agents' state as watched
+            raise ActionRefused(
+                f"the baseline has {len(read.problems)} line(s) that do not verify ({read.problem_lines()[0]}); "
+                "look at them (plur-desk check) and move the file away before watching again; nothing was written"
+            )
+        problem = self.session.read_only_reasons
+        if problem:
+            raise ActionRefused(f"the store is read-only ({'; '.join(problem)}); watching was not started")
+        engrams = {i: engram_values(e) for i, e in self.session.engrams_by_id().items()}
+        tensions = {str(t.get("id")): tension_values(t) for t in self.session.all_tensions()}
+        self._append("watching", engrams, tensions, note="watching from here: claims nothing about the content")
+        return True
+
+    def follow(self, patches: Iterable[Patch]) -> list[str]:
+        """After a decision, undo or redo of this reviewer: the values its patches left join the baseline (only the
+        fields the decision wrote; anything else keeps its baseline value). Returns warnings (never raises: the
+        decision is on disk already)."""
+        patches = list(patches)
+        if not patches:
+            return []
+        try:
+            if not self.watched:
+                return []
+            engrams, tensions = self.values_after(patches)
+            self._append("decided", engrams, tensions)
+        except Exception as exc:  # the decision stands; the baseline lags, and the change shows until ratified
+            return [f"The decision was written, but the watched baseline could not follow it ({exc})."]
+        return []
+
+    def values_after(self, patches: list[Patch]) -> tuple[dict[str, Values], dict[str, Values]]:
+        baseline = self.read().baseline
+        engrams: dict[str, Values] = {}
+        tensions: dict[str, Values] = {}
+        for patch in patches:
+            if patch.file == "engrams":
+                known = engrams.get(patch.key) or _known(baseline.engrams.get(patch.key))
+                current = self.session.engram(patch.key)
+                base = known or (engram_values(current) if current is not None else None)
+                if base is not None:
+                    engrams[patch.key] = _patched(ENGRAM_FIELDS, base, patch)
+            else:
+                known = tensions.get(patch.key) or _known(baseline.tensions.get(patch.key))
+                record = self.session.tension(patch.key)
+                base = known or (tension_values(record) if record is not None else None)
+                if base is not None:
+                    tensions[patch.key] = _patched(TENSION_FIELDS, base, patch)
+        return engrams, tensions
+
+
+def _known(entry: Entry | None) -> Values | None:
+    return entry.values if entry is not None else None
+
+
+def _patched(names: tuple[str, ...], base: Values, patch: Patch) -> Values:
+    values = dict(zip(names, base, strict=True))
+    for key, _old, new in patch.changes:
+        value = None if new is ABSENT else new
+        if key == "temporal":
+            temporal = value if isinstance(value, dict) else {}
+            values["valid_from"], values["valid_until"] = temporal.get("valid_from"), temporal.get("valid_until")
+        elif key == "pinned":
+            values["pinned"] = bool(value)
+        elif key in values:
+            values[key] = value if key != "status" or value is not None else "detected"
+    return tuple(values[n] for n in names)

@@ -1,0 +1,87 @@
+"""The watched baseline's file: `.plur-desk/baseline/baseline.jsonl` in the store, one signed line per claim.
+
+Append-only (one `write` with O_APPEND per batch, then fsync), so an agent's concurrent write can never tear ours
+and a crash leaves at most a cut-off last line, which readers skip as PLUR does with history. It travels with
+`plur-desk sync` (committed with the store's files) and git merges it as a set of lines (`merge_lines`). What the
+lines say is trusted only once verified (app/changes.py): this module reads and writes bytes.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from plur_desk.store.safe_open import NotRegularFile, read_regular, special_file_problem
+
+FOLDER = ".plur-desk"
+RELATIVE = f"{FOLDER}/baseline/baseline.jsonl"
+
+
+def path_of(root: Path) -> Path:
+    return root / RELATIVE
+
+
+def problem(root: Path) -> str | None:
+    """Why the baseline file cannot be read (a FIFO, a directory, a dangling link), or None."""
+    return special_file_problem(path_of(root))
+
+
+def read_lines(root: Path) -> list[tuple[int, bytes]]:
+    """(line number, bytes) of every complete line; [] when there is no baseline. A last line without its newline
+    is a write cut off by a crash and is left out. NotRegularFile when the path is not a regular file."""
+    try:
+        data, _st = read_regular(path_of(root))
+    except FileNotFoundError:
+        return []
+    lines = data.split(b"\n")
+    lines.pop()  # after the last newline: empty, or a torn line
+    return [(number, line) for number, line in enumerate(lines, 1) if line.strip()]
+
+
+def append(root: Path, lines: list[str]) -> None:
+    """Append complete lines (JSON without newlines) in one write, then fsync the file (and the folder when new)."""
+    if not lines:
+        return
+    path = path_of(root)
+    problem_now = special_file_problem(path)
+    if problem_now:
+        raise NotRegularFile(problem_now)
+    created = not path.exists()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = "".join(line + "\n" for line in lines).encode("utf-8")
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o644)
+    try:
+        if _torn(fd):
+            os.write(fd, b"\n")  # a cut-off last line stays a line of its own, never the start of ours
+        written = 0
+        while written < len(payload):
+            written += os.write(fd, payload[written:])
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    if created:
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
+def _torn(fd: int) -> bool:
+    size = os.fstat(fd).st_size
+    return size > 0 and os.pread(fd, 1, size - 1) != b"\n"
+
+
+def merge_lines(base: bytes, ours: bytes, theirs: bytes) -> bytes:
+    """git's three versions of the file merged as a set of lines: ours in order, then theirs' lines ours lacks
+    (a line is a signed claim: none is ever dropped, and a line both sides hold is kept once). `base` is not
+    needed: lines are never removed except by compaction, which keeps every claim in force."""
+    del base
+    out: list[bytes] = []
+    known: set[bytes] = set()
+    for data in (ours, theirs):
+        for line in data.split(b"\n"):
+            if line.strip() and line not in known:
+                known.add(line)
+                out.append(line)
+    return b"".join(line + b"\n" for line in out)
