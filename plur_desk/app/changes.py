@@ -21,7 +21,6 @@ from plur_desk.domain.agent_changes import (
     TENSION_FIELDS,
     AgentChange,
     Baseline,
-    Entry,
     Values,
     detect,
     engram_values,
@@ -29,13 +28,15 @@ from plur_desk.domain.agent_changes import (
 )
 from plur_desk.domain.baseline_lines import BadLine, chunks, make_line, read_line
 from plur_desk.domain.review import ABSENT, Patch
-from plur_desk.infra.errors import ActionRefused
+from plur_desk.domain.seen import Seen
+from plur_desk.infra.errors import ActionRefused, ChangedSinceError
 from plur_desk.store import baseline as baseline_file
 from plur_desk.store.safe_open import NotRegularFile
 
 if TYPE_CHECKING:
     from plur_desk.app.session import ReviewSession
     from plur_desk.app.trust import TrustChecker
+    from plur_desk.store.plur_store import PlurStore
 
 
 @dataclass
@@ -65,6 +66,7 @@ def read_baseline(root: Path, trust: TrustChecker) -> BaselineRead:
     read.lines = len(lines)
     if lines:
         trust.registry()  # keys.yaml read once for all the lines
+    taken: list[tuple[str, str, str, dict[str, Values], dict[str, Values]]] = []
     for number, raw in lines:
         try:
             event = json.loads(raw)
@@ -84,22 +86,46 @@ def read_baseline(root: Path, trust: TrustChecker) -> BaselineRead:
         except BadLine as exc:
             read.problems.append((number, str(exc)))
             continue
-        _take(read.baseline, event, claim, engrams, tensions)
+        actor = event.get("actor")
+        by = str(actor.get("asserted_by", "")) if isinstance(actor, dict) else ""
+        taken.append((str(event.get("timestamp", "")), claim, by, engrams, tensions))
+    taken.sort(key=lambda line: line[0])  # oldest first (stable: file order within one instant)
+    baseline = read.baseline
+    for at, claim, by, engrams, tensions in taken:
+        if claim == "watching" and baseline.started is None:
+            baseline.started, baseline.started_by = at, by
+        baseline.take_line(at, engrams, tensions)
     return read
 
 
-def _take(
-    baseline: Baseline, event: dict[str, object], claim: str, engrams: dict[str, Values], tensions: dict[str, Values]
-) -> None:
-    at = str(event.get("timestamp", ""))
-    actor = event.get("actor")
-    by = str(actor.get("asserted_by", "")) if isinstance(actor, dict) else ""
-    if claim == "watching" and (baseline.started is None or at < baseline.started):
-        baseline.started, baseline.started_by = at, by
-    for ident, values in engrams.items():
-        baseline.take("engram", ident, Entry(values, at, by))
-    for ident, values in tensions.items():
-        baseline.take("tension", ident, Entry(values, at, by))
+def changes_on_disk(store: PlurStore) -> tuple[BaselineRead, list[AgentChange]]:
+    """For a terminal command: the store as loaded (app/bootstrap.open_store), the baseline verified, and the
+    history of only the records that differ (read from the months since watching began). Writes nothing."""
+    from plur_desk.app.snapshot import Snapshot
+    from plur_desk.app.trust import TrustChecker
+    from plur_desk.store.history import HistoryLog
+
+    if store.read_only_reasons():
+        raise ActionRefused("; ".join(store.read_only_reasons()))
+    root = store.root
+    snapshot = Snapshot(store)
+    snapshot.reindex()
+    trust = TrustChecker(root)
+    read = read_baseline(root, trust)
+    baseline = read.baseline
+    if not baseline.watched:
+        return read, []
+    months = [m for m in HistoryLog(root).month_files() if m.stem >= str(baseline.started)[:7]]
+    events: dict[str, list[dict[str, object]]] = {}
+
+    def prefetch(wanted: set[str]) -> None:
+        events.update(baseline_file.events_naming(months, wanted) if wanted else {})
+
+    def human(event: object) -> bool:
+        return isinstance(event, dict) and trust(event).counts_as_human
+
+    found = detect(baseline, snapshot.engrams, snapshot.tensions, lambda i: events.get(i, []), human, prefetch)
+    return read, found
 
 
 class ChangeWatch:
@@ -109,6 +135,7 @@ class ChangeWatch:
         self.session = session
         self._stamp: object = None
         self._read = BaselineRead()
+        self._ratified: dict[int, tuple[str, Values | None, Values]] = {}  # operation -> (engram, before, after)
 
     def _file_stamp(self) -> object:
         try:
@@ -175,10 +202,13 @@ class ChangeWatch:
         self._append("watching", engrams, tensions, note="watching from here: claims nothing about the content")
         return True
 
-    def follow(self, patches: Iterable[Patch]) -> list[str]:
+    def follow(
+        self, patches: Iterable[Patch], command: object = None, op: object = None, *, undoing: bool = False
+    ) -> list[str]:
         """After a decision, undo or redo of this reviewer: the values its patches left join the baseline (only the
-        fields the decision wrote; anything else keeps its baseline value). Returns warnings (never raises: the
-        decision is on disk already)."""
+        fields the decision wrote; anything else keeps its baseline value). A ratification records the values it let
+        stand, and its undo the values before it. Returns warnings (never raises: the decision is on disk
+        already)."""
         patches = list(patches)
         if not patches:
             return []
@@ -186,10 +216,68 @@ class ChangeWatch:
             if not self.watched:
                 return []
             engrams, tensions = self.values_after(patches)
-            self._append("decided", engrams, tensions)
+            claim = "decided"
+            ratified = self._ratified.get(id(op))
+            if getattr(command, "action", None) == "ratify_agent_change":  # (the commands load with a decision)
+                ident, shown = command.seen.id, command.shown  # type: ignore[attr-defined]
+                previous = self.read().baseline.engrams.get(ident)
+                self._ratified[id(op)] = (ident, previous, shown)
+                engrams[ident], claim = shown, "ratified"
+            elif ratified is not None:
+                ident, before, after = ratified
+                if undoing and before is not None:
+                    engrams[ident] = before
+                elif not undoing:
+                    engrams[ident], claim = after, "ratified"
+            self._append(claim, engrams, tensions)
         except Exception as exc:  # the decision stands; the baseline lags, and the change shows until ratified
             return [f"The decision was written, but the watched baseline could not follow it ({exc})."]
         return []
+
+    def ratify_tension(self, change: AgentChange) -> None:
+        """Let an agent's decision on a tension stand: a signed baseline line with its values as shown (refused when
+        the record reads otherwise now). Not undoable: revert it instead."""
+        record = self.session.tension(change.id)
+        shown = tuple(change.after.get(n) for n in TENSION_FIELDS) if change.after else None
+        if record is None or shown is None:
+            raise ActionRefused(f"{change.id} is not in tensions.yaml")
+        now = tension_values(record)
+        if now != shown:
+            raise ChangedSinceError(
+                change.id, [n for n, a, b in zip(TENSION_FIELDS, now, shown, strict=True) if a != b]
+            )
+        self._append("ratified", {}, {change.id: now})
+
+    def command_for(self, change: AgentChange, seen: Seen, *, ratify: bool) -> object:
+        """The command that reverts (or ratifies) `change` as shown; `seen` is its record as displayed (a tension's
+        with both engrams)."""
+        from plur_desk.domain.agent_change_commands import (
+            RatifyEngramChange,
+            RevertEngramChange,
+            RevertResolution,
+            RevertTensionChange,
+        )
+
+        if change.target == "engram":
+            shown = _values(ENGRAM_FIELDS, change.after)
+            if shown is None:
+                raise ActionRefused(f"{change.id} is no longer in the store; nothing to ratify or revert")
+            if ratify:
+                return RatifyEngramChange(seen, change.kind, shown)
+            return RevertEngramChange(seen, change.kind, shown, _values(ENGRAM_FIELDS, change.before))
+        if ratify:
+            raise ActionRefused("a tension change is ratified with ratify_tension")
+        shown, restore = _values(TENSION_FIELDS, change.after), _values(TENSION_FIELDS, change.before)
+        if shown is None or restore is None:
+            raise ActionRefused(f"{change.id} was created by an agent: dismiss or resolve it in Tensions")
+        if not change.also:
+            return RevertTensionChange(seen, change.kind, shown, restore)
+        loser = change.also[0]
+        known = self.read().baseline.engrams.get(loser)
+        current = self.session.engram(loser)
+        if known is None or current is None:
+            raise ActionRefused(f"{loser} has no baseline values to restore")
+        return RevertResolution(seen, change.kind, shown, restore, loser, engram_values(current), known)
 
     def values_after(self, patches: list[Patch]) -> tuple[dict[str, Values], dict[str, Values]]:
         baseline = self.read().baseline
@@ -197,22 +285,18 @@ class ChangeWatch:
         tensions: dict[str, Values] = {}
         for patch in patches:
             if patch.file == "engrams":
-                known = engrams.get(patch.key) or _known(baseline.engrams.get(patch.key))
+                known = engrams.get(patch.key) or baseline.engrams.get(patch.key)
                 current = self.session.engram(patch.key)
                 base = known or (engram_values(current) if current is not None else None)
                 if base is not None:
                     engrams[patch.key] = _patched(ENGRAM_FIELDS, base, patch)
             else:
-                known = tensions.get(patch.key) or _known(baseline.tensions.get(patch.key))
+                known = tensions.get(patch.key) or baseline.tensions.get(patch.key)
                 record = self.session.tension(patch.key)
                 base = known or (tension_values(record) if record is not None else None)
                 if base is not None:
                     tensions[patch.key] = _patched(TENSION_FIELDS, base, patch)
         return engrams, tensions
-
-
-def _known(entry: Entry | None) -> Values | None:
-    return entry.values if entry is not None else None
 
 
 def _patched(names: tuple[str, ...], base: Values, patch: Patch) -> Values:
@@ -227,3 +311,7 @@ def _patched(names: tuple[str, ...], base: Values, patch: Patch) -> Values:
         elif key in values:
             values[key] = value if key != "status" or value is not None else "detected"
     return tuple(values[n] for n in names)
+
+
+def _values(names: tuple[str, ...], values: dict[str, object] | None) -> Values | None:
+    return None if values is None else tuple(values.get(n) for n in names)

@@ -14,7 +14,7 @@ import argparse
 import json
 import sys
 
-from plur_desk.app.reviewer import READER
+from plur_desk.app.changes import changes_on_disk
 from plur_desk.domain.agent_changes import AgentChange
 from plur_desk.infra.errors import PlurDeskError
 from plur_desk.infra.paths import default_store_path
@@ -60,19 +60,25 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     if args.start and not args.reviewer:
         parser.error("--start needs --reviewer NAME (the baseline is signed with that reviewer's key)")
-    from plur_desk.app.bootstrap import open_session, store_problem
+    from plur_desk.store.plur_store import find_store_problem
 
     root = default_store_path(args.store)
-    problem = store_problem(root)
+    problem = find_store_problem(root)
     if problem:
         _err(f"plur-desk changes: {problem}")
         return 2
     try:
-        session = open_session(root, args.reviewer if args.start else READER, load_history=not args.start)
-        if session.read_only_reasons:
-            _err(f"plur-desk changes: {'; '.join(session.read_only_reasons)}")
-            return 2
-        if args.start:
+        if not args.start:
+            from plur_desk.app.bootstrap import open_store
+
+            read, changes = changes_on_disk(open_store(root))
+        else:
+            from plur_desk.app.bootstrap import open_session
+
+            session = open_session(root, args.reviewer, load_history=False)
+            if session.read_only_reasons:
+                _err(f"plur-desk changes: {'; '.join(session.read_only_reasons)}")
+                return 2
             started = session.watch.start()
             _say(
                 f"{root}: watching from here (signed by {session.reviewer.name}); later agent changes will be listed"
@@ -82,8 +88,6 @@ def main(argv: list[str]) -> int:
             for notice in session.key_notices():
                 _say(notice)
             return 0
-        read = session.watch.read()
-        changes = session.watch.changes()
     except PlurDeskError as exc:
         _err(f"plur-desk changes: {exc}")
         return 2

@@ -112,7 +112,7 @@ class ReviewSession:
             else:
                 op, change = self.writes.tension(command, ctx)
         self.undo_history.done(op)
-        return change.warning(self.watch.follow(op.patches))
+        return change.warning(self.watch.follow(op.patches, command, op))
 
     def undo_intent(self, *, redo: bool = False, exact: bool = True) -> UndoIntent:
         """At the key press: what an undo (or redo) run later must take back (see `UndoIntent`)."""
@@ -125,7 +125,7 @@ class ReviewSession:
             patches = undo_patches(op)
             change = self.writes.replay(op, patches, "undo", self.now())
         self.undo_history.undone()
-        return change.warning(self.watch.follow(patches))
+        return change.warning(self.watch.follow(patches, op=op, undoing=True))
 
     def redo(self, intent: UndoIntent | None = None) -> ChangeSet:
         with self._counted():
@@ -133,7 +133,7 @@ class ReviewSession:
             self.undo_history.check(intent, op, "redo")
             change = self.writes.replay(op, list(op.patches), "redo", self.now())
         self.undo_history.redone()
-        return change.warning(self.watch.follow(op.patches))
+        return change.warning(self.watch.follow(op.patches, op=op))
 
     @contextlib.contextmanager
     def _counted(self) -> Iterator[None]:

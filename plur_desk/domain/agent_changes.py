@@ -64,7 +64,7 @@ def engram_values(engram: Mapping[str, object]) -> Values:
         temporal.get("valid_until"),
         get("scope"),
         get("type"),
-        bool(get("pinned") or False),
+        get("pinned") is True,
         get("content_hash"),
     )
 
@@ -77,29 +77,24 @@ def as_dict(names: tuple[str, ...], values: Values | None) -> dict[str, object] 
     return None if values is None else dict(zip(names, values, strict=True))
 
 
-@dataclass(frozen=True)
-class Entry:
-    """One record's values as a trusted baseline line holds them, and when and by whom that line was signed."""
-
-    values: Values
-    at: str
-    by: str
-
-
 @dataclass
 class Baseline:
-    """The effective baseline: the latest trusted entry per record (by signing time), and when watching began."""
+    """The effective baseline: per record, the values of the latest trusted line naming it (by signing time), when
+    that line was signed, and when watching began. Lines are taken oldest first (`take_line`), each a dict update."""
 
     started: str | None = None  # the earliest trusted "watching from here"; None: the store is not watched
     started_by: str = ""
-    engrams: dict[str, Entry] = field(default_factory=dict)
-    tensions: dict[str, Entry] = field(default_factory=dict)
+    engrams: dict[str, Values] = field(default_factory=dict)
+    tensions: dict[str, Values] = field(default_factory=dict)
+    engram_at: dict[str, str] = field(default_factory=dict)
+    tension_at: dict[str, str] = field(default_factory=dict)
 
-    def take(self, kind: str, ident: str, entry: Entry) -> None:
-        table = self.engrams if kind == "engram" else self.tensions
-        known = table.get(ident)
-        if known is None or entry.at >= known.at:  # lines merge as a set: the latest signed value wins
-            table[ident] = entry
+    def take_line(self, at: str, engrams: dict[str, Values], tensions: dict[str, Values]) -> None:
+        """One trusted line, no older than any taken before (lines merge as a set: the latest signed value wins)."""
+        self.engrams.update(engrams)
+        self.engram_at.update(dict.fromkeys(engrams, at))
+        self.tensions.update(tensions)
+        self.tension_at.update(dict.fromkeys(tensions, at))
 
     @property
     def watched(self) -> bool:
@@ -214,40 +209,62 @@ def _after(events: Iterable[dict[str, object]], since: str) -> list[dict[str, ob
     return [e for e in events if str(e.get("timestamp", "")) > since]
 
 
+def _wanted(
+    baseline: Baseline,
+    engrams: Mapping[str, Mapping[str, object]],
+    tensions: Mapping[str, Mapping[str, object]],
+    moved: list[tuple[str, Values]],
+) -> set[str]:
+    """Every id whose events `detect` may ask for: engrams that moved or left, both sides of a tension that moved."""
+    wanted = {i for i, _now in moved} | {i for i in baseline.engrams if i not in engrams}
+    for ident, record in tensions.items():
+        if baseline.tensions.get(ident) != tension_values(record):
+            wanted.update(str(record.get(side)) for side in ("engram_a", "engram_b"))
+    return wanted
+
+
 def detect(
     baseline: Baseline,
     engrams: Mapping[str, Mapping[str, object]],
     tensions: Mapping[str, Mapping[str, object]],
     events_of: Callable[[str], list[dict[str, object]]],
     human: Callable[[Event], bool],
+    prefetch: Callable[[set[str]], None] | None = None,
 ) -> list[AgentChange]:
-    """Every agent change since the baseline, tensions first (a resolution carries its retired loser), each once."""
+    """Every agent change since the baseline, tensions first (a resolution carries its retired loser), each once.
+    `prefetch` is told, before any `events_of` call, every id whose events may be asked for (a reader can then
+    fetch just those)."""
     if not baseline.watched:
         return []
     start = str(baseline.started)
     changes: list[AgentChange] = []
     folded: set[str] = set()
+    known, known_at = baseline.engrams, baseline.engram_at
+    get = known.get
+    moved = [(i, now) for i, engram in engrams.items() if get(i) != (now := engram_values(engram))]
+    if prefetch is not None:
+        prefetch(_wanted(baseline, engrams, tensions, moved))
     for ident, record in tensions.items():
         change = _tension_change(baseline, ident, record, engrams, events_of, human, start)
         if change is not None:
             changes.append(change)
             folded.update(change.also)
-    known = baseline.engrams
-    for ident, engram in engrams.items():
+    for ident, now in moved:  # the common case never gets here: one tuple comparison per engram, above
+        values = get(ident)
+        engram = engrams[ident]
         if ident in folded:
             continue
-        entry = known.get(ident)
-        now = engram_values(engram)
-        if entry is not None and entry.values == now:
-            continue  # the common case: one tuple comparison per engram
-        change = _engram_change(ident, entry, now, engram, events_of(ident), human, start)
+        if values is None and (now[2] != "active" or now[1] == "draft"):
+            continue  # a new draft waits in the queue; a new retired engram asks nothing
+        since = known_at[ident] if values is not None else start
+        change = _engram_change(ident, values, since, now, engram, events_of(ident), human)
         if change is not None:
             changes.append(change)
-    for ident, entry in known.items():
-        if ident not in engrams and entry.values[2] != "retired":
-            events = _after(events_of(ident), entry.at)
+    for ident, values in known.items():
+        if ident not in engrams and values[2] != "retired":
+            events = _after(events_of(ident), known_at[ident])
             writer, session = _writer_and_session(None, events)
-            before = as_dict(ENGRAM_FIELDS, entry.values)
+            before = as_dict(ENGRAM_FIELDS, values)
             changes.append(
                 AgentChange(
                     ident, "other", "engram", before, None, ENGRAM_FIELDS, writer, session, tuple(events), not events
@@ -258,25 +275,22 @@ def detect(
 
 def _engram_change(
     ident: str,
-    entry: Entry | None,
+    known: Values | None,
+    since: str,
     now: Values,
     engram: Mapping[str, object],
     all_events: list[dict[str, object]],
     human: Callable[[Event], bool],
-    start: str,
 ) -> AgentChange | None:
-    since = entry.at if entry is not None else start
     events = _after(all_events, since)
     if _explained(events, human, engram.get("updated_at")):
         return None
     events = [e for e in events if not human(e)]
-    if entry is None:
-        if now[2] != "active" or now[1] == "draft":
-            return None  # a new draft waits in the queue; a new retired engram asks nothing
+    if known is None:
         kind, before, changed = "created_active", None, ENGRAM_FIELDS
     else:
-        changed = tuple(n for n, b, a in zip(ENGRAM_FIELDS, entry.values, now, strict=True) if b != a)
-        kind, before = _engram_kind(entry.values, now, list(changed)), as_dict(ENGRAM_FIELDS, entry.values)
+        changed = tuple(n for n, b, a in zip(ENGRAM_FIELDS, known, now, strict=True) if b != a)
+        kind, before = _engram_kind(known, now, list(changed)), as_dict(ENGRAM_FIELDS, known)
     writer, session = _writer_and_session(engram, events)
     silent = not _records(kind, "engram", events)
     return AgentChange(
@@ -306,31 +320,31 @@ def _tension_change(
     human: Callable[[Event], bool],
     start: str,
 ) -> AgentChange | None:
-    entry = baseline.tensions.get(ident)
+    known = baseline.tensions.get(ident)
     now = tension_values(record)
-    if entry is not None and entry.values == now:
+    if known == now:
         return None
     sides = (str(record.get("engram_a")), str(record.get("engram_b")))
-    events = _after(_tension_events(ident, events_of, sides), entry.at if entry is not None else start)
+    events = _after(_tension_events(ident, events_of, sides), baseline.tension_at.get(ident, start))
     if _explained(events, human, None, now[0]):
         return None
     events = [e for e in events if not human(e)]
     status = now[0]
-    if entry is None:
+    if known is None:
         kind = "tension_created" if status == "detected" else _TENSION_KIND.get(str(status), "other")
         changed = TENSION_FIELDS
     else:
-        changed = tuple(n for n, b, a in zip(TENSION_FIELDS, entry.values, now, strict=True) if b != a)
+        changed = tuple(n for n, b, a in zip(TENSION_FIELDS, known, now, strict=True) if b != a)
         kind = _TENSION_KIND.get(str(status), "other") if "status" in changed else "other"
     also: tuple[str, ...] = ()
     if status == "resolved" and now[1] in sides:
         loser = sides[1] if now[1] == sides[0] else sides[0]
-        known = baseline.engrams.get(loser)
+        loser_known = baseline.engrams.get(loser)
         current = engrams.get(loser)
         if (
             current is not None
             and current.get("status") == "retired"
-            and (known is None or known.values[2] != "retired")
+            and (loser_known is None or loser_known[2] != "retired")
         ):
             also = (loser,)
             events = sorted(
@@ -339,7 +353,7 @@ def _tension_change(
             )
     writer, session = _writer_and_session(None, events)  # a tension record names no writer; its events may
     silent = not _records(kind, "tension", events)
-    before = as_dict(TENSION_FIELDS, entry.values) if entry is not None else None
+    before = as_dict(TENSION_FIELDS, known)
     return AgentChange(
         ident,
         kind,

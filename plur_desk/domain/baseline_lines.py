@@ -95,11 +95,12 @@ def _table(raw: object, width: int) -> dict[str, Values]:
         return {}
     if not isinstance(raw, dict):
         raise BadLine("values are not a mapping")
-    table = {}
-    for key, vals in raw.items():
-        if not isinstance(vals, list) or len(vals) != width:
-            raise BadLine(f"{key}: expected {width} values")
-        table[str(key)] = tuple(vals)
+    try:  # one pass in C over 5,000 records a line; a record of another shape refuses the whole line
+        table = dict(zip(raw, map(tuple, raw.values()), strict=True))
+    except TypeError:
+        raise BadLine("a record's values are not a list") from None
+    if any(len(v) != width for v in table.values()):
+        raise BadLine(f"a record without its {width} values")
     return table
 
 

@@ -8,7 +8,9 @@ lines say is trusted only once verified (app/changes.py): this module reads and 
 
 from __future__ import annotations
 
+import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 from plur_desk.store.safe_open import NotRegularFile, read_regular, special_file_problem
@@ -85,3 +87,43 @@ def merge_lines(base: bytes, ours: bytes, theirs: bytes) -> bytes:
                 known.add(line)
                 out.append(line)
     return b"".join(line + b"\n" for line in out)
+
+
+_NAMING = ("engram_b", "winner", "loser", "earlier", "later")
+
+
+def events_naming(months: Iterable[Path], ids: Iterable[str]) -> dict[str, list[dict[str, object]]]:
+    """History events naming any of `ids` (as `engram_id` or a second engram in `data`, as the History pane's
+    timeline reads them), oldest first per id, from these month files: a byte search per id, so only the lines
+    that mention one are parsed (a month that is not a regular file, or a line that is not JSON, is skipped)."""
+    wanted = set(ids)
+    found: dict[str, list[dict[str, object]]] = {i: [] for i in wanted}
+    for month in months:
+        try:
+            data, _st = read_regular(month)
+        except (OSError, NotRegularFile):
+            continue
+        starts: set[int] = set()
+        for ident in wanted:
+            needle = b'"' + ident.encode("utf-8") + b'"'
+            at = data.find(needle)
+            while at >= 0:
+                starts.add(data.rfind(b"\n", 0, at) + 1)
+                at = data.find(needle, at + len(needle))
+        for start in sorted(starts):
+            end = data.find(b"\n", start)
+            try:
+                event = json.loads(data[start : end if end >= 0 else len(data)])
+            except ValueError:
+                continue
+            if not isinstance(event, dict):
+                continue
+            named = {event.get("engram_id")}
+            extra = event.get("data")
+            if isinstance(extra, dict):
+                named.update(extra.get(k) for k in _NAMING)
+            for ident in wanted.intersection(n for n in named if isinstance(n, str)):
+                found[ident].append(event)
+    for events in found.values():
+        events.sort(key=lambda e: str(e.get("timestamp", "")))
+    return found

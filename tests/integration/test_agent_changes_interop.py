@@ -7,7 +7,9 @@ import json
 
 import pytest
 
+from plur_desk.app.bootstrap import open_session
 from plur_desk.app.changes_cli import main as changes_main
+from plur_desk.infra.errors import ChangedSinceError
 
 from support.stores import plur
 
@@ -120,3 +122,77 @@ def test_each_agent_path_is_listed_once_with_kind_writer_and_silence(tmp_path, c
     assert by_id[draft]["before"]["commitment"] == "draft" and by_id[draft]["after"]["commitment"] == "decided"
     assert by_id[rewritten]["before"]["statement"] == "The CI pipeline uses Node 20 for all builds"
     assert by_id[resolved]["before"] == {"status": "detected", "resolved_by": None}
+
+
+def _agent_changes_everything(store, home, ids, tensions):
+    draft, rewritten, forgotten, pinned = ids[0], ids[1], ids[2], ids[3]
+    resolved, dismissed, confirmed = tensions
+    made = plur(
+        store,
+        home,
+        [
+            {"op": "update", "id": draft, "fields": {"commitment": "decided"}},
+            {"op": "update", "id": rewritten, "fields": {"statement": "The CI pipeline uses Node 22 for all builds"}},
+            {"op": "forget", "id": forgotten, "reason": "outdated"},
+            {"op": "setPinned", "id": pinned, "pinned": True},
+            {"op": "learn", "statement": "Hotfixes skip the staging cluster", "options": {"scope": "project:demo"}},
+            {"op": "resolve", "id": resolved, "winner": ids[6]},
+            {"op": "dismiss", "id": dismissed},
+            {"op": "confirm", "id": confirmed},
+        ],
+    )
+    return made[4]["id"]
+
+
+def test_revert_puts_the_baseline_back_and_plur_reads_it_with_nothing_quarantined(tmp_path, capsys):
+    store, home, ids, tensions = _store(tmp_path)
+    before = plur(store, home, [{"op": "load"}, {"op": "tensions"}])
+    assert changes_main([str(store), "--start", "--reviewer", "Alice Reviewer"]) == 0
+    created = _agent_changes_everything(store, home, ids, tensions)
+
+    session = open_session(store, "Alice Reviewer")
+    changes = session.watch.changes()
+    assert len(changes) == 8
+    for change in changes:
+        seen = session.seen_tension(change.id) if change.target == "tension" else session.seen([change.id])[0]
+        session.execute(session.watch.command_for(change, seen, ratify=False))
+    session.reload_if_changed()
+    assert session.watch.changes() == []
+    code, listed = _changes(store, capsys)
+    assert (code, listed["changes"]) == (0, [])
+
+    loaded, records, by_id, active = plur(
+        store, home, [{"op": "load"}, {"op": "tensions"}, {"op": "getById", "id": ids[0]}, {"op": "list"}]
+    )
+    assert loaded["quarantined"] == [] and loaded["validate"]["ok"], loaded["validate"]
+    old = before[0]["engrams"]
+    for ident in ids:
+        for name in ("statement", "commitment", "status", "scope", "content_hash"):
+            assert loaded["engrams"][ident].get(name) == old[ident].get(name), (ident, name)
+        assert bool(loaded["engrams"][ident].get("pinned")) == bool(old[ident].get("pinned")), ident
+    assert by_id["commitment"] == "draft"  # the promoted draft is a draft again, as PLUR's getById reads it
+    assert loaded["engrams"][created]["commitment"] == "draft"  # learned straight as active: now waits in review
+    assert ids[2] in active and ids[5] in active  # forgotten and resolution's loser: active again for PLUR's list
+    status = {t["id"]: (t["status"], t.get("resolved_by")) for t in records}
+    assert status == {t["id"]: (t["status"], t.get("resolved_by")) for t in before[1]}
+
+
+def test_ratify_takes_a_change_off_the_list_and_its_undo_puts_it_back(tmp_path):
+    store, home, ids, _tensions = _store(tmp_path)
+    assert changes_main([str(store), "--start", "--reviewer", "Alice Reviewer"]) == 0
+    plur(store, home, [{"op": "update", "id": ids[1], "fields": {"statement": "The CI pipeline uses Node 22"}}])
+    session = open_session(store, "Alice Reviewer")
+    [change] = session.watch.changes()
+    session.execute(session.watch.command_for(change, session.seen([change.id])[0], ratify=True))
+    session.reload_if_changed()
+    assert session.watch.changes() == []
+    events = [e for e in session.history.timeline(ids[1]) if e.get("event") == "engram_updated"]
+    assert events[-1]["data"]["action"] == "ratify_agent_change" and session.trust(events[-1]).counts_as_human
+    session.undo()
+    assert [c.id for c in session.watch.changes()] == [ids[1]]
+    plur(store, home, [{"op": "update", "id": ids[1], "fields": {"statement": "Node 24 now"}}])
+    session.reload_if_changed()
+    [moved] = session.watch.changes()
+    with pytest.raises(ChangedSinceError):  # the record moved on since the change was shown: refused
+        session.execute(session.watch.command_for(change, session.seen([change.id])[0], ratify=False))
+    assert moved.after["statement"] == "Node 24 now"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from plur_desk.domain.agent_changes import Baseline, Entry, detect, engram_values, tension_values
+from plur_desk.domain.agent_changes import Baseline, detect, engram_values, tension_values
 from plur_desk.domain.baseline_lines import BadLine, chunks, make_line, read_line
 from plur_desk.domain.review import Reviewer
 
@@ -32,10 +32,7 @@ def engram(ident, **extra):
 
 def watched(engrams, tensions=()):
     baseline = Baseline(started=AT, started_by="Ada")
-    for e in engrams:
-        baseline.take("engram", e["id"], Entry(engram_values(e), AT, "Ada"))
-    for t in tensions:
-        baseline.take("tension", t["id"], Entry(tension_values(t), AT, "Ada"))
+    baseline.take_line(AT, {e["id"]: engram_values(e) for e in engrams}, {t["id"]: tension_values(t) for t in tensions})
     return baseline
 
 
