@@ -1,0 +1,54 @@
+"""The Changes pane on the demo store, driven by keys: start watching, an agent's silent rewrite listed (its text as
+data, a word diff), counted in the status bar, and reverted with R on the list."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+
+from plur_desk.store import baseline
+from plur_desk.store.plur_store import PlurStore
+from plur_desk.store.yaml_dump import dump_engrams_document
+
+
+def _agent_rewrites(root, engram_id, statement):
+    store = PlurStore(root)
+    store.load()
+    engrams = [dict(e.value) for e in store.engrams.entries]
+    for engram in engrams:
+        if engram["id"] == engram_id:
+            engram["statement"] = statement
+    (root / "engrams.yaml").write_text(dump_engrams_document({"engrams": engrams}))
+
+
+def _statement(root, engram_id):
+    store = PlurStore(root)
+    store.load()
+    return next(e.value["statement"] for e in store.engrams.entries if e.key == engram_id)
+
+
+def test_an_agent_rewrite_is_listed_counted_and_reverted_by_key(qtbot, window, store_copy):
+    win = window
+    win.qactions["view.changes"].trigger()
+    qtbot.waitUntil(lambda: win.navigation.current_name() == "changes")
+    assert "not watched yet" in win.changes.note.text()
+    win.changes.table.setFocus()
+    qtbot.keyClick(win.changes.table, Qt.Key.Key_W)
+    qtbot.waitUntil(lambda: "Watching since" in win.changes.note.text(), timeout=20000)
+    assert baseline.path_of(store_copy).is_file() and win.status_labels["changes"].text() == ""
+
+    target = next(e for e in win.session.all_engrams() if e["status"] == "active" and e.get("commitment") != "draft")
+    before = target["statement"]
+    _agent_rewrites(store_copy, target["id"], before + " <b>unless</b> an agent says otherwise")
+    win.qactions["file.reload"].trigger()
+    qtbot.waitUntil(lambda: win.status_labels["changes"].text() == "1 agent changes", timeout=20000)
+    change = win.changes.selected_change()
+    assert (change.id, change.kind, change.silent) == (target["id"], "rewritten", True)
+    detail = win.changes.detail.toPlainText()
+    assert "<b>unless</b>" in detail and "silent" in detail  # the agent's markup shown as text
+    assert "<u" in win.changes.detail.toHtml() or "underline" in win.changes.detail.toHtml()
+
+    win.changes.table.setFocus()
+    qtbot.keyClick(win.changes.table, Qt.Key.Key_R)
+    qtbot.waitUntil(lambda: win.status_labels["changes"].text() == "" and win.runner.pending == 0, timeout=20000)
+    assert _statement(store_copy, target["id"]) == before
+    assert win.changes.selected_change() is None
