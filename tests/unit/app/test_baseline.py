@@ -52,6 +52,7 @@ def test_watching_starts_once_and_lists_nothing_until_an_agent_moves_something(s
     assert baseline.path_of(root).read_bytes() == written
     line = json.loads(written.splitlines()[0])
     assert line["data"]["claim"] == "watching" and line["signer"] == "human:Ada Reviewer"
+    assert run_check(root, use_cache=False).exit_code == 0  # a baseline that verifies is nothing to report
 
 
 def test_an_agent_promotion_and_rewrite_are_listed_silent_with_before_and_after(session):
