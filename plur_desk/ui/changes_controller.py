@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import cast
 
 from PySide6.QtCore import QObject
-from PySide6.QtWidgets import QLabel
+from PySide6.QtWidgets import QLabel, QMessageBox
 
 from plur_desk.app.session import ChangeSet, ReviewSession
 from plur_desk.domain.agent_changes import AgentChange
@@ -107,6 +107,8 @@ class ChangesController(QObject):
         return session, change, self._seen.get((change.target, change.id))
 
     def ratify(self) -> None:
+        if self._decide_group(ratify=True):
+            return
         picked = self._selected()
         if picked is None:
             return
@@ -122,6 +124,8 @@ class ChangesController(QObject):
         self._decide(session, change, seen, ratify=True)
 
     def revert(self) -> None:
+        if self._decide_group(ratify=False):
+            return
         picked = self._selected()
         if picked is not None:
             self._decide(*picked, ratify=False)
@@ -136,6 +140,42 @@ class ChangesController(QObject):
             self.ws.messages.error(str(exc))
             return
         self.ws.change(lambda: session.execute(command))  # type: ignore[arg-type]
+
+    def _decide_group(self, *, ratify: bool) -> bool:
+        """A group row (one session and writer) selected: every change under it, asked once; each is its own
+        decision, so one that moved on since it was listed is refused and named, and the others still go through."""
+        session, group = self.ws.session, self.pane.selected_group()
+        if session is None or not group or not self.nav.pane_on_screen(self.pane):
+            return bool(group)
+        verb = "Ratify" if ratify else "Revert"
+        kinds = ", ".join(sorted({c.kind for c in group}))
+        asked = QMessageBox.question(
+            self.pane, f"{verb} {len(group)} agent changes", f"{verb} all {len(group)} changes of this group ({kinds})?"
+        )
+        if asked != QMessageBox.StandardButton.Yes:
+            return True
+        seen = dict(self._seen)
+
+        def decide_all() -> ChangeSet:
+            done, refused = ChangeSet(), []
+            for change in group:
+                try:
+                    if ratify and change.target == "tension":
+                        session.watch.ratify_tension(change)
+                        done = done.merge(ChangeSet(tensions=frozenset({change.id})))
+                        continue
+                    shown = seen.get((change.target, change.id))
+                    if shown is None:
+                        raise PlurDeskError("not in the store as listed")
+                    done = done.merge(session.execute(session.watch.command_for(change, shown, ratify=ratify)))  # type: ignore[arg-type]
+                except PlurDeskError as exc:
+                    refused.append(f"{change.id}: {exc}")
+            past = "ratified" if ratify else "reverted"
+            said = f"{past} {len(group) - len(refused)} of {len(group)} agent changes"
+            return done.saying(said).warning([f"Not {past}: " + "; ".join(refused)] if refused else [])
+
+        self.ws.change(decide_all)
+        return True
 
     def start_watching(self) -> None:
         session = self.ws.session

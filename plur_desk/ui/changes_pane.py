@@ -96,7 +96,7 @@ class ChangesPane(QWidget):
             group = groups.get(key)
             if group is None:
                 group = groups[key] = QTreeWidgetItem(self.table, [f"session {key[0]} · {key[1]}", ""])
-                group.setFlags(Qt.ItemFlag.ItemIsEnabled)
+                group.setData(0, CHANGE_ROLE, -1)  # a group: its actions apply to every change under it
                 group.setExpanded(True)
             item = QTreeWidgetItem(group, [change.kind.replace("_", " "), change.id])
             item.setData(0, CHANGE_ROLE, index)
@@ -111,14 +111,28 @@ class ChangesPane(QWidget):
             self.table.setCurrentItem(first)
         self._show_current()
 
+    def selected_group(self) -> list[AgentChange]:
+        """The changes under the selected group row (a session and writer); [] when a single change is selected."""
+        item = self.table.currentItem()
+        if item is None or item.data(0, CHANGE_ROLE) != -1:
+            return []
+        children = (item.child(i) for i in range(item.childCount()))
+        indexes = [child.data(0, CHANGE_ROLE) for child in children if child is not None]
+        return [self._changes[i] for i in indexes if isinstance(i, int) and 0 <= i < len(self._changes)]
+
     def selected_change(self) -> AgentChange | None:
         item = self.table.currentItem()
         index = item.data(0, CHANGE_ROLE) if item is not None else None
-        return self._changes[index] if isinstance(index, int) and index < len(self._changes) else None
+        return self._changes[index] if isinstance(index, int) and 0 <= index < len(self._changes) else None
 
     def _show_current(self, *_args: object) -> None:
-        change = self.selected_change()
-        self.detail.setHtml(detail_html(change) if change is not None else "")
+        change, group = self.selected_change(), self.selected_group()
+        if group:
+            kinds = sorted({c.kind for c in group})
+            shown = f"<p>{len(group)} changes: {text_html(', '.join(kinds))}. A or R decides them all (asked once).</p>"
+        else:
+            shown = detail_html(change) if change is not None else ""
+        self.detail.setHtml(shown)
         self.selection_changed.emit()
 
     # -- what navigation asks of a pane --------------------------------------------------------------------
@@ -137,7 +151,7 @@ class ChangesPane(QWidget):
         self.table.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def has_selection(self) -> bool:
-        return self.selected_change() is not None
+        return self.selected_change() is not None or bool(self.selected_group())
 
     def current_engram_id(self) -> str | None:
         change = self.selected_change()

@@ -4,10 +4,13 @@ data, a word diff), counted in the status bar, and reverted with R on the list."
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMessageBox
 
 from plur_desk.store import baseline
 from plur_desk.store.plur_store import PlurStore
 from plur_desk.store.yaml_dump import dump_engrams_document
+
+from ui.conftest import answer_modal
 
 
 def _agent_rewrites(root, engram_id, statement):
@@ -52,3 +55,33 @@ def test_an_agent_rewrite_is_listed_counted_and_reverted_by_key(qtbot, window, s
     qtbot.waitUntil(lambda: win.status_labels["changes"].text() == "" and win.runner.pending == 0, timeout=20000)
     assert _statement(store_copy, target["id"]) == before
     assert win.changes.selected_change() is None
+
+
+def test_a_group_is_reverted_at_once_after_one_question_and_a_moved_one_is_named(qtbot, window, store_copy):
+    win = window
+    win.qactions["view.changes"].trigger()
+    win.changes.table.setFocus()
+    qtbot.keyClick(win.changes.table, Qt.Key.Key_W)
+    qtbot.waitUntil(lambda: "Watching since" in win.changes.note.text(), timeout=20000)
+    decided = [e for e in win.session.all_engrams() if e["status"] == "active" and e.get("commitment") != "draft"]
+    by_writer: dict[object, list[dict]] = {}
+    for engram in decided:  # the same writer and no session: one group
+        if not any(isinstance(s, dict) and s.get("session_id") for s in engram.get("sources") or []):
+            by_writer.setdefault(str(engram.get("attribution")), []).append(engram)
+    trio = next(group for group in by_writer.values() if len(group) >= 3)[:3]
+    for engram in trio:
+        _agent_rewrites(store_copy, engram["id"], engram["statement"] + " (rewritten)")
+    win.qactions["file.reload"].trigger()
+    qtbot.waitUntil(lambda: win.status_labels["changes"].text() == "3 agent changes", timeout=20000)
+    _agent_rewrites(store_copy, trio[2]["id"], "moved on again")  # after it was listed: refused, and named
+    group = win.changes.table.topLevelItem(0)
+    win.changes.table.setCurrentItem(group)
+    assert sorted(c.id for c in win.changes.selected_group()) == sorted(e["id"] for e in trio)
+    answer_modal(lambda box: box.button(QMessageBox.StandardButton.Yes).click())
+    win.changes.table.setFocus()
+    qtbot.keyClick(win.changes.table, Qt.Key.Key_R)
+    qtbot.waitUntil(lambda: _statement(store_copy, trio[0]["id"]) == trio[0]["statement"], timeout=20000)
+    qtbot.waitUntil(lambda: win.runner.pending == 0 and win.status_labels["changes"].text() == "1 agent changes")
+    assert _statement(store_copy, trio[1]["id"]) == trio[1]["statement"]
+    assert _statement(store_copy, trio[2]["id"]) == "moved on again"
+    assert trio[2]["id"] in win.banner.text()
