@@ -10,12 +10,14 @@ never what an agent wrote beside them), and by Ratify and Revert.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
+from plur_desk import __version__
 from plur_desk.domain.agent_changes import (
     ENGRAM_FIELDS,
     TENSION_FIELDS,
@@ -31,6 +33,7 @@ from plur_desk.domain.review import ABSENT, Patch
 from plur_desk.domain.seen import Seen
 from plur_desk.infra.errors import ActionRefused, ChangedSinceError
 from plur_desk.store import baseline as baseline_file
+from plur_desk.store.parse_cache import read_private, write_private
 from plur_desk.store.safe_open import NotRegularFile
 
 if TYPE_CHECKING:
@@ -52,21 +55,71 @@ class BaselineRead:
         return [f"{where}{f' line {n}' if n else ''}: {reason}" for n, reason in self.problems]
 
 
-def read_baseline(root: Path, trust: TrustChecker) -> BaselineRead:
-    """Read `.plur-desk/baseline/baseline.jsonl` and keep only what verified lines say."""
+def read_baseline(root: Path, trust: TrustChecker, cache: Path | None = None) -> BaselineRead:
+    """Read `.plur-desk/baseline/baseline.jsonl` and keep only what verified lines say. With `cache` (the store's
+    parse cache file), the verified reading is kept beside it, keyed by the file's digest, the trusted keys as the
+    checker holds them and this version: the same bytes under the same keys read the same, without verifying."""
     read = BaselineRead()
     try:
-        lines = baseline_file.read_lines(root)
+        data = baseline_file.read_bytes(root)
     except NotRegularFile as exc:
         read.problems.append((None, str(exc)))
         return read
     except OSError as exc:
         read.problems.append((None, f"cannot be read: {exc.strerror or exc}"))
         return read
-    read.lines = len(lines)
-    if lines:
-        trust.registry()  # keys.yaml read once for all the lines
-    taken: list[tuple[str, str, str, dict[str, Values], dict[str, Values]]] = []
+    if not data:
+        return read
+    key = _cache_key(data, trust)
+    if cache is not None:
+        kept = read_private(baseline_file.verified_cache(cache), baseline_file.VERIFIED_TAG).get(key)
+        if kept is not None:
+            return _from_cache(kept)
+    _verify(baseline_file.lines_of(data), trust, read)
+    if cache is not None:
+        write_private(baseline_file.verified_cache(cache), baseline_file.VERIFIED_TAG, {key: _to_cache(read)})
+    return read
+
+
+def _cache_key(data: bytes, trust: TrustChecker) -> bytes:
+    registry = repr(trust.registry())  # keys.yaml read once for all the lines; its state is part of the answer
+    digest = hashlib.sha256(data)
+    digest.update(f"\0{registry}\0{__version__}".encode())
+    return digest.digest()
+
+
+def _to_cache(read: BaselineRead) -> object:
+    b = read.baseline
+    return (b.started, b.started_by, b.engrams, b.engram_at, b.tensions, b.tension_at, read.problems, read.lines)
+
+
+def _from_cache(kept: object) -> BaselineRead:
+    parts = cast(tuple[Any, ...], kept)  # written by _to_cache, under a key naming this version
+    baseline = Baseline(
+        started=parts[0],
+        started_by=parts[1],
+        engrams=parts[2],
+        engram_at=parts[3],
+        tensions=parts[4],
+        tension_at=parts[5],
+    )
+    return BaselineRead(baseline, [(p[0], p[1]) for p in parts[6]], parts[7])
+
+
+Taken = tuple[str, str, str, dict[str, Values], dict[str, Values]]  # (signed at, claim, by, engrams, tensions)
+
+
+def _verify(lines: list[tuple[int, bytes]], trust: TrustChecker, read: BaselineRead) -> None:
+    read.lines += len(lines)
+    _apply(read.baseline, _collect(lines, trust, read.problems))
+
+
+def _collect(
+    lines: list[tuple[int, bytes]], trust: TrustChecker, problems: list[tuple[int | None, str]]
+) -> list[Taken]:
+    """What the lines that verify say, oldest first (stable: file order within one instant); the others reported."""
+    read = BaselineRead(problems=problems)
+    taken: list[Taken] = []
     for number, raw in lines:
         try:
             event = json.loads(raw)
@@ -89,13 +142,15 @@ def read_baseline(root: Path, trust: TrustChecker) -> BaselineRead:
         actor = event.get("actor")
         by = str(actor.get("asserted_by", "")) if isinstance(actor, dict) else ""
         taken.append((str(event.get("timestamp", "")), claim, by, engrams, tensions))
-    taken.sort(key=lambda line: line[0])  # oldest first (stable: file order within one instant)
-    baseline = read.baseline
+    taken.sort(key=lambda line: line[0])
+    return taken
+
+
+def _apply(baseline: Baseline, taken: list[Taken]) -> None:
     for at, claim, by, engrams, tensions in taken:
         if claim == "watching" and baseline.started is None:
             baseline.started, baseline.started_by = at, by
         baseline.take_line(at, engrams, tensions)
-    return read
 
 
 def changes_on_disk(store: PlurStore) -> tuple[BaselineRead, list[AgentChange]]:
@@ -111,7 +166,7 @@ def changes_on_disk(store: PlurStore) -> tuple[BaselineRead, list[AgentChange]]:
     snapshot = Snapshot(store)
     snapshot.reindex()
     trust = TrustChecker(root)
-    read = read_baseline(root, trust)
+    read = read_baseline(root, trust, store.cache_file)
     baseline = read.baseline
     if not baseline.watched:
         return read, []
@@ -131,8 +186,10 @@ def changes_on_disk(store: PlurStore) -> tuple[BaselineRead, list[AgentChange]]:
 class ChangeWatch:
     """The baseline as one session sees it: read again whenever the file changed, and written by its reviewer."""
 
-    def __init__(self, session: ReviewSession) -> None:
+    def __init__(self, session: ReviewSession, cache: Path | None = None) -> None:
         self.session = session
+        self.cache = cache  # the store's parse cache file: the verified baseline is kept beside it
+        self._prefix: tuple[int, bytes] | None = None  # the bytes read: their length and digest
         self._stamp: object = None
         self._read = BaselineRead()
         self._ratified: dict[int, tuple[str, Values | None, Values]] = {}  # operation -> (engram, before, after)
@@ -145,12 +202,43 @@ class ChangeWatch:
         return (st.st_ino, st.st_size, st.st_mtime_ns, self.session.trust.generation)
 
     def read(self) -> BaselineRead:
+        """The verified baseline, read again when the file changed: only the lines appended since when it grew
+        (our own decisions' lines, a teammate's after a sync), all of it otherwise."""
         self.session.trust.registry()  # bumps the generation when keys.yaml changed: the lines are checked again
         stamp = self._file_stamp()
-        if stamp is None or stamp != self._stamp:
-            self._read = read_baseline(self.session.root, self.session.trust)
-            self._stamp = self._file_stamp()
+        if stamp is not None and stamp == self._stamp:
+            return self._read
+        try:
+            data = baseline_file.read_bytes(self.session.root)
+        except OSError:
+            data = None
+        if data is None or not self._grown(data, stamp):
+            self._read = read_baseline(self.session.root, self.session.trust, self.cache)
+            self._prefix = (len(data), hashlib.sha256(data).digest()) if data and data.endswith(b"\n") else None
+        self._stamp = stamp
         return self._read
+
+    def _grown(self, data: bytes, stamp: object) -> bool:
+        """Take only the lines appended after what was read (same file, same keys, every old byte unchanged, the
+        new lines signed no earlier than any taken before); False when the whole file must be read again."""
+        old = self._stamp
+        if self._prefix is None or old is None or stamp is None or old[0] != stamp[0] or old[3] != stamp[3]:  # type: ignore[index]
+            return False
+        size, digest = self._prefix
+        if len(data) <= size or hashlib.sha256(data[:size]).digest() != digest or not data.endswith(b"\n"):
+            return False
+        first = data.count(b"\n", 0, size)
+        lines = [(first + n, line) for n, line in baseline_file.lines_of(data[size:])]
+        problems: list[tuple[int | None, str]] = []
+        taken = _collect(lines, self.session.trust, problems)
+        latest = max([*self._read.baseline.engram_at.values(), *self._read.baseline.tension_at.values()], default="")
+        if taken and taken[0][0] < latest:
+            return False  # a line older than what it would follow (a merge put it there): read in signing order
+        _apply(self._read.baseline, taken)
+        self._read.problems += problems
+        self._read.lines += len(lines)
+        self._prefix = (len(data), hashlib.sha256(data).digest())
+        return True
 
     @property
     def watched(self) -> bool:
@@ -182,7 +270,6 @@ class ChangeWatch:
             lines.append(json.dumps(session.keys.sign(event), ensure_ascii=False, separators=(",", ":")))
         baseline_file.append(session.root, lines)
         session.keys.register(now)
-        self._stamp = None
 
     def start(self) -> bool:
         """Start watching from the store's current state; False (nothing written) when it is watched already."""

@@ -79,7 +79,7 @@ class ReviewSession:
         self._tension_rows = TensionRows(lambda: self._engrams, lambda: self._tensions, self.now)
         self._validity_rows = ValidityRows(lambda: self._engrams)
         self.snapshot.followers.append(self.queue)
-        self.watch = ChangeWatch(self)  # the watched baseline: each decision's values join it (app/changes.py)
+        self.watch = ChangeWatch(self, store.cache_file)  # the watched baseline (app/changes.py)
         self.reindex()
 
     @property

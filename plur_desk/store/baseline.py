@@ -31,10 +31,18 @@ def problem(root: Path) -> str | None:
 def read_lines(root: Path) -> list[tuple[int, bytes]]:
     """(line number, bytes) of every complete line; [] when there is no baseline. A last line without its newline
     is a write cut off by a crash and is left out. NotRegularFile when the path is not a regular file."""
+    return lines_of(read_bytes(root))
+
+
+def read_bytes(root: Path) -> bytes:
+    """The whole file (b"" when there is none); NotRegularFile when the path is not a regular file."""
     try:
-        data, _st = read_regular(path_of(root))
+        return read_regular(path_of(root))[0]
     except FileNotFoundError:
-        return []
+        return b""
+
+
+def lines_of(data: bytes) -> list[tuple[int, bytes]]:
     lines = data.split(b"\n")
     lines.pop()  # after the last newline: empty, or a torn line
     return [(number, line) for number, line in enumerate(lines, 1) if line.strip()]
@@ -72,6 +80,14 @@ def append(root: Path, lines: list[str]) -> None:
 def _torn(fd: int) -> bool:
     size = os.fstat(fd).st_size
     return size > 0 and os.pread(fd, 1, size - 1) != b"\n"
+
+
+VERIFIED_TAG = "baseline-verified-1"
+
+
+def verified_cache(cache_file: Path) -> Path:
+    """Where the verified reading of a baseline is kept, beside the window's parse cache (derived, user-owned)."""
+    return cache_file.with_name("baseline-verified.marshal")
 
 
 def merge_lines(base: bytes, ours: bytes, theirs: bytes) -> bytes:

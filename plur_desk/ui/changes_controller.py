@@ -84,6 +84,9 @@ class ChangesController(QObject):
         self.pane.show_changes([], "")
 
     def loaded(self) -> None:
+        """Detection once the whole store and its history are read. A store not watched yet is not started here:
+        starting signs with the reviewer's key, which at opening would ask for a locked keyring and raise a key
+        conflict before any decision (the pane says how to start: W)."""
         self.ready = True
         self.refresh()
 

@@ -33,11 +33,17 @@ def test_an_agent_rewrite_is_listed_counted_and_reverted_by_key(qtbot, window, s
     win = window
     win.qactions["view.changes"].trigger()
     qtbot.waitUntil(lambda: win.navigation.current_name() == "changes")
-    assert "not watched yet" in win.changes.note.text()
+    qtbot.waitUntil(lambda: "not watched yet" in win.changes.note.text())
+    assert not baseline.path_of(store_copy).exists()  # opening writes nothing
     win.changes.table.setFocus()
     qtbot.keyClick(win.changes.table, Qt.Key.Key_W)
     qtbot.waitUntil(lambda: "Watching since" in win.changes.note.text(), timeout=20000)
-    assert baseline.path_of(store_copy).is_file() and win.status_labels["changes"].text() == ""
+    assert "Watching from here" in win.statusBar().currentMessage()
+    written = baseline.path_of(store_copy).read_bytes()
+    assert win.status_labels["changes"].text() == ""
+    qtbot.keyClick(win.changes.table, Qt.Key.Key_W)  # again, on a watched store: nothing written
+    qtbot.waitUntil(lambda: win.runner.pending == 0)
+    assert baseline.path_of(store_copy).read_bytes() == written
 
     target = next(e for e in win.session.all_engrams() if e["status"] == "active" and e.get("commitment") != "draft")
     before = target["statement"]

@@ -138,3 +138,20 @@ def test_watching_is_not_started_over_a_baseline_that_does_not_verify(session, c
     assert changes_main([str(session.root), "--start", "--reviewer", "Ada Reviewer"]) == 2
     assert "do not verify" in capsys.readouterr().err
     assert path.read_bytes() == before
+
+
+def test_what_the_session_reads_as_lines_are_appended_is_what_a_fresh_read_finds(session, tmp_path):
+    session.watch.start()
+    first = session.watch.read()
+    session.execute(ApproveDrafts(tuple(session.seen([DRAFT]))))
+    session.execute(ConfirmTension(session.seen_tension("T-2026-1201-001")))
+    session.undo()
+    grown = session.watch.read()
+    assert grown is first and grown.lines == 4  # taken in place: only the appended lines were read
+    fresh = read_baseline(session.root, session.trust)
+    assert (grown.baseline, grown.problems, grown.lines) == (fresh.baseline, fresh.problems, fresh.lines)
+    cache = tmp_path / "cache" / "engram-blocks.marshal"
+    kept = read_baseline(session.root, session.trust, cache)
+    again = read_baseline(session.root, session.trust, cache)  # from the verified reading kept beside the cache
+    assert (again.baseline, again.problems, again.lines) == (fresh.baseline, fresh.problems, fresh.lines)
+    assert kept.baseline == fresh.baseline and baseline.verified_cache(cache).exists()
