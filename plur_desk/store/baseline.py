@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-from plur_desk.store.safe_open import NotRegularFile, read_regular, special_file_problem
+from plur_desk.infra.errors import WriteFailed
+from plur_desk.store.safe_open import NotRegularFile, inside, read_regular, special_file_problem
 
 FOLDER = ".plur-desk"
 RELATIVE = f"{FOLDER}/baseline/baseline.jsonl"
@@ -53,14 +55,20 @@ def append(root: Path, lines: list[str]) -> None:
     if not lines:
         return
     path = path_of(root)
+    if not inside(root, path):  # checked before any folder is made: a planted link must not lead our write out
+        raise WriteFailed(f"{path} leads out of the store (to {os.path.realpath(path)}); nothing was written")
     problem_now = special_file_problem(path)
     if problem_now:
-        raise NotRegularFile(problem_now)
+        raise WriteFailed(f"{problem_now}; nothing was written")
     created = not path.exists()
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = "".join(line + "\n" for line in lines).encode("utf-8")
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o644)
+    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags, 0o644)
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise WriteFailed(f"{path.name} is not a regular file; nothing was written")
+        os.set_blocking(fd, True)
         if _torn(fd):
             os.write(fd, b"\n")  # a cut-off last line stays a line of its own, never the start of ours
         written = 0

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from plur_desk.app.changes import read_baseline
 from plur_desk.app.changes_cli import main as changes_main
 from plur_desk.app.check import run_check
 from plur_desk.domain.commands import ApproveDrafts, ConfirmTension
+from plur_desk.infra.errors import PlurDeskError
 from plur_desk.store import baseline
 from plur_desk.store.plur_store import PlurStore
 from plur_desk.store.yaml_dump import dump_engrams_document, dump_tensions_document
@@ -155,3 +158,12 @@ def test_what_the_session_reads_as_lines_are_appended_is_what_a_fresh_read_finds
     again = read_baseline(session.root, session.trust, cache)  # from the verified reading kept beside the cache
     assert (again.baseline, again.problems, again.lines) == (fresh.baseline, fresh.problems, fresh.lines)
     assert kept.baseline == fresh.baseline and baseline.verified_cache(cache).exists()
+
+
+def test_a_planted_link_never_leads_a_baseline_write_out_of_the_store(session, tmp_path):
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (session.root / ".plur-desk").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(PlurDeskError, match="leads out of the store"):
+        session.watch.start()
+    assert list(outside.iterdir()) == []
