@@ -54,6 +54,11 @@ COMMANDS: tuple[Command, ...] = (
         "plur_desk.app.conflicts_cli:main",
     ),
     Command(
+        "changes",
+        "what agents changed around the draft gate since the watched baseline; --start to begin watching",
+        "plur_desk.app.changes_cli:main",
+    ),
+    Command(
         "writers",
         "the writer ledger: each agent's drafts approved, rejected, pending (read-only)",
         "plur_desk.app.scale_cli:writers_main",

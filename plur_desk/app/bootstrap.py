@@ -21,6 +21,15 @@ def store_problem(path: Path) -> str | None:
     return find_store_problem(path)
 
 
+def open_store(path: Path, *, use_cache: bool = True) -> PlurStore:
+    """A whole store, loaded for a read-only terminal command that needs no session (`plur-desk changes`); the parse
+    cache (derived data, outside the store) is the only thing written."""
+    store = PlurStore(path, cache_dir=cache_dir() if use_cache else None)
+    store.load(drafts_first=False)
+    store.save_cache()
+    return store
+
+
 def embedding_check() -> str:
     """One line for --self-check: whether semantic search works in this installation."""
     try:

@@ -215,6 +215,7 @@ def run_check(root: Path, *, use_cache: bool = True) -> CheckReport:
         trust = TrustChecker(root)  # check has no reviewer: only keys this user trusts verify a record
         report.unfinished += inspect(PlurStore(root), lambda claim: trust(claim).state is TrustState.VALID)
     _untrusted_claims(root, months, reviewed, renames, report)
+    _baseline_claims(root, report)
     per_month = {name[:-6]: month for name, month in months if month.events}
     last = sorted(per_month)[-1] if per_month else "0000-00"
     report.history = {
@@ -376,3 +377,28 @@ def _foreign_keys(root: Path, checker: object, report: CheckReport) -> None:
             else f"keys.yaml lists a key for {shown}, a name that looks like the trusted {twin!r} but is another"
         )
         report.untrusted.append(_claim("keys.yaml", line, "key", None, entry.identity, Trust(state, detail)))
+
+
+def _baseline_claims(root: Path, report: CheckReport) -> None:
+    """Every line of the watched baseline that is not a validly signed claim (edited, planted, cut off): what it
+    claims is not trusted (app/changes.py), and it is reported here."""
+    from plur_desk.store import baseline
+
+    if not os.path.lexists(baseline.path_of(root)):
+        return
+    from plur_desk.app.changes import read_baseline
+    from plur_desk.app.trust import TrustChecker
+
+    for line, reason in read_baseline(root, TrustChecker(root)).problems:
+        report.untrusted.append(
+            {
+                "file": baseline.RELATIVE,
+                "line": line,
+                "event": "baseline",
+                "engram_id": None,
+                "claims": "",
+                "trust": "untrusted",
+                "reason": "unverified_baseline_line",
+                "detail": reason,
+            }
+        )

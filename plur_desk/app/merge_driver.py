@@ -17,12 +17,12 @@ from pathlib import Path
 import plur_desk
 from plur_desk.app.git_repo import GitError, Repo, find_repo
 from plur_desk.infra.paths import default_store_path
-from plur_desk.store import team_ledger
+from plur_desk.store import baseline, team_ledger
 from plur_desk.store.atomic import atomic_write
 from plur_desk.store.lock import TENSIONS_POLICY, locked
 from plur_desk.store.merge import FileMerge, MergeError, merge_engram_files, merge_tension_files, rewrite_tension_refs
 
-DRIVERS = {"engrams.yaml": "plur-engrams", "tensions.yaml": "plur-tensions"}
+DRIVERS = {"engrams.yaml": "plur-engrams", "tensions.yaml": "plur-tensions", baseline.RELATIVE: "plur-baseline"}
 BEGIN = "# >>> plur-desk merge driver (plur-desk merge-driver --uninstall removes this block)"
 END = "# <<< plur-desk merge driver"
 OWN_SETTINGS = ("rebase.autoStash",)  # not merge.autoStash: its pop would line-merge files without a driver
@@ -191,6 +191,8 @@ def merge_versions(
         engram_moves = [m for m in mapping if m.get("old", "").startswith(("ENG-", "ABS-", "META-"))]
         ours, theirs = (rewrite_tension_refs(x, engram_moves) for x in (ours, theirs))
         return merge_tension_files(base, ours, theirs, pushed, theirs_order=theirs_order)
+    if name == Path(baseline.RELATIVE).name:  # signed claims: a set of lines, none dropped (store/baseline.py)
+        return FileMerge(baseline.merge_lines(base, ours, theirs))
     raise MergeError(f"{name} is not a file plur-desk knows how to merge")
 
 
@@ -199,6 +201,8 @@ def run_driver(base: str, ours: str, theirs: str, path: str) -> int:
     try:
         repo = find_repo(Path.cwd())
         store = (repo.top if repo else Path.cwd()) / Path(path).parent
+        if path.endswith(baseline.RELATIVE):  # the ledger belongs to the store, not to the baseline's folder
+            store = (repo.top if repo else Path.cwd()) / path[: -len(baseline.RELATIVE)]
         result = merge_versions(name, _read(base), _read(ours), _read(theirs), _pushed(repo, path), store)
         atomic_write(Path(ours), result.data)
     except Exception as exc:  # whatever went wrong, %A must stay as git gave it

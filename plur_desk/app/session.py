@@ -18,6 +18,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from plur_desk.app.changes import ChangeWatch
 from plur_desk.app.history_index import HistoryIndex
 from plur_desk.app.queries import DraftQueue, QueueChanges, TensionRows
 from plur_desk.app.review_verdicts import ReviewVerdicts
@@ -33,7 +34,7 @@ from plur_desk.app.vault import KeyVault
 from plur_desk.app.writes import Writes
 from plur_desk.domain.changes import ChangeSet as ChangeSet  # re-exported: panes import it from here
 from plur_desk.domain.engram_view import EngramView
-from plur_desk.domain.review import Reviewer
+from plur_desk.domain.review import Patch, Reviewer
 from plur_desk.domain.seen import Seen
 from plur_desk.domain.trust import Trust
 from plur_desk.infra.clock import Clock, SystemClock
@@ -86,6 +87,7 @@ class ReviewSession:
         self._tension_rows = TensionRows(lambda: self._engrams, lambda: self._tensions, self.now)
         self._validity_rows = ValidityRows(lambda: self._engrams)
         self.snapshot.followers.append(self.queue)
+        self.watch = ChangeWatch(self, store.cache_file)  # the watched baseline (app/changes.py)
         self.reindex()
 
     @property
@@ -113,7 +115,8 @@ class ReviewSession:
                 raise LockedWithOpenTension(lines)
         with self._counted():
             if isinstance(command, cmd.RecordTension):
-                return self.writes.record_tension(command, ctx)
+                change = self.writes.record_tension(command, ctx)
+                return change.warning(self.watch.follow([Patch("tensions", t, ()) for t in change.tensions]))
             if isinstance(command, cmd.EngramCommand):
                 op, change = self.writes.engrams(command, ctx)
             elif isinstance(command, cmd.TwoFileCommand):
@@ -121,7 +124,7 @@ class ReviewSession:
             else:
                 op, change = self.writes.tension(command, ctx)
         self.undo_history.done(op)
-        return change
+        return change.warning(self.watch.follow(op.patches, command, op))
 
     def undo_intent(self, *, redo: bool = False, exact: bool = True) -> UndoIntent:
         """At the key press: what an undo (or redo) run later must take back (see `UndoIntent`)."""
@@ -131,9 +134,10 @@ class ReviewSession:
         with self._counted():
             op = self.undo_history.next_undo()
             self.undo_history.check(intent, op, "undo")
-            change = self.writes.replay(op, undo_patches(op), "undo", self.now())
+            patches = undo_patches(op)
+            change = self.writes.replay(op, patches, "undo", self.now())
         self.undo_history.undone()
-        return change
+        return change.warning(self.watch.follow(patches, op=op, undoing=True))
 
     def redo(self, intent: UndoIntent | None = None) -> ChangeSet:
         with self._counted():
@@ -141,7 +145,7 @@ class ReviewSession:
             self.undo_history.check(intent, op, "redo")
             change = self.writes.replay(op, list(op.patches), "redo", self.now())
         self.undo_history.redone()
-        return change
+        return change.warning(self.watch.follow(op.patches, op=op))
 
     @contextlib.contextmanager
     def _counted(self) -> Iterator[None]:

@@ -21,7 +21,7 @@ from plur_desk.app.sync_report import SyncReport, changes_between
 from plur_desk.app.team import find_disagreements
 from plur_desk.infra.errors import PlurDeskError
 from plur_desk.infra.paths import default_store_path
-from plur_desk.store import team_ledger
+from plur_desk.store import baseline, team_ledger
 from plur_desk.store.atomic import atomic_write
 from plur_desk.store.list_file import ENGRAMS, TENSIONS
 from plur_desk.store.lock import TENSIONS_POLICY, LockPolicy, locked
@@ -136,6 +136,9 @@ class _Sync:
                     self.report.notes.append(f"{name} not committed: {exc}")
                     continue
             self._stage(name, data)
+        watched = baseline.path_of(self.store)
+        if watched.is_file():  # the signed baseline travels with the store (.plur-desk/ is otherwise this clone's)
+            self._stage(baseline.RELATIVE, watched.read_bytes())
         if self.repo.run("diff", "--cached", "--quiet", check=False).returncode != 0:
             stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S")
             self.repo.run("commit", "-q", "-m", f"plur-desk sync {stamp}")

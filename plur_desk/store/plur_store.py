@@ -143,6 +143,11 @@ class PlurStore:
 
     # -- reading -------------------------------------------------------------------------------------------
 
+    @property
+    def cache_file(self) -> Path | None:
+        """The parse cache file of this store (None without a cache): derived tables are kept beside it."""
+        return self._cache_file
+
     def _load_cache(self) -> None:
         if self._cache_loaded or self._cache_file is None:
             return

@@ -133,6 +133,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ),
     ActionSpec("view.clusters", "Clusters", "&View", ("Ctrl+6",)),
     ActionSpec("view.writers", "Writers", "&View", ("Ctrl+7",)),
+    ActionSpec("view.changes", "Agent Changes", "&View", ("Ctrl+8",)),
     # Review (drafts pane)
     ActionSpec(
         "review.approve",
@@ -225,6 +226,37 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "split",
         lambda c: c.has_store and c.has_selection,
         "Not a duplicate: decide the selected member on its own",
+    ),
+    # Changes pane: what agents changed around the draft gate since the watched baseline
+    ActionSpec(
+        "changes.ratify",
+        "Ratify Agent Change",
+        "&Review",
+        ("A",),
+        "changes",
+        "approve",
+        _act_on_selection,
+        "Let the agent's change stand: a signed decision, and its values join the watched baseline",
+    ),
+    ActionSpec(
+        "changes.revert",
+        "Revert Agent Change",
+        "&Review",
+        ("R",),
+        "changes",
+        "reject",
+        _act_on_selection,
+        "Put the baseline's values back (a promoted draft is a draft again, a rewrite restored, a settled tension "
+        "reopened); undoable",
+    ),
+    ActionSpec(
+        "changes.start",
+        "Start Watching",
+        "&Review",
+        ("W",),
+        "changes",
+        enabled=_writable,
+        tip="Record the store's current state, signed with your key: agent changes after it are listed",
     ),
     # Tensions pane
     ActionSpec(

@@ -31,12 +31,13 @@ from plur_desk.infra.window_first import reviewer_left, window_busy
 from plur_desk.ui import icons, idle_collect, window_state
 from plur_desk.ui.actions import ACTIONS, MENU_ORDER, Handlers, UiContext, build_actions, update_enabled
 from plur_desk.ui.built_later import BuiltLater
+from plur_desk.ui.changes_controller import ChangesController, ChangesPane
 from plur_desk.ui.clusters_pane import ClustersPane
 from plur_desk.ui.conflicts_support import ConflictsController
 from plur_desk.ui.drafts_pane import DraftsPane, action_button
 from plur_desk.ui.history_pane import HistoryPane
 from plur_desk.ui.messages import Messages
-from plur_desk.ui.navigation import NavigationController, as_pane
+from plur_desk.ui.navigation import PANES, NavigationController, as_pane
 from plur_desk.ui.review_controller import ReviewController
 from plur_desk.ui.reviewer_identity import IdentityController, UnlockAsker
 from plur_desk.ui.runner import Runner
@@ -52,7 +53,7 @@ from plur_desk.ui.widgets import banner_label, plain_label
 from plur_desk.ui.workspace import Workspace
 from plur_desk.ui.writers_pane import WritersPane
 
-STATUS = ("path", "counts", "search", "reviewer", "lock", "busy")
+STATUS = ("path", "counts", "changes", "search", "reviewer", "lock", "busy")
 
 
 def _on_list(pane: TensionsPane | ValidityPane | ClustersPane, action: QAction) -> None:
@@ -112,14 +113,9 @@ class MainWindow(QMainWindow):
         self.history = HistoryPane(ws, self)
         self.clusters = ClustersPane(lambda: self.scale.view, self)
         self.writers = WritersPane(lambda: self.scale.view, self)
-        self.panes: dict[str, QWidget] = {
-            "drafts": self.drafts,
-            "tensions": self.tensions,
-            "validity": self.validity,
-            "history": self.history,
-            "clusters": self.clusters,
-            "writers": self.writers,
-        }
+        self.changes = ChangesPane(lambda: self.changes_review.refresh(), self)
+        panes = (self.drafts, self.tensions, self.validity, self.history, self.clusters, self.writers, self.changes)
+        self.panes: dict[str, QWidget] = dict(zip(PANES, panes, strict=True))  # in the tabs' order
         self.tabs = QTabWidget(self)
         self.tabs.setObjectName("panes")
         self.tabs.setDocumentMode(True)
@@ -171,6 +167,7 @@ class MainWindow(QMainWindow):
         self.validity_review = ValidityController(ws, self.validity, self.navigation.pane_on_screen)
         self.opener = StoreController(ws, self.drafts, self.finder.runner, self.status_labels, self, self.unlock_asker)
         self.team = TeamController(ws, self, self.opener.reload)
+        self.changes_review = ChangesController(ws, self.changes, self.status_labels, self.navigation, self.opener)
 
     def action_handlers(self) -> Handlers:
         """What each action in ACTIONS does (checked against the table when the actions are built)."""
@@ -193,6 +190,7 @@ class MainWindow(QMainWindow):
             "view.conflicts": self.conflicts.show_conflicts,
             "view.clusters": nav.show_clusters,
             "view.writers": nav.show_writers,
+            **self.changes_review.handlers(),
             "review.approve": review.approve_selected,
             "review.approve_level": review.approve_selected_level,
             "review.reject": review.reject_selected,
@@ -233,6 +231,7 @@ class MainWindow(QMainWindow):
             "validity": partial(_on_list, self.validity),
             "history": self.history.table.addAction,
             "clusters": partial(_on_list, self.clusters),
+            "changes": self.changes.table.addAction,
         }
 
     def _start_screen(self) -> QWidget:
@@ -319,7 +318,7 @@ class MainWindow(QMainWindow):
         self.conflicts.ready.connect(review.show_current)
         self.scale.queue_changed.connect(self.refresh_all)
         self.scale.writer_line_changed.connect(review.show_current)
-        for pane in (self.tensions, self.validity):
+        for pane in (self.tensions, self.validity, self.changes):
             pane.selection_changed.connect(self._update_context)
         self.opener.no_store.connect(self._no_store)
         self.opener.opening.connect(self._opening)

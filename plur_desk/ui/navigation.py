@@ -12,7 +12,7 @@ from plur_desk import __version__
 from plur_desk.app.session import ChangeSet
 from plur_desk.ui.messages import Messages
 
-PANES = ("drafts", "tensions", "validity", "history", "clusters", "writers")
+PANES = ("drafts", "tensions", "validity", "history", "clusters", "writers", "changes")
 
 
 class Pane(Protocol):
@@ -130,6 +130,9 @@ class NavigationController(QObject):
 
     def show_writers(self) -> None:
         self.show("writers")
+
+    def show_changes(self) -> None:
+        self.show("changes")
 
     def focus_search(self) -> None:
         self.search_field.setFocus(Qt.FocusReason.ShortcutFocusReason)

@@ -13,6 +13,12 @@ if (req.op === 'bump') {  // PLUR's own serializer rewrites the file after bumpi
   const engrams = loadEngrams(file)
   for (let i = 0; i < (req.n ?? 5); i++) engrams[i * 97 % engrams.length].injection_count += 1
   saveEngrams(file, engrams)
+} else if (req.op === 'mutate') {  // an agent's changes to many engrams at once (PLUR's own load and save)
+  const file = join(root, 'engrams.yaml')
+  const engrams = loadEngrams(file)
+  const byId = new Map(engrams.map((e) => [e.id, e]))
+  for (const m of req.changes) Object.assign(byId.get(m.id), m.fields, { updated_at: new Date().toISOString() })
+  saveEngrams(file, engrams)
 } else {
   const plur = new Plur({ path: root, autoDiscover: false })
   await plur.ready?.()

@@ -50,6 +50,8 @@ for (const o of ops) {
       case 'sync': out.push(await (await P()).sync(o.remote, o.options || {})); break
       case 'syncStatus': out.push((await P()).syncStatus()); break
       case 'update': { const p = await P(); const e = await p.getById(o.id); out.push(await p.updateEngram({ ...e, ...o.fields })); break }
+      case 'setPinned': out.push(await (await P()).setPinned(o.id, o.pinned)); break
+      case 'list': out.push((await (await P()).list(o.filter || {})).map((e) => e.id)); break
       case 'contentHash': out.push(o.statements.map((s) => computeContentHash(s))); break
       default: throw new Error(`unknown op ${o.op}`)
     }

@@ -1,0 +1,369 @@
+"""Agent changes: what differs between the watched baseline and the store that no verified human decision explains.
+
+Pure functions over (baseline, store snapshot, history events): no I/O, no clock, no signature code (the caller
+passes `human`, which says whether an event is a verified human decision). The baseline holds, per engram, the
+fields an agent can move without passing the draft gate (`ENGRAM_FIELDS`) and, per tension, its status and winner.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+
+ENGRAM_FIELDS: tuple[str, ...] = (
+    "statement",
+    "commitment",
+    "status",
+    "valid_from",
+    "valid_until",
+    "scope",
+    "type",
+    "pinned",
+    "content_hash",
+)
+TENSION_FIELDS: tuple[str, ...] = ("status", "resolved_by")
+KINDS = (
+    "created_active",
+    "promoted",
+    "rewritten",
+    "retired",
+    "restored",
+    "validity_changed",
+    "rescoped",
+    "pinned",
+    "tension_created",
+    "tension_confirmed",
+    "tension_dismissed",
+    "tension_resolved",
+    "other",
+)
+Values = tuple[object, ...]
+Event = Mapping[str, object]
+# The history events that record each kind of change; a change no such event records is `silent`.
+_RECORDED_BY = {
+    "created_active": ("engram_created",),
+    "retired": ("engram_retired",),
+    "restored": ("engram_restored", "engram_updated"),
+    "rescoped": ("engram_rescoped", "engram_updated"),
+    "tension_created": ("contradiction_detected",),
+}
+_UPDATED = ("engram_updated", "engram_promoted", "procedure_evolved", "engram_duplicate_absorbed")
+
+
+def engram_values(engram: Mapping[str, object]) -> Values:
+    """The watched fields of an engram, in `ENGRAM_FIELDS` order (PLUR's defaults: pinned absent = False)."""
+    get = engram.get
+    temporal = get("temporal")
+    if not isinstance(temporal, dict):
+        temporal = {}
+    return (
+        get("statement"),
+        get("commitment"),
+        get("status"),
+        temporal.get("valid_from"),
+        temporal.get("valid_until"),
+        get("scope"),
+        get("type"),
+        get("pinned") is True,
+        get("content_hash"),
+    )
+
+
+def tension_values(record: Mapping[str, object]) -> Values:
+    return (record.get("status", "detected"), record.get("resolved_by"))
+
+
+def as_dict(names: tuple[str, ...], values: Values | None) -> dict[str, object] | None:
+    return None if values is None else dict(zip(names, values, strict=True))
+
+
+@dataclass
+class Baseline:
+    """The effective baseline: per record, the values of the latest trusted line naming it (by signing time), when
+    that line was signed, and when watching began. Lines are taken oldest first (`take_line`), each a dict update."""
+
+    started: str | None = None  # the earliest trusted "watching from here"; None: the store is not watched
+    started_by: str = ""
+    engrams: dict[str, Values] = field(default_factory=dict)
+    tensions: dict[str, Values] = field(default_factory=dict)
+    engram_at: dict[str, str] = field(default_factory=dict)
+    tension_at: dict[str, str] = field(default_factory=dict)
+
+    def take_line(self, at: str, engrams: dict[str, Values], tensions: dict[str, Values]) -> None:
+        """One trusted line, no older than any taken before (lines merge as a set: the latest signed value wins)."""
+        self.engrams.update(engrams)
+        self.engram_at.update(dict.fromkeys(engrams, at))
+        self.tensions.update(tensions)
+        self.tension_at.update(dict.fromkeys(tensions, at))
+
+    @property
+    def watched(self) -> bool:
+        return self.started is not None
+
+
+@dataclass(frozen=True)
+class AgentChange:
+    """One difference between the baseline and the store, as the Changes queue and `plur-desk changes` list it."""
+
+    id: str
+    kind: str
+    target: str  # "engram" or "tension"
+    before: dict[str, object] | None
+    after: dict[str, object] | None
+    fields: tuple[str, ...]
+    writer: str
+    session: str | None
+    events: tuple[dict[str, object], ...]
+    silent: bool
+    also: tuple[str, ...] = ()  # engrams this change moved too (a resolved tension's retired loser)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "target": self.target,
+            "before": self.before,
+            "after": self.after,
+            "fields": list(self.fields),
+            "writer": self.writer,
+            "session": self.session,
+            "events": list(self.events),
+            "silent": self.silent,
+            "also": list(self.also),
+        }
+
+
+def _engram_kind(before: Values, after: Values, changed: list[str]) -> str:
+    b, a = dict(zip(ENGRAM_FIELDS, before, strict=True)), dict(zip(ENGRAM_FIELDS, after, strict=True))
+    if "status" in changed and a["status"] == "retired":
+        return "retired"
+    if "status" in changed and b["status"] == "retired":
+        return "restored"
+    if "commitment" in changed and b["commitment"] == "draft" and a["status"] == "active":
+        return "promoted"
+    if "statement" in changed:
+        return "rewritten"
+    if "valid_from" in changed or "valid_until" in changed:
+        return "validity_changed"
+    if "scope" in changed:
+        return "rescoped"
+    if "pinned" in changed:
+        return "pinned"
+    return "other"
+
+
+_TENSION_KIND = {"confirmed": "tension_confirmed", "dismissed": "tension_dismissed", "resolved": "tension_resolved"}
+
+
+def _writer_and_session(engram: Mapping[str, object] | None, events: list[dict[str, object]]) -> tuple[str, str | None]:
+    """Who wrote it: the latest matching event's actor, else the engram's attribution or provenance; the session
+    from the newest `sources[].session_id`, else an event's `data.session_id`."""
+    writer, session = "", None
+    for event in reversed(events):
+        actor = event.get("actor")
+        if not writer and isinstance(actor, dict) and actor.get("asserted_by"):
+            writer = str(actor["asserted_by"])
+        data = event.get("data")
+        if session is None and isinstance(data, dict) and isinstance(data.get("session_id"), str):
+            session = str(data["session_id"])
+    if engram is not None:
+        sources = engram.get("sources")
+        for source in reversed(sources) if isinstance(sources, list) else []:
+            if isinstance(source, dict) and isinstance(source.get("session_id"), str) and source["session_id"]:
+                session = str(source["session_id"])
+                break
+        attribution = engram.get("attribution")
+        provenance = engram.get("provenance")
+        if not writer and isinstance(attribution, dict) and attribution.get("asserted_by"):
+            writer = str(attribution["asserted_by"])
+        if not writer and isinstance(provenance, dict) and provenance.get("origin"):
+            writer = f"origin:{provenance['origin']}"
+    return writer or "(unknown writer)", session
+
+
+def _records(kind: str, target: str, events: list[dict[str, object]]) -> bool:
+    names = _RECORDED_BY.get(kind, _UPDATED)
+    if target == "tension":
+        return bool(events)  # any event naming the tension (PLUR writes none for confirm or dismiss)
+    return any(event.get("event") in names for event in events)
+
+
+def _explained(
+    events: list[dict[str, object]], human: Callable[[Event], bool], updated_at: object, tension_status: object = None
+) -> bool:
+    """A verified human decision made after the baseline entry and not overtaken since explains the difference."""
+    for event in events:
+        if not human(event):
+            continue
+        stamp = str(event.get("timestamp", ""))
+        if tension_status is not None:
+            data = event.get("data")
+            if isinstance(data, dict) and data.get("to") == tension_status:
+                return True
+        elif not isinstance(updated_at, str) or updated_at <= stamp:
+            return True
+    return False
+
+
+def _after(events: Iterable[dict[str, object]], since: str) -> list[dict[str, object]]:
+    return [e for e in events if str(e.get("timestamp", "")) > since]
+
+
+def _wanted(
+    baseline: Baseline,
+    engrams: Mapping[str, Mapping[str, object]],
+    tensions: Mapping[str, Mapping[str, object]],
+    moved: list[tuple[str, Values]],
+) -> set[str]:
+    """Every id whose events `detect` may ask for: engrams that moved or left, both sides of a tension that moved."""
+    wanted = {i for i, _now in moved} | {i for i in baseline.engrams if i not in engrams}
+    for ident, record in tensions.items():
+        if baseline.tensions.get(ident) != tension_values(record):
+            wanted.update(str(record.get(side)) for side in ("engram_a", "engram_b"))
+    return wanted
+
+
+def detect(
+    baseline: Baseline,
+    engrams: Mapping[str, Mapping[str, object]],
+    tensions: Mapping[str, Mapping[str, object]],
+    events_of: Callable[[str], list[dict[str, object]]],
+    human: Callable[[Event], bool],
+    prefetch: Callable[[set[str]], None] | None = None,
+) -> list[AgentChange]:
+    """Every agent change since the baseline, tensions first (a resolution carries its retired loser), each once.
+    `prefetch` is told, before any `events_of` call, every id whose events may be asked for (a reader can then
+    fetch just those)."""
+    if not baseline.watched:
+        return []
+    start = str(baseline.started)
+    changes: list[AgentChange] = []
+    folded: set[str] = set()
+    known, known_at = baseline.engrams, baseline.engram_at
+    get = known.get
+    moved = [(i, now) for i, engram in engrams.items() if get(i) != (now := engram_values(engram))]
+    if prefetch is not None:
+        prefetch(_wanted(baseline, engrams, tensions, moved))
+    for ident, record in tensions.items():
+        change = _tension_change(baseline, ident, record, engrams, events_of, human, start)
+        if change is not None:
+            changes.append(change)
+            folded.update(change.also)
+    for ident, now in moved:  # the common case never gets here: one tuple comparison per engram, above
+        values = get(ident)
+        engram = engrams[ident]
+        if ident in folded:
+            continue
+        if values is None and (now[2] != "active" or now[1] == "draft"):
+            continue  # a new draft waits in the queue; a new retired engram asks nothing
+        since = known_at[ident] if values is not None else start
+        change = _engram_change(ident, values, since, now, engram, events_of(ident), human)
+        if change is not None:
+            changes.append(change)
+    for ident, values in known.items():
+        if ident not in engrams and values[2] != "retired":
+            events = _after(events_of(ident), known_at[ident])
+            writer, session = _writer_and_session(None, events)
+            before = as_dict(ENGRAM_FIELDS, values)
+            changes.append(
+                AgentChange(
+                    ident, "other", "engram", before, None, ENGRAM_FIELDS, writer, session, tuple(events), not events
+                )
+            )
+    return changes
+
+
+def _engram_change(
+    ident: str,
+    known: Values | None,
+    since: str,
+    now: Values,
+    engram: Mapping[str, object],
+    all_events: list[dict[str, object]],
+    human: Callable[[Event], bool],
+) -> AgentChange | None:
+    events = _after(all_events, since)
+    if _explained(events, human, engram.get("updated_at")):
+        return None
+    events = [e for e in events if not human(e)]
+    if known is None:
+        kind, before, changed = "created_active", None, ENGRAM_FIELDS
+    else:
+        changed = tuple(n for n, b, a in zip(ENGRAM_FIELDS, known, now, strict=True) if b != a)
+        kind, before = _engram_kind(known, now, list(changed)), as_dict(ENGRAM_FIELDS, known)
+    writer, session = _writer_and_session(engram, events)
+    silent = not _records(kind, "engram", events)
+    return AgentChange(
+        ident, kind, "engram", before, as_dict(ENGRAM_FIELDS, now), changed, writer, session, tuple(events), silent
+    )
+
+
+def _tension_events(
+    ident: str, events_of: Callable[[str], list[dict[str, object]]], sides: tuple[str, str]
+) -> list[dict[str, object]]:
+    """Events naming this tension: on either side's engram, carrying its id in `data` or in a retirement's reason."""
+    found = []
+    for side in sides:
+        for event in events_of(side):
+            data = event.get("data")
+            if isinstance(data, dict) and (data.get("tension_id") == ident or ident in str(data.get("reason", ""))):
+                found.append(event)
+    return sorted(found, key=lambda e: str(e.get("timestamp", "")))
+
+
+def _tension_change(
+    baseline: Baseline,
+    ident: str,
+    record: Mapping[str, object],
+    engrams: Mapping[str, Mapping[str, object]],
+    events_of: Callable[[str], list[dict[str, object]]],
+    human: Callable[[Event], bool],
+    start: str,
+) -> AgentChange | None:
+    known = baseline.tensions.get(ident)
+    now = tension_values(record)
+    if known == now:
+        return None
+    sides = (str(record.get("engram_a")), str(record.get("engram_b")))
+    events = _after(_tension_events(ident, events_of, sides), baseline.tension_at.get(ident, start))
+    if _explained(events, human, None, now[0]):
+        return None
+    events = [e for e in events if not human(e)]
+    status = now[0]
+    if known is None:
+        kind = "tension_created" if status == "detected" else _TENSION_KIND.get(str(status), "other")
+        changed = TENSION_FIELDS
+    else:
+        changed = tuple(n for n, b, a in zip(TENSION_FIELDS, known, now, strict=True) if b != a)
+        kind = _TENSION_KIND.get(str(status), "other") if "status" in changed else "other"
+    also: tuple[str, ...] = ()
+    if status == "resolved" and now[1] in sides:
+        loser = sides[1] if now[1] == sides[0] else sides[0]
+        loser_known = baseline.engrams.get(loser)
+        current = engrams.get(loser)
+        if (
+            current is not None
+            and current.get("status") == "retired"
+            and (loser_known is None or loser_known[2] != "retired")
+        ):
+            also = (loser,)
+            events = sorted(
+                events + [e for e in _after(events_of(loser), start) if not human(e) and e not in events],
+                key=lambda e: str(e.get("timestamp", "")),
+            )
+    writer, session = _writer_and_session(None, events)  # a tension record names no writer; its events may
+    silent = not _records(kind, "tension", events)
+    before = as_dict(TENSION_FIELDS, known)
+    return AgentChange(
+        ident,
+        kind,
+        "tension",
+        before,
+        as_dict(TENSION_FIELDS, now),
+        changed,
+        writer,
+        session,
+        tuple(events),
+        silent,
+        also,
+    )

@@ -1,0 +1,93 @@
+"""The Changes pane on the demo store, driven by keys: start watching, an agent's silent rewrite listed (its text as
+data, a word diff), counted in the status bar, and reverted with R on the list."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMessageBox
+
+from plur_desk.store import baseline
+from plur_desk.store.plur_store import PlurStore
+from plur_desk.store.yaml_dump import dump_engrams_document
+
+from ui.conftest import answer_modal
+
+
+def _agent_rewrites(root, engram_id, statement):
+    store = PlurStore(root)
+    store.load()
+    engrams = [dict(e.value) for e in store.engrams.entries]
+    for engram in engrams:
+        if engram["id"] == engram_id:
+            engram["statement"] = statement
+    (root / "engrams.yaml").write_text(dump_engrams_document({"engrams": engrams}))
+
+
+def _statement(root, engram_id):
+    store = PlurStore(root)
+    store.load()
+    return next(e.value["statement"] for e in store.engrams.entries if e.key == engram_id)
+
+
+def test_an_agent_rewrite_is_listed_counted_and_reverted_by_key(qtbot, window, store_copy):
+    win = window
+    win.qactions["view.changes"].trigger()
+    qtbot.waitUntil(lambda: win.navigation.current_name() == "changes")
+    qtbot.waitUntil(lambda: "not watched yet" in win.changes.note.text())
+    assert not baseline.path_of(store_copy).exists()  # opening writes nothing
+    win.changes.table.setFocus()
+    qtbot.keyClick(win.changes.table, Qt.Key.Key_W)
+    qtbot.waitUntil(lambda: "Watching since" in win.changes.note.text(), timeout=20000)
+    assert "Watching from here" in win.statusBar().currentMessage()
+    written = baseline.path_of(store_copy).read_bytes()
+    assert win.status_labels["changes"].text() == ""
+    qtbot.keyClick(win.changes.table, Qt.Key.Key_W)  # again, on a watched store: nothing written
+    qtbot.waitUntil(lambda: win.runner.pending == 0)
+    assert baseline.path_of(store_copy).read_bytes() == written
+
+    target = next(e for e in win.session.all_engrams() if e["status"] == "active" and e.get("commitment") != "draft")
+    before = target["statement"]
+    _agent_rewrites(store_copy, target["id"], before + " <b>unless</b> an agent says otherwise")
+    win.qactions["file.reload"].trigger()
+    qtbot.waitUntil(lambda: win.status_labels["changes"].text() == "1 agent changes", timeout=20000)
+    change = win.changes.selected_change()
+    assert (change.id, change.kind, change.silent) == (target["id"], "rewritten", True)
+    detail = win.changes.detail.toPlainText()
+    assert "<b>unless</b>" in detail and "silent" in detail  # the agent's markup shown as text
+    assert "<u" in win.changes.detail.toHtml() or "underline" in win.changes.detail.toHtml()
+
+    win.changes.table.setFocus()
+    qtbot.keyClick(win.changes.table, Qt.Key.Key_R)
+    qtbot.waitUntil(lambda: win.status_labels["changes"].text() == "" and win.runner.pending == 0, timeout=20000)
+    assert _statement(store_copy, target["id"]) == before
+    assert win.changes.selected_change() is None
+
+
+def test_a_group_is_reverted_at_once_after_one_question_and_a_moved_one_is_named(qtbot, window, store_copy):
+    win = window
+    win.qactions["view.changes"].trigger()
+    win.changes.table.setFocus()
+    qtbot.keyClick(win.changes.table, Qt.Key.Key_W)
+    qtbot.waitUntil(lambda: "Watching since" in win.changes.note.text(), timeout=20000)
+    decided = [e for e in win.session.all_engrams() if e["status"] == "active" and e.get("commitment") != "draft"]
+    by_writer: dict[object, list[dict]] = {}
+    for engram in decided:  # the same writer and no session: one group
+        if not any(isinstance(s, dict) and s.get("session_id") for s in engram.get("sources") or []):
+            by_writer.setdefault(str(engram.get("attribution")), []).append(engram)
+    trio = next(group for group in by_writer.values() if len(group) >= 3)[:3]
+    for engram in trio:
+        _agent_rewrites(store_copy, engram["id"], engram["statement"] + " (rewritten)")
+    win.qactions["file.reload"].trigger()
+    qtbot.waitUntil(lambda: win.status_labels["changes"].text() == "3 agent changes", timeout=20000)
+    _agent_rewrites(store_copy, trio[2]["id"], "moved on again")  # after it was listed: refused, and named
+    group = win.changes.table.topLevelItem(0)
+    win.changes.table.setCurrentItem(group)
+    assert sorted(c.id for c in win.changes.selected_group()) == sorted(e["id"] for e in trio)
+    answer_modal(lambda box: box.button(QMessageBox.StandardButton.Yes).click())
+    win.changes.table.setFocus()
+    qtbot.keyClick(win.changes.table, Qt.Key.Key_R)
+    qtbot.waitUntil(lambda: _statement(store_copy, trio[0]["id"]) == trio[0]["statement"], timeout=20000)
+    qtbot.waitUntil(lambda: win.runner.pending == 0 and win.status_labels["changes"].text() == "1 agent changes")
+    assert _statement(store_copy, trio[1]["id"]) == trio[1]["statement"]
+    assert _statement(store_copy, trio[2]["id"]) == "moved on again"
+    assert trio[2]["id"] in win.banner.text()

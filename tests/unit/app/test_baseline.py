@@ -1,0 +1,169 @@
+"""The watched baseline on the small store: started once, signed, followed by the reviewer's decisions, and never
+trusted for a line that does not verify (no Qt, no Node: an agent's write is simulated on the files)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from plur_desk.app.changes import read_baseline
+from plur_desk.app.changes_cli import main as changes_main
+from plur_desk.app.check import run_check
+from plur_desk.domain.commands import ApproveDrafts, ConfirmTension
+from plur_desk.infra.errors import PlurDeskError
+from plur_desk.store import baseline
+from plur_desk.store.plur_store import PlurStore
+from plur_desk.store.yaml_dump import dump_engrams_document, dump_tensions_document
+
+DRAFT, DECIDED = "ENG-2026-11-01-001", "ENG-2026-11-06-001"
+
+
+def agent_writes(root, engram_id, **fields):
+    """What an agent's updateEngram leaves: the fields set, nothing logged."""
+    store = PlurStore(root)
+    store.load()
+    engrams = [dict(e.value) for e in store.engrams.entries]
+    for engram in engrams:
+        if engram["id"] == engram_id:
+            engram.update(fields)
+    (root / "engrams.yaml").write_text(dump_engrams_document({"engrams": engrams}))
+
+
+def agent_settles(root, tension_id, **fields):
+    store = PlurStore(root)
+    store.load()
+    records = [dict(e.value) for e in store.tensions.entries]
+    for record in records:
+        if record["id"] == tension_id:
+            record.update(fields)
+    (root / "tensions.yaml").write_text(dump_tensions_document(records))
+
+
+def listed(session):
+    session.reload_if_changed()
+    return {c.id: c for c in session.watch.changes()}
+
+
+def test_watching_starts_once_and_lists_nothing_until_an_agent_moves_something(session):
+    root = session.root
+    assert not session.watch.watched and session.watch.changes() == []
+    assert session.watch.start() is True
+    written = baseline.path_of(root).read_bytes()
+    assert session.watch.watched and session.watch.changes() == []
+    assert session.watch.start() is False  # already watched: nothing written
+    assert baseline.path_of(root).read_bytes() == written
+    line = json.loads(written.splitlines()[0])
+    assert line["data"]["claim"] == "watching" and line["signer"] == "human:Ada Reviewer"
+    assert run_check(root, use_cache=False).exit_code == 0  # a baseline that verifies is nothing to report
+
+
+def test_an_agent_promotion_and_rewrite_are_listed_silent_with_before_and_after(session):
+    session.watch.start()
+    agent_writes(session.root, DRAFT, commitment="decided")
+    agent_writes(session.root, DECIDED, statement="Statement number six, rewritten")
+    changes = listed(session)
+    assert {i: (c.kind, c.silent) for i, c in changes.items()} == {
+        DRAFT: ("promoted", True),
+        DECIDED: ("rewritten", True),
+    }
+    assert changes[DRAFT].before["commitment"] == "draft" and changes[DRAFT].after["commitment"] == "decided"
+    assert changes[DECIDED].before["statement"] == "Statement number 6"
+
+
+def test_the_reviewers_own_decisions_join_the_baseline(session):
+    session.watch.start()
+    session.execute(ApproveDrafts(tuple(session.seen([DRAFT]))))
+    session.execute(ConfirmTension(session.seen_tension("T-2026-1201-001")))
+    assert listed(session) == {}
+    # an agent moving the approved engram afterwards is still listed, against the values the decision left
+    agent_writes(session.root, DRAFT, commitment="draft")
+    changes = listed(session)
+    assert list(changes) == [DRAFT] and changes[DRAFT].before["commitment"] == "decided"
+
+
+def test_an_agent_settling_a_tension_is_listed(session):
+    session.watch.start()
+    agent_settles(session.root, "T-2026-1201-001", status="dismissed")
+    changes = listed(session)
+    assert {i: c.kind for i, c in changes.items()} == {"T-2026-1201-001": "tension_dismissed"}
+
+
+def test_an_edited_or_planted_baseline_line_is_reported_and_claims_nothing(session, capsys):
+    session.watch.start()
+    agent_writes(session.root, DECIDED, statement="Rewritten by an agent")
+    path = baseline.path_of(session.root)
+    signed = json.loads(path.read_text().splitlines()[0])
+    # the agent appends a copy of the signed line claiming its rewrite was the watched value
+    forged = json.loads(json.dumps(signed))
+    forged["timestamp"] = "2099-01-01T00:00:00.000Z"
+    forged["data"].pop("packed", None)
+    forged["data"]["engrams"] = {
+        DECIDED: [
+            "Rewritten by an agent",
+            "decided",
+            "active",
+            None,
+            None,
+            "project:web",
+            "behavioral",
+            False,
+            "6" * 64,
+        ]
+    }
+    forged["data"]["tensions"] = {}
+    unsigned = {k: v for k, v in forged.items() if k not in ("signature", "signer")}
+    with path.open("a") as handle:
+        handle.write(json.dumps(forged) + "\n" + json.dumps(unsigned) + "\n" + "{not json\n")
+    read = read_baseline(session.root, session.trust)
+    assert [n for n, _reason in read.problems] == [2, 3, 4]
+    assert list(listed(session)) == [DECIDED]  # still listed: the forged lines changed nothing
+    report = run_check(session.root, use_cache=False)
+    flagged = [c for c in report.untrusted if c["file"] == baseline.RELATIVE]
+    assert [c["line"] for c in flagged] == [2, 3, 4] and report.exit_code == 1
+    capsys.readouterr()
+    assert changes_main([str(session.root), "--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert len(out["baseline_problems"]) == 3 and [c["id"] for c in out["changes"]] == [DECIDED]
+
+
+def test_the_union_merge_keeps_every_line_once():
+    ours = b'{"a":1}\n{"b":2}\n'
+    theirs = b'{"a":1}\n{"c":3}\n'
+    assert baseline.merge_lines(b'{"a":1}\n', ours, theirs) == b'{"a":1}\n{"b":2}\n{"c":3}\n'
+
+
+def test_watching_is_not_started_over_a_baseline_that_does_not_verify(session, capsys):
+    path = baseline.path_of(session.root)
+    path.parent.mkdir(parents=True)
+    path.write_text('{"event":"plur_desk_baseline","data":{"claim":"watching"}}\n')
+    before = path.read_bytes()
+    assert changes_main([str(session.root), "--start", "--reviewer", "Ada Reviewer"]) == 2
+    assert "do not verify" in capsys.readouterr().err
+    assert path.read_bytes() == before
+
+
+def test_what_the_session_reads_as_lines_are_appended_is_what_a_fresh_read_finds(session, tmp_path):
+    session.watch.start()
+    first = session.watch.read()
+    session.execute(ApproveDrafts(tuple(session.seen([DRAFT]))))
+    session.execute(ConfirmTension(session.seen_tension("T-2026-1201-001")))
+    session.undo()
+    grown = session.watch.read()
+    assert grown is first and grown.lines == 4  # taken in place: only the appended lines were read
+    fresh = read_baseline(session.root, session.trust)
+    assert (grown.baseline, grown.problems, grown.lines) == (fresh.baseline, fresh.problems, fresh.lines)
+    cache = tmp_path / "cache" / "engram-blocks.marshal"
+    kept = read_baseline(session.root, session.trust, cache)
+    again = read_baseline(session.root, session.trust, cache)  # from the verified reading kept beside the cache
+    assert (again.baseline, again.problems, again.lines) == (fresh.baseline, fresh.problems, fresh.lines)
+    assert kept.baseline == fresh.baseline and baseline.verified_cache(cache).exists()
+
+
+def test_a_planted_link_never_leads_a_baseline_write_out_of_the_store(session, tmp_path):
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (session.root / ".plur-desk").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(PlurDeskError, match="leads out of the store"):
+        session.watch.start()
+    assert list(outside.iterdir()) == []
