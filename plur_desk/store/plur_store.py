@@ -67,10 +67,8 @@ Fingerprint = Callable[[dict[str, object]], dict[str, object]]
 
 @dataclass
 class Edit:
-    """Change one entry: `apply` gets a private copy of the on-disk value, returns the new value and its events.
-
-    `expected` is what the reviewer saw (as `fingerprint` computes it); None skips the check.
-    """
+    """Change one entry: `apply` gets a private copy of the on-disk value, returns the new value and its events;
+    `expected` is what the reviewer saw (as `fingerprint` computes it), None skips the check."""
 
     key: str
     apply: Apply
@@ -144,8 +142,7 @@ class PlurStore:
     # -- reading -------------------------------------------------------------------------------------------
 
     @property
-    def cache_file(self) -> Path | None:
-        """The parse cache file of this store (None without a cache): derived tables are kept beside it."""
+    def cache_file(self) -> Path | None:  # the parse cache (None without one): derived tables are kept beside it
         return self._cache_file
 
     def _load_cache(self) -> None:
@@ -327,10 +324,9 @@ class PlurStore:
         return self.engrams if layout is ENGRAMS else self.tensions
 
     def _fresh(self, layout: Layout, path: Path) -> ListFile:
-        """The file as it is now (inside the lock); reuses the snapshot when the bytes are the same.
-
-        While a load is still parsing (the snapshot is partial), a changed file is split and only its drafts
-        parsed, as the load does: the write parses the entries it touches and finds every entry by id."""
+        """The file as it is now (inside the lock); reuses the snapshot when the bytes are the same. While a load is
+        still parsing (the snapshot is partial), a changed file is split and only its drafts parsed, as the load
+        does: the write parses the entries it touches and finds every entry by id."""
         known = self._current(layout)
         try:
             identity = FileIdentity.of(os.stat(path))
