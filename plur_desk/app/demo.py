@@ -16,6 +16,11 @@ from plur_desk.infra.paths import cache_dir
 from plur_desk.resources import RESOURCES
 
 OWNER_FILE = ".plur-desk-demo-owner"  # "host:pid" of the process that opened this copy
+# The bundled demo store's reviewer and her public key (its keys.yaml). Her decisions in a demo copy count as hers:
+# a newcomer's first look shows signed decisions, not "UNTRUSTED key" on every line. The key is trusted only for
+# copies under this user's demo folder (never from a file in the store, which anyone can write), and its private
+# half is in no store: nothing a demo copy trusts can sign in a real one.
+DEMO_REVIEWER = ("human:Ada Lovelace", "MCowBQYDK2VwAyEANGbufLuunVttxjPrB4Ys4jCHJ9TsmXdDA+qrWVLE/uI=")
 
 
 def demo_source() -> Path:
@@ -52,6 +57,14 @@ def sweep_demo_copies(base: Path) -> list[Path]:
             shutil.rmtree(copy, ignore_errors=True)
             removed.append(copy)
     return removed
+
+
+def is_demo_copy(root: Path) -> bool:
+    """Whether `root` is one of this user's demo copies (under the cache folder's demo/, links resolved)."""
+    try:
+        return root.resolve().is_relative_to((cache_dir() / "demo").resolve())
+    except OSError:
+        return False
 
 
 def copy_demo_store(base: Path | None = None) -> Path:

@@ -147,3 +147,24 @@ def test_a_keys_yaml_that_is_a_fifo_is_never_opened_by_the_trust_checker(tmp_pat
     checker, _trust_file = _checker(root, tmp_path, own=alice)
     assert checker(sign(_event("Alice"), alice, "human:Alice")).state is TrustState.VALID  # her key is hers
     assert "not a regular file" in (checker.registry().problem or "")
+
+
+def test_the_demo_reviewer_is_trusted_in_a_demo_copy_only(tmp_path):
+    """A newcomer's `--demo` shows the demo reviewer's decisions as signed; the very same files anywhere else (an
+    agent copying the demo's keys.yaml and history into a real store) are an untrusted key, as any other."""
+    import shutil
+
+    from plur_desk.app.demo import copy_demo_store, demo_source
+
+    demo = copy_demo_store()
+    elsewhere = tmp_path / "store"
+    shutil.copytree(demo_source(), elsewhere)
+
+    def verdicts(root):
+        checker = TrustChecker(root)
+        lines = (root / "history").glob("*.jsonl")
+        events = [json.loads(x) for path in lines for x in path.read_text().splitlines() if '"human"' in x]
+        return {checker(e).state for e in events if e.get("signature")}
+
+    assert verdicts(demo) == {TrustState.VALID}
+    assert verdicts(elsewhere) == {TrustState.UNTRUSTED_KEY}
