@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from plur_desk.app.rows import DraftRow
+from plur_desk.domain.lint import text_flags
 from plur_desk.domain.seen import Seen
 from plur_desk.infra.window_first import window_busy
 from plur_desk.ui.models import DraftColumn, drafts_model
@@ -46,6 +47,11 @@ def action_button(action: QAction, key: str, primary: bool = False) -> QPushButt
 
 PARAGRAPH = "\u2029"  # how a QTextDocument separates its blocks in raw text
 UNEDITABLE = ("\r", "\u2028", PARAGRAPH)  # come back out of the editor as "\n"
+EDIT_HINT = "Editing — Ctrl+Return saves, Esc cancels. Then A approves the edited text."
+SECRET_HINT = (
+    "\nThis statement holds a credential-like string. If you remove it, history records a redacted marker and a "
+    "hash, never the secret itself; the app then says where else it may still be."
+)
 NOTHING_WAITING = "No drafts are waiting. New drafts appear here as soon as an agent writes them."
 
 
@@ -127,7 +133,9 @@ class DraftsPane(QWidget):
         self.editor.setAccessibleName("Edit statement")
         self.editor.setPlaceholderText("Statement")
         self.editor.hide()
-        self.edit_hint = QLabel("Editing — Ctrl+Return saves, Esc cancels. Then A approves the edited text.")
+        self.edit_hint = QLabel(EDIT_HINT)
+        self.edit_hint.setObjectName("editHint")
+        self.edit_hint.setWordWrap(True)
         self.edit_hint.hide()
 
         self.buttons = QHBoxLayout()
@@ -412,6 +420,7 @@ class DraftsPane(QWidget):
         self._editing_id = engram_id
         self._edit_original = statement
         self.editor.setPlainText(statement)
+        self.edit_hint.setText(EDIT_HINT + (SECRET_HINT if "credential-like string" in text_flags(statement) else ""))
         self.editor.show()
         self.edit_hint.show()
         self.editor.setFocus(Qt.FocusReason.ShortcutFocusReason)

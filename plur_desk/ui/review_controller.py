@@ -481,9 +481,10 @@ class ReviewController(QObject):
         session = self.workspace.session
         conflicts = self._conflicts.conflict_lines([seen.id], text) if session is not None else []
         if session is not None and (not conflicts or self._conflicts.ask_about_conflicts(conflicts, "Save")):
-            from plur_desk.domain.commands import EditStatement
+            from plur_desk.ui.edit_saving import save_edit
 
-            self.run_change(lambda: session.execute(EditStatement(seen, text)), seen.id)
+            self.pending_select = seen.id
+            save_edit(self.workspace, self.drafts, session, seen, text)
 
     def skip(self) -> None:
         self.drafts.step_selection(1)
