@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -102,8 +104,22 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     for command in COMMANDS:
         if argv[:1] == [command.name]:
-            return command.run(argv[1:])
+            return _quiet_on_closed_pipe(functools.partial(command.run, argv[1:]))
     return _gui(argv)
+
+
+def _quiet_on_closed_pipe(run: Callable[[], int]) -> int:
+    """A reader that stops early (`| head`) is not an error worth a traceback: stop writing, exit as a process
+    killed by SIGPIPE would (128 + 13), which is what shells expect of a command in a closed pipe."""
+    try:
+        code = run()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the interpreter's final flush must not raise again
+        os.close(devnull)
+        return 141
+    return code
 
 
 if __name__ == "__main__":

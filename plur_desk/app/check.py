@@ -71,12 +71,19 @@ class CheckReport:
         assert isinstance(events, dict) and isinstance(malformed, list)
         if e:
             lines.append(f"engrams: {e['total']}  ({_fmt(e['by_status'])}; commitment: {_fmt(e['by_commitment'])})")
+            waiting = e.get("waiting_for_review", 0)
+            lines.append(
+                f"drafts waiting for review: {waiting}  (active engrams with commitment draft, as the window's queue "
+                "counts them; the commitment count above includes retired ones)"
+            )
         if t:
             lines.append(f"tensions: {t['total']}  ({_fmt(t['by_status'])})")
         if h:
+            months = len(events)
             lines.append(
-                f"history: {h['total']} events in {len(events)} months; "
-                f"{len(malformed)} malformed lines; chain: {h['chain']}"
+                f"history: {h['total']} events in {months} month{'s' if months != 1 else ''}; "
+                f"{len(malformed)} malformed line{'s' if len(malformed) != 1 else ''}; "
+                f"chain: {h['chain']} ({CHAIN_MEANING.get(str(h['chain']), 'see PLUR-HISTORY-CHAIN')})"
             )
             for month, types in events.items():
                 lines.append(f"  {month}: {_fmt(types)}")
@@ -85,8 +92,9 @@ class CheckReport:
         for item in self.invalid:
             lines.append(f"INVALID {item['file']} line {item['line']} {item['id'] or '(no id)'}: {item['reason']}")
         for claim in self.untrusted:
+            where = f"{claim['file']} line {claim['line']}" if claim["line"] is not None else str(claim["file"])
             lines.append(
-                f"{str(claim['trust']).upper()} human claim {claim['file']} line {claim['line']} "
+                f"{str(claim['trust']).upper()} human claim {where} "
                 f"{claim['event']} {claim['engram_id'] or ''} by {claim['claims']!r}: {claim['detail']}"
             )
         for warning in self.warnings:
@@ -99,6 +107,13 @@ class CheckReport:
         }[self.exit_code]
         lines.append(verdict)
         return "\n".join(lines)
+
+
+CHAIN_MEANING = {
+    "legacy": "events are not hash-chained, as PLUR 0.20 writes them; nothing to verify, nothing wrong",
+    "chained": "each event carries the hash of the one before; a changed or removed line would show",
+    "mixed": "a chain exists, but a writer that does not chain wrote last; the gap is declared, not hidden",
+}
 
 
 def _fmt(counts: object) -> str:
@@ -169,6 +184,8 @@ def run_check(root: Path, *, use_cache: bool = True) -> CheckReport:
         "by_status": dict(Counter(f[1] for f in facts)),
         "by_commitment": dict(Counter(f[2] for f in facts)),
         "layout": "plur" if engrams.regular else "other (read whole; a write rewrites the file)",
+        # the window's queue: valid, active engrams with commitment draft (a retired draft is not waiting)
+        "waiting_for_review": sum(1 for r in rows if r.valid and r.facts and r.facts[1:3] == ("active", "draft")),
     }
     tension_values = [e.value for e in tensions.entries if isinstance(e.value, dict)]
     report.tensions = {
@@ -186,8 +203,8 @@ def run_check(root: Path, *, use_cache: bool = True) -> CheckReport:
                     "engrams.yaml (compacted or deleted)"
                 )
     logged = {pair for _name, month in months for pair in month.ours}
-    reviews = [(f[0], f[3]) for f in facts if f[3] is not None]
-    for engram_id, record in reviews:
+    reviews = [(r.facts[0], r.facts[3], r.line) for r in rows if r.facts is not None and r.facts[3] is not None]
+    for engram_id, record, _line in reviews:
         if (str(engram_id), str(record.get("at"))) not in logged:
             report.unfinished.append(
                 f"engrams.yaml {engram_id}: a review record ({record.get('state')} by {record.get('by')} at "
@@ -216,7 +233,7 @@ def run_check(root: Path, *, use_cache: bool = True) -> CheckReport:
 def _untrusted_claims(
     root: Path,
     months: list[tuple[str, MonthSummary]],
-    reviews: list[tuple[object, dict[str, object]]],
+    reviews: list[tuple[object, dict[str, object], int]],
     report: CheckReport,
 ) -> None:
     """Every `kind: human` event that is not signed by the claimed reviewer's registered key, and every review
@@ -252,14 +269,14 @@ def _untrusted_claims(
                         "detail": trust.detail,
                     }
                 )
-    for raw_id, record in reviews:
+    for raw_id, record, at_line in reviews:
         engram_id = str(raw_id)
         backed = valid.get((engram_id, str(record.get("at"))))
         if not any(backs_review(e, engram_id, record) for e in backed or []):
             report.untrusted.append(
                 {
                     "file": "engrams.yaml",
-                    "line": None,
+                    "line": at_line,
                     "event": f"review: {record.get('state')}",
                     "engram_id": raw_id,
                     "claims": str(record.get("by", "")),
