@@ -41,6 +41,7 @@ TRUST_FILTERS: dict[str, frozenset[TrustState]] = {
 HEADERS = ("When (UTC)", "Actor", "Event", "Engram", "Summary")
 ACTOR_FILTERS = {"all actors": "", "human": "human", "agent or unknown kind": "agent", "no actor named": "unknown"}
 DEBOUNCE_MS = 250
+MOVED = ("statement", "commitment", "status")  # an undo's fields named in its summary (the rest are bookkeeping)
 FILTER_OFF_SCREEN = 50_000  # history lines from which a filter runs off the GUI thread (a scan takes ~100 ms)
 
 
@@ -64,6 +65,14 @@ def summary_of(event: dict[str, object]) -> str:
     assert isinstance(data, dict)
     if data.get("field") == "statement":
         return f"edit: “{_short(value_text(data.get('to')))}”"
+    verb, fields = data.get("action"), data.get("fields")
+    if verb in ("undo", "redo") and isinstance(fields, dict):  # what was taken back (or done again), not just "undo"
+        moved = [
+            f"{k}: {value_text(v.get('from'))} → {value_text(v.get('to'))}" for k, v in fields.items() if k in MOVED
+        ]
+        return " · ".join(
+            _short(p) for p in [f"{verb} of {value_text(data.get('label') or data.get(f'{verb}s'))}", *moved]
+        )
     parts = [value_text(data[k]) for k in ("action", "reason", "tension_id") if data.get(k) not in (None, "")]
     if data.get("field") and "to" in data:
         parts.append(f"{value_text(data['field'])}: {value_text(data.get('from'))} → {value_text(data['to'])}")

@@ -88,11 +88,10 @@ class MainWindow(QMainWindow):
         self._build_widgets()
         self._build_controllers()
         self.qactions = build_actions(self, self._action_parents(), self.action_handlers(), icons.icon, self._queues())
+        self.messages.offer_undo(self.qactions["edit.undo"])
         self._build_menus_and_buttons()
         self._connect()
-        self._context_shown: tuple[UiContext, tuple[str, str] | None] | None = (
-            None  # what the actions were last set for
-        )
+        self._context_shown: tuple[UiContext, tuple[str, str] | None] | None = None  # the actions' last context
         self._update_context()
 
     # -- construction --------------------------------------------------------------------------------------
@@ -125,11 +124,6 @@ class MainWindow(QMainWindow):
         self.tabs.setDocumentMode(True)
         for name, pane in self.panes.items():
             self.tabs.addTab(pane, name.title())
-        self.banner.setObjectName("banner")
-        self.banner.setWordWrap(True)
-        self.banner.setAccessibleName("Messages")
-        self.banner.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.banner.hide()
         main = QWidget()
         layout = QVBoxLayout(main)
         layout.setContentsMargins(0, 4, 0, 0)
