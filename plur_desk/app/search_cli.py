@@ -7,9 +7,14 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from plur_desk.infra.errors import PlurDeskError
 from plur_desk.infra.paths import cache_dir, default_store_path
+
+if TYPE_CHECKING:  # the index loads only when a search runs
+    from plur_desk.app.search import SearchResult
+    from plur_desk.app.session import ReviewSession
 
 
 def state_of(engram: dict[str, object]) -> str:
@@ -54,9 +59,17 @@ def main(argv: list[str]) -> int:
         service.embed_missing()
     result = service.search(query, ns.limit)
     for note in result.ignored:
-        print(f"note: ignored {note}", file=sys.stderr)
+        print(f"note: {note}", file=sys.stderr)
+    hint = "" if result.hits else service.filter_hint(query)
+    if hint:
+        print(f"note: {hint}", file=sys.stderr)
+    _report(session, result, query, ns.json)
+    return 0
+
+
+def _report(session: ReviewSession, result: SearchResult, query: str, as_json: bool) -> None:
     best = max((hit.score for hit in result.hits), default=0.0) or 1.0
-    if ns.json:
+    if as_json:
         rows = []
         for hit in result.hits:
             engram = session.engram(hit.id) or {}
@@ -94,4 +107,3 @@ def main(argv: list[str]) -> int:
             f"one's, by {how}; state is the commitment of an active engram, else its status)",
             file=sys.stderr,
         )
-    return 0

@@ -72,6 +72,7 @@ class DraftsPane(QWidget):
         self._quiet = False  # while the model moves to new rows
         self._html = ""  # the detail as last rendered (before anything appended)
         self._shown: tuple[DraftRow, Seen] | None = None  # the row the detail shows, and that engram as rendered
+        self.search_hint = ""  # why the search finds nothing at all, when a filter is the reason
         self._build()
         self._connect()
 
@@ -211,8 +212,9 @@ class DraftsPane(QWidget):
         if self._shown is not None and self._shown[0] is not self.current():
             self._shown = None  # the detail no longer shows the current row exactly as listed
         query = shorten_long_words(query.strip())
+        hint = f" {shorten_long_words(self.search_hint)}" if query and self.search_hint else ""
         self.empty.setText(
-            f"The search “{query}” matched none of the drafts waiting for review. Clear the search field "
+            f"The search “{query}” matched none of the drafts waiting for review.{hint} Clear the search field "
             "(Ctrl+F) to see the whole queue."
             if query
             else NOTHING_WAITING

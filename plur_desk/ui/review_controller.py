@@ -121,6 +121,7 @@ class ReviewController(QObject):
         keep = self.pending_select or self.drafts.current_id()
         if not self._drop_gone(keep, query):
             generation, rows = self._scale.queue_rows(lambda rows: self._filtered(rows, query))
+            self.drafts.search_hint = self._search.hint_for(query)
             self.drafts.set_rows(rows, keep=keep, query=query)
             self._listed = self._listing(generation, query)
         self.pending_select = None
