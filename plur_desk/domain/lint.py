@@ -89,3 +89,29 @@ def _text_flags(statement: str) -> tuple[str, ...]:
     if hidden:
         flags.append("hidden characters " + " ".join(hidden[:4]) + (" …" if len(hidden) > 4 else ""))
     return tuple(flags)
+
+
+# How much a flag asks of the reviewer: 2 the text may attack or leak (look before anything else), 1 the draft may
+# not hold or was answered before, 0 worth knowing. The queue sorts, marks and colours flags by it.
+_SEVERITY = {
+    "instruction-like text": 2,
+    "credential-like string": 2,
+    "hidden characters": 2,
+    "expired": 1,
+    "not yet valid": 1,
+    "rejected before": 1,
+    "in tension": 1,
+    "URL": 0,
+}
+_SHORT = {"instruction-like text": "instruction", "credential-like string": "secret", "not yet valid": "not yet"}
+
+
+def severity(flag: str) -> int:
+    return _SEVERITY.get(flag.split(" U+")[0], 1)
+
+
+def short_flag(flag: str) -> str:
+    """A flag as a narrow column shows it ("secret", "hidden chars"); the tooltip keeps the whole text."""
+    if flag.startswith("hidden characters"):
+        return "hidden chars"
+    return _SHORT.get(flag, flag)

@@ -133,6 +133,9 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ),
     ActionSpec("view.clusters", "Clusters", "&View", ("Ctrl+6",)),
     ActionSpec("view.writers", "Writers", "&View", ("Ctrl+7",)),
+    ActionSpec(
+        "view.theme", "Switch Theme (System, Light, Dark)", "&View", tip="Follow the desktop, or light, or dark"
+    ),
     # Review (drafts pane)
     ActionSpec(
         "review.approve",

@@ -134,6 +134,9 @@ def open_window(store: str | None, reviewer: str | None, demo: bool) -> MainWind
 
     settings_store = SettingsStore()
     settings = settings_store.load()
+    from plur_desk.ui import theme
+
+    theme.apply(settings.theme)  # before any window: every widget starts in the scheme it keeps
     name = ask_reviewer(settings_store, settings, reviewer)
     if name is None:
         return None

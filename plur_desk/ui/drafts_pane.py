@@ -139,15 +139,18 @@ class DraftsPane(QWidget):
         self.edit_hint.setWordWrap(True)
         self.edit_hint.hide()
 
+        self.position = plain_label()  # "Draft 3 of 11": where the reviewer is in the queue
+        self.position.setObjectName("queuePosition")
+        self.position.setAccessibleName("Position in the queue")
         self.buttons = QHBoxLayout()
         self.buttons.setSpacing(8)
 
         left = QWidget()
         left_layout = QVBoxLayout(left)
         left_layout.setContentsMargins(0, 0, 0, 0)
-        left_layout.addWidget(self.banner)
         left_layout.addWidget(self.table)
         left_layout.addWidget(self.empty)
+        left_layout.addWidget(self.banner)  # under the queue: a notice never moves the rows the reviewer reads
         right = QWidget()
         right_layout = QVBoxLayout(right)
         right_layout.setContentsMargins(0, 6, 0, 0)
@@ -159,8 +162,9 @@ class DraftsPane(QWidget):
         self.splitter.setObjectName("draftsSplitter")
         self.splitter.addWidget(left)
         self.splitter.addWidget(right)
-        self.splitter.setStretchFactor(0, 2)
-        self.splitter.setStretchFactor(1, 3)
+        # the queue takes the height a tall screen adds (about 20 rows at 1080 px); the detail keeps a readable share
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 2)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)
         layout.addWidget(self.splitter)
@@ -175,6 +179,7 @@ class DraftsPane(QWidget):
         self.table.horizontalHeader().sectionClicked.connect(self._header_clicked)
 
     def _selection_moved(self, *_: object) -> None:
+        self.show_position()
         if not self._quiet:
             window_busy()  # the detail and the repaint come first, the draft's extras after (infra/window_first.py)
             self.selection_changed.emit()
@@ -183,6 +188,7 @@ class DraftsPane(QWidget):
         for button in buttons:
             self.buttons.addWidget(button)
         self.buttons.addStretch(1)
+        self.buttons.addWidget(self.position)
 
     # -- rows and selection --------------------------------------------------------------------------------
 
@@ -220,11 +226,17 @@ class DraftsPane(QWidget):
             else NOTHING_WAITING
         )
         self.empty.setVisible(not rows)  # the list stays: hiding it would hand its keyboard focus to another widget
+        self.show_position()
         row = self.current_row() if keep == self.current_id() else self.model.row_of(keep) if keep else -1
         if rows and (row < 0 or row != self.current_row() or not self._row_selected(row)):
             self.select_row(row if row >= 0 else 0)
         elif (self.current_id(), self.selected_ids()) != before:
             self.selection_changed.emit()
+
+    def show_position(self) -> None:
+        total, row, picked = len(self.model.rows), self.current_row(), len(self._selected_numbers())
+        text = f"Draft {row + 1} of {total}" if 0 <= row < total else (f"{total} drafts" if total else "")
+        self.position.setText(text + (f" · {picked} selected" if picked > 1 else ""))
 
     def _row_selected(self, row: int) -> bool:
         return self.table.selectionModel().isRowSelected(row)

@@ -24,6 +24,7 @@ from plur_desk.app.history_index import HistoryFilter, actor_kind, actor_name
 from plur_desk.app.session import ChangeSet
 from plur_desk.domain.lint import reveal
 from plur_desk.domain.trust import Trust, TrustState
+from plur_desk.ui import theme
 from plur_desk.ui.drafts_pane import action_button
 from plur_desk.ui.models import OneCallPerCell
 from plur_desk.ui.widgets import SafeBrowser, make_table, plain_label, text_html, tooltip_text
@@ -177,7 +178,7 @@ class HistoryModel(OneCallPerCell, QAbstractTableModel):
             return tooltip_text(trust.detail) if trust and role == Qt.ItemDataRole.ToolTipRole else None
         if role == Qt.ItemDataRole.ToolTipRole:
             return tooltip_text(f"Not a verified human decision: {trust.detail}")
-        return QBrush(QColor("#c0392b"))
+        return QBrush(QColor(theme.color("danger")))
 
     def _trust(self, row: int, event: dict[str, object]) -> Trust | None:
         """Verified once per row shown (every role of every repaint asks)."""
@@ -298,7 +299,7 @@ class HistoryPane(QWidget):
                 problems.append(f"“{text}” is not a date (YYYY-MM-DD)")
         field.setProperty("invalid", bool(text) and day is None)
         field.setToolTip(problems[-1] if text and day is None else "")
-        field.setStyleSheet("border: 2px solid #c0392b;" if text and day is None else "")
+        field.setStyleSheet(f"border: 2px solid {theme.color('danger')};" if text and day is None else "")
         return day
 
     def current_filter(self, problems: list[str] | None = None) -> HistoryFilter:
