@@ -87,7 +87,9 @@ def _gui_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--reviewer", help="your name for this run only (not saved as the default), recorded on every decision"
     )
-    parser.add_argument("--demo", action="store_true", help="open a copy of the bundled demo store")
+    parser.add_argument(
+        "--demo", action="store_true", help="open a fresh copy of the bundled demo store (each start begins afresh)"
+    )
     parser.add_argument("--self-check", action="store_true", help="smoke-test the installation off-screen and exit")
     parser.add_argument("--version", action="version", version=f"plur-desk {__version__}")
     return parser
