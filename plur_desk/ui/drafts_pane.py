@@ -41,7 +41,12 @@ def action_button(action: QAction, key: str, primary: bool = False) -> QPushButt
     button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
     button.clicked.connect(action.trigger)
     button.setEnabled(action.isEnabled())
-    action.changed.connect(lambda: button.setEnabled(action.isEnabled()))
+
+    def follow() -> None:  # enabled as the action is; when off, its tooltip says why
+        button.setEnabled(action.isEnabled())
+        button.setToolTip(action.toolTip())
+
+    action.changed.connect(follow)
     return button
 
 

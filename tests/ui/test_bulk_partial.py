@@ -56,3 +56,20 @@ def test_a_button_that_is_off_says_why(qtbot):
     assert not ok.isEnabled() and "Give a reason first" in ok.toolTip()
     reject.combo.setCurrentText("wrong repo")
     assert ok.isEnabled() and ok.toolTip() == ""
+
+
+def test_the_windows_grey_buttons_and_actions_say_why(qtbot, window):
+    from PySide6.QtWidgets import QPushButton
+
+    approve = window.drafts.findChild(QPushButton, "primary")
+    undo = window.qactions["edit.undo"]
+    assert not undo.isEnabled() and "Not available now: nothing to undo yet." in undo.toolTip()
+    assert approve.isEnabled() and "Not available" not in approve.toolTip()
+    qtbot.keyClick(window.drafts.table, Qt.Key.Key_E)
+    assert window.drafts.editing
+    assert not approve.isEnabled() and "finish the edit first (Ctrl+Return saves, Esc cancels)" in approve.toolTip()
+    qtbot.keyClick(window.drafts.editor, Qt.Key.Key_Escape)
+    assert approve.isEnabled() and "Not available" not in approve.toolTip()
+    window.navigation.show_history()
+    reject = window.qactions["review.reject"]
+    assert not reject.isEnabled() and "it acts in the Drafts pane, which is not shown" in reject.toolTip()
