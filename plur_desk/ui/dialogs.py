@@ -10,6 +10,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
     QDialogButtonBox,
+    QHeaderView,
     QLabel,
     QLineEdit,
     QListWidget,
@@ -299,15 +300,19 @@ class ShortcutSheet(QDialog):
         for i, row in enumerate(rows):
             for j, text in enumerate(row):
                 self.table.setItem(i, j, QTableWidgetItem(text))
-        self.table.resizeColumnsToContents()
-        self.table.horizontalHeader().setStretchLastSection(True)
+        # Keys and Where as wide as their text; Action takes the rest and wraps, so Where is never off the edge
+        header = self.table.horizontalHeader()
+        for column, mode in ((0, "ResizeToContents"), (1, "Stretch"), (2, "ResizeToContents")):
+            header.setSectionResizeMode(column, getattr(QHeaderView.ResizeMode, mode))
+        self.table.setWordWrap(True)
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.table.verticalHeader().hide()
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         layout.addWidget(self.table)
         box = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         box.rejected.connect(self.reject)
         layout.addWidget(box)
-        self.resize(560, 640)
+        self.resize(720, 640)
 
 
 class CommandPalette(QDialog):

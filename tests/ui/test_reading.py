@@ -145,3 +145,23 @@ def test_the_queue_uses_a_tall_screens_height(qtbot, window):
     qtbot.waitUntil(lambda: window.height() == 768, timeout=5000)
     QApplication.processEvents()
     assert table.viewport().height() // rows >= 10 and window.drafts.detail.height() >= 200
+
+
+def test_writers_fit_1366_and_the_shortcut_sheet_shows_where(qtbot, window):
+    window.resize(1366, 768)
+    qtbot.waitUntil(lambda: window.width() == 1366, timeout=5000)
+    window.navigation.show_writers()
+    qtbot.waitUntil(lambda: window.writers.built and window.writers.model.rowCount() > 0, timeout=20000)
+    QApplication.processEvents()
+    assert window.writers.table.horizontalScrollBar().maximum() == 0  # no sideways scrolling
+    from plur_desk.ui.dialogs import ShortcutSheet
+
+    sheet = ShortcutSheet(window)
+    qtbot.addWidget(sheet)
+    sheet.show()
+    qtbot.waitExposed(sheet)
+    table = sheet.table
+    assert table.horizontalScrollBar().maximum() == 0
+    where = table.horizontalHeader().sectionViewportPosition(2)
+    assert where >= 0 and where + table.columnWidth(2) <= table.viewport().width()
+    assert table.horizontalHeaderItem(2).text() == "Where"
