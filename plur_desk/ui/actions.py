@@ -432,6 +432,13 @@ def is_enabled(spec: ActionSpec, ctx: UiContext) -> bool:
     return spec.enabled(ctx) if spec.enabled is not None else True
 
 
+def recolor_icons(actions: dict[str, QAction], icon_of: Callable[[str], object]) -> None:
+    """The actions' icons drawn again in the palette's text colour (after a change of theme)."""
+    for spec in ACTIONS:
+        if spec.icon:
+            actions[spec.id].setIcon(icon_of(spec.icon))  # type: ignore[arg-type]
+
+
 def update_enabled(actions: dict[str, QAction], ctx: UiContext) -> None:
     """Each action on or off for `ctx`; one that is off says why in its tooltip (and so on its button)."""
     for spec in ACTIONS:

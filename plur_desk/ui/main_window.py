@@ -27,7 +27,15 @@ from plur_desk.infra.clock import Clock, SystemClock
 from plur_desk.infra.paths import cache_dir
 from plur_desk.infra.window_first import reviewer_left, window_busy
 from plur_desk.ui import icons, idle_collect, theme, window_state
-from plur_desk.ui.actions import ACTIONS, MENU_ORDER, Handlers, UiContext, build_actions, update_enabled
+from plur_desk.ui.actions import (
+    ACTIONS,
+    MENU_ORDER,
+    Handlers,
+    UiContext,
+    build_actions,
+    recolor_icons,
+    update_enabled,
+)
 from plur_desk.ui.built_later import BuiltLater
 from plur_desk.ui.clusters_pane import ClustersPane
 from plur_desk.ui.conflicts_support import ConflictsController
@@ -88,6 +96,7 @@ class MainWindow(QMainWindow):
         self._build_controllers()
         self.qactions = build_actions(self, self._action_parents(), self.action_handlers(), icons.icon, self._queues())
         self.messages.offer_undo(self.qactions["edit.undo"])
+        theme.listen(self, partial(recolor_icons, self.qactions, icons.icon))  # light icons on dark, and back
         self._build_menus_and_buttons()
         self._connect()
         self._context_shown: tuple[UiContext, tuple[str, str] | None] | None = None  # the actions' last context

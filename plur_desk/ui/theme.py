@@ -7,6 +7,7 @@ Every colour a label, cell or detail uses comes from here, so both schemes are c
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -73,6 +74,12 @@ PAIRS = (
 
 _active = {"scheme": "light", "setting": "system"}
 _following: list[bool] = []  # the desktop's scheme changes are followed once connected
+_listeners: list[tuple[weakref.ref[object], Callable[[], None]]] = []  # told after each change of palette
+
+
+def listen(owner: object, listener: Callable[[], None]) -> None:
+    """Call `listener` after every change of palette (a setting, or the desktop's scheme) while `owner` lives."""
+    _listeners.append((weakref.ref(owner), listener))
 
 
 def luminance(hex_color: str) -> float:
@@ -147,6 +154,13 @@ def apply(setting: str) -> str:
     _active["scheme"] = resolve(setting)
     if isinstance(app, QGuiApplication):
         app.setPalette(palette_for(SCHEMES[_active["scheme"]]))
+        for owner, listener in list(_listeners):  # icons drawn in the text colour, and the like
+            try:
+                if owner() is None:
+                    raise RuntimeError("gone")
+                listener()
+            except RuntimeError:  # its window was closed (its Qt objects deleted): not told again
+                _listeners.remove((owner, listener))
         if not _following:
             QGuiApplication.styleHints().colorSchemeChanged.connect(_desktop_changed)
             _following.append(True)

@@ -85,8 +85,10 @@ def test_dark_mode_follows_the_desktop_and_has_a_setting(qtbot, window, themed, 
     assert _hex(app.palette().color(R.Window)) == theme.LIGHT["window"]
     QGuiApplication.styleHints().colorSchemeChanged.emit(Qt.ColorScheme.Dark)
     assert theme.scheme() == "light"  # an explicit choice is not overridden by the desktop
+    icon = window.qactions["edit.undo"].icon().cacheKey()
     window.qactions["view.theme"].trigger()
     assert window.workspace.settings.theme == "dark" and theme.scheme() == "dark"
+    assert window.qactions["edit.undo"].icon().cacheKey() != icon  # drawn again in the dark scheme's text colour
     assert "Theme: dark" in window.statusBar().currentMessage()
     window.workspace.settings_store.flush()
     assert "theme: dark" in window.workspace.settings_store.path.read_text()
