@@ -14,6 +14,9 @@ PYTHON="${PYTHON:-python3}"
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
 
 say() { printf 'dev.sh: %s\n' "$*" >&2; }
+# One line per step, so a first run never sits silent: "dev.sh [2/5] Python environment (.venv): ready".
+STEP=0 STEPS=0
+step() { STEP=$((STEP + 1)); printf 'dev.sh [%d/%d] %s\n' "$STEP" "$STEPS" "$*" >&2; }
 
 # What Qt needs to show a window (offscreen and on X11/Wayland), plus fonts with the glyphs stored text uses.
 RUN_LIBS="libegl1 libgl1 libfontconfig1 libglib2.0-0 libxkbcommon0 libdbus-1-3 libx11-6 libxcb-cursor0
@@ -27,7 +30,7 @@ apt_install() {
   command -v dpkg >/dev/null || { say "not a Debian system: make sure these are installed: $*"; return 0; }
   local missing=()
   for pkg in "$@"; do dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done
-  [ ${#missing[@]} -eq 0 ] && return 0
+  [ ${#missing[@]} -eq 0 ] && { say "system packages ($why): already installed"; return 0; }
   local sudo=""
   if [ "$(id -u)" -ne 0 ]; then
     command -v sudo >/dev/null || { say "need root to install ${missing[*]} ($why); install them and run again"; exit 1; }
@@ -51,8 +54,10 @@ ensure_venv() {
   python_ok "$PYTHON" || { say "plur_desk needs Python 3.11 or newer; $PYTHON is $("$PYTHON" -V 2>&1)"; exit 1; }
   local base; base="$("$PYTHON" -c 'import sys; print(sys.base_prefix, sys.version.split()[0])')"
   if [ -x "$VENV/bin/python" ] && [ "$(cat "$VENV/.base" 2>/dev/null)" = "$base" ] && python_ok "$VENV/bin/python"; then
+    say "Python environment $VENV: ready"
     return 0
   fi
+  say "creating the Python environment $VENV with $("$PYTHON" -V 2>&1)"
   rm -rf "$VENV"
   if ! "$PYTHON" -m venv "$VENV" >/dev/null 2>&1; then
     # Debian and Ubuntu ship venv and ensurepip in a separate package, named after the interpreter's version.
@@ -68,12 +73,13 @@ ensure_venv() {
 ensure_installed() {
   local extras="$1" stamp="$VENV/.installed"
   local want; want="$(cat "$VENV/.base") [$extras] $(sha256sum pyproject.toml | cut -c1-16)"
-  if [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then return 0; fi
+  if [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then say "plur_desk and its dependencies: up to date"; return 0; fi
   # A stamp for a superset of these extras is good enough (test includes everything run needs).
   if [ "$extras" = "embeddings" ] && grep -q "test,embeddings\] $(sha256sum pyproject.toml | cut -c1-16)" "$stamp" 2>/dev/null; then
+    say "plur_desk and its dependencies: up to date"
     return 0
   fi
-  say "installing plur_desk and its dependencies into $VENV ($extras)"
+  say "installing plur_desk and its dependencies into $VENV ($extras); pip is quiet, the first time takes a minute or two"
   "$VENV/bin/python" -m pip install -q --upgrade pip
   # PYTHONWARNINGS reaches the build backend: its notice about editable installs is for library authors, not users.
   PYTHONWARNINGS=ignore "$VENV/bin/python" -m pip install -q -e ".[$extras]"
@@ -90,28 +96,36 @@ ensure_node_modules() {
     say "installing the real PLUR (npm) for the interop tests"
     (cd tests/node && npm ci --no-audit --no-fund --loglevel=error)
     echo "$want" >tests/node/node_modules/.stamp
+  else
+    say "the real PLUR (npm): up to date"
   fi
 }
 
 case "$mode" in
   run)
-    apt_install "Qt's system libraries" $RUN_LIBS
-    ensure_venv
-    ensure_installed "embeddings"
-    ensure_embed_model
+    STEPS=5
+    step "system libraries for Qt"; apt_install "Qt's system libraries" $RUN_LIBS
+    step "Python environment"; ensure_venv
+    step "plur_desk and its dependencies"; ensure_installed "embeddings"
+    step "embedding model"; ensure_embed_model
+    step "starting plur-desk"
     exec "$VENV/bin/python" -m plur_desk "$@"
     ;;
   test)
-    apt_install "Qt's system libraries and the test tools" $RUN_LIBS $TEST_LIBS
-    ensure_venv
-    ensure_installed "test,embeddings"
-    ensure_embed_model
-    ensure_node_modules
+    STEPS=6
+    step "system libraries for Qt and the tests"; apt_install "Qt's system libraries and the test tools" $RUN_LIBS $TEST_LIBS
+    step "Python environment"; ensure_venv
+    step "plur_desk, its dependencies and the test tools"; ensure_installed "test,embeddings"
+    step "embedding model"; ensure_embed_model
+    step "the real PLUR (Node) for the interop tests"; ensure_node_modules
+    step "running the tests"
     exec "$VENV/bin/python" -m pytest -q "$@"
     ;;
   lint)
-    ensure_venv
-    ensure_installed "test,embeddings"
+    STEPS=3
+    step "Python environment"; ensure_venv
+    step "plur_desk and the lint tools"; ensure_installed "test,embeddings"
+    step "ruff and mypy"
     "$VENV/bin/python" -m ruff check .
     "$VENV/bin/python" -m ruff format --check .
     exec "$VENV/bin/python" -m mypy

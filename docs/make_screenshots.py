@@ -1,44 +1,32 @@
-"""Renders screenshots of the real main window on the demo store (run under Xvfb: see README).
+"""Screenshots of the real main window on a fresh copy of the demo store, in the app's own light or dark theme.
 
-xvfb-run -a -s "-screen 0 1600x1000x24" python docs/make_screenshots.py [--dark]
+Run under Xvfb (a real X server, the xcb platform), once per scheme and size:
+
+    xvfb-run -a -s "-screen 0 1920x1080x24" python docs/make_screenshots.py --size 1366x768
+    xvfb-run -a -s "-screen 0 1920x1080x24" python docs/make_screenshots.py --size 1366x768 --dark
+    xvfb-run -a -s "-screen 0 1920x1080x24" python docs/make_screenshots.py --size 1920x1080
+    xvfb-run -a -s "-screen 0 1920x1080x24" python docs/make_screenshots.py --size 1920x1080 --dark
+
+At 1366x768 it writes drafts, tensions, validity and history (`-dark` for the dark theme); at 1920x1080 drafts and
+clusters with `-1920` in the name.
 """
 
 from __future__ import annotations
 
-import sys
+import argparse
 import tempfile
 import time
 from pathlib import Path
 
-from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication
 
 from plur_desk.app.demo import copy_demo_store
 from plur_desk.app.settings import Settings, SettingsStore
+from plur_desk.ui import theme
 from plur_desk.ui.app import make_application
 from plur_desk.ui.main_window import MainWindow
 
 OUT = Path(__file__).resolve().parent / "screenshots"
-
-
-def dark_palette() -> QPalette:
-    p = QPalette()
-    for role, color in (
-        (QPalette.ColorRole.Window, "#1f2329"),
-        (QPalette.ColorRole.WindowText, "#e6e6e6"),
-        (QPalette.ColorRole.Base, "#16191d"),
-        (QPalette.ColorRole.AlternateBase, "#22262c"),
-        (QPalette.ColorRole.Text, "#e6e6e6"),
-        (QPalette.ColorRole.Button, "#2a2f36"),
-        (QPalette.ColorRole.ButtonText, "#e6e6e6"),
-        (QPalette.ColorRole.Highlight, "#3d6fb6"),
-        (QPalette.ColorRole.HighlightedText, "#ffffff"),
-        (QPalette.ColorRole.Mid, "#4a505a"),
-        (QPalette.ColorRole.ToolTipBase, "#2a2f36"),
-        (QPalette.ColorRole.ToolTipText, "#e6e6e6"),
-    ):
-        p.setColor(role, QColor(color))
-    return p
 
 
 def pump(seconds: float) -> None:
@@ -48,42 +36,52 @@ def pump(seconds: float) -> None:
         time.sleep(0.01)
 
 
+def until(condition, seconds: float = 30) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        pump(0.05)
+
+
 def main() -> None:
-    dark = "--dark" in sys.argv
-    app = make_application()
-    app.setStyle("Fusion")
-    if dark:
-        app.setPalette(dark_palette())
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser.add_argument("--size", default="1366x768", help="window size, WIDTHxHEIGHT")
+    parser.add_argument("--dark", action="store_true", help="the app's dark theme (View > Switch Theme)")
+    args = parser.parse_args()
+    width, height = (int(n) for n in args.size.split("x"))
+    make_application()
+    theme.apply("dark" if args.dark else "light")  # what the setting does in the app
+    suffix = ("" if width < 1600 else f"-{width}") + ("-dark" if args.dark else "")
     with tempfile.TemporaryDirectory() as tmp:
         store = copy_demo_store(Path(tmp))
-        window = MainWindow(SettingsStore(Path(tmp) / "settings.yaml"), Settings(), "Ada Lovelace")
-        window.resize(1480, 900)
+        settings = Settings(reviewer_name="Ada Lovelace", theme="dark" if args.dark else "light")
+        window = MainWindow(SettingsStore(Path(tmp) / "settings.yaml"), settings, "Ada Lovelace")
+        window.setGeometry(0, 0, width, height)
         window.show()
         window.open_path(store)
-        while window.session is None:
-            pump(0.05)
-        window.runner.wait()
-        pump(0.5)
-        suffix = "-dark" if dark else ""
-        deadline = time.monotonic() + 20
-        while not any("rejected before" in r.flags for r in window.drafts.model.rows) and time.monotonic() < deadline:
-            pump(0.1)  # flags that need the history arrive with the second loading step
-        target = next(r.id for r in window.drafts.model.rows if "rejected before" in r.flags)
-        window.drafts.select_id(target)  # an agent re-asserted a rejected statement: the tombstone speaks up
-        pump(0.3)
-        window.grab().save(str(OUT / f"drafts{suffix}.png"))
-        window.show_tensions()
-        pump(0.3)
-        window.grab().save(str(OUT / f"tensions{suffix}.png"))
-        window.show_validity()
-        window.validity.table.selectRow(1)
-        pump(0.3)
-        window.grab().save(str(OUT / f"validity{suffix}.png"))
-        window.show_history()
-        pump(0.3)
-        window.grab().save(str(OUT / f"history{suffix}.png"))
+        until(lambda: window.session is not None and window.session.history.loaded and window.runner.pending == 0)
+        until(lambda: any("rejected before" in r.flags for r in window.drafts.model.rows))
+        # the draft that carries the most: a credential, its flags and what approving it would change
+        target = next(r.id for r in window.drafts.model.rows if "credential-like string" in r.flags)
+        window.drafts.select_id(target)
+        pump(1.0)
+        shots = {"drafts": None}
+        if width < 1600:
+            nav = window.navigation
+            shots.update(tensions=nav.show_tensions, validity=nav.show_validity, history=nav.show_history)
+        else:
+            shots["clusters"] = window.navigation.show_clusters
+        for name, show in shots.items():
+            if show is not None:
+                show()
+                if name == "validity":
+                    window.validity.table.selectRow(1)
+                if name == "clusters":
+                    until(lambda: window.clusters.built and window.clusters.model.rowCount() > 0, 60)
+                pump(0.8)
+            path = OUT / f"{name}{suffix}.png"
+            window.grab().save(str(path))
+            print("wrote", path.relative_to(OUT.parent.parent))
         window.close()
-    print("screenshots written to", OUT)
 
 
 if __name__ == "__main__":

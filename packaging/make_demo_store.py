@@ -1,5 +1,6 @@
 """Rebuilds the bundled demo store: the real PLUR writes it (tests/node/make_demo_store.mjs), a reviewer's earlier
-decisions are made with plur_desk itself, then an agent re-asserts a rejected statement (shown as "rejected before").
+decisions are made with plur_desk itself, then an agent re-asserts a rejected statement (shown as "rejected before")
+and three agents write one lesson in their own words (a near-duplicate cluster).
 
     python packaging/make_demo_store.py
 """
@@ -29,6 +30,12 @@ from plur_desk.store.plur_store import PlurStore  # noqa: E402
 from support.node import plur_env, run_node  # noqa: E402
 
 TARGET = ROOT / "plur_desk" / "resources" / "demo_store"
+NEAR_DUPLICATES = (
+    ("agent:codex", "Run the linter before every commit to the web repo"),
+    ("agent:claude-code", "Always run the linter before you commit to the web repo"),
+    ("agent:cursor", "Before every commit to the web repo, run the linter"),
+)
+NEAR_DUPLICATE_OPTIONS = {"scope": "project:web", "domain": "dev.ci", "type": "procedural", "commitment": "draft"}
 
 
 def _id_of(session: ReviewSession, statement: str) -> str:
@@ -77,6 +84,14 @@ def main() -> None:
             ],
             env=plur_env(store, home),
         )
+        # Three agents write the same lesson in their own words: a near-duplicate cluster for the Clusters pane.
+        for writer, statement in NEAR_DUPLICATES:
+            (store / "config.yaml").write_text(f"provenance:\n  identity: {writer}\n", encoding="utf-8")
+            run_node(
+                "plur_ops.mjs",
+                payload=[{"op": "learn", "statement": statement, "options": NEAR_DUPLICATE_OPTIONS}],
+                env=plur_env(store, home),
+            )
         for leftover in ("packs", "backups", "config.yaml"):
             path = store / leftover
             if path.is_dir():

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -95,7 +97,9 @@ def _gui_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--reviewer", help="your name for this run only (not saved as the default), recorded on every decision"
     )
-    parser.add_argument("--demo", action="store_true", help="open a copy of the bundled demo store")
+    parser.add_argument(
+        "--demo", action="store_true", help="open a fresh copy of the bundled demo store (each start begins afresh)"
+    )
     parser.add_argument("--self-check", action="store_true", help="smoke-test the installation off-screen and exit")
     parser.add_argument("--version", action="version", version=f"plur-desk {__version__}")
     return parser
@@ -112,8 +116,22 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     for command in COMMANDS:
         if argv[:1] == [command.name]:
-            return command.run(argv[1:])
+            return _quiet_on_closed_pipe(functools.partial(command.run, argv[1:]))
     return _gui(argv)
+
+
+def _quiet_on_closed_pipe(run: Callable[[], int]) -> int:
+    """A reader that stops early (`| head`) is not an error worth a traceback: stop writing, exit as a process
+    killed by SIGPIPE would (128 + 13), which is what shells expect of a command in a closed pipe."""
+    try:
+        code = run()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the interpreter's final flush must not raise again
+        os.close(devnull)
+        return 141
+    return code
 
 
 if __name__ == "__main__":

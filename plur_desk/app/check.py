@@ -74,12 +74,19 @@ class CheckReport:
         assert isinstance(events, dict) and isinstance(malformed, list)
         if e:
             lines.append(f"engrams: {e['total']}  ({_fmt(e['by_status'])}; commitment: {_fmt(e['by_commitment'])})")
+            waiting = e.get("waiting_for_review", 0)
+            lines.append(
+                f"drafts waiting for review: {waiting}  (active engrams with commitment draft, as the window's queue "
+                "counts them; the commitment count above includes retired ones)"
+            )
         if t:
             lines.append(f"tensions: {t['total']}  ({_fmt(t['by_status'])})")
         if h:
+            months = len(events)
             lines.append(
-                f"history: {h['total']} events in {len(events)} months; "
-                f"{len(malformed)} malformed lines; chain: {h['chain']}"
+                f"history: {h['total']} events in {months} month{'s' if months != 1 else ''}; "
+                f"{len(malformed)} malformed line{'s' if len(malformed) != 1 else ''}; "
+                f"chain: {h['chain']} ({CHAIN_MEANING.get(str(h['chain']), 'see PLUR-HISTORY-CHAIN')})"
             )
             for month, types in events.items():
                 lines.append(f"  {month}: {_fmt(types)}")
@@ -88,9 +95,10 @@ class CheckReport:
         for item in self.invalid:
             lines.append(f"INVALID {item['file']} line {item['line']} {item['id'] or '(no id)'}: {item['reason']}")
         for claim in self.untrusted:
+            where = f"{claim['file']} line {claim['line']}" if claim["line"] is not None else str(claim["file"])
             what = f"{claim['event']} {claim['engram_id']}" if claim["engram_id"] else str(claim["event"])
             lines.append(
-                f"{str(claim.get('reason', claim['trust'])).upper()} {claim['file']} line {claim['line']}: {what} "
+                f"{str(claim.get('reason', claim['trust'])).upper()} {where}: {what} "
                 f"claiming {claim['claims']!r}: {claim['detail']}"
             )
         for warning in self.warnings:
@@ -103,6 +111,13 @@ class CheckReport:
         }[self.exit_code]
         lines.append(verdict)
         return "\n".join(lines)
+
+
+CHAIN_MEANING = {
+    "legacy": "events are not hash-chained, as PLUR 0.20 writes them; nothing to verify, nothing wrong",
+    "chained": "each event carries the hash of the one before; a changed or removed line would show",
+    "mixed": "a chain exists, but a writer that does not chain wrote last; the gap is declared, not hidden",
+}
 
 
 def _fmt(counts: object) -> str:
@@ -174,6 +189,8 @@ def run_check(root: Path, *, use_cache: bool = True) -> CheckReport:
         "by_status": dict(Counter(f[1] for f in facts)),
         "by_commitment": dict(Counter(f[2] for f in facts)),
         "layout": "plur" if engrams.regular else "other (read whole; a write rewrites the file)",
+        # the window's queue: valid, active engrams with commitment draft (a retired draft is not waiting)
+        "waiting_for_review": sum(1 for r in rows if r.valid and r.facts and r.facts[1:3] == ("active", "draft")),
     }
     tension_values = [e.value for e in tensions.entries if isinstance(e.value, dict)]
     report.tensions = {

@@ -15,6 +15,10 @@ from pathlib import Path
 from plur_desk.infra.paths import cache_dir
 from plur_desk.resources import RESOURCES
 
+DEMO_NOTE = (
+    "Demo: a fresh copy of the bundled demo store, made for this start. Try anything: what you decide here is "
+    "not kept, and every --demo start (or File > Open Demo Store) begins afresh."
+)
 OWNER_FILE = ".plur-desk-demo-owner"  # "host:pid" of the process that opened this copy
 # The bundled demo store's reviewer and her public key (its keys.yaml). Her decisions in a demo copy count as hers:
 # a newcomer's first look shows signed decisions, not "UNTRUSTED key" on every line. The key is trusted only for

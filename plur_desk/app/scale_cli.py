@@ -103,5 +103,6 @@ def clusters_main(argv: list[str]) -> int:
         for m in c.members:
             kind = "draft" if m.draft else "approved"
             print(f"  {m.id}\t{m.similarity:.3f}\t{m.joined_by}\t{kind}\t{m.statement}")
-    print(f"({len(clusters)} clusters; {view.index.mode}, threshold {view.index.threshold})", file=sys.stderr)
+    n = len(clusters)
+    print(f"({n} cluster{'' if n == 1 else 's'}; {view.index.mode}, threshold {view.index.threshold})", file=sys.stderr)
     return 0

@@ -208,6 +208,20 @@ class SearchService:
         query = self.index.build_query(parsed, self.session.now(), self._sets(parsed))
         return self.index.ids_matching(query)
 
+    def filter_hint(self, text: str) -> str:
+        """When a query finds nothing: the first filter that by itself matches no engram, said plainly (for `by:`,
+        with the writers there are), else ""."""
+        parsed, now = parse(text), self.session.now()
+        for flt in parsed.filters:
+            if flt.negated or self.index.ids_matching(self.index.build_query(ParsedQuery(filters=[flt]), now)):
+                continue
+            hint = f"{flt.field}:{flt.value} matches no engram in this store"
+            if flt.field == "by":
+                writers = sorted({writer_of(e) for e in self.session.all_engrams()})
+                hint += f"; writers here: {', '.join(writers[:8])}{' …' if len(writers) > 8 else ''}"
+            return hint + "."
+        return ""
+
     def similar(self, engram_id: str, k: int = 5) -> list[Hit]:
         """Likely restatements or near-duplicates of one engram, scored by cosine similarity; advisory only.
 
@@ -238,6 +252,11 @@ def vector_keys(engrams: Iterable[dict[str, object]], cache: VectorCache) -> lis
     engrams = list(engrams)
     keys = cache.keys_of(_statements(engrams))
     return [(str(e.get("id")), keys[s]) for e in engrams if isinstance(s := e.get("statement"), str) and s]
+
+
+def writer_of(engram: dict[str, object]) -> str:
+    attribution = engram.get("attribution")
+    return str((attribution.get("asserted_by") if isinstance(attribution, dict) else None) or "unidentified")
 
 
 def fuse(rankings: list[list[Hit]], k: int = RRF_K) -> list[Hit]:

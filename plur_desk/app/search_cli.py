@@ -4,10 +4,23 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from plur_desk.infra.errors import PlurDeskError
 from plur_desk.infra.paths import cache_dir, default_store_path
+
+if TYPE_CHECKING:  # the index loads only when a search runs
+    from plur_desk.app.search import SearchResult
+    from plur_desk.app.session import ReviewSession
+
+
+def state_of(engram: dict[str, object]) -> str:
+    """What a reader needs to know first: a retired engram is not live; an active one is draft, leaning…"""
+    status = str(engram.get("status", "active"))
+    return str(engram.get("commitment", "active")) if status == "active" else status.upper()
 
 
 def main(argv: list[str]) -> int:
@@ -20,10 +33,10 @@ def main(argv: list[str]) -> int:
     store_arg = None
     terms = ns.args
     if len(terms) > 1:
-        from pathlib import Path
-
         if Path(terms[0]).expanduser().is_dir():
             store_arg, terms = terms[0], terms[1:]
+    elif Path(terms[0]).expanduser().is_dir() or os.sep in terms[0]:
+        parser.error(f"missing QUERY: {terms[0]!r} looks like a store; give the words to search for after it")
     query = " ".join(terms)
     from plur_desk.app.bootstrap import open_session
     from plur_desk.app.reviewer import READER
@@ -46,8 +59,17 @@ def main(argv: list[str]) -> int:
         service.embed_missing()
     result = service.search(query, ns.limit)
     for note in result.ignored:
-        print(f"note: ignored {note}", file=sys.stderr)
-    if ns.json:
+        print(f"note: {note}", file=sys.stderr)
+    hint = "" if result.hits else service.filter_hint(query)
+    if hint:
+        print(f"note: {hint}", file=sys.stderr)
+    _report(session, result, query, ns.json)
+    return 0
+
+
+def _report(session: ReviewSession, result: SearchResult, query: str, as_json: bool) -> None:
+    best = max((hit.score for hit in result.hits), default=0.0) or 1.0
+    if as_json:
         rows = []
         for hit in result.hits:
             engram = session.engram(hit.id) or {}
@@ -55,6 +77,7 @@ def main(argv: list[str]) -> int:
                 {
                     "id": hit.id,
                     "score": round(hit.score, 6),
+                    "relevance": round(hit.score / best, 4),
                     "statement": engram.get("statement"),
                     "status": engram.get("status"),
                     "commitment": engram.get("commitment"),
@@ -77,9 +100,10 @@ def main(argv: list[str]) -> int:
     else:
         for hit in result.hits:
             engram = session.engram(hit.id) or {}
-            print(f"{hit.id}\t{hit.score:.3f}\t{engram.get('statement', '')}")
+            print(f"{hit.id}\t{state_of(engram)}\t{hit.score / best:4.0%}\t{engram.get('statement', '')}")
+        how = "full text and meaning, ranks fused" if result.semantic else "full text (BM25)"
         print(
-            f"({len(result.hits)} of {result.total} shown{'; hybrid BM25+embeddings' if result.semantic else ''})",
+            f"({len(result.hits)} of {result.total} shown; relevance is each match's score as a share of the best "
+            f"one's, by {how}; state is the commitment of an active engram, else its status)",
             file=sys.stderr,
         )
-    return 0

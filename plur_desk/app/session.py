@@ -31,6 +31,7 @@ from plur_desk.app.trust import TrustChecker
 from plur_desk.app.undo import UndoHistory, UndoIntent, undo_patches
 from plur_desk.app.validity_rows import ValidityRow, ValidityRows, WindowBar, window_bars
 from plur_desk.app.vault import KeyVault
+from plur_desk.app.wording import said
 from plur_desk.app.writes import Writes
 from plur_desk.domain.changes import ChangeSet as ChangeSet  # re-exported: panes import it from here
 from plur_desk.domain.engram_view import EngramView
@@ -124,7 +125,8 @@ class ReviewSession:
             else:
                 op, change = self.writes.tension(command, ctx)
         self.undo_history.done(op)
-        return change.warning(self.watch.follow(op.patches, command, op))
+        change = change.warning(self.watch.follow(op.patches, command, op))
+        return change.saying(said(op.action, op.label, change.engrams, self._statement))
 
     def undo_intent(self, *, redo: bool = False, exact: bool = True) -> UndoIntent:
         """At the key press: what an undo (or redo) run later must take back (see `UndoIntent`)."""
@@ -137,7 +139,8 @@ class ReviewSession:
             patches = undo_patches(op)
             change = self.writes.replay(op, patches, "undo", self.now())
         self.undo_history.undone()
-        return change.warning(self.watch.follow(patches, op=op, undoing=True))
+        change = change.warning(self.watch.follow(patches, op=op, undoing=True))
+        return change.saying(said(op.action, op.label, change.engrams, self._statement, "undo"))
 
     def redo(self, intent: UndoIntent | None = None) -> ChangeSet:
         with self._counted():
@@ -145,7 +148,11 @@ class ReviewSession:
             self.undo_history.check(intent, op, "redo")
             change = self.writes.replay(op, list(op.patches), "redo", self.now())
         self.undo_history.redone()
-        return change.warning(self.watch.follow(op.patches, op=op))
+        change = change.warning(self.watch.follow(op.patches, op=op))
+        return change.saying(said(op.action, op.label, change.engrams, self._statement, "redo"))
+
+    def _statement(self, engram_id: str) -> object:
+        return (self._engrams.get(engram_id) or {}).get("statement")
 
     @contextlib.contextmanager
     def _counted(self) -> Iterator[None]:

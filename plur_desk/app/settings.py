@@ -39,6 +39,7 @@ class Settings:
     recent_notes: list[str] = field(default_factory=list)  # approval notes: offered when approving, never reasons
     rubber_stamp_seconds: float = 1.0
     rubber_stamp_run: int = 8
+    theme: str = "system"  # system (follow the desktop's colour scheme), light or dark
 
 
 _FIELD_TYPES: dict[str, Any] = {
@@ -51,6 +52,7 @@ _FIELD_TYPES: dict[str, Any] = {
     "recent_notes": list[str],
     "rubber_stamp_seconds": float,
     "rubber_stamp_run": int,
+    "theme": str,
 }
 _LISTS = frozenset(name for name, kind in _FIELD_TYPES.items() if kind == list[str])
 assert set(_FIELD_TYPES) == {f.name for f in dataclasses.fields(Settings)}

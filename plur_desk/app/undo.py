@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from plur_desk.domain import review
+from plur_desk.domain.lint import redact_credentials
 from plur_desk.domain.review import Operation, Patch, Reviewer
 from plur_desk.infra.errors import ActionRefused
 
@@ -109,6 +110,9 @@ def replay_edit(patch: Patch, op: Operation, verb: str, reviewer: Reviewer, now:
 
 
 def _plain(value: object) -> object:
+    """A field's value as the event records it: a credential-like string never enters history by an undo either."""
+    if isinstance(value, str):
+        return redact_credentials(value)
     return None if value is review.ABSENT else value
 
 

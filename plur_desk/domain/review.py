@@ -17,6 +17,7 @@ from plur_desk import RUNTIME_NAME, __version__
 from plur_desk.domain.derived import JS_SPACE, content_hash, generate_summary
 from plur_desk.domain.engram_rules import LADDER
 from plur_desk.domain.engram_view import EngramView
+from plur_desk.domain.lint import redact_credentials, removed_credentials
 from plur_desk.domain.validity import Window, closes_at, opens_at
 from plur_desk.infra.clock import iso_ms
 from plur_desk.infra.errors import ActionRefused, ChangedSinceError
@@ -228,7 +229,14 @@ def edit_statement(
     version = engram.get("engram_version")
     engram["engram_version"] = (version if isinstance(version, int) and not isinstance(version, bool) else 1) + 1
     engram["updated_at"] = iso_ms(now)
-    data = {"action": "edit", "field": "statement", "from": old, "to": new}
+    data: dict[str, object] = {"action": "edit", "field": "statement", "from": old, "to": new}
+    if isinstance(old, str) and removed_credentials(old, new):
+        # history is append-only and synced to git: a secret edited out must not be copied into it. The event keeps
+        # the text around the secret and the old statement's content hash (which engrams.yaml held already), so
+        # the edit stays verifiable against an earlier copy without repeating the secret.
+        data["from"] = redact_credentials(old)
+        data["from_redacted"] = True
+        data["from_content_hash"] = content_hash(old)
     return engram, [make_event("engram_updated", str(engram["id"]), now, data, reviewer)]
 
 

@@ -202,8 +202,8 @@ class FulltextIndex:
             return tantivy.Query.term_query(s, "domain", value)
         if flt.field == "tag":
             return tantivy.Query.term_query(s, "tag", value.lower())
-        if flt.field == "by":
-            return tantivy.Query.term_query(s, "writer", value.lower())
+        if flt.field == "by":  # as people type a writer: "claude-code" or "claude" finds "agent:claude-code"
+            return tantivy.Query.regex_query(s, "writer", f"(.*:)?{_regex_literal(value.lower())}.*")
         if flt.field in ("before", "after"):
             day = int(datetime.fromisoformat(value).replace(tzinfo=UTC).timestamp() * 1000)
             if flt.field == "before":
@@ -300,6 +300,14 @@ class FulltextIndex:
 
     def num_docs(self) -> int:
         return int(self.index.searcher().num_docs)
+
+
+_REGEX_META = set("\\.+*?()|[]{}^$#&-~")
+
+
+def _regex_literal(text: str) -> str:
+    """`text` matched literally by Tantivy's regex (its meta characters escaped; any other is itself)."""
+    return "".join("\\" + c if c in _REGEX_META else c for c in text)
 
 
 _SPECIAL = set('+-&|!(){}[]^"~*?:\\/')

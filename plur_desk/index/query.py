@@ -25,6 +25,7 @@ IS_VALUES = {
     "locked",
     "unverified",  # a review record no validly signed event backs (is:approved / is:rejected leave those out)
 }
+_AS_TEXT = "its words were searched as plain text instead"
 _TOKEN = re.compile(r'(-?)(?:([A-Za-z_]+):("[^"]*"?|\S+)|"([^"]*)"?|(\S+))')
 
 
@@ -87,9 +88,12 @@ def parse(text: str) -> ParsedQuery:
                 if problem is None:
                     query.filters.append(Filter(field_name, value, negated))
                     continue
-                query.ignored.append(f"{name}:{raw_value} ({field_name}: {problem})")
+                query.ignored.append(f"{name}:{raw_value} is not applied ({field_name} {problem}); {_AS_TEXT}")
             else:
-                query.ignored.append(f"{name}:{raw_value} (no field '{name}'; searched as text)")
+                query.ignored.append(
+                    f"{name}:{raw_value} is not a filter (there is no field '{name}'; filters are "
+                    f"{', '.join(f + ':' for f in sorted(FIELDS))}); {_AS_TEXT}"
+                )
             words = f"{name} {value}".split()
             (query.excluded_terms if negated else query.terms).extend(words)
         elif phrase is not None:

@@ -134,6 +134,9 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("view.clusters", "Clusters", "&View", ("Ctrl+6",)),
     ActionSpec("view.writers", "Writers", "&View", ("Ctrl+7",)),
     ActionSpec("view.changes", "Agent Changes", "&View", ("Ctrl+8",)),
+    ActionSpec(
+        "view.theme", "Switch Theme (System, Light, Dark)", "&View", tip="Follow the desktop, or light, or dark"
+    ),
     # Review (drafts pane)
     ActionSpec(
         "review.approve",
@@ -461,6 +464,37 @@ def is_enabled(spec: ActionSpec, ctx: UiContext) -> bool:
     return spec.enabled(ctx) if spec.enabled is not None else True
 
 
-def update_enabled(actions: dict[str, QAction], ctx: UiContext) -> None:
+def recolor_icons(actions: dict[str, QAction], icon_of: Callable[[str], object]) -> None:
+    """The actions' icons drawn again in the palette's text colour (after a change of theme)."""
     for spec in ACTIONS:
-        actions[spec.id].setEnabled(is_enabled(spec, ctx))
+        if spec.icon:
+            actions[spec.id].setIcon(icon_of(spec.icon))  # type: ignore[arg-type]
+
+
+def update_enabled(actions: dict[str, QAction], ctx: UiContext) -> None:
+    """Each action on or off for `ctx`; one that is off says why in its tooltip (and so on its button)."""
+    for spec in ACTIONS:
+        action, on = actions[spec.id], is_enabled(spec, ctx)
+        action.setEnabled(on)
+        base = str(action.property("base_tip") or action.toolTip())
+        action.setProperty("base_tip", base)
+        action.setToolTip(base if on else f"{base}\nNot available now: {why_off(spec, ctx)}.")
+
+
+def why_off(spec: ActionSpec, ctx: UiContext) -> str:
+    """Why `spec` is off in `ctx`, as the reviewer can act on it (the predicates' conditions, in their order)."""
+    if not ctx.has_store or not ctx.pane:
+        return "open a store first (File > Open Store…)"
+    if spec.pane and ctx.pane != spec.pane:
+        return f"it acts in the {spec.pane.title()} pane, which is not shown"
+    if ctx.editing:
+        return "finish the edit first (Ctrl+Return saves, Esc cancels)"
+    if spec.id == "edit.undo" and ctx.can_undo is False and not ctx.read_only:
+        return "nothing to undo yet"
+    if spec.id == "edit.redo" and ctx.can_redo is False and not ctx.read_only:
+        return "nothing to redo"
+    if ctx.read_only:
+        return "the store is open read-only (see the notice above the status bar)"
+    if not ctx.has_selection:
+        return "select a row first"
+    return "not with what is selected"

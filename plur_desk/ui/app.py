@@ -128,12 +128,15 @@ def open_window(store: str | None, reviewer: str | None, demo: bool) -> MainWind
             importlib.import_module(module)
         make_application()
         from plur_desk.ui.main_window import MainWindow
-    from plur_desk.app.demo import copy_demo_store
+    from plur_desk.app.demo import DEMO_NOTE, copy_demo_store
     from plur_desk.app.settings import SettingsStore
     from plur_desk.infra.paths import default_store_path
 
     settings_store = SettingsStore()
     settings = settings_store.load()
+    from plur_desk.ui import theme
+
+    theme.apply(settings.theme)  # before any window: every widget starts in the scheme it keeps
     name = ask_reviewer(settings_store, settings, reviewer)
     if name is None:
         return None
@@ -149,10 +152,12 @@ def open_window(store: str | None, reviewer: str | None, demo: bool) -> MainWind
     fallback = not demo and store is None and store_problem(path) is not None
     if demo or fallback:
         path = copy_demo_store()  # no store yet: show the real thing on the bundled demo
+    if demo:
+        window.sticky_note = DEMO_NOTE
     if fallback:
         window.sticky_note = (
-            f"No PLUR store at {default_store_path(None)} yet, so this is a copy of the demo store. "
-            "Use File > Open Store… (Ctrl+O) for yours."
+            f"No PLUR store at {default_store_path(None)} yet, so this is a fresh copy of the demo store (what you "
+            "decide in it is not kept). Use File > Open Store… (Ctrl+O) for yours."
         )
     window.sticky_note = "\n".join(t for t in (changed, window.sticky_note) if t)
     window.open_path(Path(path))

@@ -68,10 +68,10 @@ class ConflictsModel(OneCallPerCell, QAbstractTableModel):
             column = Column(index.column())
             if column is Column.SCORE:
                 return f"{row.score:.2f}"
-            if column is Column.A:
-                return f"{row.engram_a}: {row.statement_a}"
+            if column is Column.A:  # the statement first: a narrow column still shows words, not an id's prefix
+                return f"“{row.statement_a}” ({row.engram_a})"
             if column is Column.B:
-                return f"{row.engram_b}: {row.statement_b}"
+                return f"“{row.statement_b}” ({row.engram_b})"
             if column is Column.RULE:
                 return f"{row.rule} / {row.kind}"
             return row.explanation()
@@ -104,13 +104,16 @@ class ConflictsDialog(QDialog):
         self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        self.table.horizontalHeader().setStretchLastSection(True)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(True)
+        for column, width in ((Column.SCORE, 60), (Column.A, 340), (Column.B, 340), (Column.RULE, 130)):
+            self.table.setColumnWidth(column, width)
         self.detail = QPlainTextEdit(self)  # plain text: statements are data, never markup
         self.detail.setObjectName("conflictsDetail")
         self.detail.setAccessibleName("Conflict evidence")
         self.detail.setReadOnly(True)
-        self.detail.setMaximumHeight(120)
+        self.detail.setMaximumHeight(160)
         self.record = QPushButton("&Record as tension")
         self.dismiss = QPushButton("&Not a conflict")
         self.a_replaces = QPushButton("A &replaces B")
@@ -154,7 +157,9 @@ class ConflictsDialog(QDialog):
     def _selected(self) -> None:
         c = self.current()
         self.detail.setPlainText(
-            "" if c is None else f"A {c.engram_a}: {c.statement_a}\nB {c.engram_b}: {c.statement_b}\n{c.explanation()}"
+            "Select a pair to see both statements and the evidence."
+            if c is None
+            else f"A ({c.engram_a}):\n  {c.statement_a}\nB ({c.engram_b}):\n  {c.statement_b}\n\nWhy: {c.explanation()}"
         )
         self._update_buttons()
 
@@ -162,6 +167,7 @@ class ConflictsDialog(QDialog):
         has = self.current() is not None
         for button in (self.record, self.dismiss, self.a_replaces, self.b_replaces):
             button.setEnabled(has)
+            button.setToolTip("" if has else "Select a pair in the list first")  # a grey button says why
 
     def _emit(self, signal: SignalInstance) -> None:
         candidate = self.current()

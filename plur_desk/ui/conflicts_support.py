@@ -223,7 +223,7 @@ class ConflictsController(QObject):
         if self.dialog is not None:
             self.dialog.set_candidates(
                 result.candidates,
-                f"{len(result.candidates)} likely contradictions; {result.pairs_judged:,} pairs passed PLUR's "
+                f"{len(result.candidates)} likely contradiction{'' if len(result.candidates) == 1 else 's'}; {result.pairs_judged:,} pairs passed PLUR's "
                 f"pre-filter of {result.pairs_keyed:,} looked at. Each answer is recorded as your decision.",
             )
 

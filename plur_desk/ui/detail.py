@@ -12,6 +12,7 @@ from plur_desk.app.session import ReviewSession
 from plur_desk.domain.engram_view import EngramView
 from plur_desk.domain.lint import text_flags
 from plur_desk.domain.trust import Trust, TrustState
+from plur_desk.ui import theme
 from plur_desk.ui.team_detail import team_decisions_html, team_warnings
 from plur_desk.ui.widgets import text_html
 
@@ -26,7 +27,7 @@ def _section(title: str, body: str) -> str:
 
 def _kv(rows: list[tuple[str, str]]) -> str:
     cells = "".join(
-        f"<tr><td style='padding:1px 12px 1px 0; color:palette(mid)'><b>{E(k)}</b></td><td>{v}</td></tr>"
+        f"<tr><td style='padding:1px 12px 1px 0; color:{theme.color('muted')}'><b>{E(k)}</b></td><td>{v}</td></tr>"
         for k, v in rows
         if v
     )

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
     QDialogButtonBox,
+    QHeaderView,
     QLabel,
     QLineEdit,
     QListWidget,
@@ -177,7 +178,8 @@ class ReviewerDialog(QDialog):
 
 class BulkDialog(QDialog):
     """One question for a verdict on many drafts: how many, which of them are flagged, and a note or a reason that
-    fits the verdict. Flagged drafts are only included after the reviewer ticks a box that names them."""
+    fits the verdict. The verdict decides the clean drafts and leaves the flagged ones in the queue, unless the
+    reviewer ticks the box that names them; the button says how many it decides and why it is off when it is."""
 
     def __init__(
         self,
@@ -221,7 +223,10 @@ class BulkDialog(QDialog):
         self.include = QCheckBox(f"Include the {len(flagged)} flagged draft{'s' if len(flagged) != 1 else ''} above")
         self.include.setObjectName("includeFlagged")
         if flagged:
-            note = QLabel(f"{len(flagged)} of the {count} drafts are flagged; look at them before you {verb}:")
+            note = QLabel(
+                f"{len(flagged)} of the {count} drafts are flagged and stay in the queue for a look one by one, "
+                f"unless you include them:"
+            )
             note.setTextFormat(Qt.TextFormat.PlainText)
             note.setWordWrap(True)
             layout.addWidget(note)
@@ -243,15 +248,40 @@ class BulkDialog(QDialog):
         self.required = rejecting
         self.buttons = _buttons(self, f"{verb.capitalize()} {count}")
         layout.addWidget(self.buttons)
-        self._has_flagged = bool(flagged)
+        self.count, self.flagged_count = count, len(flagged)
+        self.why_off = QLabel()  # a button that is off says why, in words next to it
+        self.why_off.setObjectName("bulkWhyOff")
+        self.why_off.setTextFormat(Qt.TextFormat.PlainText)
+        self.why_off.setWordWrap(True)
+        layout.insertWidget(layout.indexOf(self.buttons), self.why_off)
         _line_edit(self.combo).textChanged.connect(self._update)
         self.include.toggled.connect(self._update)
         self._update()
         self.resize(560, self.sizeHint().height())
 
+    @property
+    def include_flagged(self) -> bool:
+        return self.include.isChecked()
+
+    @property
+    def deciding(self) -> int:
+        """How many drafts the verdict decides as the dialog stands."""
+        return self.count if self.include_flagged else self.count - self.flagged_count
+
     def _update(self) -> None:
-        ok = (bool(self.reason) or not self.required) and (self.include.isChecked() or not self._has_flagged)
-        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(ok)
+        n, verb = self.deciding, self.verb.capitalize()
+        why = ""
+        if n == 0:
+            why = f"All {self.count} drafts are flagged: tick the box to include them, or decide them one by one."
+        elif self.required and not self.reason:
+            why = "Give a reason first: it is recorded on each rejected draft."
+        button = self.buttons.button(QDialogButtonBox.StandardButton.Ok)
+        left = self.count - n
+        button.setText(f"{verb} {n}" + (f" (leave {left} flagged)" if left else ""))
+        button.setEnabled(not why)
+        button.setToolTip(why)
+        self.why_off.setText(why)
+        self.why_off.setVisible(bool(why))
 
     @property
     def reason(self) -> str:
@@ -273,15 +303,19 @@ class ShortcutSheet(QDialog):
         for i, row in enumerate(rows):
             for j, text in enumerate(row):
                 self.table.setItem(i, j, QTableWidgetItem(text))
-        self.table.resizeColumnsToContents()
-        self.table.horizontalHeader().setStretchLastSection(True)
+        # Keys and Where as wide as their text; Action takes the rest and wraps, so Where is never off the edge
+        header = self.table.horizontalHeader()
+        for column, mode in ((0, "ResizeToContents"), (1, "Stretch"), (2, "ResizeToContents")):
+            header.setSectionResizeMode(column, getattr(QHeaderView.ResizeMode, mode))
+        self.table.setWordWrap(True)
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.table.verticalHeader().hide()
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         layout.addWidget(self.table)
         box = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         box.rejected.connect(self.reject)
         layout.addWidget(box)
-        self.resize(560, 640)
+        self.resize(720, 640)
 
 
 class CommandPalette(QDialog):

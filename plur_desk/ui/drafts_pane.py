@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from plur_desk.app.rows import DraftRow
+from plur_desk.domain.lint import text_flags
 from plur_desk.domain.seen import Seen
 from plur_desk.infra.window_first import window_busy
 from plur_desk.ui.models import DraftColumn, drafts_model
@@ -40,12 +41,22 @@ def action_button(action: QAction, key: str, primary: bool = False) -> QPushButt
     button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
     button.clicked.connect(action.trigger)
     button.setEnabled(action.isEnabled())
-    action.changed.connect(lambda: button.setEnabled(action.isEnabled()))
+
+    def follow() -> None:  # enabled as the action is; when off, its tooltip says why
+        button.setEnabled(action.isEnabled())
+        button.setToolTip(action.toolTip())
+
+    action.changed.connect(follow)
     return button
 
 
 PARAGRAPH = "\u2029"  # how a QTextDocument separates its blocks in raw text
 UNEDITABLE = ("\r", "\u2028", PARAGRAPH)  # come back out of the editor as "\n"
+EDIT_HINT = "Editing — Ctrl+Return saves, Esc cancels. Then A approves the edited text."
+SECRET_HINT = (
+    "\nThis statement holds a credential-like string. If you remove it, history records a redacted marker and a "
+    "hash, never the secret itself; the app then says where else it may still be."
+)
 NOTHING_WAITING = "No drafts are waiting. New drafts appear here as soon as an agent writes them."
 
 
@@ -66,6 +77,7 @@ class DraftsPane(QWidget):
         self._quiet = False  # while the model moves to new rows
         self._html = ""  # the detail as last rendered (before anything appended)
         self._shown: tuple[DraftRow, Seen] | None = None  # the row the detail shows, and that engram as rendered
+        self.search_hint = ""  # why the search finds nothing at all, when a filter is the reason
         self._build()
         self._connect()
 
@@ -127,18 +139,23 @@ class DraftsPane(QWidget):
         self.editor.setAccessibleName("Edit statement")
         self.editor.setPlaceholderText("Statement")
         self.editor.hide()
-        self.edit_hint = QLabel("Editing — Ctrl+Return saves, Esc cancels. Then A approves the edited text.")
+        self.edit_hint = QLabel(EDIT_HINT)
+        self.edit_hint.setObjectName("editHint")
+        self.edit_hint.setWordWrap(True)
         self.edit_hint.hide()
 
+        self.position = plain_label()  # "Draft 3 of 11": where the reviewer is in the queue
+        self.position.setObjectName("queuePosition")
+        self.position.setAccessibleName("Position in the queue")
         self.buttons = QHBoxLayout()
         self.buttons.setSpacing(8)
 
         left = QWidget()
         left_layout = QVBoxLayout(left)
         left_layout.setContentsMargins(0, 0, 0, 0)
-        left_layout.addWidget(self.banner)
         left_layout.addWidget(self.table)
         left_layout.addWidget(self.empty)
+        left_layout.addWidget(self.banner)  # under the queue: a notice never moves the rows the reviewer reads
         right = QWidget()
         right_layout = QVBoxLayout(right)
         right_layout.setContentsMargins(0, 6, 0, 0)
@@ -150,8 +167,9 @@ class DraftsPane(QWidget):
         self.splitter.setObjectName("draftsSplitter")
         self.splitter.addWidget(left)
         self.splitter.addWidget(right)
-        self.splitter.setStretchFactor(0, 2)
-        self.splitter.setStretchFactor(1, 3)
+        # the queue takes the height a tall screen adds (about 20 rows at 1080 px); the detail keeps a readable share
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 2)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)
         layout.addWidget(self.splitter)
@@ -166,6 +184,7 @@ class DraftsPane(QWidget):
         self.table.horizontalHeader().sectionClicked.connect(self._header_clicked)
 
     def _selection_moved(self, *_: object) -> None:
+        self.show_position()
         if not self._quiet:
             window_busy()  # the detail and the repaint come first, the draft's extras after (infra/window_first.py)
             self.selection_changed.emit()
@@ -174,6 +193,7 @@ class DraftsPane(QWidget):
         for button in buttons:
             self.buttons.addWidget(button)
         self.buttons.addStretch(1)
+        self.buttons.addWidget(self.position)
 
     # -- rows and selection --------------------------------------------------------------------------------
 
@@ -203,18 +223,25 @@ class DraftsPane(QWidget):
         if self._shown is not None and self._shown[0] is not self.current():
             self._shown = None  # the detail no longer shows the current row exactly as listed
         query = shorten_long_words(query.strip())
+        hint = f" {shorten_long_words(self.search_hint)}" if query and self.search_hint else ""
         self.empty.setText(
-            f"The search “{query}” matched none of the drafts waiting for review. Clear the search field "
+            f"The search “{query}” matched none of the drafts waiting for review.{hint} Clear the search field "
             "(Ctrl+F) to see the whole queue."
             if query
             else NOTHING_WAITING
         )
         self.empty.setVisible(not rows)  # the list stays: hiding it would hand its keyboard focus to another widget
+        self.show_position()
         row = self.current_row() if keep == self.current_id() else self.model.row_of(keep) if keep else -1
         if rows and (row < 0 or row != self.current_row() or not self._row_selected(row)):
             self.select_row(row if row >= 0 else 0)
         elif (self.current_id(), self.selected_ids()) != before:
             self.selection_changed.emit()
+
+    def show_position(self) -> None:
+        total, row, picked = len(self.model.rows), self.current_row(), len(self._selected_numbers())
+        text = f"Draft {row + 1} of {total}" if 0 <= row < total else (f"{total} drafts" if total else "")
+        self.position.setText(text + (f" · {picked} selected" if picked > 1 else ""))
 
     def _row_selected(self, row: int) -> bool:
         return self.table.selectionModel().isRowSelected(row)
@@ -412,6 +439,7 @@ class DraftsPane(QWidget):
         self._editing_id = engram_id
         self._edit_original = statement
         self.editor.setPlainText(statement)
+        self.edit_hint.setText(EDIT_HINT + (SECRET_HINT if "credential-like string" in text_flags(statement) else ""))
         self.editor.show()
         self.edit_hint.show()
         self.editor.setFocus(Qt.FocusReason.ShortcutFocusReason)

@@ -24,6 +24,7 @@ from plur_desk.app.history_index import HistoryFilter, actor_kind, actor_name
 from plur_desk.app.session import ChangeSet
 from plur_desk.domain.lint import reveal
 from plur_desk.domain.trust import Trust, TrustState
+from plur_desk.ui import theme
 from plur_desk.ui.drafts_pane import action_button
 from plur_desk.ui.models import OneCallPerCell
 from plur_desk.ui.widgets import SafeBrowser, make_table, plain_label, text_html, tooltip_text
@@ -43,6 +44,7 @@ TRUST_FILTERS: dict[str, frozenset[TrustState]] = {
 HEADERS = ("When (UTC)", "Actor", "Event", "Engram", "Summary")
 ACTOR_FILTERS = {"all actors": "", "human": "human", "agent or unknown kind": "agent", "no actor named": "unknown"}
 DEBOUNCE_MS = 250
+MOVED = ("statement", "commitment", "status")  # an undo's fields named in its summary (the rest are bookkeeping)
 FILTER_OFF_SCREEN = 50_000  # history lines from which a filter runs off the GUI thread (a scan takes ~100 ms)
 
 
@@ -66,6 +68,14 @@ def summary_of(event: dict[str, object]) -> str:
     assert isinstance(data, dict)
     if data.get("field") == "statement":
         return f"edit: “{_short(value_text(data.get('to')))}”"
+    verb, fields = data.get("action"), data.get("fields")
+    if verb in ("undo", "redo") and isinstance(fields, dict):  # what was taken back (or done again), not just "undo"
+        moved = [
+            f"{k}: {value_text(v.get('from'))} → {value_text(v.get('to'))}" for k, v in fields.items() if k in MOVED
+        ]
+        return " · ".join(
+            _short(p) for p in [f"{verb} of {value_text(data.get('label') or data.get(f'{verb}s'))}", *moved]
+        )
     parts = [value_text(data[k]) for k in ("action", "reason", "tension_id") if data.get(k) not in (None, "")]
     if data.get("field") and "to" in data:
         parts.append(f"{value_text(data['field'])}: {value_text(data.get('from'))} → {value_text(data['to'])}")
@@ -170,7 +180,7 @@ class HistoryModel(OneCallPerCell, QAbstractTableModel):
             return tooltip_text(trust.detail) if trust and role == Qt.ItemDataRole.ToolTipRole else None
         if role == Qt.ItemDataRole.ToolTipRole:
             return tooltip_text(f"Not a verified human decision: {trust.detail}")
-        return QBrush(QColor("#c0392b"))
+        return QBrush(QColor(theme.color("danger")))
 
     def _trust(self, row: int, event: dict[str, object]) -> Trust | None:
         """Verified once per row shown (every role of every repaint asks)."""
@@ -291,7 +301,7 @@ class HistoryPane(QWidget):
                 problems.append(f"“{text}” is not a date (YYYY-MM-DD)")
         field.setProperty("invalid", bool(text) and day is None)
         field.setToolTip(problems[-1] if text and day is None else "")
-        field.setStyleSheet("border: 2px solid #c0392b;" if text and day is None else "")
+        field.setStyleSheet(f"border: 2px solid {theme.color('danger')};" if text and day is None else "")
         return day
 
     def current_filter(self, problems: list[str] | None = None) -> HistoryFilter:

@@ -9,14 +9,12 @@ from functools import partial
 from pathlib import Path
 from typing import cast
 
-from PySide6.QtCore import Qt, QTimer, Signal, SignalInstance
+from PySide6.QtCore import QTimer, Signal, SignalInstance
 from PySide6.QtGui import QAction, QCloseEvent
 from PySide6.QtWidgets import (
     QApplication,
-    QLabel,
     QLineEdit,
     QMainWindow,
-    QPushButton,
     QStackedWidget,
     QTabWidget,
     QVBoxLayout,
@@ -28,8 +26,16 @@ from plur_desk.app.settings import Settings, SettingsStore
 from plur_desk.infra.clock import Clock, SystemClock
 from plur_desk.infra.paths import cache_dir
 from plur_desk.infra.window_first import reviewer_left, window_busy
-from plur_desk.ui import icons, idle_collect, window_state
-from plur_desk.ui.actions import ACTIONS, MENU_ORDER, Handlers, UiContext, build_actions, update_enabled
+from plur_desk.ui import icons, idle_collect, theme, window_state
+from plur_desk.ui.actions import (
+    ACTIONS,
+    MENU_ORDER,
+    Handlers,
+    UiContext,
+    build_actions,
+    recolor_icons,
+    update_enabled,
+)
 from plur_desk.ui.built_later import BuiltLater
 from plur_desk.ui.changes_controller import ChangesController, ChangesPane
 from plur_desk.ui.clusters_pane import ClustersPane
@@ -43,6 +49,7 @@ from plur_desk.ui.reviewer_identity import IdentityController, UnlockAsker
 from plur_desk.ui.runner import Runner
 from plur_desk.ui.scale_support import ScaleController
 from plur_desk.ui.search_support import SearchController
+from plur_desk.ui.start_screen import start_screen
 from plur_desk.ui.store_opening import StoreController
 from plur_desk.ui.team_controller import TeamController
 from plur_desk.ui.tensions_controller import TensionsController
@@ -89,11 +96,11 @@ class MainWindow(QMainWindow):
         self._build_widgets()
         self._build_controllers()
         self.qactions = build_actions(self, self._action_parents(), self.action_handlers(), icons.icon, self._queues())
+        self.messages.offer_undo(self.qactions["edit.undo"])
+        theme.listen(self, partial(recolor_icons, self.qactions, icons.icon))  # light icons on dark, and back
         self._build_menus_and_buttons()
         self._connect()
-        self._context_shown: tuple[UiContext, tuple[str, str] | None] | None = (
-            None  # what the actions were last set for
-        )
+        self._context_shown: tuple[UiContext, tuple[str, str] | None] | None = None  # the actions' last context
         self._update_context()
 
     # -- construction --------------------------------------------------------------------------------------
@@ -121,17 +128,14 @@ class MainWindow(QMainWindow):
         self.tabs.setDocumentMode(True)
         for name, pane in self.panes.items():
             self.tabs.addTab(pane, name.title())
-        self.banner.setObjectName("banner")
-        self.banner.setWordWrap(True)
-        self.banner.setAccessibleName("Messages")
-        self.banner.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.banner.hide()
         main = QWidget()
         layout = QVBoxLayout(main)
         layout.setContentsMargins(0, 4, 0, 0)
-        layout.addWidget(self.banner)
         layout.addWidget(self.tabs)
-        self.start = self._start_screen()
+        layout.addWidget(self.banner)  # under the panes: a notice (a new key, a refusal) never pushes the queue down
+        self.start, self.start_text = start_screen(
+            lambda: self.opener.open_demo(), lambda: self.opener.open_store_dialog()
+        )
         self.stack = QStackedWidget(self)
         self.stack.addWidget(self.start)
         self.stack.addWidget(main)
@@ -191,6 +195,7 @@ class MainWindow(QMainWindow):
             "view.clusters": nav.show_clusters,
             "view.writers": nav.show_writers,
             **self.changes_review.handlers(),
+            "view.theme": partial(theme.cycle, self.workspace, self.refresh_all),
             "review.approve": review.approve_selected,
             "review.approve_level": review.approve_selected_level,
             "review.reject": review.reject_selected,
@@ -233,26 +238,6 @@ class MainWindow(QMainWindow):
             "clusters": partial(_on_list, self.clusters),
             "changes": self.changes.table.addAction,
         }
-
-    def _start_screen(self) -> QWidget:
-        page = QWidget()
-        page.setObjectName("startScreen")
-        layout = QVBoxLayout(page)
-        layout.addStretch(1)
-        self.start_text = QLabel()
-        self.start_text.setWordWrap(True)
-        self.start_text.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        layout.addWidget(self.start_text)
-        demo = QPushButton("Open the demo store")
-        demo.setObjectName("openDemo")
-        demo.clicked.connect(lambda: self.opener.open_demo())
-        other = QPushButton("Open a store…")
-        other.clicked.connect(lambda: self.opener.open_store_dialog())
-        for button in (demo, other):
-            button.setMaximumWidth(260)
-            layout.addWidget(button, 0, Qt.AlignmentFlag.AlignHCenter)
-        layout.addStretch(2)
-        return page
 
     def _build_menus_and_buttons(self) -> None:
         menus = {name: self.menuBar().addMenu(name) for name in MENU_ORDER}
@@ -341,6 +326,8 @@ class MainWindow(QMainWindow):
         self.status_labels["counts"].setText(
             f"{counts['drafts']} drafts waiting · {counts['open_tensions']} open tensions"
         )
+        for n, (name, key) in enumerate((("Drafts", "drafts"), ("Tensions", "open_tensions"))):
+            self.tabs.setTabText(n, f"{name} ({counts[key]})")  # what waits where, before opening a pane
         self.status_labels["reviewer"].setText(f"reviewer: {self.workspace.reviewer_name}")
         self.opener.poll()
         self._update_context()

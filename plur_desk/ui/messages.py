@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject, Signal
-from PySide6.QtWidgets import QLabel, QStatusBar
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QLabel, QPushButton, QStatusBar
 
 from plur_desk.ui.widgets import shorten_long_words
 
@@ -17,7 +18,13 @@ class Messages(QObject):
     def __init__(self, banner: QLabel, status_bar: QStatusBar, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.banner = banner
+        banner.setObjectName("banner")
+        banner.setWordWrap(True)
+        banner.setAccessibleName("Messages")
+        banner.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        banner.hide()
         self.status_bar = status_bar
+        self.undo_button: QPushButton | None = None
         self.sticky_note = ""
         self._error = ""
 
@@ -40,3 +47,18 @@ class Messages(QObject):
 
     def status(self, text: str, msecs: int = 0) -> None:
         self.status_bar.showMessage(text, msecs)
+
+    def offer_undo(self, undo: QAction) -> None:
+        """An Undo button beside the status bar's message ("Approved: …"), there while there is something to undo:
+        the way back is next to the news, not only in a menu."""
+        button = QPushButton("Undo", self.status_bar)
+        button.setObjectName("statusUndo")
+        button.setFlat(True)
+        button.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # a click, never a key meant for the queue
+        button.setToolTip("Undo your last decision (Ctrl+Z); the undo is itself recorded")
+        button.setAccessibleName("Undo last decision")
+        button.clicked.connect(undo.trigger)
+        button.setVisible(undo.isEnabled())
+        undo.changed.connect(lambda: button.setVisible(undo.isEnabled()))
+        self.status_bar.addPermanentWidget(button)
+        self.undo_button = button

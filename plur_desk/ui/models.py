@@ -10,9 +10,11 @@ from itertools import compress, count
 from typing import Any, Generic, TypeVar
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QColor
 
 from plur_desk.app.rows import DraftRow, TensionRow
-from plur_desk.domain.lint import reveal
+from plur_desk.domain.lint import reveal, severity, short_flag
+from plur_desk.ui import theme
 from plur_desk.ui.widgets import tooltip_text
 
 ID_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -23,6 +25,7 @@ ROW_ROLE = Qt.ItemDataRole.UserRole + 3
 _DISPLAY = int(Qt.ItemDataRole.DisplayRole)
 _ACCESSIBLE = int(Qt.ItemDataRole.AccessibleTextRole)
 _TOOLTIP = int(Qt.ItemDataRole.ToolTipRole)
+_FOREGROUND = int(Qt.ItemDataRole.ForegroundRole)
 _ID, _SORT, _ROW = int(ID_ROLE), int(SORT_ROLE), int(ROW_ROLE)
 
 R = TypeVar("R")
@@ -35,6 +38,7 @@ class Column(Generic[R]):
     text: Callable[[R], str]
     sort: Callable[[R], Any]  # a comparable key (tuples of str, numbers); Any as sorted() needs comparability
     tip: Callable[[R], str] | None = None
+    color: Callable[[R], str | None] | None = None  # a theme colour name for the cell's text
 
 
 def _age(days: float) -> str:
@@ -213,6 +217,8 @@ class RowsModel(OneCallPerCell, QAbstractTableModel, Generic[R]):
             value = self._answer(row, column, role_data.role())
             if value is not None:
                 role_data.setData(value)
+            elif role_data.role() == _FOREGROUND:  # the delegate's span is reused: one cell's colour stays otherwise
+                role_data.clearData()
 
     def index(self, row: int, column: int, parent: Index = QModelIndex()) -> QModelIndex:  # noqa: B008
         """As QAbstractTableModel's, in one call into Python: its C++ asks rowCount and columnCount (two calls)
@@ -239,6 +245,9 @@ class RowsModel(OneCallPerCell, QAbstractTableModel, Generic[R]):
             return reveal(column.text(row))  # a U+202E must not reverse the cell, nor a U+200B hide in it
         if role == _TOOLTIP:
             return tooltip_text(column.tip(row) if column.tip else column.text(row))
+        if role == _FOREGROUND:
+            name = column.color(row) if column.color is not None else None
+            return QColor(theme.color(name)) if name else None
         if role == _ID:
             return self.row_id(row)
         if role == _SORT:
@@ -303,8 +312,29 @@ class DraftColumn(IntEnum):
     WRITER = 6
 
 
+MARKS = {2: "⛔", 1: "⚠", 0: "ℹ"}  # a shape per severity: colour is never the only cue
+SEVERITY_COLOR = {2: "danger", 1: "warn", 0: "info"}
+
+
+def _by_severity(row: DraftRow) -> list[tuple[int, str]]:
+    return sorted(((severity(f), f) for f in row.flags), key=lambda p: -p[0])
+
+
 def _flags_text(row: DraftRow) -> str:
-    return "⚠ " + ", ".join(row.flags) if row.flags else ""
+    """Each severity once, its mark then its flags, gravest first: "⛔ secret ⚠ expired"."""
+    groups: dict[int, list[str]] = {}
+    for level, flag in _by_severity(row):
+        groups.setdefault(level, []).append(short_flag(flag))
+    return " ".join(f"{MARKS[level]} {', '.join(names)}" for level, names in groups.items())
+
+
+def _flags_tip(row: DraftRow) -> str:
+    return "\n".join(f"{MARKS[level]} {flag}" for level, flag in _by_severity(row))
+
+
+def flags_color(row: DraftRow) -> str | None:
+    """The colour of the gravest flag (theme.color name), None without flags."""
+    return SEVERITY_COLOR[max(severity(f) for f in row.flags)] if row.flags else None
 
 
 def _writer(row: DraftRow) -> str:
@@ -312,7 +342,13 @@ def _writer(row: DraftRow) -> str:
 
 
 DRAFT_COLUMNS: list[Column[DraftRow]] = [
-    Column("Flags", _flags_text, lambda r: (-len(r.flags), r.created)),
+    Column(
+        "Flags",
+        _flags_text,
+        lambda r: (-max((severity(f) for f in r.flags), default=-1), -len(r.flags), r.created),
+        _flags_tip,
+        flags_color,
+    ),
     Column(
         "Statement", lambda r: r.statement.replace("\n", " ⏎ "), lambda r: r.statement.lower(), lambda r: r.statement
     ),

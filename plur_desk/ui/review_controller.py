@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QProgressDialog, QWidget
 from plur_desk.app.rows import DraftRow, aged_only
 from plur_desk.app.session import ChangeSet, ReviewSession
 from plur_desk.domain.seen import Seen, seen_engram
-from plur_desk.ui.conflicts_support import CONFLICT_NOTE, Check, Checked, ConflictsController, lines_of
+from plur_desk.ui.conflicts_support import Check, Checked, ConflictsController, lines_of
 from plur_desk.ui.detail import (
     CHECKING_HTML,
     SIMILAR_PENDING_HTML,
@@ -34,9 +34,6 @@ from plur_desk.ui.scale_support import OrderState, ScaleController
 from plur_desk.ui.search_support import SearchController, Similar
 from plur_desk.ui.widgets import text_html
 from plur_desk.ui.workspace import Workspace
-
-# What a bulk verdict asks about explicitly: drafts PLUR would not inject now, or whose text needs a second look.
-BULK_FLAGS = ("expired", "not yet valid", "credential-like string", "instruction-like text", "rejected before")
 
 # How long the selection rests on a draft before its extras (the contradiction check, similar engrams, history) are
 # read: longer than a key's auto-repeat interval (about 33 ms), so holding J reads nothing for the drafts it passes
@@ -110,6 +107,7 @@ class ReviewController(QObject):
         self._extras_timer.setInterval(EXTRAS_AFTER_MS)
         self._extras_timer.timeout.connect(self._read_due_extras)
         self._listed: Listing | None = None
+        self._left_out = 0  # flagged drafts the last bulk verdict left in the queue
         scale.order_shown.connect(self._order_shown)
         drafts.selection_changed.connect(self.show_current)
         drafts.edit_saved.connect(self._save_edit)
@@ -123,6 +121,7 @@ class ReviewController(QObject):
         keep = self.pending_select or self.drafts.current_id()
         if not self._drop_gone(keep, query):
             generation, rows = self._scale.queue_rows(lambda rows: self._filtered(rows, query))
+            self.drafts.search_hint = self._search.hint_for(query)
             self.drafts.set_rows(rows, keep=keep, query=query)
             self._listed = self._listing(generation, query)
         self.pending_select = None
@@ -295,7 +294,10 @@ class ReviewController(QObject):
         self.pending_select = select_after
         if select_after:
             self.drafts.select_id(select_after)  # move on at once; the write finishes in the background
-        self.workspace.change(fn)
+        left, self._left_out = self._left_out, 0
+        note = f"{left} flagged draft{'s' if left != 1 else ''} left in the queue for a look one by one."
+        bar = self.workspace.messages.status_bar
+        self.workspace.change(fn, (lambda: bar.showMessage(f"{bar.currentMessage()} — {note}", 8000)) if left else None)
 
     def _shown_drafts(self) -> list[tuple[DraftRow, Seen]]:
         """The drafts a verdict acts on, each with what was rendered of it; empty unless the Drafts pane is on
@@ -313,22 +315,11 @@ class ReviewController(QObject):
 
     def _confirm_bulk(
         self, shown: list[tuple[DraftRow, Seen]], verb: str, conflicts: list[str] | None = None
-    ) -> tuple[bool, str]:
-        if len(shown) <= 1:
-            return True, ""
-        flagged = [(r.id, ", ".join(f for f in r.flags if f in BULK_FLAGS), r.statement) for r, _ in shown]
-        settings, store = self.workspace.settings, self.workspace.settings_store
-        recent = settings.recent_notes if verb == "approve" else settings.recent_reasons
-        extra = f"{CONFLICT_NOTE}\n" + "\n".join(conflicts) if conflicts else ""  # the same one question
-        from plur_desk.ui.dialogs import BulkDialog  # dialogs load on first use, after the first draft
+    ) -> tuple[bool, str, list[tuple[DraftRow, Seen]]]:
+        from plur_desk.ui.bulk_confirm import confirm_bulk  # dialogs load on first use, after the first draft
 
-        dialog = BulkDialog(verb, len(shown), [f for f in flagged if f[1]], recent, self._parent, extra=extra)
-        if dialog.exec() != BulkDialog.DialogCode.Accepted:
-            return False, ""
-        if dialog.reason:
-            remember = store.remember_note if verb == "approve" else store.remember_reason
-            remember(settings, dialog.reason)
-        return True, dialog.reason
+        ok, reason, kept, self._left_out = confirm_bulk(self.workspace, self._parent, shown, verb, conflicts)
+        return ok, reason, kept
 
     def approve_selected(
         self, level: str | None = None, note: str = "", shown: list[tuple[DraftRow, Seen]] | None = None
@@ -411,8 +402,8 @@ class ReviewController(QObject):
         note: str,
         moved_on: bool = False,
     ) -> None:
+        ok, bulk_note, shown = self._confirm_bulk(shown, "approve", conflicts)
         ids = [s.id for _, s in shown]
-        ok, bulk_note = self._confirm_bulk(shown, "approve", conflicts)
         if not ok or (len(ids) == 1 and conflicts and not self._conflicts.ask_about_conflicts(conflicts)):
             return
         if (session := self.workspace.session) is None:
@@ -442,7 +433,7 @@ class ReviewController(QObject):
         if not shown or self.workspace.session is None:
             return
         if len(shown) > 1:
-            ok, reason = self._confirm_bulk(shown, "reject")
+            ok, reason, shown = self._confirm_bulk(shown, "reject")
         else:
             ok, reason = self._ask_reason(shown[0][0])
         if not ok or not reason:
@@ -482,9 +473,10 @@ class ReviewController(QObject):
         session = self.workspace.session
         conflicts = self._conflicts.conflict_lines([seen.id], text) if session is not None else []
         if session is not None and (not conflicts or self._conflicts.ask_about_conflicts(conflicts, "Save")):
-            from plur_desk.domain.commands import EditStatement
+            from plur_desk.ui.edit_saving import save_edit
 
-            self.run_change(lambda: session.execute(EditStatement(seen, text)), seen.id)
+            self.pending_select = seen.id
+            save_edit(self.workspace, self.drafts, session, seen, text)
 
     def skip(self) -> None:
         self.drafts.step_selection(1)

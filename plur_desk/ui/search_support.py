@@ -49,6 +49,7 @@ class SearchController(QObject):
         self._asked: tuple[str, int] | None = None  # the query whose answer is being read
         self._answer: tuple[tuple[str, int], set[str]] | None = None  # the last answer, and its query
         self._ready_text = ""  # the search status's text before "searching…", shown again once the answer is in
+        self.hint: tuple[str, str] | None = None  # (query, why it found nothing) for the last empty answer
         self._progress = _Progress(self)
         self._progress.changed.connect(self._show_status)
         field.textChanged.connect(lambda _t: self.timer.start())
@@ -169,7 +170,7 @@ class SearchController(QObject):
             self._asked = key
             ignored = service.ignored_parts(text)
             if ignored:
-                self.workspace.messages.status("Ignored: " + "; ".join(ignored), 6000)
+                self.workspace.messages.status("Search: " + "; ".join(ignored), 8000)
             if self._status.text() != SEARCHING:
                 self._ready_text = self._status.text()
             self._show_status(SEARCHING)
@@ -194,6 +195,17 @@ class SearchController(QObject):
         self._answer = (key, ids)
         self._searched()
         self.apply_requested.emit()
+        if not ids:  # why nothing: a filter that matches no engram at all is named (read on the pool as well)
+            self.workspace.reads.submit("search.hint", lambda: service.filter_hint(key[0]), self._hinted)
+
+    def _hinted(self, hint: object) -> None:
+        if hint and self.field.text() == (self._answer[0][0] if self._answer else None):
+            self.hint = (self.field.text(), str(hint))
+            self.workspace.messages.status(f"Search: {hint}", 10000)
+            self.apply_requested.emit()  # the pane's "matched nothing" note takes the hint too
+
+    def hint_for(self, query: str) -> str:
+        return self.hint[1] if self.hint is not None and self.hint[0] == query else ""
 
     def _read_failed(self, error: Exception) -> None:
         self._asked = None

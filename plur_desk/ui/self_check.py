@@ -31,11 +31,15 @@ def run_self_check(make_application: Callable[[], object], make_window: Callable
             if window.session is None:
                 print("FAIL: the demo store did not load within 30 s")
                 return 1
+            session = window.session
+            while not (session.history.loaded and window.runner.pending == 0) and time.monotonic() < deadline:
+                QApplication.processEvents()  # the whole store, as `check` counts it, not the first entries shown
+                time.sleep(0.01)
             window.runner.wait()
             QApplication.processEvents()
-            counts = window.session.counts()
+            counts = session.counts()
             checks.append(
-                f"opened the demo store: {counts['engrams']} engrams, {counts['drafts']} drafts, "
+                f"opened the demo store: {counts['engrams']} engrams, {counts['drafts']} drafts waiting for review, "
                 f"{counts['open_tensions']} open tensions"
             )
             if counts["drafts"] == 0:

@@ -230,8 +230,9 @@ class StoreController(QObject):
         self.open_path(Path(path))
 
     def open_demo(self) -> None:
-        from plur_desk.app.demo import copy_demo_store
+        from plur_desk.app.demo import DEMO_NOTE, copy_demo_store
 
+        self.workspace.messages.sticky_note = DEMO_NOTE
         self.open_path(copy_demo_store())
 
     def confirm_discard_edit(self, doing: str) -> bool:

@@ -66,8 +66,9 @@ class TensionsController(QObject):
         if displayed is None:
             return
         row, seen = displayed
-        winner, loser = (row.engram_b, row.engram_a) if keep_right else (row.engram_a, row.engram_b)
-        self.pane.show_preview(seen, winner, loser)
+        a, b = (row.engram_a, row.statement_a), (row.engram_b, row.statement_b)
+        (winner, kept), (loser, retired) = (b, a) if keep_right else (a, b)
+        self.pane.show_preview(seen, winner, loser, (kept, retired))
 
     def commit_pending(self) -> None:
         session, pending = self.workspace.session, self.pane.pending

@@ -397,10 +397,12 @@ class TensionsPane(BuiltLater, QWidget):
 
     # -- the resolution preview (Keep Left / Keep Right, then Enter) ----------------------------------------
 
-    def show_preview(self, seen: Seen, winner: str, loser: str) -> None:
+    def show_preview(self, seen: Seen, winner: str, loser: str, statements: tuple[str, str] = ("", "")) -> None:
+        """What the resolution does, in the statements' own words (ids alone say nothing to a reader)."""
         self.pending = (seen, winner)
+        kept, retired = (f" “{E(t)}”" if t else "" for t in statements)
         self.preview.setText(
-            f"Keep <b>{E(winner)}</b> and retire <b>{E(loser)}</b>? "
+            f"Keep <b>{E(winner)}</b>{kept}<br>and retire <b>{E(loser)}</b>{retired}?<br>"
             "<b>Enter</b> commits, <b>Esc</b> cancels. Undo with Ctrl+Z."
         )
         self.preview.show()

@@ -109,6 +109,8 @@ class WritersPane(BuiltLater, QWidget):
         header.setSectionsClickable(True)
         header.setSortIndicatorShown(True)
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        # the last column takes what is left (its text elided, whole in the tooltip): no sideways scrolling at 1366
+        header.setSectionResizeMode(len(WRITER_COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
         self.empty = QLabel("No writers yet: drafts and decisions appear here once the history is read.")
         self.empty.setObjectName("emptyWriters")
         self.detail = SafeBrowser(self)

@@ -79,7 +79,7 @@ def test_the_conflicts_view_lists_candidates_with_evidence(qtbot, qtmodeltester,
     first = dialog.model.rows[0]
     assert {first.engram_a, first.engram_b} == {DRAFT, OTHER}
     assert "Friday → Thursday" in dialog.detail.toPlainText()
-    assert "likely contradictions" in dialog.status.text()
+    assert "likely contradiction" in dialog.status.text()  # "1 likely contradiction", "2 likely contradictions"
 
 
 def test_recording_from_the_conflicts_view_is_a_human_tension(qtbot, window, store_copy):

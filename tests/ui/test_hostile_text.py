@@ -128,7 +128,9 @@ def test_every_pane_shows_hostile_text_as_text(qtbot, hostile, window):
     window.review.show_current()
     shown = _rendered(pane.detail)
     assert "⟨U+202E⟩" in shown and "hidden characters U+202E" in shown
-    assert "hidden characters U+202E" in pane.model.data(pane.model.index(pane.current_row(), DraftColumn.FLAGS))
+    flags_cell = pane.model.index(pane.current_row(), DraftColumn.FLAGS)
+    assert "⛔ hidden chars" in flags_cell.data()  # the column's short name; its tooltip names the characters
+    assert "hidden characters U+202E" in flags_cell.data(Qt.ItemDataRole.ToolTipRole)
     assert reveal(HOSTILE[0]) in shown and reveal(HOSTILE[2]) in shown  # the earlier rejection's reason and reviewer
 
     # the reject dialog offers the earlier reason as typed text

@@ -280,7 +280,9 @@ def test_tensions_keep_right_previews_and_enter_resolves_the_tension_previewed(q
     row = pane.model.rows[0]
     assert pane.pending == (row.seen, row.engram_b)
     assert pane.preview.isVisibleTo(pane)
-    assert "Keep ENG-B2 and retire ENG-A2?" in _rendered(pane.preview.text())
+    assert "Keep ENG-B2 “The cache is cleared daily”\nand retire ENG-A2 “The cache is cleared weekly”?" in _rendered(
+        pane.preview.text()
+    )
     _focus(qtbot, pane, pane.table)
     _press(qtbot, pane.table, Qt.Key.Key_Return)
     assert session.executed == [ResolveTension(row.seen, row.engram_b)]

@@ -161,3 +161,22 @@ def test_a_query_lists_the_queue_once_when_its_answer_is_in_in_the_whole_queue_s
     assert listed == [1]
     assert kept and len(kept) < len(whole)
     assert kept == [i for i in whole if i in set(kept)]  # the whole queue's order, narrowed
+
+
+def test_a_writer_typed_without_its_prefix_finds_it_and_a_filter_that_matches_nothing_says_why(qtbot, window):
+    qtbot.waitUntil(lambda: window.finder.is_ready, timeout=20000)
+    window.search.setText("by:claude-code")
+    window.apply_search()
+    qtbot.waitUntil(
+        lambda: (
+            window.drafts.model.rowCount() and all(r.writer.endswith("claude-code") for r in window.drafts.model.rows)
+        ),
+        timeout=5000,
+    )
+    window.search.setText("by:gemini")
+    window.apply_search()
+    qtbot.waitUntil(lambda: "writers here:" in window.drafts.empty.text(), timeout=5000)
+    said = window.drafts.empty.text()
+    assert "matched none of the drafts" in said and "by:gemini matches no engram in this store" in said
+    assert "agent:claude-code" in said
+    assert window.statusBar().currentMessage().startswith("Search: by:gemini matches no engram")

@@ -33,6 +33,7 @@ class ReferenceSettings(BaseModel):
     recent_notes: list[str] = Field(default_factory=list)
     rubber_stamp_seconds: float = Field(1.0, allow_inf_nan=False)  # NaN compares false: it would disarm the guard
     rubber_stamp_run: int = 8
+    theme: str = "system"
 
 
 def reference_load(text: str) -> dict[str, object]:

@@ -92,7 +92,7 @@ def test_the_derived_model_agrees_with_the_package_model(tmp_path):
     finally:
         sys.path.remove(str(ROOT / "packaging"))
     target = tmp_path / "q8.onnx"
-    assert build_embed_model.build(package, target).startswith("wrote")
+    assert build_embed_model.build(package, target).startswith("prepared the faster embedding model")
     assert build_embed_model.build(package, target) == "up to date"
     store = PlurStore(shutil.copytree(demo_source(), tmp_path / "store"))
     store.load()
