@@ -104,7 +104,7 @@ def test_check_speaks_plainly_and_counts_as_the_window_does(demo, tmp_path):
     assert f"history: {events} events in 1 month;" in out
     assert "chain: legacy (events are not hash-chained" in out
     line = text[: text.index(anchor)].count("\n") + 1
-    assert f"engrams.yaml line {line} " in out
+    assert f"engrams.yaml line {line}: " in out
     waiting = _waiting(demo)
     assert f"drafts waiting for review: {waiting} " in out  # what the window's "N drafts waiting" counts
     assert (

@@ -48,7 +48,9 @@ def decided(file: str, key: str, before: Mapping[str, object], after: Mapping[st
         block["statement_sha256"] = statement_digest(after)  # the text itself: a content_hash left as it was
     else:
         block["content_hash"] = tension_content_hash(after)
-    block["sets"] = {k: plain(after.get(k)) for k in changed}
+    # The statement is bound by its digest (statement_sha256), never copied: history is shared through git, and an
+    # edit taking a secret out of a draft (or its undo putting it back) must not copy the secret into an event.
+    block["sets"] = {k: plain(after.get(k)) for k in changed if not (file == "engrams" and k == "statement")}
     return block
 
 

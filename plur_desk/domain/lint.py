@@ -103,7 +103,12 @@ _SEVERITY = {
     "in tension": 1,
     "URL": 0,
 }
-_SHORT = {"instruction-like text": "instruction", "credential-like string": "secret", "not yet valid": "not yet"}
+_SHORT = {
+    "instruction-like text": "instruction",
+    "credential-like string": "secret",
+    "not yet valid": "not yet",
+    "rejection claim NOT VERIFIED": "unverified reject",  # someone's rejection no key you trust signed
+}
 
 
 def severity(flag: str) -> int:
