@@ -60,11 +60,11 @@ def test_window_finishes_an_interrupted_approve_and_says_so(qtbot, store_copy, t
 
 
 def test_a_record_nobody_can_verify_is_named_never_applied_and_moved_aside(qtbot, store_copy, tmp_path):
-    """The killed reviewer's key was never registered: the window's reviewer cannot verify her record. The notice
-    names it, nothing of it is applied, and the button moves it aside (kept, never deleted)."""
+    """The killed reviewer is another person, whose key the window's user never trusted: her record cannot be
+    verified. The notice names it, nothing of it is applied, and the button moves it aside (kept, never deleted)."""
     from PySide6.QtCore import Qt
 
-    draft = _killed_approve(store_copy)
+    draft = _killed_approve(store_copy, home=tmp_path / "someone-else")
     (record,) = (store_copy / ".plur-desk" / "journal").glob("*.json")
     history = {p.name: p.read_bytes() for p in (store_copy / "history").glob("*.jsonl")}
     win = open_window_on(qtbot, tmp_path, store_copy)
@@ -89,8 +89,16 @@ def _human_events(store: Path) -> list[dict[str, object]]:
     ]
 
 
-def _killed_approve(store: Path, *decided_before: str) -> str:
+def _killed_approve(store: Path, *decided_before: str, home: Path | None = None) -> str:
+    """A reviewer killed between writing engrams.yaml and appending her event; `home`: another person's folders
+    (her vault and trust file), whose key the window's user never trusted."""
     env = dict(os.environ, PYTHON_KEYRING_BACKEND=NO_KEYRING, PYTHONPATH=str(ROOT))
+    if home is not None:
+        env.update(
+            XDG_CONFIG_HOME=str(home / ".config"),
+            XDG_DATA_HOME=str(home / ".local" / "share"),
+            XDG_CACHE_HOME=str(home / ".cache"),
+        )
     killed = subprocess.run(
         [sys.executable, "-c", _KILLED_APPROVE, str(store), *decided_before],
         capture_output=True,
