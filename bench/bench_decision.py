@@ -135,13 +135,16 @@ def main() -> None:
     parser.add_argument("--history-lines", type=int, default=1_000_000)
     parser.add_argument("--decisions", type=int, default=12)
     parser.add_argument("--plur", action="store_true", help="the real PLUR's approve beside it (slow at 50k)")
-    parser.add_argument("--keep", type=Path, default=None, help="build the store here and keep it (else a temp dir)")
+    parser.add_argument("--store", type=Path, default=None, help="a copy of this store (with its history) instead")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-decision-"))
     os.environ["XDG_DATA_HOME"] = str(work / "data")
     os.environ["XDG_CACHE_HOME"] = str(work / "cache")
     try:
-        store = build_store(work, args.engrams, args.history_lines)
+        if args.store is not None:
+            store = Path(shutil.copytree(args.store, work / "store"))
+        else:
+            store = build_store(work, args.engrams, args.history_lines)
         from plur_desk.app.session import ReviewSession
         from plur_desk.domain.commands import ApproveDrafts
         from plur_desk.domain.review import Reviewer
@@ -172,8 +175,9 @@ def main() -> None:
             )
         load = os.getloadavg()
         print(
-            f"{args.engrams:,} engrams ({(store / 'engrams.yaml').stat().st_size >> 20} MB), "
-            f"{args.history_lines:,} history lines; load average {load[0]:.2f} {load[1]:.2f}"
+            f"{len(plur_store.engrams.entries):,} engrams ({(store / 'engrams.yaml').stat().st_size >> 20} MB), "
+            f"{sum(1 for p in (store / 'history').glob('*.jsonl') for _ in p.open('rb')):,} history lines; "
+            f"load average {load[0]:.2f} {load[1]:.2f}"
         )
         first, rest = rows[0], rows[1:]
         print(f"| part | first decision: wall ms (CPU) | decisions 2–{len(rows)}: median wall ms [range] (CPU) |")
@@ -208,8 +212,7 @@ def main() -> None:
                     f"[{min(times):.0f}–{max(times):.0f}] over {len(times)}"
                 )
     finally:
-        if args.keep is None:
-            shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
