@@ -100,7 +100,7 @@ def stages(pairs: list[tuple[str, str]], models: dict[str, Path]) -> str:
         embedder = Embedder(path, threads=1)
         pad = run = pool = 0.0
         out = np.zeros((len(texts), 384), dtype=np.float32)
-        for rows in length_batches(tokens):
+        for rows in length_batches(tokens, embedder.batch_tokens):
             c0 = time.process_time()
             width = max(len(tokens[i]) for i in rows)
             ids = np.zeros((len(rows), width), dtype=np.int64)
@@ -133,7 +133,9 @@ def stages(pairs: list[tuple[str, str]], models: dict[str, Path]) -> str:
             f"cosine derived vs package over {len(cos)} statements: min {cos.min():.4f}, 1st percentile "
             f"{np.percentile(cos, 1):.4f}, mean {cos.mean():.4f}"
         )
-    padded = sum(len(rows) * max(len(tokens[i]) for i in rows) for rows in length_batches(tokens))
+    padded = sum(
+        len(rows) * max(len(tokens[i]) for i in rows) for rows in length_batches(tokens, embedder.batch_tokens)
+    )
     real = sum(len(t) for t in tokens)
     lines.append(f"tokens per statement {real / len(tokens):.1f}; padding {100 * (padded - real) / real:.1f} %")
     return "\n".join(lines)

@@ -180,6 +180,24 @@ def time_applies(win) -> list[float]:  # type: ignore[no-untyped-def]
     return applied
 
 
+def time_durable() -> tuple[list[float], list[float]]:
+    """(key presses of A, moments a decision's write returned: its signed events durable in history), perf_counter
+    seconds, in order; a write on the runner returns once its journal record is finished."""
+    from plur_desk.app import writes
+
+    pressed: list[float] = []
+    durable: list[float] = []
+    original = writes.Writes.engrams
+
+    def engrams(self, command, ctx):  # type: ignore[no-untyped-def]
+        result = original(self, command, ctx)
+        durable.append(time.perf_counter())
+        return result
+
+    writes.Writes.engrams = engrams  # type: ignore[method-assign]
+    return pressed, durable
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--engrams", type=int, default=50000)
@@ -222,6 +240,7 @@ def main() -> int:
     collector = GcProbe()
     rows: list[tuple[str, float, float, float, int, int, float]] = []
     applied = time_applies(win)
+    pressed, durable = time_durable()
 
     from plur_desk.infra import turns
 
@@ -285,6 +304,8 @@ def main() -> int:
     drafts_before = len(win.drafts.model.rows)
 
     def press(key: str) -> None:
+        if key == "a":
+            pressed.append(time.perf_counter())
         QTest.keyClick(table, key)
 
     one_approve: list[float] = []
@@ -321,7 +342,21 @@ def main() -> int:
     moved = typing_phases(app, win, phase, only, idle)
     win.close()
     report(args, rows, drafts_before, one_approve, applied, moved)
+    report_durable(pressed, durable)
     return 0
+
+
+def report_durable(pressed: list[float], durable: list[float]) -> None:
+    """Key A to its decision's signed event durable, per approve (the last one is the bulk's)."""
+    waits = [(d - p) * 1000 for p, d in zip(pressed, durable, strict=False)]
+    if len(waits) > 2:
+        singles = sorted(waits[:-1])
+        print(
+            f"key A to its signed event durable (the write returned): one approve {waits[0]:.0f} ms; "
+            f"{len(singles)} single approves median {singles[len(singles) // 2]:.0f} ms "
+            f"[{singles[0]:.0f}–{singles[-1]:.0f}]: {', '.join(f'{w:.0f}' for w in waits[:-1])}; "
+            f"bulk of {BULK} (its question answered after 50 ms) {waits[-1]:.0f} ms"
+        )
 
 
 def typing_phases(app: QApplication, win, phase, only: set[str], idle) -> int:  # type: ignore[no-untyped-def]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -43,6 +44,8 @@ from plur_desk.infra.errors import ActionRefused, LockedWithOpenTension, PlurDes
 from plur_desk.infra.paths import data_dir
 from plur_desk.store.parse_cache import ParsedBlocks
 from plur_desk.store.plur_store import PlurStore
+
+COUNTED = "plur_desk_counted_failure"  # set on an exception that a change of the session counted as failed
 
 if TYPE_CHECKING:  # the commands (and the tension rules they use) load with the first decision, not at launch
     from plur_desk.domain import commands as cmd
@@ -128,9 +131,13 @@ class ReviewSession:
         change = change.warning(self.watch.follow(op.patches, command, op))
         return change.saying(said(op.action, op.label, change.engrams, self._statement))
 
-    def undo_intent(self, *, redo: bool = False, exact: bool = True) -> UndoIntent:
-        """At the key press: what an undo (or redo) run later must take back (see `UndoIntent`)."""
-        return self.undo_history.intent(redo, exact)
+    def undo_intent(self, *, redo: bool = False, exact: bool = True, failures_told: int | None = None) -> UndoIntent:
+        """At the key press: what an undo (or redo) run later must take back (see `UndoIntent`). `failures_told`:
+        how many counted failures (`COUNTED`) the window has been told of; the actions still being written came
+        after those, whatever the writer's thread has counted meanwhile (a write that failed a moment before the
+        key press, not yet shown, is one of them)."""
+        intent = self.undo_history.intent(redo, exact)
+        return intent if failures_told is None else replace(intent, failures=failures_told)
 
     def undo(self, intent: UndoIntent | None = None) -> ChangeSet:
         with self._counted():
@@ -158,8 +165,9 @@ class ReviewSession:
     def _counted(self) -> Iterator[None]:
         try:
             yield
-        except Exception:
+        except Exception as exc:
             self.undo_history.failures += 1  # an undo asked for after it must not take back an earlier action
+            setattr(exc, COUNTED, True)  # the window counts the ones it is told of (`undo_intent`)
             raise
 
     @property

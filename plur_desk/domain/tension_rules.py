@@ -8,6 +8,7 @@ record helpers build a tension exactly as PLUR's `recordTensions` does (id, pair
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -60,7 +61,9 @@ def subject_clause(statement: str) -> str:
 def subject_tokens(statement: str) -> frozenset[str]:
     """PLUR's `extractSubjectTokens`: tokens longer than 3 characters of the clause before the first verb."""
     clause = subject_clause(statement)[:80]
-    return frozenset([t for t in fts_tokenize(clause) if len(t) > 3][:10])
+    # interned: the contradiction finder keeps one set per engram, and the words repeat across the store (a 50,000-
+    # engram store held 411,750 token strings of 192 distinct words: 59 MB of sets, 36 MB interned)
+    return frozenset([sys.intern(t) for t in fts_tokenize(clause) if len(t) > 3][:10])
 
 
 def pair_key(id_a: str, id_b: str) -> str:

@@ -49,7 +49,7 @@ def embed_all(
         chunk = pairs[:PART_SIZE]
         tokens = [tokenize(text) for _key, text in chunk]
         for first in range(0, len(pairs), PART_SIZE):
-            groups = length_batches(tokens)
+            groups = length_batches(tokens, embedder.batch_tokens)
             running: list[Future[np.ndarray]] = [
                 pool.submit(embedder.embed_tokens, [tokens[i] for i in rows]) for rows in groups
             ]

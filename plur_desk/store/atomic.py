@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import stat
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -74,11 +75,14 @@ class Staged:
     def commit(self, crash_label: str = "") -> None:
         if crash_label:
             crash_point(f"{crash_label}-temp-written")
+        old = _hold_old(self.target)
         try:
             os.replace(self.tmp, self.target)
         except BaseException:
             self.discard()
             raise
+        finally:
+            _close_beside(old)
         self._done = True
         fsync_dir(self.target.parent)
         if crash_label:
@@ -89,6 +93,34 @@ class Staged:
             self._done = True
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.tmp)
+
+
+HOLD_FROM = 1 << 20  # old files at least this large are freed off the writer's path
+
+
+def _hold_old(target: Path) -> int | None:
+    """A descriptor on the file about to be replaced, when it is a large regular file: with it open, the rename
+    only unlinks the name, and the old file's blocks are freed when the descriptor is closed, on another thread
+    (ext4 freed a 63 MB engrams.yaml inside the rename: 13-24 ms of each decision's wait, 0.0 ms held open)."""
+    try:
+        info = os.lstat(target)
+        if not stat.S_ISREG(info.st_mode) or info.st_size < HOLD_FROM:
+            return None
+        fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            return fd
+    except OSError:
+        pass
+    os.close(fd)  # swapped for something else since the lstat: never kept
+    return None
+
+
+def _close_beside(fd: int | None) -> None:
+    if fd is not None:
+        threading.Thread(target=os.close, args=(fd,), name="plur-desk-free-old", daemon=True).start()
 
 
 def stage(target: Path, parts: Sequence[Part], *, default_mode: int = 0o644, read_back: bool = False) -> Staged:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from operator import attrgetter
 from typing import cast
 
@@ -288,6 +288,11 @@ class DraftsPane(QWidget):
         if row >= 0:
             self.select_row(row)
         return row >= 0
+
+    def select_first_of(self, ids: Sequence[str]) -> str | None:
+        """The first of `ids` still listed, selected; None when none is."""
+        found = next((i for i in ids if self.model.row_of(i) >= 0), None)
+        return found if found is not None and self.select_id(found) else None
 
     def current_row(self) -> int:
         index = self.table.currentIndex()

@@ -8,16 +8,17 @@ import operator
 import time
 import weakref
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from itertools import compress
 from typing import NamedTuple
 
-from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QObject, Qt, QTimer, Slot
 from PySide6.QtWidgets import QProgressDialog, QWidget
 
 from plur_desk.app.rows import DraftRow, aged_only
 from plur_desk.app.session import ChangeSet, ReviewSession
 from plur_desk.domain.seen import Seen, seen_engram
+from plur_desk.ui.check_progress import PROGRESS_EVERY_S, CheckProgress, every
 from plur_desk.ui.conflicts_support import Check, Checked, ConflictsController, lines_of
 from plur_desk.ui.detail import (
     CHECKING_HTML,
@@ -33,7 +34,7 @@ from plur_desk.ui.navigation import NavigationController
 from plur_desk.ui.scale_support import OrderState, ScaleController
 from plur_desk.ui.search_support import SearchController, Similar
 from plur_desk.ui.widgets import text_html
-from plur_desk.ui.workspace import Workspace
+from plur_desk.ui.workspace import DECISION_CHECKS, Workspace
 
 # How long the selection rests on a draft before its extras (the contradiction check, similar engrams, history) are
 # read: longer than a key's auto-repeat interval (about 33 ms), so holding J reads nothing for the drafts it passes
@@ -54,27 +55,6 @@ class Listing(NamedTuple):
     query: str
     order: OrderState
     version: int
-
-
-PROGRESS_EVERY_S = 0.05  # a check's progress reaches the window at most this often (and always at its end)
-
-
-def _every(seconds: float, emit: Callable[[int, int], object]) -> Callable[[int, int], None]:
-    """`emit(n, total)` passed on at most every `seconds`, and always for the last one: a bulk check of 500 drafts
-    sent the window 500 signals, each a repaint of the progress bar taking the interpreter from the check."""
-    last = [float("-inf")]
-
-    def throttled(n: int, total: int) -> None:
-        now = time.monotonic()
-        if n >= total or now - last[0] >= seconds:
-            last[0] = now
-            emit(n, total)
-
-    return throttled
-
-
-class _Progress(QObject):
-    changed = Signal(int, int)  # drafts checked, of how many (emitted from the read pool's thread)
 
 
 class ReviewController(QObject):
@@ -98,7 +78,7 @@ class ReviewController(QObject):
         self.pending_select: str | None = None  # the draft to select once the change under way is shown
         self._approvals: deque[float] = deque(maxlen=64)
         self._checked: Checked | None = None  # the last contradiction check of one draft
-        self._progress = _Progress(self)
+        self._progress = CheckProgress(self)
         self._progress.changed.connect(self._check_progressed)
         self._progress_dialog: QProgressDialog | None = None
         self._extras_due: tuple[DraftRow, Check | None, Similar | None] | None = None
@@ -290,14 +270,26 @@ class ReviewController(QObject):
             (TIMELINE_PENDING_HTML, timeline or TIMELINE_PENDING_HTML),
         )
 
-    def run_change(self, fn: Callable[[], ChangeSet], select_after: str | None = None) -> None:
+    def run_change(
+        self, fn: Callable[[], ChangeSet], select_after: str | None = None, decided: Sequence[str] = (), verb: str = ""
+    ) -> None:
+        """Move on at once while the write finishes; a verdict on `decided` not written is said and brought back."""
         self.pending_select = select_after
         if select_after:
             self.drafts.select_id(select_after)  # move on at once; the write finishes in the background
         left, self._left_out = self._left_out, 0
         note = f"{left} flagged draft{'s' if left != 1 else ''} left in the queue for a look one by one."
         bar = self.workspace.messages.status_bar
-        self.workspace.change(fn, (lambda: bar.showMessage(f"{bar.currentMessage()} — {note}", 8000)) if left else None)
+        done = (lambda: bar.showMessage(f"{bar.currentMessage()} — {note}", 8000)) if left else None
+        about = f"{verb} {', '.join(decided[:3])}{' …' if len(decided) > 3 else ''}" if decided else ""
+        self.workspace.change(fn, done, about=about, failed=lambda: self._not_written(decided))
+
+    def _not_written(self, decided: Sequence[str]) -> None:
+        """A verdict's write failed after the queue moved on: its drafts are still listed (rows leave once written);
+        the first is selected again, and kept when writes behind it are shown (not over an edit or another pane)."""
+        on_screen = not self.drafts.editing and self._navigation.pane_on_screen(self.drafts)
+        if on_screen and self.workspace.session is not None:
+            self.pending_select = self.drafts.select_first_of(decided) or self.pending_select
 
     def _shown_drafts(self) -> list[tuple[DraftRow, Seen]]:
         """The drafts a verdict acts on, each with what was rendered of it; empty unless the Drafts pane is on
@@ -366,8 +358,8 @@ class ReviewController(QObject):
             self._close_progress(progress)
             self.workspace.messages.status(f"Contradiction check failed; nothing was approved: {error}", 8000)
 
-        emit = _every(PROGRESS_EVERY_S, self._progress.changed.emit)
-        self.workspace.reads.submit("conflicts.approve", lambda: check(ids, emit), done, failed)
+        emit = every(PROGRESS_EVERY_S, self._progress.changed.emit)
+        self.workspace.reads.submit(DECISION_CHECKS, lambda: check(ids, emit), done, failed)
 
     def _check_progress_dialog(self, total: int) -> QProgressDialog:
         dialog = QProgressDialog(f"Checking {total} drafts for contradictions…", "Cancel", 0, total, self._parent)
@@ -376,8 +368,8 @@ class ReviewController(QObject):
         dialog.setMinimumDuration(400)
         dialog.setAutoClose(False)
         dialog.setAutoReset(False)
-        dialog.canceled.connect(lambda: self.workspace.reads.cancel("conflicts.approve"))
-        dialog.rejected.connect(lambda: self.workspace.reads.cancel("conflicts.approve"))  # Escape
+        dialog.canceled.connect(lambda: self.workspace.reads.cancel(DECISION_CHECKS))
+        dialog.rejected.connect(lambda: self.workspace.reads.cancel(DECISION_CHECKS))  # Escape
         dialog.canceled.connect(lambda: self._close_progress(dialog))
         self._progress_dialog = dialog
         return dialog
@@ -416,7 +408,9 @@ class ReviewController(QObject):
         after = None if moved_on and not asked else self.drafts.id_after(ids)
         from plur_desk.domain.commands import ApproveDrafts  # loaded with the first decision, not at launch
 
-        self.run_change(lambda: session.execute(ApproveDrafts(tuple(seen), chosen, text, asked)), after)
+        self.run_change(
+            lambda: session.execute(ApproveDrafts(tuple(seen), chosen, text, asked)), after, ids, "Approving"
+        )
 
     def approve_selected_level(self) -> None:
         shown = self._shown_drafts()
@@ -441,8 +435,9 @@ class ReviewController(QObject):
         session, seen = self.workspace.session, [s for _, s in shown]
         from plur_desk.domain.commands import RejectDrafts
 
+        ids = [s.id for s in seen]
         self.run_change(
-            lambda: session.execute(RejectDrafts(tuple(seen), reason)), self.drafts.id_after([s.id for s in seen])
+            lambda: session.execute(RejectDrafts(tuple(seen), reason)), self.drafts.id_after(ids), ids, "Rejecting"
         )
 
     def _ask_reason(self, row: DraftRow) -> tuple[bool, str]:

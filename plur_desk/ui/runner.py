@@ -19,13 +19,14 @@ class _Signals(QObject):
 
 
 class _Job(QRunnable):
-    def __init__(self, token: int, fn: Callable[[], object], signals: _Signals) -> None:
+    def __init__(self, token: int, fn: Callable[[], object], signals: _Signals, steps_aside: bool = True) -> None:
         super().__init__()
-        self.token, self.fn, self.signals = token, fn, signals
+        self.token, self.fn, self.signals, self.steps_aside = token, fn, signals, steps_aside
 
     def run(self) -> None:
         fn, self.fn = self.fn, _done  # the pool's wrapper may outlive the run: it keeps no closure (a session) alive
-        yield_to_window()  # started during a key press's work: after it (infra/window_first.py)
+        if self.steps_aside:
+            yield_to_window()  # started during a key press's work: after it (infra/window_first.py)
         try:
             result = fn()
         except Exception as exc:
@@ -65,12 +66,17 @@ class Runner(QObject):
         fn: Callable[[], object],
         on_done: Callable[[object], None] | None = None,
         on_error: Callable[[Exception], None] | None = None,
+        *,
+        decision: bool = False,
     ) -> int:
+        """`decision`: the reviewer's own write, started at once instead of after the key press's burst (it is
+        mostly file I/O, which releases the interpreter lock; the burst's wait was up to 50 ms of every decision's
+        time to disk). Other jobs still step aside for the window."""
         token = next(self._tokens)
         self._callbacks[token] = (on_done, on_error)
         if len(self._callbacks) == 1:
             self.busy_changed.emit(True)
-        self._pool.start(_Job(token, fn, self._signals))
+        self._pool.start(_Job(token, fn, self._signals, steps_aside=not decision))
         return token
 
     def wait(self, msecs: int = 30000) -> bool:
@@ -182,6 +188,10 @@ class ReadPool(QObject):
 
     def current(self, channel: str, token: int) -> bool:
         return self._latest.get(channel) == token
+
+    def awaited(self, channel: str) -> bool:
+        """Whether a read on `channel` is under way whose result will be shown (not cancelled, not stale)."""
+        return any(ch == channel and self.current(ch, token) for token, (ch, _d, _e) in self._callbacks.items())
 
     @property
     def pending(self) -> int:

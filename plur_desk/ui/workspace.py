@@ -9,12 +9,15 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from plur_desk.app.session import ChangeSet, ReviewSession
+from plur_desk.app.session import COUNTED, ChangeSet, ReviewSession
 from plur_desk.app.settings import Settings, SettingsStore
 from plur_desk.infra.clock import Clock
 from plur_desk.infra.errors import ChangedSinceError, PartialWrite, PlurDeskError
 from plur_desk.ui.messages import Messages
 from plur_desk.ui.runner import ReadPool, Runner
+
+# The read pool's channel of the contradiction check that runs before an approval is submitted as a change.
+DECISION_CHECKS = "conflicts.approve"
 
 # Handles a failure it recognises (True), e.g. the reviewer-key conflict that offers a replacement.
 FailureHandler = Callable[[Exception], bool]
@@ -42,28 +45,55 @@ class Workspace(QObject):
         self.reviewer_name = reviewer_name
         self.clock = clock
         self.messages = messages
-        self.session: ReviewSession | None = None
+        self._session: ReviewSession | None = None
         self.store_path: Path | None = None
         self.runner = Runner(self)  # loads, writes and reloads, in order, never overlapping
         self.reads = ReadPool(self)  # reads for the screen (a history filter…), stale results dropped
         self._failure_handlers: list[weakref.WeakMethod[FailureHandler]] = []
+        self.failures_told = 0  # failures of the session's changes shown so far (`ReviewSession.undo_intent`)
+
+    @property
+    def session(self) -> ReviewSession | None:
+        return self._session
+
+    @session.setter
+    def session(self, session: ReviewSession | None) -> None:
+        if session is not self._session:
+            self.failures_told = 0  # a new session counts from nothing
+        self._session = session
 
     def add_failure_handler(self, handler: FailureHandler) -> None:
         """A controller's method that claims the failures it recognises. Held weakly: the workspace keeps no
         controller alive (no reference cycle for the collector to find once the window is gone)."""
         self._failure_handlers.append(weakref.WeakMethod(handler))
 
-    def change(self, fn: Callable[[], ChangeSet], after: Callable[[], None] | None = None) -> None:
-        """Run a session change on the serial runner; `applied` (then `after()`, when given) or a message follows."""
-        if after is None:
-            self.runner.submit(fn, self.applied.emit, self.fail)
-            return
+    def change(
+        self,
+        fn: Callable[[], ChangeSet],
+        after: Callable[[], None] | None = None,
+        *,
+        about: str = "",
+        failed: Callable[[], None] | None = None,
+    ) -> None:
+        """Run a session change on the serial runner; `applied` (then `after()`, when given) or a message follows.
+        `about` names what failed in that message (the reviewer may be on another draft by then); `failed()` runs
+        after it."""
 
         def done(change: object) -> None:
             self.applied.emit(change)
-            after()
+            if after is not None:
+                after()
 
-        self.runner.submit(fn, done, self.fail)
+        session = self.session
+
+        def refused(error: Exception) -> None:
+            if getattr(error, COUNTED, False) and self.session is session:
+                self.failures_told += 1
+            self.fail(error, about)
+            if failed is not None:
+                failed()
+
+        self.runner.submit(fn, done, refused, decision=True)
 
     def replay(self, *, redo: bool) -> None:
         """Undo (or redo) on the serial runner the action on top as it is at this key press, or, behind actions
@@ -71,23 +101,33 @@ class Workspace(QObject):
         session = self.session
         if session is None or not (session.can_redo if redo else session.can_undo):
             return
-        intent = session.undo_intent(redo=redo, exact=self.runner.pending == 0)
+        if self.reads.awaited(DECISION_CHECKS):
+            # an approval asked for before this key is still being checked and not yet queued: an undo now would
+            # take back the action before it, which the reviewer did not mean
+            verb = "redo" if redo else "undo"
+            self.messages.error(
+                f"an approval asked for before this {verb} is still being checked for contradictions; nothing was "
+                f"{verb}ne. Press it again once the approval is written."
+            )
+            return
+        intent = session.undo_intent(redo=redo, exact=self.runner.pending == 0, failures_told=self.failures_told)
         self.change(lambda: session.redo(intent) if redo else session.undo(intent))
 
-    def fail(self, error: Exception) -> None:
+    def fail(self, error: Exception, about: str = "") -> None:
         handlers = [h for ref in self._failure_handlers if (h := ref()) is not None]
+        said = f"{about} was not written: " if about else ""
         if any(handler(error) for handler in handlers):
             pass
         elif isinstance(error, ChangedSinceError):
-            self.messages.error(f"{error} (refreshed)")
+            self.messages.error(f"{said}{error} (refreshed)")
             self.reload_needed.emit()
         elif isinstance(error, PlurDeskError):
-            self.messages.error(str(error))
+            self.messages.error(f"{said}{error}")
             if isinstance(error, PartialWrite):
                 self.refresh_needed.emit()  # a file did change: show what is on disk
         else:
             self.messages.error(
-                f"Unexpected error: {error!r}. `plur-desk check` shows whether an action was left unfinished; "
+                f"{said}Unexpected error: {error!r}. `plur-desk check` shows whether an action was left unfinished; "
                 "reopening the store finishes it from the write-ahead journal. Details: "
                 f"{getattr(error, '__traceback_text__', '')[-600:]}"
             )

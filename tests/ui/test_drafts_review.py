@@ -269,6 +269,90 @@ def test_ctrl_z_right_after_a_refused_approve_takes_nothing_back(qtbot, window, 
     _press(qtbot, window, Qt.Key.Key_A)  # refused once written: the file changed since the row was shown
     qtbot.keyClick(window.drafts.table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)  # before it is
     qtbot.waitUntil(lambda: len(errors) >= 2 and window.runner.pending == 0, timeout=10000)
+    # the undo is refused at once while the approval is still checked for contradictions, or when it runs after
+    # the approval's refused write: either order of the two messages
+    assert any(f"{second} changed since you looked" in e for e in errors), errors
+    assert any("nothing was undone" in e for e in errors), errors
+    assert engrams_on_disk(store_copy)[first]["commitment"] == "decided"
+    assert [e["data"]["action"] for e in human_events(store_copy)] == ["approve"]
+
+
+def test_a_failed_write_after_the_queue_moved_on_is_said_and_brings_its_draft_back(qtbot, window, store_copy, tmp_path):
+    """A moves the queue to the next draft at once; the approval's write then fails (the month file was swapped
+    for a link out of the store: refused before anything is written). The reviewer, already on the next draft, is
+    told which draft was not approved, and that draft is selected and shown again, still in the queue."""
+    window.opener.poll_timer.stop()
+    window.opener.watcher.removePaths(window.opener.watcher.files() + window.opener.watcher.directories())
+    first, second = window.drafts.model.rows[0].id, window.drafts.model.rows[1].id
+    month = store_copy / "history" / "2026-12.jsonl"
+    outside = tmp_path / "elsewhere.jsonl"
+    outside.write_bytes(month.read_bytes())
+    month.unlink()
+    month.symlink_to(outside)
+    before = (store_copy / "engrams.yaml").read_bytes()
+    errors: list[str] = []
+    window.messages.error_shown.connect(errors.append)
+    _press(qtbot, window, Qt.Key.Key_A)
+    assert window.drafts.current_id() == second and errors == []  # moved on before the write's outcome is known
+    qtbot.waitUntil(lambda: bool(errors) and window.runner.pending == 0, timeout=10000)
+    assert errors[0].startswith(f"Approving {first} was not written: ") and "Nothing was written" in errors[0]
+    assert window.drafts.current_id() == first
+    assert window.drafts.displayed_seen() is not None and window.drafts.displayed_seen().id == first
+    assert [r.id for r in window.drafts.model.rows][:2] == [first, second]
+    assert (store_copy / "engrams.yaml").read_bytes() == before
+    assert outside.read_bytes() == month.read_bytes() and human_events(store_copy) == []
+
+
+def _approve_first_and_rewrite_the_next(qtbot, window, store_copy):
+    """The first draft approved; the next one, now selected, rewritten by an agent behind the window's back (its
+    approval will be refused once written). Returns (first, next)."""
+    window.opener.poll_timer.stop()
+    window.opener.watcher.removePaths(window.opener.watcher.files() + window.opener.watcher.directories())
+    first = window.drafts.current_id()
+    with qtbot.waitSignal(window.changes_applied, timeout=10000):
+        _press(qtbot, window, Qt.Key.Key_A)
+    second = window.drafts.current_id()
+    statement = next(r.statement for r in window.drafts.model.rows if r.id == second)
+    path = store_copy / "engrams.yaml"
+    path.write_text(path.read_text().replace(statement, statement + " (rewritten by an agent)", 1))
+    return first, second
+
+
+def test_ctrl_z_after_a_refused_write_not_yet_shown_takes_nothing_back(qtbot, window, store_copy):
+    """The refused approval's write has already failed on the writer's thread when Ctrl+Z is pressed, but the
+    window has not been told yet: the undo must still count it as an action asked for before it."""
+    first, second = _approve_first_and_rewrite_the_next(qtbot, window, store_copy)
+    qtbot.waitUntil(lambda: window.review._known_conflicts(second) is not None, timeout=10000)  # no check to wait for
+    errors: list[str] = []
+    window.messages.error_shown.connect(errors.append)
+    _press(qtbot, window, Qt.Key.Key_A)
+    assert window.runner.pending == 1
+    assert window.runner.wait()  # the write ran and was refused; its failure is not shown (no events processed)
+    qtbot.keyClick(window.drafts.table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: len(errors) >= 2 and window.runner.pending == 0, timeout=10000)
     assert f"{second} changed since you looked" in errors[0] and "nothing was undone" in errors[1], errors
     assert engrams_on_disk(store_copy)[first]["commitment"] == "decided"
     assert [e["data"]["action"] for e in human_events(store_copy)] == ["approve"]
+
+
+def test_ctrl_z_while_an_approval_is_checked_takes_nothing_back(qtbot, window, store_copy):
+    """A on a draft whose contradiction check has not run queues nothing until the check is done; a Ctrl+Z pressed
+    meanwhile must not take back the approval before it (it is refused, and the approval is written)."""
+    first = window.drafts.current_id()
+    with qtbot.waitSignal(window.changes_applied, timeout=10000):
+        _press(qtbot, window, Qt.Key.Key_A)
+    later = window.drafts.model.rows[3].id  # never selected: its check has not run
+    window.drafts.select_id(later)
+    errors: list[str] = []
+    window.messages.error_shown.connect(errors.append)
+    _press(qtbot, window, Qt.Key.Key_A)
+    assert window.runner.pending == 0 and window.review._known_conflicts(later) is None  # waiting for its check
+    qtbot.keyClick(window.drafts.table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: later not in [r.id for r in window.drafts.model.rows] and window.runner.pending == 0)
+    assert len(errors) == 1 and "still being checked" in errors[0] and "nothing was undone" in errors[0], errors
+    on_disk = engrams_on_disk(store_copy)
+    assert on_disk[first]["commitment"] == "decided" and on_disk[later]["commitment"] == "decided"
+    assert [(e["engram_id"], e["data"]["action"]) for e in human_events(store_copy)] == [
+        (first, "approve"),
+        (later, "approve"),
+    ]

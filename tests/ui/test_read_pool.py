@@ -178,13 +178,13 @@ def test_a_checks_progress_reaches_the_window_at_most_every_interval_and_always_
     PROGRESS_EVERY_S, the last one always."""
     from itertools import pairwise
 
-    from plur_desk.ui import review_controller
+    from plur_desk.ui import check_progress
 
     step, every = 1 / 64, 4 / 64  # exact in binary: a report every 1/64 s, passed on every 4th
     clock = [100.0]
-    monkeypatch.setattr(review_controller.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(check_progress.time, "monotonic", lambda: clock[0])
     seen: list[tuple[int, float]] = []
-    emit = review_controller._every(every, lambda n, _total: seen.append((n, clock[0])))
+    emit = check_progress.every(every, lambda n, _total: seen.append((n, clock[0])))
     for n in range(10, 500, 10):
         emit(n, 500)
         clock[0] += step

