@@ -46,6 +46,7 @@ EXTRAS_AFTER_MS = 50
 _ID = operator.attrgetter("id")
 AGED_MAX = 64  # rows derived again as time passed that a decision's update repaints in place; more: a new listing
 EXTRAS = "detail.extras"  # the read pool's channel for them
+CHECK = "conflicts.approve"  # the read pool's channel for an approval's contradiction check
 
 
 class Listing(NamedTuple):
@@ -110,6 +111,9 @@ class ReviewController(QObject):
         self._extras_timer.setInterval(EXTRAS_AFTER_MS)
         self._extras_timer.timeout.connect(self._read_due_extras)
         self._listed: Listing | None = None
+        self._checking: tuple[int, ReviewSession] | None = None  # the approval being checked: its read, its store
+        self._after_check: list[bool] = []  # undo (False) or redo (True) pressed meanwhile
+        self._decided = 0  # changes handed to the runner (whether a checked approval was asked for)
         scale.order_shown.connect(self._order_shown)
         drafts.selection_changed.connect(self.show_current)
         drafts.edit_saved.connect(self._save_edit)
@@ -293,6 +297,7 @@ class ReviewController(QObject):
 
     def run_change(self, fn: Callable[[], ChangeSet], select_after: str | None = None) -> None:
         self.pending_select = select_after
+        self._decided += 1
         if select_after:
             self.drafts.select_id(select_after)  # move on at once; the write finishes in the background
         self.workspace.change(fn)
@@ -358,6 +363,13 @@ class ReviewController(QObject):
             current = ahead
 
         def done(result: object) -> None:
+            decided = self._decided
+            try:
+                checked(result)
+            finally:
+                self._check_ended(token, approved=self._decided != decided)
+
+        def checked(result: object) -> None:
             self._close_progress(progress)
             assert isinstance(result, Checked)
             if self.workspace.session is not session:
@@ -374,9 +386,39 @@ class ReviewController(QObject):
         def failed(error: Exception) -> None:
             self._close_progress(progress)
             self.workspace.messages.status(f"Contradiction check failed; nothing was approved: {error}", 8000)
+            self._check_ended(token, approved=False)
 
         emit = _every(PROGRESS_EVERY_S, self._progress.changed.emit)
-        self.workspace.reads.submit("conflicts.approve", lambda: check(ids, emit), done, failed)
+        token = self.workspace.reads.submit(CHECK, lambda: check(ids, emit), done, failed)
+        self._checking = (token, session)
+
+    def _behind_check(self, redo: bool) -> bool:
+        """An undo or redo pressed while an approval asked for before it is still being checked (it is not on the
+        runner yet, so `Workspace.replay` would not wait for it): held until the check ends. An undo run at once
+        took back the approval before that one (a refused A, then Ctrl+Z at once, undid the earlier approval
+        whenever the check had not been read in advance)."""
+        checking, session = self._checking, self.workspace.session
+        if checking is None or checking[1] is not session or not self.workspace.reads.current(CHECK, checking[0]):
+            self._checking, self._after_check = None, []  # none, or cancelled: what waited for it is dropped
+            return False
+        self._after_check.append(redo)
+        return True
+
+    def _check_ended(self, token: int, approved: bool) -> None:
+        """The approval's check is over: what was pressed meanwhile runs now, behind the approval's write, or is
+        refused when nothing was approved (as behind an action that failed: it would take back an earlier one)."""
+        if self._checking is None or self._checking[0] != token:
+            return
+        self._checking = None
+        waiting, self._after_check = self._after_check, []
+        for redo in waiting:
+            verb = "redo" if redo else "undo"
+            if approved:
+                self.workspace.replay(redo=redo)
+            else:
+                self.workspace.messages.error(
+                    f"The approval asked for before this {verb} was not made; nothing was {verb}ne"
+                )
 
     def _check_progress_dialog(self, total: int) -> QProgressDialog:
         dialog = QProgressDialog(f"Checking {total} drafts for contradictions…", "Cancel", 0, total, self._parent)
@@ -385,8 +427,8 @@ class ReviewController(QObject):
         dialog.setMinimumDuration(400)
         dialog.setAutoClose(False)
         dialog.setAutoReset(False)
-        dialog.canceled.connect(lambda: self.workspace.reads.cancel("conflicts.approve"))
-        dialog.rejected.connect(lambda: self.workspace.reads.cancel("conflicts.approve"))  # Escape
+        dialog.canceled.connect(lambda: self.workspace.reads.cancel(CHECK))
+        dialog.rejected.connect(lambda: self.workspace.reads.cancel(CHECK))  # Escape
         dialog.canceled.connect(lambda: self._close_progress(dialog))
         self._progress_dialog = dialog
         return dialog
@@ -512,9 +554,9 @@ class ReviewController(QObject):
     # -- undo ------------------------------------------------------------------------------------------------
 
     def undo(self) -> None:
-        if self._navigation.store_on_screen():
+        if self._navigation.store_on_screen() and not self._behind_check(redo=False):
             self.workspace.replay(redo=False)
 
     def redo(self) -> None:
-        if self._navigation.store_on_screen():
+        if self._navigation.store_on_screen() and not self._behind_check(redo=True):
             self.workspace.replay(redo=True)
