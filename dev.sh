@@ -111,6 +111,9 @@ case "$mode" in
     # test file on one worker: its module fixtures are made once and its tests run in their order. With
     # arguments, exactly what they ask (add -n 2 for a parallel run of a part).
     if [ $# -eq 0 ]; then set -- -n "${PYTEST_WORKERS:-2}" --dist loadfile; fi
+    # A crash (SIGSEGV, SIGABRT) prints every thread's Python stack in every process, also after pytest's own
+    # fault handler is gone (at exit): a full run once ended in exit 139 with no cause on record.
+    export PYTHONFAULTHANDLER=1
     exec "$VENV/bin/python" -m pytest -q "$@"
     ;;
   lint)
