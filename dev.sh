@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # plur_desk's entry points on a fresh Debian/Ubuntu machine (idempotent, never touches the system Python):
 #   ./dev.sh run [STORE] [--demo] [--reviewer NAME]   install what the app needs, then launch it
-#   ./dev.sh test [PYTEST ARGS]                        install what the tests need, then run them
+#   ./dev.sh test [PYTEST ARGS]                        install what the tests need, then run them (all: 2 workers)
 #   ./dev.sh lint                                      ruff check, ruff format --check and mypy
 # Everything Python goes into a project virtual environment, .venv (ignored by git). It is created with the
 # first `python3` on PATH (or $PYTHON) and reinstalled only when pyproject.toml or that interpreter changed.
@@ -119,6 +119,13 @@ case "$mode" in
     step "embedding model"; ensure_embed_model
     step "the real PLUR (Node) for the interop tests"; ensure_node_modules
     step "running the tests"
+    # The whole suite on two workers, one per core of the machine CI runs on (PYTEST_WORKERS to change that), each
+    # test file on one worker: its module fixtures are made once and its tests run in their order. With
+    # arguments, exactly what they ask (add -n 2 for a parallel run of a part).
+    if [ $# -eq 0 ]; then set -- -n "${PYTEST_WORKERS:-2}" --dist loadfile; fi
+    # A crash (SIGSEGV, SIGABRT) prints every thread's Python stack in every process, also after pytest's own
+    # fault handler is gone (at exit): a full run once ended in exit 139 with no cause on record.
+    export PYTHONFAULTHANDLER=1
     exec "$VENV/bin/python" -m pytest -q "$@"
     ;;
   lint)

@@ -74,6 +74,7 @@ def test_self_check_runs(tmp_path):
     assert "self-check passed" in out.stdout and "embedding query" in out.stdout
 
 
+@pytest.mark.slow
 def test_pyinstaller_bundle_builds_and_passes_its_self_check(tmp_path):
     """The one-folder bundle (about 25 s to build here) runs on every CI run."""
     out = subprocess.run(

@@ -23,7 +23,6 @@ from plur_desk.infra.clock import iso_ms
 from plur_desk.infra.errors import ActionRefused, ChangedSinceError
 
 ABSENT: object = type("Absent", (), {"__repr__": lambda self: "<absent>"})()
-FINGERPRINT_FIELDS = ("statement", "status", "commitment", "scope", "valid_from", "valid_until")
 DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}\Z")
 INSTANT_RE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,3})?)?Z\Z")
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtWidgets import QProgressDialog, QWidget
 
 PROGRESS_EVERY_S = 0.05  # a check's progress reaches the window at most this often (and always at its end)
 
@@ -26,3 +27,16 @@ def every(seconds: float, emit: Callable[[int, int], object]) -> Callable[[int, 
 
 class CheckProgress(QObject):
     changed = Signal(int, int)  # drafts checked, of how many (emitted from the read pool's thread)
+
+
+def progress_dialog(parent: QWidget | None, total: int, cancel: Callable[[], object]) -> QProgressDialog:
+    """The window-modal progress of a check of `total` drafts, shown after 400 ms; Cancel and Escape call `cancel`."""
+    dialog = QProgressDialog(f"Checking {total} drafts for contradictions…", "Cancel", 0, total, parent)
+    dialog.setObjectName("conflictCheckProgress")
+    dialog.setWindowModality(Qt.WindowModality.WindowModal)
+    dialog.setMinimumDuration(400)
+    dialog.setAutoClose(False)
+    dialog.setAutoReset(False)
+    dialog.canceled.connect(cancel)
+    dialog.rejected.connect(cancel)  # Escape
+    return dialog

@@ -12,13 +12,13 @@ from collections.abc import Callable, Sequence
 from itertools import compress
 from typing import NamedTuple
 
-from PySide6.QtCore import QObject, Qt, QTimer, Slot
+from PySide6.QtCore import QObject, QTimer, Slot
 from PySide6.QtWidgets import QProgressDialog, QWidget
 
 from plur_desk.app.rows import DraftRow, aged_only
 from plur_desk.app.session import ChangeSet, ReviewSession
 from plur_desk.domain.seen import Seen, seen_engram
-from plur_desk.ui.check_progress import PROGRESS_EVERY_S, CheckProgress, every
+from plur_desk.ui.check_progress import PROGRESS_EVERY_S, CheckProgress, every, progress_dialog
 from plur_desk.ui.conflicts_support import Check, Checked, ConflictsController, lines_of
 from plur_desk.ui.detail import (
     CHECKING_HTML,
@@ -30,6 +30,7 @@ from plur_desk.ui.detail import (
     timeline_html,
 )
 from plur_desk.ui.drafts_pane import DraftsPane
+from plur_desk.ui.held_undo import UndoBehindCheck
 from plur_desk.ui.navigation import NavigationController
 from plur_desk.ui.scale_support import OrderState, ScaleController
 from plur_desk.ui.search_support import SearchController, Similar
@@ -88,6 +89,8 @@ class ReviewController(QObject):
         self._extras_timer.timeout.connect(self._read_due_extras)
         self._listed: Listing | None = None
         self._left_out = 0  # flagged drafts the last bulk verdict left in the queue
+        self._held = UndoBehindCheck(workspace)  # undo/redo pressed while an approval is still being checked
+        self._decided = 0  # changes handed to the runner (whether a checked approval was asked for)
         scale.order_shown.connect(self._order_shown)
         drafts.selection_changed.connect(self.show_current)
         drafts.edit_saved.connect(self._save_edit)
@@ -275,6 +278,7 @@ class ReviewController(QObject):
     ) -> None:
         """Move on at once while the write finishes; a verdict on `decided` not written is said and brought back."""
         self.pending_select = select_after
+        self._decided += 1
         if select_after:
             self.drafts.select_id(select_after)  # move on at once; the write finishes in the background
         left, self._left_out = self._left_out, 0
@@ -341,6 +345,13 @@ class ReviewController(QObject):
             current = ahead
 
         def done(result: object) -> None:
+            decided = self._decided
+            try:
+                checked(result)
+            finally:
+                self._held.ended(token, approved=self._decided != decided)
+
+        def checked(result: object) -> None:
             self._close_progress(progress)
             assert isinstance(result, Checked)
             if self.workspace.session is not session:
@@ -357,19 +368,14 @@ class ReviewController(QObject):
         def failed(error: Exception) -> None:
             self._close_progress(progress)
             self.workspace.messages.status(f"Contradiction check failed; nothing was approved: {error}", 8000)
+            self._held.ended(token, approved=False)
 
         emit = every(PROGRESS_EVERY_S, self._progress.changed.emit)
-        self.workspace.reads.submit(DECISION_CHECKS, lambda: check(ids, emit), done, failed)
+        token = self.workspace.reads.submit(DECISION_CHECKS, lambda: check(ids, emit), done, failed)
+        self._held.checking(token, session)
 
     def _check_progress_dialog(self, total: int) -> QProgressDialog:
-        dialog = QProgressDialog(f"Checking {total} drafts for contradictions…", "Cancel", 0, total, self._parent)
-        dialog.setObjectName("conflictCheckProgress")
-        dialog.setWindowModality(Qt.WindowModality.WindowModal)
-        dialog.setMinimumDuration(400)
-        dialog.setAutoClose(False)
-        dialog.setAutoReset(False)
-        dialog.canceled.connect(lambda: self.workspace.reads.cancel(DECISION_CHECKS))
-        dialog.rejected.connect(lambda: self.workspace.reads.cancel(DECISION_CHECKS))  # Escape
+        dialog = progress_dialog(self._parent, total, lambda: self.workspace.reads.cancel(DECISION_CHECKS))
         dialog.canceled.connect(lambda: self._close_progress(dialog))
         self._progress_dialog = dialog
         return dialog
@@ -500,9 +506,9 @@ class ReviewController(QObject):
     # -- undo ------------------------------------------------------------------------------------------------
 
     def undo(self) -> None:
-        if self._navigation.store_on_screen():
+        if self._navigation.store_on_screen() and not self._held.hold(redo=False):
             self.workspace.replay(redo=False)
 
     def redo(self) -> None:
-        if self._navigation.store_on_screen():
+        if self._navigation.store_on_screen() and not self._held.hold(redo=True):
             self.workspace.replay(redo=True)

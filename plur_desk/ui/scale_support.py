@@ -252,7 +252,9 @@ class ScaleController(QObject):
 
     def _selection_changed(self) -> None:
         if self._order_waiting and len(self._drafts.selected_ids()) <= KEEP_PLACE_ABOVE:
-            QTimer.singleShot(0, self.apply)  # the order held back, now that the large selection ended
+            # the order held back, now that the large selection ended; with this controller as the timer's context,
+            # dropped if the window is gone before it fires (it would run on a deleted controller)
+            QTimer.singleShot(0, self, self.apply)
 
     def scale_view(self) -> ScaleView | None:
         return self.view

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
@@ -326,7 +328,7 @@ def test_ctrl_z_after_a_refused_write_not_yet_shown_takes_nothing_back(qtbot, wi
     errors: list[str] = []
     window.messages.error_shown.connect(errors.append)
     _press(qtbot, window, Qt.Key.Key_A)
-    assert window.runner.pending == 1
+    assert window.runner.pending >= 1  # the write (and any reload the agent's rewrite asked for)
     assert window.runner.wait()  # the write ran and was refused; its failure is not shown (no events processed)
     qtbot.keyClick(window.drafts.table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     qtbot.waitUntil(lambda: len(errors) >= 2 and window.runner.pending == 0, timeout=10000)
@@ -335,24 +337,40 @@ def test_ctrl_z_after_a_refused_write_not_yet_shown_takes_nothing_back(qtbot, wi
     assert [e["data"]["action"] for e in human_events(store_copy)] == ["approve"]
 
 
-def test_ctrl_z_while_an_approval_is_checked_takes_nothing_back(qtbot, window, store_copy):
-    """A on a draft whose contradiction check has not run queues nothing until the check is done; a Ctrl+Z pressed
-    meanwhile must not take back the approval before it (it is refused, and the approval is written)."""
+def test_ctrl_z_while_a_refused_approve_is_still_being_checked_takes_nothing_back(
+    qtbot, window, store_copy, monkeypatch
+):
+    """As above, with Ctrl+Z pressed while the approve is still in its contradiction check (not yet on the
+    runner): the undo waits for it, then is refused with it. It took back the approval before, whenever the check
+    had not been read in advance (the test above failed 2 runs in 6 on a busy machine); here the check is held
+    until Ctrl+Z is in."""
     first = window.drafts.current_id()
     with qtbot.waitSignal(window.changes_applied, timeout=10000):
         _press(qtbot, window, Qt.Key.Key_A)
-    later = window.drafts.model.rows[3].id  # never selected: its check has not run
-    window.drafts.select_id(later)
+    second = window.drafts.current_id()
+    statement = next(r.statement for r in window.drafts.model.rows if r.id == second)
+    qtbot.waitUntil(lambda: window.conflicts.checker() is not None, timeout=20000)
+    release = threading.Event()
+    checker = window.conflicts.checker
+
+    def held():  # type: ignore[no-untyped-def]
+        check = checker()
+        return lambda ids, progress: (release.wait(20), check(ids, progress))[1]  # type: ignore[misc]
+
+    monkeypatch.setattr(window.conflicts, "checker", held)
+    monkeypatch.setattr(window.review, "_known_conflicts", lambda _id: None)  # checked now, not read in advance
+    path = store_copy / "engrams.yaml"
+    path.write_text(path.read_text().replace(statement, statement + " (rewritten by an agent)", 1))
     errors: list[str] = []
     window.messages.error_shown.connect(errors.append)
-    _press(qtbot, window, Qt.Key.Key_A)
-    assert window.runner.pending == 0 and window.review._known_conflicts(later) is None  # waiting for its check
-    qtbot.keyClick(window.drafts.table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
-    qtbot.waitUntil(lambda: later not in [r.id for r in window.drafts.model.rows] and window.runner.pending == 0)
-    assert len(errors) == 1 and "still being checked" in errors[0] and "nothing was undone" in errors[0], errors
-    on_disk = engrams_on_disk(store_copy)
-    assert on_disk[first]["commitment"] == "decided" and on_disk[later]["commitment"] == "decided"
-    assert [(e["engram_id"], e["data"]["action"]) for e in human_events(store_copy)] == [
-        (first, "approve"),
-        (later, "approve"),
-    ]
+    try:
+        _press(qtbot, window, Qt.Key.Key_A)  # refused once written: the file changed since the row was shown
+        qtbot.keyClick(window.drafts.table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)  # still checking
+    finally:
+        release.set()
+    qtbot.waitUntil(
+        lambda: len(errors) >= 2 and window.runner.pending == 0 and window.workspace.reads.pending == 0, timeout=10000
+    )
+    assert f"{second} changed since you looked" in errors[0] and "nothing was undone" in errors[1], errors
+    assert engrams_on_disk(store_copy)[first]["commitment"] == "decided"
+    assert [e["data"]["action"] for e in human_events(store_copy)] == ["approve"]

@@ -12,7 +12,7 @@ from plur_desk.ui.main_window import MainWindow
 
 def test_one_approve_renders_the_next_detail_once_and_never_resets_the_queue(qtbot, window: MainWindow) -> None:
     # the scale view's first result redraws the detail with the writer's line: let it arrive before counting
-    qtbot.waitUntil(lambda: window.scale.view is not None and window.scale.runner.pending == 0, timeout=20000)
+    qtbot.waitUntil(lambda: window.scale.view is not None and window.scale.settled, timeout=20000)
     drafts = window.drafts
     first, second = drafts.model.rows[0].id, drafts.model.rows[1].id
     renders: list[str] = []

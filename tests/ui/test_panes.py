@@ -352,7 +352,7 @@ def test_the_reviewers_sort_of_tensions_survives_a_decision_and_a_reload(qtbot, 
 
 def test_the_reviewers_sort_of_writers_survives_a_refresh(qtbot, window):
     qtbot.waitUntil(
-        lambda: window.scale.view is not None and bool(window.scale.risk) and window.scale.runner.pending == 0,
+        lambda: window.scale.view is not None and bool(window.scale.risk) and window.scale.settled,
         timeout=20000,
     )
     qtbot.keyClick(window, Qt.Key.Key_7, Qt.KeyboardModifier.ControlModifier)

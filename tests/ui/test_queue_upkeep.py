@@ -10,6 +10,7 @@ import threading
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PySide6.QtCore import QItemSelection, QItemSelectionModel, Qt
@@ -156,6 +157,7 @@ def _step(qtbot, win: MainWindow, op: tuple[int, int, int]) -> None:  # type: ig
 OPS = st.lists(st.tuples(st.integers(0, 11), st.integers(0, 40), st.integers(0, 40)), min_size=1, max_size=8)
 
 
+@pytest.mark.slow
 @settings(
     max_examples=25,
     deadline=None,

@@ -44,7 +44,7 @@ def store_copy(tmp_path: Path) -> Path:
 
 def _scaled(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
     qtbot.waitUntil(
-        lambda: window.scale.view is not None and bool(window.scale.risk) and window.scale.runner.pending == 0,
+        lambda: window.scale.view is not None and bool(window.scale.risk) and window.scale.settled,
         timeout=20000,
     )
 

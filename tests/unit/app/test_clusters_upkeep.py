@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -232,6 +233,7 @@ def _fresh(engrams: list[dict[str, object]], threshold: float, apart: list[tuple
     return index
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ops=OPS, threshold=st.sampled_from([0.6, 0.3]))
 def test_upkeep_change_by_change_equals_a_fresh_computation_and_the_definition(ops, threshold) -> None:

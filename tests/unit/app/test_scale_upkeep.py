@@ -12,6 +12,7 @@ import tempfile
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -127,6 +128,7 @@ def _ordered_by_key(rows: list[DraftRow], risk: dict[str, RiskRow]) -> list[str]
 OPS = st.lists(st.tuples(st.integers(0, 6), st.integers(0, 20), st.integers(0, 20), st.integers(0, 20)), max_size=10)
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ops=OPS)
 def test_refresh_by_what_changed_equals_a_fresh_computation(ops: list[tuple[int, int, int, int]]) -> None:

@@ -8,6 +8,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from plur_desk.domain.engram_rules import engram_problems
 from plur_desk.store.list_file import ENGRAMS, ListFile
 
@@ -53,6 +55,7 @@ def _run(root: Path, ids: str, kill_after: float | None) -> bool:
     return False
 
 
+@pytest.mark.slow
 def test_killed_writer_leaves_before_or_after(tmp_path):
     base = tmp_path / "base"
     write_big_store(base, 3000)
