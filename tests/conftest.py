@@ -37,16 +37,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _private_dirs(tmp_path, monkeypatch):
-    """Every test gets its own config/cache roots and HOME; nothing touches the developer's machine."""
+def _private_dirs(tmp_path):
+    """Every test gets its own config/cache roots and HOME; nothing touches the developer's machine. Its own
+    MonkeyPatch, not the test's: a test calling monkeypatch.undo() would otherwise put the real HOME back mid-test
+    (a reopened session then used the real home's key vault)."""
+    private = pytest.MonkeyPatch()
     home = tmp_path / "_home"
     home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
-    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
-    monkeypatch.delenv("PLUR_PATH", raising=False)
-    return
+    private.setenv("HOME", str(home))
+    private.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    private.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    private.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
+    private.delenv("PLUR_PATH", raising=False)
+    yield
+    private.undo()
 
 
 @pytest.fixture(autouse=True)

@@ -223,17 +223,20 @@ def test_rows_whose_age_moved_on_are_repainted_in_place_after_a_decision(qtbot, 
     assert current is not None
     session.clock.advance(3 * 3600)  # type: ignore[attr-defined]  # several rows' age now reads another day
     orders: list[int] = []
-    monkeypatch.setattr(scale, "order_drafts", lambda rows: orders.append(len(rows)) or rows)
     resets: list[int] = []
     drafts.model.modelReset.connect(lambda: resets.append(1))
-    with qtbot.waitSignal(win.changes_applied, timeout=10000):
-        win.review.run_change(lambda: session.execute(ApproveDrafts((current.seen,))), drafts.id_after([current.id]))
-    rows = list(drafts.model.rows)
-    aged = [r for r in rows if r is not before[r.id]]
-    assert aged and all(r.age_days != before[r.id].age_days for r in aged)  # new rows, in place
-    assert [r.id for r in rows] == [i for i in before if i != current.id]
-    assert orders == [] and resets == []  # not listed again
-    monkeypatch.undo()
+    # (a context: monkeypatch.undo() would also undo conftest's private HOME and XDG folders)
+    with monkeypatch.context() as patched:
+        patched.setattr(scale, "order_drafts", lambda rows: orders.append(len(rows)) or rows)
+        with qtbot.waitSignal(win.changes_applied, timeout=10000):
+            win.review.run_change(
+                lambda: session.execute(ApproveDrafts((current.seen,))), drafts.id_after([current.id])
+            )
+        rows = list(drafts.model.rows)
+        aged = [r for r in rows if r is not before[r.id]]
+        assert aged and all(r.age_days != before[r.id].age_days for r in aged)  # new rows, in place
+        assert [r.id for r in rows] == [i for i in before if i != current.id]
+        assert orders == [] and resets == []  # not listed again
     win.review._listed = None
     win.review.refresh_queue()
     assert all(a is b for a, b in zip(rows, drafts.model.rows, strict=True))  # what a fresh listing gives

@@ -192,10 +192,10 @@ def test_a_record_whose_event_could_not_be_appended_is_completed_by_recovery(ses
     def fail(self):
         raise WriteFailed("disk full (simulated)")
 
-    monkeypatch.setattr(PreparedAppend, "commit", fail)
-    with pytest.raises(PartialWrite, match="journal keeps it"):
-        record_tension(session, "ENG-2026-11-01-001", "ENG-2026-11-02-001", 0.9, "r")
-    monkeypatch.undo()
+    with monkeypatch.context() as patched:  # (monkeypatch.undo() would also undo conftest's private HOME)
+        patched.setattr(PreparedAppend, "commit", fail)
+        with pytest.raises(PartialWrite, match="journal keeps it"):
+            record_tension(session, "ENG-2026-11-01-001", "ENG-2026-11-02-001", 0.9, "r")
     root = session.store.root
     assert "T-2026-1202-001" in (root / "tensions.yaml").read_text()
     assert (
