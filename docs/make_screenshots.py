@@ -52,7 +52,7 @@ def main() -> None:
     theme.apply("dark" if args.dark else "light")  # what the setting does in the app
     suffix = ("" if width < 1600 else f"-{width}") + ("-dark" if args.dark else "")
     with tempfile.TemporaryDirectory() as tmp:
-        store = copy_demo_store(Path(tmp))
+        store = copy_demo_store()  # where --demo puts it: the demo reviewer's key is trusted there, as for a user
         settings = Settings(reviewer_name="Ada Lovelace", theme="dark" if args.dark else "light")
         window = MainWindow(SettingsStore(Path(tmp) / "settings.yaml"), settings, "Ada Lovelace")
         window.setGeometry(0, 0, width, height)
