@@ -289,6 +289,19 @@ class ChangeWatch:
         self._append("watching", engrams, tensions, note="watching from here: claims nothing about the content")
         return True
 
+    def _start_with_first_decision(self) -> list[str]:
+        """A store nobody watches yet is watched from this reviewer's first decision in it, its state then taken as
+        the baseline: the key signs then anyway (signing at open would ask a locked keyring, or meet a key conflict,
+        before any decision). Not over a baseline with lines that do not verify, nor in a read-only store."""
+        session = self.session
+        if session.reading_only or session.read_only_reasons or self.read().problems:
+            return []
+        self.start()
+        return [
+            "This store is now watched for agent changes (a line signed with your key in .plur-desk/baseline/ "
+            "says where watching began; it claims nothing about the content)."
+        ]
+
     def follow(
         self, patches: Iterable[Patch], command: object = None, op: object = None, *, undoing: bool = False
     ) -> list[str]:
@@ -301,7 +314,7 @@ class ChangeWatch:
             return []
         try:
             if not self.watched:
-                return []
+                return self._start_with_first_decision()
             engrams, tensions = self.values_after(patches)
             claim = "decided"
             ratified = self._ratified.get(id(op))

@@ -82,6 +82,28 @@ def test_the_reviewers_own_decisions_join_the_baseline(session):
     assert list(changes) == [DRAFT] and changes[DRAFT].before["commitment"] == "decided"
 
 
+def test_a_stores_first_decision_starts_watching_it_and_says_so(session):
+    """A store nobody watched is watched from the reviewer's first decision in it (her key signs then anyway): the
+    decision's state is the baseline, the window is told once, and an agent's change afterwards is listed."""
+    assert not session.watch.watched
+    change = session.execute(ApproveDrafts(tuple(session.seen([DRAFT]))))
+    assert session.watch.watched and listed(session) == {}
+    assert any("now watched for agent changes" in w for w in change.warnings)
+    again = session.execute(ConfirmTension(session.seen_tension("T-2026-1201-001")))
+    assert not any("now watched" in w for w in again.warnings)  # said once
+    agent_writes(session.root, DECIDED, statement="Statement number six, rewritten")
+    assert {i: c.kind for i, c in listed(session).items()} == {DECIDED: "rewritten"}
+
+
+def test_a_first_decision_does_not_start_watching_over_a_baseline_that_does_not_verify(session):
+    path = baseline.path_of(session.root)
+    path.parent.mkdir(parents=True)
+    path.write_text('{"event":"plur_desk_baseline","data":{"claim":"watching"}}\n')
+    before = path.read_bytes()
+    session.execute(ApproveDrafts(tuple(session.seen([DRAFT]))))
+    assert path.read_bytes() == before and not session.watch.watched
+
+
 def test_an_agent_settling_a_tension_is_listed(session):
     session.watch.start()
     agent_settles(session.root, "T-2026-1201-001", status="dismissed")
