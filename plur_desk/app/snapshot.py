@@ -1,4 +1,4 @@
-"""The records a session shows and acts on, by id: every valid engram whose id is unique, every valid tension.
+"""The records a session shows and acts on, by id: valid engrams (a shared id read as PLUR 0.21 reads it), tensions.
 
 Rebuilt from the store's snapshot after a load (`reindex`), updated in place after our own writes (`take`).
 While the load is still parsing, an action on an engram not parsed yet parses it first (`lookup`).
@@ -12,9 +12,10 @@ from collections.abc import Iterable
 from typing import Protocol
 
 from plur_desk.domain.engram_view import EngramView
+from plur_desk.domain.rekey import resolve_duplicate_ids
 from plur_desk.domain.review import Patch
 from plur_desk.infra.errors import ActionRefused
-from plur_desk.store.list_file import digest_of
+from plur_desk.store.list_file import Entry, digest_of
 from plur_desk.store.plur_store import PlurStore, WriteResult
 
 Record = dict[str, object]
@@ -44,10 +45,31 @@ class Snapshot:
         for _entry, key in keyed:
             counts[key] = counts.get(key, 0) + 1
         self.engrams = {key: e.value for e, key in keyed if e.valid and counts[key] == 1}  # type: ignore[misc]
+        self.engrams.update(self._shared_ids(keyed, counts))
         self.tensions = {e.key: e.value for e in self.store.tensions.entries if e.valid and e.key}  # type: ignore[misc]
         for follower in self.followers:
             follower.note(everything=True)  # records replaced wholesale: the queue compares them by identity
             follower.prime()  # here, on the loading thread, not on the window's next read
+
+    def _shared_ids(self, keyed: list[tuple[Entry, str]], counts: dict[str, int]) -> dict[str, Record]:
+        """Engrams sharing an id, as PLUR 0.21 reads them (domain/rekey): the first copy under the id, a later,
+        different one under its fresh id (a copy, renamed), an exact repeat once. Decisions on either are written
+        by store/entry_lookup so that 0.20 and 0.21 read them back as shown."""
+        groups: dict[str, list[Entry]] = {}
+        for entry, key in keyed:
+            if counts[key] > 1:
+                groups.setdefault(key, []).append(entry)
+        out: dict[str, Record] = {}
+        for key, group in groups.items():
+            if not all(e.valid for e in group):
+                continue  # a quarantined copy: check and the invalid list say so; no decision on either
+            taken = set(counts) - {key}
+            for found in resolve_duplicate_ids([(key, e.value) for e in group], taken):  # type: ignore[misc]
+                if found.exact_duplicate_of is None:
+                    value = group[found.index].value
+                    assert isinstance(value, dict)
+                    out[found.engram_id] = value if found.renamed_from is None else {**value, "id": found.engram_id}
+        return out
 
     def changed(self, engram_ids: Iterable[str], tension_ids: Iterable[str]) -> None:
         """After our own write: the followers re-derive these now, on the thread that wrote (the serial runner in
@@ -116,8 +138,8 @@ class Snapshot:
         for entry in entries:
             key = entry.key
             value = self.engrams.get(key) if key else None
-            if key is None or value is None:
-                continue
+            if key is None or value is None or key in out:
+                continue  # a repeated id is the first copy's (later copies: below)
             if snapshot.regular:
                 digest = digest_of(snapshot.block(entry)).hex()
             else:
@@ -125,6 +147,10 @@ class Snapshot:
                     json.dumps(value, sort_keys=True, default=str).encode(), digest_size=16
                 ).hexdigest()
             out[key] = (digest, value)
+        for key in self.engrams.keys() if ids is None else set(ids):
+            value = self.engrams.get(key)
+            if value is not None and key not in out:  # a later copy of a shared id, shown under its 0.21 id
+                out[key] = (hashlib.blake2b(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest(), value)
         return out
 
     def invalid_entries(self) -> list[tuple[str, int, str]]:

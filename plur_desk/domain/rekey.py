@@ -129,16 +129,28 @@ class Renames:
     event that would hand one engram's past to an unrelated id is ignored.
     """
 
-    def __init__(self, pairs: Iterable[tuple[str, str]] = ()) -> None:
+    def __init__(self, pairs: Iterable[tuple[str, str] | tuple[str, str, str]] = ()) -> None:
         self._earlier: dict[str, list[str]] = {}
-        for old, new in pairs:
-            self.add(old, new)
+        self._at: dict[tuple[str, str], str] = {}  # (from, to) -> when the rename was logged (its earliest event)
+        for pair in pairs:
+            self.add(*pair)
 
-    def add(self, old: str, new: str) -> None:
+    def add(self, old: str, new: str, at: str | None = None) -> None:
         if old != new and new.startswith(f"{old}-D") and ID_FORM.match(new) and ID_FORM.match(old):
             names = self._earlier.setdefault(new, [])
             if old not in names:
                 names.append(old)
+            if (at and (old, new) not in self._at) or (at and at < self._at[old, new]):
+                self._at[old, new] = at
+
+    def follows(self, engram_id: str, name: str, timestamp: object) -> bool:
+        """Whether an event under `name` at `timestamp` is about `engram_id`: its own id always; an earlier id only
+        before it was renamed away from it (after that the id is the other copy's, which kept it)."""
+        if name == engram_id:
+            return True
+        chain = self.names(engram_id)
+        times = [t for (old, new), t in self._at.items() if old == name and new in chain]
+        return not times or str(timestamp) < min(times)
 
     def __bool__(self) -> bool:
         return bool(self._earlier)

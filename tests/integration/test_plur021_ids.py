@@ -151,3 +151,54 @@ def test_a_planted_rename_does_not_lend_an_approval_to_another_text(store, node_
     report = run_check(store, use_cache=False)
     assert [u["engram_id"] for u in report.untrusted] == [forged_id]
     assert report.exit_code == 1
+
+
+def _history(store: Path) -> list[dict[str, object]]:
+    return [
+        json.loads(line) for p in sorted((store / "history").glob("*.jsonl")) for line in p.read_text().splitlines()
+    ]
+
+
+def test_decisions_on_both_engrams_of_a_shared_id(store, node_home):
+    # Two machines minted one id for two different drafts, and a third copy repeats the later one exactly. The window
+    # shows both engrams as PLUR 0.21 reads them (the later one under its fresh id, the exact repeat once); a decision
+    # on each is written so that 0.20 and 0.21 both read it back on the engram the reviewer saw.
+    records = _records(store)
+    at = next(i for i, r in enumerate(records) if r.get("commitment") == "draft")
+    shared = str(records[at]["id"])
+    later = {**records[at], "statement": "A teammate's draft minted with the same id"}
+    others = {str(r["id"]) for r in records} - {shared}
+    later_id = fresh_duplicate_id(shared, later, others)
+    _write(store, [*records, later, dict(later)])
+    assert [o.get("id") for o in _oracle(store, node_home) if o.get("renamedFrom")] == [later_id]
+
+    session = open_session(store, REVIEWER, use_cache=False)
+    shown = {d.id: d for d in session.drafts()}
+    assert shared in shown and later_id in shown
+    assert session.snapshot.engrams[later_id]["statement"] == later["statement"]
+    assert session.snapshot.engrams[shared]["statement"] == records[at]["statement"]
+    session.execute(ApproveDrafts(tuple(session.seen([later_id])), note="the teammate's"))
+    session.execute(ApproveDrafts(tuple(session.seen([shared])), note="the first"))
+
+    # 0.20 reads every copy, quarantines nothing, and finds each decision on the engram it was made on.
+    loaded = plur(store, node_home, [{"op": "load"}])[0]
+    assert loaded["quarantined"] == []
+    assert loaded["valid"].count(later_id) == 2 and loaded["valid"].count(shared) == 1
+    for engram_id, statement in ((shared, records[at]["statement"]), (later_id, later["statement"])):
+        assert loaded["engrams"][engram_id]["statement"] == statement
+        assert loaded["engrams"][engram_id]["commitment"] != "draft"
+    # 0.21 has nothing left to rename: the exact repeats are read once, under the id the reviewer saw.
+    assert [o for o in _oracle(store, node_home) if o.get("renamedFrom")] == []
+    events = [e for e in _history(store) if e.get("engram_id") in (shared, later_id)]
+    rekeyed = [e for e in events if e["event"] == "engram_rekeyed"]
+    assert [(e["data"]["from"], e["data"]["to"]) for e in rekeyed] == [(shared, later_id)]
+    approvals = [e for e in events if e.get("actor", {}).get("kind") == "human"]
+    assert [e["engram_id"] for e in approvals] == [later_id, shared]
+
+    report = run_check(store, use_cache=False)
+    assert report.invalid == [] and report.unfinished == [], report.to_text()
+    assert report.untrusted == [], [(u["engram_id"], u["line"]) for u in report.untrusted]
+    assert report.exit_code == 0, report.to_text()
+    reopened = open_session(store, REVIEWER, use_cache=False)
+    for engram_id in (shared, later_id):
+        assert reopened.review_trust(reopened.snapshot.engrams[engram_id]).state is TrustState.VALID
