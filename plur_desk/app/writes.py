@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from plur_desk.app.history_index import HistoryIndex
 from plur_desk.app.session_signing import SessionSigning
 from plur_desk.app.snapshot import Snapshot, differing
-from plur_desk.app.undo import file_groups, replay_edit
+from plur_desk.app.undo import file_groups, followed, replay_edit
 from plur_desk.domain import review
 from plur_desk.domain.changes import ChangeSet
 from plur_desk.domain.engram_view import EngramView
@@ -337,10 +337,14 @@ class Writes:
         """Apply `patches` as a new audited change (`verb` is undo, redo, or the rollback of a refused one);
         a refused later group puts back what the earlier groups already changed."""
         own = journal is None
+        renames = self.history.renames()
+        follow = [followed(p, op.prints, self.snapshot.engrams, renames) for p in patches]  # PLUR renamed it since
+        patches = [p for p, _print in follow]
+        prints = {f"{p.file}/{p.key}": printed for p, printed in follow}
 
         def guard(patch: Patch) -> dict[str, object] | None:
             # what the reviewer last saw this action leave; a rollback puts back our own writes of this attempt
-            return None if verb.startswith("rollback") else op.prints.get(f"{patch.file}/{patch.key}")
+            return None if verb.startswith("rollback") else prints.get(f"{patch.file}/{patch.key}")
 
         if journal is None:
             journal = self.store.journal.begin(verb, f"{verb} {op.label}")

@@ -202,3 +202,43 @@ def test_decisions_on_both_engrams_of_a_shared_id(store, node_home):
     reopened = open_session(store, REVIEWER, use_cache=False)
     for engram_id in (shared, later_id):
         assert reopened.review_trust(reopened.snapshot.engrams[engram_id]).state is TrustState.VALID
+
+
+def _rekey_event(store: Path, old: str, new: str) -> None:
+    now = datetime.now(UTC)
+    with (store / "history" / f"{now:%Y-%m}.jsonl").open("a", encoding="utf-8") as log:
+        event = {
+            "event": "engram_rekeyed",
+            "engram_id": new,
+            "timestamp": now.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z",
+            "data": {"from": old, "to": new, "store": str(store / "engrams.yaml")},
+            "reason": "duplicate id: a later, different copy was given a fresh id (P1)",
+        }
+        log.write(json.dumps(event) + "\n")
+
+
+def test_an_undo_follows_the_engram_plur_renamed_since(store):
+    # The reviewer approves an engram; a teammate's engram with the same id is merged in before it, and PLUR 0.21
+    # renames ours (the later copy) and logs it. Undo takes back the approval on our engram, under its new id, and
+    # leaves the teammate's alone (before, it was refused as "changed since": the old id is now the teammate's).
+    session = open_session(store, REVIEWER, use_cache=False)
+    approved = session.drafts()[0].id
+    session.execute(ApproveDrafts(tuple(session.seen([approved])), note="checked"))
+    records = _records(store)
+    at = next(i for i, r in enumerate(records) if r["id"] == approved)
+    teammate = {**records[at], "statement": "A teammate's engram minted with the same id", "commitment": "draft"}
+    teammate.pop("review", None)
+    new_id = fresh_duplicate_id(approved, records[at], {str(r["id"]) for r in records} - {approved})
+    _write(store, [*records[:at], teammate, {**records[at], "id": new_id}, *records[at + 1 :]])
+    _rekey_event(store, approved, new_id)
+    session.reload_if_changed()
+
+    session.undo()
+    after = {str(r["id"]): r for r in _records(store)}
+    assert after[new_id]["commitment"] == "draft" and "review" not in after[new_id]
+    assert after[approved] == teammate
+    undo = [e for e in _history(store) if (e.get("data") or {}).get("action") == "undo"]
+    assert [e["engram_id"] for e in undo] == [new_id]
+    session.redo()  # and the redo too
+    again = {str(r["id"]): r for r in _records(store)}
+    assert again[new_id]["commitment"] != "draft" and again[approved] == teammate
