@@ -88,7 +88,7 @@ class ReviewSession:
             self._record_verdict,
             self.history.rejections_touched,
         )
-        self._tension_rows = TensionRows(lambda: self._engrams, lambda: self._tensions, self.now)
+        self._tension_rows = TensionRows(lambda: self._engrams, lambda: self._tensions, self.now, self.history.renames)
         self._validity_rows = ValidityRows(lambda: self._engrams)
         self.snapshot.followers.append(self.queue)
         self.watch = ChangeWatch(self, store.cache_file)  # the watched baseline (app/changes.py)

@@ -170,6 +170,13 @@ class Renames:
         """`engram_id` and every id it had before."""
         return [engram_id, *self.earlier(engram_id)]
 
+    def side(self, engram_id: str, present: Container[str]) -> str:
+        """The engram a record naming `engram_id` (a tension's side) is about: that id while an engram has it (the
+        copy that kept it, as 0.21 reads it), else the id PLUR renamed it to, when it did."""
+        if engram_id in present:
+            return engram_id
+        return self.later(engram_id, present) or engram_id
+
     def later(self, engram_id: str, present: Container[str]) -> str | None:
         """The id among `present` that `engram_id` was renamed to, when it was (for a record naming an old id)."""
         return next((new for new in self._earlier if new in present and engram_id in self.earlier(new)), None)

@@ -16,7 +16,7 @@ import pytest
 
 from plur_desk.app.bootstrap import open_session
 from plur_desk.app.check import run_check
-from plur_desk.domain.commands import ApproveDrafts
+from plur_desk.domain.commands import ApproveDrafts, ResolveTension
 from plur_desk.domain.rekey import fresh_duplicate_id
 from plur_desk.domain.trust import TrustState
 from plur_desk.store.yaml_dump import dump_engrams_document
@@ -242,3 +242,45 @@ def test_an_undo_follows_the_engram_plur_renamed_since(store):
     session.redo()  # and the redo too
     again = {str(r["id"]): r for r in _records(store)}
     assert again[new_id]["commitment"] != "draft" and again[approved] == teammate
+
+
+def test_a_tension_on_an_engram_plur_renamed_shows_and_settles_it_under_its_new_id(store, node_home):
+    # PLUR 0.21 renamed an engram a tension names (and the copy that kept the old id was compacted since): the row
+    # shows the engram under its new id, and settling the tension retires it there.
+    session = open_session(store, REVIEWER, use_cache=False)
+    renamed, other = (d.id for d in session.drafts()[:2])
+    plur(
+        store,
+        node_home,
+        [
+            {
+                "op": "recordTensions",
+                "pairs": [
+                    {
+                        "id_a": renamed,
+                        "id_b": other,
+                        "statement_a": "a",
+                        "statement_b": "b",
+                        "confidence": 0.9,
+                        "reason": "the two disagree",
+                    }
+                ],
+            }
+        ],
+    )
+    records = _records(store)
+    at = next(i for i, r in enumerate(records) if r["id"] == renamed)
+    new_id = fresh_duplicate_id(renamed, records[at], {str(r["id"]) for r in records} - {renamed})
+    records[at] = {**records[at], "id": new_id}
+    _write(store, records)
+    _rekey_event(store, renamed, new_id)
+
+    reopened = open_session(store, REVIEWER, use_cache=False)
+    (row,) = [r for r in reopened.tensions() if other in (r.engram_a, r.engram_b)]
+    assert {row.engram_a, row.engram_b} == {new_id, other}
+    assert [s.id for s in row.seen.sides] == [new_id, other]
+    assert [r.id for r in reopened.tensions(engram_id=new_id)] == [row.id]
+    reopened.execute(ResolveTension(reopened.seen_tension(row.id), winner=other))
+    after = {str(r["id"]): r for r in _records(store)}
+    assert after[new_id]["status"] == "retired" and after[other]["status"] != "retired"
+    assert plur(store, node_home, [{"op": "load"}])[0]["quarantined"] == []
