@@ -15,6 +15,7 @@ from plur_desk.domain.engram_view import EngramView
 from plur_desk.domain.rekey import resolve_duplicate_ids
 from plur_desk.domain.review import Patch
 from plur_desk.infra.errors import ActionRefused
+from plur_desk.store.held import merge_held, read_held
 from plur_desk.store.list_file import Entry, digest_of
 from plur_desk.store.plur_store import PlurStore, WriteResult
 
@@ -36,6 +37,8 @@ class Snapshot:
         self.store = store
         self.engrams: dict[str, Record] = {}
         self.tensions: dict[str, Record] = {}
+        self.held: dict[str, Record] = {}  # .git/plur-held.json: shown, never decided on, never written
+        self.held_problem: str | None = None
         self.followers: list[Follower] = []
 
     def reindex(self) -> None:
@@ -47,6 +50,7 @@ class Snapshot:
         self.engrams = {key: e.value for e, key in keyed if e.valid and counts[key] == 1}  # type: ignore[misc]
         self.engrams.update(self._shared_ids(keyed, counts))
         self.tensions = {e.key: e.value for e in self.store.tensions.entries if e.valid and e.key}  # type: ignore[misc]
+        self._read_held()
         for follower in self.followers:
             follower.note(everything=True)  # records replaced wholesale: the queue compares them by identity
             follower.prime()  # here, on the loading thread, not on the window's next read
@@ -70,6 +74,19 @@ class Snapshot:
                     assert isinstance(value, dict)
                     out[found.engram_id] = value if found.renamed_from is None else {**value, "id": found.engram_id}
         return out
+
+    def _read_held(self) -> None:
+        """The scope:local engrams an interrupted PLUR 0.21 sync parked in .git/plur-held.json, as its readers fold
+        them in (store/held.py): PLUR counts them as part of the store until its next write puts them back."""
+        self.held, self.held_problem = {}, None
+        try:
+            held = read_held(self.store.root)
+        except ValueError as exc:
+            self.held_problem = f"{exc}; PLUR 0.21 refuses to sync until it is repaired (it holds never-pushed engrams)"
+            return
+        if held:
+            merged = merge_held(list(self.engrams.values()), held)
+            self.held = {str(e.get("id")): e for e in merged.engrams}
 
     def changed(self, engram_ids: Iterable[str], tension_ids: Iterable[str]) -> None:
         """After our own write: the followers re-derive these now, on the thread that wrote (the serial runner in
@@ -110,6 +127,11 @@ class Snapshot:
             raise ActionRefused(
                 f"{engram_id} at line {snapshot.line(entries[0])} is an entry PLUR quarantines ({reason}); "
                 "fix it by hand first"
+            )
+        if engram_id in self.held:
+            raise ActionRefused(
+                f"{engram_id} is held by an interrupted PLUR sync (.git/plur-held.json): read-only here until "
+                "PLUR's next write puts it back into engrams.yaml"
             )
         raise ActionRefused(f"{engram_id} is not in the store")
 
