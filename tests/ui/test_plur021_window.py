@@ -1,5 +1,5 @@
-"""The engrams an interrupted PLUR 0.21 sync holds in .git/plur-held.json: counted, listed and marked in the window,
-never decided on, never written (PLUR puts them back into engrams.yaml on its next write)."""
+"""What the window shows of a store as PLUR 0.21 reads it: the engrams an interrupted sync holds in
+.git/plur-held.json (counted, listed, marked, never decided on or written) and both engrams of a shared id."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pytest
 
 from plur_desk.domain.commands import ApproveDrafts
 from plur_desk.infra.errors import ActionRefused
+from plur_desk.store.yaml_dump import dump_engrams_document
 from plur_desk.store.yaml_load import load_general
 
 from ui.conftest import open_window_on, wait_loaded
@@ -48,3 +49,18 @@ def test_held_engrams_are_counted_listed_and_read_only(qtbot, tmp_path, store_co
         with pytest.raises(ActionRefused, match="held by an interrupted PLUR sync"):
             session.execute(ApproveDrafts(tuple(session.seen([engram_id]))))
     assert _files(store_copy) == before
+
+
+def test_both_engrams_of_a_shared_id_wait_in_the_queue(qtbot, tmp_path, store_copy):
+    # Two machines minted one id: the queue shows both drafts, the later one under the id PLUR 0.21 gives it.
+    path = store_copy / "engrams.yaml"
+    records = load_general(path.read_text(encoding="utf-8"))["engrams"]
+    draft = next(r for r in records if r.get("commitment") == "draft")
+    later = {**draft, "statement": "A teammate's draft minted with the same id"}
+    path.write_text(dump_engrams_document({"engrams": [*records, later]}), encoding="utf-8")
+    win = open_window_on(qtbot, tmp_path, store_copy)
+    wait_loaded(qtbot, win)
+    rows = {r.id: r for r in win.drafts.model.rows}
+    later_id = next(i for i in rows if i.startswith(f"{draft['id']}-D"))
+    assert rows[draft["id"]].statement == draft["statement"]
+    assert rows[later_id].statement == later["statement"]
