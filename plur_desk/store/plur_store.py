@@ -458,7 +458,7 @@ class PlurStore:
             if located.renamed_from is not None:
                 events = [rekeyed_event(located.renamed_from, edit.key, events, self.engrams_path), *events]
             result.events.extend(events)
-            result.before[edit.key] = located.entries[0].value  # type: ignore[assignment]  # as on disk
+            result.before[edit.key] = value  # a later copy as shown: its rename is not part of what an undo takes back
             result.after[edit.key] = new_value
         return replacements
 

@@ -284,3 +284,22 @@ def test_a_tension_on_an_engram_plur_renamed_shows_and_settles_it_under_its_new_
     after = {str(r["id"]): r for r in _records(store)}
     assert after[new_id]["status"] == "retired" and after[other]["status"] != "retired"
     assert plur(store, node_home, [{"op": "load"}])[0]["quarantined"] == []
+
+
+def test_an_undo_of_a_decision_on_the_later_copy_keeps_its_new_id(store, node_home):
+    records = _records(store)
+    at = next(i for i, r in enumerate(records) if r.get("commitment") == "draft")
+    shared = str(records[at]["id"])
+    later = {**records[at], "statement": "A teammate's draft minted with the same id"}
+    later_id = fresh_duplicate_id(shared, later, {str(r["id"]) for r in records} - {shared})
+    _write(store, [*records, later])
+    session = open_session(store, REVIEWER, use_cache=False)
+    session.execute(ApproveDrafts(tuple(session.seen([later_id])), note="the teammate's"))
+    session.undo()  # the decision is taken back; the id 0.21 gives the copy stays (0.21 would write it anyway)
+    after = [r for r in _records(store) if r["id"] in (shared, later_id)]
+    assert [(r["id"], r["commitment"], r["statement"]) for r in after] == [
+        (shared, "draft", records[at]["statement"]),
+        (later_id, "draft", later["statement"]),
+    ]
+    assert plur(store, node_home, [{"op": "load"}])[0]["quarantined"] == []
+    assert later_id in {d.id for d in session.drafts()}
