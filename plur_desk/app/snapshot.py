@@ -64,10 +64,10 @@ class Snapshot:
             if counts[key] > 1:
                 groups.setdefault(key, []).append(entry)
         out: dict[str, Record] = {}
+        taken = set(counts) if groups else set()  # (the shared id among them changes nothing: it is repeated)
         for key, group in groups.items():
             if not all(e.valid for e in group):
                 continue  # a quarantined copy: check and the invalid list say so; no decision on either
-            taken = set(counts) - {key}
             for found in resolve_duplicate_ids([(key, e.value) for e in group], taken):  # type: ignore[misc]
                 if found.exact_duplicate_of is None:
                     value = group[found.index].value
@@ -85,7 +85,12 @@ class Snapshot:
             self.held_problem = f"{exc}; PLUR 0.21 refuses to sync until it is repaired (it holds never-pushed engrams)"
             return
         if held:
-            merged = merge_held(list(self.engrams.values()), held)
+            wanted = {str(r.get("id")) for r in held if isinstance(r, dict)}
+            prefixes = tuple(f"{i}-D" for i in wanted)
+            wanted |= {i for i in self.engrams if i.startswith(prefixes)}  # restored under a fresh id already
+            # only those records are compared by content (a canonical JSON each); the other ids are just taken
+            current: list[Record] = [self.engrams[i] if i in wanted else {"id": i} for i in self.engrams]
+            merged = merge_held(current, held)
             self.held = {str(e.get("id")): e for e in merged.engrams}
 
     def changed(self, engram_ids: Iterable[str], tension_ids: Iterable[str]) -> None:

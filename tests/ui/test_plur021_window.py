@@ -28,7 +28,10 @@ def test_held_engrams_are_counted_listed_and_read_only(qtbot, tmp_path, store_co
     parked = {**draft, "id": "ENG-2026-01-01-901", "scope": "local", "statement": "A local note parked by sync"}
     clashing = {**draft, "scope": "local", "statement": "Another machine's local note with this id"}
     (store_copy / ".git").mkdir(exist_ok=True)
-    held = {"version": 1, "files": [{"file": "engrams.yaml", "saved": "", "staged": "", "held": [parked, clashing]}]}
+    held = {
+        "version": 1,
+        "files": [{"file": "engrams.yaml", "saved": "", "staged": "", "held": [parked, clashing, draft]}],
+    }  # draft: back in the file already
     (store_copy / ".git" / "plur-held.json").write_text(json.dumps(held), encoding="utf-8")
     before = _files(store_copy)
 
