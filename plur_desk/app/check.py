@@ -330,7 +330,13 @@ def _untrusted_claims(
         # still under that id carries the same review (a copy must not borrow the original's signature).
         names = [engram_id] + [n for n in renames.earlier(engram_id) if (n, at, by) not in carried]
         events = sorted(
-            (c for name in names for c in by_engram.get(name, [])), key=lambda c: str(c[0].get("timestamp"))
+            (
+                c
+                for name in names
+                for c in by_engram.get(name, [])
+                if renames.follows(engram_id, name, c[0].get("timestamp"))
+            ),
+            key=lambda c: str(c[0].get("timestamp")),
         )
         standing = review_standing(engram, events, names)
         if standing.state is not TrustState.VALID:

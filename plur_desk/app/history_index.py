@@ -392,9 +392,12 @@ class HistoryIndex:
         lines, index = self._state
         events = []
         try:
-            for name in self.renames().names(engram_id):
+            renames = self.renames()
+            for name in renames.names(engram_id):
                 found = (parse_line(*line) for line in lines_at(lines, index.positions(name)))
-                events += [e for e in found if _names_engram(e, name)]
+                events += [
+                    e for e in found if _names_engram(e, name) and renames.follows(engram_id, name, e.get("timestamp"))
+                ]
         except MonthChanged:
             self.disk.bump()
             return [changed_event()]
@@ -412,7 +415,8 @@ class HistoryIndex:
                     event = parse_line(*line)
                     data = event.get("data")
                     if event.get("event") == "engram_rekeyed" and isinstance(data, dict):
-                        renames.add(str(data.get("from")), str(data.get("to", event.get("engram_id"))))
+                        to = str(data.get("to", event.get("engram_id")))
+                        renames.add(str(data.get("from")), to, str(event.get("timestamp") or ""))
         except MonthChanged:
             self.disk.bump()
             return renames

@@ -19,6 +19,7 @@ from datetime import datetime, timedelta
 
 from plur_desk.app.rows import DraftRow, TensionRow, Verdict, draft_row, tension_row
 from plur_desk.domain.engram_view import created_of, is_draft
+from plur_desk.domain.rekey import Renames
 from plur_desk.domain.validity import Window, closes_at, opens_at
 from plur_desk.infra.clock import parse_instant
 
@@ -437,24 +438,30 @@ class DraftQueue:
 class TensionRows:
     """Tension rows by id; a row is re-derived when its record or either of its engrams is replaced."""
 
-    def __init__(self, engrams: Records, tensions: Records, now: Callable[[], datetime]) -> None:
-        self._engrams, self._tensions, self._now = engrams, tensions, now
+    def __init__(
+        self, engrams: Records, tensions: Records, now: Callable[[], datetime], renames: Callable[[], Renames]
+    ) -> None:
+        self._engrams, self._tensions, self._now, self._renames = engrams, tensions, now, renames
         self._rows: dict[str, tuple[TensionRow, tuple[object, ...], datetime]] = {}
 
     def rows(self, statuses: Iterable[str] = OPEN) -> list[TensionRow]:
         wanted, now = set(statuses), self._now()
-        engrams, tensions = self._engrams(), self._tensions()
+        engrams, tensions, renames = self._engrams(), self._tensions(), self._renames()
         for gone in [i for i in self._rows if i not in tensions]:
             del self._rows[gone]
         out = []
         for tension_id, record in tensions.items():
             if record.get("status", "detected") not in wanted:
                 continue
-            sides = [engrams.get(str(record.get(k))) for k in ("engram_a", "engram_b")]
-            made = (record, *sides)
+            ids = (
+                renames.side(str(record.get("engram_a")), engrams),
+                renames.side(str(record.get("engram_b")), engrams),
+            )
+            sides = [engrams.get(i) for i in ids]
+            made = (record, *sides, *ids)
             held = self._rows.get(tension_id)
             if held is None or held[2] <= now or any(a is not b for a, b in zip(held[1], made, strict=True)):
-                row = tension_row(record, now, sides)
+                row = tension_row(record, now, sides, ids)
                 due = next_change({}, parse_instant(row.detected_at), now) or datetime.max.replace(tzinfo=now.tzinfo)
                 held = self._rows[tension_id] = (row, made, due)  # again when its age reads differently
             out.append(held[0])

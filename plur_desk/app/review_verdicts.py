@@ -65,9 +65,12 @@ class ReviewVerdicts:
             for name in ids:
                 under.setdefault(name, []).append(engram_id)
         claims: dict[str, list[tuple[dict[str, object], Trust]]] = {}
+        renames = history.renames()
         for line in history.human_lines():
             event = parse_line(*line)
-            for engram_id in under.get(str(event.get("engram_id")), ()):
+            for engram_id in under.get(name := str(event.get("engram_id")), ()):
+                if not renames.follows(engram_id, name, event.get("timestamp")):
+                    continue  # under that id after the rename: the other copy's
                 claims.setdefault(engram_id, []).append((event, history.trust_of(line, event)))
         unverified = set()
         for engram_id, engram in reviewed.items():
@@ -84,6 +87,12 @@ class ReviewVerdicts:
             return Trust(TrustState.NOT_HUMAN)
         engram_id = str(engram.get("id"))
         names = self.signed_names(engram_id, engram["review"])  # type: ignore[arg-type]
-        events = [e for name in names for e in self.history.timeline(name) if e.get("engram_id") == name]
+        renames = self.history.renames()
+        events = [
+            e
+            for name in names
+            for e in self.history.timeline(name)
+            if e.get("engram_id") == name and renames.follows(engram_id, name, e.get("timestamp"))
+        ]
         events.sort(key=lambda e: str(e.get("timestamp")))
         return review_standing(engram, [(e, self.trust(e)) for e in events], names)

@@ -136,9 +136,14 @@ def draft_row(
 
 
 def tension_row(
-    record: dict[str, object], now: datetime, sides: list[dict[str, object] | None] | None = None
+    record: dict[str, object],
+    now: datetime,
+    sides: list[dict[str, object] | None] | None = None,
+    ids: tuple[str, str] | None = None,
 ) -> TensionRow:
+    """`ids`: the engrams its sides are now (PLUR 0.21 may have renamed one since it was recorded)."""
     detected = str(record.get("detected_at", ""))
+    id_a, id_b = ids or (str(record.get("engram_a")), str(record.get("engram_b")))
     confidence = record.get("confidence")
     return TensionRow(
         id=str(record.get("id")),
@@ -147,8 +152,8 @@ def tension_row(
         confidence=float(confidence) if isinstance(confidence, (int, float)) else 0.0,
         detected_at=detected,
         age_days=_age(detected, now),
-        engram_a=str(record.get("engram_a")),
-        engram_b=str(record.get("engram_b")),
+        engram_a=id_a,
+        engram_b=id_b,
         statement_a=str(record.get("statement_a", "")),
         statement_b=str(record.get("statement_b", "")),
         reason=str(record.get("reason", "")),

@@ -88,7 +88,7 @@ class ReviewSession:
             self._record_verdict,
             self.history.rejections_touched,
         )
-        self._tension_rows = TensionRows(lambda: self._engrams, lambda: self._tensions, self.now)
+        self._tension_rows = TensionRows(lambda: self._engrams, lambda: self._tensions, self.now, self.history.renames)
         self._validity_rows = ValidityRows(lambda: self._engrams)
         self.snapshot.followers.append(self.queue)
         self.watch = ChangeWatch(self, store.cache_file)  # the watched baseline (app/changes.py)
@@ -508,4 +508,9 @@ class ReviewSession:
     def counts(self) -> dict[str, int]:
         drafts = len(self.queue)
         open_t = sum(1 for t in self._tensions.values() if t.get("status", "detected") in ("detected", "confirmed"))
-        return {"drafts": drafts, "open_tensions": open_t, "engrams": len(self._engrams)}
+        held = len(self.snapshot.held)
+        return {"drafts": drafts, "open_tensions": open_t, "engrams": len(self._engrams), "held": held}
+
+    def held_engrams(self) -> tuple[list[dict[str, object]], str | None]:
+        """The engrams held by an interrupted PLUR sync (read-only), and why .git/plur-held.json is unread if so."""
+        return [dict(e) for e in self.snapshot.held.values()], self.snapshot.held_problem

@@ -1,4 +1,4 @@
-"""The records a session shows and acts on, by id: every valid engram whose id is unique, every valid tension.
+"""The records a session shows and acts on, by id: valid engrams (a shared id read as PLUR 0.21 reads it), tensions.
 
 Rebuilt from the store's snapshot after a load (`reindex`), updated in place after our own writes (`take`).
 While the load is still parsing, an action on an engram not parsed yet parses it first (`lookup`).
@@ -12,9 +12,11 @@ from collections.abc import Iterable
 from typing import Protocol
 
 from plur_desk.domain.engram_view import EngramView
+from plur_desk.domain.rekey import resolve_duplicate_ids
 from plur_desk.domain.review import Patch
 from plur_desk.infra.errors import ActionRefused
-from plur_desk.store.list_file import digest_of
+from plur_desk.store.held import merge_held, read_held
+from plur_desk.store.list_file import Entry, digest_of
 from plur_desk.store.plur_store import PlurStore, WriteResult
 
 Record = dict[str, object]
@@ -35,6 +37,8 @@ class Snapshot:
         self.store = store
         self.engrams: dict[str, Record] = {}
         self.tensions: dict[str, Record] = {}
+        self.held: dict[str, Record] = {}  # .git/plur-held.json: shown, never decided on, never written
+        self.held_problem: str | None = None
         self.followers: list[Follower] = []
 
     def reindex(self) -> None:
@@ -44,10 +48,50 @@ class Snapshot:
         for _entry, key in keyed:
             counts[key] = counts.get(key, 0) + 1
         self.engrams = {key: e.value for e, key in keyed if e.valid and counts[key] == 1}  # type: ignore[misc]
+        self.engrams.update(self._shared_ids(keyed, counts))
         self.tensions = {e.key: e.value for e in self.store.tensions.entries if e.valid and e.key}  # type: ignore[misc]
+        self._read_held()
         for follower in self.followers:
             follower.note(everything=True)  # records replaced wholesale: the queue compares them by identity
             follower.prime()  # here, on the loading thread, not on the window's next read
+
+    def _shared_ids(self, keyed: list[tuple[Entry, str]], counts: dict[str, int]) -> dict[str, Record]:
+        """Engrams sharing an id, as PLUR 0.21 reads them (domain/rekey): the first copy under the id, a later,
+        different one under its fresh id (a copy, renamed), an exact repeat once. Decisions on either are written
+        by store/entry_lookup so that 0.20 and 0.21 read them back as shown."""
+        groups: dict[str, list[Entry]] = {}
+        for entry, key in keyed:
+            if counts[key] > 1:
+                groups.setdefault(key, []).append(entry)
+        out: dict[str, Record] = {}
+        taken = set(counts) if groups else set()  # (the shared id among them changes nothing: it is repeated)
+        for key, group in groups.items():
+            if not all(e.valid for e in group):
+                continue  # a quarantined copy: check and the invalid list say so; no decision on either
+            for found in resolve_duplicate_ids([(key, e.value) for e in group], taken):  # type: ignore[misc]
+                if found.exact_duplicate_of is None:
+                    value = group[found.index].value
+                    assert isinstance(value, dict)
+                    out[found.engram_id] = value if found.renamed_from is None else {**value, "id": found.engram_id}
+        return out
+
+    def _read_held(self) -> None:
+        """The scope:local engrams an interrupted PLUR 0.21 sync parked in .git/plur-held.json, as its readers fold
+        them in (store/held.py): PLUR counts them as part of the store until its next write puts them back."""
+        self.held, self.held_problem = {}, None
+        try:
+            held = read_held(self.store.root)
+        except ValueError as exc:
+            self.held_problem = f"{exc}; PLUR 0.21 refuses to sync until it is repaired (it holds never-pushed engrams)"
+            return
+        if held:
+            wanted = {str(r.get("id")) for r in held if isinstance(r, dict)}
+            prefixes = tuple(f"{i}-D" for i in wanted)
+            wanted |= {i for i in self.engrams if i.startswith(prefixes)}  # restored under a fresh id already
+            # only those records are compared by content (a canonical JSON each); the other ids are just taken
+            current: list[Record] = [self.engrams[i] if i in wanted else {"id": i} for i in self.engrams]
+            merged = merge_held(current, held)
+            self.held = {str(e.get("id")): e for e in merged.engrams}
 
     def changed(self, engram_ids: Iterable[str], tension_ids: Iterable[str]) -> None:
         """After our own write: the followers re-derive these now, on the thread that wrote (the serial runner in
@@ -89,6 +133,11 @@ class Snapshot:
                 f"{engram_id} at line {snapshot.line(entries[0])} is an entry PLUR quarantines ({reason}); "
                 "fix it by hand first"
             )
+        if engram_id in self.held:
+            raise ActionRefused(
+                f"{engram_id} is held by an interrupted PLUR sync (.git/plur-held.json): read-only here until "
+                "PLUR's next write puts it back into engrams.yaml"
+            )
         raise ActionRefused(f"{engram_id} is not in the store")
 
     def take(self, patches: list[Patch], results: tuple[WriteResult, ...]) -> None:
@@ -116,8 +165,8 @@ class Snapshot:
         for entry in entries:
             key = entry.key
             value = self.engrams.get(key) if key else None
-            if key is None or value is None:
-                continue
+            if key is None or value is None or key in out:
+                continue  # a repeated id is the first copy's (later copies: below)
             if snapshot.regular:
                 digest = digest_of(snapshot.block(entry)).hex()
             else:
@@ -125,6 +174,10 @@ class Snapshot:
                     json.dumps(value, sort_keys=True, default=str).encode(), digest_size=16
                 ).hexdigest()
             out[key] = (digest, value)
+        for key in self.engrams.keys() if ids is None else set(ids):
+            value = self.engrams.get(key)
+            if value is not None and key not in out:  # a later copy of a shared id, shown under its 0.21 id
+                out[key] = (hashlib.blake2b(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest(), value)
         return out
 
     def invalid_entries(self) -> list[tuple[str, int, str]]:

@@ -8,13 +8,14 @@ redo applies them forwards again the same way.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from plur_desk.domain import review
 from plur_desk.domain.lint import redact_credentials
-from plur_desk.domain.review import Operation, Patch, Reviewer
+from plur_desk.domain.rekey import Renames
+from plur_desk.domain.review import Operation, Patch, Reviewer, engram_fingerprint
 from plur_desk.infra.errors import ActionRefused
 
 UNDO_LIMIT = 200  # operations kept; the oldest is forgotten first (its events stay in history)
@@ -125,3 +126,21 @@ def file_groups(patches: list[Patch]) -> list[tuple[str, list[Patch]]]:
         else:
             groups.append((patch.file, [patch]))
     return groups
+
+
+def followed(
+    patch: Patch, prints: Mapping[str, dict[str, object]], engrams: Mapping[str, dict[str, object]], renames: Renames
+) -> tuple[Patch, dict[str, object] | None]:
+    """The patch and the print it is guarded by, on the engram PLUR 0.21 renamed since the action (a duplicate id,
+    `engram_rekeyed`): the action's engram now reads under its new id as the action left it, while its old id, if
+    still there, is another copy's. Otherwise as it was (a real change since is refused as such)."""
+    key = f"{patch.file}/{patch.key}"
+    later = renames.later(patch.key, engrams) if patch.file == "engrams" else None
+    if later is None:
+        return patch, prints.get(key)
+    printed = prints.get(f"engrams/{later}", prints.get(key))
+    now, before = engrams.get(patch.key), engrams[later]
+    left_here = printed is not None and now is not None and engram_fingerprint(now) == printed
+    if printed is None or left_here or engram_fingerprint(before) != printed:
+        return patch, prints.get(key)
+    return replace(patch, key=later), printed

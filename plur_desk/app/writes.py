@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from plur_desk.app.history_index import HistoryIndex
 from plur_desk.app.session_signing import SessionSigning
 from plur_desk.app.snapshot import Snapshot, differing
-from plur_desk.app.undo import file_groups, replay_edit
+from plur_desk.app.undo import file_groups, followed, replay_edit
 from plur_desk.domain import review
 from plur_desk.domain.changes import ChangeSet
 from plur_desk.domain.engram_view import EngramView
@@ -75,8 +75,12 @@ class Writes:
         record = self.snapshot.tensions.get(tension_id)
         if record is None:
             raise ActionRefused(NOT_A_TENSION.format(tension_id))
-        engrams = self.snapshot.engrams
-        return seen_tension(record, [engrams.get(str(record.get(k))) for k in ("engram_a", "engram_b")])
+        return seen_tension(record, [self.snapshot.engrams.get(i) for i in self.sides(record)])
+
+    def sides(self, record: dict[str, object]) -> tuple[str, str]:
+        """The engrams a tension's sides are now: an id PLUR 0.21 renamed since is followed (domain/rekey)."""
+        renames, engrams = self.history.renames(), self.snapshot.engrams
+        return renames.side(str(record.get("engram_a")), engrams), renames.side(str(record.get("engram_b")), engrams)
 
     def side_as_shown(self, seen: Seen, engram_id: str) -> dict[str, object]:
         """An engram as the reviewer saw it beside the tension; refused early when the session already knows it
@@ -97,8 +101,7 @@ class Writes:
         if record is None:
             return  # (the write refuses it: not a tension)
         checks = []
-        for key in ("engram_a", "engram_b"):
-            engram_id = str(record.get(key, ""))
+        for engram_id in self.sides(record):
             if engram_id in self.snapshot.engrams or seen.side(engram_id) is not None:
                 checks.append((engram_id, self.side_as_shown(seen, engram_id)))
         if checks:
@@ -167,7 +170,8 @@ class Writes:
         record = self.snapshot.tensions.get(seen.id)
         if record is None:
             raise ActionRefused(f"{seen.id} is not in tensions.yaml")
-        steps = command.engram_steps(record, self.snapshot.view, ctx)
+        id_a, id_b = self.sides(record)  # on the engrams as shown, an id PLUR renamed since followed
+        steps = command.engram_steps({**record, "engram_a": id_a, "engram_b": id_b}, self.snapshot.view, ctx)
         shown = {engram_id: self.side_as_shown(seen, engram_id) for engram_id in steps.shown}
         edits = self.signing.signed([Edit(k, apply, shown[k]) for k, apply in steps.edits])
         edited = {e.key for e in edits}  # and the sides it does not edit (a winner): as shown on disk too
@@ -337,10 +341,14 @@ class Writes:
         """Apply `patches` as a new audited change (`verb` is undo, redo, or the rollback of a refused one);
         a refused later group puts back what the earlier groups already changed."""
         own = journal is None
+        renames = self.history.renames()
+        follow = [followed(p, op.prints, self.snapshot.engrams, renames) for p in patches]  # PLUR renamed it since
+        patches = [p for p, _print in follow]
+        prints = {f"{p.file}/{p.key}": printed for p, printed in follow}
 
         def guard(patch: Patch) -> dict[str, object] | None:
             # what the reviewer last saw this action leave; a rollback puts back our own writes of this attempt
-            return None if verb.startswith("rollback") else op.prints.get(f"{patch.file}/{patch.key}")
+            return None if verb.startswith("rollback") else prints.get(f"{patch.file}/{patch.key}")
 
         if journal is None:
             journal = self.store.journal.begin(verb, f"{verb} {op.label}")

@@ -129,16 +129,28 @@ class Renames:
     event that would hand one engram's past to an unrelated id is ignored.
     """
 
-    def __init__(self, pairs: Iterable[tuple[str, str]] = ()) -> None:
+    def __init__(self, pairs: Iterable[tuple[str, str] | tuple[str, str, str]] = ()) -> None:
         self._earlier: dict[str, list[str]] = {}
-        for old, new in pairs:
-            self.add(old, new)
+        self._at: dict[tuple[str, str], str] = {}  # (from, to) -> when the rename was logged (its earliest event)
+        for pair in pairs:
+            self.add(*pair)
 
-    def add(self, old: str, new: str) -> None:
+    def add(self, old: str, new: str, at: str | None = None) -> None:
         if old != new and new.startswith(f"{old}-D") and ID_FORM.match(new) and ID_FORM.match(old):
             names = self._earlier.setdefault(new, [])
             if old not in names:
                 names.append(old)
+            if (at and (old, new) not in self._at) or (at and at < self._at[old, new]):
+                self._at[old, new] = at
+
+    def follows(self, engram_id: str, name: str, timestamp: object) -> bool:
+        """Whether an event under `name` at `timestamp` is about `engram_id`: its own id always; an earlier id only
+        before it was renamed away from it (after that the id is the other copy's, which kept it)."""
+        if name == engram_id:
+            return True
+        chain = self.names(engram_id)
+        times = [t for (old, new), t in self._at.items() if old == name and new in chain]
+        return not times or str(timestamp) < min(times)
 
     def __bool__(self) -> bool:
         return bool(self._earlier)
@@ -157,6 +169,13 @@ class Renames:
     def names(self, engram_id: str) -> list[str]:
         """`engram_id` and every id it had before."""
         return [engram_id, *self.earlier(engram_id)]
+
+    def side(self, engram_id: str, present: Container[str]) -> str:
+        """The engram a record naming `engram_id` (a tension's side) is about: that id while an engram has it (the
+        copy that kept it, as 0.21 reads it), else the id PLUR renamed it to, when it did."""
+        if engram_id in present:
+            return engram_id
+        return self.later(engram_id, present) or engram_id
 
     def later(self, engram_id: str, present: Container[str]) -> str | None:
         """The id among `present` that `engram_id` was renamed to, when it was (for a record naming an old id)."""

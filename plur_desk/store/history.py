@@ -94,13 +94,13 @@ class MonthSummary:
     malformed: list[tuple[int, str]]
     claims: list[tuple[int, bytes]]  # (line, raw) of events whose actor claims a human
     ours: list[tuple[str, str]]  # (engram id, timestamp) of complete lines naming the plur-desk runtime
-    rekeyed: list[tuple[str, str]]  # (from, to) of PLUR 0.21's `engram_rekeyed` events
+    rekeyed: list[tuple[str, str, str]]  # (from, to, timestamp) of PLUR 0.21's `engram_rekeyed` events
 
 
 def summarize_month(data: bytes) -> MonthSummary:
     types: dict[str, int] = {}
     malformed, claims, ours = [], [], []
-    rekeyed: list[tuple[str, str]] = []
+    rekeyed: list[tuple[str, str, str]] = []
     last = data.count(b"\n") + 1  # the number of a cut-off last line (no line feed after it)
     events = 0
     for number, raw, event, reason in _parse_lines(data):
@@ -115,13 +115,14 @@ def summarize_month(data: bytes) -> MonthSummary:
                 claims.append((number, raw))
             payload = event.get("data")
             if kind == "engram_rekeyed" and isinstance(payload, dict):
-                rekeyed.append((str(payload.get("from")), str(payload.get("to", event.get("engram_id")))))
+                to = str(payload.get("to", event.get("engram_id")))
+                rekeyed.append((str(payload.get("from")), to, str(event.get("timestamp") or "")))
         if b'"plur-desk"' in raw and number < last:  # a cut-off line is not ours yet (as the window reads it)
             ours.append(("", "") if event is None else (str(event.get("engram_id")), str(event.get("timestamp"))))
     return MonthSummary(events, types, malformed, claims, ours, rekeyed)
 
 
-HISTORY_CACHE_FORMAT = 2  # 2: engram_rekeyed pairs
+HISTORY_CACHE_FORMAT = 3  # 2: engram_rekeyed pairs; 3: with their timestamps
 
 
 def summarize_history(log: HistoryLog, cache_file: Path | None) -> list[tuple[str, MonthSummary]]:

@@ -504,7 +504,10 @@ class ListFile:
                 changes.append((index, len(block) - (end - start), lines))
         if self.positions is not None:
             new.positions = self.positions.moved(changes, len(data))
-        if self._by_key is not None:  # ids do not change: only the lists holding a replaced entry are new
+        renamed = any(self.entries[i].key not in (None, v.get("id")) for i, (_b, v) in replacements.items())
+        if renamed:  # PLUR 0.21's rename of a later copy of a shared id (store/entry_lookup): indexed again lazily
+            new._by_key = None
+        elif self._by_key is not None:  # ids do not change: only the lists holding a replaced entry are new
             by_key = new._by_key = dict(self._by_key)
             for index in replacements:
                 key = self.entries[index].key or replacements[index][1].get("id")

@@ -32,6 +32,7 @@ from plur_desk.infra.errors import (
 )
 from plur_desk.infra.memory import gc_paused
 from plur_desk.store.atomic import Beside, Staged
+from plur_desk.store.entry_lookup import Located, locate, rekeyed_event
 from plur_desk.store.file_hash import FileHash
 from plur_desk.store.file_identity import FileIdentity
 from plur_desk.store.file_parts import new_file_parts, stage_new_file
@@ -42,7 +43,6 @@ from plur_desk.store.list_file import (
     ENGRAMS,
     TENSIONS,
     BlockCache,
-    Entry,
     Layout,
     ListFile,
     digest_of,
@@ -296,7 +296,7 @@ class PlurStore:
         by_key = fresh.by_key()
         for edit in edits:
             fresh.parse_entries(by_key.get(edit.key, []))
-            value = _entry_for(fresh, by_key, edit.key).value
+            value = _shown(locate(fresh, by_key, edit.key, rekey=True), edit.key)
             if edit.expected is not None and isinstance(value, dict):
                 now = fingerprint(value)
                 differing = [k for k in edit.expected if edit.expected[k] != now.get(k)]
@@ -438,9 +438,8 @@ class PlurStore:
         replacements: dict[int, tuple[bytes, dict[str, object]]] = {}
         for edit in edits:
             fresh.parse_entries(by_key.get(edit.key, []))  # during a load it may not be parsed yet
-            entry = _entry_for(fresh, by_key, edit.key)
-            value = entry.value
-            assert isinstance(value, dict)
+            located = locate(fresh, by_key, edit.key, rekey=layout is ENGRAMS)
+            value = _shown(located, edit.key)  # a later copy of a shared id as shown: under the id 0.21 gives it
             if edit.expected is not None:
                 now = fingerprint(value)
                 differing = [k for k in edit.expected if edit.expected[k] != now.get(k)]
@@ -453,10 +452,13 @@ class PlurStore:
             if problems:
                 raise ActionRefused(f"{edit.key}: the change would make an entry PLUR rejects: {problems[0]}")
             block = (dump_engram_item if layout is ENGRAMS else dump_tension_item)(new_value).encode("utf-8")
-            replacements[entry.index] = (block, new_value)
+            for entry in located.entries:  # exact repeats of one engram stay exact repeats
+                replacements[entry.index] = (block, new_value)
             result.changed.append(edit.key)
+            if located.renamed_from is not None:
+                events = [rekeyed_event(located.renamed_from, edit.key, events, self.engrams_path), *events]
             result.events.extend(events)
-            result.before[edit.key] = value
+            result.before[edit.key] = value  # a later copy as shown: its rename is not part of what an undo takes back
             result.after[edit.key] = new_value
         return replacements
 
@@ -486,19 +488,7 @@ class PlurStore:
         record.save()
 
 
-def _entry_for(snapshot: ListFile, by_key: dict[str, list[Entry]], key: str) -> Entry:
-    found, name = by_key.get(key), snapshot.path.name
-    if not found:
-        raise ActionRefused(f"{key} is no longer in {name} (PLUR may have compacted it)")
-    if len(found) > 1:
-        lines = ", ".join(str(snapshot.line(e)) for e in found)
-        raise ActionRefused(f"{key} appears {len(found)} times in {name} (lines {lines}); fix that first")
-    entry = found[0]
-    line = snapshot.line(entry)
-    if entry.syntax_error:
-        raise ActionRefused(f"{key} at line {line} is not readable YAML: {entry.syntax_error}")
-    if entry.problems:
-        raise ActionRefused(
-            f"{key} at line {line} is an entry PLUR quarantines ({entry.problems[0]}); fix it by hand first"
-        )
-    return entry
+def _shown(located: Located, key: str) -> dict[str, object]:
+    value = located.entries[0].value
+    assert isinstance(value, dict)
+    return {**value, "id": key} if located.renamed_from is not None else value

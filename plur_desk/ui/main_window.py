@@ -323,8 +323,9 @@ class MainWindow(QMainWindow):
         self.review.refresh_queue()
         self.navigation.refresh_panes(change)
         counts = session.counts()
+        held = f" · {counts['held']} held by an interrupted PLUR sync" if counts.get("held") else ""
         self.status_labels["counts"].setText(
-            f"{counts['drafts']} drafts waiting · {counts['open_tensions']} open tensions"
+            f"{counts['drafts']} drafts waiting · {counts['open_tensions']} open tensions{held}"
         )
         for n, (name, key) in enumerate((("Drafts", "drafts"), ("Tensions", "open_tensions"))):
             self.tabs.setTabText(n, f"{name} ({counts[key]})")  # what waits where, before opening a pane

@@ -193,6 +193,7 @@ class StoreController(QObject):
                 f"{len(invalid)} entr{'y' if len(invalid) == 1 else 'ies'} PLUR quarantines (kept, never "
                 f"rewritten): {shown}" + (" …" if len(invalid) > 3 else "")
             )
+        notes += held_notes(session)
         ws.messages.show("\n".join(notes))
         ws.runner.submit(
             session.load_history_first_page,
@@ -315,3 +316,16 @@ class StoreController(QObject):
         existing = [p for p in paths if Path(p).exists() and p not in self.watcher.files() + self.watcher.directories()]
         if existing:
             self.watcher.addPaths(existing)
+
+
+def held_notes(session: ReviewSession) -> list[str]:
+    """The engrams .git/plur-held.json holds (read-only: PLUR puts them back on its next write), listed."""
+    held, problem = session.held_engrams()
+    notes = [problem] if problem else []
+    if held:
+        listed = "; ".join(f"{e.get('id')}: {str(e.get('statement', ''))[:80]}" for e in held[:3])
+        notes.append(
+            f"{len(held)} engram{'' if len(held) == 1 else 's'} held by an interrupted PLUR sync (.git/plur-held.json; "
+            f"shown read-only, PLUR puts them back on its next write): {listed}" + (" …" if len(held) > 3 else "")
+        )
+    return notes

@@ -9,6 +9,7 @@ result as one process, and an invalid entry is never hidden (not by the workers,
 from __future__ import annotations
 
 import itertools
+import json
 import re
 import threading
 from pathlib import Path
@@ -19,7 +20,6 @@ from plur_desk.app import loading
 from plur_desk.app.session import ReviewSession
 from plur_desk.domain.commands import ApproveDrafts, RejectDrafts
 from plur_desk.domain.review import Reviewer
-from plur_desk.infra.errors import ActionRefused
 from plur_desk.store import plur_store
 from plur_desk.store.list_file import ListFile
 from plur_desk.store.parse_pool import IN_PROCESS_BELOW
@@ -86,7 +86,9 @@ def test_approve_and_reject_during_the_load_are_safe_and_plur_reads_them(big, tm
     assert [(e["engram_id"], e["data"]["action"]) for e in human] == [(drafts[0], "approve"), (drafts[1], "reject")]
 
 
-def test_a_duplicate_id_not_parsed_yet_refuses_the_write(big):
+def test_a_duplicate_id_not_parsed_yet_is_decided_on_the_copy_shown(big):
+    # PLUR 0.21 reads the first copy of a repeated id under it (the later, different one under a fresh id): a
+    # decision made during the load, before the later copy is parsed, lands on the first copy and leaves the other.
     path = big / "engrams.yaml"
     data = path.read_bytes()
     blocks = _blocks(data)
@@ -99,11 +101,13 @@ def test_a_duplicate_id_not_parsed_yet_refuses_the_write(big):
     store.load_drafts()
     session = ReviewSession(store, Reviewer("Grace Tester"))
     assert session.engram(target) is not None  # the snapshot cannot know yet: the write path must
-    changed = path.read_bytes()
-    with pytest.raises(ActionRefused, match="appears 2 times"):
-        session.execute(ApproveDrafts(tuple(session.seen([target]))))
-    assert path.read_bytes() == changed
-    assert "Grace Tester" not in "".join(p.read_text() for p in (big / "history").glob("*.jsonl"))
+    session.execute(ApproveDrafts(tuple(session.seen([target]))))
+    after = path.read_bytes()
+    assert after.endswith(copy)  # the later copy is untouched
+    assert _blocks(after[: -len(copy)])[target] != blocks[target]  # the first one is approved
+    lines = "".join(p.read_text() for p in sorted((big / "history").glob("*.jsonl"))).splitlines()
+    human = [e for e in map(json.loads, lines) if (e.get("actor") or {}).get("kind") == "human"]
+    assert [e["engram_id"] for e in human] == [target]
 
 
 def test_workers_give_what_one_process_gives_and_never_hide_an_invalid_entry(big, tmp_path):

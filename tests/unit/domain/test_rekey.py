@@ -47,3 +47,15 @@ def test_renames_are_followed_only_in_plurs_own_form():
     ]
     assert renames.earlier("ENG-2026-09-01-777") == []
     assert renames.later("ENG-2026-09-01-001", {"ENG-2026-09-01-001-Dabcdef01"}) == "ENG-2026-09-01-001-Dabcdef01"
+
+
+def test_an_id_is_followed_back_only_until_it_was_renamed_away():
+    # After 0.21 renamed the later copy, the shared id is the first copy's: what happens under it since is not the
+    # renamed engram's past.
+    renames = Renames([("ENG-A", "ENG-A-D12345678", "2026-12-02T10:00:00.000Z")])
+    new = "ENG-A-D12345678"
+    assert renames.follows(new, "ENG-A", "2026-12-01T09:00:00.000Z")
+    assert not renames.follows(new, "ENG-A", "2026-12-02T10:00:00.000Z")
+    assert not renames.follows(new, "ENG-A", "2026-12-03T09:00:00.000Z")
+    assert renames.follows(new, new, "2026-12-03T09:00:00.000Z")
+    assert Renames([("ENG-A", new)]).follows(new, "ENG-A", "2026-12-03T09:00:00.000Z")  # no time: followed

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+from plur_desk.app.bootstrap import open_session
 from plur_desk.app.check import run_check
 from plur_desk.domain.rekey import fresh_duplicate_id
 from plur_desk.store.held import merge_held, read_held
@@ -63,3 +64,14 @@ def test_an_unreadable_held_file_is_reported(tmp_path):
     (root / ".git" / "plur-held.json").write_text('{"files": [{"file": "engrams.yaml"}]}')
     report = run_check(root, use_cache=False)
     assert any("is not a held-records file" in w for w in report.warnings)
+
+
+def test_the_window_says_why_a_held_file_is_unread_and_writes_nothing(tmp_path):
+    root = _store(tmp_path, [])
+    (root / ".git" / "plur-held.json").write_text('{"files": [{"file": "engrams.yaml"}]}')
+    before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    session = open_session(root, "Alice Reviewer", use_cache=False)
+    held, problem = session.held_engrams()
+    assert held == [] and problem is not None and "is not a held-records file" in problem
+    assert "PLUR 0.21 refuses to sync" in problem
+    assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file()} == before

@@ -26,6 +26,7 @@ from plur_desk.infra.errors import PlurDeskError
 from plur_desk.store.lock import LockPolicy
 from plur_desk.store.plur_store import PlurStore
 from plur_desk.store.yaml_dump import dump_engrams_document, dump_tensions_document
+from plur_desk.store.yaml_load import load_general
 
 
 def engram(i: int, **extra) -> dict:
@@ -197,22 +198,6 @@ CASES = {
         "read-only",
     ),
     "alias_whole_file": (lambda r: write_store(r, "engrams: &x\n- *x\n"), 2, "aliases", approve_first, "read-only"),
-    # PLUR 0.20 reads every copy of a repeated id; 0.21 reads an exact repeat once and renames a different copy
-    # (CHANGELOG 0.21.0, "Duplicate engram ids are kept"): neither quarantines one. Decisions on it still wait.
-    "duplicate_ids": (
-        lambda r: write_store(r, dump_engrams_document({"engrams": [engram(1), engram(2), engram(1)]})),
-        0,
-        "repeats the engram at line 2 exactly; PLUR 0.21 reads it once",
-        approve_first,
-        "appears 2 times",
-    ),
-    "duplicate_ids_different": (
-        lambda r: write_store(r, dump_engrams_document({"engrams": [engram(1), engram(2), engram(1, statement="B")]})),
-        0,
-        "PLUR 0.21 keeps both and reads this one as ENG-2026-12-01-001-D",
-        approve_first,
-        "appears 2 times",
-    ),
     "wrong_types": (
         lambda r: write_store(r, dump_engrams_document({"engrams": [engram(1, status=5, tags="ci")]})),
         1,
@@ -353,6 +338,39 @@ def test_hostile_store(name, tmp_path):
         action(root)
     assert refusal_text in str(refused.value)
     assert snapshot(root) == before
+
+
+def _records(root: Path) -> list[dict]:
+    return list(load_general((root / "engrams.yaml").read_text(encoding="utf-8"))["engrams"])
+
+
+def test_a_repeated_id_is_read_and_decided_as_plur_021_reads_it(tmp_path):
+    # PLUR 0.20 reads every copy of a repeated id; 0.21 reads an exact repeat once and renames a different later
+    # copy (CHANGELOG 0.21.0, "Duplicate engram ids are kept"): neither quarantines one, and a decision on either
+    # copy lands on the copy the reviewer saw (exact repeats changed together, so they stay exact repeats).
+    root = write_store(
+        tmp_path / "store",
+        dump_engrams_document({"engrams": [engram(1), engram(2), engram(1), engram(1, statement="B")]}),
+    )
+    report = run_check(root)
+    text = report.to_text()
+    assert report.exit_code == 0, text
+    assert "repeats the engram at line 2 exactly; PLUR 0.21 reads it once" in text
+    assert "PLUR 0.21 keeps both and reads this one as ENG-2026-12-01-001-D" in text
+    session = session_for(root)
+    later = next(d.id for d in session.drafts() if d.id.startswith("ENG-2026-12-01-001-D"))
+    digests = session.snapshot.digests()  # what the search index reads: each engram once, under its shown id
+    assert digests["ENG-2026-12-01-001"][1]["statement"] == "Fact number 1 about the build"
+    assert digests[later][1]["statement"] == "B"
+    approve_first(root)
+    records = _records(root)
+    assert [r["id"][-3:] for r in records] == ["001", "002", "001", "001"]
+    assert records[0] == records[2] and records[0]["commitment"] != "draft"
+    assert records[3]["commitment"] == "draft" and records[3]["statement"] == "B"
+    approve_first(root, later)  # written under the id 0.21 gives it, so the decision keeps naming it
+    after = _records(root)
+    assert after[3]["id"] == later and after[3]["statement"] == "B" and after[3]["commitment"] != "draft"
+    assert after[:3] == records[:3]
 
 
 def test_big_statement_loads_and_conflicts_are_refused(tmp_path):
