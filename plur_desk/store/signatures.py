@@ -88,6 +88,10 @@ def verify(event: dict[str, object], public_key: str) -> bool:
         raw = base64.b64decode(signature, validate=True)
     except (ValueError, binascii.Error, TypeError):
         return False
+    if base64.b64encode(raw).decode("ascii") != signature:
+        # one spelling per signature: the decoder ignores the unused bits before `==`, and a copy spelt otherwise
+        # would pass for another signature where copies are told apart by it (replays, recovery, `check`)
+        return False
     stored = _stored(event)
     # An event signed when its action was journaled, before a chained append set `prev`, is appended by recovery
     # as it was signed (recovery signs nothing): its signature covers everything but the chain link.
