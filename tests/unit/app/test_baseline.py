@@ -167,3 +167,17 @@ def test_a_planted_link_never_leads_a_baseline_write_out_of_the_store(session, t
     with pytest.raises(PlurDeskError, match="leads out of the store"):
         session.watch.start()
     assert list(outside.iterdir()) == []
+
+
+def test_the_kept_verified_reading_is_not_reused_once_the_signer_is_no_longer_trusted(session, tmp_path):
+    from plur_desk.app.trust import TrustChecker
+
+    session.watch.start()
+    cache = tmp_path / "cache" / "engram-blocks.marshal"
+    trusted = read_baseline(session.root, session.trust, cache)
+    assert trusted.baseline.watched and trusted.problems == []
+    assert session.trust.trust_file.remove("human:Ada Reviewer")  # her key lost: the user stops trusting it
+    fresh = read_baseline(session.root, TrustChecker(session.root, session.trust.trust_file))
+    assert not fresh.baseline.watched and fresh.problems  # nothing she signed counts any more
+    kept = read_baseline(session.root, TrustChecker(session.root, session.trust.trust_file), cache)
+    assert (kept.baseline, kept.problems) == (fresh.baseline, fresh.problems)
