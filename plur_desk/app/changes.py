@@ -124,7 +124,7 @@ def _collect(
     for number, raw in lines:
         try:
             event = json.loads(raw)
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):  # nested deeper than the decoder goes
             read.problems.append((number, "not a JSON line"))
             continue
         if not isinstance(event, dict):
