@@ -24,13 +24,18 @@ def _stamp(path: Path) -> tuple[int, int, int]:
     return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
-def endorsed(base: list[TrustedKey], endorsements: list[Endorsement], registry: KeyRegistry) -> list[TrustedKey]:
+def endorsed(
+    base: list[TrustedKey],
+    endorsements: list[Endorsement],
+    registry: KeyRegistry,
+    distrusted: frozenset[tuple[str, str]] = frozenset(),
+) -> list[TrustedKey]:
     """`base` and every key vouched for by a chain of valid endorsements starting at a key in `base`. An
     endorsement never adds a key for one of the user's own identities (only the user says which key is theirs),
-    nor one keys.yaml marks revoked."""
+    one the user stopped trusting (`distrusted`), nor one keys.yaml marks revoked."""
     own = {k.identity for k in base if k.source == "own"}
     keys = list(base)
-    pending = [e for e in endorsements if e.identity not in own]
+    pending = [e for e in endorsements if e.identity not in own and (e.identity, e.public_key) not in distrusted]
     grew = True
     while grew and pending:
         grew = False
@@ -73,7 +78,8 @@ class TrustChecker:
             if is_demo_copy(self.root):
                 base = [*base, TrustedKey(*DEMO_REVIEWER, "the demo store's reviewer (in demo copies only)")]
             found, endorsement_problem = read_endorsements(self.root)
-            self._trusted = TrustedKeys(tuple(endorsed(base, found, self._registry)))
+            removed = frozenset(self.trust_file.distrusted())
+            self._trusted = TrustedKeys(tuple(endorsed(base, found, self._registry, removed)))
             self.problems = [p for p in (problem, endorsement_problem) if p]
             self._stamp = stamp
             self.generation += 1

@@ -168,3 +168,21 @@ def test_the_demo_reviewer_is_trusted_in_a_demo_copy_only(tmp_path):
 
     assert verdicts(demo) == {TrustState.VALID}
     assert verdicts(elsewhere) == {TrustState.UNTRUSTED_KEY}
+
+
+def test_a_key_the_user_stopped_trusting_is_not_brought_back_by_an_endorsement(tmp_path):
+    # Bob's key was taken (an agent holds it): the user removes it. Alice's earlier endorsement of that key sits in
+    # the store and must not keep it trusted, or whatever the agent signs as Bob stays "valid"
+    root = tmp_path / "store"
+    root.mkdir()
+    alice, bob = _person(root, "Alice"), _person(root, "Bob")
+    checker, trust_file = _checker(root, tmp_path, own=alice)
+    trust_file.add("human:Bob", public_key_b64(bob), TRUSTED, AT)
+    append_endorsement(root, endorsement("human:Bob", public_key_b64(bob), "human:Alice", AT, alice))
+    forged = sign(_event("Bob", timestamp="2026-12-03T09:00:00.000Z"), bob, "human:Bob")
+    assert checker(forged).state is TrustState.VALID
+    assert trust_file.remove("human:Bob") == [fingerprint(public_key_b64(bob))]
+    assert checker(forged).state is TrustState.UNTRUSTED_KEY
+    assert not TrustChecker(root, trust_file).trusted().trusts("human:Bob", public_key_b64(bob))
+    trust_file.add("human:Bob", public_key_b64(bob), TRUSTED, AT)  # trusted by hand again: counts again
+    assert checker(forged).state is TrustState.VALID
