@@ -32,7 +32,8 @@ def endorsed(
 ) -> list[TrustedKey]:
     """`base` and every key vouched for by a chain of valid endorsements starting at a key in `base`. An
     endorsement never adds a key for one of the user's own identities (only the user says which key is theirs),
-    one the user stopped trusting (`distrusted`), nor one keys.yaml marks revoked."""
+    one the user stopped trusting (`distrusted`), one for a name that looks like a trusted one, nor one keys.yaml
+    marks revoked."""
     own = {k.identity for k in base if k.source == "own"}
     keys = list(base)
     pending = [e for e in endorsements if e.identity not in own and (e.identity, e.public_key) not in distrusted]
@@ -41,8 +42,8 @@ def endorsed(
         grew = False
         known = TrustedKeys(tuple(keys))
         for item in list(pending):
-            if known.trusts(item.identity, item.public_key):
-                pending.remove(item)
+            if known.trusts(item.identity, item.public_key) or known.lookalike(item.identity) is not None:
+                pending.remove(item)  # a name that reads as a trusted one but is another is never vouched into trust
                 continue
             if any(item.verifies_with(k.public_key) for k in known.keys_for(item.by)) and not _revoked(
                 registry, item.identity, item.public_key

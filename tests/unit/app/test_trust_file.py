@@ -186,3 +186,31 @@ def test_a_key_the_user_stopped_trusting_is_not_brought_back_by_an_endorsement(t
     assert not TrustChecker(root, trust_file).trusted().trusts("human:Bob", public_key_b64(bob))
     trust_file.add("human:Bob", public_key_b64(bob), TRUSTED, AT)  # trusted by hand again: counts again
     assert checker(forged).state is TrustState.VALID
+
+
+def test_an_endorsed_key_for_a_name_that_looks_like_a_trusted_one_is_not_trusted(tmp_path):
+    # an agent lists its key as "human:Alice" spelt with a Cyrillic A (U+0410) and gets a teammate to vouch for it:
+    # whatever it signs under that name must still read as a look-alike of Alice, never as her valid decision
+    root = tmp_path / "store"
+    root.mkdir()
+    alice, bob = _person(root, "Alice"), _person(root, "Bob")
+    agent = _person(root, "\u0410lice")
+    checker, trust_file = _checker(root, tmp_path, own=alice)
+    trust_file.add("human:Bob", public_key_b64(bob), TRUSTED, AT)
+    append_endorsement(root, endorsement("human:\u0410lice", public_key_b64(agent), "human:Bob", AT, bob))
+    forged = sign(_event("\u0410lice"), agent, "human:\u0410lice")
+    assert checker(forged).state is TrustState.CONFUSABLE_IDENTITY
+    assert not checker.trusted().trusts("human:\u0410lice", public_key_b64(agent))
+
+
+def test_trust_endorse_refuses_a_name_that_looks_like_a_trusted_one(tmp_path, capsys):
+    root = tmp_path / "store"
+    root.mkdir()
+    alice = _person(root, "Alice")
+    agent = _person(root, "\u0410lice")
+    TrustFile().add("human:Alice", public_key_b64(alice), OWN, AT)
+    code = trust_main(
+        ["--store", str(root), "endorse", "human:\u0410lice", fingerprint(public_key_b64(agent)), "--reviewer", "Alice"]
+    )
+    assert code != 0 and "looks like 'human:Alice'" in capsys.readouterr().out
+    assert not (root / ENDORSEMENTS).exists()
