@@ -36,21 +36,31 @@ def endorsed(
     marks revoked."""
     own = {k.identity for k in base if k.source == "own"}
     keys = list(base)
-    pending = [e for e in endorsements if e.identity not in own and (e.identity, e.public_key) not in distrusted]
+    have = {(k.identity, k.public_key) for k in keys}
+    # one line per statement: copies of a genuine line (anyone can append them) are verified and added once, or
+    # each would add the key again and every signature claiming that name would be checked against each copy
+    unique = {(e.identity, e.public_key, e.by, e.document.get("signature")): e for e in reversed(endorsements)}
+    pending = [e for e in unique.values() if e.identity not in own and (e.identity, e.public_key) not in distrusted]
+    tried: dict[int, int] = {}  # endorsement -> how many of its endorser's keys it was checked against
     grew = True
     while grew and pending:
         grew = False
         known = TrustedKeys(tuple(keys))
-        for item in list(pending):
-            if known.trusts(item.identity, item.public_key) or known.lookalike(item.identity) is not None:
-                pending.remove(item)  # a name that reads as a trusted one but is another is never vouched into trust
-                continue
-            if any(item.verifies_with(k.public_key) for k in known.keys_for(item.by)) and not _revoked(
+        left = []
+        for item in pending:
+            if (item.identity, item.public_key) in have or known.lookalike(item.identity) is not None:
+                continue  # a name that reads as a trusted one but is another is never vouched into trust
+            endorsers = known.keys_for(item.by)
+            fresh, tried[id(item)] = endorsers[tried.get(id(item), 0) :], len(endorsers)
+            if any(item.verifies_with(k.public_key) for k in fresh) and not _revoked(
                 registry, item.identity, item.public_key
             ):
                 keys.append(TrustedKey(item.identity, item.public_key, f"endorsed by {item.by}"))
-                pending.remove(item)
+                have.add((item.identity, item.public_key))
                 grew = True
+            else:
+                left.append(item)
+        pending = left
     return keys
 
 

@@ -214,3 +214,24 @@ def test_trust_endorse_refuses_a_name_that_looks_like_a_trusted_one(tmp_path, ca
     )
     assert code != 0 and "looks like 'human:Alice'" in capsys.readouterr().out
     assert not (root / ENDORSEMENTS).exists()
+
+
+def test_copies_of_a_genuine_endorsement_add_its_key_once(tmp_path, monkeypatch):
+    # anyone can append copies of a genuine line: each copy once added the key again, so every signature claiming
+    # that name (an agent's forgeries, thousands of them) was checked against every copy
+    import plur_desk.store.signatures as signatures
+
+    root = tmp_path / "store"
+    root.mkdir()
+    alice, bob, agent = _person(root, "Alice"), _person(root, "Bob"), Ed25519PrivateKey.generate()
+    checker, _trust_file = _checker(root, tmp_path, own=alice)
+    line = endorsement("human:Bob", public_key_b64(bob), "human:Alice", AT, alice)
+    for _ in range(500):
+        append_endorsement(root, line)
+    assert len(checker.trusted().keys_for("human:Bob")) == 1
+    calls = []
+    real = signatures.verify
+    monkeypatch.setattr(signatures, "verify", lambda event, key: calls.append(key) or real(event, key))
+    forged = sign(_event("Bob"), agent, "human:Bob")
+    assert checker(forged).state is TrustState.INVALID
+    assert calls.count(public_key_b64(bob)) <= 2  # the trusted key once, keys.yaml's listing of it once
