@@ -235,3 +235,26 @@ def test_copies_of_a_genuine_endorsement_add_its_key_once(tmp_path, monkeypatch)
     forged = sign(_event("Bob"), agent, "human:Bob")
     assert checker(forged).state is TrustState.INVALID
     assert calls.count(public_key_b64(bob)) <= 2  # the trusted key once, keys.yaml's listing of it once
+
+
+def test_a_forged_claim_is_not_checked_against_every_key_an_agent_lists_for_the_name(tmp_path, monkeypatch):
+    # keys.yaml is anyone's to write: thousands of keys listed for human:Alice made each forged "Alice" line cost
+    # thousands of verifications (a few forged lines held `check` and the window for minutes)
+    import plur_desk.store.signatures as signatures
+
+    root = tmp_path / "store"
+    root.mkdir()
+    alice = Ed25519PrivateKey.generate()
+    listed = [public_key_b64(Ed25519PrivateKey.generate()) for _ in range(300)]
+    (root / "keys.yaml").write_text(
+        "keys:\n" + "".join(f"  - identity: human:Alice\n    public_key: {k}\n    added_at: '{AT}'\n" for k in listed)
+    )
+    checker, _trust_file = _checker(root, tmp_path, own=alice)
+    calls = []
+    real = signatures.verify
+    monkeypatch.setattr(signatures, "verify", lambda event, key: calls.append(key) or real(event, key))
+    forged = sign(_event("Alice"), Ed25519PrivateKey.generate(), "human:Alice")
+    assert checker(forged).state is TrustState.INVALID
+    assert len(calls) <= 17  # her key, and at most 16 of those listed (a rotation history, not the whole list)
+    mine = sign(_event("Alice"), alice, "human:Alice")
+    assert checker(mine).state is TrustState.VALID  # her own key, listed nowhere, still decides
