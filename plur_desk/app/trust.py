@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from plur_desk.app.demo import DEMO_REVIEWER, is_demo_copy
+from plur_desk.app.demo import DEMO_REVIEWER, from_demo_copy, is_demo_copy
 from plur_desk.app.trust_file import TrustFile
 from plur_desk.domain.trust import TRUSTED, Trust, TrustedKey, TrustedKeys, TrustState, fingerprint
 from plur_desk.store.endorsements import ENDORSEMENTS, Endorsement, read_endorsements
@@ -78,6 +78,7 @@ class TrustChecker:
         self._trusted = TrustedKeys()
         self.problems: list[str] = []  # what could not be read (trust file, endorsements): shown, never trusted
         self.generation = 0  # bumped whenever any of the three files changed: verdicts cached by callers are stale
+        self.demo = is_demo_copy(root)
 
     def registry(self) -> KeyRegistry:
         """keys.yaml as now, the trusted keys brought up to date with it (one stat per file)."""
@@ -86,7 +87,7 @@ class TrustChecker:
             special = special_file_problem(self.path)  # a FIFO would block the read for ever: never opened
             self._registry = KeyRegistry(problem=special) if special else read_keys(self.root)
             base, problem = self.trust_file.read()
-            if is_demo_copy(self.root):
+            if self.demo:
                 base = [*base, TrustedKey(*DEMO_REVIEWER, "the demo store's reviewer (in demo copies only)")]
             found, endorsement_problem = read_endorsements(self.root)
             removed = frozenset(self.trust_file.distrusted())
@@ -101,12 +102,17 @@ class TrustChecker:
         return self._trusted
 
     def __call__(self, event: dict[str, object]) -> Trust:
-        return classify(event, self.registry(), self._trusted)
+        self.registry()
+        return self.check(event)
 
     def check(self, event: dict[str, object]) -> Trust:
         """Classify against the files as last read (a caller checking many lines refreshes once, then calls this:
         one stat per query, not one per line)."""
-        return classify(event, self._registry, self._trusted)
+        trust = classify(event, self._registry, self._trusted)
+        if trust.counts_as_human and not self.demo and from_demo_copy(event):
+            # signed with the user's own key while trying the demo, where nothing is kept: copied out, never a decision
+            return Trust(TrustState.INVALID, f"{trust.detail}, in a demo copy: it counts only there")
+        return trust
 
     def foreign_keys(self) -> list[KeyEntry]:
         """keys.yaml entries naming one of the user's own identities with a key that is not theirs: planted by

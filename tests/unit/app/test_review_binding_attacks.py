@@ -54,3 +54,39 @@ def test_a_review_signed_before_decisions_named_their_content_does_not_stand_on_
     assert engram["statement"] == EVIL
     assert alice.review_trust(engram).state is TrustState.NO_DECISION
     assert DRAFT in alice.unverified_reviews()
+
+
+def test_a_decision_tried_in_a_demo_copy_is_no_decision_in_another_store(tmp_path):
+    # the demo says "what you decide here is not kept", yet it signs with the user's own key: an agent that copies
+    # such an approval (and the engram it approved) into a real store must not make it her decision there
+    import shutil
+
+    from plur_desk.app.bootstrap import open_session
+    from plur_desk.app.demo import copy_demo_store, demo_source
+    from plur_desk.store.plur_store import PlurStore
+    from plur_desk.store.yaml_dump import dump_engrams_document
+
+    demo = copy_demo_store()
+    tried = open_session(demo, "Alice", for_review=True, use_cache=False)
+    draft = next(r.id for r in tried.drafts())
+    tried.execute(ApproveDrafts(tuple(tried.seen([draft])), "decided", "just trying the demo"))
+    assert tried.review_trust(tried.engram(draft)).state is TrustState.VALID  # in the demo copy it is hers
+
+    real = tmp_path / "real"
+    shutil.copytree(demo_source(), real)
+    copied = PlurStore(demo)
+    copied.load()
+    approved = next(e.value for e in copied.engrams.entries if e.key == draft)
+    store = PlurStore(real)
+    store.load()
+    engrams = [dict(approved) if e.key == draft else dict(e.value) for e in store.engrams.entries]
+    (real / "engrams.yaml").write_text(dump_engrams_document({"engrams": engrams}))
+    events = [x for x in (demo / "history" / "2026-12.jsonl").read_text().splitlines() if '"asserted_by":"Alice"' in x]
+    with (real / "history" / "2026-12.jsonl").open("a") as handle:
+        handle.write("\n".join(events) + "\n")
+
+    report = run_check(real, use_cache=False)
+    assert draft in {c["engram_id"] for c in report.untrusted}
+    reviewing = open_session(real, "Alice", for_review=True, use_cache=False)
+    assert not reviewing.review_trust(reviewing.engram(draft)).counts_as_human
+    assert draft in reviewing.unverified_reviews()
