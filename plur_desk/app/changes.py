@@ -83,8 +83,9 @@ def read_baseline(root: Path, trust: TrustChecker, cache: Path | None = None) ->
 
 def _cache_key(data: bytes, trust: TrustChecker) -> bytes:
     registry = repr(trust.registry())  # keys.yaml read once for all the lines; its state is part of the answer
+    trusted = repr(trust.trusted().keys)  # and the keys this user trusts: a key dropped since verifies nothing
     digest = hashlib.sha256(data)
-    digest.update(f"\0{registry}\0{__version__}".encode())
+    digest.update(f"\0{registry}\0{trusted}\0{__version__}".encode())
     return digest.digest()
 
 
@@ -123,7 +124,7 @@ def _collect(
     for number, raw in lines:
         try:
             event = json.loads(raw)
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):  # nested deeper than the decoder goes
             read.problems.append((number, "not a JSON line"))
             continue
         if not isinstance(event, dict):

@@ -63,6 +63,15 @@ def sweep_demo_copies(base: Path) -> list[Path]:
     return removed
 
 
+DEMO_MARK = "demo_copy"  # in a decision's signed `data.decided`: made in a demo copy, so it counts only in one
+
+
+def from_demo_copy(event: dict[str, object]) -> bool:
+    data = event.get("data")
+    block = data.get("decided") if isinstance(data, dict) else None
+    return isinstance(block, dict) and block.get(DEMO_MARK) is True
+
+
 def is_demo_copy(root: Path) -> bool:
     """Whether `root` is one of this user's demo copies (under the cache folder's demo/, links resolved)."""
     try:

@@ -59,7 +59,7 @@ def _text(value: bytes) -> str:
 def _parsed_ids(raw: bytes) -> set[str]:
     try:
         event = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         return set()
     if not isinstance(event, dict):
         return set()

@@ -214,7 +214,7 @@ def lines_at(lines: Sequence[Line], positions: Iterable[int]) -> list[Line]:
 def parse_line(raw: bytes, month: str, number: int) -> dict[str, object]:
     try:
         event = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # a line nested deeper than the decoder goes is malformed, never a crash
         event = None
     if not isinstance(event, dict):
         return {

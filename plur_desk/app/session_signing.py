@@ -7,6 +7,7 @@ import copy
 from collections.abc import Callable
 from datetime import datetime
 
+from plur_desk.app.demo import DEMO_MARK, from_demo_copy, is_demo_copy
 from plur_desk.app.history_index import HistoryIndex
 from plur_desk.app.signing import ReviewerKeys
 from plur_desk.app.trust import TrustChecker
@@ -30,6 +31,9 @@ def _file_of(record: dict[str, object]) -> str:
 class SessionSigning:
     def __init__(self, store: PlurStore, keys: ReviewerKeys, history: HistoryIndex) -> None:
         self.store, self.keys, self.history = store, keys, history
+        self.demo = is_demo_copy(
+            store.root
+        )  # decisions tried in a demo copy are marked so (signed): kept out of others
 
     def signed(self, edits: list[Edit]) -> list[Edit]:
         """Edits whose events leave the app signed by the reviewer. Before any lock is taken the key is reached
@@ -42,6 +46,8 @@ class SessionSigning:
                 new, events = apply(value)
                 # each event signs what it decided: the record, its content and the values set (domain/decision.py)
                 block = decided(_file_of(new), key, before, new)
+                if self.demo:
+                    block[DEMO_MARK] = True
                 return new, [self.keys.sign(bind(event, block)) for event in events]
 
             return signed_apply
@@ -116,7 +122,7 @@ class SessionSigning:
             if claimed_human(event) == reviewer.name:
                 if not own:
                     own.append(self.keys.public_key())
-                if verify(event, own[0]):
+                if verify(event, own[0]) and (trust.demo or not from_demo_copy(event)):
                     return True
             return trust(event).state is TrustState.VALID
 

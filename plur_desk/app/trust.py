@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from plur_desk.app.demo import DEMO_REVIEWER, is_demo_copy
+from plur_desk.app.demo import DEMO_REVIEWER, from_demo_copy, is_demo_copy
 from plur_desk.app.trust_file import TrustFile
 from plur_desk.domain.trust import TRUSTED, Trust, TrustedKey, TrustedKeys, TrustState, fingerprint
 from plur_desk.store.endorsements import ENDORSEMENTS, Endorsement, read_endorsements
@@ -24,27 +24,43 @@ def _stamp(path: Path) -> tuple[int, int, int]:
     return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
-def endorsed(base: list[TrustedKey], endorsements: list[Endorsement], registry: KeyRegistry) -> list[TrustedKey]:
+def endorsed(
+    base: list[TrustedKey],
+    endorsements: list[Endorsement],
+    registry: KeyRegistry,
+    distrusted: frozenset[tuple[str, str]] = frozenset(),
+) -> list[TrustedKey]:
     """`base` and every key vouched for by a chain of valid endorsements starting at a key in `base`. An
     endorsement never adds a key for one of the user's own identities (only the user says which key is theirs),
-    nor one keys.yaml marks revoked."""
+    one the user stopped trusting (`distrusted`), one for a name that looks like a trusted one, nor one keys.yaml
+    marks revoked."""
     own = {k.identity for k in base if k.source == "own"}
     keys = list(base)
-    pending = [e for e in endorsements if e.identity not in own]
+    have = {(k.identity, k.public_key) for k in keys}
+    # one line per statement: copies of a genuine line (anyone can append them) are verified and added once, or
+    # each would add the key again and every signature claiming that name would be checked against each copy
+    unique = {(e.identity, e.public_key, e.by, e.document.get("signature")): e for e in reversed(endorsements)}
+    pending = [e for e in unique.values() if e.identity not in own and (e.identity, e.public_key) not in distrusted]
+    tried: dict[int, int] = {}  # endorsement -> how many of its endorser's keys it was checked against
     grew = True
     while grew and pending:
         grew = False
         known = TrustedKeys(tuple(keys))
-        for item in list(pending):
-            if known.trusts(item.identity, item.public_key):
-                pending.remove(item)
-                continue
-            if any(item.verifies_with(k.public_key) for k in known.keys_for(item.by)) and not _revoked(
+        left = []
+        for item in pending:
+            if (item.identity, item.public_key) in have or known.lookalike(item.identity) is not None:
+                continue  # a name that reads as a trusted one but is another is never vouched into trust
+            endorsers = known.keys_for(item.by)
+            fresh, tried[id(item)] = endorsers[tried.get(id(item), 0) :], len(endorsers)
+            if any(item.verifies_with(k.public_key) for k in fresh) and not _revoked(
                 registry, item.identity, item.public_key
             ):
                 keys.append(TrustedKey(item.identity, item.public_key, f"endorsed by {item.by}"))
-                pending.remove(item)
+                have.add((item.identity, item.public_key))
                 grew = True
+            else:
+                left.append(item)
+        pending = left
     return keys
 
 
@@ -62,6 +78,7 @@ class TrustChecker:
         self._trusted = TrustedKeys()
         self.problems: list[str] = []  # what could not be read (trust file, endorsements): shown, never trusted
         self.generation = 0  # bumped whenever any of the three files changed: verdicts cached by callers are stale
+        self.demo = is_demo_copy(root)
 
     def registry(self) -> KeyRegistry:
         """keys.yaml as now, the trusted keys brought up to date with it (one stat per file)."""
@@ -70,10 +87,11 @@ class TrustChecker:
             special = special_file_problem(self.path)  # a FIFO would block the read for ever: never opened
             self._registry = KeyRegistry(problem=special) if special else read_keys(self.root)
             base, problem = self.trust_file.read()
-            if is_demo_copy(self.root):
+            if self.demo:
                 base = [*base, TrustedKey(*DEMO_REVIEWER, "the demo store's reviewer (in demo copies only)")]
             found, endorsement_problem = read_endorsements(self.root)
-            self._trusted = TrustedKeys(tuple(endorsed(base, found, self._registry)))
+            removed = frozenset(self.trust_file.distrusted())
+            self._trusted = TrustedKeys(tuple(endorsed(base, found, self._registry, removed)))
             self.problems = [p for p in (problem, endorsement_problem) if p]
             self._stamp = stamp
             self.generation += 1
@@ -84,12 +102,17 @@ class TrustChecker:
         return self._trusted
 
     def __call__(self, event: dict[str, object]) -> Trust:
-        return classify(event, self.registry(), self._trusted)
+        self.registry()
+        return self.check(event)
 
     def check(self, event: dict[str, object]) -> Trust:
         """Classify against the files as last read (a caller checking many lines refreshes once, then calls this:
         one stat per query, not one per line)."""
-        return classify(event, self._registry, self._trusted)
+        trust = classify(event, self._registry, self._trusted)
+        if trust.counts_as_human and not self.demo and from_demo_copy(event):
+            # signed with the user's own key while trying the demo, where nothing is kept: copied out, never a decision
+            return Trust(TrustState.INVALID, f"{trust.detail}, in a demo copy: it counts only there")
+        return trust
 
     def foreign_keys(self) -> list[KeyEntry]:
         """keys.yaml entries naming one of the user's own identities with a key that is not theirs: planted by

@@ -101,6 +101,11 @@ def _endorse(args: argparse.Namespace) -> int:
     root = default_store_path(args.store)
     identity = _identity(args.identity)
     public_key = listed_key(root, identity, args.fingerprint)
+    twin = TrustChecker(root).trusted().lookalike(identity)
+    if twin is not None:  # as `trust add`: whoever trusts you would take its decisions for twin's
+        raise PlurDeskError(
+            f"{identity!r} looks like {twin!r}, whom you trust already, but is another name; not endorsed"
+        )
     keys = ReviewerKeys(root, Reviewer(args.reviewer), KeyVault(data_dir()))
     own, _problem = keys.trust_file.read()
     if not any(k.identity == keys.identity and k.source == OWN for k in own):

@@ -7,8 +7,9 @@ own key (recorded when the key vault hands it out) and keys trusted by hand afte
      "keys": [{"identity": "human:Alice", "public_key": "<SPKI DER, base64>", "fingerprint": "1a2b3c4d5e6f7a8b",
                "source": "own", "added_at": "2026-12-06T19:00:00.000Z"}, ...]}
 
-`source` is "own" or "trusted". Agents write the store, never this file; nothing from a store is copied into it
-without the user naming the identity and its fingerprint.
+`source` is "own" or "trusted". `distrusted` (same fields, no source) lists keys the user removed: an endorsement
+never brings one back; trusting it by hand again does. Agents write the store, never this file; nothing from a store
+is copied into it without the user naming the identity and its fingerprint.
 """
 
 from __future__ import annotations
@@ -73,10 +74,29 @@ class TrustFile:
                 found.append(TrustedKey(identity, key, str(source), revoked if isinstance(revoked, str) else None))
         return found, None
 
+    def distrusted(self) -> set[tuple[str, str]]:
+        """(identity, public key) pairs the user removed: no endorsement brings them back (an unreadable file
+        trusts nothing, so it needs no list)."""
+        try:
+            doc = self._document()
+        except ActionRefused:
+            return set()
+        return {
+            (str(i.get("identity")), str(i.get("public_key"))) for i in _list(doc, "distrusted") if isinstance(i, dict)
+        }
+
     def add(self, identity: str, public_key: str, source: str, at: str) -> bool:
         """Trust `public_key` for `identity`; False when it already is (nothing written)."""
         doc = self._document()
         keys: list[object] = doc["keys"]  # type: ignore[assignment]
+        removed = _list(doc, "distrusted")
+        kept = [
+            i
+            for i in removed
+            if not (isinstance(i, dict) and (i.get("identity"), i.get("public_key")) == (identity, public_key))
+        ]
+        if len(kept) != len(removed):
+            doc["distrusted"] = kept  # trusted by hand again: the earlier removal no longer stands
         for item in keys:
             if isinstance(item, dict) and item.get("identity") == identity and item.get("public_key") == public_key:
                 if source == OWN and item.get("source") != OWN:
@@ -124,6 +144,11 @@ class TrustFile:
         ]
         if gone:
             doc["keys"] = [i for i in keys if not any(i is g for g in gone)]
+            # remembered, so that an endorsement in a store (which the user cannot take back) does not keep the key
+            doc["distrusted"] = _list(doc, "distrusted") + [
+                {"identity": g.get("identity"), "public_key": g.get("public_key"), "fingerprint": g.get("fingerprint")}
+                for g in gone
+            ]
             self._write(doc)
         return [fingerprint(str(i.get("public_key"))) for i in gone]
 
@@ -131,6 +156,11 @@ class TrustFile:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         doc["schema_version"] = SCHEMA_VERSION
         atomic_write(self.path, (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+
+
+def _list(doc: dict[str, object], name: str) -> list[object]:
+    found = doc.get(name)
+    return found if isinstance(found, list) else []
 
 
 def _keys(doc: dict[str, object]) -> list[object]:

@@ -193,7 +193,7 @@ def _explained(
 ) -> bool:
     """A verified human decision made after the baseline entry and not overtaken since explains the difference."""
     for event in events:
-        if not human(event):
+        if not human(event) or (tension_status is None and not _decides_engram(event)):
             continue
         stamp = str(event.get("timestamp", ""))
         if tension_status is not None:
@@ -203,6 +203,16 @@ def _explained(
         elif not isinstance(updated_at, str) or updated_at <= stamp:
             return True
     return False
+
+
+def _decides_engram(event: Mapping[str, object]) -> bool:
+    """Whether an event decided an engram's values: a tension decision names its engrams but sets none of them, so
+    it explains no change to them (`updated_at`, which dates the change, is the agent's to write)."""
+    data = event.get("data")
+    block = data.get("decided") if isinstance(data, dict) else None
+    if isinstance(block, dict):
+        return block.get("file") == "engrams"
+    return event.get("event") != "tension_reviewed"  # signed before decisions named what they decided
 
 
 def _after(events: Iterable[dict[str, object]], since: str) -> list[dict[str, object]]:

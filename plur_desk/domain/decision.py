@@ -154,11 +154,17 @@ def _first_copies(claims: Iterable[tuple[dict[str, object], Trust]]) -> list[tup
 def _unbound_standing(
     names: Sequence[str], record: Mapping[str, object], claims: list[tuple[dict[str, object], Trust]]
 ) -> Trust:
-    """Before decisions named their content: the event of exactly this decision (same instant, reviewer, action)."""
+    """Before decisions named their content: the event of exactly this decision (same instant, reviewer, action)
+    proves the decision was made, never on which text, so it backs no review (an agent may have rewritten the
+    engram under it since)."""
     best = Trust(TrustState.NO_DECISION, f"no verified history event records the review {_said(record)}")
     for event, trust in claims:
         if any(backs_review(event, name, dict(record)) for name in names):
             if trust.counts_as_human:
-                return Trust(TrustState.VALID, f"{trust.detail} (signed before decisions named their content)")
+                return Trust(
+                    TrustState.NO_DECISION,
+                    f"the review {_said(record)} was {trust.detail}, before decisions named their content: nothing "
+                    "shows it was made on the text the engram holds now",
+                )
             best = trust
     return best

@@ -138,7 +138,7 @@ def events_naming(months: Iterable[Path], ids: Iterable[str]) -> dict[str, list[
             end = data.find(b"\n", start)
             try:
                 event = json.loads(data[start : end if end >= 0 else len(data)])
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
             if not isinstance(event, dict):
                 continue

@@ -109,7 +109,7 @@ def hash_of_line(line: bytes | None) -> str | None:
         return None
     try:
         event = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     value = event.get("hash") if isinstance(event, dict) else None
     return value if isinstance(value, str) and len(value) == 64 else None

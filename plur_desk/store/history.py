@@ -62,6 +62,9 @@ def _parse_lines(data: bytes) -> Iterator[tuple[int, bytes, dict[str, object] | 
             what = getattr(exc, "msg", None) or ("invalid UTF-8" if isinstance(exc, UnicodeDecodeError) else str(exc))
             yield number, raw, None, f"not valid JSON: {what}{cut}"
             continue
+        except RecursionError:  # `[[[[…` deeper than the decoder goes: an agent's line, never an event
+            yield number, raw, None, "not valid JSON: nested too deeply"
+            continue
         if not isinstance(event, dict):
             yield number, raw, None, "not a JSON object"
             continue

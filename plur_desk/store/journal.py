@@ -257,7 +257,8 @@ class Journal:
         for path in paths[:PENDING_LIMIT]:
             try:
                 records.append(JournalRecord.read(path, self.root))
-            except (OSError, ValueError, KeyError, TypeError, StoreFileRefused) as exc:
+            except (OSError, ValueError, KeyError, TypeError, OverflowError, StoreFileRefused) as exc:
+                # OverflowError: a number JSON reads as infinity where an integer (the pid) belongs
                 unreadable.append(f"{JOURNAL_DIR / path.name}: {exc}")
         return records, unreadable
 

@@ -376,7 +376,7 @@ def _lines_after(path: os.PathLike[str], offset: int) -> list[str]:
     for raw in data[offset:].split(b"\n"):
         try:
             event = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(event, dict):
             out.append(_norm(event))

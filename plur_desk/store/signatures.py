@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from plur_desk.domain.trust import HUMAN_PREFIX, Trust, TrustedKeys, TrustState, fingerprint, reviewer_identity
 from plur_desk.store.chain import canonical_bytes
-from plur_desk.store.keys_file import KeyRegistry
+from plur_desk.store.keys_file import KeyEntry, KeyRegistry
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
@@ -88,6 +88,10 @@ def verify(event: dict[str, object], public_key: str) -> bool:
         raw = base64.b64decode(signature, validate=True)
     except (ValueError, binascii.Error, TypeError):
         return False
+    if base64.b64encode(raw).decode("ascii") != signature:
+        # one spelling per signature: the decoder ignores the unused bits before `==`, and a copy spelt otherwise
+        # would pass for another signature where copies are told apart by it (replays, recovery, `check`)
+        return False
     stored = _stored(event)
     # An event signed when its action was journaled, before a chained append set `prev`, is appended by recovery
     # as it was signed (recovery signs nothing): its signature covers everything but the chain link.
@@ -155,7 +159,7 @@ def check_signature(
                 key.public_key,
             )
     listed = registry.for_identity(signer)
-    for entry in listed:
+    for entry in _tried(listed):
         if verify(event, entry.public_key):
             shown = f"the key keys.yaml lists for {signer} (fingerprint {fingerprint(entry.public_key)})"
             mine = trusted.keys_for(signer)
@@ -174,6 +178,24 @@ def check_signature(
     if not listed and not trusted.keys_for(signer):
         return TrustState.UNKNOWN_SIGNER, f"signed by {signer}, which has no key in keys.yaml nor a trusted one", None
     return TrustState.INVALID, f"the signature does not match any key of {signer}", None
+
+
+LISTED_TRIED = 16  # keys.yaml keys of one identity a signature is tried against: its rotations, not an agent's list
+
+
+def _tried(listed: list[KeyEntry]) -> list[KeyEntry]:
+    """The first LISTED_TRIED distinct keys keys.yaml lists for an identity. They only name what an untrusted
+    signature is (a key of theirs you never trusted, or a forgery); anyone can list thousands, and each forged claim
+    would be checked against every one (seconds per line). A key beyond them leaves the claim INVALID: never valid."""
+    seen: set[str] = set()
+    out = []
+    for entry in listed:
+        if entry.public_key not in seen:
+            seen.add(entry.public_key)
+            out.append(entry)
+            if len(out) == LISTED_TRIED:
+                break
+    return out
 
 
 def classify(event: dict[str, object], registry: KeyRegistry, trusted: TrustedKeys | None = None) -> Trust:

@@ -189,3 +189,30 @@ def test_a_planted_link_never_leads_a_baseline_write_out_of_the_store(session, t
     with pytest.raises(PlurDeskError, match="leads out of the store"):
         session.watch.start()
     assert list(outside.iterdir()) == []
+
+
+def test_the_kept_verified_reading_is_not_reused_once_the_signer_is_no_longer_trusted(session, tmp_path):
+    from plur_desk.app.trust import TrustChecker
+
+    session.watch.start()
+    cache = tmp_path / "cache" / "engram-blocks.marshal"
+    trusted = read_baseline(session.root, session.trust, cache)
+    assert trusted.baseline.watched and trusted.problems == []
+    assert session.trust.trust_file.remove("human:Ada Reviewer")  # her key lost: the user stops trusting it
+    fresh = read_baseline(session.root, TrustChecker(session.root, session.trust.trust_file))
+    assert not fresh.baseline.watched and fresh.problems  # nothing she signed counts any more
+    kept = read_baseline(session.root, TrustChecker(session.root, session.trust.trust_file), cache)
+    assert (kept.baseline, kept.problems) == (fresh.baseline, fresh.problems)
+
+
+def test_a_rewrite_is_listed_though_the_agent_backdates_updated_at_beside_a_decision_naming_the_engram(session):
+    # ENG-2026-11-05-001 is tension T-2026-1201-001's engram_a: the reviewer's confirmation names it, but decides
+    # nothing of its own values, so it explains no later change to them whatever `updated_at` the agent writes
+    side = "ENG-2026-11-05-001"
+    session.watch.start()
+    session.clock.advance(60)  # the confirmation comes a minute after watching began
+    session.execute(ConfirmTension(session.seen_tension("T-2026-1201-001")))
+    assert listed(session) == {}
+    agent_writes(session.root, side, statement="Rewritten by an agent", updated_at="2000-01-01T00:00:00.000Z")
+    changes = listed(session)
+    assert list(changes) == [side] and changes[side].after["statement"] == "Rewritten by an agent"

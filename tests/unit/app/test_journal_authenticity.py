@@ -443,3 +443,27 @@ def test_a_step_not_on_disk_whose_event_history_holds_is_not_applied_again(sessi
     reopened = _reopen(root, ADA)
     assert "history already holds its event(s)" in reopened.recovery_note, reopened.recovery_note
     assert _store_bytes(root) == before
+
+
+def _respelt(signature: str) -> str:
+    """The same 64 signature bytes in another base64 spelling: the 4 unused bits before `==` set (a decoder that
+    ignores them reads the same bytes, so a copy would pass for a different signature)."""
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    assert signature.endswith("==")
+    last = alphabet.index(signature[-3])
+    return signature[:-3] + alphabet[last ^ 0b0001] + "=="
+
+
+def test_check_names_a_copy_whose_signature_is_spelt_otherwise(session):
+    root = session.store.root
+    _ada_decided(root)
+    month = root / "history" / "2026-12.jsonl"
+    (line,) = [x for x in month.read_text().splitlines() if '"kind":"human"' in x]
+    event = json.loads(line)
+    event["signature"] = _respelt(event["signature"])
+    with open(month, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps(event, separators=(",", ":")) + "\n")  # her approval again, not byte-equal
+    report = run_check(root)
+    assert report.exit_code == 1, report.to_text()
+    (copy,) = [c for c in report.untrusted if c["line"] == 2 and c["file"] == "history/2026-12.jsonl"]
+    assert copy["reason"] in ("replayed_event", "invalid_signature")

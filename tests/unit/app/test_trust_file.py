@@ -168,3 +168,93 @@ def test_the_demo_reviewer_is_trusted_in_a_demo_copy_only(tmp_path):
 
     assert verdicts(demo) == {TrustState.VALID}
     assert verdicts(elsewhere) == {TrustState.UNTRUSTED_KEY}
+
+
+def test_a_key_the_user_stopped_trusting_is_not_brought_back_by_an_endorsement(tmp_path):
+    # Bob's key was taken (an agent holds it): the user removes it. Alice's earlier endorsement of that key sits in
+    # the store and must not keep it trusted, or whatever the agent signs as Bob stays "valid"
+    root = tmp_path / "store"
+    root.mkdir()
+    alice, bob = _person(root, "Alice"), _person(root, "Bob")
+    checker, trust_file = _checker(root, tmp_path, own=alice)
+    trust_file.add("human:Bob", public_key_b64(bob), TRUSTED, AT)
+    append_endorsement(root, endorsement("human:Bob", public_key_b64(bob), "human:Alice", AT, alice))
+    forged = sign(_event("Bob", timestamp="2026-12-03T09:00:00.000Z"), bob, "human:Bob")
+    assert checker(forged).state is TrustState.VALID
+    assert trust_file.remove("human:Bob") == [fingerprint(public_key_b64(bob))]
+    assert checker(forged).state is TrustState.UNTRUSTED_KEY
+    assert not TrustChecker(root, trust_file).trusted().trusts("human:Bob", public_key_b64(bob))
+    trust_file.add("human:Bob", public_key_b64(bob), TRUSTED, AT)  # trusted by hand again: counts again
+    assert checker(forged).state is TrustState.VALID
+
+
+def test_an_endorsed_key_for_a_name_that_looks_like_a_trusted_one_is_not_trusted(tmp_path):
+    # an agent lists its key as "human:Alice" spelt with a Cyrillic A (U+0410) and gets a teammate to vouch for it:
+    # whatever it signs under that name must still read as a look-alike of Alice, never as her valid decision
+    root = tmp_path / "store"
+    root.mkdir()
+    alice, bob = _person(root, "Alice"), _person(root, "Bob")
+    agent = _person(root, "\u0410lice")
+    checker, trust_file = _checker(root, tmp_path, own=alice)
+    trust_file.add("human:Bob", public_key_b64(bob), TRUSTED, AT)
+    append_endorsement(root, endorsement("human:\u0410lice", public_key_b64(agent), "human:Bob", AT, bob))
+    forged = sign(_event("\u0410lice"), agent, "human:\u0410lice")
+    assert checker(forged).state is TrustState.CONFUSABLE_IDENTITY
+    assert not checker.trusted().trusts("human:\u0410lice", public_key_b64(agent))
+
+
+def test_trust_endorse_refuses_a_name_that_looks_like_a_trusted_one(tmp_path, capsys):
+    root = tmp_path / "store"
+    root.mkdir()
+    alice = _person(root, "Alice")
+    agent = _person(root, "\u0410lice")
+    TrustFile().add("human:Alice", public_key_b64(alice), OWN, AT)
+    code = trust_main(
+        ["--store", str(root), "endorse", "human:\u0410lice", fingerprint(public_key_b64(agent)), "--reviewer", "Alice"]
+    )
+    assert code != 0 and "looks like 'human:Alice'" in capsys.readouterr().out
+    assert not (root / ENDORSEMENTS).exists()
+
+
+def test_copies_of_a_genuine_endorsement_add_its_key_once(tmp_path, monkeypatch):
+    # anyone can append copies of a genuine line: each copy once added the key again, so every signature claiming
+    # that name (an agent's forgeries, thousands of them) was checked against every copy
+    import plur_desk.store.signatures as signatures
+
+    root = tmp_path / "store"
+    root.mkdir()
+    alice, bob, agent = _person(root, "Alice"), _person(root, "Bob"), Ed25519PrivateKey.generate()
+    checker, _trust_file = _checker(root, tmp_path, own=alice)
+    line = endorsement("human:Bob", public_key_b64(bob), "human:Alice", AT, alice)
+    for _ in range(500):
+        append_endorsement(root, line)
+    assert len(checker.trusted().keys_for("human:Bob")) == 1
+    calls = []
+    real = signatures.verify
+    monkeypatch.setattr(signatures, "verify", lambda event, key: calls.append(key) or real(event, key))
+    forged = sign(_event("Bob"), agent, "human:Bob")
+    assert checker(forged).state is TrustState.INVALID
+    assert calls.count(public_key_b64(bob)) <= 2  # the trusted key once, keys.yaml's listing of it once
+
+
+def test_a_forged_claim_is_not_checked_against_every_key_an_agent_lists_for_the_name(tmp_path, monkeypatch):
+    # keys.yaml is anyone's to write: thousands of keys listed for human:Alice made each forged "Alice" line cost
+    # thousands of verifications (a few forged lines held `check` and the window for minutes)
+    import plur_desk.store.signatures as signatures
+
+    root = tmp_path / "store"
+    root.mkdir()
+    alice = Ed25519PrivateKey.generate()
+    listed = [public_key_b64(Ed25519PrivateKey.generate()) for _ in range(300)]
+    (root / "keys.yaml").write_text(
+        "keys:\n" + "".join(f"  - identity: human:Alice\n    public_key: {k}\n    added_at: '{AT}'\n" for k in listed)
+    )
+    checker, _trust_file = _checker(root, tmp_path, own=alice)
+    calls = []
+    real = signatures.verify
+    monkeypatch.setattr(signatures, "verify", lambda event, key: calls.append(key) or real(event, key))
+    forged = sign(_event("Alice"), Ed25519PrivateKey.generate(), "human:Alice")
+    assert checker(forged).state is TrustState.INVALID
+    assert len(calls) <= 17  # her key, and at most 16 of those listed (a rotation history, not the whole list)
+    mine = sign(_event("Alice"), alice, "human:Alice")
+    assert checker(mine).state is TrustState.VALID  # her own key, listed nowhere, still decides

@@ -8,6 +8,7 @@ from plur_desk.app.demo import demo_source
 from plur_desk.app.search import SearchService
 from plur_desk.app.session import ReviewSession
 from plur_desk.app.trust_file import TrustFile
+from plur_desk.domain.commands import ApproveDrafts
 from plur_desk.domain.review import Reviewer, engram_fingerprint
 from plur_desk.domain.trust import TRUSTED
 from plur_desk.infra.clock import FixedClock
@@ -15,6 +16,7 @@ from plur_desk.store.keys_file import read_keys
 from plur_desk.store.plur_store import Edit, PlurStore
 
 from support.moments import WINDOW_NOW as NOW
+from support.sessions import reopen
 
 
 def _open(root):
@@ -44,12 +46,18 @@ def test_review_filters_trust_only_signed_decisions(tmp_path):
     session = _open(root)
     service = SearchService(session, tmp_path / "cache", embeddings=False)
     service.sync()
+    # trusted now, but signed before decisions named their content: nothing shows which text they were made on
+    legacy = {h.id for h in service.search("is:unverified", 50).hits}
+    assert len(legacy) == 2 and service.search("is:approved", 50).hits == []
+    first, draft = [r.id for r in session.drafts()][:2]
+    decider = reopen(root, "Searcher")  # a decision of today's plur_desk: bound to the text it approved
+    decider.execute(ApproveDrafts(tuple(decider.seen([first])), "decided", ""))
+    session = _open(root)
+    service = SearchService(session, tmp_path / "cache", embeddings=False)
+    service.sync()
     approved = {h.id for h in service.search("is:approved", 50).hits}
-    rejected = {h.id for h in service.search("is:rejected", 50).hits}
-    assert len(approved) == 1 and len(rejected) == 1  # the demo reviewer's signed decisions
-    assert service.search("is:unverified", 50).hits == []
-
-    draft = next(r.id for r in session.drafts())
+    assert approved == {first}
+    assert {h.id for h in service.search("is:unverified", 50).hits} == legacy
 
     def forge(engram):  # what any program writing the store can do: no event, no signature
         engram["commitment"] = "decided"
@@ -61,8 +69,8 @@ def test_review_filters_trust_only_signed_decisions(tmp_path):
     service = SearchService(session, tmp_path / "cache", embeddings=False)
     service.sync()
     assert {h.id for h in service.search("is:approved", 50).hits} == approved
-    assert {h.id for h in service.search("is:unverified", 50).hits} == {draft}
-    assert service.all_ids("is:unverified") == {draft}
+    assert {h.id for h in service.search("is:unverified", 50).hits} == legacy | {draft}
+    assert service.all_ids("is:unverified") == legacy | {draft}
 
 
 def test_search_cli_counts_only_signed_approvals(tmp_path, capsys):
@@ -73,5 +81,8 @@ def test_search_cli_counts_only_signed_approvals(tmp_path, capsys):
     root = tmp_path / "store"
     shutil.copytree(demo_source(), root)
     _trust_demo_reviewer(root)
+    draft = next(r.id for r in _open(root).drafts())
+    decider = reopen(root, "Searcher")
+    decider.execute(ApproveDrafts(tuple(decider.seen([draft])), "decided", ""))
     assert search_main([str(root), "is:approved", "--json", "--no-semantic"]) == 0
-    assert len(json.loads(capsys.readouterr().out)["hits"]) == 1
+    assert [h["id"] for h in json.loads(capsys.readouterr().out)["hits"]] == [draft]  # not the demo's older one
