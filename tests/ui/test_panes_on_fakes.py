@@ -442,7 +442,16 @@ def test_drafts_lists_the_rows_in_the_queues_order_with_each_columns_text(qtbot:
     assert [r.id for r in pane.model.rows] == ["ENG-D1", "ENG-D2", "ENG-D3"]  # the queue's order, not sorted again
     assert _texts(pane.model) == [
         ["", "First line ⏎ second line", "project:web", "build", "procedural", "3 d", "agent:claude · opus", ""],
-        ["⚠ in tension", "Deploys run on Fridays", "global", "build", "behavioral", "12 h", "agent:claude · opus", "sess-new"],
+        [
+            "⚠ in tension",
+            "Deploys run on Fridays",
+            "global",
+            "build",
+            "behavioral",
+            "12 h",
+            "agent:claude · opus",
+            "sess-new",
+        ],
         ["", "Builds use Node 20", "project:web", "ci", "behavioral", "just now", "agent:claude · opus", ""],
     ]
     assert pane.current_id() == "ENG-D1"
