@@ -83,8 +83,10 @@ def read_baseline(root: Path, trust: TrustChecker, cache: Path | None = None) ->
 
 def _cache_key(data: bytes, trust: TrustChecker) -> bytes:
     registry = repr(trust.registry())  # keys.yaml read once for all the lines; its state is part of the answer
+    trusted = repr(trust.trusted().keys)  # and so are the keys this user trusts: a reading kept for one user (or
+    # before a key was revoked) must not count for another
     digest = hashlib.sha256(data)
-    digest.update(f"\0{registry}\0{__version__}".encode())
+    digest.update(f"\0{registry}\0{trusted}\0{__version__}".encode())
     return digest.digest()
 
 

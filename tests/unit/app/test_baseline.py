@@ -167,3 +167,19 @@ def test_a_planted_link_never_leads_a_baseline_write_out_of_the_store(session, t
     with pytest.raises(PlurDeskError, match="leads out of the store"):
         session.watch.start()
     assert list(outside.iterdir()) == []
+
+
+def test_a_kept_reading_is_not_trusted_by_someone_who_does_not_trust_its_signer(session, tmp_path):
+    """The verified reading kept beside the cache counts only for the keys that verified it: a user whose trust
+    file does not hold the signer's key (another account, or after revoking it) is told the lines do not verify."""
+    from plur_desk.app.trust import TrustChecker
+    from plur_desk.app.trust_file import TrustFile
+
+    session.watch.start()
+    cache = tmp_path / "cache" / "engram-blocks.marshal"
+    assert read_baseline(session.root, session.trust, cache).baseline.watched
+    stranger = TrustChecker(session.root, TrustFile(tmp_path / "stranger"))
+    kept = read_baseline(session.root, stranger, cache)
+    fresh = read_baseline(session.root, stranger)
+    assert not fresh.baseline.watched and fresh.problems
+    assert (kept.baseline, kept.problems) == (fresh.baseline, fresh.problems)
