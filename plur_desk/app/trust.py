@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from plur_desk.app.demo import DEMO_REVIEWER, is_demo_copy
+from plur_desk.app.demo import DEMO_REVIEWERS, is_demo_copy
 from plur_desk.app.trust_file import TrustFile
 from plur_desk.domain.trust import TRUSTED, Trust, TrustedKey, TrustedKeys, TrustState, fingerprint
 from plur_desk.store.endorsements import ENDORSEMENTS, Endorsement, read_endorsements
@@ -71,7 +71,8 @@ class TrustChecker:
             self._registry = KeyRegistry(problem=special) if special else read_keys(self.root)
             base, problem = self.trust_file.read()
             if is_demo_copy(self.root):
-                base = [*base, TrustedKey(*DEMO_REVIEWER, "the demo store's reviewer (in demo copies only)")]
+                demo = "the demo store's reviewer (in demo copies only)"
+                base = [*base, *(TrustedKey(identity, key, demo) for identity, key in DEMO_REVIEWERS)]
             found, endorsement_problem = read_endorsements(self.root)
             self._trusted = TrustedKeys(tuple(endorsed(base, found, self._registry)))
             self.problems = [p for p in (problem, endorsement_problem) if p]
