@@ -65,3 +65,12 @@ def test_session_prefix_finds_the_sessions_engrams_and_nothing_else(drafted, tmp
     assert service.all_ids("session:alpha") == set()  # a prefix of the id, not any part of it
     everything = service.all_ids("")
     assert service.all_ids("-session:sess-al") == everything - {ids["alpha1"], ids["alpha2"]}
+
+
+def test_a_session_that_matches_nothing_names_the_sessions_there_are(drafted, tmp_path):
+    session, _ids = drafted
+    service = SearchService(session, tmp_path / "cache", embeddings=False)
+    service.sync()
+    hint = service.filter_hint("session:nope")
+    assert hint.startswith("session:nope matches no engram in this store; sessions here: ")
+    assert ALPHA in hint and BETA in hint
