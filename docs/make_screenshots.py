@@ -7,8 +7,10 @@ Run under Xvfb (a real X server, the xcb platform), once per scheme and size:
     xvfb-run -a -s "-screen 0 1920x1080x24" python docs/make_screenshots.py --size 1920x1080
     xvfb-run -a -s "-screen 0 1920x1080x24" python docs/make_screenshots.py --size 1920x1080 --dark
 
-At 1366x768 it writes drafts, tensions, validity and history (`-dark` for the dark theme); at 1920x1080 drafts and
-clusters with `-1920` in the name.
+At 1366x768 it writes drafts, tensions, validity, history and changes (`-dark` for the dark theme); at 1920x1080
+drafts and clusters with `-1920` in the name. `--only changes` writes that one alone. The copy is a real demo copy (in
+the cache folder's demo/), so the demo reviewers' signatures and the demo's watched baseline count as they do for
+`--demo`.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
 from plur_desk.app.demo import copy_demo_store
@@ -46,6 +49,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--size", default="1366x768", help="window size, WIDTHxHEIGHT")
     parser.add_argument("--dark", action="store_true", help="the app's dark theme (View > Switch Theme)")
+    parser.add_argument("--only", help="write only this screenshot (drafts, tensions, validity, history, changes)")
     args = parser.parse_args()
     width, height = (int(n) for n in args.size.split("x"))
     make_application()
@@ -68,13 +72,21 @@ def main() -> None:
         if width < 1600:
             nav = window.navigation
             shots.update(tensions=nav.show_tensions, validity=nav.show_validity, history=nav.show_history)
+            shots["changes"] = window.qactions["view.changes"].trigger
         else:
             shots["clusters"] = window.navigation.show_clusters
         for name, show in shots.items():
+            if args.only and name != args.only:
+                continue
             if show is not None:
                 show()
                 if name == "validity":
                     window.validity.table.selectRow(1)
+                if name == "changes":  # the session's promotion selected: its diff and "silent" in the detail
+                    until(lambda: window.changes.table.topLevelItemCount() > 0)
+                    found = window.changes.table.findItems("promoted", Qt.MatchFlag.MatchRecursive)
+                    if found:
+                        window.changes.table.setCurrentItem(found[0])
                 if name == "clusters":
                     until(lambda: window.clusters.built and window.clusters.model.rowCount() > 0, 60)
                 pump(0.8)

@@ -20,11 +20,15 @@ DEMO_NOTE = (
     "not kept, and every --demo start (or File > Open Demo Store) begins afresh."
 )
 OWNER_FILE = ".plur-desk-demo-owner"  # "host:pid" of the process that opened this copy
-# The bundled demo store's reviewer and her public key (its keys.yaml). Her decisions in a demo copy count as hers:
-# a newcomer's first look shows signed decisions, not "UNTRUSTED key" on every line. The key is trusted only for
-# copies under this user's demo folder (never from a file in the store, which anyone can write), and its private
-# half is in no store: nothing a demo copy trusts can sign in a real one.
-DEMO_REVIEWER = ("human:Ada Lovelace", "MCowBQYDK2VwAyEANGbufLuunVttxjPrB4Ys4jCHJ9TsmXdDA+qrWVLE/uI=")
+# The bundled demo store's reviewers and their public keys (its keys.yaml). Their decisions in a demo copy count
+# as theirs: a newcomer's first look shows signed decisions, not "UNTRUSTED key" on every line. The keys are trusted
+# only for copies under this user's demo folder (never from a file in the store, which anyone can write), and their
+# private halves are in no store: nothing a demo copy trusts can sign in a real one. Charles Babbage started
+# watching it (its signed baseline, .plur-desk/baseline): the Changes queue lists what an agent session did after.
+DEMO_REVIEWERS = (
+    ("human:Ada Lovelace", "MCowBQYDK2VwAyEANGbufLuunVttxjPrB4Ys4jCHJ9TsmXdDA+qrWVLE/uI="),
+    ("human:Charles Babbage", "MCowBQYDK2VwAyEAJ1Ir/vRVz8WkLNTI/7hAgP1jQfBOataqVWuu3YxAfTM="),
+)
 
 
 def demo_source() -> Path:

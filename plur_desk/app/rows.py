@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Protocol
 
-from plur_desk.domain.engram_view import attribution_of, outside_window, superseded
+from plur_desk.domain.engram_view import attribution_of, outside_window, session_of, superseded
 from plur_desk.domain.engram_view import created_of as created_of
 from plur_desk.domain.lint import text_flags
 from plur_desk.domain.review import fingerprint_items
@@ -44,6 +44,7 @@ class DraftRow:
     flags: tuple[str, ...]
     rejected_before: Verdict | None
     fingerprint: tuple[tuple[str, object], ...]
+    session: str = ""  # the agent session that last wrote it (newest sources[].session_id), "" when none
 
     @property
     def flag_text(self) -> str:
@@ -132,6 +133,7 @@ def draft_row(
         flags=tuple(flags),
         rejected_before=verdict,
         fingerprint=fingerprint_items(engram),
+        session=session_of(engram),
     )
 
 

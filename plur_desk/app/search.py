@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from plur_desk.app.rows import created_of
 from plur_desk.app.session import ReviewSession
+from plur_desk.domain.engram_view import EngramView
 from plur_desk.index.embeddings import DIM
 from plur_desk.index.fulltext import FulltextIndex, Hit
 from plur_desk.index.query import ParsedQuery, parse
@@ -209,8 +210,8 @@ class SearchService:
         return self.index.ids_matching(query)
 
     def filter_hint(self, text: str) -> str:
-        """When a query finds nothing: the first filter that by itself matches no engram, said plainly (for `by:`,
-        with the writers there are), else ""."""
+        """When a query finds nothing: the first filter that by itself matches no engram, said plainly (for `by:`
+        and `session:`, with the writers or sessions there are), else ""."""
         parsed, now = parse(text), self.session.now()
         for flt in parsed.filters:
             if flt.negated or self.index.ids_matching(self.index.build_query(ParsedQuery(filters=[flt]), now)):
@@ -219,6 +220,10 @@ class SearchService:
             if flt.field == "by":
                 writers = sorted({writer_of(e) for e in self.session.all_engrams()})
                 hint += f"; writers here: {', '.join(writers[:8])}{' …' if len(writers) > 8 else ''}"
+            if flt.field == "session":
+                sessions = sorted({s for e in self.session.all_engrams() for s in EngramView(e).session_ids})
+                named = f"{', '.join(sessions[:8])}{' …' if len(sessions) > 8 else ''}" if sessions else "none"
+                hint += f"; sessions here: {named}"
             return hint + "."
         return ""
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from plur_desk.app.demo import DEMO_REVIEWER, from_demo_copy, is_demo_copy
+from plur_desk.app.demo import DEMO_REVIEWERS, from_demo_copy, is_demo_copy
 from plur_desk.app.trust_file import TrustFile
 from plur_desk.domain.trust import TRUSTED, Trust, TrustedKey, TrustedKeys, TrustState, fingerprint
 from plur_desk.store.endorsements import ENDORSEMENTS, Endorsement, read_endorsements
@@ -88,7 +88,8 @@ class TrustChecker:
             self._registry = KeyRegistry(problem=special) if special else read_keys(self.root)
             base, problem = self.trust_file.read()
             if self.demo:
-                base = [*base, TrustedKey(*DEMO_REVIEWER, "the demo store's reviewer (in demo copies only)")]
+                demo = "the demo store's reviewer (in demo copies only)"
+                base = [*base, *(TrustedKey(identity, key, demo) for identity, key in DEMO_REVIEWERS)]
             found, endorsement_problem = read_endorsements(self.root)
             removed = frozenset(self.trust_file.distrusted())
             self._trusted = TrustedKeys(tuple(endorsed(base, found, self._registry, removed)))

@@ -192,6 +192,15 @@ def created_of(engram: Mapping[str, object]) -> str:
     return ""
 
 
+def session_of(engram: Mapping[str, object]) -> str:
+    """The agent session that last wrote it: the newest `sources[].session_id` ('' when none names one)."""
+    sources = engram.get("sources")
+    for source in reversed(sources) if isinstance(sources, list) else []:
+        if isinstance(source, dict) and isinstance(source.get("session_id"), str) and source["session_id"]:
+            return str(source["session_id"])
+    return ""
+
+
 def attribution_of(engram: Mapping[str, object]) -> tuple[str, str, str]:
     attribution = engram.get("attribution")
     if not isinstance(attribution, dict):

@@ -21,12 +21,13 @@ from pathlib import Path
 
 import tantivy
 
+from plur_desk.domain.engram_view import EngramView
 from plur_desk.domain.validity import Window, closes_at, opens_at
 from plur_desk.index.query import Filter, ParsedQuery
 from plur_desk.infra.clock import parse_instant
 from plur_desk.infra.turns import stepping
 
-FORMAT = 2
+FORMAT = 3  # 3: the session field
 META_PIECE = 2000  # ids per line of the meta file: each line is encoded and decoded in a few milliseconds
 COMPACT_AFTER = 256  # appended lines before the meta file is written again whole
 NEVER = 2**62  # stands for an open bound in the validity range fields
@@ -37,7 +38,18 @@ def _schema() -> tantivy.Schema:
     builder = tantivy.SchemaBuilder()
     builder.add_text_field("id", stored=True, tokenizer_name="raw")
     builder.add_text_field("statement", stored=False, tokenizer_name="en_stem")
-    for name in ("scope", "domain", "tag", "type", "status", "commitment", "writer", "review", "content_hash"):
+    for name in (
+        "scope",
+        "domain",
+        "tag",
+        "type",
+        "status",
+        "commitment",
+        "writer",
+        "review",
+        "content_hash",
+        "session",
+    ):
         builder.add_text_field(name, stored=False, tokenizer_name="raw", index_option="basic")
     for name in ("created", "opens", "closes"):
         builder.add_integer_field(name, stored=False, indexed=True, fast=True)
@@ -65,6 +77,8 @@ def _document(engram: dict[str, object], created: str) -> tantivy.Document:
     attribution = engram.get("attribution")
     writer = attribution.get("asserted_by") if isinstance(attribution, dict) else None
     doc.add_text("writer", str(writer or "unidentified").lower())
+    for session in EngramView(engram).session_ids:  # every session that wrote it, so any of them finds it
+        doc.add_text("session", session.lower())
     review = engram.get("review")
     doc.add_text("review", str(review.get("state")) if isinstance(review, dict) else "none")
     doc.add_integer("created", _ms(parse_instant(created), 0))
@@ -204,6 +218,8 @@ class FulltextIndex:
             return tantivy.Query.term_query(s, "tag", value.lower())
         if flt.field == "by":  # as people type a writer: "claude-code" or "claude" finds "agent:claude-code"
             return tantivy.Query.regex_query(s, "writer", f"(.*:)?{_regex_literal(value.lower())}.*")
+        if flt.field == "session":  # a session id is long: its first characters are enough
+            return tantivy.Query.regex_query(s, "session", f"{_regex_literal(value.lower())}.*")
         if flt.field in ("before", "after"):
             day = int(datetime.fromisoformat(value).replace(tzinfo=UTC).timestamp() * 1000)
             if flt.field == "before":

@@ -1,7 +1,7 @@
 """The search language: free text, "quoted phrases", -negation and field filters. Never raises.
 
     deploy friday -staging "release notes" status:active commitment:draft scope:project:web domain:dev
-    tag:ci type:procedural by:agent:codex is:draft is:expired is:rejected in:tension before:2026-06-01 after:2026-01-01
+    tag:ci type:procedural by:agent:codex session:sess-42 is:draft is:expired is:rejected in:tension before:2026-06-01 after:2026-01-01
 
 Anything it cannot use is kept as a plain term and named in `ignored`, so the user learns what was not applied.
 """
@@ -12,7 +12,21 @@ import re
 from dataclasses import dataclass, field
 from datetime import date
 
-FIELDS = {"status", "commitment", "scope", "domain", "tag", "type", "by", "is", "in", "before", "after", "id"}
+FIELDS = {
+    "status",
+    "commitment",
+    "scope",
+    "domain",
+    "tag",
+    "type",
+    "by",
+    "session",  # an agent session named in sources[].session_id; a prefix is enough, as with by:
+    "is",
+    "in",
+    "before",
+    "after",
+    "id",
+}
 IS_VALUES = {
     "draft",
     "expired",

@@ -188,6 +188,27 @@ ACTIONS: tuple[ActionSpec, ...] = (
         lambda c: c.has_selection and not c.editing,
         "Next draft without deciding",
     ),
+    ActionSpec(
+        "review.approve_session",
+        "Approve Everything This Session Drafted…",
+        "&Review",
+        ("Ctrl+Shift+A",),
+        "drafts",
+        "approve",
+        _act_on_selection,
+        "The drafts of the current draft's agent session, approved together (flagged ones named, left out unless "
+        "included)",
+    ),
+    ActionSpec(
+        "review.reject_session",
+        "Reject Everything This Session Drafted…",
+        "&Review",
+        ("Ctrl+Shift+R",),
+        "drafts",
+        "reject",
+        _act_on_selection,
+        "The drafts of the current draft's agent session, rejected together with one reason",
+    ),
     ActionSpec("review.next", "Next", "&Review", ("J",), "drafts", enabled=lambda c: not c.editing),
     ActionSpec("review.previous", "Previous", "&Review", ("K",), "drafts", enabled=lambda c: not c.editing),
     ActionSpec(

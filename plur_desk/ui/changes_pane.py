@@ -70,6 +70,7 @@ class ChangesPane(QWidget):
         self.table.setObjectName("changesList")
         self.table.setAccessibleName("Agent changes, by session and writer")
         self.table.setHeaderLabels(["Change", "Record"])
+        self.table.setColumnWidth(0, 200)  # "tension dismissed" whole, with the indentation under its group
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.currentItemChanged.connect(self._show_current)
         self.detail = SafeBrowser()
@@ -97,6 +98,7 @@ class ChangesPane(QWidget):
             if group is None:
                 group = groups[key] = QTreeWidgetItem(self.table, [f"session {key[0]} · {key[1]}", ""])
                 group.setData(0, CHANGE_ROLE, -1)  # a group: its actions apply to every change under it
+                group.setFirstColumnSpanned(True)  # the session and writer, read whole across the row
                 group.setExpanded(True)
             item = QTreeWidgetItem(group, [change.kind.replace("_", " "), change.id])
             item.setData(0, CHANGE_ROLE, index)

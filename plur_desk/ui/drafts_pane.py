@@ -113,6 +113,7 @@ class DraftsPane(QWidget):
             (DraftColumn.TYPE, 105),
             (DraftColumn.AGE, 80),
             (DraftColumn.WRITER, 160),
+            (DraftColumn.SESSION, 120),
         ):
             self.table.setColumnWidth(column, width)
 

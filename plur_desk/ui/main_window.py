@@ -49,6 +49,7 @@ from plur_desk.ui.reviewer_identity import IdentityController, UnlockAsker
 from plur_desk.ui.runner import Runner
 from plur_desk.ui.scale_support import ScaleController
 from plur_desk.ui.search_support import SearchController
+from plur_desk.ui.session_drafts import on_session
 from plur_desk.ui.start_screen import start_screen
 from plur_desk.ui.store_opening import StoreController
 from plur_desk.ui.team_controller import TeamController
@@ -201,6 +202,8 @@ class MainWindow(QMainWindow):
             "review.reject": review.reject_selected,
             "review.edit": review.edit_selected,
             "review.skip": review.skip,
+            "review.approve_session": on_session(self.drafts, self.messages, review.approve_selected),
+            "review.reject_session": on_session(self.drafts, self.messages, review.reject_selected),
             "review.next": review.select_next,
             "review.previous": review.select_previous,
             "review.risk_order": scale.toggle_risk_order,

@@ -310,6 +310,7 @@ class DraftColumn(IntEnum):
     TYPE = 4
     AGE = 5
     WRITER = 6
+    SESSION = 7
 
 
 MARKS = {2: "⛔", 1: "⚠", 0: "ℹ"}  # a shape per severity: colour is never the only cue
@@ -357,6 +358,7 @@ DRAFT_COLUMNS: list[Column[DraftRow]] = [
     Column("Type", lambda r: r.type, lambda r: (r.type, r.created)),
     Column("Age", lambda r: _age(r.age_days), lambda r: (r.created, r.id), lambda r: r.created),
     Column("Asserted by", _writer, lambda r: (r.writer, r.created)),
+    Column("Session", lambda r: r.session, lambda r: (r.session, r.created), lambda r: r.session),
 ]
 
 

@@ -23,8 +23,10 @@ from support.moments import WINDOW_NOW as NOW
 
 @pytest.fixture
 def store_copy(tmp_path) -> Path:
+    """The demo's contents as a store of its own, not watched: the demo's baseline is signed by a key trusted in
+    demo copies only (app/demo.py), so here it would read as planted; tests/ui/test_demo_start.py covers it."""
     dest = tmp_path / "store"
-    shutil.copytree(demo_source(), dest)
+    shutil.copytree(demo_source(), dest, ignore=shutil.ignore_patterns(".plur-desk"))
     return dest
 
 

@@ -11,6 +11,9 @@ from plur_desk.ui import theme
 
 from ui.conftest import wait_loaded
 
+AGENT_SESSION = "sess-codex-20261206-a41f"  # as packaging/make_demo_store.py wrote it
+SESSION_DRAFTS = ("End-to-end tests run in Playwright against the PR's preview deploy",)
+
 
 @pytest.fixture
 def themed():
@@ -39,3 +42,31 @@ def test_open_demo_store_says_so_too_and_every_pane_has_something(qtbot, window)
     window.navigation.show_clusters()
     qtbot.waitUntil(lambda: window.clusters.built and window.clusters.model.rowCount() > 0, timeout=60000)
     assert not window.clusters.empty.isVisible()
+
+
+def test_the_demo_is_watched_and_its_changes_queue_shows_what_an_agent_session_did_on_its_own(qtbot, window):
+    """The demo's baseline (signed by its second reviewer, trusted in demo copies only) was taken before an agent
+    session promoted its own draft and resolved a tension between two of its engrams: both listed, nothing else."""
+    window.opener.open_demo()
+    wait_loaded(qtbot, window)
+    window.qactions["view.changes"].trigger()
+    qtbot.waitUntil(lambda: window.status_labels["changes"].text() == "2 agent changes", timeout=20000)
+    pane = window.changes
+    assert "Watching since" in pane.note.text() and "Charles Babbage" in pane.note.text()
+    listed, ids = [], {}
+    for g in range(pane.table.topLevelItemCount()):
+        group = pane.table.topLevelItem(g)
+        assert group.isFirstColumnSpanned()  # "session … · writer (n)" read whole
+        for c in range(group.childCount()):
+            pane.table.setCurrentItem(group.child(c))
+            change = pane.selected_change()
+            room = pane.table.columnWidth(0) - pane.table.indentation() - 8
+            assert pane.table.fontMetrics().horizontalAdvance(group.child(c).text(0)) <= room, group.child(c).text(0)
+            listed.append((change.kind, change.writer, change.session, change.silent))
+            ids[change.kind] = change.id
+    assert sorted(listed) == [
+        ("promoted", "agent:codex", AGENT_SESSION, True),  # updateEngram writes no history event
+        ("tension_resolved", "agent:codex", None, False),
+    ]
+    promoted = window.session.engram(ids["promoted"])
+    assert promoted["statement"] == SESSION_DRAFTS[0] and promoted["commitment"] == "decided"

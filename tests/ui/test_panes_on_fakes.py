@@ -419,7 +419,13 @@ def _draft(engram_id: str, statement: str, created: str, **extra: object) -> Dra
 
 
 D1 = _draft("ENG-D1", "First line\nsecond line", "2026-11-29T15:00:00.000Z", type="procedural")
-D2 = _draft("ENG-D2", "Deploys run on Fridays", "2026-12-02T03:00:00.000Z", scope="global")
+D2 = _draft(
+    "ENG-D2",
+    "Deploys run on Fridays",
+    "2026-12-02T03:00:00.000Z",
+    scope="global",
+    sources=[{"session_id": "sess-old"}, {"session_id": None}, {"session_id": "sess-new"}],
+)
 D3 = _draft("ENG-D3", "Builds use Node 20", "2026-12-02T14:59:00.000Z", domain="ci")
 D4 = _draft("ENG-D4", "The cache is cleared weekly", "2026-12-01T15:00:00.000Z")
 
@@ -435,9 +441,18 @@ def test_drafts_lists_the_rows_in_the_queues_order_with_each_columns_text(qtbot:
     pane = _drafts_pane(qtbot, [D1, D2, D3])
     assert [r.id for r in pane.model.rows] == ["ENG-D1", "ENG-D2", "ENG-D3"]  # the queue's order, not sorted again
     assert _texts(pane.model) == [
-        ["", "First line ⏎ second line", "project:web", "build", "procedural", "3 d", "agent:claude · opus"],
-        ["⚠ in tension", "Deploys run on Fridays", "global", "build", "behavioral", "12 h", "agent:claude · opus"],
-        ["", "Builds use Node 20", "project:web", "ci", "behavioral", "just now", "agent:claude · opus"],
+        ["", "First line ⏎ second line", "project:web", "build", "procedural", "3 d", "agent:claude · opus", ""],
+        [
+            "⚠ in tension",
+            "Deploys run on Fridays",
+            "global",
+            "build",
+            "behavioral",
+            "12 h",
+            "agent:claude · opus",
+            "sess-new",
+        ],
+        ["", "Builds use Node 20", "project:web", "ci", "behavioral", "just now", "agent:claude · opus", ""],
     ]
     assert pane.current_id() == "ENG-D1"
     assert not pane.empty.isVisibleTo(pane)

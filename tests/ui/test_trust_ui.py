@@ -176,7 +176,7 @@ def test_a_key_listed_in_keys_yaml_is_trusted_from_the_window_only_with_identity
     session = window.session
     ada = human_events(store_copy, "Ada Lovelace")[0]
     assert session.trust(ada).state is TrustState.UNTRUSTED_KEY  # listed in the demo's keys.yaml, never trusted
-    (entry,) = session.trust.untrusted_entries()
+    (entry,) = [e for e in session.trust.untrusted_entries() if e.identity == "human:Ada Lovelace"]
     shown: list[str] = []
 
     def confirm(dialog):
@@ -188,7 +188,7 @@ def test_a_key_listed_in_keys_yaml_is_trusted_from_the_window_only_with_identity
         assert isinstance(dialog, QInputDialog)
         shown.append(" | ".join(dialog.comboBoxItems()))
         answer_modal(confirm)
-        dialog.setTextValue(dialog.comboBoxItems()[0])
+        dialog.setTextValue(next(item for item in dialog.comboBoxItems() if "Ada Lovelace" in item))
         dialog.accept()
 
     def identity(dialog):

@@ -216,3 +216,19 @@ def test_a_rewrite_is_listed_though_the_agent_backdates_updated_at_beside_a_deci
     agent_writes(session.root, side, statement="Rewritten by an agent", updated_at="2000-01-01T00:00:00.000Z")
     changes = listed(session)
     assert list(changes) == [side] and changes[side].after["statement"] == "Rewritten by an agent"
+
+
+def test_a_kept_reading_is_not_trusted_by_someone_who_does_not_trust_its_signer(session, tmp_path):
+    """The verified reading kept beside the cache counts only for the keys that verified it: a user whose trust
+    file does not hold the signer's key (another account, or after revoking it) is told the lines do not verify."""
+    from plur_desk.app.trust import TrustChecker
+    from plur_desk.app.trust_file import TrustFile
+
+    session.watch.start()
+    cache = tmp_path / "cache" / "engram-blocks.marshal"
+    assert read_baseline(session.root, session.trust, cache).baseline.watched
+    stranger = TrustChecker(session.root, TrustFile(tmp_path / "stranger"))
+    kept = read_baseline(session.root, stranger, cache)
+    fresh = read_baseline(session.root, stranger)
+    assert not fresh.baseline.watched and fresh.problems
+    assert (kept.baseline, kept.problems) == (fresh.baseline, fresh.problems)

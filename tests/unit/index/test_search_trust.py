@@ -29,7 +29,7 @@ def _open(root):
 
 def _trust_demo_reviewer(root):
     """What `plur-desk trust add "human:Ada Lovelace" <fingerprint>` does once its fingerprint was checked."""
-    (entry,) = read_keys(root).entries
+    (entry,) = [e for e in read_keys(root).entries if e.identity == "human:Ada Lovelace"]
     TrustFile().add(entry.identity, entry.public_key, TRUSTED, "2026-12-02T13:00:00.000Z")
 
 
