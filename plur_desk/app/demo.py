@@ -26,7 +26,7 @@ OWNER_FILE = ".plur-desk-demo-owner"  # "host:pid" of the process that opened th
 # private halves are in no store: nothing a demo copy trusts can sign in a real one. Charles Babbage started
 # watching it (its signed baseline, .plur-desk/baseline): the Changes queue lists what an agent session did after.
 DEMO_REVIEWERS = (
-    ("human:Ada Lovelace", "MCowBQYDK2VwAyEANGbufLuunVttxjPrB4Ys4jCHJ9TsmXdDA+qrWVLE/uI="),
+    ("human:Ada Lovelace", "MCowBQYDK2VwAyEAiE282CQKu6rG9aQn0olUWImlsRSqZAEWgsQIt4oU+Xs="),
     ("human:Charles Babbage", "MCowBQYDK2VwAyEAJ1Ir/vRVz8WkLNTI/7hAgP1jQfBOataqVWuu3YxAfTM="),
 )
 
