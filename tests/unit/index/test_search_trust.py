@@ -18,6 +18,8 @@ from plur_desk.store.plur_store import Edit, PlurStore
 from support.moments import WINDOW_NOW as NOW
 from support.sessions import reopen
 
+ADA_APPROVED = "ENG-2026-12-02-018"  # the demo reviewer's one approval
+
 
 def _open(root):
     store = PlurStore(root)
@@ -46,9 +48,9 @@ def test_review_filters_trust_only_signed_decisions(tmp_path):
     session = _open(root)
     service = SearchService(session, tmp_path / "cache", embeddings=False)
     service.sync()
-    # trusted now, but signed before decisions named their content: nothing shows which text they were made on
-    legacy = {h.id for h in service.search("is:unverified", 50).hits}
-    assert len(legacy) == 2 and service.search("is:approved", 50).hits == []
+    # trusted now: her approval counts, bound to the text it approved; nothing is unverified
+    ada = {h.id for h in service.search("is:approved", 50).hits}
+    assert ada == {ADA_APPROVED} and service.search("is:unverified", 50).hits == []
     first, draft = [r.id for r in session.drafts()][:2]
     decider = reopen(root, "Searcher")  # a decision of today's plur_desk: bound to the text it approved
     decider.execute(ApproveDrafts(tuple(decider.seen([first])), "decided", ""))
@@ -56,8 +58,8 @@ def test_review_filters_trust_only_signed_decisions(tmp_path):
     service = SearchService(session, tmp_path / "cache", embeddings=False)
     service.sync()
     approved = {h.id for h in service.search("is:approved", 50).hits}
-    assert approved == {first}
-    assert {h.id for h in service.search("is:unverified", 50).hits} == legacy
+    assert approved == {first, ADA_APPROVED}
+    assert service.search("is:unverified", 50).hits == []
 
     def forge(engram):  # what any program writing the store can do: no event, no signature
         engram["commitment"] = "decided"
@@ -69,8 +71,8 @@ def test_review_filters_trust_only_signed_decisions(tmp_path):
     service = SearchService(session, tmp_path / "cache", embeddings=False)
     service.sync()
     assert {h.id for h in service.search("is:approved", 50).hits} == approved
-    assert {h.id for h in service.search("is:unverified", 50).hits} == legacy | {draft}
-    assert service.all_ids("is:unverified") == legacy | {draft}
+    assert {h.id for h in service.search("is:unverified", 50).hits} == {draft}
+    assert service.all_ids("is:unverified") == {draft}
 
 
 def test_search_cli_counts_only_signed_approvals(tmp_path, capsys):
@@ -85,4 +87,5 @@ def test_search_cli_counts_only_signed_approvals(tmp_path, capsys):
     decider = reopen(root, "Searcher")
     decider.execute(ApproveDrafts(tuple(decider.seen([draft])), "decided", ""))
     assert search_main([str(root), "is:approved", "--json", "--no-semantic"]) == 0
-    assert [h["id"] for h in json.loads(capsys.readouterr().out)["hits"]] == [draft]  # not the demo's older one
+    hits = {h["id"] for h in json.loads(capsys.readouterr().out)["hits"]}
+    assert hits == {draft, ADA_APPROVED}  # the demo reviewer's, once trusted, and today's
