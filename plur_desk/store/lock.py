@@ -12,7 +12,6 @@ import errno
 import itertools
 import os
 import socket
-import stat
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -57,22 +56,8 @@ def make_token() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{int(time.time() * 1000)}:{next(_counter)}"
 
 
-def _read(path: Path) -> str | None:
-    """The token in a lock file; "" when it cannot be read or is not a regular file (never blocks on a FIFO)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except FileNotFoundError:
-        return None
-    except OSError:
-        return ""
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return ""
-        return os.read(fd, 4096).decode("utf-8", errors="replace")
-    except OSError:
-        return ""
-    finally:
-        os.close(fd)
+# The token in a lock file; "" when it cannot be read or is not a regular file (never blocks on a FIFO).
+_read = lock_takeover.read_text
 
 
 def holder_alive(token: str) -> bool | None:
