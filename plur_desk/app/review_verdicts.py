@@ -9,6 +9,7 @@ from plur_desk.app.rows import Verdict
 from plur_desk.app.snapshot import Snapshot
 from plur_desk.app.trust import TrustChecker
 from plur_desk.domain.decision import review_standing
+from plur_desk.domain.rekey import Renames
 from plur_desk.domain.trust import Trust, TrustState
 from plur_desk.store.plur_store import PlurStore
 
@@ -35,11 +36,11 @@ class ReviewVerdicts:
                 )
         return verdicts
 
-    def signed_names(self, engram_id: str, record: dict[str, object]) -> list[str]:
+    def signed_names(self, engram_id: str, record: dict[str, object], renames: Renames) -> list[str]:
         """The ids a review of this engram may be signed under: its own, and those PLUR 0.21 renamed it from,
         unless an engram still under that id carries the same review (a copy never borrows the original's)."""
         names = [engram_id]
-        for old in self.history.renames().earlier(engram_id):
+        for old in renames.earlier(engram_id):
             other = self.snapshot.engrams.get(old)
             review = other.get("review") if other is not None else None
             if not (
@@ -59,13 +60,13 @@ class ReviewVerdicts:
         if cached is not None and cached[0] == stamp:
             return set(cached[1])
         reviewed = {i: e for i, e in self.snapshot.engrams.items() if isinstance(e.get("review"), dict)}
-        names = {i: self.signed_names(i, e["review"]) for i, e in reviewed.items()}  # type: ignore[arg-type]
+        renames = history.renames()  # once, not once per reviewed engram
+        names = {i: self.signed_names(i, e["review"], renames) for i, e in reviewed.items()}  # type: ignore[arg-type]
         under: dict[str, list[str]] = {}  # an id events are signed under -> the reviewed engrams it names now
         for engram_id, ids in names.items():
             for name in ids:
                 under.setdefault(name, []).append(engram_id)
         claims: dict[str, list[tuple[dict[str, object], Trust]]] = {}
-        renames = history.renames()
         for line in history.human_lines():
             event = parse_line(*line)
             for engram_id in under.get(name := str(event.get("engram_id")), ()):
@@ -86,8 +87,8 @@ class ReviewVerdicts:
         if not isinstance(engram.get("review"), dict):
             return Trust(TrustState.NOT_HUMAN)
         engram_id = str(engram.get("id"))
-        names = self.signed_names(engram_id, engram["review"])  # type: ignore[arg-type]
         renames = self.history.renames()
+        names = self.signed_names(engram_id, engram["review"], renames)  # type: ignore[arg-type]
         events = [
             e
             for name in names
