@@ -5,24 +5,11 @@ import yaml from 'js-yaml'
 import crypto from 'node:crypto'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { canonical } from './canonical.mjs'
 
 const root = process.env.PLUR_PATH
 const input = JSON.parse(readFileSync(0, 'utf8'))
 
-function sortKeysDeep(v) {
-  if (Array.isArray(v)) return v.map(sortKeysDeep)
-  if (v && typeof v === 'object') {
-    const o = {}
-    for (const k of Object.keys(v).sort()) o[k] = sortKeysDeep(v[k])
-    return o
-  }
-  return v
-}
-function canonical(event) {
-  const c = { ...event }
-  delete c.hash; delete c.signature; delete c.signer
-  return Buffer.from(JSON.stringify(sortKeysDeep(c)), 'utf8')
-}
 const plur = new Plur({ path: root, autoDiscover: false })
 
 // An undo reversed: the engram set decided again with the review record the undo took away (PLUR's updateEngram).

@@ -6,25 +6,11 @@ import yaml from 'js-yaml'
 import crypto from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { canonical, sortKeysDeep } from './canonical.mjs'
 
 const root = process.env.PLUR_PATH
 const input = JSON.parse(readFileSync(0, 'utf8'))
 
-function sortKeysDeep(v) {
-  if (v && typeof v.toJSON === 'function') v = v.toJSON()
-  if (Array.isArray(v)) return v.map(sortKeysDeep)
-  if (v && typeof v === 'object') {
-    const o = {}
-    for (const k of Object.keys(v).sort()) o[k] = sortKeysDeep(v[k])
-    return o
-  }
-  return v
-}
-function canonical(event) {
-  const c = { ...event }
-  delete c.hash; delete c.signature; delete c.signer
-  return Buffer.from(JSON.stringify(sortKeysDeep(c)), 'utf8')
-}
 const sha256 = (buf) => crypto.createHash('sha256').update(buf).digest('hex')
 function registry() {
   try { return yaml.load(readFileSync(join(root, 'keys.yaml'), 'utf8')) } catch { return { keys: [] } }
