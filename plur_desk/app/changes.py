@@ -31,7 +31,7 @@ from plur_desk.domain.agent_changes import (
 from plur_desk.domain.baseline_lines import BadLine, chunks, make_line, read_line
 from plur_desk.domain.review import ABSENT, Patch
 from plur_desk.domain.seen import Seen
-from plur_desk.infra.errors import ActionRefused, ChangedSinceError
+from plur_desk.infra.errors import ActionRefused, ChangedSinceError, Outcome
 from plur_desk.store import baseline as baseline_file
 from plur_desk.store.parse_cache import read_private, write_private
 from plur_desk.store.safe_open import NotRegularFile
@@ -280,7 +280,8 @@ class ChangeWatch:
         if read.problems:  # a planted or edited baseline: starting afresh would take the agents' state as watched
             raise ActionRefused(
                 f"the baseline has {len(read.problems)} line(s) that do not verify ({read.problem_lines()[0]}); "
-                "look at them (plur-desk check) and move the file away before watching again; nothing was written"
+                "look at them (plur-desk check) and move the file away before watching again",
+                outcome=Outcome.NOTHING_WRITTEN,
             )
         problem = self.session.read_only_reasons
         if problem:
