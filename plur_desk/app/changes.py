@@ -29,6 +29,7 @@ from plur_desk.domain.agent_changes import (
     tension_values,
 )
 from plur_desk.domain.baseline_lines import BadLine, chunks, make_line, read_line
+from plur_desk.domain.baseline_renames import follow_renames
 from plur_desk.domain.review import ABSENT, Patch
 from plur_desk.domain.seen import Seen
 from plur_desk.infra.errors import ActionRefused, ChangedSinceError
@@ -160,6 +161,7 @@ def changes_on_disk(store: PlurStore) -> tuple[BaselineRead, list[AgentChange]]:
     from plur_desk.app.snapshot import Snapshot
     from plur_desk.app.trust import TrustChecker
     from plur_desk.store.history import HistoryLog
+    from plur_desk.store.recovery import rename_trail
 
     if store.read_only_reasons():
         raise ActionRefused("; ".join(store.read_only_reasons()))
@@ -180,6 +182,7 @@ def changes_on_disk(store: PlurStore) -> tuple[BaselineRead, list[AgentChange]]:
     def human(event: object) -> bool:
         return isinstance(event, dict) and trust(event).counts_as_human
 
+    baseline = follow_renames(baseline, snapshot.engrams, lambda: rename_trail(store))
     found = detect(baseline, snapshot.engrams, snapshot.tensions, lambda i: events.get(i, []), human, prefetch)
     return read, found
 
@@ -254,7 +257,9 @@ class ChangeWatch:
             return isinstance(event, dict) and session.trust.check(event).counts_as_human
 
         tensions = {str(t.get("id")): t for t in session.all_tensions()}
-        return detect(self.read().baseline, session.engrams_by_id(), tensions, history.timeline, human)
+        engrams = session.engrams_by_id()
+        watched = follow_renames(self.read().baseline, engrams, history.renames)  # PLUR 0.21's renames since
+        return detect(watched, engrams, tensions, history.timeline, human)
 
     # -- writing ---------------------------------------------------------------------------------------------
 
