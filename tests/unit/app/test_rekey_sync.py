@@ -128,3 +128,23 @@ def test_anns_021_rename_meets_bobs_agent_edit_under_the_old_id(tmp_path: Path) 
     records = _engrams(ann)
     assert [r["id"] for r in records] == [K, NEW, OTHER["id"]]
     assert records[1]["tags"] == ["ops"] and records[1]["statement"] == LATER["statement"]
+
+
+def test_tensions_follow_a_rename_only_where_0_21_rewrote_them(tmp_path: Path) -> None:
+    # 0.21's loader rename (P1) leaves tensions as they are: one naming the shared id still names the first copy.
+    # Its sync-pull rename (P1b, CHANGELOG 0.21.0: "local episode/tension references follow it") rewrites them, and
+    # the merge carries that rewrite to the other clone instead of keeping the old reference beside it.
+    ann, bob = _team(tmp_path)
+    (ann / "tensions.yaml").write_text(dump_tensions_document([_tension(FIRST, OTHER, 1), _tension(LATER, OTHER, 2)]))
+    git(ann, "commit", "-q", "-am", "two tensions on the shared id")
+    git(ann, "push", "-q")
+    git(bob, "pull", "-q")
+    renamed = {**LATER, "id": NEW}
+    _write(ann, FIRST, renamed, OTHER)
+    (ann / "tensions.yaml").write_text(dump_tensions_document([_tension(FIRST, OTHER, 1), _tension(renamed, OTHER, 2)]))
+    _write(bob, FIRST, LATER, {**OTHER, "tags": ["ops"]})
+    _sync_all(ann, bob)
+    assert (ann / "tensions.yaml").read_bytes() == (bob / "tensions.yaml").read_bytes()
+    tensions = load_general((bob / "tensions.yaml").read_text())
+    assert [(t["id"], t["engram_a"]) for t in tensions] == [("T-2026-12-02-001", K), ("T-2026-12-02-002", NEW)]
+    assert [r["id"] for r in _engrams(bob)] == [K, NEW, OTHER["id"]]
