@@ -31,7 +31,8 @@ def _renamed_copies(sides: tuple[Side, ...], repeated: set[str]) -> dict[tuple[s
                 continue
             shared = next((s for s in repeated if key.startswith(f"{s}-D")), None)
             if shared is not None:
-                held.setdefault((shared, mint_identity(side.records[key])), key)
+                at = (shared, mint_identity(side.records[key]))
+                held[at] = min(held.get(at, key), key)  # two clones may have renamed it apart: either side's order
     return held
 
 

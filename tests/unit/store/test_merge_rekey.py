@@ -101,3 +101,14 @@ def test_an_exact_repeat_is_read_once_as_021_reads_it() -> None:
     records, _ = _both(one, two)
     assert [r["id"] for r in records] == [K, NEW, OTHER["id"]]
     assert records[1]["commitment"] == "decided" and records[2]["tags"] == ["t"]
+
+
+def test_a_copy_two_clones_renamed_apart_is_kept_under_both_names_whichever_side_is_ours() -> None:
+    # One clone's 0.20 edited the later copy before its 0.21 renamed it (the hash, so the id, differs from the other
+    # clone's). Neither rename can be taken back without breaking that clone's trail: both stay, nothing is lost.
+    edited = {**LATER, "commitment": "decided"}
+    apart = fresh_duplicate_id(K, edited, {K, str(OTHER["id"])})
+    assert apart != NEW
+    records, _ = _both(_doc(FIRST, {**edited, "id": apart}, OTHER), _doc(FIRST, {**LATER, "id": NEW}, OTHER))
+    assert sorted(str(r["id"]) for r in records) == sorted([K, NEW, apart, str(OTHER["id"])])
+    assert next(r for r in records if r["id"] == apart)["commitment"] == "decided"
