@@ -32,6 +32,8 @@ def _watched_copy_renamed(values: Values, kept: Mapping[str, object] | None, ren
         return True  # nothing is left under the old id: the rename took the watched engram with it
     if engram_values(kept) == values:
         return False
+    if engram_values(renamed) == values:
+        return True  # the same text learned on two machines: the watched fields still tell them apart
     return _matches(values, renamed) and not _matches(values, kept)
 
 

@@ -77,3 +77,9 @@ def test_nothing_is_carried_when_the_watched_copy_kept_its_id_or_was_signed_afte
 
 def test_without_a_rename_in_history_nothing_is_carried() -> None:
     assert changes([{**WATCHED, "id": NEW}], Renames()) == {X: "other", NEW: "created_active"}
+
+
+def test_the_same_text_minted_on_two_machines_is_told_apart_by_the_watched_fields() -> None:
+    trail = Renames([(X, NEW, RENAMED_AT)])
+    twin = {**WATCHED, "commitment": "leaning"}  # a teammate learned the same words; the watched one was decided
+    assert changes([twin, {**WATCHED, "id": NEW}], trail) == {X: "created_active"}
