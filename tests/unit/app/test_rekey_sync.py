@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 
 from plur_desk.app.bootstrap import open_session
+from plur_desk.app.check import run_check
 from plur_desk.app.sync import run_sync
 from plur_desk.domain.commands import ApproveDrafts
 from plur_desk.domain.rekey import fresh_duplicate_id
@@ -58,7 +59,8 @@ def _tension(a: dict[str, object], b: dict[str, object], n: int) -> dict[str, ob
         "statement_a": a["statement"],
         "statement_b": b["statement"],
         "confidence": 0.9,
-        "status": "unresolved",
+        "status": "detected",
+        "reason": "the two disagree",
         "detected_at": f"2026-12-02T08:10:0{n}.000Z",
     }
 
@@ -117,6 +119,8 @@ def test_bobs_decision_under_the_new_id_meets_anns_021_rename_and_agent_edit(tmp
     sides = [(t["engram_a"], t["statement_a"]) for t in load_general((bob / "tensions.yaml").read_text())]
     assert sides == [(K, FIRST["statement"]), (NEW, LATER["statement"])]
     assert all(engram_id in ids for engram_id, _ in sides)
+    report = run_check(bob, use_cache=False)  # Bob's signed approval still stands on the merged record
+    assert report.untrusted == [] and report.unfinished == [] and report.invalid == [], report.to_text()
 
 
 def test_anns_021_rename_meets_bobs_agent_edit_under_the_old_id(tmp_path: Path) -> None:
