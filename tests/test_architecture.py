@@ -271,3 +271,24 @@ def test_the_house_lint_and_type_checks_stay_on():
     assert mypy["strict"] is True and mypy["files"] == ["plur_desk"]
     excused = [o for o in mypy.get("overrides", []) if any(m.startswith("plur_desk") for m in o["module"])]
     assert not excused, excused
+
+
+def test_what_was_written_is_said_in_one_place():
+    """#39: outcomes travel as values (`Outcome`); the words "nothing was written" are spelled once, in
+    infra/errors.py, and no code takes them apart again."""
+    spelled = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docstrings = {
+            id(node.body[0].value)
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.body
+            and isinstance(node.body[0], ast.Expr)
+            and isinstance(node.body[0].value, ast.Constant)
+        }
+        for node in ast.walk(tree):
+            text = node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else ""
+            if "nothing was written" in text.lower() and id(node) not in docstrings:
+                spelled.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno}")
+    assert len(spelled) == 1 and spelled[0].startswith("plur_desk/infra/errors.py:"), spelled

@@ -29,9 +29,10 @@ from plur_desk.domain.agent_changes import (
     tension_values,
 )
 from plur_desk.domain.baseline_lines import BadLine, chunks, make_line, read_line
+from plur_desk.domain.baseline_renames import follow_renames
 from plur_desk.domain.review import ABSENT, Patch
 from plur_desk.domain.seen import Seen
-from plur_desk.infra.errors import ActionRefused, ChangedSinceError
+from plur_desk.infra.errors import ActionRefused, ChangedSinceError, Outcome
 from plur_desk.store import baseline as baseline_file
 from plur_desk.store.parse_cache import read_private, write_private
 from plur_desk.store.safe_open import NotRegularFile
@@ -160,6 +161,7 @@ def changes_on_disk(store: PlurStore) -> tuple[BaselineRead, list[AgentChange]]:
     from plur_desk.app.snapshot import Snapshot
     from plur_desk.app.trust import TrustChecker
     from plur_desk.store.history import HistoryLog
+    from plur_desk.store.recovery import rename_trail
 
     if store.read_only_reasons():
         raise ActionRefused("; ".join(store.read_only_reasons()))
@@ -180,6 +182,7 @@ def changes_on_disk(store: PlurStore) -> tuple[BaselineRead, list[AgentChange]]:
     def human(event: object) -> bool:
         return isinstance(event, dict) and trust(event).counts_as_human
 
+    baseline = follow_renames(baseline, snapshot.engrams, lambda: rename_trail(store))
     found = detect(baseline, snapshot.engrams, snapshot.tensions, lambda i: events.get(i, []), human, prefetch)
     return read, found
 
@@ -254,7 +257,9 @@ class ChangeWatch:
             return isinstance(event, dict) and session.trust.check(event).counts_as_human
 
         tensions = {str(t.get("id")): t for t in session.all_tensions()}
-        return detect(self.read().baseline, session.engrams_by_id(), tensions, history.timeline, human)
+        engrams = session.engrams_by_id()
+        watched = follow_renames(self.read().baseline, engrams, history.renames)  # PLUR 0.21's renames since
+        return detect(watched, engrams, tensions, history.timeline, human)
 
     # -- writing ---------------------------------------------------------------------------------------------
 
@@ -280,7 +285,8 @@ class ChangeWatch:
         if read.problems:  # a planted or edited baseline: starting afresh would take the agents' state as watched
             raise ActionRefused(
                 f"the baseline has {len(read.problems)} line(s) that do not verify ({read.problem_lines()[0]}); "
-                "look at them (plur-desk check) and move the file away before watching again; nothing was written"
+                "look at them (plur-desk check) and move the file away before watching again",
+                outcome=Outcome.NOTHING_WRITTEN,
             )
         problem = self.session.read_only_reasons
         if problem:

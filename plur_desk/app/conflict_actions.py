@@ -8,7 +8,7 @@ from plur_desk.app.session import ChangeSet, ReviewSession
 from plur_desk.domain.commands import RecordTension, Supersede
 from plur_desk.domain.seen import Seen
 from plur_desk.domain.tension_rules import pair_key
-from plur_desk.infra.errors import ActionRefused
+from plur_desk.infra.errors import ActionRefused, Outcome
 
 
 def recorded_pair_keys(session: ReviewSession) -> frozenset[str]:
@@ -53,5 +53,5 @@ def supersede(session: ReviewSession, newer: str, older: str, seen: tuple[Seen, 
     if seen is None:
         seen = tuple(session.seen([newer, older]))
     if {s.id for s in seen} != {newer, older}:
-        raise ActionRefused(f"what was shown of {newer} and {older} is not known; nothing was written")
+        raise ActionRefused(f"what was shown of {newer} and {older} is not known", outcome=Outcome.NOTHING_WRITTEN)
     return session.execute(Supersede(seen, newer, older))

@@ -13,7 +13,7 @@ from plur_desk.app.vault import KeyLocked, KeyVault
 from plur_desk.domain.review import Reviewer, make_event
 from plur_desk.domain.trust import OWN, fingerprint, reviewer_identity
 from plur_desk.infra.clock import iso_ms
-from plur_desk.infra.errors import KeyConflict, KeyUnavailable, PlurDeskError
+from plur_desk.infra.errors import KeyConflict, KeyUnavailable, Outcome, PlurDeskError
 from plur_desk.store import signatures
 from plur_desk.store.keys_file import read_keys, register_key, replace_key
 
@@ -126,7 +126,8 @@ class ReviewerKeys:
         raise KeyConflict(
             f"keys.yaml already holds another key of yours for {self.identity} (fingerprint "
             f"{fingerprint(current.public_key)}; this machine's is {fingerprint(public)}). If it is not yours, "
-            "someone registered it to pass as you. Use Reviewer identity… to replace it; nothing was written."
+            "someone registered it to pass as you. Use Reviewer identity… to replace it",
+            outcome=Outcome.NOTHING_WRITTEN,
         )
 
     def register(self, now: datetime) -> None:

@@ -12,7 +12,7 @@ from plur_desk.app.session import ChangeSet, ReviewSession
 from plur_desk.app.team import TeamDisagreement, find_disagreements
 from plur_desk.domain.merge_engram import REVIEWS_KEY
 from plur_desk.domain.seen import Seen, seen_engram, seen_tension
-from plur_desk.infra.errors import ActionRefused
+from plur_desk.infra.errors import ActionRefused, Outcome
 
 
 def disagreements(session: ReviewSession) -> list[TeamDisagreement]:
@@ -93,7 +93,7 @@ def settle_decision(
     if seen is None:  # a script deciding on the engram as the session holds it; the window gives what it showed
         (seen,) = session.seen([engram_id])
     elif seen.kind != "engram" or seen.id != engram_id:
-        raise ActionRefused(f"what was shown is not {engram_id}; nothing was written")
+        raise ActionRefused(f"what was shown is not {engram_id}", outcome=Outcome.NOTHING_WRITTEN)
     return session.execute(SettleDecision(seen, keep, level, note))
 
 
@@ -107,7 +107,7 @@ def settle_two_winners(session: ReviewSession, tension_id: str, winner: str, see
         raise ActionRefused(f"{tension_id} is not in tensions.yaml")
     session.seen([winner])  # refused, with the reason, when the winner cannot be acted on
     if seen is not None and (seen.kind != "tension" or seen.id != tension_id):
-        raise ActionRefused(f"what was shown is not {tension_id}; nothing was written")
+        raise ActionRefused(f"what was shown is not {tension_id}", outcome=Outcome.NOTHING_WRITTEN)
     shown = seen if seen is not None else session.seen_tension(tension_id)  # (a script: the session's record)
     return session.execute(SettleTwoWinners(shown, winner))
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from plur_desk.infra.errors import KeyUnavailable
+from plur_desk.infra.errors import KeyUnavailable, Outcome
 from plur_desk.store.signatures import load_private_key, private_key_der
 
 if TYPE_CHECKING:
@@ -84,7 +84,8 @@ class KeyVault:
                 return load_private_key(base64.b64decode(secret))
             except ValueError:
                 raise KeyUnavailable(
-                    f"the keyring entry {SERVICE!r} for {identity} is not an Ed25519 key; nothing was written"
+                    f"the keyring entry {SERVICE!r} for {identity} is not an Ed25519 key",
+                    outcome=Outcome.NOTHING_WRITTEN,
                 ) from None
         return self._load_file(identity)
 
@@ -99,7 +100,9 @@ class KeyVault:
         try:
             return load_private_key(path.read_bytes())
         except ValueError:
-            raise KeyUnavailable(f"the reviewer key {path} is not an Ed25519 key; nothing was written") from None
+            raise KeyUnavailable(
+                f"the reviewer key {path} is not an Ed25519 key", outcome=Outcome.NOTHING_WRITTEN
+            ) from None
 
     def save(self, identity: str, key: Ed25519PrivateKey) -> KeyLocation:
         """Keep `key`: in the keyring when it accepts and returns it, else in the 0600 file."""

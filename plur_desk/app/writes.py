@@ -22,9 +22,11 @@ from plur_desk.domain.seen import Seen, seen_engram, seen_tension
 from plur_desk.infra.errors import (
     ActionRefused,
     ChangedSinceError,
+    Outcome,
     PartialWrite,
+    PlurDeskError,
     ReadOnlyStore,
-    without_nothing_written,
+    WriteFailed,
 )
 from plur_desk.store.journal import JournalRecord, Step
 from plur_desk.store.plur_store import Apply, Edit, PlurStore, WriteResult
@@ -226,7 +228,7 @@ class Writes:
         again, on the disk's copy, inside the lock)."""
         after, _events = apply(deepcopy(value))
         if after == value:
-            raise ActionRefused(f"{key}: this decision changes nothing; nothing was written")
+            raise ActionRefused(f"{key}: this decision changes nothing", outcome=Outcome.NOTHING_WRITTEN)
 
     def _tension_changes_something(self, tension_id: str, apply: Apply) -> None:
         record = self.snapshot.tensions.get(tension_id)
@@ -306,22 +308,14 @@ class Writes:
             raise
         except Exception as exc:
             del journal.steps[1:]
-            said = without_nothing_written(str(exc)).rstrip(".")
             try:
                 self._rollback(first, action, journal, 1, now)
             except Exception as again:
-                exc.args = (
-                    f"{said}. engrams.yaml was not changed, but tensions.yaml had already been changed and setting "
-                    f"it back failed ({again}); the write-ahead journal keeps the action, and opening the store for "
-                    "review completes it or reports why it cannot.",
-                )
-                raise
+                raise _with_outcome(exc, Outcome.LEFT_TO_RECOVERY, f"(Setting it back failed: {again}.)") from again
             journal.finish()
-            exc.args = (
-                f"{said}. engrams.yaml was not changed; tensions.yaml had already been changed and was set back "
-                f"({first.key} is as before; history records both steps).",
-            )
-            raise
+            raise _with_outcome(
+                exc, Outcome.SET_BACK, f"({first.key} is as before; history records both steps)."
+            ) from exc
 
     def _rollback(self, patch: Patch, action: str, journal: JournalRecord, step: int, now: datetime) -> None:
         back = patch.reversed()
@@ -396,3 +390,14 @@ class Writes:
 
 def _unchanged(value: dict[str, object]) -> tuple[dict[str, object], list[dict[str, object]]]:
     return value, []  # (an Edit only compared, never applied)
+
+
+def _with_outcome(exc: Exception, outcome: Outcome, detail: str) -> Exception:
+    """The refusal of a two-file action's second step, saying what its first step left (`outcome`)."""
+    if isinstance(exc, PlurDeskError):
+        exc.outcome = outcome
+        exc.then = f"{detail} {exc.then}".strip()
+        return exc
+    failed = WriteFailed(str(exc), outcome=outcome, then=detail)
+    failed.__cause__ = exc
+    return failed

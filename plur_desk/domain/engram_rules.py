@@ -18,6 +18,7 @@ COMMITMENTS = ("exploring", "leaning", "decided", "locked", "draft")
 LADDER = ("exploring", "leaning", "decided", "locked")
 CLAIM_CLASSES = ("observed", "documented", "structural", "asserted", "inferred", "revised")
 POLARITIES = ("do", "dont", None)
+PIN_TIERS = ("hard", "soft")  # PLUR 0.21: an absent tier is soft
 TENSION_STATUSES = ("detected", "confirmed", "dismissed", "resolved")
 TENSION_CATEGORIES = ("factual", "temporal", "superseded")
 RELATION_KEYS = ("broader", "narrower", "related", "conflicts", "supersedes", "superseded_by")
@@ -132,6 +133,10 @@ def engram_problems(engram: object, *, dates: bool = True) -> list[str]:  # noqa
     priority = engram.get("pinned_priority", 1)
     if not (_is_int(priority) and 1 <= priority <= 100):
         problems.append("pinned_priority must be a whole number from 1 to 100 (PLUR 0.21 quarantines it)")
+    # PLUR 0.21 (schemas/engram.ts @ agent-memory-atlas-archive/plur-ai--plur 7a917bfb, the pinned two-tier model:
+    # `z.enum(['hard', 'soft']).optional()`, so null is refused too); 0.20 reads any value
+    if "pinned_tier" in engram and engram["pinned_tier"] not in PIN_TIERS:
+        problems.append(f"pinned_tier is {engram['pinned_tier']!r}; PLUR 0.21 accepts hard, soft (it quarantines it)")
     problems.extend(_nested_problems(engram))
     return problems
 
@@ -189,6 +194,9 @@ def _nested_problems(engram: dict[str, object]) -> list[str]:  # noqa: C901 -- o
                     problems.append(f"sources[{index}] needs scope and stored_at strings")
                 elif source.get("session_id") is not None and not _is_str(source["session_id"]):
                     problems.append(f"sources[{index}].session_id must be a string or null")
+                elif "validated_by" in source and not _is_str(source["validated_by"]):
+                    # PLUR 0.21 (#1268; schemas/engram.ts @ the archive's 442dce94: `z.string().optional()`)
+                    problems.append(f"sources[{index}].validated_by must be a string (PLUR 0.21 quarantines it)")
     knowledge_type = engram.get("knowledge_type")
     if "knowledge_type" in engram and (
         not isinstance(knowledge_type, dict)

@@ -14,7 +14,7 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-from plur_desk.infra.errors import WriteFailed
+from plur_desk.infra.errors import Outcome, WriteFailed
 from plur_desk.store.safe_open import NotRegularFile, inside, read_regular, special_file_problem
 
 FOLDER = ".plur-desk"
@@ -56,10 +56,12 @@ def append(root: Path, lines: list[str]) -> None:
         return
     path = path_of(root)
     if not inside(root, path):  # checked before any folder is made: a planted link must not lead our write out
-        raise WriteFailed(f"{path} leads out of the store (to {os.path.realpath(path)}); nothing was written")
+        raise WriteFailed(
+            f"{path} leads out of the store (to {os.path.realpath(path)})", outcome=Outcome.NOTHING_WRITTEN
+        )
     problem_now = special_file_problem(path)
     if problem_now:
-        raise WriteFailed(f"{problem_now}; nothing was written")
+        raise WriteFailed(problem_now, outcome=Outcome.NOTHING_WRITTEN)
     created = not path.exists()
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = "".join(line + "\n" for line in lines).encode("utf-8")
@@ -67,7 +69,7 @@ def append(root: Path, lines: list[str]) -> None:
     fd = os.open(path, flags, 0o644)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise WriteFailed(f"{path.name} is not a regular file; nothing was written")
+            raise WriteFailed(f"{path.name} is not a regular file", outcome=Outcome.NOTHING_WRITTEN)
         os.set_blocking(fd, True)
         if _torn(fd):
             os.write(fd, b"\n")  # a cut-off last line stays a line of its own, never the start of ours

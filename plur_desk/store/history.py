@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from plur_desk.infra.crash import crash_point
-from plur_desk.infra.errors import LockTimeout, WriteFailed
+from plur_desk.infra.errors import LockTimeout, Outcome, WriteFailed
 from plur_desk.store.chain import (
     ChainMode,
     HashScan,
@@ -231,7 +231,8 @@ class HistoryLog:
             if not self.dir.is_dir():
                 if os.path.lexists(self.dir):
                     raise WriteFailed(
-                        f"{self.dir} is not a directory; history cannot be appended. Nothing was written."
+                        f"{self.dir} is not a directory; history cannot be appended",
+                        outcome=Outcome.NOTHING_WRITTEN,
                     )
                 self.dir.mkdir(parents=True, exist_ok=True)
                 prepared.created.append(self.dir)
@@ -358,8 +359,9 @@ class PreparedAppend:
 def _refuse_torn_tail(path: Path) -> None:
     if _ends_mid_line(path):
         raise WriteFailed(
-            f"{path} ends in a cut-off line (a writer crashed mid-line); appending would bury it inside the "
-            "chain. Nothing was written; let PLUR repair it or remove the partial line."
+            f"{path} ends in a cut-off line (a writer crashed mid-line); appending would bury it inside the chain",
+            outcome=Outcome.NOTHING_WRITTEN,
+            then="Let PLUR repair it or remove the partial line.",
         )
 
 

@@ -30,7 +30,7 @@ from typing import Literal, cast
 
 from plur_desk.domain.review import ABSENT, Patch
 from plur_desk.infra.crash import crash_point
-from plur_desk.infra.errors import WriteFailed, nothing_written
+from plur_desk.infra.errors import Outcome, WriteFailed, refused_by_system
 from plur_desk.store.atomic import atomic_write, fsync_dir
 from plur_desk.store.safe_open import StoreFileRefused, inside, read_store_file
 
@@ -174,11 +174,9 @@ class JournalRecord:
             _make_private_dir(self.root, self.path.parent)
             atomic_write(self.path, self.to_bytes(), default_mode=0o600)
         except StoreFileRefused as exc:
-            raise WriteFailed(f"cannot write the write-ahead journal: {exc}. Nothing was written.") from exc
+            raise WriteFailed(f"cannot write the write-ahead journal: {exc}", outcome=Outcome.NOTHING_WRITTEN) from exc
         except OSError as exc:
-            raise WriteFailed(
-                nothing_written(f"cannot write the write-ahead journal in {self.path.parent}", exc)
-            ) from exc
+            raise refused_by_system(f"cannot write the write-ahead journal in {self.path.parent}", exc) from exc
         self.saved = True
         crash_point("journal-saved")
 

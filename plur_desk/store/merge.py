@@ -20,7 +20,9 @@ from plur_desk.domain.merge_engram import merge_engram, rank, same_content
 from plur_desk.domain.merge_tension import detection_order, merge_tension, pair_key
 from plur_desk.domain.merge_values import canonical, ordered, same
 from plur_desk.store.list_file import ENGRAMS, TENSIONS, Layout
+from plur_desk.store.merge_rekey import follow_rekeys, restore
 from plur_desk.store.merge_side import MergeError, Side, engram_key, read_side
+from plur_desk.store.merge_side import mint_identity as _identity
 from plur_desk.store.yaml_dump import dump_engram_item, dump_tension_item
 
 _SUFFIX = re.compile(r"^(.*-)(\d+)\Z")
@@ -113,16 +115,6 @@ def _renumber_collisions(
             }
         )
     return mapping
-
-
-def _identity(record: dict[str, object]) -> str:
-    """Which mint a record is (ids are reused across machines, mint times are not)."""
-    created = record.get("created_at")
-    if isinstance(created, str):
-        return created
-    sources = record.get("sources")
-    first = sources[0] if isinstance(sources, list) and sources and isinstance(sources[0], dict) else {}
-    return f"{first.get('stored_at')}|{record.get('content_hash')}"
 
 
 def _renames(base: Side, side: Side) -> list[tuple[str, str]]:
@@ -297,7 +289,8 @@ def merge_engram_files(
     (re-applying local records over a new commit); git's driver keeps the default, which is symmetric."""
     if a == b:
         return FileMerge(a)
-    so, sa, sb = (read_side(x, ENGRAMS, engram_key) for x in (base, a, b))
+    so, sa, sb = (read_side(x, ENGRAMS, engram_key, keep_repeats=True) for x in (base, a, b))
+    restored = follow_rekeys(so, sa, sb)  # a repeated id's later copies named as 0.21 reads them, on every side
     for same_as_base, other, data in ((a == base, sb, b), (b == base, sa, a)):
         if same_as_base and not _drops_active(so, other):
             return FileMerge(data)
@@ -310,6 +303,9 @@ def merge_engram_files(
     blocks = []
     for key in order:
         chosen = merged[key]
+        if key in restored:
+            blocks.append(restore(chosen, (sa, sb, so), key, restored[key]))
+            continue
         if isinstance(chosen, bytes):
             blocks.append(chosen)
             continue

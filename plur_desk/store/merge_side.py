@@ -60,6 +60,7 @@ class Side:
     opaque: dict[str, bytes | None] = field(default_factory=dict)  # quarantined entries: canonical -> bytes
     opaque_values: dict[str, object] = field(default_factory=dict)
     moved: set[str] = field(default_factory=set)  # renamed here to follow a renumbering: placed as new records
+    repeats: dict[str, str] = field(default_factory=dict)  # a later copy of a repeated id, by placeholder: its id
 
     @property
     def order(self) -> list[str]:
@@ -96,13 +97,30 @@ def _lazy_engrams(data: bytes) -> Side | None:
     return side
 
 
+REPEAT = "\x00"  # a later copy of a repeated id is keyed `<id>\x00<n>` until merge_rekey gives it its id
+
+
+def mint_identity(record: dict[str, object]) -> str:
+    """Which mint a record is (ids are reused across machines, mint times are not)."""
+    created = record.get("created_at")
+    if isinstance(created, str):
+        return created
+    sources = record.get("sources")
+    first = sources[0] if isinstance(sources, list) and sources and isinstance(sources[0], dict) else {}
+    return f"{first.get('stored_at')}|{record.get('content_hash')}"
+
+
 def engram_key(value: dict[str, object]) -> str | None:
     """An engram's merge key: its id."""
     ident = value.get("id")
     return ident if isinstance(ident, str) else None
 
 
-def read_side(data: bytes, layout: Layout, key_of: Callable[[dict[str, object]], str | None]) -> Side:
+def read_side(
+    data: bytes, layout: Layout, key_of: Callable[[dict[str, object]], str | None], *, keep_repeats: bool = False
+) -> Side:
+    """One version of a file. `keep_repeats`: a later valid copy of a repeated key is kept as a record under a
+    placeholder key (`side.repeats`) for store/merge_rekey to name as PLUR 0.21 does; else it is kept aside."""
     if not data.strip():
         return Side(Records(layout))
     if layout is ENGRAMS and key_of is engram_key:
@@ -123,6 +141,10 @@ def read_side(data: bytes, layout: Layout, key_of: Callable[[dict[str, object]],
         raw = snapshot.block(entry) if snapshot.regular else None
         value = entry.value
         key = key_of(value) if isinstance(value, dict) and entry.valid else None
+        if keep_repeats and key is not None and key in side.records:
+            placeholder = f"{key}{REPEAT}{len(side.repeats)}"
+            side.repeats[placeholder] = key
+            key = placeholder
         if key is None or key in side.records:
             ident = canonical(value) + (raw.decode("utf-8", "replace") if raw else "")
             side.opaque[ident] = raw

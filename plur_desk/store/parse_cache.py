@@ -24,8 +24,8 @@ from plur_desk.store.file_identity import FileIdentity
 from plur_desk.store.known_split import KnownSplit
 from plur_desk.store.list_file import BlockCache, ListFile, digest_of
 
-CACHE_FORMAT = 6  # 4: the facts in pieces; 5: PLUR 0.21's pinned_priority rule (a cached block is valid); 6: a
-# reviewed engram's facts hold the engram (its review is checked)
+CACHE_FORMAT = 7  # 4: the facts in pieces; 5: PLUR 0.21's pinned_priority rule (a cached block is valid); 6: a
+# reviewed engram's facts hold the engram (its review is checked); 7: 0.21's pinned_tier and sources[].validated_by rules
 # blocks per chunk: one marshal.loads (or dumps) of a chunk holds the interpreter in one piece, ~5 ms for 1,000.
 # While the rest of a warm store is unpacked behind the first draft, the window's thread takes the interpreter back
 # after each of its calls into Qt, each time waiting for the chunk being unpacked: with 4,000 blocks (12-25 ms a

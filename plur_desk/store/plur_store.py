@@ -27,8 +27,7 @@ from plur_desk.infra.errors import (
     ReadOnlyStore,
     StoreUnreadable,
     WriteFailed,
-    nothing_written,
-    without_nothing_written,
+    refused_by_system,
 )
 from plur_desk.infra.memory import gc_paused
 from plur_desk.store.atomic import Beside, Staged
@@ -373,7 +372,7 @@ class PlurStore:
                 try:
                     staged, old_hash, new_hash = stage_new_file(path, fresh, replacements, parts)
                 except OSError as exc:  # the temp file is removed: the store file and the journal are untouched
-                    raise WriteFailed(nothing_written(f"cannot write the new {path.name}", exc)) from exc
+                    raise refused_by_system(f"cannot write the new {path.name}", exc) from exc
                 try:
                     crash_point("store-staged")  # a temp file beside the store file, nothing journaled yet
                     self._journal_and_replace(record, step, layout, staged, old_hash, new_hash, result, prepared)
@@ -393,7 +392,7 @@ class PlurStore:
                 except WriteFailed as exc:
                     raise PartialWrite(
                         f"{path.name} was changed ({', '.join(result.changed)}), but its history events could not "
-                        f"be appended: {without_nothing_written(str(exc))} The write-ahead journal keeps them; they "
+                        f"be appended: {exc.without_outcome()} The write-ahead journal keeps them; they "
                         "are appended when the store "
                         "is next opened for review."
                     ) from exc

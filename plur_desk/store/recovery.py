@@ -285,7 +285,7 @@ def step_state(store: PlurStore, step: Step) -> StepState:
     layout, validate = (ENGRAMS, engram_problems) if step.file == "engrams" else (TENSIONS, tension_problems)
     snapshot = ListFile.read(path, layout, validate)
     by_key = snapshot.by_key()
-    renames = _renames(store) if step.file == "engrams" else Renames()
+    renames = rename_trail(store) if step.file == "engrams" else Renames()
     states = set()
     for patch in step.changes:
         # PLUR 0.21 may have renamed the engram since (`engram_rekeyed`, a duplicate id): the write landed if it is
@@ -311,7 +311,7 @@ def step_state(store: PlurStore, step: Step) -> StepState:
     return StepState.CONFLICT
 
 
-def _renames(store: PlurStore) -> Renames:
+def rename_trail(store: PlurStore) -> Renames:
     """PLUR 0.21's `engram_rekeyed` trail in the store's history (read only when a step is not settled by hashes)."""
     from plur_desk.store.history import HistoryLog, summarize_history
 

@@ -7,7 +7,7 @@ import os
 import stat
 from pathlib import Path
 
-from plur_desk.infra.errors import WriteFailed
+from plur_desk.infra.errors import Outcome, WriteFailed
 
 
 class NotRegularFile(OSError):
@@ -115,20 +115,21 @@ def open_for_append(path: Path, root: Path) -> int:
     if not inside(root, path):
         raise WriteFailed(
             f"{path} leads out of the store (to {os.path.realpath(path)}); plur_desk never writes through a link "
-            "that leaves the store. Nothing was written."
+            "that leaves the store",
+            outcome=Outcome.NOTHING_WRITTEN,
         )
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(path, flags, 0o644)
     except OSError as exc:
         what = special_file_problem(path) or exc.strerror
-        raise WriteFailed(f"cannot open {path} to append history: {what}. Nothing was written.") from exc
+        raise WriteFailed(f"cannot open {path} to append history: {what}", outcome=Outcome.NOTHING_WRITTEN) from exc
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise WriteFailed(
-                f"{path} is {kind_of(st.st_mode)}, not a regular file; history cannot be appended to it. "
-                "Nothing was written."
+                f"{path} is {kind_of(st.st_mode)}, not a regular file; history cannot be appended to it",
+                outcome=Outcome.NOTHING_WRITTEN,
             )
         os.set_blocking(fd, True)
     except BaseException:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from plur_desk.domain.engram_rules import tension_problems
-from plur_desk.infra.errors import ActionRefused, PartialWrite, ReadOnlyStore, WriteFailed, without_nothing_written
+from plur_desk.infra.errors import ActionRefused, PartialWrite, ReadOnlyStore, WriteFailed
 from plur_desk.store.atomic import atomic_write
 from plur_desk.store.file_hash import FileHash
 from plur_desk.store.journal import JournalRecord
@@ -80,7 +80,7 @@ def _append_locked(store: PlurStore, make: Make, journal: JournalRecord) -> Writ
             except WriteFailed as exc:
                 raise PartialWrite(
                     f"tensions.yaml gained {key}, but its history event could not be appended: "
-                    f"{without_nothing_written(str(exc))} The write-ahead journal keeps it; it is appended when "
+                    f"{exc.without_outcome()} The write-ahead journal keeps it; it is appended when "
                     "the store is next opened for review."
                 ) from exc
         finally:

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QWidget
 
 from plur_desk.app import team_review
 from plur_desk.app.team import TeamDisagreement
+from plur_desk.infra.errors import Outcome, told
 from plur_desk.ui.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -53,7 +54,7 @@ class TeamController(QObject):
             return
         seen = row.seen  # the record as the list showed it: settled only while it still reads so
         if seen is None:
-            self.workspace.messages.error(f"{row.record} is not in the store as listed; nothing was written")
+            self.workspace.messages.error(told(f"{row.record} is not in the store as listed", Outcome.NOTHING_WRITTEN))
             return
         if choice in ("approved", "rejected"):
             self.workspace.change(lambda: team_review.settle_decision(session, row.record, choice, seen=seen))

@@ -183,7 +183,7 @@ def test_resolve_refused_before_any_file_when_the_loser_changed(session):
     path = session.store.root / "engrams.yaml"
     path.write_text(path.read_text().replace("Statement number 5\n", "Statement number 5 (changed)\n"))
     files = _snapshot_files(session.store.root)
-    with pytest.raises(ChangedSinceError, match="nothing was written"):
+    with pytest.raises(ChangedSinceError, match="Nothing was written"):
         session.execute(ResolveTension(session.seen_tension("T-2026-1201-001"), "ENG-2026-11-06-001"))
     assert _snapshot_files(session.store.root) == files
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from plur_desk.infra.errors import without_nothing_written
+from plur_desk.infra.errors import ActionRefused, ChangedSinceError, Outcome, WriteFailed, told
 from plur_desk.infra.paths import cache_dir, config_dir, data_dir, default_store_path
 
 
@@ -28,7 +28,16 @@ def test_our_folders_follow_the_desktop_conventions(tmp_path):
 
 
 def test_a_refusal_reused_after_a_write_no_longer_says_nothing_was_written():
-    text = without_nothing_written("The engram changed since you looked; nothing was written.")
+    refused = ChangedSinceError("ENG-1", ["statement"])
+    assert refused.outcome is Outcome.NOTHING_WRITTEN
+    assert str(refused) == "ENG-1 changed since you looked (statement). Nothing was written. Reload and decide again."
+    text = refused.without_outcome()
     assert "nothing was written" not in text.lower()
-    assert text.endswith(".")
-    assert without_nothing_written("Refused. Nothing was written. try again") == "Refused. Try again."
+    assert text == "ENG-1 changed since you looked (statement). Reload and decide again."
+
+
+def test_the_outcome_is_said_once_and_only_when_known():
+    assert str(ActionRefused("not a draft")) == "not a draft"  # a refusal that does not say what was written
+    assert str(WriteFailed("cannot open x;", outcome=Outcome.NOTHING_WRITTEN)) == "cannot open x. Nothing was written."
+    assert told("", Outcome.NOTHING_WRITTEN, "Try again.") == "Nothing was written. Try again."
+    assert told("held by PLUR", None, "Try again.") == "held by PLUR. Try again."

@@ -193,7 +193,10 @@ def test_a_decision_that_changes_nothing_is_refused_before_any_lock(session, liv
 
 @pytest.mark.parametrize(
     ("code", "said"),
-    [(28, "the disk is full: nothing was written"), (13, "Permission denied. Nothing was written.")],
+    [
+        (28, "the disk is full (No space left on device). Nothing was written."),
+        (13, "Permission denied. Nothing was written."),
+    ],
 )
 def test_a_journal_that_cannot_be_saved_says_why_and_nothing_is_written(session, monkeypatch, code, said):
     """The record is saved after the new file is staged and before it replaces the store file: a full disk there
