@@ -26,7 +26,7 @@ from plur_desk.app.settings import Settings, SettingsStore
 from plur_desk.infra.clock import Clock, SystemClock
 from plur_desk.infra.paths import cache_dir
 from plur_desk.infra.window_first import reviewer_left, window_busy
-from plur_desk.ui import icons, idle_collect, theme, window_state
+from plur_desk.ui import icons, idle_collect, theme, theme_redraw, window_state
 from plur_desk.ui.actions import (
     ACTIONS,
     MENU_ORDER,
@@ -99,6 +99,7 @@ class MainWindow(QMainWindow):
         self.qactions = build_actions(self, self._action_parents(), self.action_handlers(), icons.icon, self._queues())
         self.messages.offer_undo(self.qactions["edit.undo"])
         theme.listen(self, partial(recolor_icons, self.qactions, icons.icon))  # light icons on dark, and back
+        theme_redraw.follow(self)  # the style sheet's colours and the details on screen, at once
         self._build_menus_and_buttons()
         self._connect()
         self._context_shown: tuple[UiContext, tuple[str, str] | None] | None = None  # the actions' last context
