@@ -39,6 +39,7 @@ from plur_desk.ui.actions import (
 from plur_desk.ui.built_later import BuiltLater
 from plur_desk.ui.changes_controller import ChangesController, ChangesPane
 from plur_desk.ui.clusters_pane import ClustersPane
+from plur_desk.ui.conflicts_pane import ConflictsPane
 from plur_desk.ui.conflicts_support import ConflictsController
 from plur_desk.ui.drafts_pane import DraftsPane, action_button
 from plur_desk.ui.history_pane import HistoryPane
@@ -120,10 +121,20 @@ class MainWindow(QMainWindow):
         self.tensions = TensionsPane(ws, self.finder.similar_to, self)
         self.validity = ValidityPane(ws, self)
         self.history = HistoryPane(ws, self)
+        self.conflicts_pane = ConflictsPane(self)
         self.clusters = ClustersPane(lambda: self.scale.view, self)
         self.writers = WritersPane(lambda: self.scale.view, self)
         self.changes = ChangesPane(lambda: self.changes_review.refresh(), self)
-        panes = (self.drafts, self.tensions, self.validity, self.history, self.clusters, self.writers, self.changes)
+        panes = (
+            self.drafts,
+            self.tensions,
+            self.validity,
+            self.history,
+            self.conflicts_pane,
+            self.clusters,
+            self.writers,
+            self.changes,
+        )
         self.panes: dict[str, QWidget] = dict(zip(PANES, panes, strict=True))  # in the tabs' order
         self.tabs = QTabWidget(self)
         self.tabs.setObjectName("panes")
@@ -165,6 +176,7 @@ class MainWindow(QMainWindow):
         self.unlock_asker = UnlockAsker(self)
         self.identity = IdentityController(ws, self, back_to_queue)
         self.conflicts = ConflictsController(ws, self.finder, self, back_to_queue)
+        self.conflicts.attach(self.conflicts_pane)
         self.scale = ScaleController(ws, self.drafts, self.clusters, self.writers, self.navigation)
         self.review = ReviewController(
             ws, self.drafts, self.finder, self.conflicts, self.scale, self.navigation, dialog_parent=self
@@ -193,7 +205,7 @@ class MainWindow(QMainWindow):
             "view.tensions": nav.show_tensions,
             "view.validity": nav.show_validity,
             "view.history": nav.show_history,
-            "view.conflicts": self.conflicts.show_conflicts,
+            "view.conflicts": nav.show_conflicts,
             "view.clusters": nav.show_clusters,
             "view.writers": nav.show_writers,
             **self.changes_review.handlers(),
@@ -307,7 +319,7 @@ class MainWindow(QMainWindow):
         self.conflicts.ready.connect(review.show_current)
         self.scale.queue_changed.connect(self.refresh_all)
         self.scale.writer_line_changed.connect(review.show_current)
-        for pane in (self.tensions, self.validity, self.changes):
+        for pane in (self.tensions, self.validity, self.changes, self.conflicts_pane):
             pane.selection_changed.connect(self._update_context)
         self.opener.no_store.connect(self._no_store)
         self.opener.opening.connect(self._opening)
