@@ -26,7 +26,7 @@ from plur_desk.app.settings import Settings, SettingsStore
 from plur_desk.infra.clock import Clock, SystemClock
 from plur_desk.infra.paths import cache_dir
 from plur_desk.infra.window_first import reviewer_left, window_busy
-from plur_desk.ui import icons, idle_collect, theme, theme_redraw, window_state
+from plur_desk.ui import icons, idle_collect, tab_counts, theme, theme_redraw, window_state
 from plur_desk.ui.actions import (
     ACTIONS,
     MENU_ORDER,
@@ -125,16 +125,8 @@ class MainWindow(QMainWindow):
         self.clusters = ClustersPane(lambda: self.scale.view, self)
         self.writers = WritersPane(lambda: self.scale.view, self)
         self.changes = ChangesPane(lambda: self.changes_review.refresh(), self)
-        panes = (
-            self.drafts,
-            self.tensions,
-            self.validity,
-            self.history,
-            self.conflicts_pane,
-            self.clusters,
-            self.writers,
-            self.changes,
-        )
+        panes: tuple[QWidget, ...] = (self.drafts, self.tensions, self.validity, self.history, self.conflicts_pane)
+        panes += (self.clusters, self.writers, self.changes)
         self.panes: dict[str, QWidget] = dict(zip(PANES, panes, strict=True))  # in the tabs' order
         self.tabs = QTabWidget(self)
         self.tabs.setObjectName("panes")
@@ -329,6 +321,7 @@ class MainWindow(QMainWindow):
         self.opener.history_page_ready.connect(lambda: self.history.refresh(None))
         self.opener.reloaded.connect(self._reloaded)
         self.changes_applied.connect(lambda _c: self.team.refresh())
+        self.tab_counts = tab_counts.install(self)
 
     # -- what the controllers' signals lead to ---------------------------------------------------------------
 
@@ -343,8 +336,7 @@ class MainWindow(QMainWindow):
         self.status_labels["counts"].setText(
             f"{counts['drafts']} drafts waiting · {counts['open_tensions']} open tensions{held}"
         )
-        for n, (name, key) in enumerate((("Drafts", "drafts"), ("Tensions", "open_tensions"))):
-            self.tabs.setTabText(n, f"{name} ({counts[key]})")  # what waits where, before opening a pane
+        self.tab_counts.update(counts)  # what waits where, before opening a pane
         self.status_labels["reviewer"].setText(f"reviewer: {self.workspace.reviewer_name}")
         self.opener.poll()
         self._update_context()

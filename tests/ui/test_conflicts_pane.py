@@ -90,7 +90,9 @@ def test_key_1_makes_a_replace_b_and_the_search_narrows_the_pairs(qtbot, window,
     dialog = _scanned(qtbot, window)
     window.search.setText("Thursday")
     window.apply_search()
-    assert dialog.model.rows and all("thursday" in f"{c.statement_a} {c.statement_b}".lower() for c in dialog.model.rows)
+    assert dialog.model.rows and all(
+        "thursday" in f"{c.statement_a} {c.statement_b}".lower() for c in dialog.model.rows
+    )
     window.search.setText("no pair says this 9f3k")
     window.apply_search()
     assert dialog.model.rowCount() == 0 and not dialog.a_replaces.isEnabled()
