@@ -93,13 +93,14 @@ class TabCounts(QObject):
     # -- the Validity count, on the serial runner ---------------------------------------------------------------
 
     def recount_windows(self, change: ChangeSet | None = None) -> None:
-        """After a load or an explicit reload (None: every window read again), or a change (its engrams only)."""
+        """After a load or an explicit reload (None: every window read again), or a change: its engrams only (a
+        decision's, or what a reload found differing, which names every engram added, changed or removed)."""
         session = self.workspace.session
         if session is None or not session.fully_loaded:
             return
-        if change is not None and not change.engrams and not change.reloaded:
+        if change is not None and not change.engrams:
             return
-        changed = None if change is None or change.reloaded else list(change.engrams)
+        changed = None if change is None else list(change.engrams)
         windows = self._windows
         self.workspace.runner.submit(
             lambda: (session, windows.count(session, changed)), self._windows_counted, self.workspace.fail
