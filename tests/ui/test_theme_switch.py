@@ -61,3 +61,16 @@ def test_a_detail_on_screen_takes_the_new_palette_at_once(qtbot, window, themed,
         text = banner.palette().color(R.WindowText).name()
         assert theme.contrast(text, alternate) >= AA
     assert _banner_background(window.banner) != before_banner
+
+
+def test_a_pane_hidden_at_the_switch_shows_the_new_palette_when_shown(qtbot, window, themed):
+    _switch_to(window, "light")
+    window.drafts.show_banner("A banner in the drafts pane")
+    window.qactions["view.tensions"].trigger()  # the drafts pane (and its notice) hidden
+    _switch_to(window, "dark")
+    qtbot.wait(100)  # the hidden panes are polished again a turn each
+    window.qactions["view.drafts"].trigger()
+    QApplication.processEvents()
+    assert window.drafts.banner.isVisible()
+    assert _banner_background(window.drafts.banner) == theme.DARK["alternate"]
+    assert _labels(window.drafts._html) == {theme.DARK["muted"]}
