@@ -118,8 +118,9 @@ class ConflictsPane(BuiltLater, QWidget):
         self.model = ConflictsModel(self)
         self.found: list[ConflictCandidate] | None = None  # the last scan's candidates still unanswered (None: none)
         self._search = ""
-        self._status = "Not scanned yet: the pane scans when it is shown."
+        self._status = ""
         self.build_later()  # the widgets: on first use (ui/built_later.py)
+        self.forget()
 
     def _build(self) -> None:
         self.status = plain_label(self._status)
@@ -225,6 +226,13 @@ class ConflictsPane(BuiltLater, QWidget):
     def set_candidates(self, rows: list[ConflictCandidate], summary: str) -> None:
         self.found = list(rows)
         self.set_progress(summary)
+        self._show_rows()
+        self.count_changed.emit()
+
+    def forget(self, *_: object) -> None:
+        """Another store opens: nothing scanned of it yet (no count, no pairs of the store left)."""
+        self.found = None
+        self.set_progress("Not scanned yet: the pane scans when it is shown.")
         self._show_rows()
         self.count_changed.emit()
 

@@ -195,24 +195,25 @@ class ConflictsController(QObject):
             return
         from plur_desk.app.conflict_service import ConflictService
 
-        service = self.service if self.service is not None else ConflictService(session)
+        service = self.service  # the finder of this session, or a new one (not the store's left before)
+        service = service if service is not None and service.session is session else ConflictService(session)
         progress.changed.emit("Scanning the store…")
 
         def scan() -> ScanResult:
             return service.scan(lambda n, total: progress.changed.emit(f"Judging pairs {n:,} / {total:,}…"))
 
-        self.runner.submit(scan, self._scanned, self._failed)
+        self.runner.submit(scan, lambda result: self._scanned(session, result), self._failed)
 
     @Slot(str)
     def _scan_status(self, text: str) -> None:
         if self.pane is not None:
             self.pane.set_progress(text)
 
-    def _scanned(self, result: object) -> None:
+    def _scanned(self, session: ReviewSession, result: object) -> None:
         from plur_desk.app.conflicts import ScanResult
 
         assert isinstance(result, ScanResult)
-        if self.pane is not None and self.workspace.session is not None:
+        if self.pane is not None and self.workspace.session is session:  # not a scan of a store left since
             self.pane.set_candidates(
                 result.candidates,
                 f"{len(result.candidates)} likely contradiction{'' if len(result.candidates) == 1 else 's'}; {result.pairs_judged:,} pairs passed PLUR's "

@@ -149,6 +149,7 @@ def install(window: _Window) -> TabCounts:
     sources = {"conflicts": counting(window.conflicts_pane), "clusters": clusters, "changes": counting(window.changes)}
     counts = TabCounts(window.workspace, window.tabs, window.panes, sources)
     window.conflicts_pane.count_changed.connect(counts.update)  # a scan, an answer
+    window.opener.opening.connect(window.conflicts_pane.forget)  # (the opener is known here, not to the pane)
     window.scale.order_shown.connect(lambda _v: counts.update())  # a new ledger and its clusters
     window.workspace.context_changed.connect(counts.update)  # (the agent changes found show with it)
     window.workspace.applied.connect(counts.applied)

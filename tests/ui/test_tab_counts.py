@@ -86,3 +86,34 @@ def test_the_validity_count_follows_a_decision_its_undo_and_a_reload(qtbot, wind
     assert reloaded.args[1] is False and soon.id in reloaded.args[0].engrams
     qtbot.waitUntil(lambda: _tabs(window)["validity"] == f"Validity ({looks - 2})", timeout=10000)
     assert _windows_to_look(window) == looks - 2
+
+
+def test_another_store_has_no_conflicts_count_before_its_own_scan(qtbot, window, tmp_path):
+    import shutil
+
+    from plur_desk.app.demo import demo_source
+
+    qtbot.waitUntil(
+        lambda: window.conflicts.service is not None and window.conflicts.runner.pending == 0, timeout=20000
+    )
+    window.qactions["view.conflicts"].trigger()
+    pane = window.conflicts_pane
+    qtbot.waitUntil(lambda: pane.found is not None and window.conflicts.runner.pending == 0, timeout=30000)
+    assert _tabs(window)["conflicts"] == f"Conflicts ({len(pane.found)})" and pane.found
+    window.qactions["view.drafts"].trigger()
+    other = tmp_path / "other"
+    shutil.copytree(demo_source(), other, ignore=shutil.ignore_patterns(".plur-desk"))
+    (other / "engrams.yaml").write_text(
+        (other / "engrams.yaml").read_text("utf-8").replace("every Thursday afternoon", "every Friday afternoon"),
+        "utf-8",
+    )  # the demo's one likely contradiction is not in this store
+    window.open_path(other)
+    wait_loaded(qtbot, window)
+    assert _tabs(window)["conflicts"] == "Conflicts" and pane.found is None  # the pairs of the store left are gone
+    qtbot.waitUntil(
+        lambda: window.conflicts.service is not None and window.conflicts.runner.pending == 0, timeout=20000
+    )
+    window.qactions["view.conflicts"].trigger()
+    qtbot.waitUntil(lambda: pane.found is not None and window.conflicts.runner.pending == 0, timeout=30000)
+    assert all(c.key != ":".join(sorted(("ENG-2026-12-02-022", "ENG-2026-12-02-026"))) for c in pane.found)
+    assert _tabs(window)["conflicts"] == f"Conflicts ({len(pane.found)})"
