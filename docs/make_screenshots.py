@@ -7,7 +7,7 @@ Run under Xvfb (a real X server, the xcb platform), once per scheme and size:
     xvfb-run -a -s "-screen 0 1920x1080x24" python docs/make_screenshots.py --size 1920x1080
     xvfb-run -a -s "-screen 0 1920x1080x24" python docs/make_screenshots.py --size 1920x1080 --dark
 
-At 1366x768 it writes drafts, tensions, validity, history and changes (`-dark` for the dark theme); at 1920x1080
+At 1366x768 it writes drafts, tensions, validity, history, changes and conflicts (`-dark` for the dark theme); at 1920x1080
 drafts and clusters with `-1920` in the name. `--only changes` writes that one alone. The copy is a real demo copy (in
 the cache folder's demo/), so the demo reviewers' signatures and the demo's watched baseline count as they do for
 `--demo`.
@@ -49,7 +49,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--size", default="1366x768", help="window size, WIDTHxHEIGHT")
     parser.add_argument("--dark", action="store_true", help="the app's dark theme (View > Switch Theme)")
-    parser.add_argument("--only", help="write only this screenshot (drafts, tensions, validity, history, changes)")
+    parser.add_argument(
+        "--only", help="write only this screenshot (drafts, tensions, validity, history, changes, conflicts)"
+    )
     args = parser.parse_args()
     width, height = (int(n) for n in args.size.split("x"))
     make_application()
@@ -73,6 +75,7 @@ def main() -> None:
             nav = window.navigation
             shots.update(tensions=nav.show_tensions, validity=nav.show_validity, history=nav.show_history)
             shots["changes"] = window.qactions["view.changes"].trigger
+            shots["conflicts"] = window.qactions["view.conflicts"].trigger
         else:
             shots["clusters"] = window.navigation.show_clusters
         for name, show in shots.items():
@@ -87,6 +90,8 @@ def main() -> None:
                     found = window.changes.table.findItems("promoted", Qt.MatchFlag.MatchRecursive)
                     if found:
                         window.changes.table.setCurrentItem(found[0])
+                if name == "conflicts":  # scanned when shown: both statements of the first pair side by side
+                    until(lambda: window.conflicts_pane.found is not None and window.conflicts.runner.pending == 0, 60)
                 if name == "clusters":
                     until(lambda: window.clusters.built and window.clusters.model.rowCount() > 0, 60)
                 pump(0.8)

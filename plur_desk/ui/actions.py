@@ -125,7 +125,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("view.history", "History", "&View", ("Ctrl+4",)),
     ActionSpec(
         "view.conflicts",
-        "Conflicts…",
+        "Conflicts",
         "&View",
         ("Ctrl+5",),
         enabled=_store,

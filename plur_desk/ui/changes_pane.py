@@ -83,6 +83,10 @@ class ChangesPane(QWidget):
         layout.addWidget(self.note)
         layout.addWidget(split)
 
+    def count(self) -> int:
+        """The agent changes listed (the Changes tab's count)."""
+        return len(self._changes)
+
     def show_changes(self, changes: list[AgentChange], note: str) -> None:
         """The list grouped by (session, writer); the selection kept on the same change when it is still listed."""
         kept = self.selected_change()

@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # the finder's modules (numpy among them) load when it is fir
     from plur_desk.app.conflict_service import ConflictService, ConflictWarning
     from plur_desk.app.conflicts import ConflictCandidate, ScanResult, Vectors
     from plur_desk.app.session import ReviewSession
-    from plur_desk.ui.conflicts_dialog import ConflictsDialog
+    from plur_desk.ui.conflicts_pane import ConflictsPane
 
 CONFLICT_NOTE = "This may contradict what the store already says:"
 LOCKED_NOTE = "PLUR keeps an engram in an open tension out of locked (settle the tension first):"
@@ -55,7 +55,7 @@ class _ScanProgress(QObject):
 
 class ConflictsController(QObject):
     """The contradiction finder of the open store, the one question before a change that may contradict it, and
-    the Conflicts view (Ctrl+5) whose answers are audited changes."""
+    the Conflicts pane (Ctrl+5) whose answers are audited changes."""
 
     ready = Signal()  # a new finder answers: the draft detail may now warn
 
@@ -73,7 +73,7 @@ class ConflictsController(QObject):
         self._back_to_queue = back_to_queue
         self.runner = Runner(self)  # never queues behind a write, never delays one
         self.service: ConflictService | None = None
-        self.dialog: ConflictsDialog | None = None
+        self.pane: ConflictsPane | None = None
         self._scan_progress = _ScanProgress(self)
         self._scan_progress.changed.connect(self._scan_status)
 
@@ -179,23 +179,15 @@ class ConflictsController(QObject):
         self._back_to_queue()
         return box.clickedButton() is go
 
-    # -- the Conflicts view ----------------------------------------------------------------------------------
+    # -- the Conflicts pane ----------------------------------------------------------------------------------
 
-    def show_conflicts(self) -> None:
-        if self.workspace.session is None:
-            return
-        if self.dialog is None:
-            from plur_desk.ui.conflicts_dialog import ConflictsDialog
-
-            dialog = ConflictsDialog(self._parent)
-            dialog.record_requested.connect(self._record_candidate)
-            dialog.dismiss_requested.connect(self._dismiss_candidate)
-            dialog.replace_requested.connect(self._replace_candidate)
-            dialog.rescan_requested.connect(self.scan_conflicts)
-            self.dialog = dialog
-        self.dialog.show()
-        self.dialog.activateWindow()
-        self.scan_conflicts()
+    def attach(self, pane: ConflictsPane) -> None:
+        """The pane whose answers this controller writes, and whose scans it runs."""
+        self.pane = pane
+        pane.record_requested.connect(self._record_candidate)
+        pane.dismiss_requested.connect(self._dismiss_candidate)
+        pane.replace_requested.connect(self._replace_candidate)
+        pane.rescan_requested.connect(self.scan_conflicts)
 
     def scan_conflicts(self) -> None:
         session, progress = self.workspace.session, self._scan_progress
@@ -203,25 +195,26 @@ class ConflictsController(QObject):
             return
         from plur_desk.app.conflict_service import ConflictService
 
-        service = self.service if self.service is not None else ConflictService(session)
+        service = self.service  # the finder of this session, or a new one (not the store's left before)
+        service = service if service is not None and service.session is session else ConflictService(session)
         progress.changed.emit("Scanning the store…")
 
         def scan() -> ScanResult:
             return service.scan(lambda n, total: progress.changed.emit(f"Judging pairs {n:,} / {total:,}…"))
 
-        self.runner.submit(scan, self._scanned, self._failed)
+        self.runner.submit(scan, lambda result: self._scanned(session, result), self._failed)
 
     @Slot(str)
     def _scan_status(self, text: str) -> None:
-        if self.dialog is not None:
-            self.dialog.set_progress(text)
+        if self.pane is not None:
+            self.pane.set_progress(text)
 
-    def _scanned(self, result: object) -> None:
+    def _scanned(self, session: ReviewSession, result: object) -> None:
         from plur_desk.app.conflicts import ScanResult
 
         assert isinstance(result, ScanResult)
-        if self.dialog is not None:
-            self.dialog.set_candidates(
+        if self.pane is not None and self.workspace.session is session:  # not a scan of a store left since
+            self.pane.set_candidates(
                 result.candidates,
                 f"{len(result.candidates)} likely contradiction{'' if len(result.candidates) == 1 else 's'}; {result.pairs_judged:,} pairs passed PLUR's "
                 f"pre-filter of {result.pairs_keyed:,} looked at. Each answer is recorded as your decision.",
@@ -229,13 +222,12 @@ class ConflictsController(QObject):
 
     def _answer(self, fn: Callable[[], ChangeSet], key: str) -> None:
         def answered() -> None:  # the pair leaves the list once its answer is written
-            dialog = self.dialog
-            if dialog is not None:
-                dialog.set_candidates([c for c in dialog.model.rows if c.key != key], dialog.status.text())
+            if self.pane is not None:
+                self.pane.drop(key)
 
         self.workspace.change(fn, answered)
 
-    # Each answer carries both engrams as the scan judged them, which is what the dialog shows: the write refuses
+    # Each answer carries both engrams as the scan judged them, which is what the pane shows: the write refuses
     # ("changed since you looked") when either reads differently now, never answers for text nobody saw.
 
     def _record_candidate(self, c: ConflictCandidate) -> None:

@@ -26,7 +26,7 @@ from plur_desk.app.settings import Settings, SettingsStore
 from plur_desk.infra.clock import Clock, SystemClock
 from plur_desk.infra.paths import cache_dir
 from plur_desk.infra.window_first import reviewer_left, window_busy
-from plur_desk.ui import icons, idle_collect, theme, window_state
+from plur_desk.ui import icons, idle_collect, tab_counts, theme, theme_redraw, window_state
 from plur_desk.ui.actions import (
     ACTIONS,
     MENU_ORDER,
@@ -39,6 +39,7 @@ from plur_desk.ui.actions import (
 from plur_desk.ui.built_later import BuiltLater
 from plur_desk.ui.changes_controller import ChangesController, ChangesPane
 from plur_desk.ui.clusters_pane import ClustersPane
+from plur_desk.ui.conflicts_pane import ConflictsPane
 from plur_desk.ui.conflicts_support import ConflictsController
 from plur_desk.ui.drafts_pane import DraftsPane, action_button
 from plur_desk.ui.history_pane import HistoryPane
@@ -99,6 +100,7 @@ class MainWindow(QMainWindow):
         self.qactions = build_actions(self, self._action_parents(), self.action_handlers(), icons.icon, self._queues())
         self.messages.offer_undo(self.qactions["edit.undo"])
         theme.listen(self, partial(recolor_icons, self.qactions, icons.icon))  # light icons on dark, and back
+        theme_redraw.follow(self)  # the style sheet's colours and the details on screen, at once
         self._build_menus_and_buttons()
         self._connect()
         self._context_shown: tuple[UiContext, tuple[str, str] | None] | None = None  # the actions' last context
@@ -119,10 +121,12 @@ class MainWindow(QMainWindow):
         self.tensions = TensionsPane(ws, self.finder.similar_to, self)
         self.validity = ValidityPane(ws, self)
         self.history = HistoryPane(ws, self)
+        self.conflicts_pane = ConflictsPane(self)
         self.clusters = ClustersPane(lambda: self.scale.view, self)
         self.writers = WritersPane(lambda: self.scale.view, self)
         self.changes = ChangesPane(lambda: self.changes_review.refresh(), self)
-        panes = (self.drafts, self.tensions, self.validity, self.history, self.clusters, self.writers, self.changes)
+        panes: tuple[QWidget, ...] = (self.drafts, self.tensions, self.validity, self.history, self.conflicts_pane)
+        panes += (self.clusters, self.writers, self.changes)
         self.panes: dict[str, QWidget] = dict(zip(PANES, panes, strict=True))  # in the tabs' order
         self.tabs = QTabWidget(self)
         self.tabs.setObjectName("panes")
@@ -164,6 +168,7 @@ class MainWindow(QMainWindow):
         self.unlock_asker = UnlockAsker(self)
         self.identity = IdentityController(ws, self, back_to_queue)
         self.conflicts = ConflictsController(ws, self.finder, self, back_to_queue)
+        self.conflicts.attach(self.conflicts_pane)
         self.scale = ScaleController(ws, self.drafts, self.clusters, self.writers, self.navigation)
         self.review = ReviewController(
             ws, self.drafts, self.finder, self.conflicts, self.scale, self.navigation, dialog_parent=self
@@ -192,7 +197,7 @@ class MainWindow(QMainWindow):
             "view.tensions": nav.show_tensions,
             "view.validity": nav.show_validity,
             "view.history": nav.show_history,
-            "view.conflicts": self.conflicts.show_conflicts,
+            "view.conflicts": nav.show_conflicts,
             "view.clusters": nav.show_clusters,
             "view.writers": nav.show_writers,
             **self.changes_review.handlers(),
@@ -306,7 +311,7 @@ class MainWindow(QMainWindow):
         self.conflicts.ready.connect(review.show_current)
         self.scale.queue_changed.connect(self.refresh_all)
         self.scale.writer_line_changed.connect(review.show_current)
-        for pane in (self.tensions, self.validity, self.changes):
+        for pane in (self.tensions, self.validity, self.changes, self.conflicts_pane):
             pane.selection_changed.connect(self._update_context)
         self.opener.no_store.connect(self._no_store)
         self.opener.opening.connect(self._opening)
@@ -316,6 +321,7 @@ class MainWindow(QMainWindow):
         self.opener.history_page_ready.connect(lambda: self.history.refresh(None))
         self.opener.reloaded.connect(self._reloaded)
         self.changes_applied.connect(lambda _c: self.team.refresh())
+        self.tab_counts = tab_counts.install(self)
 
     # -- what the controllers' signals lead to ---------------------------------------------------------------
 
@@ -330,8 +336,7 @@ class MainWindow(QMainWindow):
         self.status_labels["counts"].setText(
             f"{counts['drafts']} drafts waiting · {counts['open_tensions']} open tensions{held}"
         )
-        for n, (name, key) in enumerate((("Drafts", "drafts"), ("Tensions", "open_tensions"))):
-            self.tabs.setTabText(n, f"{name} ({counts[key]})")  # what waits where, before opening a pane
+        self.tab_counts.update(counts)  # what waits where, before opening a pane
         self.status_labels["reviewer"].setText(f"reviewer: {self.workspace.reviewer_name}")
         self.opener.poll()
         self._update_context()

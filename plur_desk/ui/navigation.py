@@ -12,7 +12,7 @@ from plur_desk import __version__
 from plur_desk.app.session import ChangeSet
 from plur_desk.ui.messages import Messages
 
-PANES = ("drafts", "tensions", "validity", "history", "clusters", "writers", "changes")
+PANES = ("drafts", "tensions", "validity", "history", "conflicts", "clusters", "writers", "changes")
 
 
 class Pane(Protocol):
@@ -124,6 +124,9 @@ class NavigationController(QObject):
 
     def show_history(self) -> None:
         self.show("history")
+
+    def show_conflicts(self) -> None:
+        self.show("conflicts")
 
     def show_clusters(self) -> None:
         self.show("clusters")

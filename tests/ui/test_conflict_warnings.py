@@ -68,7 +68,7 @@ def test_drafts_without_a_conflict_are_approved_without_a_question(qtbot, window
 
 def _open_conflicts(qtbot, window):
     window.qactions["view.conflicts"].trigger()
-    dialog = window.conflicts.dialog
+    dialog = window.conflicts.pane
     qtbot.waitUntil(lambda: dialog.model.rowCount() > 0, timeout=20000)
     return dialog
 

@@ -45,13 +45,13 @@ def test_keep_right_preview_shows_both_statements(qtbot, window):
 
 
 def test_conflicts_view_shows_both_statements_first(qtbot, window):
-    from plur_desk.ui.conflicts_dialog import Column
+    from plur_desk.ui.conflicts_pane import Column
 
     qtbot.waitUntil(
         lambda: window.conflicts.service is not None and window.conflicts.runner.pending == 0, timeout=20000
     )
-    window.conflicts.show_conflicts()
-    dialog = window.conflicts.dialog
+    window.qactions["view.conflicts"].trigger()
+    dialog = window.conflicts.pane
     qtbot.waitUntil(lambda: bool(dialog.model.rows), timeout=30000)
     c = dialog.model.rows[0]
     assert dialog.model.index(0, Column.A).data().startswith(f"“{c.statement_a}”")
