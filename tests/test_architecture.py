@@ -18,6 +18,17 @@ ALLOWED = {
 QT = ("PySide6", "shiboken6")
 
 
+def _name(path: Path) -> str:
+    """The dotted module name of a file in the package (a package's __init__.py names the package)."""
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _path(name: str) -> Path:
+    """The file of a module named with dots (the inverse of _name for a module)."""
+    return PACKAGE.parent.joinpath(*name.split(".")).with_suffix(".py")
+
+
 def _imports(path: Path) -> list[tuple[int, str]]:
     tree = ast.parse(path.read_text(), filename=str(path))
     found = []
@@ -61,15 +72,14 @@ def test_modules_stay_small():
 
 
 def _ui_graph() -> dict[str, set[str]]:
-    """ui module -> the ui modules it imports (anywhere in the file: top level, functions, TYPE_CHECKING)."""
+    """ui module -> the ui modules it imports (anywhere in the file: top level, functions, TYPE_CHECKING), by their
+    dotted names, at any depth of sub-packages."""
+    paths = sorted((PACKAGE / "ui").rglob("*.py"))
+    modules = {_name(path) for path in paths}
     graph: dict[str, set[str]] = {}
-    for path in (PACKAGE / "ui").glob("*.py"):
-        targets = set()
-        for _line, module in _imports(path):
-            parts = module.split(".")
-            if parts[:2] == ["plur_desk", "ui"] and len(parts) > 2:
-                targets.add(parts[2])
-        graph[path.stem] = targets - {path.stem}
+    for path in paths:
+        targets = {module for _line, module in _imports(path) if module in modules}
+        graph[_name(path)] = targets - {_name(path)}
     return graph
 
 
@@ -99,7 +109,8 @@ def _cycle(graph: dict[str, set[str]]) -> list[str]:
 def test_ui_imports_have_no_cycle():
     """Controllers and panes take their collaborators in the constructor: nothing imports the window back."""
     graph = _ui_graph()
-    assert {"main_window", "app", "drafts_pane", "navigation"} <= graph.keys()
+    expected = {"plur_desk.ui.main_window", "plur_desk.ui.app", "plur_desk.ui.drafts_pane", "plur_desk.ui.navigation"}
+    assert expected <= graph.keys()
     assert not _cycle(graph), " -> ".join(_cycle(graph))
 
 
@@ -109,12 +120,12 @@ def test_the_cycle_finder_finds_a_cycle():
 
 
 def test_only_the_application_imports_the_main_window():
-    importers = sorted(name for name, targets in _ui_graph().items() if "main_window" in targets)
-    assert importers == ["app"], importers
+    importers = sorted(name for name, targets in _ui_graph().items() if "plur_desk.ui.main_window" in targets)
+    assert importers == ["plur_desk.ui.app"], importers
     outside = [
         str(p.relative_to(PACKAGE))
         for p in PACKAGE.rglob("*.py")
-        if p.parent.name != "ui" and any(m == "plur_desk.ui.main_window" for _l, m in _imports(p))
+        if PACKAGE / "ui" not in p.parents and any(m == "plur_desk.ui.main_window" for _l, m in _imports(p))
     ]
     assert not outside, outside
 
@@ -133,11 +144,16 @@ def test_controllers_live_apart_from_the_widgets_they_drive():
     """Controllers by composition, each in a module of its own: a module defining a `…Controller` defines no
     widget or dialog (no class on a Qt base other than QObject), and no pane or dialog module imports a controller's
     module (panes show data and emit intent; the controller holding the pane decides)."""
-    modules = {path.stem: _classes(path) for path in (PACKAGE / "ui").glob("*.py")}
+    modules = {_name(path): _classes(path) for path in (PACKAGE / "ui").rglob("*.py")}
     controllers = {name for name, classes in modules.items() if any(c.endswith("Controller") for c in classes)}
-    assert {"review_controller", "tensions_controller", "validity_controller", "team_controller"} <= controllers
+    assert {
+        "plur_desk.ui.review_controller",
+        "plur_desk.ui.tensions_controller",
+        "plur_desk.ui.validity_controller",
+        "plur_desk.ui.team_controller",
+    } <= controllers
     mixed = [
-        f"ui/{name}.py: {cls}"
+        f"{name}: {cls}"
         for name in sorted(controllers)
         for cls, bases in modules[name].items()
         if any(b.startswith("Q") and b != "QObject" for b in bases)
@@ -145,7 +161,7 @@ def test_controllers_live_apart_from_the_widgets_they_drive():
     assert not mixed, mixed
     graph = _ui_graph()
     views = [name for name in graph if name.endswith(("_pane", "_dialog"))]
-    back = [f"ui/{name}.py imports {sorted(graph[name] & controllers)}" for name in views if graph[name] & controllers]
+    back = [f"{name} imports {sorted(graph[name] & controllers)}" for name in views if graph[name] & controllers]
     assert not back, back
 
 
@@ -153,14 +169,14 @@ def test_ui_reads_no_global_folder_outside_its_assembly():
     """Where derived data goes is decided where the window is assembled (ui/app.py, MainWindow) and handed to the
     controllers through the Workspace; no pane or controller reads the platform's folders itself."""
     found = []
-    for path in (PACKAGE / "ui").glob("*.py"):
-        if path.name in {"app.py", "main_window.py"}:
+    for path in (PACKAGE / "ui").rglob("*.py"):
+        if _name(path) in {"plur_desk.ui.app", "plur_desk.ui.main_window"}:
             continue
         for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
             called = node.func if isinstance(node, ast.Call) else None
             name = getattr(called, "id", None) or getattr(called, "attr", None)
             if name in {"cache_dir", "data_dir", "config_dir"}:
-                found.append(f"ui/{path.name}:{node.lineno} {name}()")
+                found.append(f"{path.relative_to(PACKAGE)}:{node.lineno} {name}()")
     assert not found, found
 
 
@@ -197,7 +213,7 @@ def test_only_the_session_reaches_its_store():
     and writes are the session's own (its parts get the store in their constructors)."""
     problems = []
     for path in PACKAGE.rglob("*.py"):
-        if path == PACKAGE / "app" / "session.py":
+        if _name(path) == "plur_desk.app.session":
             continue
         for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
             if isinstance(node, ast.Attribute) and node.attr == "store" and _session_named(node.value):
@@ -213,16 +229,16 @@ def test_ui_reads_engram_fields_through_engram_view():
     """ui/ reads an engram's fields through EngramView (domain/engram_view.py: statement, scope, window, superseded,
     …), where each rule is written once, never with `.get(` on the record."""
     problems = []
-    for path in (PACKAGE / "ui").glob("*.py"):
+    for path in (PACKAGE / "ui").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"):
                 continue
             receiver = ast.unparse(node.func.value)
-            where = f"ui/{path.name}:{node.lineno} {receiver}.get(…)"
+            where = f"{path.relative_to(PACKAGE)}:{node.lineno} {receiver}.get(…)"
             if (
                 "engram" in receiver.lower()
                 or receiver in {"record", "other"}
-                or (path.name == "detail.py" and receiver not in DETAIL_GET_RECEIVERS)
+                or (_name(path) == "plur_desk.ui.detail" and receiver not in DETAIL_GET_RECEIVERS)
             ):
                 problems.append(where)
     assert not problems, "\n".join(problems)
@@ -235,18 +251,25 @@ def test_one_assembly_path():
     for path in PACKAGE.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in built:
-                built[node.func.id].append(str(path.relative_to(PACKAGE)))
-    assert sorted(set(built["ReviewSession"])) == ["app/bootstrap.py"], built
-    assert sorted(set(built["PlurStore"])) == ["app/bootstrap.py", "app/check.py"], built
+                built[node.func.id].append(_name(path))
+    assert set(built["ReviewSession"]) == {"plur_desk.app.bootstrap"}, built
+    assert set(built["PlurStore"]) == {"plur_desk.app.bootstrap", "plur_desk.app.check"}, built
 
 
 def test_the_session_is_composed_without_an_import_cycle():
     """No app module imports the session back (the mixins that did are gone); the session's parts stand alone."""
-    parts = ("snapshot", "writes", "undo", "session_signing", "history_index", "rows")
+    parts = (
+        "plur_desk.app.snapshot",
+        "plur_desk.app.writes",
+        "plur_desk.app.undo",
+        "plur_desk.app.session_signing",
+        "plur_desk.app.history_index",
+        "plur_desk.app.rows",
+    )
     cyclic = [
-        f"app/{name}.py:{line}"
+        f"{name}:{line}"
         for name in parts
-        for line, module in _imports(PACKAGE / "app" / f"{name}.py")
+        for line, module in _imports(_path(name))
         if module == "plur_desk.app.session"
     ]
     assert not cyclic, cyclic

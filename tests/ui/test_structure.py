@@ -63,8 +63,8 @@ def test_each_action_triggers_its_own_handler(qtbot, window):
 
 def _ui_classes() -> list[type]:
     classes = []
-    for info in pkgutil.iter_modules(plur_desk.ui.__path__):
-        module = importlib.import_module(f"plur_desk.ui.{info.name}")
+    for info in pkgutil.walk_packages(plur_desk.ui.__path__, "plur_desk.ui."):
+        module = importlib.import_module(info.name)
         for cls in vars(module).values():
             if inspect.isclass(cls) and cls.__module__ == module.__name__ and issubclass(cls, QObject):
                 classes.append(cls)
