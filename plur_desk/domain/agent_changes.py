@@ -22,6 +22,11 @@ ENGRAM_FIELDS: tuple[str, ...] = (
     "content_hash",
 )
 TENSION_FIELDS: tuple[str, ...] = ("status", "resolved_by")
+# Fields PLUR's agent paths move beside the watched ones (forget zeroes `write_count` and sets `rationale`, a resolve
+# sets the loser's `rationale`, dedup and `procedure_evolved` bump `write_count`, `engram_version` and
+# `previous_version_ref`, and may set `visibility`): not compared, only held so that Revert puts them back exactly.
+# `updated_at` is not among them: a revert is a new write, and the merge driver keeps the later stamp.
+RESTORE_FIELDS: tuple[str, ...] = ("write_count", "rationale", "visibility", "engram_version", "previous_version_ref")
 KINDS = (
     "created_active",
     "promoted",
@@ -69,6 +74,11 @@ def engram_values(engram: Mapping[str, object]) -> Values:
     )
 
 
+def engram_extras(engram: Mapping[str, object]) -> dict[str, object]:
+    """The `RESTORE_FIELDS` the engram holds (a field it lacks is left out: absent, not null)."""
+    return {name: engram[name] for name in RESTORE_FIELDS if name in engram}
+
+
 def tension_values(record: Mapping[str, object]) -> Values:
     return (record.get("status", "detected"), record.get("resolved_by"))
 
@@ -88,10 +98,22 @@ class Baseline:
     tensions: dict[str, Values] = field(default_factory=dict)
     engram_at: dict[str, str] = field(default_factory=dict)
     tension_at: dict[str, str] = field(default_factory=dict)
+    extras: dict[str, dict[str, object]] = field(default_factory=dict)  # RESTORE_FIELDS, where a line held them
 
-    def take_line(self, at: str, engrams: dict[str, Values], tensions: dict[str, Values]) -> None:
-        """One trusted line, no older than any taken before (lines merge as a set: the latest signed value wins)."""
+    def take_line(
+        self,
+        at: str,
+        engrams: dict[str, Values],
+        tensions: dict[str, Values],
+        extras: Mapping[str, dict[str, object]] | None = None,
+    ) -> None:
+        """One trusted line, no older than any taken before (lines merge as a set: the latest signed value wins).
+        A line that names an engram without its extras (written before they were held) leaves them unknown."""
         self.engrams.update(engrams)
+        if self.extras:
+            for ident in engrams:
+                self.extras.pop(ident, None)
+        self.extras.update(extras or {})
         self.engram_at.update(dict.fromkeys(engrams, at))
         self.tensions.update(tensions)
         self.tension_at.update(dict.fromkeys(tensions, at))

@@ -115,16 +115,7 @@ class ChangesController(QObject):
         picked = self._selected()
         if picked is None:
             return
-        session, change, seen = picked
-        if change.target == "tension":
-
-            def ratify_tension() -> ChangeSet:
-                session.watch.ratify_tension(change)
-                return ChangeSet(tensions=frozenset({change.id})).saying(f"ratified {change.kind} of {change.id}")
-
-            self.ws.change(ratify_tension)
-            return
-        self._decide(session, change, seen, ratify=True)
+        self._decide(*picked, ratify=True)
 
     def revert(self) -> None:
         if self._decide_group(ratify=False):
@@ -163,10 +154,6 @@ class ChangesController(QObject):
             done, refused = ChangeSet(), []
             for change in group:
                 try:
-                    if ratify and change.target == "tension":
-                        session.watch.ratify_tension(change)
-                        done = done.merge(ChangeSet(tensions=frozenset({change.id})))
-                        continue
                     shown = seen.get((change.target, change.id))
                     if shown is None:
                         raise PlurDeskError("not in the store as listed")

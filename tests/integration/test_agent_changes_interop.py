@@ -166,9 +166,11 @@ def test_revert_puts_the_baseline_back_and_plur_reads_it_with_nothing_quarantine
     )
     assert loaded["quarantined"] == [] and loaded["validate"]["ok"], loaded["validate"]
     old = before[0]["engrams"]
-    for ident in ids:
-        for name in ("statement", "commitment", "status", "scope", "content_hash"):
+    for ident in ids:  # forget zeroed write_count and set a rationale; the resolve set its loser's rationale
+        for name in ("statement", "commitment", "status", "scope", "content_hash", "write_count", "rationale"):
             assert loaded["engrams"][ident].get(name) == old[ident].get(name), (ident, name)
+        assert ("rationale" in loaded["engrams"][ident]) == ("rationale" in old[ident]), ident
+        assert loaded["engrams"][ident]["updated_at"] >= old[ident]["updated_at"], ident  # a revert is a new write
         assert bool(loaded["engrams"][ident].get("pinned")) == bool(old[ident].get("pinned")), ident
     assert by_id["commitment"] == "draft"  # the promoted draft is a draft again, as PLUR's getById reads it
     assert loaded["engrams"][created]["commitment"] == "draft"  # learned straight as active: now waits in review
@@ -196,3 +198,46 @@ def test_ratify_takes_a_change_off_the_list_and_its_undo_puts_it_back(tmp_path):
     with pytest.raises(ChangedSinceError):  # the record moved on since the change was shown: refused
         session.execute(session.watch.command_for(change, session.seen([change.id])[0], ratify=False))
     assert moved.after["statement"] == "Node 24 now"
+
+
+def _listed(session):
+    session.reload_if_changed()
+    return {c.id: c for c in session.watch.changes()}
+
+
+def test_ratifying_a_tension_change_is_journaled_signed_undoable_and_refused_once_moved_on(tmp_path, capsys):
+    store, home, ids, tensions = _store(tmp_path)
+    resolved, _dismissed, confirmed = tensions
+    assert changes_main([str(store), "--start", "--reviewer", "Alice Reviewer"]) == 0
+    plur(store, home, [{"op": "resolve", "id": resolved, "winner": ids[6]}, {"op": "confirm", "id": confirmed}])
+    session = open_session(store, "Alice Reviewer")
+    listed = _listed(session)
+    assert set(listed) == {resolved, confirmed} and listed[resolved].also == (ids[5],)
+    change = listed[resolved]
+    session.execute(session.watch.command_for(change, session.seen_tension(resolved), ratify=True))
+    assert set(_listed(session)) == {confirmed}  # the loser's retirement stood with it: not listed on its own
+    assert not list((store / ".plur-desk" / "journal").glob("*"))  # journaled, and the record finished
+    [event] = [e for e in session.history.timeline(ids[5]) if e.get("data", {}).get("action") == "ratify_agent_change"]
+    assert event["data"]["tension_id"] == resolved and session.trust(event).counts_as_human
+    assert session.undo_label()  # on the undo history like any decision
+    session.undo()
+    again = _listed(session)
+    assert set(again) == {resolved, confirmed} and again[resolved].also == (ids[5],)
+    session.redo()
+    assert set(_listed(session)) == {confirmed}
+    capsys.readouterr()
+    assert changes_main([str(store), "--json"]) == 1  # read afresh from the files, as another reviewer would
+    assert [c["id"] for c in json.loads(capsys.readouterr().out)["changes"]] == [confirmed]
+
+    shown = listed[confirmed]
+    seen = session.seen_tension(confirmed)
+    plur(store, home, [{"op": "resolve", "id": confirmed, "winner": ids[9]}])  # the agent moves on
+    session.reload_if_changed()
+    with pytest.raises(ChangedSinceError):
+        session.execute(session.watch.command_for(shown, seen, ratify=True))
+    [now] = [c for c in session.watch.changes() if c.id == confirmed]
+    assert now.kind == "tension_resolved"
+    loaded, records = plur(store, home, [{"op": "load"}, {"op": "tensions"}])
+    assert loaded["quarantined"] == [] and loaded["validate"]["ok"], loaded["validate"]
+    assert {t["id"]: t["status"] for t in records}[resolved] == "resolved"  # ratified: PLUR's record as it was
+
