@@ -240,4 +240,3 @@ def test_ratifying_a_tension_change_is_journaled_signed_undoable_and_refused_onc
     loaded, records = plur(store, home, [{"op": "load"}, {"op": "tensions"}])
     assert loaded["quarantined"] == [] and loaded["validate"]["ok"], loaded["validate"]
     assert {t["id"]: t["status"] for t in records}[resolved] == "resolved"  # ratified: PLUR's record as it was
-
