@@ -14,7 +14,7 @@ import argparse
 import json
 import sys
 
-from plur_desk.app.changes import changes_on_disk
+from plur_desk.app.changes_fast import changes_fast
 from plur_desk.domain.agent_changes import AgentChange
 from plur_desk.infra.errors import PlurDeskError
 from plur_desk.infra.paths import default_store_path
@@ -69,9 +69,7 @@ def main(argv: list[str]) -> int:
         return 2
     try:
         if not args.start:
-            from plur_desk.app.bootstrap import open_store
-
-            read, changes = changes_on_disk(open_store(root))
+            read, changes = changes_fast(root)
         else:
             from plur_desk.app.bootstrap import open_session
 

@@ -262,10 +262,12 @@ def detect(
     events_of: Callable[[str], list[dict[str, object]]],
     human: Callable[[Event], bool],
     prefetch: Callable[[set[str]], None] | None = None,
+    watched: Mapping[str, Values] | None = None,
 ) -> list[AgentChange]:
     """Every agent change since the baseline, tensions first (a resolution carries its retired loser), each once.
     `prefetch` is told, before any `events_of` call, every id whose events may be asked for (a reader can then
-    fetch just those)."""
+    fetch just those). `watched`: every engram's watched values when the caller has them already (then `engrams`
+    is read only for the engrams that moved, and may parse each when asked)."""
     if not baseline.watched:
         return []
     start = str(baseline.started)
@@ -273,7 +275,10 @@ def detect(
     folded: set[str] = set()
     known, known_at = baseline.engrams, baseline.engram_at
     get = known.get
-    moved = [(i, now) for i, engram in engrams.items() if get(i) != (now := engram_values(engram))]
+    if watched is None:
+        moved = [(i, now) for i, engram in engrams.items() if get(i) != (now := engram_values(engram))]
+    else:
+        moved = [(i, now) for i, now in watched.items() if get(i) != now]
     if prefetch is not None:
         prefetch(_wanted(baseline, engrams, tensions, moved))
     for ident, record in tensions.items():

@@ -240,3 +240,33 @@ def test_ratifying_a_tension_change_is_journaled_signed_undoable_and_refused_onc
     loaded, records = plur(store, home, [{"op": "load"}, {"op": "tensions"}])
     assert loaded["quarantined"] == [] and loaded["validate"]["ok"], loaded["validate"]
     assert {t["id"]: t["status"] for t in records}[resolved] == "resolved"  # ratified: PLUR's record as it was
+
+
+def test_changes_from_the_watched_table_are_what_a_whole_load_finds(tmp_path):
+    from plur_desk.app.bootstrap import open_store
+    from plur_desk.app.changes import changes_on_disk
+    from plur_desk.app.changes_fast import changes_fast, watched_table
+    from plur_desk.infra.paths import cache_dir
+    from plur_desk.store.parse_cache import cache_path
+
+    store, home, ids, tensions = _store(tmp_path)
+    assert changes_main([str(store), "--start", "--reviewer", "Alice Reviewer"]) == 0
+    _agent_changes_everything(store, home, ids, tensions)
+
+    def whole():
+        return [c.to_json() for c in changes_on_disk(open_store(store))[1]]
+
+    expected = whole()
+    assert len(expected) == 8
+    table = watched_table(cache_path(cache_dir(), store.resolve()))
+    table.unlink(missing_ok=True)
+    assert [c.to_json() for c in changes_fast(store)[1]] == expected  # every block parsed, the table written
+    assert table.is_file()
+    assert [c.to_json() for c in changes_fast(store)[1]] == expected  # warm: every value from the table
+    plur(store, home, [{"op": "update", "id": ids[4], "fields": {"statement": "Flags go within one sprint"}}])
+    expected = whole()
+    assert ids[4] in {c["id"] for c in expected}
+    assert [c.to_json() for c in changes_fast(store)[1]] == expected  # the rewritten block is new to the table
+    text = (store / "engrams.yaml").read_text(encoding="utf-8")  # an entry PLUR would quarantine: the whole load
+    (store / "engrams.yaml").write_text(text + "  - id: ENG-2026-01-01-999\n    statement: 5\n", encoding="utf-8")
+    assert [c.to_json() for c in changes_fast(store)[1]] == whole()
