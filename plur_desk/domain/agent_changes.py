@@ -138,6 +138,7 @@ class AgentChange:
     events: tuple[dict[str, object], ...]
     silent: bool
     also: tuple[str, ...] = ()  # engrams this change moved too (a resolved tension's retired loser)
+    session_from: str = ""  # how the session was found when no record or event names it ("" : named)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -152,6 +153,7 @@ class AgentChange:
             "events": list(self.events),
             "silent": self.silent,
             "also": list(self.also),
+            "session_from": self.session_from,
         }
 
 
@@ -201,6 +203,29 @@ def _writer_and_session(engram: Mapping[str, object] | None, events: list[dict[s
         if not writer and isinstance(provenance, dict) and provenance.get("origin"):
             writer = f"origin:{provenance['origin']}"
     return writer or "(unknown writer)", session
+
+
+INFERRED = "inferred from its engrams' sources (PLUR records no session on a tension decision)"
+
+
+def _session_of_sides(sides: tuple[str, str], engrams: Mapping[str, Mapping[str, object]], until: str) -> str | None:
+    """The session that last wrote either engram of a tension by the time of its decision: the newest
+    `sources[].session_id` stored no later than the decision's event (PLUR's resolve event names no session)."""
+    best: tuple[str, str] | None = None
+    for side in sides:
+        engram = engrams.get(side)
+        sources = engram.get("sources") if engram is not None else None
+        for source in sources if isinstance(sources, list) else []:
+            if (
+                not isinstance(source, dict)
+                or not isinstance(source.get("session_id"), str)
+                or not source["session_id"]
+            ):
+                continue
+            stored = str(source.get("stored_at", ""))
+            if (not until or stored <= until) and (best is None or stored > best[0]):
+                best = (stored, str(source["session_id"]))
+    return best[1] if best is not None else None
 
 
 def _records(kind: str, target: str, events: list[dict[str, object]]) -> bool:
@@ -389,6 +414,10 @@ def _tension_change(
                 key=lambda e: str(e.get("timestamp", "")),
             )
     writer, session = _writer_and_session(None, events)  # a tension record names no writer; its events may
+    session_from = ""
+    if session is None and events:
+        session = _session_of_sides(sides, engrams, str(events[-1].get("timestamp", "")))
+        session_from = INFERRED if session is not None else ""
     silent = not _records(kind, "tension", events)
     before = as_dict(TENSION_FIELDS, known)
     return AgentChange(
@@ -403,4 +432,5 @@ def _tension_change(
         tuple(events),
         silent,
         also,
+        session_from,
     )

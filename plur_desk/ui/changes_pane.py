@@ -35,6 +35,7 @@ def detail_html(change: AgentChange) -> str:
     silent = " <b>silent</b>: no history event records it." if change.silent else ""
     parts = [f"<p><b>{text_html(change.kind)}</b> {text_html(change.id)} by {text_html(change.writer)}"]
     parts.append(f" (session {text_html(change.session)})" if change.session else "")
+    parts.append(f" <i>Session {text_html(change.session_from)}.</i>" if change.session_from else "")
     parts.append(f"{silent}</p><table>")
     before, after = change.before or {}, change.after or {}
     for name in change.fields:
@@ -100,7 +101,10 @@ class ChangesPane(QWidget):
                 group.setData(0, CHANGE_ROLE, -1)  # a group: its actions apply to every change under it
                 group.setFirstColumnSpanned(True)  # the session and writer, read whole across the row
                 group.setExpanded(True)
-            item = QTreeWidgetItem(group, [change.kind.replace("_", " "), change.id])
+            if change.session_from:
+                group.setToolTip(0, f"Session of {change.id} {change.session_from}")
+            kind = change.kind.replace("_", " ") + (" (session inferred)" if change.session_from else "")
+            item = QTreeWidgetItem(group, [kind, change.id])
             item.setData(0, CHANGE_ROLE, index)
             if kept is not None and (change.id, change.kind) == (kept.id, kept.kind):
                 select = item

@@ -122,6 +122,10 @@ def test_each_agent_path_is_listed_once_with_kind_writer_and_silence(tmp_path, c
     assert by_id[draft]["before"]["commitment"] == "draft" and by_id[draft]["after"]["commitment"] == "decided"
     assert by_id[rewritten]["before"]["statement"] == "The CI pipeline uses Node 20 for all builds"
     assert by_id[resolved]["before"] == {"status": "detected", "resolved_by": None}
+    # PLUR's resolve event names no session: the session that wrote its engrams, said to be inferred
+    assert by_id[resolved]["session"] == "sess-setup" and "inferred" in by_id[resolved]["session_from"]
+    assert by_id[dismissed]["session"] is None and by_id[dismissed]["session_from"] == ""  # no event: nothing known
+    assert by_id[draft]["session_from"] == ""
 
 
 def _agent_changes_everything(store, home, ids, tensions):

@@ -91,3 +91,22 @@ def test_a_group_is_reverted_at_once_after_one_question_and_a_moved_one_is_named
     assert _statement(store_copy, trio[1]["id"]) == trio[1]["statement"]
     assert _statement(store_copy, trio[2]["id"]) == "moved on again"
     assert trio[2]["id"] in win.banner.text()
+
+
+def test_a_session_found_from_the_engrams_is_said_to_be_inferred(qtbot):
+    from plur_desk.domain.agent_changes import INFERRED, AgentChange
+    from plur_desk.ui.changes_pane import ChangesPane
+
+    pane = ChangesPane(lambda: None)
+    qtbot.addWidget(pane)
+    named = AgentChange("ENG-1", "promoted", "engram", {}, {}, (), "agent:codex", "sess-a", (), False)
+    inferred = AgentChange(
+        "T-1", "tension_resolved", "tension", {}, {}, (), "agent:codex", "sess-a", (), False, session_from=INFERRED
+    )
+    pane.show_changes([named, inferred], "")
+    group = pane.table.topLevelItem(0)
+    assert pane.table.topLevelItemCount() == 1 and group.childCount() == 2  # both under the agent's session
+    assert group.child(1).text(0) == "tension resolved (session inferred)" and group.child(0).text(0) == "promoted"
+    assert "inferred from its engrams' sources" in group.toolTip(0)
+    pane.table.setCurrentItem(group.child(1))
+    assert "Session inferred from its engrams' sources" in pane.detail.toPlainText()
