@@ -2,8 +2,9 @@
 and what a ratification (its undo, its redo) writes into the watched baseline.
 
 Every decision goes through the journal and the undo history like any review decision (domain/
-agent_change_commands.py). A ratification writes the values it let stand into the baseline as a `ratified` line;
-its undo writes the values the baseline held before it (so the change is listed again), its redo the ratified ones.
+agent_change_commands.py). A ratification writes the values it let stand into the baseline as a `ratified` line, a
+revert the values it put back as a `reverted` line; the undo of either writes the values the baseline held before
+it (so the agent's change is listed again, not taken as the reviewer's), its redo the decision's values again.
 """
 
 from __future__ import annotations
@@ -46,25 +47,19 @@ class Ratified:
     engrams: dict[str, tuple[Values | None, Values]]
     tensions: dict[str, tuple[Values | None, Values]]
     extras: dict[str, tuple[dict[str, object] | None, dict[str, object]]]
+    claim: str = "ratified"
+
+
+_RATIFY = (RatifyEngramChange, RatifyTensionChange)
+_REVERT = (RevertEngramChange, RevertTensionChange, RevertResolution)
 
 
 def ratified_values(watch: ChangeWatch, command: object, op: object, undoing: bool, tables: Tables) -> str:
-    """Put a ratification's values (or, undoing it, the values before it) into the baseline line about to be
-    written (`tables`, changed in place); returns the line's claim."""
+    """Put a ratification's or a revert's values (or, undoing it, the values before it) into the baseline line about
+    to be written (`tables`, changed in place); returns the line's claim."""
     engrams, tensions, extras = tables
-    if isinstance(command, (RatifyEngramChange, RatifyTensionChange)):
-        baseline = watch.read().baseline
-        stand_engrams, stand_tensions = command.stands()
-        now_extras = {}
-        for ident in stand_engrams:
-            current = watch.session.engram(ident)
-            if current is not None:
-                now_extras[ident] = engram_extras(current)
-        watch.ratified[id(op)] = Ratified(
-            {i: (baseline.engrams.get(i), v) for i, v in stand_engrams.items()},
-            {i: (baseline.tensions.get(i), v) for i, v in stand_tensions.items()},
-            {i: (baseline.extras.get(i), v) for i, v in now_extras.items()},
-        )
+    if isinstance(command, _RATIFY + _REVERT):
+        watch.ratified[id(op)] = _decided(watch, command, tables)
     done = watch.ratified.get(id(op))
     if done is None:
         return "decided"
@@ -76,7 +71,37 @@ def ratified_values(watch: ChangeWatch, command: object, op: object, undoing: bo
     for ident, held in done.extras.items():
         if held[pick] is not None and ident in engrams:
             extras[ident] = held[pick]  # type: ignore[assignment]
-    return "decided" if undoing else "ratified"
+    if undoing:  # what the baseline holds already is not signed again: its date stays, and the agent's events with it
+        baseline = watch.read().baseline
+        for ident in [i for i, v in engrams.items() if baseline.engrams.get(i) == v]:
+            if extras.get(ident) == baseline.extras.get(ident):
+                del engrams[ident]
+                extras.pop(ident, None)
+        for ident in [i for i, v in tensions.items() if baseline.tensions.get(i) == v]:
+            del tensions[ident]
+    return "decided" if undoing else done.claim
+
+
+def _decided(watch: ChangeWatch, command: object, tables: Tables) -> Ratified:
+    """What the decision sets in the baseline, beside what the baseline held before it."""
+    baseline = watch.read().baseline
+    if isinstance(command, _RATIFY):
+        stand_engrams, stand_tensions = command.stands()
+        now_extras = {}
+        for ident in stand_engrams:
+            current = watch.session.engram(ident)
+            if current is not None:
+                now_extras[ident] = engram_extras(current)
+        claim = "ratified"
+    else:  # a revert: the values its patches put back (the baseline's, with anything it did not move)
+        stand_engrams, stand_tensions, now_extras = dict(tables[0]), dict(tables[1]), dict(tables[2])
+        claim = "reverted"
+    return Ratified(
+        {i: (baseline.engrams.get(i), v) for i, v in stand_engrams.items()},
+        {i: (baseline.tensions.get(i), v) for i, v in stand_tensions.items()},
+        {i: (baseline.extras.get(i), v) for i, v in now_extras.items()},
+        claim,
+    )
 
 
 def command_for(watch: ChangeWatch, change: AgentChange, seen: Seen, *, ratify: bool) -> object:

@@ -335,7 +335,8 @@ class ChangeWatch:
                 return self._start_with_first_decision()
             engrams, tensions, extras = self.values_after(patches)
             claim = ratified_values(self, command, op, undoing, (engrams, tensions, extras))
-            self._append(claim, engrams, tensions, extras=extras)
+            if engrams or tensions:
+                self._append(claim, engrams, tensions, extras=extras)
         except Exception as exc:  # the decision stands; the baseline lags, and the change shows until ratified
             return [f"The decision was written, but the watched baseline could not follow it ({exc})."]
         return []

@@ -11,6 +11,7 @@ a special file in history, a store this user cannot write.
 
 from __future__ import annotations
 
+import marshal
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -25,7 +26,7 @@ from plur_desk.store.engram_summary import EngramRow, EngramScan, summarize_engr
 from plur_desk.store.held import read_held
 from plur_desk.store.history import HistoryLog
 from plur_desk.store.list_file import TENSIONS, ListFile
-from plur_desk.store.parse_cache import cache_path, cache_tag, read_private, write_private
+from plur_desk.store.parse_cache import cache_path, cache_tag, read_file, read_private, write_private
 
 Record = Mapping[str, object]
 
@@ -130,26 +131,49 @@ def _plain_store(root: Path, log: HistoryLog) -> bool:
         return False
 
 
+UNPACK_OVER = 200  # blocks the table lacks: above this the parse cache's chunks are unpacked instead of parsing each
+
+
 def _values(cache: Path, scan: EngramScan, parsed: _Parsed) -> dict[str, Values] | None:
-    """Every engram's watched values: from the table by block digest, the blocks it lacks parsed and added (the
-    table keeps only blocks still in the file, so it never grows past the store)."""
+    """Every engram's watched values: from the table by block digest; the blocks it lacks taken from the parse
+    cache when there are many (its first run on a store, after the window or check cached every block), else parsed
+    from the file's bytes; then added. The table keeps only blocks still in the file, so it never outgrows it."""
     path = watched_table(cache)
     table = read_private(path, _tag())
     values: dict[str, Values] = {}
     kept: dict[bytes, object] = {}
-    added = False
+    missing: list[tuple[str, bytes | None]] = []
     for ident, row in parsed.rows.items():
         digest = row.digest
         known = table.get(digest) if digest is not None else None
-        if not isinstance(known, tuple) or known[0] != ident:
-            try:
-                known = (ident, engram_values(parsed[ident]))
-            except KeyError:
-                return None
-            added = True
-        values[ident] = known[1]
+        if isinstance(known, tuple) and known[0] == ident:
+            values[ident] = known[1]
+            kept[digest] = known  # type: ignore[index]  # (known: a digest)
+        else:
+            missing.append((ident, digest))
+    if len(missing) > UNPACK_OVER:
+        _from_parse_cache(cache, missing, parsed)
+    for ident, digest in missing:
+        try:
+            values[ident] = engram_values(parsed[ident])
+        except KeyError:
+            return None
         if digest is not None:
-            kept[digest] = known
-    if added or len(kept) != len(table):
+            kept[digest] = (ident, values[ident])
+    if missing or len(kept) != len(table):
         write_private(path, _tag(), kept)
-    return values
+    return {i: values[i] for i in parsed.rows} if missing else values  # in file order, as a whole load lists them
+
+
+def _from_parse_cache(cache: Path, missing: list[tuple[str, bytes | None]], parsed: _Parsed) -> None:
+    """The values of the missing blocks the parse cache holds, unpacked chunk by chunk (valid by construction)."""
+    wanted = {d: i for i, d in missing if d is not None}
+    for chunk in read_file(cache).chunks:
+        try:
+            blocks = marshal.loads(chunk)
+        except (ValueError, EOFError, TypeError):
+            continue
+        for digest in wanted.keys() & blocks.keys():
+            value = blocks[digest]
+            if isinstance(value, dict) and value.get("id") == wanted[digest]:
+                parsed.memo[wanted[digest]] = value

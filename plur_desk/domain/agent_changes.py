@@ -108,15 +108,25 @@ class Baseline:
         extras: Mapping[str, dict[str, object]] | None = None,
     ) -> None:
         """One trusted line, no older than any taken before (lines merge as a set: the latest signed value wins).
-        A line that names an engram without its extras (written before they were held) leaves them unknown."""
+        A record's date is when its values were last set: a line that holds them as they were (a revert, putting the
+        baseline's values back) leaves it, so what an agent did after it is still read from then. A line that names
+        an engram without its extras (written before they were held) leaves them unknown."""
+        if self.engrams:
+            known = self.engrams.get
+            self.engram_at.update({i: at for i, v in engrams.items() if known(i) != v})
+        else:
+            self.engram_at.update(dict.fromkeys(engrams, at))
+        if self.tensions:
+            known_tension = self.tensions.get
+            self.tension_at.update({i: at for i, v in tensions.items() if known_tension(i) != v})
+        else:
+            self.tension_at.update(dict.fromkeys(tensions, at))
         self.engrams.update(engrams)
         if self.extras:
             for ident in engrams:
                 self.extras.pop(ident, None)
         self.extras.update(extras or {})
-        self.engram_at.update(dict.fromkeys(engrams, at))
         self.tensions.update(tensions)
-        self.tension_at.update(dict.fromkeys(tensions, at))
 
     @property
     def watched(self) -> bool:
@@ -238,9 +248,11 @@ def _records(kind: str, target: str, events: list[dict[str, object]]) -> bool:
 def _explained(
     events: list[dict[str, object]], human: Callable[[Event], bool], updated_at: object, tension_status: object = None
 ) -> bool:
-    """A verified human decision made after the baseline entry and not overtaken since explains the difference."""
+    """A verified human decision made after the baseline entry and not overtaken since explains the difference. A
+    revert of an agent change, its undo and its redo do not: the reviewer put the baseline back (or took that back),
+    and an agent's change since stands unreviewed."""
     for event in events:
-        if not human(event) or (tension_status is None and not _decides_engram(event)):
+        if not human(event) or (tension_status is None and not _decides_engram(event)) or _reverting(event):
             continue
         stamp = str(event.get("timestamp", ""))
         if tension_status is not None:
@@ -250,6 +262,13 @@ def _explained(
         elif not isinstance(updated_at, str) or updated_at <= stamp:
             return True
     return False
+
+
+def _reverting(event: Mapping[str, object]) -> bool:
+    data = event.get("data")
+    if not isinstance(data, dict):
+        return False
+    return "revert_agent_change" in (data.get("action"), data.get("undos"), data.get("redos"))
 
 
 def _decides_engram(event: Mapping[str, object]) -> bool:

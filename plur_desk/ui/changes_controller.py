@@ -23,6 +23,11 @@ __all__ = ["ChangesController", "ChangesPane"]  # the window takes both from her
 Found = tuple[str, list[AgentChange], dict[tuple[str, str], Seen]]
 
 
+def change_behind(event: dict[str, object], changes: list[AgentChange]) -> AgentChange | None:
+    """The listed change this history event is one of the events of (the same event, as detection read it)."""
+    return next((c for c in changes if event in c.events), None)
+
+
 def _find(session: ReviewSession) -> Found:
     """On the runner: the changes, what the pane says above them, and each record as it is now (what a decision on
     it rests on: the write refuses when it moved on since)."""
@@ -76,6 +81,7 @@ class ChangesController(QObject):
             "changes.ratify": self.ratify,
             "changes.revert": self.revert,
             "changes.start": self.start_watching,
+            "history.revert_change": self.revert_from_history,
         }
 
     def opening(self, *_path: object) -> None:
@@ -166,6 +172,31 @@ class ChangesController(QObject):
 
         self.ws.change(decide_all)
         return True
+
+    def revert_from_history(self) -> None:
+        """The History pane's selected event, when it is behind a change the queue lists (an agent's resolve, a
+        promotion logged as an update): that change reverted with the same command as from the queue, asked first."""
+        session, history = self.ws.session, self.nav.panes.get("history")
+        if session is None or history is None or not self.nav.pane_on_screen(history):
+            return
+        event = history.current_event()  # type: ignore[attr-defined]
+        if event is None:
+            return
+        change = change_behind(event, self.pane.changes())
+        if change is None:
+            self.ws.messages.error(
+                "No agent change the Changes queue lists stands on this event: it was ratified or reverted already, "
+                "made before watching began, or it is a reviewer's decision"
+            )
+            return
+        asked = QMessageBox.question(
+            history,
+            "Revert this agent change",
+            f"Revert {change.kind.replace('_', ' ')} of {change.id} by {change.writer}? The watched baseline's "
+            "values are put back (undoable).",
+        )
+        if asked == QMessageBox.StandardButton.Yes:
+            self._decide(session, change, self._seen.get((change.target, change.id)), ratify=False)
 
     def start_watching(self) -> None:
         session = self.ws.session

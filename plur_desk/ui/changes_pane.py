@@ -117,6 +117,9 @@ class ChangesPane(QWidget):
             self.table.setCurrentItem(first)
         self._show_current()
 
+    def changes(self) -> list[AgentChange]:
+        return list(self._changes)
+
     def selected_group(self) -> list[AgentChange]:
         """The changes under the selected group row (a session and writer); [] when a single change is selected."""
         item = self.table.currentItem()

@@ -246,7 +246,7 @@ def test_ratifying_a_tension_change_is_journaled_signed_undoable_and_refused_onc
     assert {t["id"]: t["status"] for t in records}[resolved] == "resolved"  # ratified: PLUR's record as it was
 
 
-def test_changes_from_the_watched_table_are_what_a_whole_load_finds(tmp_path):
+def test_changes_from_the_watched_table_are_what_a_whole_load_finds(tmp_path, monkeypatch):
     from plur_desk.app.bootstrap import open_store
     from plur_desk.app.changes import changes_on_disk
     from plur_desk.app.changes_fast import changes_fast, watched_table
@@ -266,6 +266,10 @@ def test_changes_from_the_watched_table_are_what_a_whole_load_finds(tmp_path):
     table.unlink(missing_ok=True)
     assert [c.to_json() for c in changes_fast(store)[1]] == expected  # every block parsed, the table written
     assert table.is_file()
+    table.unlink()
+    monkeypatch.setattr("plur_desk.app.changes_fast.UNPACK_OVER", 0)  # many blocks new to the table: the cache's
+    assert [c.to_json() for c in changes_fast(store)[1]] == expected
+    monkeypatch.undo()
     assert [c.to_json() for c in changes_fast(store)[1]] == expected  # warm: every value from the table
     plur(store, home, [{"op": "update", "id": ids[4], "fields": {"statement": "Flags go within one sprint"}}])
     expected = whole()
@@ -274,3 +278,24 @@ def test_changes_from_the_watched_table_are_what_a_whole_load_finds(tmp_path):
     text = (store / "engrams.yaml").read_text(encoding="utf-8")  # an entry PLUR would quarantine: the whole load
     (store / "engrams.yaml").write_text(text + "  - id: ENG-2026-01-01-999\n    statement: 5\n", encoding="utf-8")
     assert [c.to_json() for c in changes_fast(store)[1]] == whole()
+
+
+def test_undoing_a_revert_lists_the_agents_change_again_as_it_was(tmp_path):
+    store, home, ids, _tensions = _store(tmp_path)
+    assert changes_main([str(store), "--start", "--reviewer", "Alice Reviewer"]) == 0
+    plur(store, home, [{"op": "forget", "id": ids[2], "reason": "outdated"}])
+    session = open_session(store, "Alice Reviewer")
+    [listed] = session.watch.changes()
+    session.execute(session.watch.command_for(listed, session.seen([listed.id])[0], ratify=False))
+    assert _listed(session) == {}
+    session.undo()  # the reviewer takes the revert back: the agent's forget is unreviewed again, not theirs
+    again = _listed(session)[ids[2]]
+    assert (again.kind, again.silent, again.writer, again.events) == (
+        listed.kind,
+        listed.silent,
+        listed.writer,
+        listed.events,
+    )
+    session.redo()
+    assert _listed(session) == {}
+    assert plur(store, home, [{"op": "getById", "id": ids[2]}])[0]["status"] == "active"
