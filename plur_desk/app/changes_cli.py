@@ -5,7 +5,8 @@ Exit codes: 0 no agent change (or watching started, or already watched), 1 agent
 lines that do not verify, 2 the store (or
 the reviewer's key) could not be used. `--json` is a stable interface: `{"store", "watched", "watching_since",
 "baseline_problems": [...], "changes": [{"id", "kind", "target", "before", "after", "fields", "writer", "session",
-"events", "silent", "also"}]}`.
+"events", "silent", "also", "session_from"}]}` (`session_from`: how the session was found when no record or event
+names it, "" when one does).
 """
 
 from __future__ import annotations
