@@ -377,15 +377,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
         tip="Everything that happened to the selected engram",
     ),
     ActionSpec(
-        "history.revert_change",
-        "Revert This Agent Change…",
-        "&History",
-        ("R",),
-        "history",
-        "reject",
-        _act_on_selection,
-        "The agent change behind the selected event, as the Changes queue lists it: put the baseline's values back "
-        "(asked first; undoable)",
+        "history.revert_change", "Revert This Agent Change…", "&History", ("R",), "history", "reject", _act_on_selection
     ),
     # Team (a store shared through git)
     ActionSpec(
