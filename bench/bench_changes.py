@@ -114,6 +114,13 @@ def _measure(store: Path, env: dict[str, str], rows: list[tuple[str, str]], made
     rows.append((f"detect, baseline read ({len(found)} changes)", _span(detects)))
     rows.append(("detection added to a warm open (kept reading + detect)", _span(whole)))
     rows.append(("read + verify without the kept reading", _span(cold)))
+    from plur_desk.app.changes_fast import watched_table
+    from plur_desk.infra.paths import cache_dir
+    from plur_desk.store.parse_cache import cache_path
+
+    watched_table(cache_path(cache_dir(), store.resolve())).unlink(missing_ok=True)
+    seconds, code = _cli(store, "changes")
+    rows.append(("plur-desk changes --json, no watched table yet (its first run)", f"{seconds:.2f} s (exit {code})"))
     timed: dict[str, list[float]] = {"changes": [], "check": []}
     for name in ("changes", "check") * 3:  # side by side, alternating, so the machine's load falls on both alike
         seconds, code = _cli(store, name)
