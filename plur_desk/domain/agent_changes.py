@@ -273,9 +273,12 @@ def _reverting(event: Mapping[str, object]) -> bool:
 
 def _decides_engram(event: Mapping[str, object]) -> bool:
     """Whether an event decided an engram's values: a tension decision names its engrams but sets none of them, so
-    it explains no change to them (`updated_at`, which dates the change, is the agent's to write)."""
+    it explains no change to them (`updated_at`, which dates the change, is the agent's to write). Nor does a
+    tension change's ratification, which its engram only carries (it stamps that engram's `updated_at`)."""
     data = event.get("data")
     block = data.get("decided") if isinstance(data, dict) else None
+    if isinstance(data, dict) and data.get("action") == "ratify_agent_change" and data.get("tension_id"):
+        return False
     if isinstance(block, dict):
         return block.get("file") == "engrams"
     return event.get("event") != "tension_reviewed"  # signed before decisions named what they decided

@@ -299,3 +299,20 @@ def test_undoing_a_revert_lists_the_agents_change_again_as_it_was(tmp_path):
     session.redo()
     assert _listed(session) == {}
     assert plur(store, home, [{"op": "getById", "id": ids[2]}])[0]["status"] == "active"
+
+
+def test_ratifying_a_tension_leaves_its_engrams_own_agent_change_listed(tmp_path):
+    store, home, ids, tensions = _store(tmp_path)
+    dismissed = tensions[1]
+    assert changes_main([str(store), "--start", "--reviewer", "Alice Reviewer"]) == 0
+    plur(
+        store,
+        home,
+        [{"op": "dismiss", "id": dismissed}, {"op": "setPinned", "id": ids[7], "pinned": True}],  # ids[7]: its side
+    )
+    session = open_session(store, "Alice Reviewer")
+    listed = _listed(session)
+    assert set(listed) == {dismissed, ids[7]}
+    session.execute(session.watch.command_for(listed[dismissed], session.seen_tension(dismissed), ratify=True))
+    after = _listed(session)  # the ratification's event rides on ids[7]: it decides nothing about its pin
+    assert set(after) == {ids[7]} and after[ids[7]].kind == "pinned"
