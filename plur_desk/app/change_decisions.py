@@ -9,10 +9,12 @@ it (so the agent's change is listed again, not taken as the reviewer's), its red
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from plur_desk.domain.agent_change_commands import (
+    EngramChanges,
     RatifyEngramChange,
     RatifyTensionChange,
     RevertEngramChange,
@@ -28,12 +30,14 @@ from plur_desk.domain.agent_changes import (
     engram_values,
     tension_values,
 )
-from plur_desk.domain.review import tension_fingerprint
+from plur_desk.domain.changes import ChangeSet
+from plur_desk.domain.review import engram_fingerprint, tension_fingerprint
 from plur_desk.domain.seen import Seen
-from plur_desk.infra.errors import ActionRefused, ChangedSinceError
+from plur_desk.infra.errors import ActionRefused, ChangedSinceError, PlurDeskError
 
 if TYPE_CHECKING:
     from plur_desk.app.changes import ChangeWatch
+    from plur_desk.app.session import ReviewSession
     from plur_desk.domain.baseline_lines import Extras
 
 Tables = tuple[dict[str, Values], dict[str, Values], "Extras"]
@@ -58,8 +62,9 @@ def ratified_values(watch: ChangeWatch, command: object, op: object, undoing: bo
     """Put a ratification's or a revert's values (or, undoing it, the values before it) into the baseline line about
     to be written (`tables`, changed in place); returns the line's claim."""
     engrams, tensions, extras = tables
-    if isinstance(command, _RATIFY + _REVERT):
-        watch.ratified[id(op)] = _decided(watch, command, tables)
+    claim = _claim(command)
+    if claim is not None:
+        watch.ratified[id(op)] = _decided(watch, command, tables, claim)
     done = watch.ratified.get(id(op))
     if done is None:
         return "decided"
@@ -82,20 +87,29 @@ def ratified_values(watch: ChangeWatch, command: object, op: object, undoing: bo
     return "decided" if undoing else done.claim
 
 
-def _decided(watch: ChangeWatch, command: object, tables: Tables) -> Ratified:
+def _claim(command: object) -> str | None:
+    """`ratified` or `reverted` for a decision on listed changes, else None."""
+    if isinstance(command, _RATIFY):
+        return "ratified"
+    if isinstance(command, _REVERT):
+        return "reverted"
+    if isinstance(command, EngramChanges):
+        return "ratified" if command.action == "ratify_agent_change" else "reverted"
+    return None
+
+
+def _decided(watch: ChangeWatch, command: object, tables: Tables, claim: str) -> Ratified:
     """What the decision sets in the baseline, beside what the baseline held before it."""
     baseline = watch.read().baseline
-    if isinstance(command, _RATIFY):
-        stand_engrams, stand_tensions = command.stands()
+    if claim == "ratified":
+        stand_engrams, stand_tensions = command.stands()  # type: ignore[attr-defined]  # (a ratification: _claim)
         now_extras = {}
         for ident in stand_engrams:
             current = watch.session.engram(ident)
             if current is not None:
                 now_extras[ident] = engram_extras(current)
-        claim = "ratified"
     else:  # a revert: the values its patches put back (the baseline's, with anything it did not move)
         stand_engrams, stand_tensions, now_extras = dict(tables[0]), dict(tables[1]), dict(tables[2])
-        claim = "reverted"
     return Ratified(
         {i: (baseline.engrams.get(i), v) for i, v in stand_engrams.items()},
         {i: (baseline.tensions.get(i), v) for i, v in stand_tensions.items()},
@@ -156,3 +170,43 @@ def _ratify_tension(watch: ChangeWatch, change: AgentChange, seen: Seen, shown: 
 
 def _values(names: tuple[str, ...], values: dict[str, object] | None) -> Values | None:
     return None if values is None else tuple(values.get(n) for n in names)
+
+
+def decide_group(
+    session: ReviewSession, group: list[AgentChange], seen: Mapping[tuple[str, str], Seen], *, ratify: bool
+) -> ChangeSet:
+    """Every change of a group ratified (or reverted), with bulk approve's safety: one that moved on since it was
+    listed is refused and named, and the others still go through. The engram changes go as one action (one write of
+    engrams.yaml, one undo); when that one is refused (a record moved on disk since), each goes on its own."""
+    done, refused = ChangeSet(), []
+    ready: list[tuple[AgentChange, object]] = []  # engram changes as shown, each with its command
+    for change in (c for c in group if c.target == "engram"):
+        try:
+            shown = seen.get((change.target, change.id))
+            current = session.engram(change.id)
+            if shown is None or current is None:
+                raise ActionRefused("not in the store as listed")
+            moved = shown.moved(engram_fingerprint(current))
+            if moved:
+                raise ChangedSinceError(change.id, moved)
+            ready.append((change, command_for(session.watch, change, shown, ratify=ratify)))
+        except PlurDeskError as exc:
+            refused.append(f"{change.id}: {exc}")
+    one_by_one = ready if len(ready) == 1 else []
+    if len(ready) > 1:
+        try:
+            done = session.execute(EngramChanges(tuple(command for _c, command in ready)))  # type: ignore[misc]
+        except PlurDeskError:
+            one_by_one = ready
+    one_by_one += [(c, None) for c in group if c.target == "tension"]
+    for change, command in one_by_one:
+        try:
+            shown = seen.get((change.target, change.id))
+            if shown is None:
+                raise ActionRefused("not in the store as listed")
+            done = done.merge(session.execute(command or command_for(session.watch, change, shown, ratify=ratify)))  # type: ignore[arg-type]
+        except PlurDeskError as exc:
+            refused.append(f"{change.id}: {exc}")
+    past = "ratified" if ratify else "reverted"
+    said = f"{past} {len(group) - len(refused)} of {len(group)} agent changes"
+    return done.saying(said).warning([f"Not {past}: " + "; ".join(refused)] if refused else [])

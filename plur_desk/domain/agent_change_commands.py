@@ -269,3 +269,35 @@ class RevertResolution(TwoFileCommand):
 
     def decide(self, record: Record, ctx: Context) -> Record:
         return _restore_record(record, self.seen.id, self.shown, self.restore)
+
+
+@dataclass(frozen=True)
+class EngramChanges(EngramCommand):
+    """Many engram changes of one group ratified (or reverted) as one action: one write of engrams.yaml and one undo,
+    each engram still checked as it was shown and given its own signed event. Every part has the same `action`."""
+
+    parts: tuple[RatifyEngramChange | RevertEngramChange, ...]
+
+    @property
+    def action(self) -> str:  # type: ignore[override]
+        return self.parts[0].action
+
+    def targets(self) -> tuple[Seen, ...]:
+        return tuple(part.seen for part in self.parts)
+
+    def label(self) -> str:
+        verb = "ratify" if self.action == "ratify_agent_change" else "revert"
+        return f"{verb} {len(self.parts)} agent changes"
+
+    def apply(self, engram: Record, ctx: Context) -> tuple[Record, Events]:
+        part = {p.seen.id: p for p in self.parts}.get(str(engram.get("id")))
+        if part is None:
+            raise ActionRefused(f"{engram.get('id')} is not one of the changes decided")
+        return part.apply(engram, ctx)
+
+    def stands(self) -> tuple[dict[str, Values], dict[str, Values]]:
+        engrams: dict[str, Values] = {}
+        for part in self.parts:
+            if isinstance(part, RatifyEngramChange):
+                engrams.update(part.stands()[0])
+        return engrams, {}

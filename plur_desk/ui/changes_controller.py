@@ -9,6 +9,7 @@ from typing import cast
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QLabel, QMessageBox
 
+from plur_desk.app.change_decisions import decide_group
 from plur_desk.app.session import ChangeSet, ReviewSession
 from plur_desk.domain.agent_changes import AgentChange
 from plur_desk.domain.seen import Seen
@@ -142,8 +143,8 @@ class ChangesController(QObject):
         self.ws.change(lambda: session.execute(command))  # type: ignore[arg-type]
 
     def _decide_group(self, *, ratify: bool) -> bool:
-        """A group row (one session and writer) selected: every change under it, asked once; each is its own
-        decision, so one that moved on since it was listed is refused and named, and the others still go through."""
+        """A group row (one session and writer) selected: every change under it, asked once (app/change_decisions.py:
+        one that moved on since it was listed is refused and named, and the others still go through)."""
         session, group = self.ws.session, self.pane.selected_group()
         if session is None or not group or not self.nav.pane_on_screen(self.pane):
             return bool(group)
@@ -155,22 +156,7 @@ class ChangesController(QObject):
         if asked != QMessageBox.StandardButton.Yes:
             return True
         seen = dict(self._seen)
-
-        def decide_all() -> ChangeSet:
-            done, refused = ChangeSet(), []
-            for change in group:
-                try:
-                    shown = seen.get((change.target, change.id))
-                    if shown is None:
-                        raise PlurDeskError("not in the store as listed")
-                    done = done.merge(session.execute(session.watch.command_for(change, shown, ratify=ratify)))  # type: ignore[arg-type]
-                except PlurDeskError as exc:
-                    refused.append(f"{change.id}: {exc}")
-            past = "ratified" if ratify else "reverted"
-            said = f"{past} {len(group) - len(refused)} of {len(group)} agent changes"
-            return done.saying(said).warning([f"Not {past}: " + "; ".join(refused)] if refused else [])
-
-        self.ws.change(decide_all)
+        self.ws.change(lambda: decide_group(session, group, seen, ratify=ratify))
         return True
 
     def revert_from_history(self) -> None:

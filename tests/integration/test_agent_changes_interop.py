@@ -316,3 +316,36 @@ def test_ratifying_a_tension_leaves_its_engrams_own_agent_change_listed(tmp_path
     session.execute(session.watch.command_for(listed[dismissed], session.seen_tension(dismissed), ratify=True))
     after = _listed(session)  # the ratification's event rides on ids[7]: it decides nothing about its pin
     assert set(after) == {ids[7]} and after[ids[7]].kind == "pinned"
+
+
+def test_a_group_is_one_action_and_one_undo_and_a_moved_change_is_named(tmp_path):
+    from plur_desk.app.change_decisions import decide_group
+
+    store, home, ids, _tensions = _store(tmp_path)
+    assert changes_main([str(store), "--start", "--reviewer", "Alice Reviewer"]) == 0
+    plur(store, home, [{"op": "setPinned", "id": i, "pinned": True} for i in ids[1:5]])
+    session = open_session(store, "Alice Reviewer")
+    group = session.watch.changes()
+    seen = {("engram", c.id): session.seen([c.id])[0] for c in group}
+    assert len(group) == 4
+    plur(store, home, [{"op": "update", "id": ids[4], "fields": {"statement": "Flags go within one sprint"}}])
+    done = decide_group(session, group, seen, ratify=False)  # ids[4] moved on disk: the one action is refused,
+    assert "3 of 4" in done.message and ids[4] in done.warnings[0]  # and each goes on its own
+    session.reload_if_changed()
+    assert set(_listed(session)) == {ids[4]}
+    loaded = plur(store, home, [{"op": "load"}])[0]
+    assert [bool(loaded["engrams"][i].get("pinned")) for i in ids[1:5]] == [False, False, False, True]
+
+    session.undo()
+    session.undo()
+    session.undo()
+    listed = _listed(session)
+    [change] = [c for c in listed.values() if c.id == ids[1]]
+    rest = [c for c in listed.values() if c.id in ids[1:4]]
+    seen = {("engram", c.id): session.seen([c.id])[0] for c in rest}
+    assert len(rest) == 3 and change.kind == "pinned"
+    done = decide_group(session, rest, seen, ratify=True)
+    assert "ratified 3 of 3" in done.message and session.undo_label().endswith("ratify 3 agent changes")
+    assert set(_listed(session)) == {ids[4]}
+    session.undo()  # one undo takes the whole group's ratification back
+    assert set(_listed(session)) == {ids[4], *ids[1:4]}
