@@ -117,8 +117,8 @@ class ChangesPane(QWidget):
                 group.setData(0, CHANGE_ROLE, -1)  # a group: its actions apply to every change under it
             if change.session_from:
                 group.setToolTip(0, f"Session of {change.id} {change.session_from}")
-            kind = change.kind.replace("_", " ") + (" (session inferred)" if change.session_from else "")
-            item = QTreeWidgetItem(group, [kind, change.id])
+            record = change.id + (" · session inferred" if change.session_from else "")
+            item = QTreeWidgetItem(group, [change.kind.replace("_", " "), record])
             item.setData(0, CHANGE_ROLE, index)
             if kept is not None and (change.id, change.kind) == (kept.id, kept.kind):
                 select = item

@@ -107,7 +107,7 @@ def test_a_session_found_from_the_engrams_is_said_to_be_inferred(qtbot):
     pane.show_changes([named, inferred], "")
     group = pane.table.topLevelItem(0)
     assert pane.table.topLevelItemCount() == 1 and group.childCount() == 2  # both under the agent's session
-    assert group.child(1).text(0) == "tension resolved (session inferred)" and group.child(0).text(0) == "promoted"
+    assert group.child(1).text(1) == "T-1 · session inferred" and group.child(0).text(1) == "ENG-1"
     assert "inferred from its engrams' sources" in group.toolTip(0)
     pane.table.setCurrentItem(group.child(1))
     assert "Session inferred from its engrams' sources" in pane.detail.toPlainText()
