@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -34,11 +35,18 @@ from plur_desk.store import baseline  # noqa: E402
 
 from support.node import plur_env, run_node  # noqa: E402
 
+CPU: dict[str, list[float]] = {}  # the commands' CPU seconds (user + system), which the machine's load hardly moves
+
 
 def _cli(store: Path, *args: str) -> tuple[float, int]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "plur_desk", *args, str(store), "--json"], capture_output=True)
-    return time.perf_counter() - start, proc.returncode
+    seconds = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    used = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    CPU.setdefault(args[0], []).append(used)
+    return seconds, proc.returncode
 
 
 def _span(values: list[float]) -> str:
@@ -128,8 +136,12 @@ def _measure(store: Path, env: dict[str, str], rows: list[tuple[str, str]], made
         rows.append((f"plur-desk {name} --json", f"{seconds:.2f} s (exit {code})"))
     for name, values in timed.items():
         rows.append((f"plur-desk {name} --json, best (worst) of 3", _span(values)))
+        cpu = CPU[name][-3:]
+        rows.append((f"plur-desk {name} --json, CPU (user + system)", f"{min(cpu):.2f} s (worst {max(cpu):.2f} s)"))
+    rows.append(("plur-desk changes --json, CPU of its first run (no table)", f"{CPU['changes'][0]:.2f} s"))
     listed = run_node("bench_plur.mjs", payload={"op": "list"}, env=env, timeout=900)
     rows.append(("PLUR list()", f"{listed['seconds']:.2f} s ({listed['count']} active)"))  # type: ignore[index]
+    rows.append(("PLUR list(), CPU of the whole node process", f"{listed['cpu_seconds']:.2f} s"))  # type: ignore[index]
     width = max(len(r[0]) for r in rows)
     print(f"{len(session.engrams_by_id())} engrams, {made} agent changes")
     for label, value in rows:
