@@ -35,6 +35,7 @@ from plur_desk.domain.commands import (
     TwoFileCommand,
 )
 from plur_desk.domain.derived import generate_summary
+from plur_desk.domain.lint import redact_credentials
 from plur_desk.domain.seen import Seen
 from plur_desk.infra.clock import iso_ms
 from plur_desk.infra.errors import ActionRefused, ChangedSinceError
@@ -47,7 +48,11 @@ def _as_shown(ident: str, names: tuple[str, ...], now: Values, shown: Values) ->
 
 
 def _plain(value: object) -> object:
-    return value if value is None or isinstance(value, (str, bool, int, float)) else str(value)
+    """A value as the decision's event records it: a credential-like string never enters history (as in an undo's
+    event, app/undo.py), whatever text an agent put back or moved."""
+    if isinstance(value, str):
+        return redact_credentials(value)
+    return value if value is None or isinstance(value, (bool, int, float)) else redact_credentials(str(value))
 
 
 _ABSENT = object()
