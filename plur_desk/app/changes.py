@@ -88,14 +88,14 @@ def _cache_key(data: bytes, trust: TrustChecker) -> bytes:
     registry = repr(trust.registry())  # keys.yaml read once for all the lines; its state is part of the answer
     trusted = repr(trust.trusted().keys)  # and the keys this user trusts: a key dropped since verifies nothing
     digest = hashlib.sha256(data)
-    digest.update(f"\0{registry}\0{trusted}\0{__version__}\0extras".encode())
+    digest.update(f"\0{registry}\0{trusted}\0{__version__}\0extras,latest".encode())
     return digest.digest()
 
 
 def _to_cache(read: BaselineRead) -> object:
     b = read.baseline
     parts = (b.started, b.started_by, b.engrams, b.engram_at, b.tensions, b.tension_at, read.problems, read.lines)
-    return (*parts, b.extras)
+    return (*parts, b.extras, b.latest)
 
 
 def _from_cache(kept: object) -> BaselineRead:
@@ -108,6 +108,7 @@ def _from_cache(kept: object) -> BaselineRead:
         tensions=parts[4],
         tension_at=parts[5],
         extras=parts[8],
+        latest=parts[9],
     )
     return BaselineRead(baseline, [(p[0], p[1]) for p in parts[6]], parts[7])
 
@@ -237,8 +238,7 @@ class ChangeWatch:
         lines = [(first + n, line) for n, line in baseline_file.lines_of(data[size:])]
         problems: list[tuple[int | None, str]] = []
         taken = _collect(lines, self.session.trust, problems)
-        latest = max([*self._read.baseline.engram_at.values(), *self._read.baseline.tension_at.values()], default="")
-        if taken and taken[0][0] < latest:
+        if taken and taken[0][0] < self._read.baseline.latest:
             return False  # a line older than what it would follow (a merge put it there): read in signing order
         _apply(self._read.baseline, taken)
         self._read.problems += problems

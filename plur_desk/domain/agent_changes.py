@@ -99,6 +99,7 @@ class Baseline:
     engram_at: dict[str, str] = field(default_factory=dict)
     tension_at: dict[str, str] = field(default_factory=dict)
     extras: dict[str, dict[str, object]] = field(default_factory=dict)  # RESTORE_FIELDS, where a line held them
+    latest: str = ""  # the newest line taken (a record's date is when its values last changed: it may be older)
 
     def take_line(
         self,
@@ -111,6 +112,7 @@ class Baseline:
         A record's date is when its values were last set: a line that holds them as they were (a revert, putting the
         baseline's values back) leaves it, so what an agent did after it is still read from then. A line that names
         an engram without its extras (written before they were held) leaves them unknown."""
+        self.latest = max(self.latest, at)
         if self.engrams:
             known = self.engrams.get
             self.engram_at.update({i: at for i, v in engrams.items() if known(i) != v})

@@ -147,6 +147,7 @@ def test_a_line_holding_a_record_as_it_was_keeps_its_date():
     baseline.take_line("2026-11-01T00:00:00.000Z", {"E1": values}, {"T1": ("detected", None)})
     baseline.take_line("2026-11-05T00:00:00.000Z", {"E1": values}, {"T1": ("detected", None)})  # a revert's line
     assert baseline.engram_at["E1"] == baseline.tension_at["T1"] == "2026-11-01T00:00:00.000Z"
+    assert baseline.latest == "2026-11-05T00:00:00.000Z"  # what a line appended later is checked against
     moved = (*values[:2], "retired", *values[3:])
     baseline.take_line("2026-11-06T00:00:00.000Z", {"E1": moved}, {"T1": ("dismissed", None)})
     assert baseline.engram_at["E1"] == baseline.tension_at["T1"] == "2026-11-06T00:00:00.000Z"
