@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))  # the plur_desk of this checkout, whatever is installed
 
-from bench_stall import LATE_MS, StallProbe, pump, settle  # noqa: E402
+from bench_stall import LATE_MS, StallProbe, pump, settle, time_applies  # noqa: E402
 from PySide6.QtCore import Qt, QTimer  # noqa: E402
 from PySide6.QtTest import QTest  # noqa: E402
 from PySide6.QtWidgets import QApplication, QMessageBox  # noqa: E402
@@ -115,6 +115,7 @@ def main() -> int:
         return lambda: idle() and count.text() == f"{n} agent changes"
 
     slots = _time_slots(win.changes)
+    applied = time_applies(win)  # the window's own GUI-thread work showing each decision's result, ms
     phase("warm open until '500 agent changes' shows", lambda: win.open_path(store), counted(500))
     # the search index and the embedding run in the background after an open: measured by bench_stall.py, and
     # waited for here so that what follows is the Changes pane's own cost
@@ -149,6 +150,8 @@ def main() -> int:
     phase(f"a group of {size} reverted at once (R, Yes)", revert_group, counted(498 - size))
     phase(f"Ctrl+Z (the group's {size} reverts, one action)", win.qactions["edit.undo"].trigger, counted(498))
     win.close()
+    if applied:
+        print(f"  the window's apply of each result (ms): {', '.join(f'{ms:.0f}' for ms in applied)}")
     for name, (calls, cpu, wall) in slots.items():
         if calls:
             print(f"  {name}: {len(calls)} calls, window-thread CPU max {max(cpu):.1f} ms, wall max {max(wall):.1f} ms")
