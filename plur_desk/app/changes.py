@@ -20,24 +20,27 @@ from typing import TYPE_CHECKING, Any, cast
 from plur_desk import __version__
 from plur_desk.domain.agent_changes import (
     ENGRAM_FIELDS,
+    RESTORE_FIELDS,
     TENSION_FIELDS,
     AgentChange,
     Baseline,
     Values,
     detect,
+    engram_extras,
     engram_values,
     tension_values,
 )
-from plur_desk.domain.baseline_lines import BadLine, chunks, make_line, read_line
+from plur_desk.domain.baseline_lines import BadLine, Extras, chunks, make_line, read_line
 from plur_desk.domain.baseline_renames import follow_renames
 from plur_desk.domain.review import ABSENT, Patch
 from plur_desk.domain.seen import Seen
-from plur_desk.infra.errors import ActionRefused, ChangedSinceError, Outcome
+from plur_desk.infra.errors import ActionRefused, Outcome
 from plur_desk.store import baseline as baseline_file
 from plur_desk.store.parse_cache import read_private, write_private
 from plur_desk.store.safe_open import NotRegularFile
 
 if TYPE_CHECKING:
+    from plur_desk.app.change_decisions import Ratified
     from plur_desk.app.session import ReviewSession
     from plur_desk.app.trust import TrustChecker
     from plur_desk.store.plur_store import PlurStore
@@ -86,13 +89,14 @@ def _cache_key(data: bytes, trust: TrustChecker) -> bytes:
     registry = repr(trust.registry())  # keys.yaml read once for all the lines; its state is part of the answer
     trusted = repr(trust.trusted().keys)  # and the keys this user trusts: a key dropped since verifies nothing
     digest = hashlib.sha256(data)
-    digest.update(f"\0{registry}\0{trusted}\0{__version__}".encode())
+    digest.update(f"\0{registry}\0{trusted}\0{__version__}\0extras,latest".encode())
     return digest.digest()
 
 
 def _to_cache(read: BaselineRead) -> object:
     b = read.baseline
-    return (b.started, b.started_by, b.engrams, b.engram_at, b.tensions, b.tension_at, read.problems, read.lines)
+    parts = (b.started, b.started_by, b.engrams, b.engram_at, b.tensions, b.tension_at, read.problems, read.lines)
+    return (*parts, b.extras, b.latest)
 
 
 def _from_cache(kept: object) -> BaselineRead:
@@ -104,11 +108,13 @@ def _from_cache(kept: object) -> BaselineRead:
         engram_at=parts[3],
         tensions=parts[4],
         tension_at=parts[5],
+        extras=parts[8],
+        latest=parts[9],
     )
     return BaselineRead(baseline, [(p[0], p[1]) for p in parts[6]], parts[7])
 
 
-Taken = tuple[str, str, str, dict[str, Values], dict[str, Values]]  # (signed at, claim, by, engrams, tensions)
+Taken = tuple[str, str, str, dict[str, Values], dict[str, Values], Extras]  # (signed at, claim, by, the values)
 
 
 def _verify(lines: list[tuple[int, bytes]], trust: TrustChecker, read: BaselineRead) -> None:
@@ -137,22 +143,22 @@ def _collect(
             read.problems.append((number, f"not trusted ({detail}); what it claims is ignored"))
             continue
         try:
-            claim, engrams, tensions = read_line(event)
+            claim, engrams, tensions, extras = read_line(event)
         except BadLine as exc:
             read.problems.append((number, str(exc)))
             continue
         actor = event.get("actor")
         by = str(actor.get("asserted_by", "")) if isinstance(actor, dict) else ""
-        taken.append((str(event.get("timestamp", "")), claim, by, engrams, tensions))
+        taken.append((str(event.get("timestamp", "")), claim, by, engrams, tensions, extras))
     taken.sort(key=lambda line: line[0])
     return taken
 
 
 def _apply(baseline: Baseline, taken: list[Taken]) -> None:
-    for at, claim, by, engrams, tensions in taken:
+    for at, claim, by, engrams, tensions, extras in taken:
         if claim == "watching" and baseline.started is None:
             baseline.started, baseline.started_by = at, by
-        baseline.take_line(at, engrams, tensions)
+        baseline.take_line(at, engrams, tensions, extras)
 
 
 def changes_on_disk(store: PlurStore) -> tuple[BaselineRead, list[AgentChange]]:
@@ -196,7 +202,7 @@ class ChangeWatch:
         self._prefix: tuple[int, bytes] | None = None  # the bytes read: their length and digest
         self._stamp: object = None
         self._read = BaselineRead()
-        self._ratified: dict[int, tuple[str, Values | None, Values]] = {}  # operation -> (engram, before, after)
+        self.ratified: dict[int, Ratified] = {}  # operation -> what its ratification changed in the baseline
 
     def _file_stamp(self) -> object:
         try:
@@ -235,8 +241,7 @@ class ChangeWatch:
         lines = [(first + n, line) for n, line in baseline_file.lines_of(data[size:])]
         problems: list[tuple[int | None, str]] = []
         taken = _collect(lines, self.session.trust, problems)
-        latest = max([*self._read.baseline.engram_at.values(), *self._read.baseline.tension_at.values()], default="")
-        if taken and taken[0][0] < latest:
+        if taken and taken[0][0] < self._read.baseline.latest:
             return False  # a line older than what it would follow (a merge put it there): read in signing order
         _apply(self._read.baseline, taken)
         self._read.problems += problems
@@ -263,7 +268,14 @@ class ChangeWatch:
 
     # -- writing ---------------------------------------------------------------------------------------------
 
-    def _append(self, claim: str, engrams: dict[str, Values], tensions: dict[str, Values], note: str = "") -> None:
+    def _append(
+        self,
+        claim: str,
+        engrams: dict[str, Values],
+        tensions: dict[str, Values],
+        note: str = "",
+        extras: Extras | None = None,
+    ) -> None:
         session = self.session
         if session.reading_only:
             raise ActionRefused("a read-only session writes no baseline")
@@ -272,7 +284,7 @@ class ChangeWatch:
         lines = []
         parts = chunks(engrams, tensions) if claim == "watching" else [(engrams, tensions)]
         for part_engrams, part_tensions in parts:
-            event = make_line(claim, part_engrams, part_tensions, session.reviewer, now, note=note)
+            event = make_line(claim, part_engrams, part_tensions, session.reviewer, now, note=note, extras=extras)
             lines.append(json.dumps(session.keys.sign(event), ensure_ascii=False, separators=(",", ":")))
         baseline_file.append(session.root, lines)
         session.keys.register(now)
@@ -291,9 +303,12 @@ class ChangeWatch:
         problem = self.session.read_only_reasons
         if problem:
             raise ActionRefused(f"the store is read-only ({'; '.join(problem)}); watching was not started")
-        engrams = {i: engram_values(e) for i, e in self.session.engrams_by_id().items()}
+        by_id = self.session.engrams_by_id()
+        engrams = {i: engram_values(e) for i, e in by_id.items()}
+        extras = {i: engram_extras(e) for i, e in by_id.items()}
         tensions = {str(t.get("id")): tension_values(t) for t in self.session.all_tensions()}
-        self._append("watching", engrams, tensions, note="watching from here: claims nothing about the content")
+        note = "watching from here: claims nothing about the content"
+        self._append("watching", engrams, tensions, note=note, extras=extras)
         return True
 
     def _start_with_first_decision(self) -> list[str]:
@@ -314,82 +329,36 @@ class ChangeWatch:
     ) -> list[str]:
         """After a decision, undo or redo of this reviewer: the values its patches left join the baseline (only the
         fields the decision wrote; anything else keeps its baseline value). A ratification records the values it let
-        stand, and its undo the values before it. Returns warnings (never raises: the decision is on disk
-        already)."""
+        stand, and its undo the values before it (app/change_decisions.py). Returns warnings (never raises: the
+        decision is on disk already)."""
+        from plur_desk.app.change_decisions import ratified_values
+
         patches = list(patches)
         if not patches:
             return []
         try:
             if not self.watched:
                 return self._start_with_first_decision()
-            engrams, tensions = self.values_after(patches)
-            claim = "decided"
-            ratified = self._ratified.get(id(op))
-            if getattr(command, "action", None) == "ratify_agent_change":  # (the commands load with a decision)
-                ident, shown = command.seen.id, command.shown  # type: ignore[attr-defined]
-                previous = self.read().baseline.engrams.get(ident)
-                self._ratified[id(op)] = (ident, previous, shown)
-                engrams[ident], claim = shown, "ratified"
-            elif ratified is not None:
-                ident, before, after = ratified
-                if undoing and before is not None:
-                    engrams[ident] = before
-                elif not undoing:
-                    engrams[ident], claim = after, "ratified"
-            self._append(claim, engrams, tensions)
+            engrams, tensions, extras = self.values_after(patches)
+            claim = ratified_values(self, command, op, undoing, (engrams, tensions, extras))
+            if engrams or tensions:
+                self._append(claim, engrams, tensions, extras=extras)
         except Exception as exc:  # the decision stands; the baseline lags, and the change shows until ratified
             return [f"The decision was written, but the watched baseline could not follow it ({exc})."]
         return []
 
-    def ratify_tension(self, change: AgentChange) -> None:
-        """Let an agent's decision on a tension stand: a signed baseline line with its values as shown (refused when
-        the record reads otherwise now). Not undoable: revert it instead."""
-        record = self.session.tension(change.id)
-        shown = tuple(change.after.get(n) for n in TENSION_FIELDS) if change.after else None
-        if record is None or shown is None:
-            raise ActionRefused(f"{change.id} is not in tensions.yaml")
-        now = tension_values(record)
-        if now != shown:
-            raise ChangedSinceError(
-                change.id, [n for n, a, b in zip(TENSION_FIELDS, now, shown, strict=True) if a != b]
-            )
-        self._append("ratified", {}, {change.id: now})
-
     def command_for(self, change: AgentChange, seen: Seen, *, ratify: bool) -> object:
         """The command that reverts (or ratifies) `change` as shown; `seen` is its record as displayed (a tension's
         with both engrams)."""
-        from plur_desk.domain.agent_change_commands import (
-            RatifyEngramChange,
-            RevertEngramChange,
-            RevertResolution,
-            RevertTensionChange,
-        )
+        from plur_desk.app.change_decisions import command_for
 
-        if change.target == "engram":
-            shown = _values(ENGRAM_FIELDS, change.after)
-            if shown is None:
-                raise ActionRefused(f"{change.id} is no longer in the store; nothing to ratify or revert")
-            if ratify:
-                return RatifyEngramChange(seen, change.kind, shown)
-            return RevertEngramChange(seen, change.kind, shown, _values(ENGRAM_FIELDS, change.before))
-        if ratify:
-            raise ActionRefused("a tension change is ratified with ratify_tension")
-        shown, restore = _values(TENSION_FIELDS, change.after), _values(TENSION_FIELDS, change.before)
-        if shown is None or restore is None:
-            raise ActionRefused(f"{change.id} was created by an agent: dismiss or resolve it in Tensions")
-        if not change.also:
-            return RevertTensionChange(seen, change.kind, shown, restore)
-        loser = change.also[0]
-        known = self.read().baseline.engrams.get(loser)
-        current = self.session.engram(loser)
-        if known is None or current is None:
-            raise ActionRefused(f"{loser} has no baseline values to restore")
-        return RevertResolution(seen, change.kind, shown, restore, loser, engram_values(current), known)
+        return command_for(self, change, seen, ratify=ratify)
 
-    def values_after(self, patches: list[Patch]) -> tuple[dict[str, Values], dict[str, Values]]:
+    def values_after(self, patches: list[Patch]) -> tuple[dict[str, Values], dict[str, Values], Extras]:
         baseline = self.read().baseline
         engrams: dict[str, Values] = {}
         tensions: dict[str, Values] = {}
+        extras: Extras = {}
         for patch in patches:
             if patch.file == "engrams":
                 known = engrams.get(patch.key) or baseline.engrams.get(patch.key)
@@ -397,13 +366,29 @@ class ChangeWatch:
                 base = known or (engram_values(current) if current is not None else None)
                 if base is not None:
                     engrams[patch.key] = _patched(ENGRAM_FIELDS, base, patch)
+                held = extras.get(patch.key) or baseline.extras.get(patch.key)
+                if held is None and known is None and current is not None:
+                    held = engram_extras(current)  # new to the baseline: as the decision left it
+                if held is not None:
+                    extras[patch.key] = _patched_extras(held, patch)
             else:
                 known = tensions.get(patch.key) or baseline.tensions.get(patch.key)
                 record = self.session.tension(patch.key)
                 base = known or (tension_values(record) if record is not None else None)
                 if base is not None:
                     tensions[patch.key] = _patched(TENSION_FIELDS, base, patch)
-        return engrams, tensions
+        return engrams, tensions, extras
+
+
+def _patched_extras(held: dict[str, object], patch: Patch) -> dict[str, object]:
+    out = dict(held)
+    for key, _old, new in patch.changes:
+        if key in RESTORE_FIELDS:
+            if new is ABSENT:
+                out.pop(key, None)
+            else:
+                out[key] = new
+    return out
 
 
 def _patched(names: tuple[str, ...], base: Values, patch: Patch) -> Values:
@@ -418,7 +403,3 @@ def _patched(names: tuple[str, ...], base: Values, patch: Patch) -> Values:
         elif key in values:
             values[key] = value if key != "status" or value is not None else "detected"
     return tuple(values[n] for n in names)
-
-
-def _values(names: tuple[str, ...], values: dict[str, object] | None) -> Values | None:
-    return None if values is None else tuple(values.get(n) for n in names)

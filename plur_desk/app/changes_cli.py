@@ -5,7 +5,8 @@ Exit codes: 0 no agent change (or watching started, or already watched), 1 agent
 lines that do not verify, 2 the store (or
 the reviewer's key) could not be used. `--json` is a stable interface: `{"store", "watched", "watching_since",
 "baseline_problems": [...], "changes": [{"id", "kind", "target", "before", "after", "fields", "writer", "session",
-"events", "silent", "also"}]}`.
+"events", "silent", "also", "session_from"}]}` (`session_from`: how the session was found when no record or event
+names it, "" when one does).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import argparse
 import json
 import sys
 
-from plur_desk.app.changes import changes_on_disk
+from plur_desk.app.changes_fast import changes_fast
 from plur_desk.domain.agent_changes import AgentChange
 from plur_desk.infra.errors import PlurDeskError
 from plur_desk.infra.paths import default_store_path
@@ -69,9 +70,7 @@ def main(argv: list[str]) -> int:
         return 2
     try:
         if not args.start:
-            from plur_desk.app.bootstrap import open_store
-
-            read, changes = changes_on_disk(open_store(root))
+            read, changes = changes_fast(root)
         else:
             from plur_desk.app.bootstrap import open_session
 

@@ -22,6 +22,11 @@ ENGRAM_FIELDS: tuple[str, ...] = (
     "content_hash",
 )
 TENSION_FIELDS: tuple[str, ...] = ("status", "resolved_by")
+# Fields PLUR's agent paths move beside the watched ones (forget zeroes `write_count` and sets `rationale`, a resolve
+# sets the loser's `rationale`, dedup and `procedure_evolved` bump `write_count`, `engram_version` and
+# `previous_version_ref`, and may set `visibility`): not compared, only held so that Revert puts them back exactly.
+# `updated_at` is not among them: a revert is a new write, and the merge driver keeps the later stamp.
+RESTORE_FIELDS: tuple[str, ...] = ("write_count", "rationale", "visibility", "engram_version", "previous_version_ref")
 KINDS = (
     "created_active",
     "promoted",
@@ -69,6 +74,11 @@ def engram_values(engram: Mapping[str, object]) -> Values:
     )
 
 
+def engram_extras(engram: Mapping[str, object]) -> dict[str, object]:
+    """The `RESTORE_FIELDS` the engram holds (a field it lacks is left out: absent, not null)."""
+    return {name: engram[name] for name in RESTORE_FIELDS if name in engram}
+
+
 def tension_values(record: Mapping[str, object]) -> Values:
     return (record.get("status", "detected"), record.get("resolved_by"))
 
@@ -88,13 +98,37 @@ class Baseline:
     tensions: dict[str, Values] = field(default_factory=dict)
     engram_at: dict[str, str] = field(default_factory=dict)
     tension_at: dict[str, str] = field(default_factory=dict)
+    extras: dict[str, dict[str, object]] = field(default_factory=dict)  # RESTORE_FIELDS, where a line held them
+    latest: str = ""  # the newest line taken (a record's date is when its values last changed: it may be older)
 
-    def take_line(self, at: str, engrams: dict[str, Values], tensions: dict[str, Values]) -> None:
-        """One trusted line, no older than any taken before (lines merge as a set: the latest signed value wins)."""
+    def take_line(
+        self,
+        at: str,
+        engrams: dict[str, Values],
+        tensions: dict[str, Values],
+        extras: Mapping[str, dict[str, object]] | None = None,
+    ) -> None:
+        """One trusted line, no older than any taken before (lines merge as a set: the latest signed value wins).
+        A record's date is when its values were last set: a line that holds them as they were (a revert, putting the
+        baseline's values back) leaves it, so what an agent did after it is still read from then. A line that names
+        an engram without its extras (written before they were held) leaves them unknown."""
+        self.latest = max(self.latest, at)
+        if self.engrams:
+            known = self.engrams.get
+            self.engram_at.update({i: at for i, v in engrams.items() if known(i) != v})
+        else:
+            self.engram_at.update(dict.fromkeys(engrams, at))
+        if self.tensions:
+            known_tension = self.tensions.get
+            self.tension_at.update({i: at for i, v in tensions.items() if known_tension(i) != v})
+        else:
+            self.tension_at.update(dict.fromkeys(tensions, at))
         self.engrams.update(engrams)
-        self.engram_at.update(dict.fromkeys(engrams, at))
+        if self.extras:
+            for ident in engrams:
+                self.extras.pop(ident, None)
+        self.extras.update(extras or {})
         self.tensions.update(tensions)
-        self.tension_at.update(dict.fromkeys(tensions, at))
 
     @property
     def watched(self) -> bool:
@@ -116,6 +150,7 @@ class AgentChange:
     events: tuple[dict[str, object], ...]
     silent: bool
     also: tuple[str, ...] = ()  # engrams this change moved too (a resolved tension's retired loser)
+    session_from: str = ""  # how the session was found when no record or event names it ("" : named)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -130,6 +165,7 @@ class AgentChange:
             "events": list(self.events),
             "silent": self.silent,
             "also": list(self.also),
+            "session_from": self.session_from,
         }
 
 
@@ -181,6 +217,29 @@ def _writer_and_session(engram: Mapping[str, object] | None, events: list[dict[s
     return writer or "(unknown writer)", session
 
 
+INFERRED = "inferred from its engrams' sources (PLUR records no session on a tension decision)"
+
+
+def _session_of_sides(sides: tuple[str, str], engrams: Mapping[str, Mapping[str, object]], until: str) -> str | None:
+    """The session that last wrote either engram of a tension by the time of its decision: the newest
+    `sources[].session_id` stored no later than the decision's event (PLUR's resolve event names no session)."""
+    best: tuple[str, str] | None = None
+    for side in sides:
+        engram = engrams.get(side)
+        sources = engram.get("sources") if engram is not None else None
+        for source in sources if isinstance(sources, list) else []:
+            if (
+                not isinstance(source, dict)
+                or not isinstance(source.get("session_id"), str)
+                or not source["session_id"]
+            ):
+                continue
+            stored = str(source.get("stored_at", ""))
+            if (not until or stored <= until) and (best is None or stored > best[0]):
+                best = (stored, str(source["session_id"]))
+    return best[1] if best is not None else None
+
+
 def _records(kind: str, target: str, events: list[dict[str, object]]) -> bool:
     names = _RECORDED_BY.get(kind, _UPDATED)
     if target == "tension":
@@ -191,9 +250,11 @@ def _records(kind: str, target: str, events: list[dict[str, object]]) -> bool:
 def _explained(
     events: list[dict[str, object]], human: Callable[[Event], bool], updated_at: object, tension_status: object = None
 ) -> bool:
-    """A verified human decision made after the baseline entry and not overtaken since explains the difference."""
+    """A verified human decision made after the baseline entry and not overtaken since explains the difference. A
+    revert of an agent change, its undo and its redo do not: the reviewer put the baseline back (or took that back),
+    and an agent's change since stands unreviewed."""
     for event in events:
-        if not human(event) or (tension_status is None and not _decides_engram(event)):
+        if not human(event) or (tension_status is None and not _decides_engram(event)) or _reverting(event):
             continue
         stamp = str(event.get("timestamp", ""))
         if tension_status is not None:
@@ -205,11 +266,21 @@ def _explained(
     return False
 
 
+def _reverting(event: Mapping[str, object]) -> bool:
+    data = event.get("data")
+    if not isinstance(data, dict):
+        return False
+    return "revert_agent_change" in (data.get("action"), data.get("undos"), data.get("redos"))
+
+
 def _decides_engram(event: Mapping[str, object]) -> bool:
     """Whether an event decided an engram's values: a tension decision names its engrams but sets none of them, so
-    it explains no change to them (`updated_at`, which dates the change, is the agent's to write)."""
+    it explains no change to them (`updated_at`, which dates the change, is the agent's to write). Nor does a
+    tension change's ratification, which its engram only carries (it stamps that engram's `updated_at`)."""
     data = event.get("data")
     block = data.get("decided") if isinstance(data, dict) else None
+    if isinstance(data, dict) and data.get("action") == "ratify_agent_change" and data.get("tension_id"):
+        return False
     if isinstance(block, dict):
         return block.get("file") == "engrams"
     return event.get("event") != "tension_reviewed"  # signed before decisions named what they decided
@@ -240,10 +311,12 @@ def detect(
     events_of: Callable[[str], list[dict[str, object]]],
     human: Callable[[Event], bool],
     prefetch: Callable[[set[str]], None] | None = None,
+    watched: Mapping[str, Values] | None = None,
 ) -> list[AgentChange]:
     """Every agent change since the baseline, tensions first (a resolution carries its retired loser), each once.
     `prefetch` is told, before any `events_of` call, every id whose events may be asked for (a reader can then
-    fetch just those)."""
+    fetch just those). `watched`: every engram's watched values when the caller has them already (then `engrams`
+    is read only for the engrams that moved, and may parse each when asked)."""
     if not baseline.watched:
         return []
     start = str(baseline.started)
@@ -251,7 +324,10 @@ def detect(
     folded: set[str] = set()
     known, known_at = baseline.engrams, baseline.engram_at
     get = known.get
-    moved = [(i, now) for i, engram in engrams.items() if get(i) != (now := engram_values(engram))]
+    if watched is None:
+        moved = [(i, now) for i, engram in engrams.items() if get(i) != (now := engram_values(engram))]
+    else:
+        moved = [(i, now) for i, now in watched.items() if get(i) != now]
     if prefetch is not None:
         prefetch(_wanted(baseline, engrams, tensions, moved))
     for ident, record in tensions.items():
@@ -362,6 +438,10 @@ def _tension_change(
                 key=lambda e: str(e.get("timestamp", "")),
             )
     writer, session = _writer_and_session(None, events)  # a tension record names no writer; its events may
+    session_from = ""
+    if session is None and events:
+        session = _session_of_sides(sides, engrams, str(events[-1].get("timestamp", "")))
+        session_from = INFERRED if session is not None else ""
     silent = not _records(kind, "tension", events)
     before = as_dict(TENSION_FIELDS, known)
     return AgentChange(
@@ -376,4 +456,5 @@ def _tension_change(
         tuple(events),
         silent,
         also,
+        session_from,
     )

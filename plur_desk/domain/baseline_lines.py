@@ -4,7 +4,9 @@ A line is shaped like a history event (`event`, `engram_id`, `timestamp`, `data`
 verified exactly as a human decision is. Its `data.claim` says why it was written: `watching` (a store seen for the
 first time: the state as found, claiming nothing about its content), `decided` (the values a reviewer's decision
 left), `ratified` (an agent change the reviewer let stand), `reverted` (values put back). Large lines (a whole store
-at once) carry their values packed: zlib-compressed JSON in base64, so a 50,000-engram snapshot is a few MB.
+at once) carry their values packed: zlib-compressed JSON in base64, so a 50,000-engram snapshot is a few MB. Beside
+the watched values a line may hold, under `restore`, each engram's `RESTORE_FIELDS` that it has (what Revert puts
+back besides them); a line without it (written before they were held) leaves them unknown.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import zlib
 from collections.abc import Mapping
 from datetime import datetime
 
-from plur_desk.domain.agent_changes import ENGRAM_FIELDS, TENSION_FIELDS, Values
+from plur_desk.domain.agent_changes import ENGRAM_FIELDS, RESTORE_FIELDS, TENSION_FIELDS, Values
 from plur_desk.domain.review import Reviewer, make_event
 
 EVENT = "plur_desk_baseline"
@@ -41,14 +43,17 @@ def make_line(
     now: datetime,
     *,
     note: str = "",
+    extras: Mapping[str, Mapping[str, object]] | None = None,
 ) -> dict[str, object]:
     """The unsigned event of one line (the caller signs it with the reviewer's key)."""
     if claim not in CLAIMS:
         raise ValueError(f"unknown baseline claim {claim!r}")
-    values = {
+    values: dict[str, object] = {
         "engrams": {k: [_plain(v) for v in vals] for k, vals in engrams.items()},
         "tensions": {k: [_plain(v) for v in vals] for k, vals in tensions.items()},
     }
+    if extras:
+        values["restore"] = {k: _json(dict(v)) for k, v in extras.items() if k in engrams}
     data: dict[str, object] = {"claim": claim, "v": 1}
     if note:
         data["note"] = note
@@ -58,6 +63,15 @@ def make_line(
     else:
         data.update(values)
     return make_event(EVENT, "", now, data, reviewer)
+
+
+def _json(value: object) -> object:
+    """A value as JSON holds it (a date YAML read as one becomes its text)."""
+    if isinstance(value, dict):
+        return {str(k): _json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json(v) for v in value]
+    return _plain(value)
 
 
 def chunks(
@@ -71,8 +85,11 @@ def chunks(
     return out
 
 
-def read_line(event: Mapping[str, object]) -> tuple[str, dict[str, Values], dict[str, Values]]:
-    """(claim, engram values, tension values) of a line; BadLine when it is not one."""
+Extras = dict[str, dict[str, object]]
+
+
+def read_line(event: Mapping[str, object]) -> tuple[str, dict[str, Values], dict[str, Values], Extras]:
+    """(claim, engram values, tension values, engram extras) of a line; BadLine when it is not one."""
     data = event.get("data")
     if event.get("event") != EVENT or not isinstance(data, dict):
         raise BadLine("not a baseline line")
@@ -87,7 +104,18 @@ def read_line(event: Mapping[str, object]) -> tuple[str, dict[str, Values], dict
             raise BadLine(f"packed values cannot be read: {exc}") from None
     if not isinstance(values, dict):
         raise BadLine("values are not a mapping")
-    return str(claim), _table(values.get("engrams"), len(ENGRAM_FIELDS)), _table(values.get("tensions"), 2)
+    engrams = _table(values.get("engrams"), len(ENGRAM_FIELDS))
+    return str(claim), engrams, _table(values.get("tensions"), 2), _extras(values.get("restore"), engrams)
+
+
+def _extras(raw: object, engrams: Mapping[str, Values]) -> Extras:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict) or not all(isinstance(v, dict) for v in raw.values()):
+        raise BadLine("restore values are not a mapping of mappings")
+    if not engrams.keys() >= raw.keys():
+        raise BadLine("restore values for an engram the line does not name")
+    return {k: {f: v[f] for f in RESTORE_FIELDS if f in v} for k, v in raw.items()}
 
 
 def _table(raw: object, width: int) -> dict[str, Values]:

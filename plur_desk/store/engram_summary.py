@@ -44,6 +44,8 @@ class EngramRow:
     reason: str | None  # why PLUR would quarantine it (None when valid)
     valid: bool
     facts: Facts | None  # None when the value is not a mapping
+    index: int = -1  # the entry's place in the file (`entry_value` parses it again)
+    digest: bytes | None = None  # its block's digest (None: too big to be cached)
 
 
 @dataclass
@@ -54,6 +56,15 @@ class EngramScan:
     fatal: str | None
     fatal_line: int | None
     rows: list[EngramRow]
+    snapshot: ListFile | None = None  # the file as split (unparsed), for `entry_value`
+
+    def entry_value(self, row: EngramRow) -> object:
+        """The value of a row's entry, parsed from the file's bytes (None when this scan kept no split file)."""
+        if self.snapshot is None:
+            return None
+        entry = Entry(row.index)
+        self.snapshot.parse_entries([entry])
+        return entry.value
 
 
 def summarize_engrams(path: Path, cache_file: Path | None, *, workers: bool = True) -> EngramScan:
@@ -65,13 +76,13 @@ def summarize_engrams(path: Path, cache_file: Path | None, *, workers: bool = Tr
     return same if same is not None else _scan(path, cache_file, stored, workers)
 
 
-def _row(entry: Entry, line: int) -> EngramRow:
+def _row(entry: Entry, line: int, digest: bytes | None) -> EngramRow:
     reason = entry.syntax_error or ("; ".join(entry.problems) if entry.problems else None)
-    return EngramRow(line, entry.key, reason, entry.valid, engram_facts(entry.value))
+    return EngramRow(line, entry.key, reason, entry.valid, engram_facts(entry.value), entry.index, digest)
 
 
-def _cached_row(line: int, facts: Facts) -> EngramRow:
-    return EngramRow(line, facts[0] if isinstance(facts[0], str) else None, None, True, facts)
+def _cached_row(line: int, facts: Facts, index: int, digest: bytes) -> EngramRow:
+    return EngramRow(line, facts[0] if isinstance(facts[0], str) else None, None, True, facts, index, digest)
 
 
 def _scan(path: Path, cache_file: Path | None, stored: CacheFile, workers: bool) -> EngramScan:
@@ -99,18 +110,18 @@ def _scan(path: Path, cache_file: Path | None, stored: CacheFile, workers: bool)
     for entry, digest, line in zip(snapshot.entries, digests, lines, strict=True):
         facts = known.get(digest) if digest is not None else None
         if facts is not None:
-            rows.append(_cached_row(line, facts))
+            rows.append(_cached_row(line, facts, entry.index, digest))  # type: ignore[arg-type]  # (facts: a digest)
             continue
         snapshot.parse_entries([entry])  # the first broken entry in file order makes the file fatal, as a load does
         if entry.valid and digest is not None:
             values[digest] = entry.value
             known[digest] = engram_facts(entry.value)  # type: ignore[assignment]  # a valid engram is a mapping
-        rows.append(_row(entry, line))
+        rows.append(_row(entry, line, digest))
     if cache_file is not None:
         _update_cache(cache_file, stored, before, added, snapshot, digests, packed, values)
         if snapshot.regular and snapshot.entries:
             _save_split(cache_file.with_name(SPLIT_FILE), snapshot, digests)
-    return EngramScan(snapshot.regular, snapshot.fatal, snapshot.fatal_line, rows)
+    return EngramScan(snapshot.regular, snapshot.fatal, snapshot.fatal_line, rows, snapshot)
 
 
 def _split_tag() -> str:
@@ -153,14 +164,15 @@ def _unchanged(path: Path, split_file: Path, known: dict[bytes, Facts]) -> Engra
     for index in range(count):
         start = starts[index]
         end = starts[index + 1] if index + 1 < count else len(data)
-        facts = known.get(blob[16 * index : 16 * index + 16]) if end - start <= MAX_ENTRY_BYTES else None
+        digest = blob[16 * index : 16 * index + 16] if end - start <= MAX_ENTRY_BYTES else None
+        facts = known.get(digest) if digest is not None else None
         if facts is not None:
-            rows.append(_cached_row(lines[index], facts))
+            rows.append(_cached_row(lines[index], facts, index, digest))  # type: ignore[arg-type]
             continue
         entry = Entry(index)
         snapshot.parse_entries([entry])
-        rows.append(_row(entry, lines[index]))
-    return EngramScan(True, snapshot.fatal, snapshot.fatal_line, rows)
+        rows.append(_row(entry, lines[index], digest))
+    return EngramScan(True, snapshot.fatal, snapshot.fatal_line, rows, snapshot)
 
 
 def _update_cache(

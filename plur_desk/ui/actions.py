@@ -376,6 +376,9 @@ ACTIONS: tuple[ActionSpec, ...] = (
         enabled=_store,
         tip="Everything that happened to the selected engram",
     ),
+    ActionSpec(
+        "history.revert_change", "Revert This Agent Change…", "&History", ("R",), "history", "reject", _act_on_selection
+    ),
     # Team (a store shared through git)
     ActionSpec(
         "team.disagreements",

@@ -9,6 +9,7 @@ from typing import cast
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QLabel, QMessageBox
 
+from plur_desk.app.change_decisions import decide_group
 from plur_desk.app.session import ChangeSet, ReviewSession
 from plur_desk.domain.agent_changes import AgentChange
 from plur_desk.domain.seen import Seen
@@ -21,6 +22,11 @@ from plur_desk.ui.workspace import Workspace
 __all__ = ["ChangesController", "ChangesPane"]  # the window takes both from here
 
 Found = tuple[str, list[AgentChange], dict[tuple[str, str], Seen]]
+
+
+def change_behind(event: dict[str, object], changes: list[AgentChange]) -> AgentChange | None:
+    """The listed change this history event is one of the events of (the same event, as detection read it)."""
+    return next((c for c in changes if event in c.events), None)
 
 
 def _find(session: ReviewSession) -> Found:
@@ -76,6 +82,7 @@ class ChangesController(QObject):
             "changes.ratify": self.ratify,
             "changes.revert": self.revert,
             "changes.start": self.start_watching,
+            "history.revert_change": self.revert_from_history,
         }
 
     def opening(self, *_path: object) -> None:
@@ -115,16 +122,7 @@ class ChangesController(QObject):
         picked = self._selected()
         if picked is None:
             return
-        session, change, seen = picked
-        if change.target == "tension":
-
-            def ratify_tension() -> ChangeSet:
-                session.watch.ratify_tension(change)
-                return ChangeSet(tensions=frozenset({change.id})).saying(f"ratified {change.kind} of {change.id}")
-
-            self.ws.change(ratify_tension)
-            return
-        self._decide(session, change, seen, ratify=True)
+        self._decide(*picked, ratify=True)
 
     def revert(self) -> None:
         if self._decide_group(ratify=False):
@@ -145,8 +143,8 @@ class ChangesController(QObject):
         self.ws.change(lambda: session.execute(command))  # type: ignore[arg-type]
 
     def _decide_group(self, *, ratify: bool) -> bool:
-        """A group row (one session and writer) selected: every change under it, asked once; each is its own
-        decision, so one that moved on since it was listed is refused and named, and the others still go through."""
+        """A group row (one session and writer) selected: every change under it, asked once (app/change_decisions.py:
+        one that moved on since it was listed is refused and named, and the others still go through)."""
         session, group = self.ws.session, self.pane.selected_group()
         if session is None or not group or not self.nav.pane_on_screen(self.pane):
             return bool(group)
@@ -158,27 +156,33 @@ class ChangesController(QObject):
         if asked != QMessageBox.StandardButton.Yes:
             return True
         seen = dict(self._seen)
-
-        def decide_all() -> ChangeSet:
-            done, refused = ChangeSet(), []
-            for change in group:
-                try:
-                    if ratify and change.target == "tension":
-                        session.watch.ratify_tension(change)
-                        done = done.merge(ChangeSet(tensions=frozenset({change.id})))
-                        continue
-                    shown = seen.get((change.target, change.id))
-                    if shown is None:
-                        raise PlurDeskError("not in the store as listed")
-                    done = done.merge(session.execute(session.watch.command_for(change, shown, ratify=ratify)))  # type: ignore[arg-type]
-                except PlurDeskError as exc:
-                    refused.append(f"{change.id}: {exc}")
-            past = "ratified" if ratify else "reverted"
-            said = f"{past} {len(group) - len(refused)} of {len(group)} agent changes"
-            return done.saying(said).warning([f"Not {past}: " + "; ".join(refused)] if refused else [])
-
-        self.ws.change(decide_all)
+        self.ws.change(lambda: decide_group(session, group, seen, ratify=ratify))
         return True
+
+    def revert_from_history(self) -> None:
+        """The History pane's selected event, when it is behind a change the queue lists (an agent's resolve, a
+        promotion logged as an update): that change reverted with the same command as from the queue, asked first."""
+        session, history = self.ws.session, self.nav.panes.get("history")
+        if session is None or history is None or not self.nav.pane_on_screen(history):
+            return
+        event = history.current_event()  # type: ignore[attr-defined]
+        if event is None:
+            return
+        change = change_behind(event, self.pane.changes())
+        if change is None:
+            self.ws.messages.error(
+                "No agent change the Changes queue lists stands on this event: it was ratified or reverted already, "
+                "made before watching began, or it is a reviewer's decision"
+            )
+            return
+        asked = QMessageBox.question(
+            history,
+            "Revert this agent change",
+            f"Revert {change.kind.replace('_', ' ')} of {change.id} by {change.writer}? The watched baseline's "
+            "values are put back (undoable).",
+        )
+        if asked == QMessageBox.StandardButton.Yes:
+            self._decide(session, change, self._seen.get((change.target, change.id)), ratify=False)
 
     def start_watching(self) -> None:
         session = self.ws.session

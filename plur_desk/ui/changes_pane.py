@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QAbstractItemView, QSplitter, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
 from plur_desk.app.session import ChangeSet
@@ -35,6 +36,7 @@ def detail_html(change: AgentChange) -> str:
     silent = " <b>silent</b>: no history event records it." if change.silent else ""
     parts = [f"<p><b>{text_html(change.kind)}</b> {text_html(change.id)} by {text_html(change.writer)}"]
     parts.append(f" (session {text_html(change.session)})" if change.session else "")
+    parts.append(f" <i>Session {text_html(change.session_from)}.</i>" if change.session_from else "")
     parts.append(f"{silent}</p><table>")
     before, after = change.before or {}, change.after or {}
     for name in change.fields:
@@ -63,6 +65,7 @@ class ChangesPane(QWidget):
         self.setObjectName("changesPane")
         self._request_refresh = request_refresh
         self._changes: list[AgentChange] = []
+        self._stale = False  # changes kept while hidden, not in the tree yet
         self.note = plain_label()
         self.note.setObjectName("changesNote")
         self.note.setWordWrap(True)
@@ -88,28 +91,49 @@ class ChangesPane(QWidget):
         return len(self._changes)
 
     def show_changes(self, changes: list[AgentChange], note: str) -> None:
-        """The list grouped by (session, writer); the selection kept on the same change when it is still listed."""
-        kept = self.selected_change()
+        """The list grouped by (session, writer); the selection kept on the same change when it is still listed.
+        While the pane is hidden only the list is kept: the tree is built when it is shown."""
         self.note.setText(note)
+        kept = self.selected_change() if not self._stale else None
         self._changes = changes
-        self.table.blockSignals(True)
-        self.table.clear()
+        if not self.isVisible():
+            self._stale = True
+            return
+        self._stale = False
+        self._build(kept)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self._stale:
+            self._stale = False
+            self._build(None)
+
+    def _build(self, kept: AgentChange | None) -> None:
+        """Items made apart, then added at once: a group row spanned or expanded while in the shown tree lays the
+        whole tree out again each time (2.6 s of the window's thread for 253 groups)."""
         groups: dict[tuple[str, str], QTreeWidgetItem] = {}
         select = None
-        for index, change in enumerate(changes):
+        for index, change in enumerate(self._changes):
             key = (change.session or "(no session)", change.writer)
             group = groups.get(key)
             if group is None:
-                group = groups[key] = QTreeWidgetItem(self.table, [f"session {key[0]} · {key[1]}", ""])
+                group = groups[key] = QTreeWidgetItem([f"session {key[0]} · {key[1]}", ""])
                 group.setData(0, CHANGE_ROLE, -1)  # a group: its actions apply to every change under it
-                group.setFirstColumnSpanned(True)  # the session and writer, read whole across the row
-                group.setExpanded(True)
-            item = QTreeWidgetItem(group, [change.kind.replace("_", " "), change.id])
+            if change.session_from:
+                group.setToolTip(0, f"Session of {change.id} {change.session_from}")
+            record = change.id + (" · session inferred" if change.session_from else "")
+            item = QTreeWidgetItem(group, [change.kind.replace("_", " "), record])
             item.setData(0, CHANGE_ROLE, index)
             if kept is not None and (change.id, change.kind) == (kept.id, kept.kind):
                 select = item
         for group in groups.values():
             group.setText(0, f"{group.text(0)} ({group.childCount()})")
+        self.table.blockSignals(True)
+        self.table.clear()
+        self.table.addTopLevelItems(list(groups.values()))
+        for group in groups.values():
+            group.setFirstColumnSpanned(True)  # the session and writer, read whole across the row
+        self.table.expandAll()
         self.table.blockSignals(False)
         top = self.table.topLevelItem(0)
         first = select or (top.child(0) if top is not None else None)
@@ -117,10 +141,13 @@ class ChangesPane(QWidget):
             self.table.setCurrentItem(first)
         self._show_current()
 
+    def changes(self) -> list[AgentChange]:
+        return list(self._changes)
+
     def selected_group(self) -> list[AgentChange]:
         """The changes under the selected group row (a session and writer); [] when a single change is selected."""
         item = self.table.currentItem()
-        if item is None or item.data(0, CHANGE_ROLE) != -1:
+        if item is None or self._stale or item.data(0, CHANGE_ROLE) != -1:
             return []
         children = (item.child(i) for i in range(item.childCount()))
         indexes = [child.data(0, CHANGE_ROLE) for child in children if child is not None]
@@ -128,7 +155,7 @@ class ChangesPane(QWidget):
 
     def selected_change(self) -> AgentChange | None:
         item = self.table.currentItem()
-        index = item.data(0, CHANGE_ROLE) if item is not None else None
+        index = item.data(0, CHANGE_ROLE) if item is not None and not self._stale else None
         return self._changes[index] if isinstance(index, int) and 0 <= index < len(self._changes) else None
 
     def _show_current(self, *_args: object) -> None:

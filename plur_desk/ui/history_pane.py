@@ -289,6 +289,7 @@ class HistoryPane(QWidget):
         self.buttons.addWidget(action_button(actions["history.export_csv"], ""))
         self.buttons.addWidget(action_button(actions["history.export_jsonl"], ""))
         self.buttons.addWidget(action_button(actions["history.timeline"], "Ctrl+T"))
+        self.buttons.addWidget(action_button(actions["history.revert_change"], "R"))
         self.buttons.addStretch(1)
 
     def _day(self, field: QLineEdit, end: bool, problems: list[str]) -> datetime | None:

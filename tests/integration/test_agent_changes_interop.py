@@ -122,6 +122,10 @@ def test_each_agent_path_is_listed_once_with_kind_writer_and_silence(tmp_path, c
     assert by_id[draft]["before"]["commitment"] == "draft" and by_id[draft]["after"]["commitment"] == "decided"
     assert by_id[rewritten]["before"]["statement"] == "The CI pipeline uses Node 20 for all builds"
     assert by_id[resolved]["before"] == {"status": "detected", "resolved_by": None}
+    # PLUR's resolve event names no session: the session that wrote its engrams, said to be inferred
+    assert by_id[resolved]["session"] == "sess-setup" and "inferred" in by_id[resolved]["session_from"]
+    assert by_id[dismissed]["session"] is None and by_id[dismissed]["session_from"] == ""  # no event: nothing known
+    assert by_id[draft]["session_from"] == ""
 
 
 def _agent_changes_everything(store, home, ids, tensions):
@@ -166,9 +170,11 @@ def test_revert_puts_the_baseline_back_and_plur_reads_it_with_nothing_quarantine
     )
     assert loaded["quarantined"] == [] and loaded["validate"]["ok"], loaded["validate"]
     old = before[0]["engrams"]
-    for ident in ids:
-        for name in ("statement", "commitment", "status", "scope", "content_hash"):
+    for ident in ids:  # forget zeroed write_count and set a rationale; the resolve set its loser's rationale
+        for name in ("statement", "commitment", "status", "scope", "content_hash", "write_count", "rationale"):
             assert loaded["engrams"][ident].get(name) == old[ident].get(name), (ident, name)
+        assert ("rationale" in loaded["engrams"][ident]) == ("rationale" in old[ident]), ident
+        assert loaded["engrams"][ident]["updated_at"] >= old[ident]["updated_at"], ident  # a revert is a new write
         assert bool(loaded["engrams"][ident].get("pinned")) == bool(old[ident].get("pinned")), ident
     assert by_id["commitment"] == "draft"  # the promoted draft is a draft again, as PLUR's getById reads it
     assert loaded["engrams"][created]["commitment"] == "draft"  # learned straight as active: now waits in review
@@ -196,3 +202,150 @@ def test_ratify_takes_a_change_off_the_list_and_its_undo_puts_it_back(tmp_path):
     with pytest.raises(ChangedSinceError):  # the record moved on since the change was shown: refused
         session.execute(session.watch.command_for(change, session.seen([change.id])[0], ratify=False))
     assert moved.after["statement"] == "Node 24 now"
+
+
+def _listed(session):
+    session.reload_if_changed()
+    return {c.id: c for c in session.watch.changes()}
+
+
+def test_ratifying_a_tension_change_is_journaled_signed_undoable_and_refused_once_moved_on(tmp_path, capsys):
+    store, home, ids, tensions = _store(tmp_path)
+    resolved, _dismissed, confirmed = tensions
+    assert changes_main([str(store), "--start", "--reviewer", "Alice Reviewer"]) == 0
+    plur(store, home, [{"op": "resolve", "id": resolved, "winner": ids[6]}, {"op": "confirm", "id": confirmed}])
+    session = open_session(store, "Alice Reviewer")
+    listed = _listed(session)
+    assert set(listed) == {resolved, confirmed} and listed[resolved].also == (ids[5],)
+    change = listed[resolved]
+    session.execute(session.watch.command_for(change, session.seen_tension(resolved), ratify=True))
+    assert set(_listed(session)) == {confirmed}  # the loser's retirement stood with it: not listed on its own
+    assert not list((store / ".plur-desk" / "journal").glob("*"))  # journaled, and the record finished
+    [event] = [e for e in session.history.timeline(ids[5]) if e.get("data", {}).get("action") == "ratify_agent_change"]
+    assert event["data"]["tension_id"] == resolved and session.trust(event).counts_as_human
+    assert session.undo_label()  # on the undo history like any decision
+    session.undo()
+    again = _listed(session)
+    assert set(again) == {resolved, confirmed} and again[resolved].also == (ids[5],)
+    session.redo()
+    assert set(_listed(session)) == {confirmed}
+    capsys.readouterr()
+    assert changes_main([str(store), "--json"]) == 1  # read afresh from the files, as another reviewer would
+    assert [c["id"] for c in json.loads(capsys.readouterr().out)["changes"]] == [confirmed]
+
+    shown = listed[confirmed]
+    seen = session.seen_tension(confirmed)
+    plur(store, home, [{"op": "resolve", "id": confirmed, "winner": ids[9]}])  # the agent moves on
+    session.reload_if_changed()
+    with pytest.raises(ChangedSinceError):
+        session.execute(session.watch.command_for(shown, seen, ratify=True))
+    [now] = [c for c in session.watch.changes() if c.id == confirmed]
+    assert now.kind == "tension_resolved"
+    loaded, records = plur(store, home, [{"op": "load"}, {"op": "tensions"}])
+    assert loaded["quarantined"] == [] and loaded["validate"]["ok"], loaded["validate"]
+    assert {t["id"]: t["status"] for t in records}[resolved] == "resolved"  # ratified: PLUR's record as it was
+
+
+def test_changes_from_the_watched_table_are_what_a_whole_load_finds(tmp_path, monkeypatch):
+    from plur_desk.app.bootstrap import open_store
+    from plur_desk.app.changes import changes_on_disk
+    from plur_desk.app.changes_fast import changes_fast, watched_table
+    from plur_desk.infra.paths import cache_dir
+    from plur_desk.store.parse_cache import cache_path
+
+    store, home, ids, tensions = _store(tmp_path)
+    assert changes_main([str(store), "--start", "--reviewer", "Alice Reviewer"]) == 0
+    _agent_changes_everything(store, home, ids, tensions)
+
+    def whole():
+        return [c.to_json() for c in changes_on_disk(open_store(store))[1]]
+
+    expected = whole()
+    assert len(expected) == 8
+    table = watched_table(cache_path(cache_dir(), store.resolve()))
+    table.unlink(missing_ok=True)
+    assert [c.to_json() for c in changes_fast(store)[1]] == expected  # every block parsed, the table written
+    assert table.is_file()
+    table.unlink()
+    monkeypatch.setattr("plur_desk.app.changes_fast.UNPACK_OVER", 0)  # many blocks new to the table: the cache's
+    assert [c.to_json() for c in changes_fast(store)[1]] == expected
+    monkeypatch.undo()
+    assert [c.to_json() for c in changes_fast(store)[1]] == expected  # warm: every value from the table
+    plur(store, home, [{"op": "update", "id": ids[4], "fields": {"statement": "Flags go within one sprint"}}])
+    expected = whole()
+    assert ids[4] in {c["id"] for c in expected}
+    assert [c.to_json() for c in changes_fast(store)[1]] == expected  # the rewritten block is new to the table
+    text = (store / "engrams.yaml").read_text(encoding="utf-8")  # an entry PLUR would quarantine: the whole load
+    (store / "engrams.yaml").write_text(text + "  - id: ENG-2026-01-01-999\n    statement: 5\n", encoding="utf-8")
+    assert [c.to_json() for c in changes_fast(store)[1]] == whole()
+
+
+def test_undoing_a_revert_lists_the_agents_change_again_as_it_was(tmp_path):
+    store, home, ids, _tensions = _store(tmp_path)
+    assert changes_main([str(store), "--start", "--reviewer", "Alice Reviewer"]) == 0
+    plur(store, home, [{"op": "forget", "id": ids[2], "reason": "outdated"}])
+    session = open_session(store, "Alice Reviewer")
+    [listed] = session.watch.changes()
+    session.execute(session.watch.command_for(listed, session.seen([listed.id])[0], ratify=False))
+    assert _listed(session) == {}
+    session.undo()  # the reviewer takes the revert back: the agent's forget is unreviewed again, not theirs
+    again = _listed(session)[ids[2]]
+    assert (again.kind, again.silent, again.writer, again.events) == (
+        listed.kind,
+        listed.silent,
+        listed.writer,
+        listed.events,
+    )
+    session.redo()
+    assert _listed(session) == {}
+    assert plur(store, home, [{"op": "getById", "id": ids[2]}])[0]["status"] == "active"
+
+
+def test_ratifying_a_tension_leaves_its_engrams_own_agent_change_listed(tmp_path):
+    store, home, ids, tensions = _store(tmp_path)
+    dismissed = tensions[1]
+    assert changes_main([str(store), "--start", "--reviewer", "Alice Reviewer"]) == 0
+    plur(
+        store,
+        home,
+        [{"op": "dismiss", "id": dismissed}, {"op": "setPinned", "id": ids[7], "pinned": True}],  # ids[7]: its side
+    )
+    session = open_session(store, "Alice Reviewer")
+    listed = _listed(session)
+    assert set(listed) == {dismissed, ids[7]}
+    session.execute(session.watch.command_for(listed[dismissed], session.seen_tension(dismissed), ratify=True))
+    after = _listed(session)  # the ratification's event rides on ids[7]: it decides nothing about its pin
+    assert set(after) == {ids[7]} and after[ids[7]].kind == "pinned"
+
+
+def test_a_group_is_one_action_and_one_undo_and_a_moved_change_is_named(tmp_path):
+    from plur_desk.app.change_decisions import decide_group
+
+    store, home, ids, _tensions = _store(tmp_path)
+    assert changes_main([str(store), "--start", "--reviewer", "Alice Reviewer"]) == 0
+    plur(store, home, [{"op": "setPinned", "id": i, "pinned": True} for i in ids[1:5]])
+    session = open_session(store, "Alice Reviewer")
+    group = session.watch.changes()
+    seen = {("engram", c.id): session.seen([c.id])[0] for c in group}
+    assert len(group) == 4
+    plur(store, home, [{"op": "update", "id": ids[4], "fields": {"statement": "Flags go within one sprint"}}])
+    done = decide_group(session, group, seen, ratify=False)  # ids[4] moved on disk: the one action is refused,
+    assert "3 of 4" in done.message and ids[4] in done.warnings[0]  # and each goes on its own
+    session.reload_if_changed()
+    assert set(_listed(session)) == {ids[4]}
+    loaded = plur(store, home, [{"op": "load"}])[0]
+    assert [bool(loaded["engrams"][i].get("pinned")) for i in ids[1:5]] == [False, False, False, True]
+
+    session.undo()
+    session.undo()
+    session.undo()
+    listed = _listed(session)
+    [change] = [c for c in listed.values() if c.id == ids[1]]
+    rest = [c for c in listed.values() if c.id in ids[1:4]]
+    seen = {("engram", c.id): session.seen([c.id])[0] for c in rest}
+    assert len(rest) == 3 and change.kind == "pinned"
+    done = decide_group(session, rest, seen, ratify=True)
+    assert "ratified 3 of 3" in done.message and session.undo_label().endswith("ratify 3 agent changes")
+    assert set(_listed(session)) == {ids[4]}
+    session.undo()  # one undo takes the whole group's ratification back
+    assert set(_listed(session)) == {ids[4], *ids[1:4]}

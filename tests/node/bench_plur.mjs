@@ -37,4 +37,6 @@ if (req.op === 'bump') {  // PLUR's own serializer rewrites the file after bumpi
   }
 }
 const seconds = (performance.now() - t0) / 1000
-process.stdout.write(JSON.stringify({ seconds, max_rss_mb: process.resourceUsage().maxRSS / 1024, ...result }))
+const usage = process.resourceUsage()  // cpu_seconds: the whole process's user + system CPU, from its start
+const cpu_seconds = (usage.userCPUTime + usage.systemCPUTime) / 1e6
+process.stdout.write(JSON.stringify({ seconds, cpu_seconds, max_rss_mb: usage.maxRSS / 1024, ...result }))

@@ -91,3 +91,43 @@ def test_a_group_is_reverted_at_once_after_one_question_and_a_moved_one_is_named
     assert _statement(store_copy, trio[1]["id"]) == trio[1]["statement"]
     assert _statement(store_copy, trio[2]["id"]) == "moved on again"
     assert trio[2]["id"] in win.banner.text()
+
+
+def test_a_session_found_from_the_engrams_is_said_to_be_inferred(qtbot):
+    from plur_desk.domain.agent_changes import INFERRED, AgentChange
+    from plur_desk.ui.changes_pane import ChangesPane
+
+    pane = ChangesPane(lambda: None)
+    qtbot.addWidget(pane)
+    pane.show()
+    named = AgentChange("ENG-1", "promoted", "engram", {}, {}, (), "agent:codex", "sess-a", (), False)
+    inferred = AgentChange(
+        "T-1", "tension_resolved", "tension", {}, {}, (), "agent:codex", "sess-a", (), False, session_from=INFERRED
+    )
+    pane.show_changes([named, inferred], "")
+    group = pane.table.topLevelItem(0)
+    assert pane.table.topLevelItemCount() == 1 and group.childCount() == 2  # both under the agent's session
+    assert group.child(1).text(1) == "T-1 · session inferred" and group.child(0).text(1) == "ENG-1"
+    assert "inferred from its engrams' sources" in group.toolTip(0)
+    pane.table.setCurrentItem(group.child(1))
+    assert "Session inferred from its engrams' sources" in pane.detail.toPlainText()
+
+
+def test_changes_listed_while_the_pane_is_hidden_are_built_into_the_tree_when_it_is_shown(qtbot):
+    from plur_desk.domain.agent_changes import AgentChange
+    from plur_desk.ui.changes_pane import ChangesPane
+
+    pane = ChangesPane(lambda: None)
+    qtbot.addWidget(pane)
+    changes = [
+        AgentChange(f"ENG-{n}", "pinned", "engram", {}, {}, (), "agent:codex", f"sess-{n % 3}", (), True)
+        for n in range(9)
+    ]
+    pane.show_changes(changes, "9 agent changes")
+    assert pane.table.topLevelItemCount() == 0 and pane.selected_change() is None  # hidden: nothing built yet
+    pane.show()
+    qtbot.waitExposed(pane)
+    groups = [pane.table.topLevelItem(i) for i in range(pane.table.topLevelItemCount())]
+    assert [g.text(0) for g in groups] == [f"session sess-{n} · agent:codex (3)" for n in range(3)]
+    assert all(g.isExpanded() and g.isFirstColumnSpanned() for g in groups)
+    assert pane.selected_change() is changes[0]

@@ -66,7 +66,7 @@ def test_the_demo_is_watched_and_its_changes_queue_shows_what_an_agent_session_d
             ids[change.kind] = change.id
     assert sorted(listed) == [
         ("promoted", "agent:codex", AGENT_SESSION, True),  # updateEngram writes no history event
-        ("tension_resolved", "agent:codex", None, False),
+        ("tension_resolved", "agent:codex", AGENT_SESSION, False),  # inferred: PLUR's resolve names no session
     ]
     promoted = window.session.engram(ids["promoted"])
     assert promoted["statement"] == SESSION_DRAFTS[0] and promoted["commitment"] == "decided"

@@ -11,6 +11,7 @@ from plur_desk.app.changes import read_baseline
 from plur_desk.app.changes_cli import main as changes_main
 from plur_desk.app.check import run_check
 from plur_desk.domain.commands import ApproveDrafts, ConfirmTension
+from plur_desk.domain.lint import REDACTED
 from plur_desk.infra.errors import PlurDeskError
 from plur_desk.store import baseline
 from plur_desk.store.plur_store import PlurStore
@@ -232,3 +233,15 @@ def test_a_kept_reading_is_not_trusted_by_someone_who_does_not_trust_its_signer(
     fresh = read_baseline(session.root, stranger)
     assert not fresh.baseline.watched and fresh.problems
     assert (kept.baseline, kept.problems) == (fresh.baseline, fresh.problems)
+
+
+def test_a_revert_copies_no_credential_the_agent_wrote_into_history(session):
+    session.watch.start()
+    secret = "sk-" + "a1B2c3D4e5F6g7H8i9J0kLmN"
+    agent_writes(session.root, DECIDED, statement=f"Deploy with token {secret}", rationale=f"api_key={secret}")
+    [change] = listed(session).values()
+    session.execute(session.watch.command_for(change, session.seen([DECIDED])[0], ratify=False))
+    written = "".join(p.read_text() for p in (session.root / "history").glob("*.jsonl"))
+    assert secret not in written and REDACTED in written  # the reverted text's from, and the rationale's
+    assert session.engram(DECIDED)["statement"] == "Statement number 6"
+    assert "rationale" not in session.engram(DECIDED) or session.engram(DECIDED)["rationale"] != f"api_key={secret}"

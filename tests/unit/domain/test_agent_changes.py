@@ -119,10 +119,35 @@ def test_nothing_is_listed_for_a_store_that_is_not_watched():
 def test_a_line_reads_back_what_it_says_packed_or_not():
     engrams = {f"E{i}": engram_values(engram(f"E{i}")) for i in range(200)}
     for part, tensions in chunks(engrams, {"T1": ("detected", None)}):
-        line = make_line("watching", part, tensions, Reviewer("Ada"), NOW)
-        claim, read_engrams, read_tensions = read_line(line)
-        assert (claim, read_engrams, read_tensions) == ("watching", part, tensions)
+        extras = {i: {"write_count": 2, "rationale": None} for i in part}
+        line = make_line("watching", part, tensions, Reviewer("Ada"), NOW, extras=extras)
+        assert read_line(line) == ("watching", part, tensions, extras)
     small = make_line("decided", {"E1": engrams["E1"]}, {}, Reviewer("Ada"), NOW)
     assert "engrams" in small["data"] and read_line(small)[1] == {"E1": engrams["E1"]}
     with pytest.raises(BadLine):
         read_line({"event": "plur_desk_baseline", "data": {"claim": "watching", "packed": "not base64!"}})
+
+
+def test_restore_values_are_held_for_the_engrams_a_line_names_only():
+    values = engram_values(engram("E1"))
+    previous = {"event_id": "ev-1", "changed_at": "2026-11-01T00:00:00.000Z"}
+    line = make_line(
+        "decided", {"E1": values}, {}, Reviewer("Ada"), NOW, extras={"E1": {"previous_version_ref": previous}}
+    )
+    assert read_line(line)[3] == {"E1": {"previous_version_ref": previous}}  # a mapping kept as one
+    assert read_line(make_line("decided", {"E1": values}, {}, Reviewer("Ada"), NOW))[3] == {}  # none held: unknown
+    line["data"]["restore"] = {"E2": {"write_count": 1}}
+    with pytest.raises(BadLine):
+        read_line(line)  # restore values for an engram the line does not name
+
+
+def test_a_line_holding_a_record_as_it_was_keeps_its_date():
+    baseline = Baseline(started="2026-11-01T00:00:00.000Z")
+    values = engram_values(engram("E1"))
+    baseline.take_line("2026-11-01T00:00:00.000Z", {"E1": values}, {"T1": ("detected", None)})
+    baseline.take_line("2026-11-05T00:00:00.000Z", {"E1": values}, {"T1": ("detected", None)})  # a revert's line
+    assert baseline.engram_at["E1"] == baseline.tension_at["T1"] == "2026-11-01T00:00:00.000Z"
+    assert baseline.latest == "2026-11-05T00:00:00.000Z"  # what a line appended later is checked against
+    moved = (*values[:2], "retired", *values[3:])
+    baseline.take_line("2026-11-06T00:00:00.000Z", {"E1": moved}, {"T1": ("dismissed", None)})
+    assert baseline.engram_at["E1"] == baseline.tension_at["T1"] == "2026-11-06T00:00:00.000Z"
