@@ -18,13 +18,15 @@ from pathlib import Path
 
 from plur_desk.app.changes import BaselineRead, changes_on_disk, read_baseline
 from plur_desk.domain.agent_changes import AgentChange, Values, detect, engram_values
+from plur_desk.domain.baseline_renames import follow_renames
 from plur_desk.domain.engram_rules import tension_problems
+from plur_desk.domain.rekey import Renames
 from plur_desk.infra.memory import gc_paused
 from plur_desk.infra.paths import cache_dir
 from plur_desk.store import baseline as baseline_file
 from plur_desk.store.engram_summary import EngramRow, EngramScan, summarize_engrams
 from plur_desk.store.held import read_held
-from plur_desk.store.history import HistoryLog
+from plur_desk.store.history import HistoryLog, summarize_history
 from plur_desk.store.list_file import TENSIONS, ListFile
 from plur_desk.store.parse_cache import cache_path, cache_tag, read_file, read_private, write_private
 
@@ -107,7 +109,10 @@ def _fast(root: Path, cache: Path) -> tuple[BaselineRead, list[AgentChange]] | N
     values = _values(cache, scan, parsed)
     if values is None:
         return None
-    baseline = read.baseline
+    def trail() -> Renames:  # PLUR 0.21's renames, read only when a renamed id is missing from the baseline
+        return Renames(pair for _name, month in summarize_history(log, None) for pair in month.rekeyed)
+
+    baseline = follow_renames(read.baseline, parsed, trail)  # as the whole load does (app/changes.py)
     months = [m for m in log.month_files() if m.stem >= str(baseline.started)[:7]]
     events: dict[str, list[dict[str, object]]] = {}
 
