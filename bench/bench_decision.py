@@ -136,6 +136,7 @@ def main() -> None:
     parser.add_argument("--decisions", type=int, default=12)
     parser.add_argument("--plur", action="store_true", help="the real PLUR's approve beside it (slow at 50k)")
     parser.add_argument("--store", type=Path, default=None, help="a copy of this store (with its history) instead")
+    parser.add_argument("--bulk", type=int, default=0, help="then one bulk approve of this many drafts, timed")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-decision-"))
     os.environ["XDG_DATA_HOME"] = str(work / "data")
@@ -173,6 +174,13 @@ def main() -> None:
             rows.append(
                 ((time.perf_counter() - w) * 1000, (time.process_time() - c) * 1000, dict(clock.wall), dict(clock.cpu))
             )
+        bulk: tuple[float, dict[str, float]] | None = None
+        if args.bulk:
+            chosen, drafts = drafts[-args.bulk :], drafts[: -args.bulk]
+            clock.reset()
+            w = time.perf_counter()
+            session.execute(ApproveDrafts(tuple(session.seen(chosen)), note="bulk"))
+            bulk = ((time.perf_counter() - w) * 1000, dict(clock.wall))
         load = os.getloadavg()
         print(
             f"{len(plur_store.engrams.entries):,} engrams ({(store / 'engrams.yaml').stat().st_size >> 20} MB), "
@@ -204,6 +212,9 @@ def main() -> None:
             f"**{statistics.median(totals):.0f}** [{min(totals):.0f}–{max(totals):.0f}], p95 "
             f"{sorted(totals)[int(0.95 * (len(totals) - 1))]:.0f} ({statistics.median(r[1] for r in rest):.0f} CPU) |"
         )
+        if bulk is not None:
+            parts = ", ".join(f"{label.strip()} {ms:.0f}" for label, ms in bulk[1].items() if ms >= 1)
+            print(f"bulk approve of {args.bulk}: **{bulk[0]:.0f} ms** ({parts})")
         if args.plur:
             times = plur_approve(store, work / "home", plur_ids)
             if times:

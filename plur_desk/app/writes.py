@@ -66,9 +66,11 @@ class Writes:
         self.snapshot.check_known(engram_id)
 
     def seen(self, ids: list[str]) -> list[Seen]:
+        if ids:  # once: it lists the store's files (a bulk of 500 listed them 1,000 times)
+            self.check_writable()
         out = []
         for engram_id in ids:
-            self.check_known(engram_id)
+            self.snapshot.check_known(engram_id)
             out.append(seen_engram(self.snapshot.engrams[engram_id]))
         return out
 
@@ -128,7 +130,7 @@ class Writes:
         for item in unique.values():
             if item.kind != "engram":
                 raise ActionRefused(f"{item.id} is not an engram")
-            self.check_known(item.id)
+            self.snapshot.check_known(item.id)  # (writable: checked above)
         command.check(self.snapshot.view)
         kept = command.unchanged()
         if kept:  # engrams it rests on without changing them: as shown on disk too
