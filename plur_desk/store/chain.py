@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import json.encoder
 import math
 import os
 import re
 import stat
+from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
 
@@ -23,6 +25,7 @@ _EXCLUDED = ("hash", "signature", "signer")
 _SHORT = {"\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", '"': '\\"', "\\": "\\\\"}
 
 
+_ascii_json: Callable[[str], str] = json.encoder.encode_basestring_ascii
 _NEEDS_ESCAPE = re.compile('[\x00-\x1f"\\\\\ud800-\udfff]')
 
 
@@ -33,7 +36,10 @@ def _escape(match: re.Match[str]) -> str:
 
 def _js_string(text: str) -> str:
     """JSON.stringify of a string: `"` and `\\` escaped, short escapes, other C0 controls and lone surrogates
-    as lowercase \\u00XX; everything else raw."""
+    as lowercase \\u00XX; everything else raw. ASCII without DEL (most strings) is escaped by the json module's
+    C encoder, which escapes exactly these (its pattern search cost ~5 us a string: a tenth of a bulk's signing)."""
+    if text.isascii() and "\x7f" not in text:
+        return _ascii_json(text)
     return '"' + _NEEDS_ESCAPE.sub(_escape, text) + '"'
 
 
