@@ -1,6 +1,6 @@
 """Strings in canonical bytes (signatures, the hash chain): ASCII goes through the json module's C encoder, and
 gives exactly what the escaping pattern gives (JSON.stringify's escapes); DEL and anything non-ASCII take the
-pattern (tests/unit/store/test_chain.py compares canonical bytes with the real PLUR's)."""
+pattern (tests/integration/test_signed_decisions.py has the real PLUR verify what is signed)."""
 
 from __future__ import annotations
 
