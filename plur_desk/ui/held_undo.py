@@ -3,6 +3,8 @@ the check ends, then run behind the approval's write, or refused when nothing wa
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from plur_desk.app.session import ReviewSession
 from plur_desk.ui.workspace import DECISION_CHECKS, Workspace
 
@@ -33,9 +35,11 @@ class UndoBehindCheck:
         self._after_check.append(redo)
         return True
 
-    def ended(self, token: int, approved: bool) -> None:
+    def ended(self, token: int, approved: bool, withdraw: Callable[[], bool] | None = None) -> None:
         """The approval's check is over: what was pressed meanwhile runs now, behind the approval's write, or is
-        refused when nothing was approved (as behind an action that failed: it would take back an earlier one)."""
+        refused when nothing was approved (as behind an action that failed: it would take back an earlier one).
+        An approval now waiting for its answer (`withdraw` given) is withdrawn by the undo pressed meanwhile:
+        the draft stays a draft, as an undo behind its write would have left it."""
         if self._checking is None or self._checking[0] != token:
             return
         self._checking = None
@@ -44,6 +48,8 @@ class UndoBehindCheck:
             verb = "redo" if redo else "undo"
             if approved:
                 self.workspace.replay(redo=redo)
+            elif withdraw is not None and not redo and withdraw():
+                withdraw = None  # one undo took back the one approval; a second one waits for its own key
             else:
                 self.workspace.messages.error(
                     f"The approval asked for before this {verb} was not made; nothing was {verb}ne"

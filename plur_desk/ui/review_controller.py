@@ -34,6 +34,7 @@ from plur_desk.ui.held_undo import UndoBehindCheck
 from plur_desk.ui.navigation import NavigationController
 from plur_desk.ui.scale_support import OrderState, ScaleController
 from plur_desk.ui.search_support import SearchController, Similar
+from plur_desk.ui.waiting_question import Waiting, WaitingQuestion
 from plur_desk.ui.widgets import text_html
 from plur_desk.ui.workspace import DECISION_CHECKS, Workspace
 
@@ -91,6 +92,8 @@ class ReviewController(QObject):
         self._left_out = 0  # flagged drafts the last bulk verdict left in the queue
         self._held = UndoBehindCheck(workspace)  # undo/redo pressed while an approval is still being checked
         self._decided = 0  # changes handed to the runner (whether a checked approval was asked for)
+        self.question = WaitingQuestion(drafts.focus_queue, drafts)  # approvals that may contradict, waiting
+        drafts.add_under_queue(self.question)
         scale.order_shown.connect(self._order_shown)
         drafts.selection_changed.connect(self.show_current)
         drafts.edit_saved.connect(self._save_edit)
@@ -102,6 +105,7 @@ class ReviewController(QObject):
         """The queue in its order, narrowed by the search field, keeping (or moving to) the selected draft."""
         query = self._search.text()
         keep = self.pending_select or self.drafts.current_id()
+        self.question.keep_only(self.workspace.session)  # a question about another store's draft is dropped
         if not self._drop_gone(keep, query):
             generation, rows = self._scale.queue_rows(lambda rows: self._filtered(rows, query))
             self.drafts.search_hint = self._search.hint_for(query)
@@ -322,7 +326,7 @@ class ReviewController(QObject):
     ) -> None:
         """Approve what is shown. The contradiction check of the drafts runs on the read pool (a bulk approval
         shows its progress and can be cancelled); the question, asked once it is done, names exactly the drafts
-        and the warnings the approval is for."""
+        and the warnings the approval is for. One draft's question waits under the queue (waiting_question.py)."""
         shown = shown or self._shown_drafts()
         session = self.workspace.session
         if not shown or session is None:
@@ -349,7 +353,8 @@ class ReviewController(QObject):
             try:
                 checked(result)
             finally:
-                self._held.ended(token, approved=self._decided != decided)
+                waits = len(ids) == 1 and self.question.holds(ids[0])
+                self._held.ended(token, self._decided != decided, self._withdraw if waits else None)
 
         def checked(result: object) -> None:
             self._close_progress(progress)
@@ -359,11 +364,7 @@ class ReviewController(QObject):
             if len(ids) == 1:
                 self._checked = result
             moved_on = self.drafts.current_id() != current  # then the selection stays where the reviewer is
-            lines = lines_of(result.found)
-            if len(ids) == 1 and lines and not self.drafts.select_id(ids[0]):  # a question shows its draft
-                self.workspace.messages.status(f"{ids[0]} is no longer listed; nothing was approved", 6000)
-                return
-            self._approve_checked(shown, lines, level, note, moved_on and not lines)
+            self._approve_checked(shown, lines_of(result.found), level, note, moved_on)
 
         def failed(error: Exception) -> None:
             self._close_progress(progress)
@@ -402,15 +403,28 @@ class ReviewController(QObject):
     ) -> None:
         ok, bulk_note, shown = self._confirm_bulk(shown, "approve", conflicts)
         ids = [s.id for _, s in shown]
-        if not ok or (len(ids) == 1 and conflicts and not self._conflicts.ask_about_conflicts(conflicts)):
+        if not ok or (session := self.workspace.session) is None:
             return
-        if (session := self.workspace.session) is None:
+        if len(ids) == 1 and conflicts:  # asked without interrupting: the approval waits for its answer
+            answer = lambda: self._approve(session, shown, level, note, True)  # noqa: E731
+            self.question.add(Waiting(session, shown[0][0], shown[0][1], tuple(conflicts), answer))
+            if not moved_on and self.drafts.current_id() == ids[0] and (ahead := self.drafts.id_after(ids)):
+                self.drafts.select_id(ahead)  # the queue moves on, as after any verdict
+            return
+        self._approve(session, shown, level, note or bulk_note, moved_on)
+
+    def _approve(
+        self, session: ReviewSession, shown: list[tuple[DraftRow, Seen]], level: str | None, text: str, moved_on: bool
+    ) -> None:
+        ids = [s.id for _, s in shown]
+        if self.workspace.session is not session:
+            self.workspace.messages.status(f"Another store is open now; {', '.join(ids)} was not approved", 6000)
             return
         chosen = level or self.workspace.settings.default_level
         if (asked := self._conflicts.ask_before_locking(session, chosen, ids, self.drafts.select_id)) is None:
             return
         self._note_approval(len(shown))
-        text, seen = note or bulk_note, [s for _, s in shown]
+        seen = [s for _, s in shown]
         after = None if moved_on and not asked else self.drafts.id_after(ids)
         from plur_desk.domain.commands import ApproveDrafts  # loaded with the first decision, not at launch
 
@@ -506,9 +520,21 @@ class ReviewController(QObject):
     # -- undo ------------------------------------------------------------------------------------------------
 
     def undo(self) -> None:
-        if self._navigation.store_on_screen() and not self._held.hold(redo=False):
+        """Ctrl+Z takes back first an approval still being checked (held until the check ends), then one waiting
+        for its answer (nothing on disk changes), then what was written."""
+        if self._navigation.store_on_screen() and not self._held.hold(redo=False) and not self._withdraw():
             self.workspace.replay(redo=False)
 
     def redo(self) -> None:
-        if self._navigation.store_on_screen() and not self._held.hold(redo=True):
-            self.workspace.replay(redo=True)
+        if not self._navigation.store_on_screen() or self._held.hold(redo=True):
+            return
+        if self.question.waiting:  # a redo would land before the approval waiting, which came after it
+            self.workspace.messages.error("An approval is waiting for your answer; nothing was redone")
+            return
+        self.workspace.replay(redo=True)
+
+    def _withdraw(self) -> bool:
+        engram_id = self.question.withdraw_last()
+        if engram_id is not None:
+            self.workspace.messages.status(f"Withdrew the approval of {engram_id} waiting for your answer", 6000)
+        return engram_id is not None
