@@ -474,7 +474,9 @@ class DraftsPane(QWidget):
 
     def add_under_queue(self, widget: QWidget) -> None:
         """A question or notice of its own under the queue, below the banner: it never moves the rows."""
-        layout = self.banner.parentWidget().layout()
+        left = self.banner.parentWidget()
+        layout = left.layout() if left is not None else None
+        assert isinstance(layout, QVBoxLayout)
         layout.insertWidget(layout.indexOf(self.banner) + 1, widget)
 
     def show_banner(self, text: str) -> None:

@@ -3,6 +3,7 @@ undo and redo, and the rubber-stamp guard."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import operator
 import time
@@ -12,13 +13,13 @@ from collections.abc import Callable, Sequence
 from itertools import compress
 from typing import NamedTuple
 
-from PySide6.QtCore import QObject, QTimer, Slot
-from PySide6.QtWidgets import QProgressDialog, QWidget
+from PySide6.QtCore import QObject, QTimer
+from PySide6.QtWidgets import QWidget
 
 from plur_desk.app.rows import DraftRow, aged_only
 from plur_desk.app.session import ChangeSet, ReviewSession
 from plur_desk.domain.seen import Seen, seen_engram
-from plur_desk.ui.check_progress import PROGRESS_EVERY_S, CheckProgress, every, progress_dialog
+from plur_desk.ui.check_progress import PROGRESS_EVERY_S, CheckProgress, every
 from plur_desk.ui.conflicts_support import Check, Checked, ConflictsController, lines_of
 from plur_desk.ui.detail import (
     CHECKING_HTML,
@@ -80,9 +81,7 @@ class ReviewController(QObject):
         self.pending_select: str | None = None  # the draft to select once the change under way is shown
         self._approvals: deque[float] = deque(maxlen=64)
         self._checked: Checked | None = None  # the last contradiction check of one draft
-        self._progress = CheckProgress(self)
-        self._progress.changed.connect(self._check_progressed)
-        self._progress_dialog: QProgressDialog | None = None
+        self._progress = CheckProgress(self)  # a bulk approval's check, and its progress dialog
         self._extras_due: tuple[DraftRow, Check | None, Similar | None] | None = None
         self._extras_timer = QTimer(self)
         self._extras_timer.setSingleShot(True)
@@ -90,10 +89,10 @@ class ReviewController(QObject):
         self._extras_timer.timeout.connect(self._read_due_extras)
         self._listed: Listing | None = None
         self._left_out = 0  # flagged drafts the last bulk verdict left in the queue
-        self._held = UndoBehindCheck(workspace)  # undo/redo pressed while an approval is still being checked
-        self._decided = 0  # changes handed to the runner (whether a checked approval was asked for)
         self.question = WaitingQuestion(drafts.focus_queue, drafts)  # approvals that may contradict, waiting
         drafts.add_under_queue(self.question)
+        self._held = UndoBehindCheck(workspace, self.question)  # undo/redo while an approval is checked or waits
+        self._decided = 0  # changes handed to the runner (whether a checked approval was asked for)
         scale.order_shown.connect(self._order_shown)
         drafts.selection_changed.connect(self.show_current)
         drafts.edit_saved.connect(self._save_edit)
@@ -338,10 +337,9 @@ class ReviewController(QObject):
             lines = lines_of([(ids[0], known)]) if known else []
             self._approve_checked(shown, lines, level, note)
             return
-        if self._progress_dialog is not None:  # a newer approval replaces the one still being checked
-            self._progress_dialog.close()
-            self._progress_dialog = None
-        progress = self._check_progress_dialog(len(ids)) if len(ids) > 1 else None
+        self._progress.close(self._progress.dialog)  # a newer approval replaces the one still being checked
+        cancel = functools.partial(self.workspace.reads.cancel, DECISION_CHECKS)
+        progress = self._progress.open(self._parent, len(ids), cancel) if len(ids) > 1 else None
         current = self.drafts.current_id()
         ahead = self.drafts.id_after(ids) if len(ids) == 1 else None
         if ahead:  # the queue moves on at once, as after any verdict (back to the draft if a question is asked)
@@ -353,11 +351,10 @@ class ReviewController(QObject):
             try:
                 checked(result)
             finally:
-                waits = len(ids) == 1 and self.question.holds(ids[0])
-                self._held.ended(token, self._decided != decided, self._withdraw if waits else None)
+                self._held.ended(token, self._decided != decided, len(ids) == 1 and self.question.holds(ids[0]))
 
         def checked(result: object) -> None:
-            self._close_progress(progress)
+            self._progress.close(progress)
             assert isinstance(result, Checked)
             if self.workspace.session is not session:
                 return  # another store was opened meanwhile
@@ -367,31 +364,13 @@ class ReviewController(QObject):
             self._approve_checked(shown, lines_of(result.found), level, note, moved_on)
 
         def failed(error: Exception) -> None:
-            self._close_progress(progress)
+            self._progress.close(progress)
             self.workspace.messages.status(f"Contradiction check failed; nothing was approved: {error}", 8000)
             self._held.ended(token, approved=False)
 
         emit = every(PROGRESS_EVERY_S, self._progress.changed.emit)
         token = self.workspace.reads.submit(DECISION_CHECKS, lambda: check(ids, emit), done, failed)
         self._held.checking(token, session)
-
-    def _check_progress_dialog(self, total: int) -> QProgressDialog:
-        dialog = progress_dialog(self._parent, total, lambda: self.workspace.reads.cancel(DECISION_CHECKS))
-        dialog.canceled.connect(lambda: self._close_progress(dialog))
-        self._progress_dialog = dialog
-        return dialog
-
-    @Slot(int, int)
-    def _check_progressed(self, n: int, total: int) -> None:
-        dialog = self._progress_dialog
-        if dialog is not None and dialog.maximum() == total:
-            dialog.setValue(n)
-
-    def _close_progress(self, dialog: QProgressDialog | None) -> None:
-        if dialog is not None:
-            dialog.close()
-            if self._progress_dialog is dialog:
-                self._progress_dialog = None
 
     def _approve_checked(
         self,
@@ -406,19 +385,16 @@ class ReviewController(QObject):
         if not ok or (session := self.workspace.session) is None:
             return
         if len(ids) == 1 and conflicts:  # asked without interrupting: the approval waits for its answer
-            answer = lambda: self._approve(session, shown, level, note, True)  # noqa: E731
+            answer = functools.partial(self._approve, shown, level, note, True)
             self.question.add(Waiting(session, shown[0][0], shown[0][1], tuple(conflicts), answer))
             if not moved_on and self.drafts.current_id() == ids[0] and (ahead := self.drafts.id_after(ids)):
                 self.drafts.select_id(ahead)  # the queue moves on, as after any verdict
             return
-        self._approve(session, shown, level, note or bulk_note, moved_on)
+        self._approve(shown, level, note or bulk_note, moved_on)
 
-    def _approve(
-        self, session: ReviewSession, shown: list[tuple[DraftRow, Seen]], level: str | None, text: str, moved_on: bool
-    ) -> None:
-        ids = [s.id for _, s in shown]
-        if self.workspace.session is not session:
-            self.workspace.messages.status(f"Another store is open now; {', '.join(ids)} was not approved", 6000)
+    def _approve(self, shown: list[tuple[DraftRow, Seen]], level: str | None, text: str, moved_on: bool) -> None:
+        ids, session = [s.id for _, s in shown], self.workspace.session
+        if session is None:
             return
         chosen = level or self.workspace.settings.default_level
         if (asked := self._conflicts.ask_before_locking(session, chosen, ids, self.drafts.select_id)) is None:
@@ -520,21 +496,9 @@ class ReviewController(QObject):
     # -- undo ------------------------------------------------------------------------------------------------
 
     def undo(self) -> None:
-        """Ctrl+Z takes back first an approval still being checked (held until the check ends), then one waiting
-        for its answer (nothing on disk changes), then what was written."""
-        if self._navigation.store_on_screen() and not self._held.hold(redo=False) and not self._withdraw():
-            self.workspace.replay(redo=False)
+        if self._navigation.store_on_screen():
+            self._held.pressed(redo=False)
 
     def redo(self) -> None:
-        if not self._navigation.store_on_screen() or self._held.hold(redo=True):
-            return
-        if self.question.waiting:  # a redo would land before the approval waiting, which came after it
-            self.workspace.messages.error("An approval is waiting for your answer; nothing was redone")
-            return
-        self.workspace.replay(redo=True)
-
-    def _withdraw(self) -> bool:
-        engram_id = self.question.withdraw_last()
-        if engram_id is not None:
-            self.workspace.messages.status(f"Withdrew the approval of {engram_id} waiting for your answer", 6000)
-        return engram_id is not None
+        if self._navigation.store_on_screen():
+            self._held.pressed(redo=True)

@@ -105,14 +105,17 @@ class WaitingQuestion(QFrame):
     def _show_first(self) -> None:
         first = self.first()
         if first is None:
-            had_focus = self.isAncestorOf(QApplication.focusWidget())
+            focus = QApplication.focusWidget()
+            had_focus = focus is not None and self.isAncestorOf(focus)
             self._shown = None
             self.hide()
             if had_focus:
                 self._back()
             return
         more = len(self.waiting) - 1
-        self.label.setText(first.text() + (f"\n({more} more approval{'s' if more > 1 else ''} waiting)" if more else ""))
+        self.label.setText(
+            first.text() + (f"\n({more} more approval{'s' if more > 1 else ''} waiting)" if more else "")
+        )
         if self._shown is None or self._shown[0] is not first:
             self._shown = (first, self.clock())
         self.show()
@@ -122,11 +125,14 @@ class WaitingQuestion(QFrame):
             self.leave_button.setFocus(Qt.FocusReason.ShortcutFocusReason)
 
     def _clicked_approve(self) -> None:
-        if self._shown is not None and self.clock() - self._shown[1] >= GRACE_S:  # a click meant for what was there before it appeared
+        if (
+            self._shown is not None and self.clock() - self._shown[1] >= GRACE_S
+        ):  # a click meant for what was there before it appeared
             self.approve()
 
     def approve(self) -> None:
-        """Approve anyway: the first approval waiting, exactly as shown."""
+        """Approve anyway: the first approval waiting, exactly as shown (in the store it was asked for in: one
+        waiting in a store closed since was dropped when the new one was listed)."""
         if self.waiting:
             first = self.waiting.pop(0)
             self._show_first()
