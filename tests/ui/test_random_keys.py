@@ -220,13 +220,44 @@ def _explain(monkey: Monkey, event: dict) -> str:
 
 def test_random_keys_never_make_a_verdict_nobody_gave(qtbot, window, store_copy):
     monkey = Monkey(qtbot, window, random.Random(SEED))
+    _run(qtbot, window, monkey, PRESSES)
+    _verify(monkey, store_copy)
+
+
+def test_random_keys_with_an_approval_waiting_never_answer_it_for_another_widget(qtbot, window, store_copy):
+    """The contradiction question waits under the queue from the start; the keys go on around it."""
+    from ui.test_conflict_warnings import DRAFT, _ready
+
+    _ready(qtbot, window)
+    monkey = Monkey(qtbot, window, random.Random(SEED + 1))
+    question = window.review.question
+
+    def ask_again() -> None:  # once answered (or withdrawn), DRAFT's approval is asked for again, while a draft
+        if question.waiting or window.drafts.editing or not window.drafts.select_id(DRAFT):
+            if question.waiting and monkey.rng.random() < 0.1:
+                monkey.press(Qt.Key.Key_Q, ALT)  # the reviewer goes to the question, then keys go on there
+            return
+        window.activateWindow()
+        window.drafts.table.setFocus()
+        if window.drafts.displayed_seen() is not None:
+            monkey.press(Qt.Key.Key_A)
+
+    ask_again()
+    assert monkey.waited == {DRAFT} and question.isVisible()
+    _run(qtbot, window, monkey, PRESSES // 4, ask_again)
+    assert sum(p.focus == "conflictQuestion" for p in monkey.log) >= 10  # keys did reach the question
+    _verify(monkey, store_copy)
+
+
+def _run(qtbot, window, monkey: Monkey, presses: int, between=lambda: None) -> None:
     applied: list[object] = []
     window.changes_applied.connect(applied.append)
     # On a busy machine fewer keys land while the detail shows the row (no verdict acts then): the monkey goes on
     # until it has made a few real decisions, so that the test never passes for want of any.
     steps = 0
-    while steps < PRESSES or (len(applied) < 3 and steps < 4 * PRESSES):
+    while steps < presses or (len(applied) < 3 and steps < 4 * presses):
         monkey.step()
+        between()
         steps += 1
     monkey.watch.stop()
     closer = QTimer(window)
@@ -242,6 +273,8 @@ def test_random_keys_never_make_a_verdict_nobody_gave(qtbot, window, store_copy)
     )
     closer.stop()
 
+
+def _verify(monkey: Monkey, store_copy) -> None:
     events = []
     for path in sorted((store_copy / "history").glob("*.jsonl")):
         for line in path.read_text().splitlines():
