@@ -204,3 +204,20 @@ def test_ctrl_z_pressed_while_the_check_runs_withdraws_the_approval_once_it_wait
     assert window.runner.pending == 0 and [e["engram_id"] for e in human_events(store_copy)] == [earlier]
     assert engrams_on_disk(store_copy)[DRAFT]["commitment"] == "draft"
     assert engrams_on_disk(store_copy)[earlier]["commitment"] == "decided"
+
+
+def test_keys_typed_on_the_next_drafts_while_the_check_runs_move_the_queue_there(qtbot, window, monkeypatch):
+    gate = approve_in_the_background(qtbot, window, monkeypatch)
+    start = window.drafts.current_row()
+
+    def check_ended() -> bool:
+        return QApplication.activeModalWidget() is not None or window.workspace.reads.pending == 0
+
+    # J as the check ends, then J and K (back one) after: each moves the queue, none reaches the question
+    typist = Typist(qtbot, window, [Qt.Key.Key_J], [Qt.Key.Key_J, Qt.Key.Key_K, Qt.Key.Key_Return], check_ended)
+    gate.set()
+    qtbot.waitUntil(typist.done, timeout=20000)
+    qtbot.waitUntil(window.review.question.isVisible, timeout=20000)
+    assert typist.typed_to == ["draftsTable"] * 4, typist.typed_to
+    assert window.drafts.current_row() == start + 1 and QApplication.activeModalWidget() is None
+    assert window.review.question.holds(DRAFT)  # still waiting: Return on the queue did not answer it
