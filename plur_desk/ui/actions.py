@@ -407,10 +407,8 @@ CONTEXT_KEYS: tuple[tuple[str, str, str], ...] = (
     ("Esc", "Cancel the previewed resolution", "Tensions, while a preview shows"),
     ("Enter or Down", "Go from the search field to the results", "Search field"),
     ("Esc", "Go from the search field back to the queue", "Search field"),
-    ("Alt+Q", "Go to the approval waiting for your answer (it may contradict the store)", "Drafts, while one waits"),
-    ("Ctrl+Return", "Approve anyway: exactly the statement the question shows", "The approval waiting"),
-    ("Esc or Return", "Leave it a draft", "The approval waiting"),
-    ("Ctrl+Z", "Withdraw the last approval waiting (nothing written is undone)", "While one waits"),
+    ("Alt+Q", "Go to the approval waiting: Ctrl+Return approves the text shown, Esc leaves a draft", "Drafts"),
+    ("Ctrl+Z", "Withdraw the last approval waiting for its question (nothing written is undone)", "Drafts"),
 )
 
 MENU_ORDER = ("&File", "&Edit", "&View", "&Review", "&Tensions", "&Validity", "&History", "Tea&m", "&Help")
