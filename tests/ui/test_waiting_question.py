@@ -221,3 +221,41 @@ def test_keys_typed_on_the_next_drafts_while_the_check_runs_move_the_queue_there
     assert typist.typed_to == ["draftsTable"] * 4, typist.typed_to
     assert window.drafts.current_row() == start + 1 and QApplication.activeModalWidget() is None
     assert window.review.question.holds(DRAFT)  # still waiting: Return on the queue did not answer it
+
+
+def test_keys_typed_on_after_saving_an_edit_never_answer_its_question_yes(qtbot, window, store_copy):
+    """The question before an edit that may contradict opens at the key that saves; keys typed on after it (Tab,
+    an arrow, Space, Return) never reach "Save anyway": only Ctrl+Return or a click does."""
+    from ui.conftest import answer_modal
+
+    _ready(qtbot, window)
+    original = engrams_on_disk(store_copy)[DRAFT]["statement"]
+    asked: list[str] = []
+
+    def type_on(box) -> None:
+        asked.append(box.objectName())
+        for key in (Qt.Key.Key_Tab, Qt.Key.Key_Left, Qt.Key.Key_Right, Qt.Key.Key_Space):
+            if box.isVisible():
+                qtbot.keyClick(QApplication.focusWidget() or box, key)
+        if box.isVisible():
+            qtbot.keyClick(QApplication.focusWidget() or box, Qt.Key.Key_Return)
+
+    def edit() -> None:
+        window.drafts.select_id(DRAFT)
+        qtbot.waitUntil(lambda: window.drafts.displayed_seen() is not None, timeout=10000)
+        qtbot.keyClick(window.drafts.table, Qt.Key.Key_E)
+        qtbot.keyClicks(window.drafts.editor, original + " always")
+        qtbot.keyClick(window.drafts.editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+
+    answer_modal(type_on)
+    edit()
+    qtbot.waitUntil(lambda: bool(asked), timeout=10000)
+    qtbot.wait(200)
+    assert asked == ["conflictConfirm"] and window.runner.pending == 0
+    assert engrams_on_disk(store_copy)[DRAFT]["statement"] == original and not human_events(store_copy)
+
+    answer_modal(lambda box: qtbot.keyClick(box, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier))
+    with qtbot.waitSignal(window.changes_applied, timeout=10000):
+        edit()
+    assert engrams_on_disk(store_copy)[DRAFT]["statement"] == original + " always"
+    assert [e["engram_id"] for e in human_events(store_copy)] == [DRAFT]
