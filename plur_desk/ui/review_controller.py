@@ -468,6 +468,8 @@ class ReviewController(QObject):
 
             self.pending_select = seen.id
             save_edit(self.workspace, self.drafts, session, seen, text)
+        else:  # the edit is over, unsaved: the actions held off while editing (E, A, R) are on again
+            self.workspace.context_changed.emit()
 
     def skip(self) -> None:
         self.drafts.step_selection(1)
