@@ -178,7 +178,7 @@ class ConflictsController(QObject):
         # Yes is a click or Ctrl+Return, never Return, Space, Tab or an arrow: keys typed on after the key that
         # asked (Left then Return, meant for the next widget) answered yes
         go.setFocusPolicy(Qt.FocusPolicy.NoFocus)
-        go.setAutoDefault(False)
+        go.setProperty("autoDefault", False)
         QShortcut(QKeySequence("Ctrl+Return"), box, go.click).setContext(Qt.ShortcutContext.WindowShortcut)
         box.exec()
         self._parent.activateWindow()  # keys go back to the queue, whichever way the question was answered
