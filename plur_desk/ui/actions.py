@@ -410,6 +410,8 @@ CONTEXT_KEYS: tuple[tuple[str, str, str], ...] = (
     ("Esc", "Cancel the previewed resolution", "Tensions, while a preview shows"),
     ("Enter or Down", "Go from the search field to the results", "Search field"),
     ("Esc", "Go from the search field back to the queue", "Search field"),
+    ("Alt+Q", "Go to the approval waiting: Ctrl+Return approves the text shown, Esc leaves a draft", "Drafts"),
+    ("Ctrl+Z", "Withdraw the last approval waiting for its question (nothing written is undone)", "Drafts"),
 )
 
 MENU_ORDER = ("&File", "&Edit", "&View", "&Review", "&Tensions", "&Validity", "&History", "Tea&m", "&Help")

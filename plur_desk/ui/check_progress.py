@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import QProgressDialog, QWidget
 
 PROGRESS_EVERY_S = 0.05  # a check's progress reaches the window at most this often (and always at its end)
@@ -26,7 +26,33 @@ def every(seconds: float, emit: Callable[[int, int], object]) -> Callable[[int, 
 
 
 class CheckProgress(QObject):
+    """The progress of a bulk approval's check: the dialog shown, and the signal that moves its bar."""
+
     changed = Signal(int, int)  # drafts checked, of how many (emitted from the read pool's thread)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.dialog: QProgressDialog | None = None
+        self.changed.connect(self._progressed)
+
+    def open(self, parent: QWidget, total: int, cancel: Callable[[], object]) -> QProgressDialog:
+        """The progress of a new check (close the one before first)."""
+        dialog = progress_dialog(parent, total, cancel)
+        dialog.canceled.connect(lambda: self.close(dialog))
+        self.dialog = dialog
+        return dialog
+
+    @Slot(int, int)
+    def _progressed(self, n: int, total: int) -> None:
+        dialog = self.dialog
+        if dialog is not None and dialog.maximum() == total:
+            dialog.setValue(n)
+
+    def close(self, dialog: QProgressDialog | None) -> None:
+        if dialog is not None:
+            dialog.close()
+            if self.dialog is dialog:
+                self.dialog = None
 
 
 def progress_dialog(parent: QWidget | None, total: int, cancel: Callable[[], object]) -> QProgressDialog:

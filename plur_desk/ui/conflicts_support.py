@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QMessageBox, QWidget
 
 from plur_desk.app.session import ChangeSet
@@ -173,7 +174,12 @@ class ConflictsController(QObject):
         box.setStandardButtons(QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No)
         box.setDefaultButton(QMessageBox.StandardButton.No)
         go = box.button(QMessageBox.StandardButton.Yes)
-        go.setText(f"{verb} anyway")
+        go.setText(f"{verb} anyway (Ctrl+Return)")
+        # Yes is a click or Ctrl+Return, never Return, Space, Tab or an arrow: keys typed on after the key that
+        # asked (Left then Return, meant for the next widget) answered yes
+        go.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        go.setProperty("autoDefault", False)
+        QShortcut(QKeySequence("Ctrl+Return"), box, go.click).setContext(Qt.ShortcutContext.WindowShortcut)
         box.exec()
         self._parent.activateWindow()  # keys go back to the queue, whichever way the question was answered
         self._back_to_queue()

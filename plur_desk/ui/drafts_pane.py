@@ -472,6 +472,13 @@ class DraftsPane(QWidget):
         self.edit_hint.hide()
         self.focus_queue()
 
+    def add_under_queue(self, widget: QWidget) -> None:
+        """A question or notice of its own under the queue, below the banner: it never moves the rows."""
+        left = self.banner.parentWidget()
+        layout = left.layout() if left is not None else None
+        assert isinstance(layout, QVBoxLayout)
+        layout.insertWidget(layout.indexOf(self.banner) + 1, widget)
+
     def show_banner(self, text: str) -> None:
         self.banner.setText(shorten_long_words(text))
         self.banner.setVisible(bool(text))

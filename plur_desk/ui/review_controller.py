@@ -3,6 +3,7 @@ undo and redo, and the rubber-stamp guard."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import operator
 import time
@@ -12,13 +13,13 @@ from collections.abc import Callable, Sequence
 from itertools import compress
 from typing import NamedTuple
 
-from PySide6.QtCore import QObject, QTimer, Slot
-from PySide6.QtWidgets import QProgressDialog, QWidget
+from PySide6.QtCore import QObject, QTimer
+from PySide6.QtWidgets import QWidget
 
 from plur_desk.app.rows import DraftRow, aged_only
 from plur_desk.app.session import ChangeSet, ReviewSession
 from plur_desk.domain.seen import Seen, seen_engram
-from plur_desk.ui.check_progress import PROGRESS_EVERY_S, CheckProgress, every, progress_dialog
+from plur_desk.ui.check_progress import PROGRESS_EVERY_S, CheckProgress, every
 from plur_desk.ui.conflicts_support import Check, Checked, ConflictsController, lines_of
 from plur_desk.ui.detail import (
     CHECKING_HTML,
@@ -34,6 +35,7 @@ from plur_desk.ui.held_undo import UndoBehindCheck
 from plur_desk.ui.navigation import NavigationController
 from plur_desk.ui.scale_support import OrderState, ScaleController
 from plur_desk.ui.search_support import SearchController, Similar
+from plur_desk.ui.waiting_question import Waiting, WaitingQuestion
 from plur_desk.ui.widgets import text_html
 from plur_desk.ui.workspace import DECISION_CHECKS, Workspace
 
@@ -79,9 +81,7 @@ class ReviewController(QObject):
         self.pending_select: str | None = None  # the draft to select once the change under way is shown
         self._approvals: deque[float] = deque(maxlen=64)
         self._checked: Checked | None = None  # the last contradiction check of one draft
-        self._progress = CheckProgress(self)
-        self._progress.changed.connect(self._check_progressed)
-        self._progress_dialog: QProgressDialog | None = None
+        self._progress = CheckProgress(self)  # a bulk approval's check, and its progress dialog
         self._extras_due: tuple[DraftRow, Check | None, Similar | None] | None = None
         self._extras_timer = QTimer(self)
         self._extras_timer.setSingleShot(True)
@@ -89,7 +89,9 @@ class ReviewController(QObject):
         self._extras_timer.timeout.connect(self._read_due_extras)
         self._listed: Listing | None = None
         self._left_out = 0  # flagged drafts the last bulk verdict left in the queue
-        self._held = UndoBehindCheck(workspace)  # undo/redo pressed while an approval is still being checked
+        self.question = WaitingQuestion(drafts.focus_queue, drafts)  # approvals that may contradict, waiting
+        drafts.add_under_queue(self.question)
+        self._held = UndoBehindCheck(workspace, self.question)  # undo/redo while an approval is checked or waits
         self._decided = 0  # changes handed to the runner (whether a checked approval was asked for)
         scale.order_shown.connect(self._order_shown)
         drafts.selection_changed.connect(self.show_current)
@@ -102,6 +104,7 @@ class ReviewController(QObject):
         """The queue in its order, narrowed by the search field, keeping (or moving to) the selected draft."""
         query = self._search.text()
         keep = self.pending_select or self.drafts.current_id()
+        self.question.keep_only(self.workspace.session)  # a question about another store's draft is dropped
         if not self._drop_gone(keep, query):
             generation, rows = self._scale.queue_rows(lambda rows: self._filtered(rows, query))
             self.drafts.search_hint = self._search.hint_for(query)
@@ -322,7 +325,7 @@ class ReviewController(QObject):
     ) -> None:
         """Approve what is shown. The contradiction check of the drafts runs on the read pool (a bulk approval
         shows its progress and can be cancelled); the question, asked once it is done, names exactly the drafts
-        and the warnings the approval is for."""
+        and the warnings the approval is for. One draft's question waits under the queue (waiting_question.py)."""
         shown = shown or self._shown_drafts()
         session = self.workspace.session
         if not shown or session is None:
@@ -334,10 +337,9 @@ class ReviewController(QObject):
             lines = lines_of([(ids[0], known)]) if known else []
             self._approve_checked(shown, lines, level, note)
             return
-        if self._progress_dialog is not None:  # a newer approval replaces the one still being checked
-            self._progress_dialog.close()
-            self._progress_dialog = None
-        progress = self._check_progress_dialog(len(ids)) if len(ids) > 1 else None
+        self._progress.close(self._progress.dialog)  # a newer approval replaces the one still being checked
+        cancel = functools.partial(self.workspace.reads.cancel, DECISION_CHECKS)
+        progress = self._progress.open(self._parent, len(ids), cancel) if len(ids) > 1 else None
         current = self.drafts.current_id()
         ahead = self.drafts.id_after(ids) if len(ids) == 1 else None
         if ahead:  # the queue moves on at once, as after any verdict (back to the draft if a question is asked)
@@ -349,48 +351,26 @@ class ReviewController(QObject):
             try:
                 checked(result)
             finally:
-                self._held.ended(token, approved=self._decided != decided)
+                self._held.ended(token, self._decided != decided, len(ids) == 1 and self.question.holds(ids[0]))
 
         def checked(result: object) -> None:
-            self._close_progress(progress)
+            self._progress.close(progress)
             assert isinstance(result, Checked)
             if self.workspace.session is not session:
                 return  # another store was opened meanwhile
             if len(ids) == 1:
                 self._checked = result
             moved_on = self.drafts.current_id() != current  # then the selection stays where the reviewer is
-            lines = lines_of(result.found)
-            if len(ids) == 1 and lines and not self.drafts.select_id(ids[0]):  # a question shows its draft
-                self.workspace.messages.status(f"{ids[0]} is no longer listed; nothing was approved", 6000)
-                return
-            self._approve_checked(shown, lines, level, note, moved_on and not lines)
+            self._approve_checked(shown, lines_of(result.found), level, note, moved_on)
 
         def failed(error: Exception) -> None:
-            self._close_progress(progress)
+            self._progress.close(progress)
             self.workspace.messages.status(f"Contradiction check failed; nothing was approved: {error}", 8000)
             self._held.ended(token, approved=False)
 
         emit = every(PROGRESS_EVERY_S, self._progress.changed.emit)
         token = self.workspace.reads.submit(DECISION_CHECKS, lambda: check(ids, emit), done, failed)
         self._held.checking(token, session)
-
-    def _check_progress_dialog(self, total: int) -> QProgressDialog:
-        dialog = progress_dialog(self._parent, total, lambda: self.workspace.reads.cancel(DECISION_CHECKS))
-        dialog.canceled.connect(lambda: self._close_progress(dialog))
-        self._progress_dialog = dialog
-        return dialog
-
-    @Slot(int, int)
-    def _check_progressed(self, n: int, total: int) -> None:
-        dialog = self._progress_dialog
-        if dialog is not None and dialog.maximum() == total:
-            dialog.setValue(n)
-
-    def _close_progress(self, dialog: QProgressDialog | None) -> None:
-        if dialog is not None:
-            dialog.close()
-            if self._progress_dialog is dialog:
-                self._progress_dialog = None
 
     def _approve_checked(
         self,
@@ -402,15 +382,25 @@ class ReviewController(QObject):
     ) -> None:
         ok, bulk_note, shown = self._confirm_bulk(shown, "approve", conflicts)
         ids = [s.id for _, s in shown]
-        if not ok or (len(ids) == 1 and conflicts and not self._conflicts.ask_about_conflicts(conflicts)):
+        if not ok or (session := self.workspace.session) is None:
             return
-        if (session := self.workspace.session) is None:
+        if len(ids) == 1 and conflicts:  # asked without interrupting: the approval waits for its answer
+            answer = functools.partial(self._approve, shown, level, note, True)
+            self.question.add(Waiting(session, shown[0][0], shown[0][1], tuple(conflicts), answer))
+            if not moved_on and self.drafts.current_id() == ids[0] and (ahead := self.drafts.id_after(ids)):
+                self.drafts.select_id(ahead)  # the queue moves on, as after any verdict
+            return
+        self._approve(shown, level, note or bulk_note, moved_on)
+
+    def _approve(self, shown: list[tuple[DraftRow, Seen]], level: str | None, text: str, moved_on: bool) -> None:
+        ids, session = [s.id for _, s in shown], self.workspace.session
+        if session is None:
             return
         chosen = level or self.workspace.settings.default_level
         if (asked := self._conflicts.ask_before_locking(session, chosen, ids, self.drafts.select_id)) is None:
             return
         self._note_approval(len(shown))
-        text, seen = note or bulk_note, [s for _, s in shown]
+        seen = [s for _, s in shown]
         after = None if moved_on and not asked else self.drafts.id_after(ids)
         from plur_desk.domain.commands import ApproveDrafts  # loaded with the first decision, not at launch
 
@@ -478,6 +468,8 @@ class ReviewController(QObject):
 
             self.pending_select = seen.id
             save_edit(self.workspace, self.drafts, session, seen, text)
+        else:  # the edit is over, unsaved: the actions held off while editing (E, A, R) are on again
+            self.workspace.context_changed.emit()
 
     def skip(self) -> None:
         self.drafts.step_selection(1)
@@ -506,9 +498,9 @@ class ReviewController(QObject):
     # -- undo ------------------------------------------------------------------------------------------------
 
     def undo(self) -> None:
-        if self._navigation.store_on_screen() and not self._held.hold(redo=False):
-            self.workspace.replay(redo=False)
+        if self._navigation.store_on_screen():
+            self._held.pressed(redo=False)
 
     def redo(self) -> None:
-        if self._navigation.store_on_screen() and not self._held.hold(redo=True):
-            self.workspace.replay(redo=True)
+        if self._navigation.store_on_screen():
+            self._held.pressed(redo=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QApplication
 
 from ui.conftest import answer_modal, engrams_on_disk, human_events
 
@@ -33,26 +33,31 @@ def test_the_draft_detail_says_what_approving_may_contradict(qtbot, window):
     assert "Friday → Thursday" in text and "leaning" in text
 
 
+def answer_question(qtbot, window, key: Qt.Key, modifier=Qt.KeyboardModifier.NoModifier) -> None:
+    """The reviewer goes to the question waiting under the queue (Alt+Q) and presses `key` there."""
+    qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Q, Qt.KeyboardModifier.AltModifier)
+    assert window.review.question.isAncestorOf(QApplication.focusWidget())
+    qtbot.keyClick(QApplication.focusWidget(), key, modifier)
+
+
 def test_approve_asks_once_and_no_keeps_the_draft(qtbot, window, store_copy):
     _ready(qtbot, window)
-    seen = []
-
-    def decline(box):
-        seen.append((box.objectName(), box.text()))
-        box.button(QMessageBox.StandardButton.No).click()
-
-    answer_modal(decline)
+    question = window.review.question
     qtbot.keyClick(window.drafts.table, Qt.Key.Key_A)
-    qtbot.waitUntil(lambda: bool(seen), timeout=10000)
-    assert seen[0][0] == "conflictConfirm" and OTHER in seen[0][1]
+    qtbot.waitUntil(question.isVisible, timeout=10000)  # asked once, under the queue: nothing pops up
+    assert [w.seen.id for w in question.waiting] == [DRAFT] and OTHER in question.label.text()
+    answer_question(qtbot, window, Qt.Key.Key_Escape)  # leave as draft
     qtbot.wait(200)
-    assert window.runner.pending == 0
+    assert window.runner.pending == 0 and not question.isVisible()
     assert engrams_on_disk(store_copy)[DRAFT]["commitment"] == "draft"
     assert not human_events(store_copy)
 
-    answer_modal(lambda box: box.button(QMessageBox.StandardButton.Yes).click())
+    assert window.drafts.select_id(DRAFT)
+    qtbot.waitUntil(lambda: window.drafts.displayed_seen() is not None, timeout=10000)
+    qtbot.keyClick(window.drafts.table, Qt.Key.Key_A)
+    qtbot.waitUntil(question.isVisible, timeout=10000)
     with qtbot.waitSignal(window.changes_applied, timeout=10000):
-        qtbot.keyClick(window.drafts.table, Qt.Key.Key_A)
+        answer_question(qtbot, window, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)  # approve anyway
     assert engrams_on_disk(store_copy)[DRAFT]["commitment"] == "decided"
     assert [e["engram_id"] for e in human_events(store_copy)] == [DRAFT]
 
@@ -244,22 +249,19 @@ def test_a_stale_check_of_a_draft_selected_before_is_dropped(qtbot, window, monk
     assert "may contradict" not in text and OTHER not in text
 
 
-def test_the_question_about_a_draft_is_asked_with_that_draft_on_screen(qtbot, window):
+def test_the_question_about_a_draft_shows_that_draft_wherever_the_reviewer_went(qtbot, window):
     """A pressed, the queue moves on, the reviewer presses J before the check comes back: the question about the
-    first draft shows that draft again (its detail, its statement), never the one the reviewer moved to."""
+    first draft names that draft and its statement, never the one the reviewer moved to, and leaves the reviewer
+    where they are."""
     qtbot.waitUntil(
         lambda: window.conflicts.service is not None and window.conflicts.runner.pending == 0, timeout=20000
     )
     assert window.drafts.select_id(DRAFT)
-    seen = []
-
-    def decline(box):
-        seen.append((window.drafts.current_id(), window.drafts.detail.toPlainText()))
-        box.button(QMessageBox.StandardButton.No).click()
-
-    answer_modal(decline)
     qtbot.keyClick(window.drafts.table, Qt.Key.Key_A)  # checked on the read pool: the queue moves on meanwhile
     qtbot.keyClick(window.drafts.table, Qt.Key.Key_J)  # and the reviewer moves once more
-    qtbot.waitUntil(lambda: bool(seen), timeout=10000)
-    current, detail = seen[0]
-    assert current == DRAFT and "Deploy freezes happen every Friday afternoon" in detail
+    moved_to = window.drafts.current_id()
+    question = window.review.question
+    qtbot.waitUntil(question.isVisible, timeout=10000)
+    assert [w.seen.id for w in question.waiting] == [DRAFT]
+    assert "You approve: “Deploy freezes happen every Friday afternoon" in question.label.text()
+    assert window.drafts.current_id() == moved_to != DRAFT and QApplication.focusWidget() is window.drafts.table

@@ -43,17 +43,22 @@ def test_locking_a_draft_in_an_open_tension_asks_first(qtbot, store_copy, tmp_pa
 
     def answer(go: bool):
         def handle(box):
-            if box.objectName() == "conflictConfirm":  # a contradiction question first, when there is one
-                answer_modal(handle)
-                box.button(QMessageBox.StandardButton.Yes).click()
-                return
             asked.append(box.text())
             box.button(QMessageBox.StandardButton.Yes if go else QMessageBox.StandardButton.No).click()
 
         return handle
 
+    def approve() -> None:
+        """A on the draft; a contradiction question first, when there is one, answered yes where it waits."""
+        question = window.review.question
+        qtbot.keyClick(window.drafts.table, Qt.Key.Key_A)
+        qtbot.waitUntil(lambda: bool(asked) or question.holds(draft), timeout=10000)
+        if question.holds(draft):
+            question.take_focus()
+            qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+
     answer_modal(answer(False))
-    qtbot.keyClick(window.drafts.table, Qt.Key.Key_A)
+    approve()
     qtbot.waitUntil(lambda: bool(asked), timeout=10000)
     assert "T-2026-1202-990" in asked[0] and "out of locked" in asked[0]
     qtbot.waitUntil(lambda: window.runner.pending == 0, timeout=10000)
@@ -63,7 +68,8 @@ def test_locking_a_draft_in_an_open_tension_asks_first(qtbot, store_copy, tmp_pa
     answer_modal(answer(True))
     assert window.drafts.current_id() == draft  # the question left its draft on screen
     qtbot.waitUntil(lambda: QApplication.focusWidget() is not None, timeout=10000)  # keys back to the window
+    qtbot.waitUntil(lambda: window.drafts.displayed_seen() is not None, timeout=10000)
     with qtbot.waitSignal(window.changes_applied, timeout=10000):
-        qtbot.keyClick(window.drafts.table, Qt.Key.Key_A)
+        approve()
     assert engrams_on_disk(store_copy)[draft]["commitment"] == "locked"
     assert [e["engram_id"] for e in human_events(store_copy, "Grace")] == [draft]

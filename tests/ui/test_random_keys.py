@@ -13,6 +13,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication, QWidget
 
 CTRL = Qt.KeyboardModifier.ControlModifier
+ALT = Qt.KeyboardModifier.AltModifier
 NONE = Qt.KeyboardModifier.NoModifier
 LETTERS = [getattr(Qt.Key, f"Key_{c}") for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ"]
 PRESSES = 4000
@@ -27,11 +28,16 @@ class Press:
     subject: frozenset[str]  # what that list (or the dialog's verdict) displayed: engram and tension ids
 
 
-def _name(widget: QWidget | None) -> str:
+def _name(window, widget: QWidget | None) -> str:
+    if widget is not None and window.review.question.isAncestorOf(widget):
+        return "conflictQuestion"  # the approval waiting under the queue, whichever of its buttons has the focus
     return widget.objectName() if widget is not None else ""
 
 
 def _subject(window, focus: QWidget | None) -> frozenset[str]:
+    if focus is not None and window.review.question.isAncestorOf(focus):
+        first = window.review.question.first()
+        return frozenset({first.seen.id}) if first else frozenset()
     if focus is window.drafts.table:
         seen = window.drafts.displayed_seen()
         return frozenset({seen.id}) if seen else frozenset()
@@ -42,6 +48,9 @@ def _subject(window, focus: QWidget | None) -> frozenset[str]:
         if pending is not None:
             ids |= {pending[0].id, *(s.id for s in pending[0].sides)}
         return frozenset(ids)
+    if focus is window.drafts.editor:
+        editing = window.drafts._editing_id
+        return frozenset({editing}) if editing else frozenset()
     if focus is window.validity.table:
         return frozenset(window.validity.selected_ids())
     return frozenset()
@@ -53,17 +62,22 @@ class Monkey:
         self.log: list[Press] = []
         self.opened_by: Press | None = None  # the key that opened the dialog being answered
         self.answering: list[QWidget] = []
-        # A dialog can open after its key (the contradiction question once an approval's check is read): opened
-        # while the events after a key are processed, with that key's answer spent, it waited for an answer that
-        # never came and the test hung (seed 9 did, whenever the check ended at that moment). It is answered
-        # too; its keys count for the last key pressed, as a person's would.
+        # A dialog can open after its key (a bulk approval's question once its check is read): opened while the
+        # events after a key are processed, with that key's answer spent, it waited for an answer that never came
+        # and the test hung (seed 9 did, when the contradiction question was such a dialog). It is answered too;
+        # its keys count for the last key pressed, as a person's would. The contradiction question of one draft
+        # no longer opens late: it waits under the queue, and keys reach it only when the focus is put there.
+        self.waited: set[str] = set()  # drafts whose approval waited for the contradiction question
+        question = window.review.question
+        add = question.add
+        question.add = lambda waiting: (self.waited.add(waiting.seen.id), add(waiting))[1]
         self.watch = QTimer(window)
         self.watch.timeout.connect(self.answer_dialog)
         self.watch.start(20)
 
     def press(self, key: Qt.Key, modifier: Qt.KeyboardModifier = NONE) -> None:
         focus = QApplication.focusWidget()
-        record = Press(key, modifier, _name(focus), _subject(self.window, focus))
+        record = Press(key, modifier, _name(self.window, focus), _subject(self.window, focus))
         self.log.append(record)
         self.opened_by = record
         QTimer.singleShot(0, self.answer_dialog)  # runs inside a dialog's own loop if this key opens one
@@ -109,6 +123,7 @@ class Monkey:
             w.drafts.detail,
             w.tensions.detail,
             w.drafts.editor,
+            w.review.question.leave_button,  # visible while an approval waits for its answer
             *w.findChildren(QWidget, "primary"),
             *w.findChildren(QWidget, "review_reject_button"),
         ]
@@ -127,19 +142,21 @@ class Monkey:
             self.press(self.rng.choice([Qt.Key.Key_1, Qt.Key.Key_2, Qt.Key.Key_Left, Qt.Key.Key_Right]))
         elif roll < 0.87:
             self.press(Qt.Key.Key_Return)
-        elif roll < 0.92:
+        elif roll < 0.90:
             self.press(Qt.Key.Key_Escape)
-        elif roll < 0.97:
+        elif roll < 0.95:
             self.press(self.rng.choice([Qt.Key.Key_1, Qt.Key.Key_2, Qt.Key.Key_3, Qt.Key.Key_4]), CTRL)
-        else:
+        elif roll < 0.98:
             self.press(Qt.Key.Key_Z, CTRL)
+        else:  # to the question waiting (Alt+Q), or its deliberate yes (Ctrl+Return, which saves in the editor)
+            self.press(*self.rng.choice([(Qt.Key.Key_Q, ALT), (Qt.Key.Key_Return, CTRL)]))
         if QApplication.focusWidget() is None:
             self.window.activateWindow()  # what a window manager does once a dialog has closed
 
 
 def _key(press: Press) -> str:
     text = QtKeyName.get(press.key, "?")
-    return ("Ctrl+" if press.modifier == CTRL else "") + text
+    return ("Ctrl+" if press.modifier == CTRL else "Alt+" if press.modifier == ALT else "") + text
 
 
 QtKeyName = {
@@ -168,7 +185,9 @@ VERDICT_KEYS = {
     "rollback_split_in_time": ({"T"}, "tensionsTable", "dialog:splitDialog"),
     "set_validity": ({"W"}, "validityTable", "dialog:windowDialog"),
     "expire_now": ({"X"}, "validityTable", None),
+    "edit": ({"E"}, "draftsTable", "statementEditor"),  # confirmed by Ctrl+Return in the editor
 }
+CONFIRM_KEY = {"statementEditor": "Ctrl+Return"}  # the key that confirms in `confirm`'s widget, if not Return
 
 
 def _subjects(event: dict) -> set[str]:
@@ -201,13 +220,44 @@ def _explain(monkey: Monkey, event: dict) -> str:
 
 def test_random_keys_never_make_a_verdict_nobody_gave(qtbot, window, store_copy):
     monkey = Monkey(qtbot, window, random.Random(SEED))
+    _run(qtbot, window, monkey, PRESSES)
+    _verify(monkey, store_copy)
+
+
+def test_random_keys_with_an_approval_waiting_never_answer_it_for_another_widget(qtbot, window, store_copy):
+    """The contradiction question waits under the queue from the start; the keys go on around it."""
+    from ui.test_conflict_warnings import DRAFT, _ready
+
+    _ready(qtbot, window)
+    monkey = Monkey(qtbot, window, random.Random(SEED + 1))
+    question = window.review.question
+
+    def ask_again() -> None:  # once answered (or withdrawn), DRAFT's approval is asked for again, while a draft
+        if question.waiting or window.drafts.editing or not window.drafts.select_id(DRAFT):
+            if question.waiting and monkey.rng.random() < 0.1:
+                monkey.press(Qt.Key.Key_Q, ALT)  # the reviewer goes to the question, then keys go on there
+            return
+        window.activateWindow()
+        window.drafts.table.setFocus()
+        if window.drafts.displayed_seen() is not None:
+            monkey.press(Qt.Key.Key_A)
+
+    ask_again()
+    assert monkey.waited == {DRAFT} and question.isVisible()
+    _run(qtbot, window, monkey, PRESSES // 4, ask_again)
+    assert sum(p.focus == "conflictQuestion" for p in monkey.log) >= 10  # keys did reach the question
+    _verify(monkey, store_copy, decisions=0)  # (asking again moves to DRAFT: fewer decisions are made elsewhere)
+
+
+def _run(qtbot, window, monkey: Monkey, presses: int, between=lambda: None) -> None:
     applied: list[object] = []
     window.changes_applied.connect(applied.append)
     # On a busy machine fewer keys land while the detail shows the row (no verdict acts then): the monkey goes on
     # until it has made a few real decisions, so that the test never passes for want of any.
     steps = 0
-    while steps < PRESSES or (len(applied) < 3 and steps < 4 * PRESSES):
+    while steps < presses or (len(applied) < 3 and steps < 4 * presses):
         monkey.step()
+        between()
         steps += 1
     monkey.watch.stop()
     closer = QTimer(window)
@@ -223,6 +273,8 @@ def test_random_keys_never_make_a_verdict_nobody_gave(qtbot, window, store_copy)
     )
     closer.stop()
 
+
+def _verify(monkey: Monkey, store_copy, decisions: int = 3) -> None:
     events = []
     for path in sorted((store_copy / "history").glob("*.jsonl")):
         for line in path.read_text().splitlines():
@@ -230,7 +282,7 @@ def test_random_keys_never_make_a_verdict_nobody_gave(qtbot, window, store_copy)
             if (event.get("actor") or {}).get("asserted_by") == "Grace Tester":
                 events.append(event)
     assert all(e["actor"]["kind"] == "human" for e in events)
-    assert len(events) >= 3, "the monkey should have made real decisions too"
+    assert len(events) >= decisions, "the monkey should have made real decisions too"
     undo_presses = sum(1 for p in monkey.log if _key(p) == "Ctrl+Z")
     undo_ops = 0
     unexplained = []
@@ -252,7 +304,7 @@ def test_random_keys_never_make_a_verdict_nobody_gave(qtbot, window, store_copy)
                 for i in opened
                 if any(
                     p.focus == confirm
-                    and _key(p) == "Return"
+                    and _key(p) == CONFIRM_KEY.get(confirm, "Return")
                     and (confirm == focus or p.subject == monkey.log[i].subject)
                     for p in monkey.log[i + 1 :]
                 )
@@ -260,6 +312,11 @@ def test_random_keys_never_make_a_verdict_nobody_gave(qtbot, window, store_copy)
         if not opened:
             unexplained.append(event)
     assert not unexplained, "\n\n".join(_explain(monkey, e) for e in unexplained[:3])
+    # an approval that waited for the contradiction question was answered yes there, on the draft it named
+    answered = {i for p in monkey.log if _key(p) == "Ctrl+Return" and p.focus == "conflictQuestion" for i in p.subject}
+    for event in events:
+        if event["data"].get("action") == "approve" and event["engram_id"] in monkey.waited:
+            assert event["engram_id"] in answered, _explain(monkey, event)
     assert undo_ops <= undo_presses
     # and a verdict is never counted twice: no more approvals of an engram than A presses on it
     for engram_id in {e["engram_id"] for e in events if e["data"].get("action") == "approve"}:
