@@ -215,8 +215,8 @@ def test_random_keys_never_make_a_verdict_nobody_gave(qtbot, window, store_copy)
     closer.start(50)
     qtbot.waitUntil(
         lambda: (
-            window.runner.pending == 0
-            and window.workspace.reads.pending == 0
+            window.jobs.pending("session") == 0
+            and window.workspace.jobs.pending("reads") == 0
             and QApplication.activeModalWidget() is None
         ),
         timeout=20000,
