@@ -95,7 +95,7 @@ def main() -> int:
     win.show()
     probe = StallProbe()
     rows: list[tuple[str, float, float, float, int]] = []
-    idle = lambda: win.runner.pending == 0  # noqa: E731
+    idle = lambda: win.jobs.pending("session") == 0  # noqa: E731
     count = win.status_labels["changes"]
 
     def phase(name: str, action, done, linger: float = 0.3) -> None:  # type: ignore[no-untyped-def]

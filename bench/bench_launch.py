@@ -71,7 +71,7 @@ def tick():
         usage = resource.getrusage(resource.RUSAGE_SELF)
         marks["cpu_reviewable"] = usage.ru_utime + usage.ru_stime
     session = win.session
-    if "loaded" in marks and session is not None and session.history.loaded and win.runner.pending == 0:
+    if "loaded" in marks and session is not None and session.history.loaded and win.jobs.pending("session") == 0:
         usage = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         kids = workers_peak_mb()
         gaps.sort()

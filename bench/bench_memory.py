@@ -74,11 +74,11 @@ def tick():
     session, service = win.session, win.finder.service
     if "loaded" not in marks or session is None or not session.history.loaded or not win.finder.is_ready:
         return
-    if win.runner.pending or win.finder.runner.pending or service is None:
+    if win.jobs.pending("session") or win.jobs.pending("index") or service is None:
         return
     if not service.vectors.vectors:
         return
-    if win.scale.view is None or win.scale.runner.pending:  # the clusters and the writer ledger, computed after the load
+    if win.scale.view is None or win.jobs.pending("scale"):  # the clusters and the writer ledger, computed after the load
         return
     out = {**marks, "idle": time.time() - t0, "vectors": len(service.vectors.vectors),
            "history_lines": len(session.history.lines), "engrams": len(session.store.engrams.entries),

@@ -273,8 +273,8 @@ def wait(predicate, limit=600.0):
     end = time.monotonic() + limit
     while not predicate() and time.monotonic() < end:
         app.processEvents(); time.sleep(0.002)
-wait(lambda: win.session is not None and win.session.history.loaded and win.runner.pending == 0 and win.scale.view is not None
-     and win.scale.runner.pending == 0 and bool(win.scale.risk))
+wait(lambda: win.session is not None and win.session.history.loaded and win.jobs.pending("session") == 0 and win.scale.view is not None
+     and win.jobs.pending("scale") == 0 and bool(win.scale.risk))
 gaps, last = [], [time.perf_counter()]
 def tick():
     now = time.perf_counter(); gaps.append(now - last[0]); last[0] = now
@@ -282,7 +282,7 @@ timer = QTimer(); timer.setInterval(5); timer.timeout.connect(tick)
 win.scale.view, win.scale.risk = None, {}
 timer.start(); t = time.perf_counter()
 win.scale.schedule()
-wait(lambda: win.scale.view is not None and win.scale.runner.pending == 0 and bool(win.scale.risk))
+wait(lambda: win.scale.view is not None and win.jobs.pending("scale") == 0 and bool(win.scale.risk))
 total = time.perf_counter() - t
 t = time.perf_counter(); win.scale.apply(); apply_s = time.perf_counter() - t
 timer.stop()

@@ -182,7 +182,7 @@ def time_applies(win) -> list[float]:  # type: ignore[no-untyped-def]
 
 def time_durable() -> tuple[list[float], list[float]]:
     """(key presses of A, moments a decision's write returned: its signed events durable in history), perf_counter
-    seconds, in order; a write on the runner returns once its journal record is finished."""
+    seconds, in order; a write on the session's lane returns once its journal record is finished."""
     from plur_desk.app import writes
 
     pressed: list[float] = []
@@ -242,8 +242,7 @@ def main() -> int:
     applied = time_applies(win)
     pressed, durable = time_durable()
 
-    from plur_desk.infra import turns
-
+    turns = win.jobs.pacing.turns  # the window's line of computations (infra/turns.py)
     handed = [turns.handed_on, turns.ran_without]
 
     def phase(name: str, action, done, linger: float = 0.3) -> None:  # type: ignore[no-untyped-def]
@@ -269,7 +268,7 @@ def main() -> int:
         handed[:] = [turns.handed_on, turns.ran_without]
         turns.longest_wait = 0.0
 
-    idle = lambda: win.runner.pending == 0  # noqa: E731
+    idle = lambda: win.jobs.pending("session") == 0  # noqa: E731
 
     def loaded() -> bool:  # the store, the history and the scale view's first computation (ledger, clusters, risk)
         session, scale = win.session, win.scale
@@ -279,7 +278,7 @@ def main() -> int:
             and idle()
             and scale.view is not None
             and scale.view.session is session
-            and scale.runner.pending == 0
+            and scale.workspace.jobs.pending("scale") == 0
         )
 
     phase(
@@ -293,10 +292,10 @@ def main() -> int:
         f"embedding in the background (first {args.embed_seconds:.0f} s)",
         lambda: None,
         # the embedding is running (in its own process; the window takes its vectors as they arrive) until the
-        # finder's runner is idle again; at least 1 s so the job is under way, at most --embed-seconds
+        # index's lane is idle again; at least 1 s so the job is under way, at most --embed-seconds
         lambda: (
             time.perf_counter() - began > args.embed_seconds
-            or (time.perf_counter() - began > 1 and win.finder.runner.pending == 0)
+            or (time.perf_counter() - began > 1 and win.jobs.pending("index") == 0)
         ),
     )
     table = win.drafts.table
@@ -377,8 +376,8 @@ def typing_phases(app: QApplication, win, phase, only: set[str], idle) -> int:  
         phase(
             "type a search (20 characters)",
             lambda: type_slowly(win.search, "deploy staging cache"),
-            # the answer shown (queries run on the read pool); not the finder's runner, which embeds the store
-            lambda: win.workspace.reads.pending == 0 and idle(),
+            # the answer shown (queries run on the reads' lane); not the index's lane, which embeds the store
+            lambda: win.workspace.jobs.pending("reads") == 0 and idle(),
         )
         win.search.clear()
         settle(app, 0.5)

@@ -109,6 +109,7 @@ def _fast(root: Path, cache: Path) -> tuple[BaselineRead, list[AgentChange]] | N
     values = _values(cache, scan, parsed)
     if values is None:
         return None
+
     def trail() -> Renames:  # PLUR 0.21's renames, read only when a renamed id is missing from the baseline
         return Renames(pair for _name, month in summarize_history(log, None) for pair in month.rekeyed)
 

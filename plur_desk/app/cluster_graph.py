@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from plur_desk.domain.near_duplicate import detail_conflict, scopes_overlap
-from plur_desk.infra.window_first import yield_to_reviewer
+from plur_desk.infra.jobs import checkpoint
 
 GLOBAL = "global"
 LINK_CHECKS = 20  # a join compares at most this many members of each side for a detail conflict
@@ -171,7 +171,7 @@ class Graph:
                 self._numbers += 1
                 for ident in ids:
                     self._part_of[ident] = self._numbers
-                self._parts[self._numbers] = (ids, self._cut(ids, _no_pause if for_reviewer else yield_to_reviewer))
+                self._parts[self._numbers] = (ids, self._cut(ids, _no_pause if for_reviewer else _step_aside))
         if changed:
             self._sorted = None
 
@@ -343,3 +343,7 @@ class Graph:
 
 def _no_pause() -> None:
     return None
+
+
+def _step_aside() -> None:
+    checkpoint(reviewer=True)

@@ -15,7 +15,7 @@ import numpy as np
 from plur_desk.app.cluster_graph import GLOBAL, Item
 from plur_desk.index.near_dupes import ByRow, exact_similarity, pair_pieces, products
 from plur_desk.index.vector_matrix import VectorTable
-from plur_desk.infra.turns import step
+from plur_desk.infra.jobs import checkpoint
 
 EPS = 1e-3  # a float32 product of unit vectors is this close to the exact one (errors are ~1e-6 at 2,048 dims)
 Ints = np.ndarray
@@ -146,7 +146,7 @@ def compare(
     rows = np.concatenate([recount, rows_a])
     cut = threshold - EPS
     for first, start, block in products(table, rows, count):
-        step()  # (each block a matrix product and a few passes over it: a computation's step, infra/turns.py)
+        checkpoint()  # (each block a matrix product and a few passes over it: a computation's step, infra/turns.py)
         width, span = block.shape[1], slice(start, start + block.shape[0])
         k_d, k_r = np.clip([len(rows_d) - first, len(recount) - first], 0, width)
         if k_d:
@@ -194,7 +194,7 @@ def _pairs(
     out: list[tuple[int, int, float]] = []
     digest, key, scope, glob, draft = slots.digest, slots.key, slots.scope, slots.glob, slots.draft
     for ls, rs, k in pair_pieces(rows_l, rows_r, left, right):
-        step()
+        checkpoint()
         ok = (digest[ls] != digest[rs]) & (key[ls] == key[rs]) & ((scope[ls] == scope[rs]) | glob[ls] | glob[rs])
         if is_new is not None:
             ok &= ~(is_new[rs] & draft[rs] & (rs >= ls))

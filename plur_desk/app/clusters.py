@@ -30,7 +30,7 @@ from plur_desk.domain.near_duplicate import agreement_key, detail_conflict
 from plur_desk.index.embeddings import DIM, Embedder, VectorCache
 from plur_desk.index.near_dupes import lexical_vectors
 from plur_desk.index.vector_matrix import VectorTable
-from plur_desk.infra.turns import step, stepping
+from plur_desk.infra.jobs import checkpoint, checkpoints
 
 __all__ = [
     "IN_PROCESS_MAX",
@@ -64,7 +64,7 @@ class TableVectors:
         missing = [s for s in dict.fromkeys(statements) if self.table is None or s not in self.table]
         for start in range(0, len(missing), VECTORIZE_BLOCK):
             block = missing[start : start + VECTORIZE_BLOCK]
-            step()
+            checkpoint()
             vectors = np.asarray(self.vectorize(block), dtype=np.float32)
             if self.table is None:
                 self.table = VectorTable(vectors.shape[1])
@@ -256,7 +256,7 @@ class ClusterIndex:
 
     def _take(self, found: Compared) -> None:
         ids = self.slots.ids
-        for left, right, sim in stepping(found.similar):  # (a detail check per link: steps, infra/turns.py)
+        for left, right, sim in checkpoints(found.similar):  # (a detail check per link: steps, infra/turns.py)
             a, b = self.items[ids[left]], self.items[ids[right]]
             if a.id > b.id:
                 a, b = b, a

@@ -15,7 +15,7 @@ from plur_desk.app.conflict_actions import recorded_pair_keys
 from plur_desk.app.conflicts import ConflictCandidate, ConflictFinder, Progress, ScanResult, Vectors
 from plur_desk.app.session import ReviewSession
 from plur_desk.domain.contradiction import DEFAULT_THRESHOLD
-from plur_desk.infra.turns import turn
+from plur_desk.infra.jobs import computing
 
 # what a decision changes and the finder never reads
 UNREAD = frozenset({"commitment", "review", "reviews", "updated_at", "locked_at", "locked_reason"})
@@ -57,7 +57,7 @@ class ConflictService:
         """A new finder over what the session holds now (background work: about 2 s at 50k engrams)."""
         session = self.session
         self.built_at = time.monotonic()
-        with turn():  # a computation (infra/turns.py): not beside the history's indexing or the clusters
+        with computing():  # a computation (infra/turns.py): not beside the history's indexing or the clusters
             self.finder = ConflictFinder(
                 list(session.all_engrams()),
                 recorded_pair_keys(session),
@@ -123,5 +123,5 @@ class ConflictService:
         if self.finder is None:
             self.rebuild()
         assert self.finder is not None
-        with turn():
+        with computing():
             return self.finder.scan(progress)

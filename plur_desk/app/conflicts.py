@@ -28,7 +28,7 @@ from plur_desk.domain.tension_rules import (
 )
 from plur_desk.index.lexicon import known_words
 from plur_desk.index.pairs import PairIndex, statement_keys
-from plur_desk.infra.turns import stepping
+from plur_desk.infra.jobs import checkpoints
 
 DETECTOR = "plur_desk local detector"
 TOP_PARTNERS = 6  # per statement, the pairs sharing the most words are judged (a conflict shares nearly all)
@@ -148,8 +148,8 @@ class ConflictFinder:
         self.threshold = threshold
         self.known = known_words().__contains__
         # (seconds of Python at 50,000 engrams: a computation's steps, infra/turns.py)
-        self._subjects = [subject_tokens(str(e.get("statement", ""))) for e in stepping(self.engrams)]
-        self.index = PairIndex([statement_keys(str(e.get("statement", ""))) for e in stepping(self.engrams)])
+        self._subjects = [subject_tokens(str(e.get("statement", ""))) for e in checkpoints(self.engrams)]
+        self.index = PairIndex([statement_keys(str(e.get("statement", ""))) for e in checkpoints(self.engrams)])
         self._scopes, self._domains, self._domain_overlap = _partition_codes(self.engrams)
 
     # -- one pair ------------------------------------------------------------------------------------------
@@ -207,7 +207,7 @@ class ConflictFinder:
         keep = PairIndex.top_per_statement(left, right, shared, TOP_PARTNERS)
         left, right = left[keep], right[keep]
         total = len(left)
-        for n, (i, j) in enumerate(stepping(zip(left.tolist(), right.tolist(), strict=True), 256)):
+        for n, (i, j) in enumerate(checkpoints(zip(left.tolist(), right.tolist(), strict=True), 256)):
             if progress is not None and n % 2000 == 0:
                 progress(n, total)
             a, b = self.engrams[i], self.engrams[j]

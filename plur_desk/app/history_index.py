@@ -33,8 +33,8 @@ from plur_desk.app.rows import Verdict
 from plur_desk.domain.rekey import Renames
 from plur_desk.domain.trust import Trust, TrustState
 from plur_desk.infra.clock import parse_instant
+from plur_desk.infra.jobs import checkpoint
 from plur_desk.infra.memory import gc_paused
-from plur_desk.infra.turns import step
 from plur_desk.store.chain import js_stringify
 from plur_desk.store.history import HistoryLog
 from plur_desk.store.month_lines import MonthFile
@@ -201,7 +201,7 @@ class HistoryIndex:
                 lines.add_piece(piece)  # the lines first: a position in the index always names a line
                 index.extend_block(data, starts, ends)
             self._types.update(m.decode("utf-8", "replace") for m in _EVENT_TYPE.findall(data))
-            step()  # within a computation's turn, another's, if one waits (infra/turns.py)
+            checkpoint()  # within a computation's turn, another's, if one waits (infra/turns.py)
 
         return file.catch_up(each)
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from plur_desk.app import team_review
 from plur_desk.app.session import ReviewSession
+from plur_desk.infra.jobs import computing
 from plur_desk.infra.memory import gc_paused, keep_loaded_objects
-from plur_desk.infra.turns import turn
 from plur_desk.store.parse_cache import ParsedBlocks
 
 
@@ -38,7 +38,7 @@ def load_history(session: ReviewSession) -> list[str]:
     reviews no event records); on the loading thread."""
     # a million lines indexed: young passes (10-43 ms each, collecting nothing) held the lock; a computation's
     # turn (infra/turns.py): the clusters and the search's intake wait for its steps, not run beside it
-    with gc_paused(), turn():
+    with gc_paused(), computing():
         session.load_history()
     session.save_cache()
     missing = session.unlogged_reviews()

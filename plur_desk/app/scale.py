@@ -26,8 +26,7 @@ from plur_desk.app.writers import Ledger, Line
 from plur_desk.domain.engram_view import is_draft
 from plur_desk.domain.risk import Risk, RiskInput, assess
 from plur_desk.infra.errors import ActionRefused
-from plur_desk.infra.turns import paused, turn
-from plur_desk.infra.window_first import yield_to_reviewer
+from plur_desk.infra.jobs import checkpoint, computing, waiting
 
 _Prepared = tuple[int, int, float | None, str, int]  # writer rejected, decided; nearest approved; cluster
 _NONE: _Prepared = (0, 0, None, "", 1)
@@ -142,7 +141,7 @@ class ScaleView:
 
         Computed as a turn (infra/turns.py): beside the history's indexing or the search's intake, one of them
         runs Python at a time, handing on at the steps."""
-        with turn():
+        with computing():
             self._refresh_from(engrams, lines, now, level, rows)
 
     def _refresh_from(
@@ -153,7 +152,7 @@ class ScaleView:
         level: str,
         rows: list[DraftRow] | None,
     ) -> None:
-        yield_to_reviewer()
+        checkpoint(reviewer=True)
         try:
             self.ledger.sync(lines)  # fed up to the lines read: a new list of lines (the reload) starts it over
         except MonthChanged:
@@ -164,15 +163,15 @@ class ScaleView:
         self._take_embeddings(records)
         changed = changed_ids(self._records, records)
         stats = self.book.update(records, changed, now)
-        yield_to_reviewer()  # between the stages, a run of decisions goes first (infra/window_first.py)
+        checkpoint(reviewer=True)  # between the stages, a run of decisions goes first (infra/window_first.py)
         self.index.update(records, created_of, changed if self.index.seen is self._records else None)
         if self.index.cache is not None:
-            with paused():  # (writing the vectors to disk: not computing, another computation's turn meanwhile)
+            with waiting():  # (writing the vectors to disk: not computing, another computation's turn meanwhile)
                 self.index.cache.save()
         clusters = self.index.clusters()
-        yield_to_reviewer()
+        checkpoint(reviewer=True)
         prepared, moved = self._prepare(records, changed, stats, clusters)
-        yield_to_reviewer()
+        checkpoint(reviewer=True)
         ranking, shown = self._assess(self.session.drafts() if rows is None else rows, prepared, moved, level)
         self._records, self._stats, self._clusters, self._ranking, self.changed = (
             records, stats, clusters, ranking, shown

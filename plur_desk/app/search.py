@@ -17,8 +17,7 @@ from plur_desk.index.embeddings import DIM
 from plur_desk.index.fulltext import FulltextIndex, Hit
 from plur_desk.index.query import ParsedQuery, parse
 from plur_desk.index.vector_matrix import VectorMatrix
-from plur_desk.infra.turns import turn
-from plur_desk.infra.window_first import yield_to_reviewer
+from plur_desk.infra.jobs import checkpoint, computing
 
 UPDATE_PATIENCE_S = 0.25  # the index's update after a decision waits at most this long for a computation's turn
 
@@ -67,7 +66,7 @@ class SearchService:
     def sync(self, progress: Progress | None = None) -> int:
         """Full comparison with the store (after opening, or after PLUR changed the file), as a computation's turn
         (infra/turns.py): not beside the history's indexing or the clusters."""
-        with turn():
+        with computing():
             count = self.index.sync(self._digests(), progress)
             if self.semantic_available:  # (without the model no vector is ever asked for: nothing to key)
                 self.matrix.rebuild(vector_keys(self.session.all_engrams(), self.vectors), self.vectors.vectors)
@@ -77,7 +76,7 @@ class SearchService:
         """After our own writes: only the engrams we know changed (a computation's turn, as `sync`, waited for
         briefly: a search typed after a decision should not find the old text for long)."""
         ids = set(ids)
-        with turn(patience=UPDATE_PATIENCE_S):
+        with computing(patience=UPDATE_PATIENCE_S):
             count = self.index.sync(self._digests(ids), partial=True)
             if self.semantic_available:
                 changed: dict[str, str | None] = dict.fromkeys(ids)
@@ -141,8 +140,8 @@ class SearchService:
         assert proc.stdout is not None
         for line in proc.stdout:
             done, total = (int(x) for x in line.split())
-            yield_to_reviewer()  # the vectors are taken in when the reviewer pauses (up to 3 s later), not beside
-            with turn():  # nor beside another computation (infra/turns.py); never while waiting for the process
+            checkpoint(reviewer=True)  # the vectors are taken in when the reviewer pauses (up to 3 s later), not beside
+            with computing():  # nor beside another computation (infra/turns.py); never while waiting for the process
                 self.vectors.refresh()
                 self.matrix.take_new_vectors(self.vectors.vectors)
             if progress is not None:

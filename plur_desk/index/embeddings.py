@@ -23,7 +23,7 @@ import numpy as np
 
 from plur_desk.domain.derived import content_hash
 from plur_desk.index.vector_matrix import VectorTable
-from plur_desk.infra.turns import stepping
+from plur_desk.infra.jobs import checkpoints
 from plur_desk.resources import RESOURCES
 
 MAX_TOKENS = 128
@@ -310,7 +310,7 @@ class VectorCache:
         once per pass over 50,000 engrams by each of them."""
         keys = self._keys
         out = {}
-        for text in stepping(dict.fromkeys(statements)):  # (a computation's steps: infra/turns.py)
+        for text in checkpoints(dict.fromkeys(statements)):  # (a computation's steps: infra/turns.py)
             key = keys.get(text)
             if key is None:
                 key = keys[text] = content_hash(text)

@@ -25,7 +25,7 @@ from plur_desk.domain.engram_view import EngramView
 from plur_desk.domain.validity import Window, closes_at, opens_at
 from plur_desk.index.query import Filter, ParsedQuery
 from plur_desk.infra.clock import parse_instant
-from plur_desk.infra.turns import stepping
+from plur_desk.infra.jobs import checkpoints
 
 FORMAT = 3  # 3: the session field
 META_PIECE = 2000  # ids per line of the meta file: each line is encoded and decoded in a few milliseconds
@@ -184,7 +184,7 @@ class FulltextIndex:
             writer.delete_documents_by_term("id", engram_id)
             self.digests.pop(engram_id, None)
         total = len(changed)
-        for n, engram_id in enumerate(stepping(changed, 256), start=1):  # (a computation's steps: infra/turns.py)
+        for n, engram_id in enumerate(checkpoints(changed, 256), start=1):  # (a computation's steps: infra/turns.py)
             digest, value, created = engrams[engram_id]
             if engram_id in self.digests:
                 writer.delete_documents_by_term("id", engram_id)

@@ -14,7 +14,7 @@ import numpy as np
 
 from plur_desk.domain.near_duplicate import tokens_of
 from plur_desk.index.vector_matrix import VectorTable, zeroed
-from plur_desk.infra.turns import step, stepping
+from plur_desk.infra.jobs import checkpoint, checkpoints
 
 LEXICAL_DIM = 2048
 PIECE_FLOATS = 1 << 20  # per gathered float64 piece of an exact product (8 MB)
@@ -30,7 +30,7 @@ def _stem(word: str) -> str:
 def lexical_vectors(statements: list[str]) -> np.ndarray:
     """Hashed bag of stemmed words (weight 1) and character trigrams (weight 0.3), unit length."""
     out = zeroed((len(statements), LEXICAL_DIM))  # (rows are written one element at a time, below)
-    for row, statement in enumerate(stepping(statements, 256)):  # a Python loop per statement: steps (turns.py)
+    for row, statement in enumerate(checkpoints(statements, 256)):  # a Python loop per statement: steps (turns.py)
         words = [_stem(w) for w in tokens_of(statement)]
         for word in words:
             out[row, zlib.crc32(b"w" + word.encode()) % LEXICAL_DIM] += 1.0
@@ -49,7 +49,7 @@ def exact_similarity(table: VectorTable, left: np.ndarray, right: np.ndarray) ->
     out = np.empty(len(left), dtype=np.float64)
     piece = max(1, PIECE_FLOATS // table.dim)
     for start in range(0, len(left), piece):
-        step()
+        checkpoint()
         a = table.gather(left[start : start + piece]).astype(np.float64)
         b = table.gather(right[start : start + piece]).astype(np.float64)
         out[start : start + piece] = np.round((a * b).sum(axis=1), 6)

@@ -11,6 +11,8 @@ reordered: a job starts at most that much later, in the order it was submitted.
 Analytics nobody waits for (the scale view's clusters and risk, seconds of Python at 50,000 engrams) step
 further aside: while the reviewer is deciding (an action within the last `DECIDING_S`), they pause between their
 steps (`yield_to_reviewer`), at most `PATIENCE_S` a step, so a run of decisions is not answered beside them.
+
+The marks are a `WindowFirst`'s, one per window beside its `Turns` (`infra/jobs.py` `Pacing`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from __future__ import annotations
 import threading
 import time
 
-from plur_desk.infra import turns
+from plur_desk.infra.turns import Turns
 
 BURST_S = 0.05  # a key press's handler, the detail and the repaint that follows (measured: 15-45 ms)
 MAX_WAIT_S = 0.1  # a job never waits longer than this for the window, however often it is busy
@@ -28,61 +30,59 @@ PATIENCE_S = 3.0  # analytics never pause longer than this at one step, however 
 SLICE_S = 0.05  # after a pause, analytics work at least this long before the next one
 STALE_S = 60.0  # a deciding mark further ahead than this was not set by a real action (a test's patched clock)
 
-_until = 0.0  # monotonic time the window's current burst ends (a float: written and read whole under the GIL)
-_deciding_until = 0.0  # monotonic time the reviewer's run of actions is taken to end
-_resumed = threading.local()  # per analytics thread: when its last pause ended (`at`)
 
+class WindowFirst:
+    """When the window's current burst ends and how long the reviewer is taken to be deciding."""
 
-def window_busy(seconds: float = BURST_S) -> None:
-    """On the window's thread, at the start of the work a key press or a new selection brings."""
-    global _until
-    _until = max(_until, time.monotonic() + seconds)
+    def __init__(self, turns: Turns) -> None:
+        self.turns = turns
+        self._until = 0.0  # monotonic time the window's current burst ends (a float: written and read whole)
+        self._deciding_until = 0.0  # monotonic time the reviewer's run of actions is taken to end
+        self._resumed = threading.local()  # per analytics thread: when its last pause ended (`at`)
 
+    def window_busy(self, seconds: float = BURST_S) -> None:
+        """On the window's thread, at the start of the work a key press or a new selection brings."""
+        self._until = max(self._until, time.monotonic() + seconds)
 
-def yield_to_window() -> float:
-    """On a background thread, before a job starts (or between the steps of a long one): wait while the window is
-    in a burst. Returns the wait (s). On the window's own thread (the main one) never: work done there is the
-    window's, and sleeping would stall it."""
-    wait = _until - time.monotonic()
-    if wait <= 0 or threading.current_thread() is threading.main_thread():
-        return 0.0
-    wait = min(wait, MAX_WAIT_S)
-    time.sleep(wait)
-    return wait
-
-
-def reviewer_acted(seconds: float = DECIDING_S) -> None:
-    """On the window's thread, when the reviewer runs an action (a decision, a move to another row): deciding until
-    `seconds` after the latest one (set, not extended)."""
-    global _deciding_until
-    _deciding_until = time.monotonic() + seconds
-
-
-def reviewer_left() -> None:
-    """The window is closing: nothing is the reviewer's any more, and its threads are waited for."""
-    global _until, _deciding_until
-    _until = _deciding_until = 0.0
-
-
-def yield_to_reviewer() -> float:
-    """For analytics, between their steps on a background thread: wait while the reviewer is deciding or the
-    window is in a burst (one sleep of at most `PATIENCE_S`; the burst's part at most `MAX_WAIT_S`). After a pause
-    the thread works at least `SLICE_S` before the next one, so a computation goes on, slowly, through a long run
-    of decisions. A mark further ahead than it can be set (a clock a test moved) is ignored. Returns the wait (s);
-    never waits on the main thread."""
-    if threading.current_thread() is threading.main_thread():
-        return 0.0
-    now = time.monotonic()
-    if now - getattr(_resumed, "at", -SLICE_S) < SLICE_S:
-        turns.step()
-        return 0.0
-    burst = min(_until - now, MAX_WAIT_S)
-    deciding = _deciding_until - now if _deciding_until - now <= STALE_S else 0.0
-    wait = min(max(burst, deciding), PATIENCE_S)
-    if wait <= 0:
-        turns.step()  # another computation's turn, if one waits (infra/turns.py)
-        return 0.0
-    with turns.paused():
+    def yield_to_window(self) -> float:
+        """On a background thread, before a job starts (or between the steps of a long one): wait while the window
+        is in a burst. Returns the wait (s). On the window's own thread (the main one) never: work done there is
+        the window's, and sleeping would stall it."""
+        wait = self._until - time.monotonic()
+        if wait <= 0 or threading.current_thread() is threading.main_thread():
+            return 0.0
+        wait = min(wait, MAX_WAIT_S)
         time.sleep(wait)
-    _resumed.at = time.monotonic()
-    return wait
+        return wait
+
+    def reviewer_acted(self, seconds: float = DECIDING_S) -> None:
+        """On the window's thread, when the reviewer runs an action (a decision, a move to another row): deciding
+        until `seconds` after the latest one (set, not extended)."""
+        self._deciding_until = time.monotonic() + seconds
+
+    def reviewer_left(self) -> None:
+        """The window is closing: nothing is the reviewer's any more, and its threads are waited for."""
+        self._until = self._deciding_until = 0.0
+
+    def yield_to_reviewer(self) -> float:
+        """For analytics, between their steps on a background thread: wait while the reviewer is deciding or the
+        window is in a burst (one sleep of at most `PATIENCE_S`; the burst's part at most `MAX_WAIT_S`). After a
+        pause the thread works at least `SLICE_S` before the next one, so a computation goes on, slowly, through a
+        long run of decisions. A mark further ahead than it can be set (a clock a test moved) is ignored. Returns
+        the wait (s); never waits on the main thread."""
+        if threading.current_thread() is threading.main_thread():
+            return 0.0
+        now = time.monotonic()
+        if now - getattr(self._resumed, "at", -SLICE_S) < SLICE_S:
+            self.turns.step()
+            return 0.0
+        burst = min(self._until - now, MAX_WAIT_S)
+        deciding = self._deciding_until - now if self._deciding_until - now <= STALE_S else 0.0
+        wait = min(max(burst, deciding), PATIENCE_S)
+        if wait <= 0:
+            self.turns.step()  # another computation's turn, if one waits (infra/turns.py)
+            return 0.0
+        with self.turns.paused():
+            time.sleep(wait)
+        self._resumed.at = time.monotonic()
+        return wait

@@ -21,21 +21,12 @@ def worker_command(module: str, *args: str) -> tuple[list[str], dict[str, str]]:
     return [sys.executable, "-P", "-m", module, *args], env
 
 
-# How many steps below this process's priority the parse workers run (0: the same). A window sets it: a cold load's
-# workers kept both cores busy while the window's thread waited its turn for one (stalls of 100-250 ms as the
-# whole store was parsed; the worker processes do not share its interpreter lock, only its cores). A worker still
-# uses every core nobody else wants, so a load on an otherwise idle machine is as fast.
-_below = 0
-
-
-def run_workers_below(steps: int) -> None:
-    """Worker processes started from now on run `steps` nice steps below this process."""
-    global _below
-    _below = max(0, steps)
-
-
-def lower_worker(pid: int) -> None:
-    """Put a just-started worker `run_workers_below` steps below this process (nothing where that is refused)."""
-    if _below and hasattr(os, "setpriority"):
+def lower_worker(pid: int, steps: int) -> None:
+    """Put a just-started worker `steps` nice steps below this process (nothing where that is refused). A window
+    runs its parse workers below it (infra/jobs.py `Pacing.workers_below`): a cold load's workers kept both cores
+    busy while the window's thread waited its turn for one (stalls of 100-250 ms as the whole store was parsed; the
+    worker processes do not share its interpreter lock, only its cores). A worker still uses every core nobody
+    else wants, so a load on an otherwise idle machine is as fast."""
+    if steps > 0 and hasattr(os, "setpriority"):
         with contextlib.suppress(OSError):
-            os.setpriority(os.PRIO_PROCESS, pid, min(19, os.getpriority(os.PRIO_PROCESS, 0) + _below))
+            os.setpriority(os.PRIO_PROCESS, pid, min(19, os.getpriority(os.PRIO_PROCESS, 0) + steps))

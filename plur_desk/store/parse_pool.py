@@ -25,6 +25,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import IO, Any
 
+from plur_desk.infra.jobs import workers_below
 from plur_desk.infra.workers import lower_worker, worker_command
 
 CHUNK_BLOCKS = 2000
@@ -124,7 +125,7 @@ def _start_worker() -> subprocess.Popen[bytes]:
         stdout=subprocess.PIPE,
         env=env,
     )
-    lower_worker(proc.pid)
+    lower_worker(proc.pid, workers_below())
     return proc
 
 

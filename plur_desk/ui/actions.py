@@ -18,7 +18,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QWidget
 
-from plur_desk.infra.window_first import reviewer_acted, window_busy
+from plur_desk.ui.jobs import Jobs
 
 
 @dataclass(frozen=True)
@@ -437,10 +437,11 @@ def build_actions(
     handlers: Handlers,
     icon_of: Callable[[str], object],
     queues: dict[str, Callable[[QAction], object]] | None = None,
+    jobs: Jobs | None = None,
 ) -> dict[str, QAction]:
     """QActions for ACTIONS, parented to the main window or to their pane; a pane action's keys are live only
     while that pane's list has the focus (`queues[pane](action)` adds the action to the list, at once or when the
-    pane's widgets are built)."""
+    pane's widgets are built). `jobs` step aside for the window's work on each action (ui/jobs.py)."""
     check_handlers(handlers)
     queues = queues or {}
     actions: dict[str, QAction] = {}
@@ -467,19 +468,20 @@ def build_actions(
         action.setToolTip(f"{tip} ({key})" if key else tip)
         action.setStatusTip(tip)
         handler = handlers[spec.id]
-        action.triggered.connect(lambda _checked=False, run=handler: _run_action(run))
+        action.triggered.connect(lambda _checked=False, run=handler: _run_action(run, jobs))
         actions[spec.id] = action
     return actions
 
 
-def _run_action(handler: Callable[[], object]) -> None:
+def _run_action(handler: Callable[[], object], jobs: Jobs | None) -> None:
     if QApplication.activeModalWidget() is not None:
         # A key typed into a dialog that has not taken the focus yet (a window manager slow to activate it) still
         # matches the shortcut of the list behind it, which Qt checks against the focus widget alone: it was meant
         # for the dialog, and must never act on the window (tests/ui/test_focus.py).
         return
-    window_busy()  # the jobs this action starts wait for the window's own work on it (infra/window_first.py)
-    reviewer_acted()  # and analytics for the run of actions it may be part of
+    if jobs is not None:
+        jobs.window_busy()  # the jobs this action starts wait for the window's own work on it (infra/window_first.py)
+        jobs.reviewer_acted()  # and analytics for the run of actions it may be part of
     handler()
 
 

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 
 from plur_desk import APP_ID, __version__
 from plur_desk.infra.memory import gc_paused, limit_malloc_arenas
-from plur_desk.infra.workers import run_workers_below
 from plur_desk.resources import RESOURCES
 
 if TYPE_CHECKING:
@@ -55,7 +54,6 @@ def _ensure_platform(self_check: bool) -> bool:
 # times per key press or repaint; 1 ms makes a repaint beside two busy threads about 2x faster (measured: 106 ms
 # -> 45 ms) at the cost of more frequent switches in the background work.
 SWITCH_INTERVAL = 0.001
-WORKERS_BELOW = 10  # the window's parse workers: nice steps below it (see infra/workers.py)
 
 
 def keep_painting_on_the_window_thread() -> None:
@@ -73,7 +71,6 @@ def make_application(argv: list[str] | None = None) -> QApplication:
 
     keep_painting_on_the_window_thread()
     sys.setswitchinterval(SWITCH_INTERVAL)
-    run_workers_below(WORKERS_BELOW)
     limit_malloc_arenas()  # before the window's threads start: freed memory is shared between them
 
     existing = QApplication.instance()

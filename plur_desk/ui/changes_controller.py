@@ -1,4 +1,4 @@
-"""The Changes pane's controller: agent changes found on the serial runner after every load, reload and decision
+"""The Changes pane's controller: agent changes found on the session's lane after every load, reload and decision
 (never on the window's thread), Ratify and Revert of the selected change, and starting to watch a store."""
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def change_behind(event: dict[str, object], changes: list[AgentChange]) -> Agent
 
 
 def _find(session: ReviewSession) -> Found:
-    """On the runner: the changes, what the pane says above them, and each record as it is now (what a decision on
+    """On the session's lane: the changes, what the pane says above them, and each record as it is now (what a decision on
     it rests on: the write refuses when it moved on since)."""
     read = session.watch.read()
     baseline = read.baseline
@@ -101,7 +101,7 @@ class ChangesController(QObject):
         session = self.ws.session
         if session is None or not self.ready or not session.fully_loaded:
             return
-        self.ws.runner.submit(lambda: _find(session), self._show, self.ws.fail)
+        self.ws.jobs.submit(lambda: _find(session), self._show, self.ws.fail)
 
     def _show(self, result: object) -> None:
         note, changes, seen = cast(Found, result)

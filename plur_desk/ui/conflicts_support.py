@@ -13,7 +13,7 @@ from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QMessageBox, QWidget
 
 from plur_desk.app.session import ChangeSet
-from plur_desk.ui.runner import Runner
+from plur_desk.ui.jobs import CONFLICTS
 from plur_desk.ui.search_support import SearchController
 from plur_desk.ui.workspace import Workspace
 
@@ -72,7 +72,6 @@ class ConflictsController(QObject):
         self._search = search
         self._parent = dialog_parent
         self._back_to_queue = back_to_queue
-        self.runner = Runner(self)  # never queues behind a write, never delays one
         self.service: ConflictService | None = None
         self.pane: ConflictsPane | None = None
         self._scan_progress = _ScanProgress(self)
@@ -99,7 +98,8 @@ class ConflictsController(QObject):
 
             return ConflictService(session, vectors).rebuild()
 
-        self.runner.submit(build, self._built, self._failed)
+        # on a lane of its own: never queues behind a write, never delays one
+        self.workspace.jobs.submit(build, self._built, self._failed, lane=CONFLICTS, same_store=True)
 
     def after_change(self, change: ChangeSet) -> None:
         """A decision that changed nothing the finder reads (approve, reject) keeps it: no rebuild, and no second
@@ -111,10 +111,9 @@ class ConflictsController(QObject):
     def _built(self, service: object) -> None:
         from plur_desk.app.conflict_service import ConflictService
 
-        assert isinstance(service, ConflictService)
-        if service.session is self.workspace.session:
-            self.service = service
-            self.ready.emit()
+        assert isinstance(service, ConflictService)  # (for the open store: `same_store`)
+        self.service = service
+        self.ready.emit()
 
     def _failed(self, error: Exception) -> None:
         self.service = None
@@ -208,7 +207,9 @@ class ConflictsController(QObject):
         def scan() -> ScanResult:
             return service.scan(lambda n, total: progress.changed.emit(f"Judging pairs {n:,} / {total:,}…"))
 
-        self.runner.submit(scan, lambda result: self._scanned(session, result), self._failed)
+        self.workspace.jobs.submit(
+            scan, lambda result: self._scanned(session, result), self._failed, lane=CONFLICTS, same_store=True
+        )
 
     @Slot(str)
     def _scan_status(self, text: str) -> None:

@@ -25,7 +25,6 @@ from PySide6.QtWidgets import (
 from plur_desk.app.rows import DraftRow
 from plur_desk.domain.lint import text_flags
 from plur_desk.domain.seen import Seen
-from plur_desk.infra.window_first import window_busy
 from plur_desk.ui.models import DraftColumn, drafts_model
 from plur_desk.ui.widgets import SafeBrowser, banner_label, plain_label, shorten_long_words
 
@@ -66,9 +65,10 @@ class DraftsPane(QWidget):
     edit_cancelled = Signal()
     sort_requested = Signal(int, bool)
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, window_busy: Callable[[], None] | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("draftsPane")
+        self._window_busy = window_busy  # (the window's `Jobs.window_busy`: its jobs step aside for the repaint)
         self.model = drafts_model(self)
         self._editing_id: str | None = None
         self._edit_seen: Seen | None = None
@@ -187,7 +187,8 @@ class DraftsPane(QWidget):
     def _selection_moved(self, *_: object) -> None:
         self.show_position()
         if not self._quiet:
-            window_busy()  # the detail and the repaint come first, the draft's extras after (infra/window_first.py)
+            if self._window_busy is not None:
+                self._window_busy()  # the detail and the repaint come first, the draft's extras after (infra/window_first.py)
             self.selection_changed.emit()
 
     def add_buttons(self, buttons: list[QPushButton]) -> None:

@@ -9,7 +9,7 @@ from plur_desk.ui.workspace import Workspace
 
 
 def save_edit(workspace: Workspace, drafts: DraftsPane, session: ReviewSession, seen: Seen, text: str) -> None:
-    """Write the edit on the serial runner; if it removed a credential-like string, find the secret's other
+    """Write the edit on the session's lane; if it removed a credential-like string, find the secret's other
     copies on the read pool once the edit is written and say in the queue's notice where they are."""
     from plur_desk.domain.commands import EditStatement
     from plur_desk.domain.lint import removed_credentials
@@ -22,7 +22,7 @@ def save_edit(workspace: Workspace, drafts: DraftsPane, session: ReviewSession, 
     def traces() -> None:
         from plur_desk.app.secret_traces import find_traces
 
-        workspace.reads.submit(
+        workspace.jobs.read(
             "secret.traces",
             lambda: find_traces(session.root, seen.id, removed),
             lambda found: drafts.show_banner(found.advice()),  # type: ignore[attr-defined]

@@ -38,14 +38,14 @@ class UndoBehindCheck:
 
     def hold(self, redo: bool) -> bool:
         """An undo or redo pressed while an approval asked for before it is still being checked (it is not on the
-        runner yet, so `Workspace.replay` would not wait for it): held until the check ends. An undo run at once
+        session's lane yet, so `Workspace.replay` would not wait for it): held until the check ends. An undo run at once
         took back the approval before that one (a refused A, then Ctrl+Z at once, undid the earlier approval
         whenever the check had not been read in advance)."""
         checking, session = self._checking, self.workspace.session
         if (
             checking is None
             or checking[1] is not session
-            or not self.workspace.reads.current(DECISION_CHECKS, checking[0])
+            or not self.workspace.jobs.current(DECISION_CHECKS, checking[0])
         ):
             self._checking, self._after_check = None, []  # none, or cancelled: what waited for it is dropped
             return False

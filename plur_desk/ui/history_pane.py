@@ -24,6 +24,7 @@ from plur_desk.app.history_index import HistoryFilter, actor_kind, actor_name
 from plur_desk.app.session import ChangeSet
 from plur_desk.domain.lint import reveal
 from plur_desk.domain.trust import Trust, TrustState
+from plur_desk.infra.jobs import cancelled
 from plur_desk.ui import theme
 from plur_desk.ui.drafts_pane import action_button
 from plur_desk.ui.models import OneCallPerCell
@@ -337,13 +338,13 @@ class HistoryPane(QWidget):
         problems: list[str] = []
         flt = self.current_filter(problems)
         if flt.empty or len(index.lines) < FILTER_OFF_SCREEN:
-            self.workspace.reads.cancel("history")  # a filter still being read would replace this view when done
+            self.workspace.jobs.cancel("history")  # a filter still being read would replace this view when done
             self._show_events(index.newest_first(flt), problems)
             return
-        self.count.setText("filtering…")  # a long history is filtered on the read pool; a newer filter wins
-        self.workspace.reads.submit_stoppable(
+        self.count.setText("filtering…")  # a long history is filtered off the GUI thread; a newer filter wins
+        self.workspace.jobs.read(
             "history",
-            lambda stale: index.newest_first(flt, stale=stale),
+            lambda: index.newest_first(flt, stale=cancelled),
             lambda events: self._show_events(events, problems),
             one_at_a_time=True,  # a filter a newer one made stale stops early; only the newest waits for it
         )

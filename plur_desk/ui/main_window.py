@@ -25,7 +25,6 @@ from plur_desk.app.session import ChangeSet, ReviewSession
 from plur_desk.app.settings import Settings, SettingsStore
 from plur_desk.infra.clock import Clock, SystemClock
 from plur_desk.infra.paths import cache_dir
-from plur_desk.infra.window_first import reviewer_left, window_busy
 from plur_desk.ui import icons, idle_collect, tab_counts, theme, theme_redraw, window_state
 from plur_desk.ui.actions import (
     ACTIONS,
@@ -43,11 +42,11 @@ from plur_desk.ui.conflicts_pane import ConflictsPane
 from plur_desk.ui.conflicts_support import ConflictsController
 from plur_desk.ui.drafts_pane import DraftsPane, action_button
 from plur_desk.ui.history_pane import HistoryPane
+from plur_desk.ui.jobs import Jobs
 from plur_desk.ui.messages import Messages
 from plur_desk.ui.navigation import PANES, NavigationController, as_pane
 from plur_desk.ui.review_controller import ReviewController
 from plur_desk.ui.reviewer_identity import IdentityController, UnlockAsker
-from plur_desk.ui.runner import Runner
 from plur_desk.ui.scale_support import ScaleController
 from plur_desk.ui.search_support import SearchController
 from plur_desk.ui.session_drafts import on_session
@@ -97,7 +96,9 @@ class MainWindow(QMainWindow):
         self._build_timer.timeout.connect(self._build_next_pane)
         self._build_widgets()
         self._build_controllers()
-        self.qactions = build_actions(self, self._action_parents(), self.action_handlers(), icons.icon, self._queues())
+        self.qactions = build_actions(
+            self, self._action_parents(), self.action_handlers(), icons.icon, self._queues(), self.jobs
+        )
         self.messages.offer_undo(self.qactions["edit.undo"])
         theme.listen(self, partial(recolor_icons, self.qactions, icons.icon))  # light icons on dark, and back
         theme_redraw.follow(self)  # the style sheet's colours and the details on screen, at once
@@ -117,7 +118,7 @@ class MainWindow(QMainWindow):
         self.search.setClearButtonEnabled(True)
         self.status_labels = {name: plain_label() for name in STATUS}
         self.finder = SearchController(ws, self.search, self.status_labels["search"])
-        self.drafts = DraftsPane(self)
+        self.drafts = DraftsPane(self, ws.jobs.window_busy)
         self.tensions = TensionsPane(ws, self.finder.similar_to, self)
         self.validity = ValidityPane(ws, self)
         self.history = HistoryPane(ws, self)
@@ -175,7 +176,7 @@ class MainWindow(QMainWindow):
         )
         self.tension_review = TensionsController(ws, self.tensions, self.navigation.pane_on_screen)
         self.validity_review = ValidityController(ws, self.validity, self.navigation.pane_on_screen)
-        self.opener = StoreController(ws, self.drafts, self.finder.runner, self.status_labels, self, self.unlock_asker)
+        self.opener = StoreController(ws, self.drafts, self.status_labels, self, self.unlock_asker)
         self.team = TeamController(ws, self, self.opener.reload)
         self.changes_review = ChangesController(ws, self.changes, self.status_labels, self.navigation, self.opener)
 
@@ -301,7 +302,7 @@ class MainWindow(QMainWindow):
         idle = self._idle = idle_collect.install(cast(QApplication, QApplication.instance()))  # keys and clicks
         for signal in (ws.context_changed, nav.pane_changed, self.search.textChanged):
             signal.connect(idle.touch)
-        ws.runner.busy_changed.connect(self._busy)
+        ws.jobs.busy_changed.connect(self._busy)
         nav.pane_changed.connect(self._update_context)
         nav.drafts_search_requested.connect(review.search_changed)
         self.finder.apply_requested.connect(nav.apply_search)
@@ -357,7 +358,7 @@ class MainWindow(QMainWindow):
         self.navigation.apply_search()
 
     def _applied(self, change: object) -> None:
-        assert isinstance(change, ChangeSet)  # (a runner's result: `Runner._on_done` marked the window busy)
+        assert isinstance(change, ChangeSet)  # (a job's result: `Jobs._on_done` marked the window busy)
         self.scale.store_changed()
         self.messages.status(change.message[:1].upper() + change.message[1:], 5000)
         self.refresh_all(change)
@@ -365,7 +366,7 @@ class MainWindow(QMainWindow):
         self._rest_timer.start()
 
     def _apply_rest(self) -> None:
-        window_busy()  # a timer, not a runner's result: the jobs started here wait for this tick's repaint
+        self.jobs.window_busy()  # a timer, not a job's result: the jobs started here wait for this tick's repaint
         rest, self._rest = self._rest, []
         for change in rest:  # in order; the banner (which moves the panes down) then the index and the listeners
             self.messages.show(" · ".join(change.warnings))
@@ -463,8 +464,8 @@ class MainWindow(QMainWindow):
         return self.workspace.store_path
 
     @property
-    def runner(self) -> Runner:
-        return self.workspace.runner
+    def jobs(self) -> Jobs:
+        return self.workspace.jobs
 
     @property
     def sticky_note(self) -> str:
@@ -485,14 +486,11 @@ class MainWindow(QMainWindow):
         if not self.opener.confirm_discard_edit("quit"):
             event.ignore()
             return
-        reviewer_left()  # the background threads waited for below no longer step aside for the reviewer
+        self.jobs.reviewer_left()  # the background threads waited for below no longer step aside for the reviewer
         self.opener.stop()
         window_state.save(self, self.workspace.settings_store.path.parent)
         self.finder.stop()
-        self.runner.wait(10000)
-        self.finder.runner.wait(10000)
-        self.conflicts.runner.wait(10000)
-        self.workspace.reads.wait(10000)
+        self.jobs.wait(10000)
         try:
             self.workspace.settings_store.flush()  # recent stores and reasons saved in the background land first
         except OSError as exc:

@@ -223,11 +223,11 @@ class ReviewController(QObject):
             line = self._scale.writer_line(row)
             html += f"<p><b>Writer:</b> {text_html(line)}</p>" if line else ""
             self.drafts.show_detail(html, row, seen_engram(engram) if engram is not None else None)
-            self.workspace.reads.cancel(EXTRAS)  # what is read for the draft shown before is stale now
+            self.workspace.jobs.cancel(EXTRAS)  # what is read for the draft shown before is stale now
             self._extras_due = (row, check, similar)
             self._extras_timer.start()  # restarted by every move: read once the selection rests
         elif row is None:
-            self.workspace.reads.cancel(EXTRAS)
+            self.workspace.jobs.cancel(EXTRAS)
             self._extras_due = None
             self.drafts.show_detail("")
         self.workspace.context_changed.emit()
@@ -256,7 +256,7 @@ class ReviewController(QObject):
             checked = check([row.id], None) if check is not None else None
             return (checked, similar(row.id) if similar else [], timeline_html(session, row.id))
 
-        self.workspace.reads.submit(EXTRAS, read, lambda result: self._extras_read(row, result), one_at_a_time=True)
+        self.workspace.jobs.read(EXTRAS, read, lambda result: self._extras_read(row, result), one_at_a_time=True)
 
     def _extras_read(self, row: DraftRow, result: object) -> None:
         assert isinstance(result, tuple)
@@ -338,7 +338,7 @@ class ReviewController(QObject):
             self._approve_checked(shown, lines, level, note)
             return
         self._progress.close(self._progress.dialog)  # a newer approval replaces the one still being checked
-        cancel = functools.partial(self.workspace.reads.cancel, DECISION_CHECKS)
+        cancel = functools.partial(self.workspace.jobs.cancel, DECISION_CHECKS)
         progress = self._progress.open(self._parent, len(ids), cancel) if len(ids) > 1 else None
         current = self.drafts.current_id()
         ahead = self.drafts.id_after(ids) if len(ids) == 1 else None
@@ -369,7 +369,7 @@ class ReviewController(QObject):
             self._held.ended(token, approved=False)
 
         emit = every(PROGRESS_EVERY_S, self._progress.changed.emit)
-        token = self.workspace.reads.submit(DECISION_CHECKS, lambda: check(ids, emit), done, failed)
+        token = self.workspace.jobs.read(DECISION_CHECKS, lambda: check(ids, emit), done, failed)
         self._held.checking(token, session)
 
     def _approve_checked(

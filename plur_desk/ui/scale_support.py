@@ -1,7 +1,7 @@
 """Review at scale in the window: risk order and reasons in the queue, the writer's line, clusters and writers.
 
-The ledger and the clusters are computed off the GUI thread on a runner of their own, from a snapshot taken here;
-decisions (settling a cluster) go through the session on the workspace's serial runner like every other write.
+The ledger and the clusters are computed off the GUI thread on a lane of their own, from a snapshot taken here;
+decisions (settling a cluster) go through the session on the session's lane like every other write.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from plur_desk.infra.errors import ActionRefused
 from plur_desk.infra.memory import gc_paused
 from plur_desk.ui.clusters_pane import ClustersPane
 from plur_desk.ui.drafts_pane import DraftsPane
+from plur_desk.ui.jobs import SCALE, SESSION
 from plur_desk.ui.models import Column, DraftColumn
 from plur_desk.ui.navigation import NavigationController
-from plur_desk.ui.runner import Runner
 from plur_desk.ui.workspace import Workspace
 from plur_desk.ui.writers_pane import WritersPane
 
@@ -82,7 +82,6 @@ class ScaleController(QObject):
         self.risk: dict[str, RiskRow] = {}
         self.risk_order: bool | None = None  # None: the default for the store's size
         self.writer_filter: WriterKey | None = None
-        self.runner = Runner(self)
         # after the last change: a run of decisions is computed once, when the reviewer pauses (the computation is
         # seconds of Python over the whole store at 50k, competing with the window for the interpreter lock)
         self._timer = QTimer(self, singleShot=True, interval=SETTLE_MS)
@@ -127,7 +126,7 @@ class ScaleController(QObject):
         scheduled (the list is in the current view's order), and a new order held back while a large selection
         lasts (it waits for the reviewer, not for the window)."""
         return not (
-            self.runner.pending
+            self.workspace.jobs.pending(SCALE)
             or self._staged is not None
             or self._step_timer.isActive()
             or self._apply_timer.isActive()
@@ -146,7 +145,7 @@ class ScaleController(QObject):
         session = self.workspace.session
         if session is None or not session.history.loaded:
             return
-        if self.runner.pending:
+        if self.workspace.jobs.pending(SCALE):
             self._again = True
             return
         self._dirty = False
@@ -168,14 +167,12 @@ class ScaleController(QObject):
                 view.refresh_from(engrams, lines, now, level, rows)
             return view
 
-        self.runner.submit(work, self._done, self.workspace.fail)
+        self.workspace.jobs.submit(work, self._done, self.workspace.fail, lane=SCALE, same_store=True)
 
     def _done(self, view: object) -> None:
         from plur_desk.app.scale import ScaleView
 
-        assert isinstance(view, ScaleView)
-        if view.session is not self.workspace.session:
-            return  # another store was opened meanwhile
+        assert isinstance(view, ScaleView)  # (of the open store: `same_store`)
         self.view = view
         if view.stale:  # a month file changed under the snapshot: results as they were, computed again once the
             self._dirty = True  # window's poll has the history read again
@@ -191,7 +188,7 @@ class ScaleController(QObject):
         """Apply the new view once no decision is being written: reordering the queue and listing the two panes
         is window work over every draft, which, done while a bulk approval's write ran beside it, stalled the
         window 80-140 ms (a view computed from the decisions before). At most APPLY_TRIES waits."""
-        if self._apply_waited < APPLY_TRIES and self.workspace.runner.pending:
+        if self._apply_waited < APPLY_TRIES and self.workspace.jobs.pending(SESSION):
             self._apply_waited += 1
             self._apply_timer.start()
             return
@@ -363,7 +360,9 @@ class ScaleController(QObject):
         return line
 
     def end_session(self) -> None:
-        self.runner.wait(10000)  # never leave the ledger or the clusters half-built behind a closed store
+        self.workspace.jobs.wait(
+            10000, lane=SCALE
+        )  # never leave the ledger or the clusters half-built behind a closed store
 
     def store_opening(self) -> None:
         """Another store is being opened: a writer filter chosen in the one left (its banner) does not carry over."""
@@ -404,6 +403,8 @@ class ScaleController(QObject):
         if cluster is None or member is None or scale is None:
             return
         try:
-            self.runner.submit(lambda: scale.split(cluster, member.id), lambda _r: self.apply(), self.workspace.fail)
+            self.workspace.jobs.submit(
+                lambda: scale.split(cluster, member.id), lambda _r: self.apply(), self.workspace.fail, lane=SCALE
+            )
         except ActionRefused as exc:
             self.workspace.messages.error(str(exc))

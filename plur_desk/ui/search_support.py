@@ -12,7 +12,7 @@ from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QLabel, QLineEdit
 
 from plur_desk.infra.memory import keep_loaded_objects
-from plur_desk.ui.runner import Runner
+from plur_desk.ui.jobs import INDEX
 from plur_desk.ui.workspace import Workspace
 
 if TYPE_CHECKING:  # the index's modules (tantivy, numpy) load when it is first built, off the GUI thread
@@ -40,7 +40,6 @@ class SearchController(QObject):
         self.workspace = workspace
         self.field = field
         self._status = status
-        self.runner = Runner(self)  # index and embedding work never waits behind, or blocks, a write
         self.service: SearchService | None = None
         self.is_ready = False
         self.cache_root: Path | None = None  # where the index and vectors go (tests use their own)
@@ -101,23 +100,23 @@ class SearchController(QObject):
             keep_loaded_objects()  # the index's maps: lasting objects, kept out of the idle passes
             return service
 
-        self.runner.submit(build, self._built, self._failed)
+        # on the index's lane: index and embedding work never waits behind, or blocks, a write
+        self.workspace.jobs.submit(build, self._built, self._failed, lane=INDEX, same_store=True)
 
     def _built(self, service: object) -> None:
         from plur_desk.app.search import SearchService
 
-        assert isinstance(service, SearchService)
-        if service.session is not self.workspace.session:
-            return  # built for a store no longer open: never searched in place of the one on screen
+        assert isinstance(service, SearchService)  # (for the open store: `same_store`)
         self.service, self.is_ready = service, True
         self._index_changed(another=True)
         progress = self._progress
         if service.semantic_available:
             progress.changed.emit("search ready · computing embeddings…")
-            self.runner.submit(
+            self.workspace.jobs.submit(
                 lambda: service.embed_missing(lambda n, t: progress.changed.emit(f"embedding {n:,}/{t:,}")),
                 self._embedded,
                 self._failed,
+                lane=INDEX,
             )
         else:
             self._show_status("search: full text (semantic search unavailable: model not installed)")
@@ -144,7 +143,7 @@ class SearchController(QObject):
             return
         ids = set(changed_ids)
         job = service.sync if reloaded else (lambda: service.sync_ids(ids))
-        self.runner.submit(job, lambda _n: self._synced(service), self._failed)
+        self.workspace.jobs.submit(job, lambda _n: self._synced(service), self._failed, lane=INDEX)
 
     def _synced(self, service: SearchService) -> None:
         if service is not self.service:
@@ -174,7 +173,7 @@ class SearchController(QObject):
             if self._status.text() != SEARCHING:
                 self._ready_text = self._status.text()
             self._show_status(SEARCHING)
-            self.workspace.reads.submit(
+            self.workspace.jobs.read(
                 "search.matching",
                 lambda: service.all_ids(text),
                 lambda ids: self._answered(key, service, ids),
@@ -196,7 +195,7 @@ class SearchController(QObject):
         self._searched()
         self.apply_requested.emit()
         if not ids:  # why nothing: a filter that matches no engram at all is named (read on the pool as well)
-            self.workspace.reads.submit("search.hint", lambda: service.filter_hint(key[0]), self._hinted)
+            self.workspace.jobs.read("search.hint", lambda: service.filter_hint(key[0]), self._hinted)
 
     def _hinted(self, hint: object) -> None:
         if hint and self.field.text() == (self._answer[0][0] if self._answer else None):

@@ -18,6 +18,7 @@ def run_self_check(make_application: Callable[[], object], make_window: Callable
 
         from plur_desk.app.demo import copy_demo_store
         from plur_desk.app.settings import Settings, SettingsStore
+        from plur_desk.ui.jobs import SESSION
 
         make_application()
         with tempfile.TemporaryDirectory(prefix="plur-desk-self-check-") as tmp:
@@ -32,10 +33,10 @@ def run_self_check(make_application: Callable[[], object], make_window: Callable
                 print("FAIL: the demo store did not load within 30 s")
                 return 1
             session = window.session
-            while not (session.history.loaded and window.runner.pending == 0) and time.monotonic() < deadline:
+            while not (session.history.loaded and window.jobs.pending(SESSION) == 0) and time.monotonic() < deadline:
                 QApplication.processEvents()  # the whole store, as `check` counts it, not the first entries shown
                 time.sleep(0.01)
-            window.runner.wait()
+            window.jobs.wait(lane=SESSION)
             QApplication.processEvents()
             counts = session.counts()
             checks.append(

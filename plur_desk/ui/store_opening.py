@@ -18,9 +18,9 @@ from PySide6.QtWidgets import QFileDialog, QLabel, QMessageBox, QWidget
 from plur_desk.app import loading
 from plur_desk.app.session import ChangeSet, ReviewSession
 from plur_desk.ui.drafts_pane import DraftsPane
+from plur_desk.ui.jobs import INDEX, POLL, SESSION
 from plur_desk.ui.journal_notice import JournalNotice
 from plur_desk.ui.reviewer_identity import UnlockAsker
-from plur_desk.ui.runner import Runner
 from plur_desk.ui.workspace import Workspace
 
 REST_AT_LATEST_MS = 1000  # the rest of a first store starts by then even if the hidden panes are not built
@@ -41,7 +41,6 @@ class StoreController(QObject):
         self,
         workspace: Workspace,
         drafts: DraftsPane,
-        background: Runner,
         labels: dict[str, QLabel],
         dialog_parent: QWidget,
         unlock_asker: UnlockAsker,
@@ -49,11 +48,10 @@ class StoreController(QObject):
         super().__init__(workspace)
         self.workspace = workspace
         self._drafts = drafts
-        self._background = background  # parsing the rest of a store waits on worker processes here
         self._labels = labels
         self._parent = dialog_parent
         self._unlock_asker = unlock_asker
-        self._generation = 0  # which open_path a background load belongs to; results of an older one are dropped
+        self._opened = 0  # stores opened so far
         # The rest of the first store waits until the window has built its hidden panes (a few tens of ms): built
         # beside the rest's unpacking, each of their calls into Qt waited for a chunk to be unpacked to take the
         # interpreter back (a warm 50,000-engram launch: a 150-380 ms stall right after the first draft).
@@ -63,9 +61,6 @@ class StoreController(QObject):
         self._rest_at_latest.timeout.connect(self.panes_built)
         self.reload_timer = QTimer(self, singleShot=True, interval=200)
         self.poll_timer = QTimer(self, interval=1000)
-        # the poll's stats and reads run here, not on the GUI thread: each system call gives up the interpreter lock,
-        # and taking it back behind a busy thread costs the window up to a switch interval (5 ms) per call
-        self._poller = Runner(self)
         self.read_only: list[str] = []  # why the open store is read-only, as last looked at (writes check again)
         self.watcher = QFileSystemWatcher(self)
         self.reload_timer.timeout.connect(self.reload_quiet)
@@ -78,7 +73,7 @@ class StoreController(QObject):
     def stop(self) -> None:
         """The window closes: no more polling."""
         self.poll_timer.stop()
-        self._poller.wait(5000)
+        self.workspace.jobs.wait(5000, lane=POLL)
 
     # -- opening -------------------------------------------------------------------------------------------
 
@@ -96,18 +91,18 @@ class StoreController(QObject):
         if not self.confirm_discard_edit("open another store"):
             return
         self._drafts.cancel_edit()
-        self._generation += 1
-        generation = self._generation
+        self._opened += 1
         ws.store_path = path
         if ws.session is not None:
-            ws.runner.submit(ws.session.end)  # the previous session's closing checkpoint, in order
+            ws.jobs.submit(ws.session.end)  # the previous session's closing checkpoint, in order
+        ws.jobs.new_store()  # what is still under way for the previous store is never shown
         ws.session = None  # the previous store's session, its undo stack and its index are dropped here
         self.read_only = []
         watched = self.watcher.files() + self.watcher.directories()
         if watched:
             self.watcher.removePaths(watched)
         self.opening.emit(path)
-        if generation == 1:  # the launch: the store page is up and nothing can have been pressed yet
+        if self._opened == 1:  # the launch: the store page is up and nothing can have been pressed yet
             self._drafts.focus_queue()
         ws.messages.show(f"Opening {path}…")
         ws.context_changed.emit()
@@ -124,11 +119,7 @@ class StoreController(QObject):
             loading.before_first_draft(session)
             return session, session.read_only_reasons, session.trust_notice()
 
-        ws.runner.submit(
-            load,
-            lambda s: self._drafts_loaded(s) if generation == self._generation else None,
-            lambda e: ws.fail(e) if generation == self._generation else None,
-        )
+        ws.jobs.submit(load, self._drafts_loaded, ws.fail, same_store=True)
 
     def _drafts_loaded(self, found: object) -> None:
         """The drafts are parsed: the queue is shown and can be acted on at once (a write re-reads inside the
@@ -145,15 +136,15 @@ class StoreController(QObject):
         self._labels["busy"].setText("loading the rest…")
 
         def parsed(rest: object) -> None:  # then completed in the writes' queue, unless another store was opened
-            if ws.session is session:
-                ws.runner.submit(
-                    lambda: (loading.finish_load(session, rest), session.read_only_reasons),  # the whole file read
-                    self._loaded_if_current,
-                    ws.fail,
-                )
+            ws.jobs.submit(
+                lambda: (loading.finish_load(session, rest), session.read_only_reasons),  # the whole file read
+                self._rest_loaded,
+                ws.fail,
+                same_store=True,
+            )
 
-        def rest() -> None:
-            self._background.submit(lambda: loading.parse_rest(session), parsed, ws.fail)
+        def rest() -> None:  # on a lane of its own: parsing the rest of a store waits on worker processes
+            ws.jobs.submit(lambda: loading.parse_rest(session), parsed, ws.fail, lane=INDEX, same_store=True)
 
         self._rest_waiting = rest
         if self._panes_built:
@@ -169,9 +160,9 @@ class StoreController(QObject):
         if start is not None:
             start()
 
-    def _loaded_if_current(self, found: object) -> None:
+    def _rest_loaded(self, found: object) -> None:
         assert isinstance(found, tuple)
-        return self._loaded(*found) if self.workspace.session is found[0] else None
+        self._loaded(*found)
 
     def _loaded(self, session: ReviewSession, reasons: list[str]) -> None:
         ws = self.workspace
@@ -195,16 +186,9 @@ class StoreController(QObject):
             )
         notes += held_notes(session)
         ws.messages.show("\n".join(notes))
-        ws.runner.submit(
-            session.load_history_first_page,
-            lambda _r: self.history_page_ready.emit() if ws.session is session else None,
-        )
-
-        ws.runner.submit(
-            lambda: loading.load_history(session),
-            lambda missing: self._history_loaded(missing) if ws.session is session else None,
-        )
-        ws.runner.submit(loading.warm_up_signing)
+        ws.jobs.submit(session.load_history_first_page, lambda _r: self.history_page_ready.emit(), same_store=True)
+        ws.jobs.submit(lambda: loading.load_history(session), self._history_loaded, same_store=True)
+        ws.jobs.submit(loading.warm_up_signing)
         if ws.store_path is not None:  # remembered once open: saving settings never delays the first draft
             ws.settings_store.remember_store(ws.settings, str(ws.store_path))
         self.loaded.emit()
@@ -259,14 +243,14 @@ class StoreController(QObject):
         session = ws.session
         if session is None:
             return
-        if ws.runner.pending and not explicit:
+        if ws.jobs.pending(SESSION) and not explicit:
             self.reload_timer.start()
             return
 
         def reload() -> tuple[ChangeSet, list[str]]:
             return session.reload_if_changed(), session.read_only_reasons  # a file read again may be unreadable now
 
-        ws.runner.submit(reload, lambda found: self._reloaded(session, found, explicit), ws.fail)
+        ws.jobs.submit(reload, lambda found: self._reloaded(session, found, explicit), ws.fail)
 
     def _reloaded(self, session: ReviewSession, found: object, explicit: bool) -> None:
         assert isinstance(found, tuple)
@@ -281,18 +265,18 @@ class StoreController(QObject):
     def poll(self) -> None:
         """Once a second: who holds PLUR's lock, whether a store file changed, whether the store is read-only."""
         session = self.workspace.session
-        if session is None or self._poller.pending:
+        if session is None or self.workspace.jobs.pending(POLL):
             return
 
         def look() -> tuple[str | None, bool, list[str]]:
             changed = session.changed_on_disk() or session.history_changed_on_disk()
             return session.lock_holder(), changed, session.read_only_reasons
 
-        self._poller.submit(look, lambda found: self._polled(session, found), self.workspace.fail)
+        # the poll's stats and reads run off the GUI thread: each system call gives up the interpreter lock, and
+        # taking it back behind a busy thread costs the window up to a switch interval (5 ms) per call
+        self.workspace.jobs.submit(look, self._polled, self.workspace.fail, lane=POLL, same_store=True)
 
-    def _polled(self, session: ReviewSession, found: object) -> None:
-        if self.workspace.session is not session:
-            return  # another store was opened meanwhile
+    def _polled(self, found: object) -> None:
         assert isinstance(found, tuple)
         holder, changed, reasons = found
         self._labels["lock"].setText("locked by " + holder.split(":")[1] if holder and ":" in holder else "store idle")

@@ -102,7 +102,7 @@ class TabCounts(QObject):
             return
         changed = None if change is None else list(change.engrams)
         windows = self._windows
-        self.workspace.runner.submit(
+        self.workspace.jobs.submit(
             lambda: (session, windows.count(session, changed)), self._windows_counted, self.workspace.fail
         )
 

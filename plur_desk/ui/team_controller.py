@@ -1,5 +1,5 @@
 """The team controller: the Team menu's disagreements dialog (each settled as an audited decision) and Sync with
-Team, the work on the workspace's serial runner."""
+Team, the work on the session's lane."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 class TeamController(QObject):
     """The Team menu: the disagreements dialog (each settled as an audited decision) and Sync with Team; the work
-    runs on the workspace's serial runner."""
+    runs on the session's lane."""
 
     def __init__(self, workspace: Workspace, dialog_parent: QWidget, reload: Callable[[], None]) -> None:
         super().__init__(workspace)
@@ -68,7 +68,7 @@ class TeamController(QObject):
         self.workspace.messages.status("Syncing with the team…")
         from plur_desk.app.sync import run_sync  # git sync's modules load when asked for, not at launch
 
-        self.workspace.runner.submit(lambda: run_sync(path), self._synced, self.workspace.fail)
+        self.workspace.jobs.submit(lambda: run_sync(path), self._synced, self.workspace.fail)
 
     def _synced(self, report: object) -> None:
         from plur_desk.app.sync_report import SyncReport
@@ -82,4 +82,4 @@ class TeamController(QObject):
         if self.dialog is not None:
             self.dialog.set_report(text)
         self._reload()
-        self.workspace.runner.submit(lambda: None, lambda _r: self.refresh())
+        self.workspace.jobs.submit(lambda: None, lambda _r: self.refresh())

@@ -295,7 +295,7 @@ class TensionsPane(BuiltLater, QWidget):
             self.detail.setHtml(self._html)
             self._read_similar(row)
         else:
-            self.workspace.reads.cancel("tension.similar")
+            self.workspace.jobs.cancel("tension.similar")
         if row is not None and record is not None:
             self.shown = seen_tension(record, [session.engram(row.engram_a), session.engram(row.engram_b)])
         self.selection_changed.emit()  # with no tension shown, its buttons are disabled
@@ -368,7 +368,7 @@ class TensionsPane(BuiltLater, QWidget):
             return [[s for s in similar_to(side) if s[0] not in sides] for side in sides]
 
         html = self._html
-        self.workspace.reads.submit("tension.similar", read, lambda found: self._similar_read(row, html, found))
+        self.workspace.jobs.read("tension.similar", read, lambda found: self._similar_read(row, html, found))
 
     def _similar_read(self, row: TensionRow, html: str, found: object) -> None:
         assert isinstance(found, list)

@@ -1,4 +1,4 @@
-"""The open store as every controller sees it: the session, its folder, the serial runner for session work, and
+"""The open store as every controller sees it: the session, its folder, its background `Jobs`, and
 what a change or a failure leads to. Controllers take it in their constructor; it knows none of them."""
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from plur_desk.app.session import COUNTED, ChangeSet, ReviewSession
 from plur_desk.app.settings import Settings, SettingsStore
 from plur_desk.infra.clock import Clock
 from plur_desk.infra.errors import ChangedSinceError, PartialWrite, PlurDeskError
+from plur_desk.ui.jobs import SESSION, Jobs
 from plur_desk.ui.messages import Messages
-from plur_desk.ui.runner import ReadPool, Runner
 
-# The read pool's channel of the contradiction check that runs before an approval is submitted as a change.
+# The reads' channel of the contradiction check that runs before an approval is submitted as a change.
 DECISION_CHECKS = "conflicts.approve"
 
 # Handles a failure it recognises (True), e.g. the reviewer-key conflict that offers a replacement.
@@ -47,8 +47,7 @@ class Workspace(QObject):
         self.messages = messages
         self._session: ReviewSession | None = None
         self.store_path: Path | None = None
-        self.runner = Runner(self)  # loads, writes and reloads, in order, never overlapping
-        self.reads = ReadPool(self)  # reads for the screen (a history filter…), stale results dropped
+        self.jobs = Jobs(self)  # loads, writes and reloads in order; reads for the screen; the analytics' lanes
         self._failure_handlers: list[weakref.WeakMethod[FailureHandler]] = []
         self.failures_told = 0  # failures of the session's changes shown so far (`ReviewSession.undo_intent`)
 
@@ -75,7 +74,7 @@ class Workspace(QObject):
         about: str = "",
         failed: Callable[[], None] | None = None,
     ) -> None:
-        """Run a session change on the serial runner; `applied` (then `after()`, when given) or a message follows.
+        """Run a session change on the session's lane; `applied` (then `after()`, when given) or a message follows.
         `about` names what failed in that message (the reviewer may be on another draft by then); `failed()` runs
         after it."""
 
@@ -93,15 +92,15 @@ class Workspace(QObject):
             if failed is not None:
                 failed()
 
-        self.runner.submit(fn, done, refused, decision=True)
+        self.jobs.submit(fn, done, refused, decision=True)
 
     def replay(self, *, redo: bool) -> None:
-        """Undo (or redo) on the serial runner the action on top as it is at this key press, or, behind actions
+        """Undo (or redo) on the session's lane the action on top as it is at this key press, or, behind actions
         still being written, the one on top once they are, provided none failed (app/undo.py `UndoIntent`)."""
         session = self.session
         if session is None or not (session.can_redo if redo else session.can_undo):
             return
-        if self.reads.awaited(DECISION_CHECKS):
+        if self.jobs.awaited(DECISION_CHECKS):
             # an approval asked for before this key is still being checked and not yet queued: an undo now would
             # take back the action before it, which the reviewer did not mean
             verb = "redo" if redo else "undo"
@@ -110,7 +109,7 @@ class Workspace(QObject):
                 f"{verb}ne. Press it again once the approval is written."
             )
             return
-        intent = session.undo_intent(redo=redo, exact=self.runner.pending == 0, failures_told=self.failures_told)
+        intent = session.undo_intent(redo=redo, exact=self.jobs.pending(SESSION) == 0, failures_told=self.failures_told)
         self.change(lambda: session.redo(intent) if redo else session.undo(intent))
 
     def fail(self, error: Exception, about: str = "") -> None:

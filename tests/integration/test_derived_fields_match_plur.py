@@ -160,5 +160,5 @@ def _open_window(qtbot, store, tmp_path):
     window.show()
     with qtbot.waitSignal(window.store_opened, timeout=60000):  # the whole store, not just the drafts
         window.open_path(store)
-    qtbot.waitUntil(lambda: window.session is not None and window.runner.pending == 0, timeout=20000)
+    qtbot.waitUntil(lambda: window.session is not None and window.jobs.pending("session") == 0, timeout=20000)
     return window

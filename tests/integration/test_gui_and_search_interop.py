@@ -34,7 +34,7 @@ def gui(qtbot, store, tmp_path):
     qtbot.waitExposed(win)
     with qtbot.waitSignal(win.store_opened, timeout=60000):  # the whole store, not just the drafts
         win.open_path(store)
-    qtbot.waitUntil(lambda: win.session is not None and win.runner.pending == 0, timeout=20000)
+    qtbot.waitUntil(lambda: win.session is not None and win.jobs.pending("session") == 0, timeout=20000)
     win.navigation.show_tensions()
     return win
 

@@ -161,7 +161,9 @@ def test_review_actions_work_as_soon_as_the_drafts_are_shown(qtbot, big, tmp_pat
     win.show()
     qtbot.waitExposed(win)
     gate = threading.Event()
-    win.finder.runner.submit(lambda: gate.wait(60))  # holds the rest of the load back until the decision is made
+    win.workspace.jobs.submit(
+        lambda: gate.wait(60), lane="index"
+    )  # holds the rest of the load back until the decision is made
     opened: list[bool] = []
     win.store_opened.connect(lambda: opened.append(True))
     try:
@@ -174,7 +176,9 @@ def test_review_actions_work_as_soon_as_the_drafts_are_shown(qtbot, big, tmp_pat
         assert not opened and not win.session.fully_loaded  # decided before the full load
     finally:
         gate.set()
-    qtbot.waitUntil(lambda: bool(opened) and win.session.history.loaded and win.runner.pending == 0, timeout=120000)
+    qtbot.waitUntil(
+        lambda: bool(opened) and win.session.history.loaded and win.jobs.pending("session") == 0, timeout=120000
+    )
     assert engrams_on_disk(big)[first]["commitment"] == "decided"
     assert [e["engram_id"] for e in human_events(big)] == [first]
     assert first not in [r.id for r in win.drafts.model.rows]

@@ -69,14 +69,14 @@ class PendingRead:
 
 
 @dataclass
-class FakeReads:
-    """The read pool as a pane uses it. Reads wait until the test calls `deliver()`, and none is dropped by its
+class FakeJobs:
+    """The window's jobs as a pane uses them: reads only. Reads wait until the test calls `deliver()`, and none is dropped by its
     channel here: a late result reaches the pane, so what a test sees is the pane's own guard against it."""
 
     waiting: list[PendingRead] = field(default_factory=list)
     cancelled: list[str] = field(default_factory=list)
 
-    def submit(
+    def read(
         self,
         channel: str,
         fn: Callable[[], object],
@@ -199,15 +199,15 @@ class FakeHistorySession:
 
 
 class FakeWorkspace(QObject):
-    """The workspace as panes and controllers use it: the session, the read pool, the clock, and `change(fn)`,
-    which runs the session work at once (the real one runs it on the serial runner) and keeps its ChangeSet.
+    """The workspace as panes and controllers use it: the session, its jobs (reads), the clock, and `change(fn)`,
+    which runs the session work at once (the real one runs it on the session's lane) and keeps its ChangeSet.
     A QObject because a controller makes the workspace its parent."""
 
-    def __init__(self, session: object, clock: FixedClock, reads: FakeReads | None = None) -> None:
+    def __init__(self, session: object, clock: FixedClock, reads: FakeJobs | None = None) -> None:
         super().__init__()
         self.session: Any = session
         self.clock = clock
-        self.reads = reads if reads is not None else FakeReads()
+        self.jobs = reads if reads is not None else FakeJobs()
         self.applied: list[ChangeSet] = []
 
     def change(self, fn: Callable[[], ChangeSet]) -> None:

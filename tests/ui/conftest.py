@@ -48,7 +48,8 @@ def window(qtbot, store_copy, tmp_path) -> MainWindow:
 def wait_loaded(qtbot, win: MainWindow) -> None:  # type: ignore[no-untyped-def]
     """Until the store, its history and every write or load queued behind them are done."""
     qtbot.waitUntil(
-        lambda: win.session is not None and win.session.history.loaded and win.runner.pending == 0, timeout=20000
+        lambda: win.session is not None and win.session.history.loaded and win.jobs.pending("session") == 0,
+        timeout=20000,
     )
 
 

@@ -30,7 +30,7 @@ def test_enter_approves_the_clean_drafts_and_leaves_the_flagged_ones(qtbot, wind
     answer_modal(look, kind=BulkDialog)
     with qtbot.waitSignal(window.changes_applied, timeout=20000):
         qtbot.keyClick(window.drafts.table, Qt.Key.Key_A)
-    qtbot.waitUntil(lambda: window.runner.pending == 0, timeout=10000)
+    qtbot.waitUntil(lambda: window.jobs.pending("session") == 0, timeout=10000)
     assert seen == {"text": f"Approve {len(clean)} (leave {len(flagged)} flagged)", "enabled": True}
     assert sorted(e["engram_id"] for e in human_events(store_copy)) == sorted(clean)
     on_disk = engrams_on_disk(store_copy)

@@ -53,7 +53,9 @@ def test_an_agents_resolve_is_reverted_from_its_history_row_and_undone(qtbot, wi
     answer_modal(lambda box: box.button(QMessageBox.StandardButton.Yes).click())
     qtbot.keyClick(win.history.table, Qt.Key.Key_R)
     qtbot.waitUntil(lambda: _on_disk(store_copy)[0] == "detected", timeout=20000)
-    qtbot.waitUntil(lambda: win.runner.pending == 0 and win.status_labels["changes"].text() == "", timeout=20000)
+    qtbot.waitUntil(
+        lambda: win.jobs.pending("session") == 0 and win.status_labels["changes"].text() == "", timeout=20000
+    )
     assert _on_disk(store_copy)[1][loser] == "active"  # the loser the agent retired, restored
 
     win.qactions["edit.undo"].trigger()  # Ctrl+Z: the agent's resolution stands again, and is listed again

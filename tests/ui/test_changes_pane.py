@@ -42,7 +42,7 @@ def test_an_agent_rewrite_is_listed_counted_and_reverted_by_key(qtbot, window, s
     written = baseline.path_of(store_copy).read_bytes()
     assert win.status_labels["changes"].text() == ""
     qtbot.keyClick(win.changes.table, Qt.Key.Key_W)  # again, on a watched store: nothing written
-    qtbot.waitUntil(lambda: win.runner.pending == 0)
+    qtbot.waitUntil(lambda: win.jobs.pending("session") == 0)
     assert baseline.path_of(store_copy).read_bytes() == written
 
     target = next(e for e in win.session.all_engrams() if e["status"] == "active" and e.get("commitment") != "draft")
@@ -58,7 +58,9 @@ def test_an_agent_rewrite_is_listed_counted_and_reverted_by_key(qtbot, window, s
 
     win.changes.table.setFocus()
     qtbot.keyClick(win.changes.table, Qt.Key.Key_R)
-    qtbot.waitUntil(lambda: win.status_labels["changes"].text() == "" and win.runner.pending == 0, timeout=20000)
+    qtbot.waitUntil(
+        lambda: win.status_labels["changes"].text() == "" and win.jobs.pending("session") == 0, timeout=20000
+    )
     assert _statement(store_copy, target["id"]) == before
     assert win.changes.selected_change() is None
 
@@ -87,7 +89,9 @@ def test_a_group_is_reverted_at_once_after_one_question_and_a_moved_one_is_named
     win.changes.table.setFocus()
     qtbot.keyClick(win.changes.table, Qt.Key.Key_R)
     qtbot.waitUntil(lambda: _statement(store_copy, trio[0]["id"]) == trio[0]["statement"], timeout=20000)
-    qtbot.waitUntil(lambda: win.runner.pending == 0 and win.status_labels["changes"].text() == "1 agent changes")
+    qtbot.waitUntil(
+        lambda: win.jobs.pending("session") == 0 and win.status_labels["changes"].text() == "1 agent changes"
+    )
     assert _statement(store_copy, trio[1]["id"]) == trio[1]["statement"]
     assert _statement(store_copy, trio[2]["id"]) == "moved on again"
     assert trio[2]["id"] in win.banner.text()

@@ -57,7 +57,7 @@ def test_tensions_pane_and_controller_without_a_window(qtbot, store_copy, tmp_pa
     qtbot.waitUntil(lambda: bool(asked), timeout=5000)  # and similar engrams were asked for (on the read pool)
     before = tensions_on_disk(store_copy)[row.id]
     controller.confirm_tension()  # the pane is not on screen: nothing is decided
-    ws.runner.wait()
+    ws.jobs.wait(lane="session")
     assert tensions_on_disk(store_copy)[row.id] == before and human_events(store_copy) == []
     on_screen["now"] = True
     with qtbot.waitSignal(ws.applied, timeout=10000):
@@ -78,7 +78,7 @@ def test_validity_pane_and_controller_without_a_window(qtbot, store_copy, tmp_pa
     target = pane.current_row()
     assert target is not None and pane.selected_rows() == [target]
     controller.expire_now()  # not on screen: nothing is decided
-    ws.runner.wait()
+    ws.jobs.wait(lane="session")
     assert human_events(store_copy) == []
     on_screen["now"] = True
     with qtbot.waitSignal(ws.applied, timeout=10000):
@@ -111,7 +111,7 @@ def test_tensions_pane_reads_similar_engrams_off_the_gui_thread(qtbot, store_cop
     assert first is not None and second is not None and first.id != second.id
     release.set()
     qtbot.waitUntil(lambda: "much like" in pane.detail.toPlainText(), timeout=5000)
-    ws.reads.wait()
+    ws.jobs.wait()
     qtbot.wait(50)
     text = pane.detail.toPlainText()
     assert f"much like {second.engram_a}" in text and f"much like {second.engram_b}" in text

@@ -14,7 +14,7 @@ DRAFT, OTHER = "ENG-2026-12-02-022", "ENG-2026-12-02-026"  # "every Friday after
 
 def _ready(qtbot, window):
     qtbot.waitUntil(
-        lambda: window.conflicts.service is not None and window.conflicts.runner.pending == 0, timeout=20000
+        lambda: window.conflicts.service is not None and window.jobs.pending("conflicts") == 0, timeout=20000
     )
     assert window.drafts.select_id(DRAFT)
     _checked(qtbot, window)
@@ -48,7 +48,7 @@ def test_approve_asks_once_and_no_keeps_the_draft(qtbot, window, store_copy):
     assert [w.seen.id for w in question.waiting] == [DRAFT] and OTHER in question.label.text()
     answer_question(qtbot, window, Qt.Key.Key_Escape)  # leave as draft
     qtbot.wait(200)
-    assert window.runner.pending == 0 and not question.isVisible()
+    assert window.jobs.pending("session") == 0 and not question.isVisible()
     assert engrams_on_disk(store_copy)[DRAFT]["commitment"] == "draft"
     assert not human_events(store_copy)
 
@@ -100,7 +100,7 @@ def test_recording_from_the_conflicts_view_is_a_human_tension(qtbot, window, sto
     events = human_events(store_copy)
     assert [e["event"] for e in events] == ["contradiction_detected"]
     assert dialog.model.rowCount() == 0
-    qtbot.waitUntil(lambda: window.conflicts.runner.pending == 0, timeout=20000)
+    qtbot.waitUntil(lambda: window.jobs.pending("conflicts") == 0, timeout=20000)
     assert not window.conflicts.conflicts_for(DRAFT)  # the pair is recorded now: no more warning
 
 
@@ -197,7 +197,7 @@ def test_a_bulk_approval_asks_only_once_the_check_is_done_and_the_window_keeps_r
     assert progress is not None
     qtbot.waitUntil(progress.isVisible, timeout=5000)  # the event loop runs: the progress is shown
     assert not asked and not isinstance(QApplication.activeModalWidget(), BulkDialog)
-    assert window.runner.pending == 0 and not human_events(store_copy)
+    assert window.jobs.pending("session") == 0 and not human_events(store_copy)
     gate.set()
     with qtbot.waitSignal(window.changes_applied, timeout=20000):
         qtbot.waitUntil(lambda: bool(asked), timeout=20000)
@@ -221,9 +221,9 @@ def test_cancelling_the_check_of_a_bulk_approval_asks_nothing_and_approves_nothi
     qtbot.waitUntil(lambda: opened == ["conflictCheckProgress"], timeout=5000)
     progress.findChild(QPushButton).click()  # Cancel, as the reviewer would
     gate.set()
-    qtbot.waitUntil(lambda: window.workspace.reads.pending == 0, timeout=20000)
+    qtbot.waitUntil(lambda: window.workspace.jobs.pending("reads") == 0, timeout=20000)
     qtbot.wait(200)
-    assert opened == ["conflictCheckProgress"] and window.runner.pending == 0
+    assert opened == ["conflictCheckProgress"] and window.jobs.pending("session") == 0
     assert engrams_on_disk(store_copy)[DRAFT]["commitment"] == "draft" and not human_events(store_copy)
 
 
@@ -235,15 +235,15 @@ def test_a_stale_check_of_a_draft_selected_before_is_dropped(qtbot, window, monk
     gate = _gate_checks(monkeypatch, window, only=DRAFT)
     window.drafts.select_id(DRAFT)
     assert "Checking for contradictions" in window.drafts.detail.toPlainText()  # shown at once, not waited for
-    dropped = window.workspace.reads.dropped
+    dropped = window.workspace.jobs.dropped
     qtbot.waitUntil(gate.entered.is_set, timeout=10000)  # read once the selection rested on it
     window.drafts.select_id(quiet)  # moved on before DRAFT's check is done
     _checked(qtbot, window)
     gate.set()
-    reads = window.workspace.reads
+    reads = window.workspace.jobs
     # every read under way has come back (shown or dropped), the stale check of DRAFT among them; other reads may
     # have been dropped too (a newer request on their own channel), so the count is a floor, not an exact number
-    qtbot.waitUntil(lambda: reads.pending == 0 and reads.dropped >= dropped + 1, timeout=20000)
+    qtbot.waitUntil(lambda: reads.pending("reads") == 0 and reads.dropped >= dropped + 1, timeout=20000)
     assert window.drafts.current_id() == quiet
     text = window.drafts.detail.toPlainText()
     assert "may contradict" not in text and OTHER not in text
@@ -254,7 +254,7 @@ def test_the_question_about_a_draft_shows_that_draft_wherever_the_reviewer_went(
     first draft names that draft and its statement, never the one the reviewer moved to, and leaves the reviewer
     where they are."""
     qtbot.waitUntil(
-        lambda: window.conflicts.service is not None and window.conflicts.runner.pending == 0, timeout=20000
+        lambda: window.conflicts.service is not None and window.jobs.pending("conflicts") == 0, timeout=20000
     )
     assert window.drafts.select_id(DRAFT)
     qtbot.keyClick(window.drafts.table, Qt.Key.Key_A)  # checked on the read pool: the queue moves on meanwhile

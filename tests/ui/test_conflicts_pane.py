@@ -13,7 +13,7 @@ PAIR = ":".join(sorted((FRIDAY, THURSDAY)))
 def _scanned(qtbot, window):  # type: ignore[no-untyped-def]
     """The view open and scanned, its row for the pair selected; returns the dialog."""
     qtbot.waitUntil(
-        lambda: window.conflicts.service is not None and window.conflicts.runner.pending == 0, timeout=20000
+        lambda: window.conflicts.service is not None and window.jobs.pending("conflicts") == 0, timeout=20000
     )
     window.qactions["view.conflicts"].trigger()
     dialog = window.conflicts.pane
@@ -43,7 +43,7 @@ def test_an_answer_after_an_agent_rewrote_one_side_is_refused_and_writes_nothing
     engrams = store_copy / "engrams.yaml"
     text = engrams.read_text(encoding="utf-8")
     engrams.write_text(text.replace("every Thursday afternoon", "every Monday morning"), encoding="utf-8")
-    qtbot.waitUntil(lambda: window.runner.pending == 0)
+    qtbot.waitUntil(lambda: window.jobs.pending("session") == 0)
     window.session.reload_if_changed()  # the session has read it (a reload), the list is not scanned again yet
     assert "every Thursday afternoon" in dialog.detail.toPlainText()
     tensions_before = (store_copy / "tensions.yaml").read_bytes()
@@ -52,7 +52,7 @@ def test_an_answer_after_an_agent_rewrote_one_side_is_refused_and_writes_nothing
     getattr(dialog, button).click()
     qtbot.waitUntil(lambda: bool(errors), timeout=10000)
     assert f"{THURSDAY} changed since you looked (statement" in errors[0], errors
-    qtbot.waitUntil(lambda: window.runner.pending == 0, timeout=10000)  # (the reload the refusal asks for)
+    qtbot.waitUntil(lambda: window.jobs.pending("session") == 0, timeout=10000)  # (the reload the refusal asks for)
     assert human_events(store_copy) == []
     assert (store_copy / "tensions.yaml").read_bytes() == tensions_before
     assert "every Monday morning" in engrams.read_text(encoding="utf-8")  # the agent's text, untouched

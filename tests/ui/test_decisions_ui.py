@@ -19,13 +19,13 @@ CTRL = Qt.KeyboardModifier.ControlModifier
 
 
 def _settle(qtbot, window):
-    qtbot.waitUntil(lambda: window.runner.pending == 0, timeout=10000)
+    qtbot.waitUntil(lambda: window.jobs.pending("session") == 0, timeout=10000)
 
 
 def test_a_reload_queued_between_display_and_key_refuses_the_verdict(qtbot, window, store_copy):
     shown = window.drafts.current()
     gate = threading.Event()
-    window.runner.submit(lambda: gate.wait(20))  # the serial worker is busy: what follows waits in line
+    window.jobs.submit(lambda: gate.wait(20))  # the serial worker is busy: what follows waits in line
     path = store_copy / "engrams.yaml"
     path.write_text(path.read_text().replace(shown.statement, shown.statement + " — but only on staging", 1))
     window.opener.reload_quiet(explicit=True)  # queued: it will load the new text before the verdict is written
@@ -103,7 +103,7 @@ def test_undo_never_reaches_a_store_that_is_no_longer_on_screen(qtbot, window, s
     shutil.copytree(store_copy, other)
     first_before = files_of(store_copy)
     window.open_path(other)
-    qtbot.waitUntil(lambda: window.session is not None and window.runner.pending == 0, timeout=20000)
+    qtbot.waitUntil(lambda: window.session is not None and window.jobs.pending("session") == 0, timeout=20000)
     other_before = files_of(other)
     assert not window.qactions["edit.undo"].isEnabled()
     qtbot.keyClick(window.drafts.table, Qt.Key.Key_Z, CTRL)

@@ -71,7 +71,7 @@ def test_approve_everything_this_session_drafted_leaves_the_flagged_one_and_othe
         qtbot.keyClick(
             win.drafts.table, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
         )
-    qtbot.waitUntil(lambda: win.runner.pending == 0, timeout=10000)
+    qtbot.waitUntil(lambda: win.jobs.pending("session") == 0, timeout=10000)
     assert seen == {"ok": "Approve 2 (leave 1 flagged)"}
     assert sorted(e["engram_id"] for e in human_events(root, "Grace")) == sorted(ids["alpha"])
     assert _drafts(root) == before - set(ids["alpha"])  # the flagged one, session beta and the demo's still wait
@@ -92,7 +92,7 @@ def test_reject_everything_this_session_drafted_asks_one_reason(qtbot, tmp_path,
         qtbot.keyClick(
             win.drafts.table, Qt.Key.Key_R, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
         )
-    qtbot.waitUntil(lambda: win.runner.pending == 0, timeout=10000)
+    qtbot.waitUntil(lambda: win.jobs.pending("session") == 0, timeout=10000)
     on_disk = engrams_on_disk(root)
     assert all(on_disk[i]["status"] == "retired" for i in ids["beta"])
     assert sorted(e["engram_id"] for e in human_events(root, "Grace")) == sorted(ids["beta"])

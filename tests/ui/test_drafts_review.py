@@ -15,7 +15,7 @@ def _press(qtbot, window, key, modifier=Qt.KeyboardModifier.NoModifier):
 
 
 def _settle(qtbot, window):
-    qtbot.waitUntil(lambda: window.runner.pending == 0, timeout=10000)
+    qtbot.waitUntil(lambda: window.jobs.pending("session") == 0, timeout=10000)
 
 
 def test_starts_with_the_queue_focused_and_first_draft_selected(window):
@@ -270,7 +270,7 @@ def test_ctrl_z_right_after_a_refused_approve_takes_nothing_back(qtbot, window, 
     window.messages.error_shown.connect(errors.append)
     _press(qtbot, window, Qt.Key.Key_A)  # refused once written: the file changed since the row was shown
     qtbot.keyClick(window.drafts.table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)  # before it is
-    qtbot.waitUntil(lambda: len(errors) >= 2 and window.runner.pending == 0, timeout=10000)
+    qtbot.waitUntil(lambda: len(errors) >= 2 and window.jobs.pending("session") == 0, timeout=10000)
     # the undo is refused at once while the approval is still checked for contradictions, or when it runs after
     # the approval's refused write: either order of the two messages
     assert any(f"{second} changed since you looked" in e for e in errors), errors
@@ -296,7 +296,7 @@ def test_a_failed_write_after_the_queue_moved_on_is_said_and_brings_its_draft_ba
     window.messages.error_shown.connect(errors.append)
     _press(qtbot, window, Qt.Key.Key_A)
     assert window.drafts.current_id() == second and errors == []  # moved on before the write's outcome is known
-    qtbot.waitUntil(lambda: bool(errors) and window.runner.pending == 0, timeout=10000)
+    qtbot.waitUntil(lambda: bool(errors) and window.jobs.pending("session") == 0, timeout=10000)
     assert errors[0].startswith(f"Approving {first} was not written: ") and "Nothing was written" in errors[0]
     assert window.drafts.current_id() == first
     assert window.drafts.displayed_seen() is not None and window.drafts.displayed_seen().id == first
@@ -331,13 +331,17 @@ def test_ctrl_z_after_a_refused_write_not_yet_shown_takes_nothing_back(qtbot, wi
     # the approval on the runner: at once, or after its contradiction check when the finder was rebuilt in the
     # background since the check above (its answers then belong to the old finder); a full CI run once pressed
     # Ctrl+Z while that check still ran, which is the other test's case, not this one's
-    qtbot.waitUntil(lambda: window.workspace.reads.pending == 0 and window.runner.pending >= 1, timeout=10000)
-    assert window.runner.wait()  # the write ran and was refused; its failure is not shown (no events processed)
+    qtbot.waitUntil(
+        lambda: window.workspace.jobs.pending("reads") == 0 and window.jobs.pending("session") >= 1, timeout=10000
+    )
+    assert window.jobs.wait(
+        lane="session"
+    )  # the write ran and was refused; its failure is not shown (no events processed)
     qtbot.keyClick(window.drafts.table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
-    done = lambda: len(errors) >= 2 and window.runner.pending == 0  # noqa: E731
+    done = lambda: len(errors) >= 2 and window.jobs.pending("session") == 0  # noqa: E731
     shown = lambda: [d.windowTitle() for d in window.findChildren(QDialog) if d.isVisible()]  # noqa: E731
     qtbot.waitUntil(lambda: done() or bool(shown()), timeout=10000)  # a question left open fails at once, named
-    assert done(), (errors, window.runner.pending, shown())
+    assert done(), (errors, window.jobs.pending("session"), shown())
     assert f"{second} changed since you looked" in errors[0] and "nothing was undone" in errors[1], errors
     assert engrams_on_disk(store_copy)[first]["commitment"] == "decided"
     assert [e["data"]["action"] for e in human_events(store_copy)] == ["approve"]
@@ -375,7 +379,10 @@ def test_ctrl_z_while_a_refused_approve_is_still_being_checked_takes_nothing_bac
     finally:
         release.set()
     qtbot.waitUntil(
-        lambda: len(errors) >= 2 and window.runner.pending == 0 and window.workspace.reads.pending == 0, timeout=10000
+        lambda: (
+            len(errors) >= 2 and window.jobs.pending("session") == 0 and window.workspace.jobs.pending("reads") == 0
+        ),
+        timeout=10000,
     )
     assert f"{second} changed since you looked" in errors[0] and "nothing was undone" in errors[1], errors
     assert engrams_on_disk(store_copy)[first]["commitment"] == "decided"

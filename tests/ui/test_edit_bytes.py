@@ -32,7 +32,7 @@ def store_copy(tmp_path):
 
 
 def _settle(qtbot, window):
-    qtbot.waitUntil(lambda: window.runner.pending == 0, timeout=10000)
+    qtbot.waitUntil(lambda: window.jobs.pending("session") == 0, timeout=10000)
 
 
 def test_edit_saved_without_a_change_writes_nothing(qtbot, window, store_copy):
@@ -74,7 +74,7 @@ def test_a_statement_the_editor_cannot_keep_is_not_opened_for_editing(qtbot, win
     path.write_text(text, encoding="utf-8")
     window.open_path(dest)
     qtbot.waitUntil(
-        lambda: window.session is not None and window.session.root == dest and window.runner.pending == 0,
+        lambda: window.session is not None and window.session.root == dest and window.jobs.pending("session") == 0,
         timeout=20000,
     )
     qtbot.waitUntil(lambda: bool(window.drafts.model.rows), timeout=10000)

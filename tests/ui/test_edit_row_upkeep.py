@@ -23,7 +23,7 @@ def _row(window) -> tuple[str, str]:  # type: ignore[no-untyped-def]
 
 
 def test_an_edited_row_shows_the_new_text_with_everything_moving_at_once(qtbot, window):
-    qtbot.waitUntil(lambda: window.scale.view is not None and window.runner.pending == 0, timeout=20000)
+    qtbot.waitUntil(lambda: window.scale.view is not None and window.jobs.pending("session") == 0, timeout=20000)
     window.qactions["review.risk_order"].trigger()
     window.search.setText("staging")
     window.apply_search()
@@ -40,7 +40,7 @@ def test_an_edited_row_shows_the_new_text_with_everything_moving_at_once(qtbot, 
     with qtbot.waitSignal(window.changes_applied, timeout=10000):
         qtbot.keyClick(window.drafts.editor, Qt.Key.Key_Return, CTRL)
     window.opener.reload_quiet()
-    qtbot.waitUntil(lambda: window.runner.pending == 0 and window.scale.settled, timeout=20000)
+    qtbot.waitUntil(lambda: window.jobs.pending("session") == 0 and window.scale.settled, timeout=20000)
     end = time.monotonic() + 1.5
     while time.monotonic() < end:  # and nothing that arrives after puts the old row back
         text, flags = _row(window)

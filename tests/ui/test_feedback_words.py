@@ -48,7 +48,7 @@ def test_conflicts_view_shows_both_statements_first(qtbot, window):
     from plur_desk.ui.conflicts_pane import Column
 
     qtbot.waitUntil(
-        lambda: window.conflicts.service is not None and window.conflicts.runner.pending == 0, timeout=20000
+        lambda: window.conflicts.service is not None and window.jobs.pending("conflicts") == 0, timeout=20000
     )
     window.qactions["view.conflicts"].trigger()
     dialog = window.conflicts.pane

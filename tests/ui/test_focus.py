@@ -63,7 +63,9 @@ def test_typing_through_a_whole_load_stays_in_the_search_field(qtbot, tmp_path, 
 
     def loaded() -> bool:
         session = window.session
-        return bool(session and session.history.loaded and window.finder.is_ready and window.runner.pending == 0)
+        return bool(
+            session and session.history.loaded and window.finder.is_ready and window.jobs.pending("session") == 0
+        )
 
     while not loaded():
         if window.session is None:
@@ -80,9 +82,11 @@ def test_typing_through_a_whole_load_stays_in_the_search_field(qtbot, tmp_path, 
         typed += char
     assert QApplication.focusWidget() is window.search  # every key so far went where the person put the focus
     qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Return, CTRL)
-    qtbot.waitUntil(lambda: window.runner.pending == 0 and not window.finder.timer.isActive(), timeout=20000)
-    qtbot.waitUntil(lambda: window.runner.pending == 0, timeout=20000)  # the search may have queued a refresh
-    qtbot.waitUntil(lambda: not window.finder.searching() and window.workspace.reads.pending == 0, timeout=20000)
+    qtbot.waitUntil(lambda: window.jobs.pending("session") == 0 and not window.finder.timer.isActive(), timeout=20000)
+    qtbot.waitUntil(lambda: window.jobs.pending("session") == 0, timeout=20000)  # the search may have queued a refresh
+    qtbot.waitUntil(
+        lambda: not window.finder.searching() and window.workspace.jobs.pending("reads") == 0, timeout=20000
+    )
     assert window.search.text() == typed
     assert not window.drafts.editing
     assert human_events(store) == []
@@ -94,17 +98,17 @@ def test_typing_through_a_whole_load_stays_in_the_search_field(qtbot, tmp_path, 
 def test_outside_changes_and_search_results_do_not_move_the_focus(qtbot, window, store_copy):
     qtbot.keyClick(window.drafts.table, Qt.Key.Key_F, CTRL)
     qtbot.keyClicks(window.search, "deploy")
-    qtbot.waitUntil(lambda: window.runner.pending == 0, timeout=10000)
+    qtbot.waitUntil(lambda: window.jobs.pending("session") == 0, timeout=10000)
     path = store_copy / "engrams.yaml"
     row = window.session.drafts()[3]
     path.write_text(path.read_text().replace(row.statement, row.statement + " (updated by an agent)", 1))
     qtbot.waitUntil(
         lambda: "(updated by an agent)" in str(window.session.engram(row.id).get("statement")), timeout=5000
     )
-    qtbot.waitUntil(lambda: window.runner.pending == 0, timeout=10000)
+    qtbot.waitUntil(lambda: window.jobs.pending("session") == 0, timeout=10000)
     assert QApplication.focusWidget() is window.search
     qtbot.keyClicks(window.search, " freeze")
-    qtbot.waitUntil(lambda: window.runner.pending == 0, timeout=10000)
+    qtbot.waitUntil(lambda: window.jobs.pending("session") == 0, timeout=10000)
     assert QApplication.focusWidget() is window.search and window.search.text() == "deploy freeze"
 
 
@@ -118,7 +122,7 @@ def test_verdict_keys_need_the_queue_itself_to_have_the_focus(qtbot, window, sto
     button = window.drafts.findChild(type(window.drafts.buttons.itemAt(0).widget()), "primary")
     button.setFocus()  # a button inside the pane: Tab can land there
     qtbot.keyClick(button, Qt.Key.Key_A)
-    qtbot.waitUntil(lambda: window.runner.pending == 0, timeout=10000)
+    qtbot.waitUntil(lambda: window.jobs.pending("session") == 0, timeout=10000)
     assert not window.drafts.editing
     assert human_events(store_copy) == [] and files_of(store_copy) == before
 
@@ -127,7 +131,7 @@ def test_no_verdict_while_the_detail_does_not_show_the_row(qtbot, window, store_
     window.drafts.show_detail("")  # as between a new list arriving and its detail being drawn
     before = files_of(store_copy)
     qtbot.keyClick(window.drafts.table, Qt.Key.Key_A)
-    qtbot.waitUntil(lambda: window.runner.pending == 0, timeout=10000)
+    qtbot.waitUntil(lambda: window.jobs.pending("session") == 0, timeout=10000)
     assert human_events(store_copy) == [] and files_of(store_copy) == before
     window.review.show_current()  # drawn again: now the key acts
     with qtbot.waitSignal(window.changes_applied, timeout=10000):
@@ -181,7 +185,9 @@ def test_a_key_meant_for_an_open_dialog_never_acts_on_the_list_behind_it(qtbot, 
     )
     qtbot.keyClick(window.tensions.table, Qt.Key.Key_D)  # dismiss: asks why
     assert focus_at == ["tensionsTable"] * 4, focus_at
-    qtbot.waitUntil(lambda: window.runner.pending == 0 and window.workspace.reads.pending == 0, timeout=10000)
+    qtbot.waitUntil(
+        lambda: window.jobs.pending("session") == 0 and window.workspace.jobs.pending("reads") == 0, timeout=10000
+    )
     assert human_events(store_copy) == [] and files_of(store_copy) == before
     # and the same keys with no dialog open still act: C confirms the tension
     with qtbot.waitSignal(window.changes_applied, timeout=10000):
@@ -209,7 +215,7 @@ def test_holding_a_verdict_key_decides_once_and_holding_j_moves_on(qtbot, window
     with qtbot.waitSignal(window.changes_applied, timeout=10000):
         _held(table, Qt.Key.Key_A, "a", repeats=5)
     qtbot.wait(300)
-    qtbot.waitUntil(lambda: window.runner.pending == 0, timeout=10000)
+    qtbot.waitUntil(lambda: window.jobs.pending("session") == 0, timeout=10000)
     assert [e["engram_id"] for e in human_events(store_copy)] == [first]
     before = window.drafts.current_id()
     _held(table, Qt.Key.Key_J, "j", repeats=3)

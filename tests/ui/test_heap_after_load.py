@@ -17,7 +17,9 @@ from plur_desk.ui import idle_collect
 
 def _loaded(window) -> bool:  # type: ignore[no-untyped-def]
     session = window.session
-    return session is not None and session.fully_loaded and session.history.loaded and window.runner.pending == 0
+    return (
+        session is not None and session.fully_loaded and session.history.loaded and window.jobs.pending("session") == 0
+    )
 
 
 def test_a_closed_store_is_freed_by_the_next_idle_pass(qtbot, window, tmp_path, monkeypatch):
@@ -34,7 +36,7 @@ def test_a_closed_store_is_freed_by_the_next_idle_pass(qtbot, window, tmp_path, 
     qtbot.waitUntil(
         lambda: window.scale.view is not None and window.scale.view.session is window.session, timeout=20000
     )
-    qtbot.waitUntil(lambda: window.scale.runner.pending == 0 and window.finder.runner.pending == 0, timeout=20000)
+    qtbot.waitUntil(lambda: window.jobs.pending("scale") == 0 and window.jobs.pending("index") == 0, timeout=20000)
     gc.collect()
     assert gc.get_freeze_count() > 0
     idle = idle_collect.install(QApplication.instance())
@@ -110,8 +112,8 @@ def test_the_search_index_and_the_scale_view_are_kept_out_of_the_idle_passes(qtb
         lambda: (
             window.finder.service is not None
             and window.scale.view is not None
-            and window.scale.runner.pending == 0
-            and window.finder.runner.pending == 0
+            and window.jobs.pending("scale") == 0
+            and window.jobs.pending("index") == 0
         ),
         timeout=20000,
     )

@@ -75,7 +75,7 @@ def test_a_filter_reset_while_a_long_filter_is_read_is_never_replaced_by_its_ans
     pane.actor_filter.setCurrentIndex(0)  # reset before it is done
     qtbot.waitUntil(lambda: pane.model.rowCount() == everything, timeout=5000)
     release.set()
-    qtbot.waitUntil(lambda: window.workspace.reads.pending == 0, timeout=10000)
+    qtbot.waitUntil(lambda: window.workspace.jobs.pending("reads") == 0, timeout=10000)
     qtbot.wait(100)
     assert stopped == [True]  # it was told nobody wants its answer
     assert pane.model.rowCount() == everything and pane.actor_filter.currentIndex() == 0

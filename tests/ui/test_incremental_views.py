@@ -27,7 +27,7 @@ def test_one_approve_renders_the_next_detail_once_and_never_resets_the_queue(qtb
     drafts.model.modelReset.connect(lambda: resets.append(1))
     with qtbot.waitSignal(window.changes_applied, timeout=10000):
         qtbot.keyClick(drafts.table, Qt.Key.Key_A)
-    qtbot.waitUntil(lambda: window.runner.pending == 0, timeout=10000)
+    qtbot.waitUntil(lambda: window.jobs.pending("session") == 0, timeout=10000)
     assert first not in [r.id for r in drafts.model.rows]
     assert drafts.current_id() == second
     assert renders == [second]  # moved on at once; the write's result did not render it again
@@ -45,7 +45,7 @@ def test_confirming_a_tension_repaints_its_row_and_never_resets_the_list(qtbot, 
     tensions.model.modelReset.connect(lambda: resets.append(1))
     with qtbot.waitSignal(window.changes_applied, timeout=10000):
         qtbot.keyClick(tensions.table, Qt.Key.Key_C)
-    qtbot.waitUntil(lambda: window.runner.pending == 0, timeout=10000)
+    qtbot.waitUntil(lambda: window.jobs.pending("session") == 0, timeout=10000)
     assert tensions.current_id() == detected.id
     assert tensions.model.rows[tensions.model.row_of(detected.id)].status == "confirmed"
     assert [r for r in tensions.model.rows if r.id != detected.id] == others  # the same rows, in the same order
@@ -74,7 +74,7 @@ def _reload(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
     """What the window's watch does when PLUR wrote a file: read it again (not the reviewer's explicit reload)."""
     with qtbot.waitSignal(window.opener.reloaded, timeout=10000):
         window.opener.reload_quiet()
-    qtbot.waitUntil(lambda: window.runner.pending == 0, timeout=10000)
+    qtbot.waitUntil(lambda: window.jobs.pending("session") == 0, timeout=10000)
 
 
 def test_a_pane_an_outside_change_does_not_concern_keeps_its_detail_as_the_reviewer_left_it(

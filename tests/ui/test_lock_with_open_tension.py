@@ -61,7 +61,7 @@ def test_locking_a_draft_in_an_open_tension_asks_first(qtbot, store_copy, tmp_pa
     approve()
     qtbot.waitUntil(lambda: bool(asked), timeout=10000)
     assert "T-2026-1202-990" in asked[0] and "out of locked" in asked[0]
-    qtbot.waitUntil(lambda: window.runner.pending == 0, timeout=10000)
+    qtbot.waitUntil(lambda: window.jobs.pending("session") == 0, timeout=10000)
     assert engrams_on_disk(store_copy)[draft]["commitment"] == "draft"
     assert not human_events(store_copy, "Grace")
 

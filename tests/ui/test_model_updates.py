@@ -10,8 +10,8 @@ import pytest
 from PySide6.QtCore import QItemSelectionModel
 from PySide6.QtWidgets import QTableView
 
+from plur_desk.ui.jobs import Jobs
 from plur_desk.ui.models import Column, RowsModel
-from plur_desk.ui.runner import ReadPool
 
 
 @dataclass(frozen=True)
@@ -112,8 +112,8 @@ def test_decided_rows_leaving_are_only_removed(qtbot, qtmodeltester, seed) -> No
     assert model.rows == changed and "dataChanged" in signals and "rowsRemoved" not in signals
 
 
-def test_read_pool_drops_a_result_a_newer_request_made_stale(qtbot) -> None:
-    pool = ReadPool(threads=2)
+def test_jobs_drop_a_result_a_newer_request_made_stale(qtbot) -> None:
+    pool = Jobs(threads=2)
     shown: list[object] = []
     gate_open = []
 
@@ -122,15 +122,15 @@ def test_read_pool_drops_a_result_a_newer_request_made_stale(qtbot) -> None:
             pass
         return "old"
 
-    pool.submit("detail", slow, shown.append)
-    pool.submit("detail", lambda: "new", shown.append)
+    pool.read("detail", slow, shown.append)
+    pool.read("detail", lambda: "new", shown.append)
     qtbot.waitUntil(lambda: shown == ["new"])
     gate_open.append(True)
-    qtbot.waitUntil(lambda: pool.pending == 0)
+    qtbot.waitUntil(lambda: pool.pending() == 0)
     assert shown == ["new"]
     assert pool.dropped == 1
-    pool.submit("search", lambda: "kept", shown.append)  # another channel is not affected
-    qtbot.waitUntil(lambda: pool.pending == 0)
+    pool.read("search", lambda: "kept", shown.append)  # another channel is not affected
+    qtbot.waitUntil(lambda: pool.pending() == 0)
     assert shown == ["new", "kept"]
     pool.wait()
 

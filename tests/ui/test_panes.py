@@ -346,7 +346,7 @@ def test_the_reviewers_sort_of_tensions_survives_a_decision_and_a_reload(qtbot, 
     assert ids() == expected  # in the sort the header shows, not back in the age order
     assert header.sortIndicatorSection() == section == column
     window.opener.reload()
-    qtbot.waitUntil(lambda: window.runner.pending == 0, timeout=10000)
+    qtbot.waitUntil(lambda: window.jobs.pending("session") == 0, timeout=10000)
     assert ids() == expected
 
 

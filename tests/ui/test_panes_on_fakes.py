@@ -30,7 +30,7 @@ from plur_desk.ui.validity_pane import ValidityPane
 
 from support.fakes import (
     FakeHistorySession,
-    FakeReads,
+    FakeJobs,
     FakeTensionsSession,
     FakeValiditySession,
     FakeWorkspace,
@@ -123,7 +123,7 @@ def _tensions_pane(
         records if records is not None else _tension_records(),
         NOW,
     )
-    workspace = FakeWorkspace(session, FixedClock(NOW), FakeReads())
+    workspace = FakeWorkspace(session, FixedClock(NOW), FakeJobs())
     found = similar or {}
     pane = TensionsPane(workspace.as_workspace(), lambda engram_id: found.get(engram_id, []))
     qtbot.addWidget(pane)
@@ -194,12 +194,12 @@ def test_a_refresh_that_keeps_the_selection_shows_what_changed_in_it(qtbot: QtBo
 
 def test_when_the_selected_tension_leaves_the_next_one_is_shown_once(qtbot: QtBot) -> None:
     pane, session, workspace = _tensions_pane(qtbot)
-    workspace.reads.deliver()
+    workspace.jobs.deliver()
     session.records = [r for r in session.records if r["id"] != "T-2026-1201-003"]  # resolved elsewhere
     pane.refresh(ChangeSet(tensions=frozenset({"T-2026-1201-003"})))
     assert pane.current_id() == "T-2026-1201-001"
     assert "Deploys run on Fridays" in pane.detail.toPlainText()
-    assert [r.channel for r in workspace.reads.waiting] == ["tension.similar"]  # read once for the new one
+    assert [r.channel for r in workspace.jobs.waiting] == ["tension.similar"]  # read once for the new one
 
 
 def test_tensions_displayed_is_the_row_as_listed_and_none_once_a_side_reads_differently(qtbot: QtBot) -> None:
@@ -224,7 +224,7 @@ def test_tensions_similar_engrams_fill_the_detail_without_the_tensions_own_sides
         "ENG-A1": [("ENG-S9", "similar to the second tension", 0.66)],
     }
     pane, _session, workspace = _tensions_pane(qtbot, similar=similar)
-    assert workspace.reads.deliver() >= 1
+    assert workspace.jobs.deliver() >= 1
     shown = pane.detail.toPlainText()
     assert f"0.81 · ENG-S1 “near {MARKUP}”" in shown
     assert "0.72 · ENG-S2 “another near one”" in shown
@@ -240,7 +240,7 @@ def test_tensions_similar_engrams_read_for_a_tension_left_behind_are_not_shown_b
     pane, _session, workspace = _tensions_pane(qtbot, similar=similar)  # the first tension's reads wait
     pane.table.selectRow(1)  # the reviewer moves on before they come back
     assert pane.current_id() == "T-2026-1201-001"
-    workspace.reads.deliver(newest_first=True)  # the first tension's reads arrive last
+    workspace.jobs.deliver(newest_first=True)  # the first tension's reads arrive last
     shown = pane.detail.toPlainText()
     assert "0.66 · ENG-S9 “similar to the second tension”" in shown
     assert "ENG-S1" not in shown and "Deploys run on Fridays" in shown
@@ -361,10 +361,10 @@ def test_a_refresh_shows_the_selection_once_whether_it_moved_or_stayed(qtbot: Qt
     pane.refresh(None)
     assert session.bars_asked == ["ENG-V1", "ENG-V1"]
     tensions, _t, workspace = _tensions_pane(qtbot)
-    assert [r.channel for r in workspace.reads.waiting] == ["tension.similar"]  # one read of similar engrams
-    workspace.reads.deliver()
+    assert [r.channel for r in workspace.jobs.waiting] == ["tension.similar"]  # one read of similar engrams
+    workspace.jobs.deliver()
     tensions.refresh(None)
-    assert [r.channel for r in workspace.reads.waiting] == ["tension.similar"]
+    assert [r.channel for r in workspace.jobs.waiting] == ["tension.similar"]
 
 
 def test_validity_keeps_the_selected_engram_when_the_rows_change(qtbot: QtBot) -> None:

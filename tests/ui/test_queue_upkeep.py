@@ -69,9 +69,9 @@ def _settle(qtbot, win: MainWindow) -> None:  # type: ignore[no-untyped-def]
         lambda: (
             win.session is not None
             and win.session.history.loaded
-            and win.runner.pending == 0
+            and win.jobs.pending("session") == 0
             and win.scale.settled  # a new scale view's order is on the list (not merely computed)
-            and win.workspace.reads.pending == 0
+            and win.workspace.jobs.pending("reads") == 0
         ),
         timeout=20000,
     )
@@ -260,9 +260,9 @@ def test_a_new_risk_order_computed_while_a_write_runs_is_on_the_list_once_settle
     age_order = [r.id for r in win.drafts.model.rows]
     release = threading.Event()
     try:
-        win.workspace.runner.submit(lambda: release.wait(20))  # a job under way when the view arrives
+        win.workspace.jobs.submit(lambda: release.wait(20))  # a job under way when the view arrives
         scale._compute()
-        qtbot.waitUntil(lambda: scale.runner.pending == 0, timeout=20000)
+        qtbot.waitUntil(lambda: scale.workspace.jobs.pending("scale") == 0, timeout=20000)
         assert scale.view is not None and not scale.settled  # computed, waiting for the job to be shown
         assert [r.id for r in win.drafts.model.rows] == age_order
     finally:

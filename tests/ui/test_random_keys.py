@@ -265,8 +265,8 @@ def _run(qtbot, window, monkey: Monkey, presses: int, between=lambda: None) -> N
     closer.start(50)
     qtbot.waitUntil(
         lambda: (
-            window.runner.pending == 0
-            and window.workspace.reads.pending == 0
+            window.jobs.pending("session") == 0
+            and window.workspace.jobs.pending("reads") == 0
             and QApplication.activeModalWidget() is None
         ),
         timeout=20000,

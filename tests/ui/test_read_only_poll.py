@@ -49,7 +49,8 @@ def test_a_store_opened_with_a_fifo_month_is_read_only_from_the_first_draft(qtbo
     os.mkfifo(store_copy / "history" / "2025-01.jsonl")
     win = open_window_on(qtbot, tmp_path, store_copy)
     qtbot.waitUntil(
-        lambda: win.session is not None and win.session.history.loaded and win.runner.pending == 0, timeout=20000
+        lambda: win.session is not None and win.session.history.loaded and win.jobs.pending("session") == 0,
+        timeout=20000,
     )
     win.drafts.table.setFocus(Qt.FocusReason.OtherFocusReason)
     assert not win.qactions["review.approve"].isEnabled()

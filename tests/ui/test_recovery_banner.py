@@ -42,7 +42,8 @@ def test_window_finishes_an_interrupted_approve_and_says_so(qtbot, store_copy, t
 
     win = open_window_on(qtbot, tmp_path, store_copy)
     qtbot.waitUntil(
-        lambda: win.session is not None and win.session.history.loaded and win.runner.pending == 0, timeout=20000
+        lambda: win.session is not None and win.session.history.loaded and win.jobs.pending("session") == 0,
+        timeout=20000,
     )
     assert "Recovery: completed 1 interrupted action(s) (approve" in win.banner.text()
     assert "1 history event(s) appended" in win.banner.text()

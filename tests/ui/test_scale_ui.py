@@ -121,7 +121,7 @@ def test_one_key_settles_a_cluster_and_one_undo_takes_it_back(
     assert pane.next_step.text() == f"D: approve {keep} and reject 2 other draft(s) as its duplicates"
     with qtbot.waitSignal(window.changes_applied, timeout=10000):
         qtbot.keyClick(pane.table, Qt.Key.Key_D)
-    qtbot.waitUntil(lambda: window.runner.pending == 0)
+    qtbot.waitUntil(lambda: window.jobs.pending("session") == 0)
     disk = engrams_on_disk(store_copy)
     assert disk[keep]["commitment"] == "decided" and disk[keep]["review"]["by"] == "Grace Tester"
     events = human_events(store_copy)
@@ -133,7 +133,7 @@ def test_one_key_settles_a_cluster_and_one_undo_takes_it_back(
     qtbot.waitUntil(lambda: not any({m.id for m in c.members} & learned for c in pane.model.rows), timeout=20000)
     with qtbot.waitSignal(window.changes_applied, timeout=10000):
         qtbot.keyClick(window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
-    qtbot.waitUntil(lambda: window.runner.pending == 0)
+    qtbot.waitUntil(lambda: window.jobs.pending("session") == 0)
     disk = engrams_on_disk(store_copy)
     assert all(disk[i]["status"] == "active" and disk[i]["commitment"] == "draft" for i in learned)
 
@@ -148,7 +148,7 @@ def test_x_takes_a_member_out_of_its_cluster(qtbot, window: MainWindow) -> None:
     pane.member_table.selectRow(2)
     out = pane.current_member().id  # type: ignore[union-attr]
     qtbot.keyClick(pane.member_table, Qt.Key.Key_X)
-    qtbot.waitUntil(lambda: window.scale.runner.pending == 0)
+    qtbot.waitUntil(lambda: window.jobs.pending("scale") == 0)
     qtbot.waitUntil(lambda: all(out not in {m.id for m in c.members} for c in pane.model.rows))
     assert not human_events(window.store_path)  # a split writes nothing
 
@@ -230,7 +230,7 @@ def test_a_decision_in_risk_order_ranks_nothing_again_and_computes_once_the_revi
     computed: list[int] = []
     refresh_from = view.refresh_from
     view.refresh_from = lambda *a, **k: (computed.append(1), refresh_from(*a, **k))[1]  # type: ignore[method-assign]
-    qtbot.waitUntil(lambda: bool(computed) and window.scale.runner.pending == 0, timeout=20000)
+    qtbot.waitUntil(lambda: bool(computed) and window.jobs.pending("scale") == 0, timeout=20000)
     window.search.setText("test suite")
     window.apply_search()
     window.search.clear()
@@ -261,7 +261,7 @@ def test_a_month_replaced_while_risk_is_computed_is_read_again_not_an_unexpected
     window.scale._timer.stop()  # no computation until the one below
     with qtbot.waitSignal(window.changes_applied, timeout=10000):  # a line the ledger has not read yet
         window.workspace.change(lambda: session.execute(ApproveDrafts(tuple(session.seen([draft])))))
-    qtbot.waitUntil(lambda: window.runner.pending == 0 and window.scale.runner.pending == 0, timeout=20000)
+    qtbot.waitUntil(lambda: window.jobs.pending("session") == 0 and window.jobs.pending("scale") == 0, timeout=20000)
     assert window.scale.view is not None and window.scale.view.ledger.fed < len(session.history.lines)
     held[0] = False
     path = session.history.log.month_files()[-1]
@@ -269,7 +269,7 @@ def test_a_month_replaced_while_risk_is_computed_is_read_again_not_an_unexpected
     replaced.write_bytes(path.read_bytes().replace(b"Grace Tester", b"Grace Testor"))
     replaced.replace(path)  # a git pull: a new file in its place
     window.scale._compute()  # the lines are taken now, before the poll sees the new file
-    qtbot.waitUntil(lambda: len(stale) >= 2 and not stale[-1] and window.scale.runner.pending == 0, timeout=40000)
+    qtbot.waitUntil(lambda: len(stale) >= 2 and not stale[-1] and window.jobs.pending("scale") == 0, timeout=40000)
     assert stale[0] and not errors
     assert window.scale.view is not None and window.scale.view.ledger.fed == len(session.history.lines)
 
@@ -356,8 +356,8 @@ def test_a_new_scale_view_waits_for_a_write_under_way_before_the_window_applies_
     original = scale._ordered  # the first step of applying a view, in one turn or in steps
     scale._ordered = lambda: (applied.append("applied"), original())[1]  # type: ignore[method-assign]
     release = threading.Event()
-    window.workspace.runner.submit(lambda: release.wait(10), lambda _r: None)  # a write under way
-    qtbot.waitUntil(lambda: window.workspace.runner.pending == 1)
+    window.workspace.jobs.submit(lambda: release.wait(10), lambda _r: None)  # a write under way
+    qtbot.waitUntil(lambda: window.jobs.pending("session") == 1)
     scale._done(scale.view)  # a view computed meanwhile
     qtbot.wait(300)
     assert applied == []  # not beside the write
@@ -371,7 +371,7 @@ def test_a_view_applied_in_steps_never_brings_back_a_row_decided_between_them(qt
     result) stays gone: the order is made again from the list as it is now."""
     _scaled(qtbot, window)
     scale, drafts = window.scale, window.drafts
-    qtbot.waitUntil(lambda: window.workspace.runner.pending == 0 and not scale._step_timer.isActive())
+    qtbot.waitUntil(lambda: window.jobs.pending("session") == 0 and not scale._step_timer.isActive())
     scale._apply_when_quiet()  # the first turn: the view's order of the rows listed now
     assert scale._staged is not None
     gone, keep = drafts.model.rows[0].id, drafts.model.rows[1].id
@@ -403,7 +403,7 @@ def test_after_opening_another_store_no_cluster_of_the_store_left_is_listed_or_s
     assert not window.scale.risk  # nor a risk value of the store left beside this store's drafts
     window.scale.settle_cluster()
     qtbot.wait(300)
-    qtbot.waitUntil(lambda: window.runner.pending == 0, timeout=20000)
+    qtbot.waitUntil(lambda: window.jobs.pending("session") == 0, timeout=20000)
     assert len(human_events(store_copy)) == left and len(human_events(other)) == opened
 
 
@@ -419,6 +419,6 @@ def test_a_writer_filter_does_not_carry_over_to_another_store(qtbot, window: Mai
     shutil.copytree(demo_source(), other)
     window.open_path(other)
     qtbot.waitUntil(lambda: window.session is not None and window.session.root == other, timeout=20000)
-    qtbot.waitUntil(lambda: window.runner.pending == 0, timeout=20000)
+    qtbot.waitUntil(lambda: window.jobs.pending("session") == 0, timeout=20000)
     assert window.scale.writer_filter is None and window.drafts.banner.text() == ""
     assert {r.id for r in window.drafts.model.rows} == {r.id for r in window.session.drafts()}

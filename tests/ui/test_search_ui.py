@@ -96,7 +96,7 @@ def test_a_held_j_renders_each_draft_at_once_and_fills_in_only_the_last(qtbot, w
         qtbot.keyClick(drafts.table, Qt.Key.Key_J)
         passed.append(drafts.current_id())
         assert drafts.displayed_seen() is not None and drafts.displayed_seen().id == passed[-1]  # rendered at once
-    qtbot.waitUntil(lambda: window.workspace.reads.pending == 0 and bool(filled))
+    qtbot.waitUntil(lambda: window.workspace.jobs.pending("reads") == 0 and bool(filled))
     assert filled == [passed[-1]]
     assert threads and threading.main_thread().name not in threads
     text = drafts.detail.toPlainText()
@@ -138,7 +138,7 @@ def test_a_query_lists_the_queue_once_when_its_answer_is_in_in_the_whole_queue_s
     import threading
 
     qtbot.waitUntil(lambda: window.finder.is_ready and window.scale.view is not None, timeout=20000)
-    qtbot.waitUntil(lambda: window.scale.runner.pending == 0 and window.runner.pending == 0, timeout=20000)
+    qtbot.waitUntil(lambda: window.jobs.pending("scale") == 0 and window.jobs.pending("session") == 0, timeout=20000)
     if risk_order != bool(window.scale.risk_order):
         window.scale.toggle_risk_order()
     whole = [r.id for r in window.drafts.model.rows]

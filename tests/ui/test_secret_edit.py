@@ -41,7 +41,7 @@ def test_a_removed_secret_never_reaches_the_history_bytes(qtbot, window, store_c
     window.drafts.cancel_edit()
 
     _edit_to(qtbot, window, "Smoke tests log in to staging with the password from the team vault")
-    qtbot.waitUntil(lambda: window.runner.pending == 0, timeout=10000)
+    qtbot.waitUntil(lambda: window.jobs.pending("session") == 0, timeout=10000)
     assert SECRET not in _history_bytes(store_copy)
     (event,) = human_events(store_copy)
     data = event["data"]
@@ -58,7 +58,7 @@ def test_a_removed_secret_never_reaches_the_history_bytes(qtbot, window, store_c
     # an undo puts the secret back into the draft (the reviewer asked for it) but not into history
     with qtbot.waitSignal(window.changes_applied, timeout=10000):
         qtbot.keyClick(window.drafts.table, Qt.Key.Key_Z, CTRL)
-    qtbot.waitUntil(lambda: window.runner.pending == 0, timeout=10000)
+    qtbot.waitUntil(lambda: window.jobs.pending("session") == 0, timeout=10000)
     assert engrams_on_disk(store_copy)[SECRET_DRAFT]["statement"] == original
     assert len(human_events(store_copy)) == 2
     assert SECRET not in _history_bytes(store_copy)

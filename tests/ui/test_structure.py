@@ -129,7 +129,7 @@ def test_the_reviewers_sort_survives_a_decision_and_a_reload(qtbot, window, stor
     assert after == sorted(after, reverse=order == Qt.SortOrder.DescendingOrder)  # not back to age order
     assert header.sortIndicatorSection() == DraftColumn.STATEMENT
     window.opener.reload()
-    qtbot.waitUntil(lambda: window.runner.pending == 0, timeout=10000)
+    qtbot.waitUntil(lambda: window.jobs.pending("session") == 0, timeout=10000)
     assert _statements(window) == after
     _click_header(qtbot, window, DraftColumn.STATEMENT)  # a second click flips the order, and it stays flipped
     flipped = _statements(window)

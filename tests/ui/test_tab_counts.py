@@ -20,7 +20,7 @@ def _windows_to_look(window) -> int:  # type: ignore[no-untyped-def]
 
 
 def _settled(qtbot, window) -> None:  # type: ignore[no-untyped-def]
-    qtbot.waitUntil(lambda: window.runner.pending == 0 and window.scale.view is not None, timeout=20000)
+    qtbot.waitUntil(lambda: window.jobs.pending("session") == 0 and window.scale.view is not None, timeout=20000)
     qtbot.waitUntil(lambda: window.tab_counts._validity is not None, timeout=10000)
 
 
@@ -36,11 +36,11 @@ def test_every_tab_with_work_waiting_says_how_much(qtbot, window):
     assert tabs["history"] == "History" and tabs["writers"] == "Writers"  # records, not work waiting
     assert tabs["conflicts"] == "Conflicts"  # not scanned yet: no number that would mean nothing
     qtbot.waitUntil(
-        lambda: window.conflicts.service is not None and window.conflicts.runner.pending == 0, timeout=20000
+        lambda: window.conflicts.service is not None and window.jobs.pending("conflicts") == 0, timeout=20000
     )
     window.qactions["view.conflicts"].trigger()
     pane = window.conflicts_pane
-    qtbot.waitUntil(lambda: pane.found is not None and window.conflicts.runner.pending == 0, timeout=30000)
+    qtbot.waitUntil(lambda: pane.found is not None and window.jobs.pending("conflicts") == 0, timeout=30000)
     found = len(pane.found)
     assert found > 0 and _tabs(window)["conflicts"] == f"Conflicts ({found})"
     pane.table.setFocus()
@@ -94,11 +94,11 @@ def test_another_store_has_no_conflicts_count_before_its_own_scan(qtbot, window,
     from plur_desk.app.demo import demo_source
 
     qtbot.waitUntil(
-        lambda: window.conflicts.service is not None and window.conflicts.runner.pending == 0, timeout=20000
+        lambda: window.conflicts.service is not None and window.jobs.pending("conflicts") == 0, timeout=20000
     )
     window.qactions["view.conflicts"].trigger()
     pane = window.conflicts_pane
-    qtbot.waitUntil(lambda: pane.found is not None and window.conflicts.runner.pending == 0, timeout=30000)
+    qtbot.waitUntil(lambda: pane.found is not None and window.jobs.pending("conflicts") == 0, timeout=30000)
     assert _tabs(window)["conflicts"] == f"Conflicts ({len(pane.found)})" and pane.found
     window.qactions["view.drafts"].trigger()
     other = tmp_path / "other"
@@ -111,9 +111,9 @@ def test_another_store_has_no_conflicts_count_before_its_own_scan(qtbot, window,
     wait_loaded(qtbot, window)
     assert _tabs(window)["conflicts"] == "Conflicts" and pane.found is None  # the pairs of the store left are gone
     qtbot.waitUntil(
-        lambda: window.conflicts.service is not None and window.conflicts.runner.pending == 0, timeout=20000
+        lambda: window.conflicts.service is not None and window.jobs.pending("conflicts") == 0, timeout=20000
     )
     window.qactions["view.conflicts"].trigger()
-    qtbot.waitUntil(lambda: pane.found is not None and window.conflicts.runner.pending == 0, timeout=30000)
+    qtbot.waitUntil(lambda: pane.found is not None and window.jobs.pending("conflicts") == 0, timeout=30000)
     assert all(c.key != ":".join(sorted(("ENG-2026-12-02-022", "ENG-2026-12-02-026"))) for c in pane.found)
     assert _tabs(window)["conflicts"] == f"Conflicts ({len(pane.found)})"

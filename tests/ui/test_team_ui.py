@@ -64,7 +64,7 @@ def test_team_dialog_settles_a_disagreement_and_syncs(qtbot, clones, tmp_path) -
     win.show()
     with qtbot.waitSignal(win.store_opened, timeout=60000):  # the whole store, not just the drafts
         win.open_path(ann)
-    qtbot.waitUntil(lambda: win.session is not None and win.runner.pending == 0, timeout=20000)
+    qtbot.waitUntil(lambda: win.session is not None and win.jobs.pending("session") == 0, timeout=20000)
 
     win.qactions["team.disagreements"].trigger()
     dialog = win.team.dialog
@@ -77,7 +77,7 @@ def test_team_dialog_settles_a_disagreement_and_syncs(qtbot, clones, tmp_path) -
     assert "Team decisions" in detail and "Bob</b> rejected" in detail and "Ann</b> approved" in detail
     assert "Team disagreement on this engram" in detail
     dialog.keep_approval.click()
-    qtbot.waitUntil(lambda: dialog.list.count() == 0 and win.runner.pending == 0, timeout=20000)
+    qtbot.waitUntil(lambda: dialog.list.count() == 0 and win.jobs.pending("session") == 0, timeout=20000)
     assert engrams_on_disk(ann)[draft]["status"] == "active"
     assert "No team disagreements" in dialog.heading.text()
 
@@ -101,7 +101,7 @@ def test_a_disagreement_is_settled_only_on_the_text_the_list_shows(qtbot, clones
     win.show()
     with qtbot.waitSignal(win.store_opened, timeout=60000):
         win.open_path(ann)
-    qtbot.waitUntil(lambda: win.session is not None and win.runner.pending == 0, timeout=20000)
+    qtbot.waitUntil(lambda: win.session is not None and win.jobs.pending("session") == 0, timeout=20000)
     win.qactions["team.disagreements"].trigger()
     dialog = win.team.dialog
     statement = str(win.session.engram(draft)["statement"])
@@ -115,6 +115,6 @@ def test_a_disagreement_is_settled_only_on_the_text_the_list_shows(qtbot, clones
     dialog.keep_approval.click()
     qtbot.waitUntil(lambda: bool(errors), timeout=10000)
     assert f"{draft} changed since you looked (statement" in errors[0], errors
-    qtbot.waitUntil(lambda: win.runner.pending == 0, timeout=10000)
+    qtbot.waitUntil(lambda: win.jobs.pending("session") == 0, timeout=10000)
     assert engrams_on_disk(ann)[draft] == before
     win.close()

@@ -125,7 +125,7 @@ def test_an_earlier_key_of_hers_in_force_is_replaced_only_after_confirmation(qtb
     assert (store_copy / "engrams.yaml").read_bytes() == engrams_before  # the approval was not written
     (changed,) = human_events(store_copy)
     assert changed["event"] == "reviewer_key_changed" and changed["data"]["action"] == "disown_key"
-    qtbot.waitUntil(lambda: window.runner.pending == 0, timeout=10000)
+    qtbot.waitUntil(lambda: window.jobs.pending("session") == 0, timeout=10000)
     with qtbot.waitSignal(window.changes_applied, timeout=10000):
         window.qactions["review.approve"].trigger()  # focus is on the dialog's former button; the action is A
     assert window.session.trust(human_events(store_copy)[-1]).state.value == "valid"

@@ -66,14 +66,14 @@ def test_keys_typed_into_search_while_the_check_runs_never_answer_the_question(q
     qtbot.waitUntil(window.search.hasFocus, timeout=5000)
 
     def check_ended() -> bool:  # (a question that takes keys opens as it ends)
-        return QApplication.activeModalWidget() is not None or window.workspace.reads.pending == 0
+        return QApplication.activeModalWidget() is not None or window.jobs.pending("reads") == 0
 
     # "friday", the cursor back one letter, "s" (the search is "fridasy"), then Return: to the results
     typist = Typist(qtbot, window, letters("friday"), [Qt.Key.Key_Left, *letters("s"), Qt.Key.Key_Return], check_ended)
     qtbot.wait(40)
     gate.set()  # the check ends while the reviewer types
     qtbot.waitUntil(typist.done, timeout=20000)
-    qtbot.waitUntil(lambda: window.workspace.reads.pending == 0 and window.runner.pending == 0, timeout=20000)
+    qtbot.waitUntil(lambda: window.jobs.pending("reads") == 0 and window.jobs.pending("session") == 0, timeout=20000)
     qtbot.wait(200)
     assert engrams_on_disk(store_copy)[DRAFT]["commitment"] == "draft"
     assert not human_events(store_copy)
@@ -100,7 +100,7 @@ def test_the_question_waits_with_both_statements_and_a_deliberate_yes_approves_t
     assert OTHER in text and "Deploy freezes happen every Thursday afternoon" in text  # what it may contradict
     assert window.drafts.current_id() != DRAFT  # the reviewer's place in the queue was kept
     assert QApplication.focusWidget() is window.drafts.table  # the question took no focus
-    assert window.runner.pending == 0 and not human_events(store_copy)  # nothing yet: it waits
+    assert window.jobs.pending("session") == 0 and not human_events(store_copy)  # nothing yet: it waits
     qtbot.keyClick(window.drafts.table, Qt.Key.Key_Q, Qt.KeyboardModifier.AltModifier)  # to the question
     assert question.isAncestorOf(QApplication.focusWidget())
     with qtbot.waitSignal(window.changes_applied, timeout=10000):
@@ -118,7 +118,7 @@ def test_return_space_and_escape_in_the_question_leave_the_draft(qtbot, window, 
         if not question.isVisible():
             break
     qtbot.wait(100)
-    assert not question.isVisible() and window.runner.pending == 0
+    assert not question.isVisible() and window.jobs.pending("session") == 0
     assert engrams_on_disk(store_copy)[DRAFT]["commitment"] == "draft" and not human_events(store_copy)
     for key in (Qt.Key.Key_Return, Qt.Key.Key_Escape):
         question.add(question_for(window, monkeypatch))
@@ -126,7 +126,7 @@ def test_return_space_and_escape_in_the_question_leave_the_draft(qtbot, window, 
         qtbot.keyClick(QApplication.focusWidget(), key)
         assert not question.waiting
     qtbot.wait(100)
-    assert window.runner.pending == 0 and not human_events(store_copy)
+    assert window.jobs.pending("session") == 0 and not human_events(store_copy)
 
 
 def question_for(window, monkeypatch):
@@ -157,7 +157,7 @@ def test_a_click_as_the_question_appears_is_ignored(qtbot, window, store_copy, m
     question = _waiting(qtbot, window, monkeypatch)
     qtbot.mouseClick(question.approve_button, Qt.MouseButton.LeftButton)  # meant for what was there before
     qtbot.wait(100)
-    assert question.holds(DRAFT) and window.runner.pending == 0 and not human_events(store_copy)
+    assert question.holds(DRAFT) and window.jobs.pending("session") == 0 and not human_events(store_copy)
     now[0] += GRACE_S
     with qtbot.waitSignal(window.changes_applied, timeout=10000):
         qtbot.mouseClick(question.approve_button, Qt.MouseButton.LeftButton)
@@ -172,7 +172,7 @@ def _approve_one_first(qtbot, window, store_copy) -> str:
     qtbot.waitUntil(lambda: window.drafts.displayed_seen() is not None, timeout=10000)
     with qtbot.waitSignal(window.changes_applied, timeout=10000):
         qtbot.keyClick(window.drafts.table, Qt.Key.Key_A)
-    qtbot.waitUntil(lambda: window.runner.pending == 0, timeout=10000)
+    qtbot.waitUntil(lambda: window.jobs.pending("session") == 0, timeout=10000)
     assert [e["engram_id"] for e in human_events(store_copy)] == [quiet]
     return quiet
 
@@ -183,7 +183,7 @@ def test_ctrl_z_withdraws_the_approval_waiting_and_undoes_nothing_else(qtbot, wi
     qtbot.keyClick(window.drafts.table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     assert not question.waiting and not question.isVisible()
     qtbot.wait(100)
-    assert window.runner.pending == 0 and [e["engram_id"] for e in human_events(store_copy)] == [earlier]
+    assert window.jobs.pending("session") == 0 and [e["engram_id"] for e in human_events(store_copy)] == [earlier]
     assert engrams_on_disk(store_copy)[DRAFT]["commitment"] == "draft"
     assert engrams_on_disk(store_copy)[earlier]["commitment"] == "decided"  # the approval before is kept
     with qtbot.waitSignal(window.changes_applied, timeout=10000):  # and the next Ctrl+Z undoes it, as before
@@ -198,10 +198,10 @@ def test_ctrl_z_pressed_while_the_check_runs_withdraws_the_approval_once_it_wait
     gate = approve_in_the_background(qtbot, window, monkeypatch)
     qtbot.keyClick(window.drafts.table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)  # held: still checking
     gate.set()
-    qtbot.waitUntil(lambda: window.workspace.reads.pending == 0, timeout=20000)
+    qtbot.waitUntil(lambda: window.jobs.pending("reads") == 0, timeout=20000)
     qtbot.wait(100)
     assert not window.review.question.waiting and not window.review.question.isVisible()
-    assert window.runner.pending == 0 and [e["engram_id"] for e in human_events(store_copy)] == [earlier]
+    assert window.jobs.pending("session") == 0 and [e["engram_id"] for e in human_events(store_copy)] == [earlier]
     assert engrams_on_disk(store_copy)[DRAFT]["commitment"] == "draft"
     assert engrams_on_disk(store_copy)[earlier]["commitment"] == "decided"
 
@@ -211,7 +211,7 @@ def test_keys_typed_on_the_next_drafts_while_the_check_runs_move_the_queue_there
     start = window.drafts.current_row()
 
     def check_ended() -> bool:
-        return QApplication.activeModalWidget() is not None or window.workspace.reads.pending == 0
+        return QApplication.activeModalWidget() is not None or window.jobs.pending("reads") == 0
 
     # J as the check ends, then J and K (back one) after: each moves the queue, none reaches the question
     typist = Typist(qtbot, window, [Qt.Key.Key_J], [Qt.Key.Key_J, Qt.Key.Key_K, Qt.Key.Key_Return], check_ended)
@@ -251,7 +251,7 @@ def test_keys_typed_on_after_saving_an_edit_never_answer_its_question_yes(qtbot,
     edit()
     qtbot.waitUntil(lambda: bool(asked), timeout=10000)
     qtbot.wait(200)
-    assert asked == ["conflictConfirm"] and window.runner.pending == 0
+    assert asked == ["conflictConfirm"] and window.jobs.pending("session") == 0
     assert engrams_on_disk(store_copy)[DRAFT]["statement"] == original and not human_events(store_copy)
 
     answer_modal(lambda box: qtbot.keyClick(box, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier))

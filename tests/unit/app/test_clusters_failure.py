@@ -80,7 +80,7 @@ def test_a_reviewers_split_never_steps_aside_for_the_reviewers_own_decisions(mon
     from plur_desk.app import cluster_graph
 
     paused: list[int] = []
-    monkeypatch.setattr(cluster_graph, "yield_to_reviewer", lambda: paused.append(1))
+    monkeypatch.setattr(cluster_graph, "_step_aside", lambda: paused.append(1))
     a, b = _engram(1, "Run the test suite before pushing to main"), _engram(2, "Run the full test suite before pushing")
     c = _engram(3, "Run the test suite before you push to main")
     index = ClusterIndex()

@@ -1,5 +1,5 @@
-"""The store's background computations take turns (infra/turns.py): each waits for a turn another holds, and runs
-once it is let go. One that did not ask would run beside the other, and the window's thread would wait behind two
+"""The store's background computations take turns (infra/turns.py): run as a window's job (infra/jobs.py), each
+waits for a turn another holds, and runs once it is let go. One that did not ask would run beside the other, and the window's thread would wait behind two
 threads running Python (bench/bench_gil_threads.py)."""
 
 from __future__ import annotations
@@ -15,7 +15,11 @@ from plur_desk.app import loading
 from plur_desk.app.bootstrap import open_session
 from plur_desk.app.demo import demo_source
 from plur_desk.app.session import ReviewSession
-from plur_desk.infra import turns
+from plur_desk.infra import turns as turns_module
+from plur_desk.infra.jobs import Job, Pacing, running
+
+pacing = Pacing()  # one window's pacing, shared by every job here
+turns = pacing.turns
 
 
 @pytest.fixture(autouse=True)
@@ -77,7 +81,8 @@ def test_a_computation_waits_for_the_turn_another_holds(tmp_path, name):
 
     def compute() -> None:
         try:
-            COMPUTATIONS[name](session)
+            with running(Job(pacing)):  # (the job context is how the computation finds the window's turns)
+                COMPUTATIONS[name](session)
         except BaseException as exc:  # (shown by the assertion below)
             errors.append(exc)
         finished.set()
@@ -105,7 +110,7 @@ def test_a_long_clustering_hands_its_turn_on_at_its_steps(monkeypatch):
     from plur_desk.app.rows import created_of
     from plur_desk.domain.derived import content_hash
 
-    monkeypatch.setattr(turns, "SLICE_S", 0.0)  # hand on at every step where another waits
+    monkeypatch.setattr(turns_module, "SLICE_S", 0.0)  # hand on at every step where another waits
     words = ["cache", "deploy", "retry", "token", "queue", "index", "schema", "build", "lint", "merge"]
     engrams = [
         {
@@ -125,7 +130,7 @@ def test_a_long_clustering_hands_its_turn_on_at_its_steps(monkeypatch):
     began, ended, other_ran = threading.Event(), threading.Event(), threading.Event()
 
     def cluster() -> None:
-        with turns.turn():
+        with running(Job(pacing)), turns.turn():
             began.set()
             index.update(engrams, created_of)
         ended.set()

@@ -8,7 +8,11 @@ import time
 
 import pytest
 
-from plur_desk.infra import turns, window_first
+from plur_desk.infra.turns import PATIENCE_S, SLICE_S, Turns
+from plur_desk.infra.window_first import WindowFirst
+
+turns = Turns()  # the line of computations every test here uses (a window has one)
+window_first = WindowFirst(turns)
 
 
 @pytest.fixture(autouse=True)
@@ -59,7 +63,7 @@ def test_two_computations_never_run_at_once_and_both_go_on_by_handing_the_turn_o
             for _ in range(12):
                 running.append(name)
                 most[0] = max(most[0], len(running))
-                time.sleep(turns.SLICE_S / 2)  # a step's work (a sleep: the other thread could run meanwhile)
+                time.sleep(SLICE_S / 2)  # a step's work (a sleep: the other thread could run meanwhile)
                 order.append(name)
                 running.remove(name)
                 turns.step()
@@ -100,7 +104,7 @@ def test_a_step_keeps_the_turn_when_nobody_waits_or_before_its_slice():
     def compute() -> None:
         with turns.turn():
             answers.append(turns.step())  # nobody waits
-            time.sleep(turns.SLICE_S * 2)
+            time.sleep(SLICE_S * 2)
             answers.append(turns.step())  # still nobody
             done.set()
 
@@ -143,7 +147,7 @@ def test_a_wait_inside_a_turn_lets_another_computation_run_and_takes_the_turn_ba
         with turns.turn():
             with turns.paused():
                 waiting.set()
-                seen.append(other_ran.wait(turns.PATIENCE_S / 4))  # it ran meanwhile, not after a waiter's patience
+                seen.append(other_ran.wait(PATIENCE_S / 4))  # it ran meanwhile, not after a waiter's patience
             seen.append(turns._holder == threading.get_ident())
 
     def second() -> None:

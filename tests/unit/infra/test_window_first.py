@@ -8,7 +8,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from plur_desk.infra import window_first
+from plur_desk.infra import window_first as wf
+from plur_desk.infra.turns import Turns
+
+window_first = wf.WindowFirst(Turns())  # one window's marks (each test starts them quiet)
 
 
 def _on_a_worker() -> float:
@@ -41,7 +44,7 @@ def test_a_job_started_in_a_burst_waits_for_its_end():
 
 def test_a_job_never_waits_longer_than_the_bound_however_busy_the_window():
     window_first.window_busy(60.0)
-    assert _on_a_worker() == window_first.MAX_WAIT_S
+    assert _on_a_worker() == wf.MAX_WAIT_S
 
 
 def test_the_windows_own_thread_never_waits_for_its_own_burst():
@@ -49,7 +52,7 @@ def test_the_windows_own_thread_never_waits_for_its_own_burst():
     there it must never sleep."""
     window_first.window_busy(60.0)
     assert window_first.yield_to_window() == 0.0
-    assert _on_a_worker() == window_first.MAX_WAIT_S  # while a worker still steps aside
+    assert _on_a_worker() == wf.MAX_WAIT_S  # while a worker still steps aside
 
 
 def test_a_shorter_burst_never_shortens_one_under_way():
@@ -77,7 +80,7 @@ def test_analytics_pause_for_a_burst_too():
 
 
 def test_analytics_pause_at_most_their_patience_at_a_step(monkeypatch):
-    monkeypatch.setattr(window_first, "PATIENCE_S", 0.05)
+    monkeypatch.setattr(wf, "PATIENCE_S", 0.05)
     window_first.reviewer_acted(30.0)
     waited = _analytics_step()
     assert waited == 0.05  # not the reviewer's 60 s: they go on, however busy the reviewer
@@ -100,10 +103,10 @@ def test_after_a_pause_analytics_work_a_slice_before_the_next_one():
 
 
 def test_a_mark_left_far_ahead_by_a_moved_clock_is_ignored(monkeypatch):
-    monkeypatch.setattr(window_first, "_deciding_until", time.monotonic() + 2 * window_first.STALE_S)
+    monkeypatch.setattr(window_first, "_deciding_until", time.monotonic() + 2 * wf.STALE_S)
     assert _analytics_step() == 0.0
     monkeypatch.setattr(window_first, "_until", time.monotonic() + 1000.0)
-    assert _analytics_step() == window_first.MAX_WAIT_S  # a burst's part never more than a job would wait
+    assert _analytics_step() == wf.MAX_WAIT_S  # a burst's part never more than a job would wait
 
 
 def test_closing_the_window_ends_every_pause():

@@ -4,6 +4,7 @@ waiting on a full pipe)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 import pytest
@@ -74,22 +75,22 @@ def test_a_failing_reader_stops_the_workers(monkeypatch) -> None:
 
 
 @pytest.mark.skipif(not hasattr(os, "getpriority"), reason="process priorities are a POSIX notion")
-def test_a_window_s_parse_workers_run_below_it_and_a_command_s_do_not(monkeypatch):
-    """The window's workers must never take a core from the window's thread: they start `run_workers_below` nice
-    steps below the process that starts them; without that setting (the command line) at its priority."""
-    from plur_desk.infra import workers
+def test_a_window_s_parse_workers_run_below_it_and_a_command_s_do_not():
+    """The window's workers must never take a core from the window's thread: started inside a job of a window
+    (its `Pacing.workers_below`) they run that many nice steps below the process that starts them; outside a job
+    (the command line) at its priority."""
+    from plur_desk.infra.jobs import Job, Pacing, running
 
     mine = os.getpriority(os.PRIO_PROCESS, 0)
     if mine > 19 - 3:
         pytest.skip("this process already runs at the lowest priority")
     seen = []
-    for below in (0, 3):
-        monkeypatch.setattr(workers, "_below", 0)
-        workers.run_workers_below(below)
-        proc = parse_pool._start_worker()
+    for job in (None, Job(Pacing(workers_below=0)), Job(Pacing(workers_below=3))):
+        with running(job) if job is not None else contextlib.nullcontext():
+            proc = parse_pool._start_worker()
         try:
             seen.append(os.getpriority(os.PRIO_PROCESS, proc.pid) - mine)
         finally:
             proc.kill()
             proc.wait()
-    assert seen == [0, 3]
+    assert seen == [0, 0, 3]

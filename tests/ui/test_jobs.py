@@ -1,14 +1,15 @@
-"""The read pool: a read made stale while it waited for a thread is skipped, not run; only the newest is shown."""
+"""The window's jobs: a read made stale while it waited for a thread is skipped, not run; only the newest is shown;
+jobs step aside for the window's bursts; a result of work for a store since closed is dropped."""
 
 from __future__ import annotations
 
 import threading
 
-from plur_desk.ui.runner import ReadPool
+from plur_desk.ui.jobs import Jobs
 
 
 def test_a_read_that_went_stale_before_it_started_is_never_run(qtbot):
-    pool = ReadPool(threads=1)
+    pool = Jobs(threads=1)
     release, started = threading.Event(), threading.Event()
     ran: list[str] = []
     shown: list[object] = []
@@ -26,12 +27,12 @@ def test_a_read_that_went_stale_before_it_started_is_never_run(qtbot):
 
         return fn
 
-    pool.submit("detail", blocking, shown.append)  # holds the only thread
+    pool.read("detail", blocking, shown.append)  # holds the only thread
     assert started.wait(10)
-    pool.submit("detail", read("second"), shown.append)  # stale as soon as the third is asked for
-    pool.submit("detail", read("third"), shown.append)
+    pool.read("detail", read("second"), shown.append)  # stale as soon as the third is asked for
+    pool.read("detail", read("third"), shown.append)
     release.set()
-    qtbot.waitUntil(lambda: pool.pending == 0, timeout=10000)
+    qtbot.waitUntil(lambda: pool.pending() == 0, timeout=10000)
     assert ran == ["first", "third"]
     assert shown == ["third"]
     assert pool.dropped == 2
@@ -40,7 +41,7 @@ def test_a_read_that_went_stale_before_it_started_is_never_run(qtbot):
 def test_a_one_at_a_time_channel_runs_one_read_and_then_only_the_newest(qtbot):
     """Holding J: with two threads free, a one-at-a-time channel still runs one read at a time, and the reads
     asked for meanwhile are never run except the newest, which runs as soon as the first is back."""
-    pool = ReadPool(threads=2)
+    pool = Jobs(threads=2)
     release, started = threading.Event(), threading.Event()
     ran: list[str] = []
     shown: list[object] = []
@@ -63,16 +64,16 @@ def test_a_one_at_a_time_channel_runs_one_read_and_then_only_the_newest(qtbot):
 
         return fn
 
-    pool.submit("detail", read("first", wait=True), shown.append, one_at_a_time=True)
+    pool.read("detail", read("first", wait=True), shown.append, one_at_a_time=True)
     assert started.wait(10)
     for name in ("second", "third", "fourth"):
-        pool.submit("detail", read(name), shown.append, one_at_a_time=True)
+        pool.read("detail", read(name), shown.append, one_at_a_time=True)
     other: list[object] = []
-    pool.submit("search", lambda: ran.append("search") or "search", other.append)  # not held behind it
+    pool.read("search", lambda: ran.append("search") or "search", other.append)  # not held behind it
     qtbot.waitUntil(lambda: other == ["search"], timeout=10000)
-    assert ran == ["search"] and pool.pending == 2  # first (under way) and fourth (waiting)
+    assert ran == ["search"] and pool.pending() == 2  # first (under way) and fourth (waiting)
     release.set()
-    qtbot.waitUntil(lambda: pool.pending == 0, timeout=10000)
+    qtbot.waitUntil(lambda: pool.pending() == 0, timeout=10000)
     assert ran == ["search", "first", "fourth"]
     assert shown == ["fourth"]
     assert at_once == [1, 1] and pool.dropped == 3  # second and third never ran; first's result was stale
@@ -111,7 +112,7 @@ def test_drafts_passed_over_while_j_is_held_are_not_read_and_the_one_stopped_on_
     its extras as soon as the selection rests."""
     from plur_desk.ui import review_controller
 
-    qtbot.waitUntil(lambda: window.workspace.reads.pending == 0, timeout=20000)
+    qtbot.waitUntil(lambda: window.workspace.jobs.pending("reads") == 0, timeout=20000)
     read_for: list[str] = []
     real = review_controller.timeline_html
 
@@ -126,50 +127,46 @@ def test_drafts_passed_over_while_j_is_held_are_not_read_and_the_one_stopped_on_
         window.review.select_next()
     stopped_on = window.drafts.current_id()
     assert window.drafts.current_row() == 4 and stopped_on is not None
-    qtbot.waitUntil(lambda: window.workspace.reads.pending == 0 and read_for != [], timeout=10000)
+    qtbot.waitUntil(lambda: window.workspace.jobs.pending("reads") == 0 and read_for != [], timeout=10000)
     assert read_for == [stopped_on]
     assert "History" in window.drafts.detail.toPlainText()
 
 
-def test_a_job_submitted_while_the_window_is_busy_starts_after_its_burst_in_order(qtbot, monkeypatch):
+def test_a_job_submitted_while_the_window_is_busy_starts_after_its_burst_in_order(qtbot):
     """A key press marks the window busy; the jobs it starts (the write, the draft's extras) begin once that burst
     is over, in the order they were submitted, and every one runs (infra/window_first.py)."""
     import time
 
-    from plur_desk.infra import window_first
-    from plur_desk.ui.runner import Runner
-
-    monkeypatch.setattr(window_first, "_until", 0.0)
-    runner = Runner()
+    jobs = Jobs()
     started: list[tuple[str, float]] = []
-    window_first.window_busy(0.05)
-    burst_ends = window_first._until
+    jobs.pacing.window.window_busy(0.05)
+    burst_ends = jobs.pacing.window._until
     for name in ("write", "extras"):
-        runner.submit(lambda name=name: started.append((name, time.monotonic())), lambda _r: None)
-    qtbot.waitUntil(lambda: runner.pending == 0, timeout=10000)
+        jobs.submit(lambda name=name: started.append((name, time.monotonic())), lambda _r: None)
+    qtbot.waitUntil(lambda: jobs.pending() == 0, timeout=10000)
     assert [name for name, _ in started] == ["write", "extras"]
     assert all(at >= burst_ends for _, at in started)
 
 
-def test_an_action_marks_the_window_busy(qtbot, monkeypatch):
+def test_an_action_marks_the_window_busy(qtbot):
     import time
 
     from PySide6.QtGui import QIcon
     from PySide6.QtWidgets import QWidget
 
-    from plur_desk.infra import window_first
     from plur_desk.ui.actions import ACTIONS, build_actions
 
-    monkeypatch.setattr(window_first, "_until", 0.0)
+    jobs = Jobs()
     owner = QWidget()
     qtbot.addWidget(owner)
     ran: list[str] = []
     handlers = {spec.id: (lambda spec=spec: ran.append(spec.id)) for spec in ACTIONS}
-    actions = build_actions(owner, {}, handlers, lambda _name: QIcon())
+    actions = build_actions(owner, {}, handlers, lambda _name: QIcon(), jobs=jobs)
     before = time.monotonic()
     actions["review.approve"].trigger()
     assert ran == ["review.approve"]
-    assert window_first._until > before  # the burst the approval's jobs wait for
+    assert jobs.pacing.window._until > before  # the burst the approval's jobs wait for
+    assert jobs.pacing.window._deciding_until > before  # and the run of decisions analytics step aside for
 
 
 def test_a_checks_progress_reaches_the_window_at_most_every_interval_and_always_at_its_end(monkeypatch):
@@ -192,3 +189,51 @@ def test_a_checks_progress_reaches_the_window_at_most_every_interval_and_always_
     assert seen[0][0] == 10 and seen[-1][0] == 500
     assert all(b[1] - a[1] >= every for a, b in pairwise(seen[:-1]))
     assert [n for n, _ in seen[:-1]] == list(range(10, 500, 40))  # every 4th report of 49, and the end
+
+
+def test_a_result_of_work_for_a_store_since_closed_never_reaches_the_window(qtbot):
+    """The "is this still the same store?" check, in one place: work asked `same_store` for the store open when it
+    was submitted is dropped (its result and its failure) once another store is being opened; other work is not."""
+    jobs = Jobs()
+    release = threading.Event()
+    shown: list[object] = []
+
+    def failing() -> None:
+        raise ValueError("the closed store's failure")
+
+    jobs.submit(lambda: release.wait(10) and "old store's", shown.append, shown.append, same_store=True)
+    jobs.submit(failing, shown.append, shown.append, same_store=True)
+    jobs.submit(lambda: "the session's end", shown.append)  # (not tied to a store: always answered)
+    jobs.new_store()
+    jobs.submit(lambda: "new store's", shown.append, same_store=True)
+    release.set()
+    qtbot.waitUntil(lambda: jobs.pending() == 0, timeout=10000)
+    assert shown == ["the session's end", "new store's"]
+
+
+def test_a_read_runs_as_its_job_and_a_stoppable_one_stops_at_its_checkpoint_once_a_newer_one_comes(qtbot):
+    from plur_desk.infra.jobs import checkpoint, current_job
+
+    jobs = Jobs(threads=2)
+    inside = threading.Event()
+    steps: list[int] = []
+    seen: list[object] = []
+    errors: list[Exception] = []
+
+    def long_read() -> str:
+        job = current_job()
+        seen.append(job is not None and job.pacing is jobs.pacing)  # the window's pacing, through the job context
+        inside.set()
+        for n in range(200_000):
+            steps.append(n)
+            checkpoint()  # stops here once cancelled
+            release.wait(0.001)
+        return "finished"
+
+    release = threading.Event()
+    jobs.read("history", long_read, seen.append, errors.append, stoppable=True)
+    assert inside.wait(10)
+    jobs.read("history", lambda: "newer", seen.append)
+    qtbot.waitUntil(lambda: jobs.pending() == 0, timeout=20000)
+    assert seen == [True, "newer"] and errors == []  # the stopped read is neither shown nor told as a failure
+    assert len(steps) < 200_000
