@@ -17,7 +17,7 @@ import unicodedata
 import weakref
 from functools import lru_cache
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -171,20 +171,37 @@ def length_batches(tokens: list[list[int]], budget: int = BATCH_TOKENS) -> list[
 
 class Embedder:
     def __init__(self, model_path: Path, threads: int = 1, *, lean: bool = False) -> None:
+        self.model_path = model_path
+        self.batch_tokens = BATCH_TOKENS  # padded tokens per batch (no model in use mixes rows: see DERIVED_RECIPE)
+        self._threads, self._lean = threads, lean
+        self._session: Any = None
+        self._session_lock = threading.Lock()
+        if not lean:
+            self.session  # noqa: B018  (the embedding process: a model that cannot load fails here, not mid-run)
+
+    @property
+    def session(self) -> Any:  # (an onnxruntime.InferenceSession: onnxruntime has no type hints)
+        """The onnxruntime session, made on first use. In the window (`lean`) that is the first text with no cached
+        vector (a search query, a new draft): a window whose store is embedded never holds the ~80 MB session."""
+        if self._session is None:
+            with self._session_lock:
+                if self._session is None:
+                    self._session = self._open_session()
+        return self._session
+
+    def _open_session(self) -> Any:
         import onnxruntime as ort
 
         options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
+        options.intra_op_num_threads = self._threads
         # Waiting threads sleep instead of spinning: on a machine busy with other work (the window, PLUR, the
         # reviewer's other programs) spinning threads only burn the cores everybody needs.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.log_severity_level = 3
-        if lean:  # in the window: no arena kept between runs (~40 MB less after a batch; the same vectors)
+        if self._lean:  # in the window: no arena kept between runs (~40 MB less after a batch; the same vectors)
             options.enable_cpu_mem_arena = False
             options.enable_mem_pattern = False
-        self.session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
-        self.model_path = model_path
-        self.batch_tokens = BATCH_TOKENS  # padded tokens per batch (no model in use mixes rows: see DERIVED_RECIPE)
+        return ort.InferenceSession(str(self.model_path), options, providers=["CPUExecutionProvider"])
 
     @staticmethod
     def package_model_file() -> Path | None:

