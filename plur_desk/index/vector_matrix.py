@@ -60,7 +60,8 @@ class VectorTable(Mapping[str, np.ndarray]):
 
     def __getitem__(self, key: str) -> np.ndarray:
         row = self._row[key]
-        return self._chunks[row // CHUNK][row % CHUNK].astype(np.float32)
+        vector: np.ndarray = self._chunks[row // CHUNK][row % CHUNK].astype(np.float32)
+        return vector
 
     def get(self, key: str, default: np.ndarray | None = None) -> np.ndarray | None:  # type: ignore[override]
         row = self._row.get(key)

@@ -310,7 +310,7 @@ def test_the_finder_keeps_each_engrams_subject_words_small_and_gates_on_them_as_
 
     from plur_desk.domain.tension_rules import blocked_by
 
-    words = "deploy database staging runner cache queue worker build release gateway".split()
+    words = ["deploy", "database", "staging", "runner", "cache", "queue", "worker", "build", "release", "gateway"]
     statements = [" ".join(words[(n + k) % 10] for k in (0, 3, 5, 7, 1)) + f" runs on port {n}" for n in range(30)]
     statements += ["Plants need water every morning", "Plants need light, not water", "Gateway release is weekly"]
     engrams = [_engram(f"ENG-2026-11-01-{n:03d}", text, "decided") for n, text in enumerate(statements)]
