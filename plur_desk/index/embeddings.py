@@ -298,7 +298,7 @@ def vectors_file(store_cache: Path) -> Path:
 class VectorCache:
     """Vectors by the content hash of the statement they were computed from (PLUR's computeContentHash of the text,
     never an engram's `content_hash` field, which a hand edit can leave stale), persisted as one .npz in the cache
-    directory (float16: 50k x 384 = 38 MB).
+    directory and held in memory as float16 (50k x 384 = 38 MB).
 
     One per file while anybody holds it (`open`): search, clusters and the contradiction check of a store share
     it, so the vectors are in memory once. Changes and saves take the cache's lock (they come from the search
@@ -309,7 +309,7 @@ class VectorCache:
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
-        self.vectors = VectorTable(DIM)  # float32, each vector once (search's matrix refers to its rows)
+        self.vectors = VectorTable(DIM, np.float16)  # each vector once, as the file (search's matrix: its rows)
         self.dirty = False
         self._parts_read: set[str] = set()
         self._lock = threading.RLock()

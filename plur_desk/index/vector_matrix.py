@@ -18,7 +18,6 @@ import numpy as np
 
 Pairs = Iterable[tuple[str, str]]  # (engram id, the content hash of its statement: the key of its vector)
 CHUNK = 4096  # rows per chunk of a VectorTable
-STORED = np.float16  # a VectorTable's element type
 
 
 def zeroed(shape: tuple[int, ...], dtype: type = np.float32) -> np.ndarray:
@@ -38,13 +37,14 @@ class VectorTable(Mapping[str, np.ndarray]):
     nothing, and `VectorMatrix` refers to rows instead of copying them. Written by one thread at a time (its
     owner's lock); read from any: a row is published after its vector is written.
 
-    Stored as float16 (STORED), as the vector cache's file holds them: 50,000 vectors are 38 MB instead of 77, and
-    a vector read back from the file is the same either way (a freshly computed one is rounded as saving and
-    reopening would round it). Whatever is read out is float32: a looked-up vector (a copy), `gather`'s rows,
-    `dot`'s products; `chunks` gives the stored views, which a product with float32 widens."""
+    `stored`: the element type kept. The vector cache keeps float16, as its file holds them: 50,000 embeddings are
+    38 MB instead of 77, a vector read back from the file is the same either way, and a freshly computed one is
+    rounded as saving and reopening would round it. Tables of exact values (the clusters' word-overlap vectors)
+    keep float32. Whatever is read out is float32: a looked-up vector (a copy), `gather`'s rows, `dot`'s
+    products; `chunks` gives the stored views."""
 
-    def __init__(self, dim: int) -> None:
-        self.dim = dim
+    def __init__(self, dim: int, stored: type = np.float32) -> None:
+        self.dim, self.stored = dim, stored
         self._chunks: list[np.ndarray] = []
         self._row: dict[str, int] = {}
         self._keys: list[str] = []  # by row
@@ -75,7 +75,7 @@ class VectorTable(Mapping[str, np.ndarray]):
         if row is None:
             row = len(self._keys)
             if row // CHUNK == len(self._chunks):
-                self._chunks.append(zeroed((CHUNK, self.dim), STORED))
+                self._chunks.append(zeroed((CHUNK, self.dim), self.stored))
             self._chunks[row // CHUNK][row % CHUNK] = vector
             self._keys.append(key)
             self._row[key] = row
