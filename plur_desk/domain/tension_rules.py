@@ -140,7 +140,7 @@ class GateContext:
 
 
 def blocked_by(
-    a: Engram, b: Engram, ctx: GateContext, subjects: tuple[frozenset[str], frozenset[str]] | None = None
+    a: Engram, b: Engram, ctx: GateContext, subjects: tuple[frozenset[str], Iterable[str]] | None = None
 ) -> str | None:
     """The first of PLUR's candidate gates the pair fails, or None when PLUR's scan would judge it."""
     if a.get("status") != "active" or b.get("status") != "active":
@@ -158,7 +158,7 @@ def blocked_by(
     if is_snapshot_pair(a, b, ctx.temporal_domains):
         return "snapshot pair"
     sa, sb = subjects or (subject_tokens(str(a.get("statement", ""))), subject_tokens(str(b.get("statement", ""))))
-    if not sa & sb:
+    if sa.isdisjoint(sb):  # (sb: any collection of words; the finder keeps its engrams' as tuples)
         return "no shared subject"
     return None
 

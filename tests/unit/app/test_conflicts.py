@@ -301,3 +301,25 @@ def test_an_answer_about_the_text_as_shown_is_written_with_a_human_event(session
     events = [json.loads(x) for x in (session.store.root / "history" / "2026-12.jsonl").read_text().splitlines()]
     assert events[-1]["actor"]["kind"] == "human"
     assert {events[-1]["engram_id"], events[-1]["data"].get("engram_b")} & {candidate.engram_a, candidate.engram_b}
+
+
+def test_the_finder_keeps_each_engrams_subject_words_small_and_gates_on_them_as_before() -> None:
+    """The finder lives as long as the window and holds every engram's subject words: a frozenset of 5-10 words is
+    728 bytes (34 MB at 50,000 engrams), a tuple of them ~120. The gate answers as with the words' sets."""
+    import sys
+
+    from plur_desk.domain.tension_rules import blocked_by
+
+    words = ["deploy", "database", "staging", "runner", "cache", "queue", "worker", "build", "release", "gateway"]
+    statements = [" ".join(words[(n + k) % 10] for k in (0, 3, 5, 7, 1)) + f" runs on port {n}" for n in range(30)]
+    statements += ["Plants need water every morning", "Plants need light, not water", "Gateway release is weekly"]
+    engrams = [_engram(f"ENG-2026-11-01-{n:03d}", text, "decided") for n, text in enumerate(statements)]
+    finder = ConflictFinder(engrams, (), NOW)
+    assert max(sys.getsizeof(words) for words in finder._subjects) < 200
+    answers = set()
+    for i, a in enumerate(engrams):
+        for j, b in enumerate(engrams):
+            held = (frozenset(finder._subjects[i]), finder._subjects[j])
+            answers.add(blocked_by(a, b, finder.context, held))
+            assert blocked_by(a, b, finder.context, held) == blocked_by(a, b, finder.context)
+    assert {None, "no shared subject"} <= answers

@@ -49,3 +49,21 @@ def test_neighbours_of_a_new_statement():
     near = index.neighbours(statement_keys("Deploys go through Traefik on the edge hosts."))
     assert {doc for doc, _ in near} == {0, 1, 3}
     assert index.neighbours(statement_keys("Completely unrelated words here")) == []
+
+
+def test_the_index_holds_four_bytes_an_occurrence_and_counts_pairs_past_two_to_the_31():
+    """The pair index lives as long as the window (1.5 million key occurrences at 50,000 engrams): 4 bytes each,
+    not 16. With more than 46,341 statements a pair's code (i x size + j) passes 2**31: still counted right."""
+    import tracemalloc
+
+    size = 60_000
+    keys = [[f"w{n % 7}", f"v{n % 11}", f"u{n % 13}"] for n in range(size)]
+    keys[size - 2] = keys[size - 1] = ["rare1", "rare2", "rare3"]
+    tracemalloc.start()
+    index = PairIndex(keys, max_df=20, budget=0)  # the common words are not counted: only the rare pair
+    held = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    assert held < 3 * size * 4 + size * 4 + 100_000  # occurrences x 4 + the per-statement key counts
+    i, j, shared = index.pairs()
+    assert list(zip(i.tolist(), j.tolist(), shared.tolist(), strict=True)) == [(size - 2, size - 1, 3)]
+    assert index.neighbours(["rare1", "rare2", "rare3"]) == [(size - 2, 3), (size - 1, 3)]

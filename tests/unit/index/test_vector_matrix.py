@@ -9,6 +9,7 @@ import sys
 import numpy as np
 import pytest
 
+from plur_desk.index.embeddings import VectorCache
 from plur_desk.index.vector_matrix import VectorMatrix, VectorTable
 
 DIM = 8
@@ -145,3 +146,27 @@ def test_a_table_chunk_is_resident_from_its_first_row() -> None:
     # a chunk: 4,096 rows x 4,096 floats = 64 MB
     put = 't = VectorTable(4096); t.put("a", np.ones(4096, dtype=np.float32)); assert float(t["a"].sum()) == 4096.0'
     assert _grown_by(put) >= (64 << 20) * 0.9
+
+
+def test_a_table_holds_its_vectors_as_float16_and_reads_them_out_as_float32() -> None:
+    """50,000 embeddings of 384 are the window's largest numeric holder: the vector cache's table stores them as its
+    file does (float16), 38 MB instead of 77; what anyone reads out is float32, equal to the float16 values widened."""
+    import tracemalloc
+
+    rng = np.random.default_rng(3)
+    vectors = rng.normal(size=(3 * 4096, 384)).astype(np.float32)  # three whole chunks
+    tracemalloc.start()
+    table = VectorCache(None).vectors
+    for n, vector in enumerate(vectors):
+        table.put(f"k{n}", vector)
+    held = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    assert held < len(vectors) * 384 * 3  # float16: 2 bytes a value (+ the keys); float32 would be 4
+    rounded = vectors.astype(np.float16).astype(np.float32)
+    assert table["k7"].dtype == np.float32 and np.array_equal(table["k7"], rounded[7])
+    assert np.array_equal(table.get("k9"), rounded[9])
+    query = vectors[0] / np.linalg.norm(vectors[0])
+    assert table.dot(query).dtype == np.float32
+    assert np.allclose(table.dot(query), rounded @ query, rtol=1e-5, atol=1e-5)
+    rows = np.array([5, 9000, 4100])
+    assert table.gather(rows).dtype == np.float32 and np.array_equal(table.gather(rows), rounded[rows])
