@@ -401,19 +401,6 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("help.about", "About plur_desk", "&Help"),
 )
 
-# Keys that belong to one widget or one moment rather than to an action; listed on the shortcut sheet (F1).
-CONTEXT_KEYS: tuple[tuple[str, str, str], ...] = (
-    ("Ctrl+A", "Select every draft in the queue (then A or R acts on all, with a reason)", "Drafts"),
-    ("Ctrl+Return", "Save the edited statement", "Drafts, while editing"),
-    ("Esc", "Cancel the edit", "Drafts, while editing"),
-    ("Enter", "Commit the previewed Keep Left / Keep Right", "Tensions, while a preview shows"),
-    ("Esc", "Cancel the previewed resolution", "Tensions, while a preview shows"),
-    ("Enter or Down", "Go from the search field to the results", "Search field"),
-    ("Esc", "Go from the search field back to the queue", "Search field"),
-    ("Alt+Q", "Go to the approval waiting: Ctrl+Return approves the text shown, Esc leaves a draft", "Drafts"),
-    ("Ctrl+Z", "Withdraw the last approval waiting for its question (nothing written is undone)", "Drafts"),
-)
-
 MENU_ORDER = ("&File", "&Edit", "&View", "&Review", "&Tensions", "&Validity", "&History", "Tea&m", "&Help")
 
 

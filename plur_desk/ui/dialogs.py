@@ -24,9 +24,23 @@ from PySide6.QtWidgets import (
 from plur_desk.app.reviewer import lookalike_problem, reviewer_problem, trusted_reviewers
 from plur_desk.domain.engram_rules import LADDER
 from plur_desk.ui import icons
-from plur_desk.ui.actions import ACTIONS, CONTEXT_KEYS
+from plur_desk.ui.actions import ACTIONS
 
 _NEGATIVE = ("reject", "dismiss", "retire", "expire")
+
+
+# Keys that belong to one widget or one moment rather than to an action; listed on the shortcut sheet (F1).
+CONTEXT_KEYS: tuple[tuple[str, str, str], ...] = (
+    ("Ctrl+A", "Select every draft in the queue (then A or R acts on all, with a reason)", "Drafts"),
+    ("Ctrl+Return", "Save the edited statement", "Drafts, while editing"),
+    ("Esc", "Cancel the edit", "Drafts, while editing"),
+    ("Enter", "Commit the previewed Keep Left / Keep Right", "Tensions, while a preview shows"),
+    ("Esc", "Cancel the previewed resolution", "Tensions, while a preview shows"),
+    ("Enter or Down", "Go from the search field to the results", "Search field"),
+    ("Esc", "Go from the search field back to the queue", "Search field"),
+    ("Alt+Q", "Go to the approval waiting: Ctrl+Return approves the text shown, Esc leaves a draft", "Drafts"),
+    ("Ctrl+Z", "Withdraw the last approval waiting for its question (nothing written is undone)", "Drafts"),
+)
 
 
 def _line_edit(combo: QComboBox) -> QLineEdit:
