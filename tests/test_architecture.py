@@ -60,6 +60,13 @@ def test_modules_stay_small():
     assert not big, big
 
 
+def test_the_main_window_is_layout_and_wiring():
+    """The window lays out and wires; what a change leads to is each view's own (app/broadcast.py), its menus and
+    status bar are ui/window_chrome.py's, its action map ui/action_map.py's: 300 lines in all, blank ones too."""
+    lines = len((PACKAGE / "ui" / "main_window.py").read_text().splitlines())
+    assert lines <= 300, f"ui/main_window.py: {lines} lines"
+
+
 def _ui_graph() -> dict[str, set[str]]:
     """ui module -> the ui modules it imports (anywhere in the file: top level, functions, TYPE_CHECKING)."""
     graph: dict[str, set[str]] = {}

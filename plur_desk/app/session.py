@@ -147,7 +147,7 @@ class ReviewSession:
             change = self.writes.replay(op, patches, "undo", self.now())
         self.undo_history.undone()
         change = change.warning(self.watch.follow(patches, op=op, undoing=True))
-        return change.saying(said(op.action, op.label, change.engrams, self._statement, "undo"))
+        return change.saying(said(op.action, op.label, change.engrams, self._statement, "undo")).as_kind("undone")
 
     def redo(self, intent: UndoIntent | None = None) -> ChangeSet:
         with self._counted():
@@ -156,7 +156,7 @@ class ReviewSession:
             change = self.writes.replay(op, list(op.patches), "redo", self.now())
         self.undo_history.redone()
         change = change.warning(self.watch.follow(op.patches, op=op))
-        return change.saying(said(op.action, op.label, change.engrams, self._statement, "redo"))
+        return change.saying(said(op.action, op.label, change.engrams, self._statement, "redo")).as_kind("redone")
 
     def _statement(self, engram_id: str) -> object:
         return (self._engrams.get(engram_id) or {}).get("statement")
@@ -325,7 +325,7 @@ class ReviewSession:
             engrams, tensions = differing(old_engrams, self._engrams), differing(old_tensions, self._tensions)
         events = self.history.refresh()
         revised = self.queue.revised()  # a draft shown with an answer given while a month could not be read
-        return ChangeSet(engrams, tensions, events=1 if events or revised else 0, reloaded=True)
+        return ChangeSet(engrams, tensions, events=1 if events or revised else 0, reloaded=True, kind="reloaded")
 
     @property
     def read_only_reasons(self) -> list[str]:

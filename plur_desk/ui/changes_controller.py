@@ -66,8 +66,7 @@ class ChangesController(QObject):
         opener.opening.connect(self.opening)
         opener.loaded.connect(self.loaded)
         # the status bar's count follows every decision and reload, even while the pane is hidden
-        ws.applied.connect(self.refresh)
-        opener.reloaded.connect(self.refresh)
+        ws.changes.subscribe(lambda change: self.refresh() if change.by_reviewer or change.read_again else None)
 
     def handlers(self) -> dict[str, Callable[[], object]]:
         """This pane's actions, for the window's map of every action (ui/actions.py)."""

@@ -92,6 +92,7 @@ class ReviewController(QObject):
         self._held = UndoBehindCheck(workspace)  # undo/redo pressed while an approval is still being checked
         self._decided = 0  # changes handed to the runner (whether a checked approval was asked for)
         scale.order_shown.connect(self._order_shown)
+        workspace.changes.subscribe(lambda _change: self.refresh_queue())  # whatever changed: the queue may move
         drafts.selection_changed.connect(self.show_current)
         drafts.edit_saved.connect(self._save_edit)
         drafts.edit_cancelled.connect(workspace.context_changed.emit)

@@ -15,6 +15,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from plur_desk.app.rows import DraftRow
 from plur_desk.app.writer_stats import WriterKey, WriterStats, writer_key
+from plur_desk.domain.changes import ChangeSet
 from plur_desk.domain.risk import factors_help
 from plur_desk.infra.errors import ActionRefused
 from plur_desk.infra.memory import gc_paused
@@ -98,6 +99,7 @@ class ScaleController(QObject):
         self._apply_waited = 0
         self._again = False
         self._dirty = True  # the store changed since the last computation was started (or none was)
+        workspace.changes.subscribe(self._changed)
         self.writer_line_shown: tuple[str, str] = ("", "")
         drafts.model.columns.append(Column("Risk", self._risk_text, self._risk_sort, self._risk_tip))
         drafts.table.setColumnWidth(RISK_COLUMN, 260)
@@ -135,6 +137,10 @@ class ScaleController(QObject):
 
     def schedule(self) -> None:
         self._timer.start()
+
+    def _changed(self, change: ChangeSet) -> None:
+        if change.store_changed:  # not for the queue shown in another order (which this controller asks for)
+            self.store_changed()
 
     def store_changed(self) -> None:
         """The store changed (a decision, a reload, the load completing): compute again once things settle. Showing

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QFileDialog, QLabel, QMessageBox, QWidget
 
 from plur_desk.app import loading
 from plur_desk.app.session import ChangeSet, ReviewSession
+from plur_desk.domain.changes import Kind
 from plur_desk.ui.drafts_pane import DraftsPane
 from plur_desk.ui.journal_notice import JournalNotice
 from plur_desk.ui.reviewer_identity import UnlockAsker
@@ -74,6 +75,8 @@ class StoreController(QObject):
         self.watcher.directoryChanged.connect(lambda _p: self.reload_timer.start())
         self.journal_notice = JournalNotice(workspace)  # under the banner: journal records nobody can verify
         self.refresh_requested.connect(self.journal_notice.refresh)
+        self.refresh_requested.connect(lambda: workspace.publish(ChangeSet(kind="refreshed")))
+        workspace.changes.subscribe(lambda _change: self.poll())  # who holds the lock, after every change shown
 
     def stop(self) -> None:
         """The window closes: no more polling."""
@@ -254,7 +257,11 @@ class StoreController(QObject):
     def reload(self) -> None:
         self.reload_quiet(explicit=True)
 
-    def reload_quiet(self, explicit: bool = False) -> None:
+    def reload_after_sync(self) -> None:
+        self.reload_quiet(explicit=True, kind="synced")
+
+    def reload_quiet(self, explicit: bool = False, kind: Kind = "reread") -> None:
+        """Read again what changed on disk; `explicit`: asked for (as `kind`), every pane is shown afresh."""
         ws = self.workspace
         session = ws.session
         if session is None:
@@ -266,9 +273,9 @@ class StoreController(QObject):
         def reload() -> tuple[ChangeSet, list[str]]:
             return session.reload_if_changed(), session.read_only_reasons  # a file read again may be unreadable now
 
-        ws.runner.submit(reload, lambda found: self._reloaded(session, found, explicit), ws.fail)
+        ws.runner.submit(reload, lambda found: self._reloaded(session, found, explicit, kind), ws.fail)
 
-    def _reloaded(self, session: ReviewSession, found: object, explicit: bool) -> None:
+    def _reloaded(self, session: ReviewSession, found: object, explicit: bool, kind: Kind) -> None:
         assert isinstance(found, tuple)
         change, reasons = found
         assert isinstance(change, ChangeSet)
@@ -276,6 +283,7 @@ class StoreController(QObject):
             self._set_read_only(reasons)
         self._watch()
         if change.engrams or change.tensions or change.events or explicit:
+            self.workspace.publish(change.as_kind(kind) if explicit else change)
             self.reloaded.emit(change, explicit)
 
     def poll(self) -> None:

@@ -1,5 +1,6 @@
-"""The open store as every controller sees it: the session, its folder, the serial runner for session work, and
-what a change or a failure leads to. Controllers take it in their constructor; it knows none of them."""
+"""The open store as every controller sees it: the session, its folder, the serial runner for session work, the
+broadcast every change is published on once (app/broadcast.py), and what a failure leads to. Controllers take it in
+their constructor and subscribe to its changes; it knows none of them."""
 
 from __future__ import annotations
 
@@ -7,12 +8,14 @@ import weakref
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
+from plur_desk.app.broadcast import ChangeBroadcast
 from plur_desk.app.session import COUNTED, ChangeSet, ReviewSession
 from plur_desk.app.settings import Settings, SettingsStore
 from plur_desk.infra.clock import Clock
 from plur_desk.infra.errors import ChangedSinceError, PartialWrite, PlurDeskError
+from plur_desk.infra.window_first import window_busy
 from plur_desk.ui.messages import Messages
 from plur_desk.ui.runner import ReadPool, Runner
 
@@ -24,9 +27,8 @@ FailureHandler = Callable[[Exception], bool]
 
 
 class Workspace(QObject):
-    applied = Signal(object)  # a ChangeSet, once a change went through
+    applied = Signal(object)  # a ChangeSet the reviewer asked for, once published and the lists show it
     reload_needed = Signal()  # a change was refused because the store changed: read it again
-    refresh_needed = Signal()  # a write half done: show what is on disk
     context_changed = Signal()  # which actions are enabled may have changed
 
     def __init__(
@@ -51,6 +53,44 @@ class Workspace(QObject):
         self.reads = ReadPool(self)  # reads for the screen (a history filter…), stale results dropped
         self._failure_handlers: list[weakref.WeakMethod[FailureHandler]] = []
         self.failures_told = 0  # failures of the session's changes shown so far (`ReviewSession.undo_intent`)
+        # the deferred wave of a change: a timer, so the lists' repaint and the keys typed meanwhile come first
+        self._deferred = QTimer(self, singleShot=True, interval=1)
+        self._deferred.timeout.connect(self._run_deferred)
+        self._deferred_run: Callable[[], None] | None = None
+        self.changes = ChangeBroadcast(self._defer)
+        self.changes.subscribe(self._tell)
+        self.changes.subscribe(self._warn, deferred=True)
+
+    def publish(self, change: ChangeSet) -> None:
+        """Every view of the open store shows `change` (none while no store is open: nothing is shown)."""
+        if self._session is not None:
+            self.changes.publish(change)
+
+    def reshow(self) -> None:
+        """The same store shown again differently (the queue's order or filter, the theme)."""
+        self.publish(ChangeSet(kind="reshown"))
+
+    def _defer(self, run: Callable[[], None]) -> None:
+        self._deferred_run = run
+        self._deferred.start()
+
+    def _run_deferred(self) -> None:
+        window_busy()  # a timer, not a runner's result: the jobs started here wait for this tick's repaint
+        run, self._deferred_run = self._deferred_run, None
+        if run is not None:
+            run()
+
+    def _tell(self, change: ChangeSet) -> None:
+        if change.by_reviewer:
+            self.messages.status(change.message[:1].upper() + change.message[1:], 5000)
+        elif change.read_again and (change.engrams or change.tensions):
+            self.messages.status(
+                f"PLUR changed the store: {len(change.engrams)} engrams, {len(change.tensions)} tensions", 4000
+            )
+
+    def _warn(self, change: ChangeSet) -> None:
+        if change.by_reviewer:  # the banner (which moves the panes down), after the lists' repaint
+            self.messages.show(" · ".join(change.warnings))
 
     @property
     def session(self) -> ReviewSession | None:
@@ -80,6 +120,8 @@ class Workspace(QObject):
         after it."""
 
         def done(change: object) -> None:
+            assert isinstance(change, ChangeSet)  # (a runner's result: `Runner._on_done` marked the window busy)
+            self.publish(change)
             self.applied.emit(change)
             if after is not None:
                 after()
@@ -124,7 +166,7 @@ class Workspace(QObject):
         elif isinstance(error, PlurDeskError):
             self.messages.error(f"{said}{error}")
             if isinstance(error, PartialWrite):
-                self.refresh_needed.emit()  # a file did change: show what is on disk
+                self.publish(ChangeSet(kind="refreshed"))  # a file did change: show what is on disk
         else:
             self.messages.error(
                 f"{said}Unexpected error: {error!r}. `plur-desk check` shows whether an action was left unfinished; "
