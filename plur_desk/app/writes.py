@@ -63,7 +63,9 @@ class Writes:
         self.check_writable()
         self.snapshot.check_known(engram_id)
 
-    def seen(self, ids: list[str]) -> list[Seen]:
+    def seen(self, ids: Iterable[str]) -> list[Seen]:
+        """The session's current snapshot of these engrams, for a caller that decides on exactly that (a script,
+        a test). The window never uses it: it hands over the fingerprints of the rows it rendered."""
         out = []
         for engram_id in ids:
             self.check_known(engram_id)

@@ -33,9 +33,9 @@ def _find(session: ReviewSession) -> Found:
     for change in changes:
         try:
             if change.target == "tension":
-                seen[("tension", change.id)] = session.seen_tension(change.id)
+                seen[("tension", change.id)] = session.writes.seen_tension(change.id)
             elif change.after is not None:
-                seen[("engram", change.id)] = session.seen([change.id])[0]
+                seen[("engram", change.id)] = session.writes.seen([change.id])[0]
         except PlurDeskError:
             continue  # read-only, or not a record the session can act on: listed, not decidable
     if not baseline.watched:

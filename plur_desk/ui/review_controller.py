@@ -153,7 +153,7 @@ class ReviewController(QObject):
             or not self._scale.order_state().holds(listed.order)
         ):
             return False
-        changes = session.drafts_changed_since(listed.generation)
+        changes = session.queue.changed_since(listed.generation)
         aged = self._aged(session, changes.derived) if changes is not None else None
         if changes is None or aged is None:
             return False
@@ -174,7 +174,7 @@ class ReviewController(QObject):
             return []
         rows = self.drafts.model.rows
         listed = {r.id: r for r in compress(rows, map(derived.__contains__, map(_ID, rows)))}  # one pass in C
-        now = session.draft_rows(derived)
+        now = session.queue.rows_of(derived)
         if len(now) != len(derived) or len(listed) != len(derived):
             return None
         if not all(aged_only(listed[i], row) for i, row in now.items()):

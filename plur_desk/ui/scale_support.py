@@ -157,7 +157,7 @@ class ScaleController(QObject):
             return
         self._dirty = False
         scale = self.view  # (only ever the open store's)
-        engrams, rows, lines, now = session.engrams_by_id(), session.drafts(), session.history.lines, session.now()
+        engrams, rows, lines, now = session.engrams_by_id(), session.queue.rows(), session.history.lines, session.now()
         semantic, level = self.semantic_clusters, self.workspace.settings.default_level
         cache_root = self.workspace.cache_root
 
@@ -344,7 +344,7 @@ class ScaleController(QObject):
         session = self.workspace.session
         if session is None:
             return 0, []
-        generation, rows = session.drafts_at()
+        generation, rows = session.queue.rows_at()
         return generation, self.order_drafts(narrow(rows) if narrow is not None else rows)
 
     def keep_up(self) -> None:

@@ -183,7 +183,7 @@ class StoreController(QObject):
         self.refresh_requested.emit()
         self._watch()
         self.poll_timer.start()
-        invalid = session.invalid_entries()
+        invalid = session.snapshot.invalid_entries()
         notes = [session.recovery_note] if session.recovery_note else []
         notice = session.trust_notice()
         if notice:
@@ -199,7 +199,7 @@ class StoreController(QObject):
         notes += held_notes(session)
         ws.messages.show("\n".join(notes))
         ws.runner.submit(
-            session.load_history_first_page,
+            session.history.load_newest,
             lambda _r: self.history_page_ready.emit() if ws.session is session else None,
         )
 
@@ -293,7 +293,7 @@ class StoreController(QObject):
             return
 
         def look() -> tuple[str | None, bool, list[str]]:
-            changed = session.changed_on_disk() or session.history_changed_on_disk()
+            changed = session.changed_on_disk() or session.history.changed_on_disk()
             return session.lock_holder(), changed, session.read_only_reasons
 
         self._poller.submit(look, lambda found: self._polled(session, found), self.workspace.fail)

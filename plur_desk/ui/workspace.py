@@ -141,7 +141,7 @@ class Workspace(QObject):
         """Undo (or redo) on the serial runner the action on top as it is at this key press, or, behind actions
         still being written, the one on top once they are, provided none failed (app/undo.py `UndoIntent`)."""
         session = self.session
-        if session is None or not (session.can_redo if redo else session.can_undo):
+        if session is None or not (session.undo_history.can_redo if redo else session.undo_history.can_undo):
             return
         if self.reads.awaited(DECISION_CHECKS):
             # an approval asked for before this key is still being checked and not yet queued: an undo now would

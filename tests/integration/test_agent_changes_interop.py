@@ -154,7 +154,11 @@ def test_revert_puts_the_baseline_back_and_plur_reads_it_with_nothing_quarantine
     changes = session.watch.changes()
     assert len(changes) == 8
     for change in changes:
-        seen = session.seen_tension(change.id) if change.target == "tension" else session.seen([change.id])[0]
+        seen = (
+            session.writes.seen_tension(change.id)
+            if change.target == "tension"
+            else session.writes.seen([change.id])[0]
+        )
         session.execute(session.watch.command_for(change, seen, ratify=False))
     session.reload_if_changed()
     assert session.watch.changes() == []
@@ -183,7 +187,7 @@ def test_ratify_takes_a_change_off_the_list_and_its_undo_puts_it_back(tmp_path):
     plur(store, home, [{"op": "update", "id": ids[1], "fields": {"statement": "The CI pipeline uses Node 22"}}])
     session = open_session(store, "Alice Reviewer")
     [change] = session.watch.changes()
-    session.execute(session.watch.command_for(change, session.seen([change.id])[0], ratify=True))
+    session.execute(session.watch.command_for(change, session.writes.seen([change.id])[0], ratify=True))
     session.reload_if_changed()
     assert session.watch.changes() == []
     events = [e for e in session.history.timeline(ids[1]) if e.get("event") == "engram_updated"]
@@ -194,5 +198,5 @@ def test_ratify_takes_a_change_off_the_list_and_its_undo_puts_it_back(tmp_path):
     session.reload_if_changed()
     [moved] = session.watch.changes()
     with pytest.raises(ChangedSinceError):  # the record moved on since the change was shown: refused
-        session.execute(session.watch.command_for(change, session.seen([change.id])[0], ratify=False))
+        session.execute(session.watch.command_for(change, session.writes.seen([change.id])[0], ratify=False))
     assert moved.after["statement"] == "Node 24 now"

@@ -152,7 +152,7 @@ def test_an_agents_edit_our_own_write_read_in_reaches_the_pane_it_concerns(
     row = window.tensions.current()
     assert row is not None
     sides = {s for t in session.all_tensions() for s in (str(t["engram_a"]), str(t["engram_b"]))}
-    seen = session.seen([next(r.id for r in session.drafts() if r.id not in sides)])
+    seen = session.writes.seen([next(r.id for r in session.queue.rows() if r.id not in sides)])
     rewrite_block(store_copy, row.engram_a, "statement: ", "statement: Agent edit. ")
     with qtbot.waitSignal(window.changes_applied, timeout=10000):
         window.workspace.change(lambda: session.execute(ApproveDrafts(tuple(seen))))
