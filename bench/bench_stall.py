@@ -171,7 +171,7 @@ def time_applies(win) -> list[float]:  # type: ignore[no-untyped-def]
             applied.append((time.perf_counter() - began) * 1000)
 
     def timed_deferred() -> None:
-        decided = any(c.by_reviewer for c in changes._waiting)
+        decided = any(c.by_reviewer for c in changes.waiting())
         began = time.perf_counter()
         run_deferred()
         if applied and decided:

@@ -47,3 +47,7 @@ class ChangeBroadcast:
     def pending(self) -> int:
         """Changes published whose deferred wave has not run yet."""
         return len(self._waiting)
+
+    def waiting(self) -> tuple[ChangeSet, ...]:
+        """Those changes, in the order they were published."""
+        return tuple(self._waiting)

@@ -75,7 +75,8 @@ class Workspace(QObject):
         self._deferred.start()
 
     def _run_deferred(self) -> None:
-        window_busy()  # a timer, not a runner's result: the jobs started here wait for this tick's repaint
+        if any(c.by_reviewer or c.read_again for c in self.changes.waiting()):
+            window_busy()  # a timer, not a runner's result: the jobs started here wait for this tick's repaint
         run, self._deferred_run = self._deferred_run, None
         if run is not None:
             run()

@@ -35,6 +35,7 @@ def test_visible_subscribers_are_told_at_once_and_deferred_ones_in_the_next_turn
     broadcast.publish(ChangeSet(message="second"))
     assert told == [("list", "first"), ("pane", "first"), ("list", "second"), ("pane", "second")]
     assert len(turns.due) == 1 and broadcast.pending == 2  # one turn runs both changes' deferred wave
+    assert [c.message for c in broadcast.waiting()] == ["first", "second"]
     turns.run()
     assert told[4:] == [("index", "first"), ("banner", "first"), ("index", "second"), ("banner", "second")]
     assert broadcast.pending == 0 and not turns.due
