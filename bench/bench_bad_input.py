@@ -80,15 +80,15 @@ def one_round(base: Path, work: Path, holder: int, rows: dict[str, list[float]])
     (root / "tensions.yaml.lock").write_text(token)
     add(
         "approve, engrams.yaml.lock kept by a live process",
-        lambda: session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-01-001"])))),
+        lambda: session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-11-01-001"])))),
     )
     add(
         "confirm, tensions.yaml.lock kept by a live process",
-        lambda: session.execute(ConfirmTension(session.seen_tension("T-2026-1201-001"))),
+        lambda: session.execute(ConfirmTension(session.writes.seen_tension("T-2026-1201-001"))),
     )
     add(
         "a decision that changes nothing, lock kept",
-        lambda: session.execute(EditStatement(session.seen(["ENG-2026-11-01-001"])[0], "Statement number 1")),
+        lambda: session.execute(EditStatement(session.writes.seen(["ENG-2026-11-01-001"])[0], "Statement number 1")),
     )
 
 

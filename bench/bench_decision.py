@@ -163,14 +163,14 @@ def main() -> None:
         from plur_desk.app.loading import warm_up_signing
 
         warm_up_signing()
-        drafts = [row.id for row in session.drafts()]
+        drafts = [row.id for row in session.queue.rows()]
         plur_ids = drafts[:3]
         rows: list[tuple[float, float, dict[str, float], dict[str, float]]] = []
         for _ in range(args.decisions):
             draft = drafts.pop()
             clock.reset()
             w, c = time.perf_counter(), time.process_time()
-            session.execute(ApproveDrafts(tuple(session.seen([draft]))))
+            session.execute(ApproveDrafts(tuple(session.writes.seen([draft]))))
             rows.append(
                 ((time.perf_counter() - w) * 1000, (time.process_time() - c) * 1000, dict(clock.wall), dict(clock.cpu))
             )
@@ -179,7 +179,7 @@ def main() -> None:
             chosen, drafts = drafts[-args.bulk :], drafts[: -args.bulk]
             clock.reset()
             w = time.perf_counter()
-            session.execute(ApproveDrafts(tuple(session.seen(chosen)), note="bulk"))
+            session.execute(ApproveDrafts(tuple(session.writes.seen(chosen)), note="bulk"))
             bulk = ((time.perf_counter() - w) * 1000, dict(clock.wall))
         load = os.getloadavg()
         print(

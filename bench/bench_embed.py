@@ -158,7 +158,7 @@ def approve_latency(root: Path, pairs: list[tuple[str, str]], rounds: int, per_r
         store = PlurStore(shutil.copytree(root, Path(tmp) / "store"))
         store.load()
         session = ReviewSession(store, Reviewer("bench"))
-        drafts = [row.id for row in session.drafts()]
+        drafts = [row.id for row in session.queue.rows()]
         for _ in range(rounds):
             for label in times:
                 proc = embed_worker.start(pairs, Path(tmp) / "parts", 5) if label.startswith("with the") else None
@@ -166,7 +166,7 @@ def approve_latency(root: Path, pairs: list[tuple[str, str]], rounds: int, per_r
                 for _ in range(per_round):
                     draft = drafts.pop()
                     t0 = time.perf_counter()
-                    session.execute(ApproveDrafts(tuple(session.seen([draft]))))
+                    session.execute(ApproveDrafts(tuple(session.writes.seen([draft]))))
                     times[label].append(time.perf_counter() - t0)
                 if proc is not None:
                     proc.kill()

@@ -59,8 +59,8 @@ if mode == "approve":
     from plur_desk.domain.review import Reviewer
     session = ReviewSession(store, Reviewer("Bench"))
     times = []
-    for row in session.drafts()[:5]:
-        t = time.perf_counter(); session.execute(ApproveDrafts(tuple(session.seen([row.id])))); times.append(time.perf_counter() - t)
+    for row in session.queue.rows()[:5]:
+        t = time.perf_counter(); session.execute(ApproveDrafts(tuple(session.writes.seen([row.id])))); times.append(time.perf_counter() - t)
     out["approve_s"] = statistics.median(times)
 hwm = [l for l in open("/proc/self/status") if l.startswith("VmHWM:")][0].split()[1]
 out["hwm_mb"] = int(hwm) / 1024

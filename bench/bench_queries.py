@@ -50,7 +50,7 @@ def main() -> None:
     write_history(store, args.history_lines, ids)
     session = ReviewSession(PlurStore(store), Reviewer("Bench Reviewer"))
     session.store.load()
-    session.reindex()
+    session.snapshot.reindex()
     session.load_history()
     out: dict[str, object] = {"checkout": str(root)}
 
@@ -60,12 +60,12 @@ def main() -> None:
         out[name] = round((time.perf_counter() - began) * 1000, 1)
         return result
 
-    rows = timed("drafts() first", session.drafts)
+    rows = timed("drafts() first", session.queue.rows)
     out["drafts"] = len(rows)  # type: ignore[arg-type]
-    session.execute(ApproveDrafts(tuple(session.seen([rows[0].id]))))  # type: ignore[index]
-    timed("drafts()+counts() after the first approve", lambda: (session.drafts(), session.counts()))
-    session.execute(ApproveDrafts(tuple(session.seen([rows[1].id]))))  # type: ignore[index]
-    timed("drafts()+counts() after a second approve", lambda: (session.drafts(), session.counts()))
+    session.execute(ApproveDrafts(tuple(session.writes.seen([rows[0].id]))))  # type: ignore[index]
+    timed("drafts()+counts() after the first approve", lambda: (session.queue.rows(), session.counts()))
+    session.execute(ApproveDrafts(tuple(session.writes.seen([rows[1].id]))))  # type: ignore[index]
+    timed("drafts()+counts() after a second approve", lambda: (session.queue.rows(), session.counts()))
     timed("timeline(one engram)", lambda: session.history.timeline(rows[5].id))  # type: ignore[index]
     timed("rejections()", session.history.rejections)
     timed("tensions(all)", lambda: session.tensions(("detected", "confirmed", "dismissed", "resolved")))

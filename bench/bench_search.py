@@ -63,10 +63,10 @@ for _ in range(5):
     for q in queries:
         t = time.perf_counter(); service.search(q, 20); times.append(time.perf_counter() - t)
 times.sort()
-target = next(r.id for r in session.drafts())
+target = next(r.id for r in session.queue.rows())
 updates = []
 for i in range(5):
-    session.execute(EditStatement(session.seen([target])[0], f"Edited statement number {i} about the build cache"))
+    session.execute(EditStatement(session.writes.seen([target])[0], f"Edited statement number {i} about the build cache"))
     t = time.perf_counter(); service.sync_ids([target]); updates.append(time.perf_counter() - t)
 print(json.dumps({"docs": built, "build_s": build_s, "p50_ms": 1000 * statistics.median(times),
                   "p95_ms": 1000 * times[int(len(times) * 0.95) - 1], "queries": len(times),

@@ -157,26 +157,27 @@ def accept_dialog_soon(app: QApplication) -> None:
 
 
 def time_applies(win) -> list[float]:  # type: ignore[no-untyped-def]
-    """The GUI-thread work that shows each decision's result, ms: the lists' update, then the rest of it (banner,
-    index, listeners) in a tick after their repaint."""
+    """The GUI-thread work that shows each decision's result, ms: its publication to the views on screen (the
+    lists' update), then the deferred wave (banner, index, listeners) in a tick after their repaint
+    (app/broadcast.py)."""
     applied: list[float] = []
-    apply_result, apply_rest = win._applied, win._apply_rest
+    changes = win.workspace.changes
+    publish, run_deferred = changes.publish, changes._run_deferred
 
-    def timed_apply(change: object) -> None:
+    def timed_publish(change) -> None:  # type: ignore[no-untyped-def]
         began = time.perf_counter()
-        apply_result(change)
-        applied.append((time.perf_counter() - began) * 1000)
+        publish(change)
+        if change.by_reviewer:
+            applied.append((time.perf_counter() - began) * 1000)
 
-    def timed_rest() -> None:
+    def timed_deferred() -> None:
+        decided = any(c.by_reviewer for c in changes.waiting())
         began = time.perf_counter()
-        apply_rest()
-        if applied:
+        run_deferred()
+        if applied and decided:
             applied[-1] += (time.perf_counter() - began) * 1000
 
-    win.workspace.applied.disconnect(apply_result)
-    win.workspace.applied.connect(timed_apply)
-    win._rest_timer.timeout.disconnect(apply_rest)
-    win._rest_timer.timeout.connect(timed_rest)
+    changes.publish, changes._run_deferred = timed_publish, timed_deferred
     return applied
 
 

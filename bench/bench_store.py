@@ -40,7 +40,7 @@ store.load(on_drafts=drafts_ready)
 out["load_s"] = time.perf_counter() - t_start
 session = ReviewSession(store, Reviewer("bench"))
 out["queue_s"] = time.perf_counter() - t_start
-rows = session.drafts()
+rows = session.queue.rows()
 out["queue_rows"] = len(rows)
 if mode == "save":
     t = time.perf_counter(); store.save_cache(); out["save_cache_s"] = time.perf_counter() - t
@@ -48,10 +48,10 @@ if mode == "approve":
     from plur_desk.domain.commands import ApproveDrafts
     times = []
     for row in rows[:15]:
-        t = time.perf_counter(); session.execute(ApproveDrafts(tuple(session.seen([row.id])))); times.append(time.perf_counter() - t)
+        t = time.perf_counter(); session.execute(ApproveDrafts(tuple(session.writes.seen([row.id])))); times.append(time.perf_counter() - t)
     out["approve_median_s"] = statistics.median(times) if (statistics := __import__("statistics")) else 0
     ids = [r.id for r in rows[15:515]]
-    t = time.perf_counter(); session.execute(ApproveDrafts(tuple(session.seen(ids)))); out["bulk_s"] = time.perf_counter() - t; out["bulk_n"] = len(ids)
+    t = time.perf_counter(); session.execute(ApproveDrafts(tuple(session.writes.seen(ids)))); out["bulk_s"] = time.perf_counter() - t; out["bulk_n"] = len(ids)
 out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps(out))
 """

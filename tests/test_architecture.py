@@ -71,6 +71,48 @@ def test_modules_stay_small():
     assert not big, big
 
 
+SESSION_PARTS = {"queue", "writes", "undo_history", "verdicts", "snapshot", "history", "signing", "validity"}
+
+
+def _forwards(method: ast.FunctionDef) -> str | None:
+    """`self.part.name(...)` or `self.part.name` when that is all `method` does or returns (its docstring aside)."""
+    body = [s for s in method.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    if len(body) != 1 or not isinstance(body[0], ast.Return | ast.Expr) or body[0].value is None:
+        return None
+    value = body[0].value
+    target = value.func if isinstance(value, ast.Call) else value
+    if (
+        isinstance(target, ast.Attribute)
+        and isinstance(target.value, ast.Attribute)
+        and isinstance(target.value.value, ast.Name)
+        and target.value.value.id == "self"
+        and target.value.attr in SESSION_PARTS
+    ):
+        return ast.unparse(value)
+    return None
+
+
+def test_the_session_has_no_pass_through_method():
+    """Callers reach the session's part they need (`session.queue.rows()`, `session.writes.seen(ids)`, …): a method
+    of ReviewSession that only forwards to one of its parts is a second name for the same thing. (What a window
+    needs of the store stays on the session: the store is private to the app layer.)"""
+    tree = ast.parse((PACKAGE / "app" / "session.py").read_text())
+    session = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "ReviewSession")
+    forwarding = [
+        f"{node.name} -> {found}"
+        for node in session.body
+        if isinstance(node, ast.FunctionDef) and not node.name.startswith("_") and (found := _forwards(node))
+    ]
+    assert not forwarding, forwarding
+
+
+def test_the_main_window_is_layout_and_wiring():
+    """The window lays out and wires; what a change leads to is each view's own (app/broadcast.py), its menus and
+    status bar are ui/window_chrome.py's, its action map ui/action_map.py's: 300 lines in all, blank ones too."""
+    lines = len((PACKAGE / "ui" / "main_window.py").read_text().splitlines())
+    assert lines <= 300, f"ui/main_window.py: {lines} lines"
+
+
 def _ui_graph() -> dict[str, set[str]]:
     """ui module -> the ui modules it imports (anywhere in the file: top level, functions, TYPE_CHECKING), by their
     dotted names, at any depth of sub-packages."""
@@ -209,7 +251,7 @@ def _session_named(node: ast.expr) -> bool:
 
 def test_only_the_session_reaches_its_store():
     """The store is private to the session: search, loading, scale and team review ask the session (root,
-    engram_digests, parse_rest, finish_load, fully_loaded) instead of reaching `session.store`, whose snapshot
+    snapshot.digests, parse_rest, finish_load, fully_loaded) instead of reaching `session.store`, whose snapshot
     and writes are the session's own (its parts get the store in their constructors)."""
     problems = []
     for path in PACKAGE.rglob("*.py"):

@@ -84,7 +84,7 @@ def main(argv: list[str]) -> int:
                 if started
                 else f"{root}: already watched; nothing written"
             )
-            for notice in session.key_notices():
+            for notice in session.signing.key_notices():
                 _say(notice)
             return 0
     except PlurDeskError as exc:

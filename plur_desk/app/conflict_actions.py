@@ -51,7 +51,7 @@ def supersede(session: ReviewSession, newer: str, older: str, seen: tuple[Seen, 
     `seen`: both as the reviewer was shown them (the window); None for a caller deciding on the session as it is."""
     _pair(session, newer, older)
     if seen is None:
-        seen = tuple(session.seen([newer, older]))
+        seen = tuple(session.writes.seen([newer, older]))
     if {s.id for s in seen} != {newer, older}:
         raise ActionRefused(f"what was shown of {newer} and {older} is not known", outcome=Outcome.NOTHING_WRITTEN)
     return session.execute(Supersede(seen, newer, older))

@@ -114,7 +114,7 @@ class ConflictService:
                     str(other.get("commitment", "") or ""),
                     str(other.get("status", "")),
                     approved_by,
-                    self.session.review_trust(other).label if approved_by else "",
+                    self.session.verdicts.review_trust(other).label if approved_by else "",
                 )
             )
         return out

@@ -172,7 +172,7 @@ class ScaleView:
         checkpoint(reviewer=True)
         prepared, moved = self._prepare(records, changed, stats, clusters)
         checkpoint(reviewer=True)
-        ranking, shown = self._assess(self.session.drafts() if rows is None else rows, prepared, moved, level)
+        ranking, shown = self._assess(self.session.queue.rows() if rows is None else rows, prepared, moved, level)
         self._records, self._stats, self._clusters, self._ranking, self.changed = (
             records, stats, clusters, ranking, shown
         )  # fmt: skip

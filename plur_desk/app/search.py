@@ -60,7 +60,7 @@ class SearchService:
     # -- keeping in step -----------------------------------------------------------------------------------
 
     def _digests(self, ids: Iterable[str] | None = None) -> dict[str, tuple[str, dict[str, object], str]]:
-        found = self.session.engram_digests(ids)
+        found = self.session.snapshot.digests(ids)
         return {key: (digest, value, created_of(value)) for key, (digest, value) in found.items()}
 
     def sync(self, progress: Progress | None = None) -> int:
@@ -194,7 +194,7 @@ class SearchService:
     def _sets(self, parsed: ParsedQuery) -> dict[str, set[str]]:
         sets = {"tension": self.session.open_tension_ids()}
         if any(f.field == "is" and f.value in ("approved", "rejected", "unverified") for f in parsed.filters):
-            sets["unverified"] = self.session.unverified_reviews()
+            sets["unverified"] = self.session.verdicts.unverified_reviews()
         return sets
 
     @staticmethod

@@ -6,7 +6,9 @@ it for undo (`undo.py`) and returns the `ChangeSet` naming what changed. Undo an
 forward changes that refuse when the record moved on since. The caller builds the command and hands it to
 `execute`: the session has no method that only wraps one (`settle_duplicates` and `replace_key` do more). The store
 stays inside the app layer: the session offers what a window needs of it (`save_cache`, `lock_holder`,
-`changed_on_disk`, …).
+`changed_on_disk`, …). Its parts are public and reached directly, never through a method that only forwards:
+`queue` (the drafts' rows), `writes` (`seen`, `seen_tension`), `undo_history`, `verdicts`, `snapshot`, `history`,
+`signing`, `validity`.
 """
 
 from __future__ import annotations
@@ -21,24 +23,22 @@ from typing import TYPE_CHECKING
 
 from plur_desk.app.changes import ChangeWatch
 from plur_desk.app.history_index import HistoryIndex
-from plur_desk.app.queries import DraftQueue, QueueChanges, TensionRows
+from plur_desk.app.queries import DraftQueue, TensionRows
 from plur_desk.app.review_verdicts import ReviewVerdicts
 from plur_desk.app.reviewer import READER, InvalidReviewer, check_reviewer, lookalike_problem
-from plur_desk.app.rows import DraftRow, TensionRow, Verdict
+from plur_desk.app.rows import TensionRow, Verdict
 from plur_desk.app.session_signing import SessionSigning
 from plur_desk.app.signing import ReviewerKeys
 from plur_desk.app.snapshot import Snapshot, differing
 from plur_desk.app.trust import TrustChecker
 from plur_desk.app.undo import UndoHistory, UndoIntent, undo_patches
-from plur_desk.app.validity_rows import ValidityRow, ValidityRows, WindowBar, window_bars
+from plur_desk.app.validity_rows import ValidityRows, WindowBar, window_bars
 from plur_desk.app.vault import KeyVault
 from plur_desk.app.wording import said
 from plur_desk.app.writes import Writes
 from plur_desk.domain.changes import ChangeSet as ChangeSet  # re-exported: panes import it from here
 from plur_desk.domain.engram_view import EngramView
 from plur_desk.domain.review import Patch, Reviewer
-from plur_desk.domain.seen import Seen
-from plur_desk.domain.trust import Trust
 from plur_desk.infra.clock import Clock, SystemClock
 from plur_desk.infra.errors import ActionRefused, LockedWithOpenTension, PlurDeskError
 from plur_desk.infra.paths import data_dir
@@ -89,10 +89,10 @@ class ReviewSession:
             self.history.rejections_touched,
         )
         self._tension_rows = TensionRows(lambda: self._engrams, lambda: self._tensions, self.now, self.history.renames)
-        self._validity_rows = ValidityRows(lambda: self._engrams)
+        self.validity = ValidityRows(lambda: self._engrams)
         self.snapshot.followers.append(self.queue)
         self.watch = ChangeWatch(self, store.cache_file)  # the watched baseline (app/changes.py)
-        self.reindex()
+        self.snapshot.reindex()
 
     @property
     def _engrams(self) -> dict[str, dict[str, object]]:
@@ -147,7 +147,7 @@ class ReviewSession:
             change = self.writes.replay(op, patches, "undo", self.now())
         self.undo_history.undone()
         change = change.warning(self.watch.follow(patches, op=op, undoing=True))
-        return change.saying(said(op.action, op.label, change.engrams, self._statement, "undo"))
+        return change.saying(said(op.action, op.label, change.engrams, self._statement, "undo")).as_kind("undone")
 
     def redo(self, intent: UndoIntent | None = None) -> ChangeSet:
         with self._counted():
@@ -156,7 +156,7 @@ class ReviewSession:
             change = self.writes.replay(op, list(op.patches), "redo", self.now())
         self.undo_history.redone()
         change = change.warning(self.watch.follow(op.patches, op=op))
-        return change.saying(said(op.action, op.label, change.engrams, self._statement, "redo"))
+        return change.saying(said(op.action, op.label, change.engrams, self._statement, "redo")).as_kind("redone")
 
     def _statement(self, engram_id: str) -> object:
         return (self._engrams.get(engram_id) or {}).get("statement")
@@ -169,20 +169,6 @@ class ReviewSession:
             self.undo_history.failures += 1  # an undo asked for after it must not take back an earlier action
             setattr(exc, COUNTED, True)  # the window counts the ones it is told of (`undo_intent`)
             raise
-
-    @property
-    def can_undo(self) -> bool:
-        return self.undo_history.can_undo
-
-    @property
-    def can_redo(self) -> bool:
-        return self.undo_history.can_redo
-
-    def undo_label(self) -> str:
-        return self.undo_history.undo_label()
-
-    def redo_label(self) -> str:
-        return self.undo_history.redo_label()
 
     def settle_duplicates(
         self,
@@ -199,7 +185,7 @@ class ReviewSession:
         from plur_desk.domain import commands as cmd
 
         others = [d for d in dict.fromkeys(duplicates) if d != representative]
-        seen = tuple(self.seen(([representative] if approve else []) + others))
+        seen = tuple(self.writes.seen(([representative] if approve else []) + others))
         pairs = tuple(shown.items()) if shown is not None else None
         listed = tuple((i, scope, draft) for i, (scope, draft) in roles.items()) if roles is not None else None
         return self.execute(cmd.SettleDuplicates(representative, seen, approve, level, pairs, listed))
@@ -221,20 +207,7 @@ class ReviewSession:
             self.writes.made_changes = False
         return event
 
-    @property
-    def made_changes(self) -> bool:
-        return self.writes.made_changes
-
     # -- what a decision rests on --------------------------------------------------------------------------
-
-    def seen(self, ids: Iterable[str]) -> list[Seen]:
-        """The session's current snapshot of these engrams, for a caller that decides on exactly that (a script,
-        a test). The window never uses it: it hands over the fingerprints of the rows it rendered."""
-        return self.writes.seen(list(ids))
-
-    def seen_tension(self, tension_id: str) -> Seen:
-        """A tension and both its engrams as the session holds them now (see `seen`)."""
-        return self.writes.seen_tension(tension_id)
 
     # -- the store, as far as a window needs it ------------------------------------------------------------
 
@@ -263,7 +236,7 @@ class ReviewSession:
             with contextlib.suppress(PlurDeskError):
                 self.keys.register(self.now())
             self.store.load()
-            self.reindex()
+            self.snapshot.reindex()
         self.recovery_note = report.line()
         return self.recovery_note
 
@@ -282,9 +255,6 @@ class ReviewSession:
         self.unverified_records = [u for u in self.unverified_records if Path(u).name != wanted]
         return f"{JOURNAL_DIR / wanted} was not applied; it was moved to {moved.relative_to(self.store.root)}"
 
-    def reindex(self) -> None:
-        self.snapshot.reindex()
-
     def load_history(self) -> None:
         if not self.reading_only:
             self.keys.remember_own()  # a key made before trust files existed is recorded as this user's
@@ -293,9 +263,6 @@ class ReviewSession:
         # whether the history is hash-chained: every month searched once here, so the first decision does not
         # (only bytes appended since are searched again)
         self.store.history.mode(self.now().strftime("%Y-%m"))
-
-    def load_history_first_page(self) -> None:
-        self.history.load_newest()
 
     def save_cache(self) -> None:
         """Keep the parsed blocks for the next open (derived data; never the store itself)."""
@@ -309,11 +276,6 @@ class ReviewSession:
         """Whether engrams.yaml or tensions.yaml changed since the session read them."""
         return self.store.engrams_changed_on_disk() or self.store.tensions_changed_on_disk()
 
-    def history_changed_on_disk(self) -> bool:
-        """Whether a history month file changed since it was read (appended to, rewritten or replaced), or a read
-        found it changed: `reload_if_changed` reads what changed (one stat per month file)."""
-        return self.history.changed_on_disk()
-
     def reload_if_changed(self) -> ChangeSet:
         """Re-read files PLUR changed; report which ids differ from what the session showed, and (`events`) that
         the history changed or a draft's row that rested on a fallback answer now reads differently."""
@@ -321,11 +283,11 @@ class ReviewSession:
         old_engrams, old_tensions = self._engrams, self._tensions
         if self.changed_on_disk():
             self.store.load()
-            self.reindex()
+            self.snapshot.reindex()
             engrams, tensions = differing(old_engrams, self._engrams), differing(old_tensions, self._tensions)
         events = self.history.refresh()
         revised = self.queue.revised()  # a draft shown with an answer given while a month could not be read
-        return ChangeSet(engrams, tensions, events=1 if events or revised else 0, reloaded=True)
+        return ChangeSet(engrams, tensions, events=1 if events or revised else 0, reloaded=True, kind="reloaded")
 
     @property
     def read_only_reasons(self) -> list[str]:
@@ -334,10 +296,6 @@ class ReviewSession:
     @property
     def root(self) -> Path:
         return self.store.root
-
-    def engram_digests(self, ids: Iterable[str] | None = None) -> dict[str, tuple[str, dict[str, object]]]:
-        """(content digest, record) of every engram shown, or of those of `ids` that are (for the search index)."""
-        return self.snapshot.digests(ids)
 
     @property
     def fully_loaded(self) -> bool:
@@ -359,7 +317,7 @@ class ReviewSession:
         index is built here rather than by the first decision's write."""
         self.store.finish_load(parsed)
         self.store.engrams.by_key()
-        self.reindex()
+        self.snapshot.reindex()
 
     def engram(self, engram_id: str) -> dict[str, object] | None:
         return self._engrams.get(engram_id)
@@ -393,9 +351,6 @@ class ReviewSession:
         """Store files that exist but are not regular files (never opened; the store is read-only)."""
         return self.store.special_files()
 
-    def invalid_entries(self) -> list[tuple[str, int, str]]:
-        return self.snapshot.invalid_entries()
-
     def unlogged_reviews(self) -> list[str]:
         """Engrams whose review record has no history event: a crash between the file write and the history
         append (the file is replaced first, as PLUR does). Reported, never silently repaired."""
@@ -407,23 +362,11 @@ class ReviewSession:
                 missing.append(str(engram.get("id")))
         return sorted(missing)
 
-    def key_notices(self) -> list[str]:
-        return self.signing.key_notices()
-
     def trust_notice(self) -> str:
         """What the reviewer must know about keys before any decision: keys.yaml lists a key for them that is not
         theirs, or a trust file that could not be read ("" when neither)."""
         lines = [self.trust.foreign_notice(), *self.trust.problems]
         return " ".join(line for line in lines if line)
-
-    def rejected_verdicts(self) -> dict[str, Verdict]:
-        return self.verdicts.rejected_verdicts()
-
-    def unverified_reviews(self) -> set[str]:
-        return self.verdicts.unverified_reviews()
-
-    def review_trust(self, engram: dict[str, object]) -> Trust:
-        return self.verdicts.review_trust(engram)
 
     # -- queries -------------------------------------------------------------------------------------------
 
@@ -446,23 +389,6 @@ class ReviewSession:
             if str(record.get(side)) in wanted
         ]
 
-    def drafts(self, sort: str = "age", descending: bool = False) -> list[DraftRow]:
-        """The queue, kept by id (`DraftQueue`): only what changed since the last call is derived again."""
-        return self.queue.rows(sort, descending)
-
-    def drafts_at(self) -> tuple[int, list[DraftRow]]:
-        """The queue in its order and the generation of those rows (`drafts_changed_since` counts from it)."""
-        return self.queue.rows_at()
-
-    def draft_rows(self, ids: Iterable[str]) -> dict[str, DraftRow]:
-        """The queue's rows of these ids now (ids not in the queue are left out)."""
-        return self.queue.rows_of(ids)
-
-    def drafts_changed_since(self, generation: int) -> QueueChanges | None:
-        """Which queue rows changed (gone; new or derived again) since `generation`; None when the queue cannot
-        say."""
-        return self.queue.changed_since(generation)
-
     def _history_verdicts(self) -> tuple[object, Mapping[str, Verdict]]:
         self.history.sync_trust()
         stamp = self.history.stamp()  # before the answer: one given while a read failed is never kept as current
@@ -478,7 +404,7 @@ class ReviewSession:
         self.history.sync_trust()
         stamp = self.history.stamp()  # before the answer (`HistoryIndex.stamp`)
         by, at, reason = (str(record.get(k, "")) for k in ("by", "at", "reason"))
-        verdict = Verdict(str(engram.get("id")), by, at, reason, self.review_trust(engram))
+        verdict = Verdict(str(engram.get("id")), by, at, reason, self.verdicts.review_trust(engram))
         return verdict, stamp if self.history.loaded and self.history.stamp() == stamp else None
 
     def tensions(
@@ -495,10 +421,6 @@ class ReviewSession:
         return bool(wanted) and any(
             str(t.get(side)) in wanted for t in self._tensions.values() for side in ("engram_a", "engram_b")
         )
-
-    def validity_rows(self, moment: datetime, extra: Iterable[str] = (), search: str = "") -> list[ValidityRow]:
-        """Engrams with a validity window (and `extra` ones brought in by hand) as of `moment`."""
-        return self._validity_rows.rows(moment, extra, search)
 
     def window_bars(self, engram_id: str) -> list[WindowBar]:
         """The timeline beside one engram's window: the windows of the active engrams in its domain."""

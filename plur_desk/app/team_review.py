@@ -91,7 +91,7 @@ def settle_decision(
     from plur_desk.domain.commands import SettleDecision  # the commands load with the first decision
 
     if seen is None:  # a script deciding on the engram as the session holds it; the window gives what it showed
-        (seen,) = session.seen([engram_id])
+        (seen,) = session.writes.seen([engram_id])
     elif seen.kind != "engram" or seen.id != engram_id:
         raise ActionRefused(f"what was shown is not {engram_id}", outcome=Outcome.NOTHING_WRITTEN)
     return session.execute(SettleDecision(seen, keep, level, note))
@@ -105,10 +105,10 @@ def settle_two_winners(session: ReviewSession, tension_id: str, winner: str, see
 
     if session.tension(tension_id) is None:
         raise ActionRefused(f"{tension_id} is not in tensions.yaml")
-    session.seen([winner])  # refused, with the reason, when the winner cannot be acted on
+    session.writes.seen([winner])  # refused, with the reason, when the winner cannot be acted on
     if seen is not None and (seen.kind != "tension" or seen.id != tension_id):
         raise ActionRefused(f"what was shown is not {tension_id}", outcome=Outcome.NOTHING_WRITTEN)
-    shown = seen if seen is not None else session.seen_tension(tension_id)  # (a script: the session's record)
+    shown = seen if seen is not None else session.writes.seen_tension(tension_id)  # (a script: the session's record)
     return session.execute(SettleTwoWinners(shown, winner))
 
 

@@ -65,7 +65,10 @@ class Writes:
         self.check_writable()
         self.snapshot.check_known(engram_id)
 
-    def seen(self, ids: list[str]) -> list[Seen]:
+    def seen(self, ids: Iterable[str]) -> list[Seen]:
+        """The session's current snapshot of these engrams, for a caller that decides on exactly that (a script,
+        a test). The window never uses it: it hands over the fingerprints of the rows it rendered."""
+        ids = list(ids)
         if ids:  # once: it lists the store's files (a bulk of 500 listed them 1,000 times)
             self.check_writable()
         out = []

@@ -39,9 +39,9 @@ def _find(session: ReviewSession) -> Found:
     for change in changes:
         try:
             if change.target == "tension":
-                seen[("tension", change.id)] = session.seen_tension(change.id)
+                seen[("tension", change.id)] = session.writes.seen_tension(change.id)
             elif change.after is not None:
-                seen[("engram", change.id)] = session.seen([change.id])[0]
+                seen[("engram", change.id)] = session.writes.seen([change.id])[0]
         except PlurDeskError:
             continue  # read-only, or not a record the session can act on: listed, not decidable
     if not baseline.watched:
@@ -72,8 +72,7 @@ class ChangesController(QObject):
         opener.opening.connect(self.opening)
         opener.loaded.connect(self.loaded)
         # the status bar's count follows every decision and reload, even while the pane is hidden
-        ws.applied.connect(self.refresh)
-        opener.reloaded.connect(self.refresh)
+        ws.changes.subscribe(lambda change: self.refresh() if change.by_reviewer or change.read_again else None)
 
     def handlers(self) -> dict[str, Callable[[], object]]:
         """This pane's actions, for the window's map of every action (ui/actions.py)."""

@@ -76,6 +76,13 @@ class ConflictsController(QObject):
         self.pane: ConflictsPane | None = None
         self._scan_progress = _ScanProgress(self)
         self._scan_progress.changed.connect(self._scan_status)
+        workspace.changes.subscribe(self._changed, deferred=True)  # after the lists' repaint
+
+    def _changed(self, change: ChangeSet) -> None:
+        if change.by_reviewer and (change.engrams or change.tensions):
+            self.after_change(change)
+        elif change.read_again and (change.engrams or change.tensions):
+            self.start()  # PLUR changed the store: a finder over it as it is now
 
     def start(self) -> None:
         """(Re)build the finder over the session as it is now; the old one answers until the new one is ready."""

@@ -141,7 +141,7 @@ def engram_html(
     flags = text_flags(statement)
     warnings = []
     # what the review record is worth: only the latest verified decision on this content makes it "signed"
-    standing = session.review_trust(engram) if view.review is not None else None
+    standing = session.verdicts.review_trust(engram) if view.review is not None else None
     warnings += _verdict_warnings(view, rejected_before, standing)
     warnings += [f"Contains {E(f)} — check before approving." for f in flags]
     window, state, outside = view.window, view.window_state(session.now()), view.outside_window(session.now())

@@ -1,16 +1,17 @@
-"""The main window: builds the panes and widgets, assembles the controllers around them, and maps every action to
-its handler. It holds no review logic of its own; see docs/architecture.md (the window and its controllers)."""
+"""The main window: lays out the panes and widgets, assembles the controllers around them, and maps every action to
+its handler. It holds no review logic of its own, and fans out no change: each change is published once on the
+workspace's broadcast (app/broadcast.py) and every view subscribed decides what it shows again. Its menus and status
+bar are in ui/window_chrome.py; see docs/architecture.md (the window and its controllers)."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import cast
 
 from PySide6.QtCore import QTimer, Signal, SignalInstance
-from PySide6.QtGui import QAction, QCloseEvent
+from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QApplication,
     QLineEdit,
@@ -26,52 +27,39 @@ from plur_desk.app.settings import Settings, SettingsStore
 from plur_desk.infra.clock import Clock, SystemClock
 from plur_desk.infra.paths import cache_dir
 from plur_desk.ui import icons, idle_collect, tab_counts, theme, theme_redraw, window_state
-from plur_desk.ui.actions import (
-    ACTIONS,
-    MENU_ORDER,
-    Handlers,
-    UiContext,
-    build_actions,
-    recolor_icons,
-    update_enabled,
-)
+from plur_desk.ui.action_context import ActionContext
+from plur_desk.ui.action_map import action_map
+from plur_desk.ui.actions import Handlers, UiContext, build_actions, recolor_icons
 from plur_desk.ui.built_later import BuiltLater
 from plur_desk.ui.changes_controller import ChangesController, ChangesPane
 from plur_desk.ui.clusters_pane import ClustersPane
 from plur_desk.ui.conflicts_pane import ConflictsPane
 from plur_desk.ui.conflicts_support import ConflictsController
-from plur_desk.ui.drafts_pane import DraftsPane, action_button
+from plur_desk.ui.drafts_pane import DraftsPane
 from plur_desk.ui.history_pane import HistoryPane
 from plur_desk.ui.jobs import Jobs
 from plur_desk.ui.messages import Messages
-from plur_desk.ui.navigation import PANES, NavigationController, as_pane
+from plur_desk.ui.navigation import PANES, NavigationController
 from plur_desk.ui.review_controller import ReviewController
 from plur_desk.ui.reviewer_identity import IdentityController, UnlockAsker
 from plur_desk.ui.scale_support import ScaleController
 from plur_desk.ui.search_support import SearchController
-from plur_desk.ui.session_drafts import on_session
-from plur_desk.ui.start_screen import start_screen
+from plur_desk.ui.start_screen import no_store_text, start_screen
 from plur_desk.ui.store_opening import StoreController
 from plur_desk.ui.team_controller import TeamController
 from plur_desk.ui.tensions_controller import TensionsController
 from plur_desk.ui.tensions_pane import TensionsPane
 from plur_desk.ui.validity_controller import ValidityController
 from plur_desk.ui.validity_pane import ValidityPane
-from plur_desk.ui.widgets import banner_label, plain_label
+from plur_desk.ui.widgets import banner_label
+from plur_desk.ui.window_chrome import StatusBar, build_menus_and_buttons, fill_recent, verdict_queues
 from plur_desk.ui.workspace import Workspace
 from plur_desk.ui.writers_pane import WritersPane
-
-STATUS = ("path", "counts", "changes", "search", "reviewer", "lock", "busy")
-
-
-def _on_list(pane: TensionsPane | ValidityPane | ClustersPane, action: QAction) -> None:
-    """A pane's verdict key on its list, once the pane's widgets are built (ui/built_later.py)."""
-    pane.when_built(lambda: pane.table.addAction(action))
 
 
 class MainWindow(QMainWindow):
     store_opened = Signal()  # the whole store is parsed and shown
-    changes_applied = Signal(object)  # a ChangeSet, after every pane shows it
+    changes_applied = Signal(object)  # a ChangeSet by the reviewer, after every view subscribed shows it
 
     def __init__(
         self,
@@ -96,15 +84,18 @@ class MainWindow(QMainWindow):
         self._build_timer.timeout.connect(self._build_next_pane)
         self._build_widgets()
         self._build_controllers()
-        self.qactions = build_actions(
-            self, self._action_parents(), self.action_handlers(), icons.icon, self._queues(), self.jobs
-        )
+        later = (self.tensions, self.validity, self.clusters)
+        queues = verdict_queues(self.drafts, self.history, self.changes, later)
+        self.qactions = build_actions(self, dict(self.panes), self.action_handlers(), icons.icon, queues, self.jobs)
         self.messages.offer_undo(self.qactions["edit.undo"])
         theme.listen(self, partial(recolor_icons, self.qactions, icons.icon))  # light icons on dark, and back
         theme_redraw.follow(self)  # the style sheet's colours and the details on screen, at once
-        self._build_menus_and_buttons()
+        recent = partial(
+            fill_recent, settings=self.workspace.settings, open_recent=lambda p: self.opener.open_recent(p)
+        )
+        parts = (self.drafts, self.history, later)
+        self.recent_menu = build_menus_and_buttons(self, self.qactions, self.search, parts, recent)
         self._connect()
-        self._context_shown: tuple[UiContext, tuple[str, str] | None] | None = None  # the actions' last context
         self._update_context()
 
     # -- construction --------------------------------------------------------------------------------------
@@ -116,7 +107,8 @@ class MainWindow(QMainWindow):
         self.search.setPlaceholderText("Search this pane  (Ctrl+F)")
         self.search.setAccessibleName("Search")
         self.search.setClearButtonEnabled(True)
-        self.status_labels = {name: plain_label() for name in STATUS}
+        self.status_bar = StatusBar(self, ws)
+        self.status_labels = self.status_bar.labels
         self.finder = SearchController(ws, self.search, self.status_labels["search"])
         self.drafts = DraftsPane(self, ws.jobs.window_busy)
         self.tensions = TensionsPane(ws, self.finder.similar_to, self)
@@ -146,12 +138,6 @@ class MainWindow(QMainWindow):
         self.stack.addWidget(self.start)
         self.stack.addWidget(main)
         self.setCentralWidget(self.stack)
-        for name, label in self.status_labels.items():
-            label.setObjectName(f"status_{name}")
-            label.setAccessibleName(name)
-            (self.statusBar().addPermanentWidget if name != "path" else self.statusBar().addWidget)(label)
-        self.status_labels["reviewer"].setText(f"reviewer: {ws.reviewer_name}")
-        self.status_labels["reviewer"].setToolTip("Every decision is recorded with this name")
 
     def _build_controllers(self) -> None:
         ws = self.workspace
@@ -177,132 +163,25 @@ class MainWindow(QMainWindow):
         self.tension_review = TensionsController(ws, self.tensions, self.navigation.pane_on_screen)
         self.validity_review = ValidityController(ws, self.validity, self.navigation.pane_on_screen)
         self.opener = StoreController(ws, self.drafts, self.status_labels, self, self.unlock_asker)
-        self.team = TeamController(ws, self, self.opener.reload)
+        self.team = TeamController(ws, self, self.opener.reload_after_sync)
         self.changes_review = ChangesController(ws, self.changes, self.status_labels, self.navigation, self.opener)
+        self.action_context = ActionContext(
+            ws, self.navigation, self.drafts, lambda: bool(self.opener.read_only), lambda: self.qactions
+        )
 
     def action_handlers(self) -> Handlers:
         """What each action in ACTIONS does (checked against the table when the actions are built)."""
-        nav, review, scale = self.navigation, self.review, self.scale
-        tensions, validity, history = self.tension_review, self.validity_review, self.history
-        return {
-            "file.open": self.opener.open_store_dialog,
-            "file.demo": self.opener.open_demo,
-            "file.reload": self.opener.reload,
-            "file.identity": self.identity.show_reviewer_identity,
-            "file.quit": self.close,
-            "edit.undo": review.undo,
-            "edit.redo": review.redo,
-            "edit.find": nav.focus_search,
-            "edit.palette": nav.show_palette,
-            "view.drafts": nav.show_drafts,
-            "view.tensions": nav.show_tensions,
-            "view.validity": nav.show_validity,
-            "view.history": nav.show_history,
-            "view.conflicts": nav.show_conflicts,
-            "view.clusters": nav.show_clusters,
-            "view.writers": nav.show_writers,
-            **self.changes_review.handlers(),
-            "view.theme": partial(theme.cycle, self.workspace, self.refresh_all),
-            "review.approve": review.approve_selected,
-            "review.approve_level": review.approve_selected_level,
-            "review.reject": review.reject_selected,
-            "review.edit": review.edit_selected,
-            "review.skip": review.skip,
-            "review.approve_session": on_session(self.drafts, self.messages, review.approve_selected),
-            "review.reject_session": on_session(self.drafts, self.messages, review.reject_selected),
-            "review.next": review.select_next,
-            "review.previous": review.select_previous,
-            "review.risk_order": scale.toggle_risk_order,
-            "clusters.settle": scale.settle_cluster,
-            "clusters.keep_member": scale.settle_cluster_keeping_member,
-            "clusters.split": scale.split_cluster,
-            "tension.confirm": tensions.confirm_tension,
-            "tension.dismiss": tensions.dismiss_tension,
-            "tension.keep_left": tensions.keep_left,
-            "tension.keep_right": tensions.keep_right,
-            "tension.split": tensions.split_tension,
-            "validity.edit": validity.edit_validity,
-            "validity.open": nav.open_validity_of_current,
-            "validity.expire": validity.expire_now,
-            "history.export_csv": history.export_csv,
-            "history.export_jsonl": history.export_jsonl,
-            "history.timeline": nav.show_timeline,
-            "team.disagreements": self.team.show_team,
-            "team.sync": self.team.sync_team,
-            "help.shortcuts": nav.show_shortcuts,
-            "help.about": nav.show_about,
-        }
-
-    def _action_parents(self) -> dict[str, QWidget]:
-        return dict(self.panes)
-
-    def _queues(self) -> dict[str, Callable[[QAction], object]]:
-        """How a pane's verdict keys go on the list whose focus they need (Writers has none: its keys work anywhere
-        in it); on a pane built later, once it is built."""
-        return {
-            "drafts": self.drafts.table.addAction,
-            "tensions": partial(_on_list, self.tensions),
-            "validity": partial(_on_list, self.validity),
-            "history": self.history.table.addAction,
-            "clusters": partial(_on_list, self.clusters),
-            "changes": self.changes.table.addAction,
-        }
-
-    def _build_menus_and_buttons(self) -> None:
-        menus = {name: self.menuBar().addMenu(name) for name in MENU_ORDER}
-        for spec in ACTIONS:
-            menus[spec.menu].addAction(self.qactions[spec.id])
-            if spec.id == "file.demo":
-                self.recent_menu = menus[spec.menu].addMenu("Recent Stores")
-                self.recent_menu.setObjectName("recentStores")
-                self.recent_menu.aboutToShow.connect(self._fill_recent)
-        toolbar = self.addToolBar("Main")
-        toolbar.setObjectName("mainToolbar")
-        toolbar.setMovable(False)
-        for action_id in ("edit.undo", "edit.redo", "file.reload"):
-            toolbar.addAction(self.qactions[action_id])
-        spacer = QWidget()
-        spacer.setSizePolicy(spacer.sizePolicy().horizontalPolicy().Expanding, spacer.sizePolicy().verticalPolicy())
-        toolbar.addWidget(spacer)
-        toolbar.addWidget(self.search)
-        a = self.qactions
-        self.drafts.add_buttons(
-            [
-                action_button(a["review.approve"], "A", primary=True),
-                action_button(a["review.approve_level"], "Shift+A"),
-                action_button(a["review.reject"], "R"),
-                action_button(a["review.edit"], "E"),
-                action_button(a["review.skip"], "S"),
-            ]
-        )
-        self.history.add_buttons(a)  # built with the window: built later, it came out wider than the window allows
-        for pane in (self.tensions, self.validity, self.clusters):
-            pane.when_built(partial(pane.add_buttons, a))
-
-    def _fill_recent(self) -> None:
-        self.recent_menu.clear()
-        stores = [s for s in self.workspace.settings.recent_stores if "/demo/demo-" not in s]
-        for path in stores[:9]:
-            action = self.recent_menu.addAction(path)
-            action.triggered.connect(lambda _checked=False, p=path: self.opener.open_recent(p))
-        if not stores:
-            self.recent_menu.addAction("(none yet)").setEnabled(False)
+        return action_map(self)
 
     def _connect(self) -> None:
         ws, nav, review = self.workspace, self.navigation, self.review
-        ws.applied.connect(self._applied)
         ws.reload_needed.connect(lambda: self.opener.reload_quiet(explicit=True))
-        ws.refresh_needed.connect(self.refresh_all)
-        ws.refresh_needed.connect(self.scale.store_changed)
         ws.context_changed.connect(self._update_context)
         self.opener.read_only_changed.connect(self._update_context)
         self._opened_before = False
-        self._rest: list[ChangeSet] = []  # changes shown in the lists, the rest of their work due in a tick of its own
-        self._rest_timer = QTimer(self, singleShot=True, interval=1, timeout=self._apply_rest)  # type: ignore[call-arg]
         idle = self._idle = idle_collect.install(cast(QApplication, QApplication.instance()))  # keys and clicks
         for signal in (ws.context_changed, nav.pane_changed, self.search.textChanged):
             signal.connect(idle.touch)
-        ws.jobs.busy_changed.connect(self._busy)
         nav.pane_changed.connect(self._update_context)
         nav.drafts_search_requested.connect(review.search_changed)
         self.finder.apply_requested.connect(nav.apply_search)
@@ -310,36 +189,27 @@ class MainWindow(QMainWindow):
         self.finder.ready.connect(review.show_current)
         self.finder.embedded.connect(self.scale.store_changed)  # clusters by embeddings, once the vectors are in
         self.conflicts.ready.connect(review.show_current)
-        self.scale.queue_changed.connect(self.refresh_all)
+        self.scale.queue_changed.connect(ws.reshow)
         self.scale.writer_line_changed.connect(review.show_current)
         for pane in (self.tensions, self.validity, self.changes, self.conflicts_pane):
             pane.selection_changed.connect(self._update_context)
         self.opener.no_store.connect(self._no_store)
         self.opener.opening.connect(self._opening)
-        self.opener.refresh_requested.connect(self.scale.store_changed)
-        self.opener.refresh_requested.connect(self.refresh_all)
         self.opener.loaded.connect(self._loaded)
         self.opener.history_page_ready.connect(lambda: self.history.refresh(None))
-        self.opener.reloaded.connect(self._reloaded)
-        self.changes_applied.connect(lambda _c: self.team.refresh())
+        # each change, once (app/broadcast.py); the controllers subscribed themselves when built, the views on
+        # screen at once and the rest (index, contradiction check, banner, team) a turn later
+        ws.changes.subscribe(nav.changed)  # the pane on screen, after the queue
+        self.status_bar.follow(self.tabs)
         self.tab_counts = tab_counts.install(self)
-
-    # -- what the controllers' signals lead to ---------------------------------------------------------------
+        ws.changes.subscribe(self._shown)
+        ws.changes.subscribe(lambda c: self.changes_applied.emit(c) if c.by_reviewer else None, deferred=True)
 
     def refresh_all(self, change: ChangeSet | None = None) -> None:
-        session = self.session
-        if session is None:
-            return
-        self.review.refresh_queue()
-        self.navigation.refresh_panes(change)
-        counts = session.counts()
-        held = f" · {counts['held']} held by an interrupted PLUR sync" if counts.get("held") else ""
-        self.status_labels["counts"].setText(
-            f"{counts['drafts']} drafts waiting · {counts['open_tensions']} open tensions{held}"
-        )
-        self.tab_counts.update(counts)  # what waits where, before opening a pane
-        self.status_labels["reviewer"].setText(f"reviewer: {self.workspace.reviewer_name}")
-        self.opener.poll()
+        """Every view shows `change` (None: the whole store, shown afresh)."""
+        self.workspace.publish(change if change is not None else ChangeSet(kind="reshown"))
+
+    def _shown(self, _change: ChangeSet) -> None:
         self._update_context()
         if self._to_build is None:  # the first draft is on screen: the hidden panes' widgets, one per turn
             self._to_build = [p for p in self.panes.values() if isinstance(p, BuiltLater)]
@@ -357,45 +227,8 @@ class MainWindow(QMainWindow):
         """The search field's query, applied now to the pane on screen (as the field does after typing stops)."""
         self.navigation.apply_search()
 
-    def _applied(self, change: object) -> None:
-        assert isinstance(change, ChangeSet)  # (a job's result: `Jobs._on_done` marked the window busy)
-        self.scale.store_changed()
-        self.messages.status(change.message[:1].upper() + change.message[1:], 5000)
-        self.refresh_all(change)
-        self._rest.append(change)  # a timer: the lists' repaint and the keys typed meanwhile come first
-        self._rest_timer.start()
-
-    def _apply_rest(self) -> None:
-        self.jobs.window_busy()  # a timer, not a job's result: the jobs started here wait for this tick's repaint
-        rest, self._rest = self._rest, []
-        for change in rest:  # in order; the banner (which moves the panes down) then the index and the listeners
-            self.messages.show(" · ".join(change.warnings))
-            if change.engrams:
-                self.finder.after_change(change.engrams, False)
-            if change.engrams or change.tensions:
-                self.conflicts.after_change(change)
-            self.changes_applied.emit(change)
-
-    def _reloaded(self, change: object, explicit: bool) -> None:
-        assert isinstance(change, ChangeSet)
-        if change.engrams or change.tensions or change.reloaded or change.events:
-            self.scale.store_changed()
-        self.refresh_all(None if explicit else change)  # an explicit reload shows every pane afresh
-        if change.engrams or change.reloaded:
-            self.finder.after_change(change.engrams, True)
-        if change.engrams or change.tensions:
-            self.conflicts.start()
-            self.messages.status(
-                f"PLUR changed the store: {len(change.engrams)} engrams, {len(change.tensions)} tensions", 4000
-            )
-
     def _no_store(self, problem: str) -> None:
-        from plur_desk.ui.widgets import text_html
-
-        self.start_text.setText(
-            f"<h2>No PLUR store here</h2><p>{text_html(problem)}</p>"
-            "<p>Open the demo store to see plur_desk on realistic data, or pick a store.</p>"
-        )
+        self.start_text.setText(no_store_text(problem))
         self.stack.setCurrentWidget(self.start)
         self._update_context()
 
@@ -414,44 +247,11 @@ class MainWindow(QMainWindow):
         self.finder.start()
         self.conflicts.start()
 
-    def _busy(self, busy: bool) -> None:
-        text = ("loading…" if self.session is None else "working…") if busy else ""
-        self.status_labels["busy"].setText(text)
-
     def ui_context(self) -> UiContext:
-        session, nav = self.session, self.navigation
-        pane = nav.current_pane()
-        on_screen = nav.pane_on_screen(pane)
-        ids = self.drafts.selected_ids() if on_screen and pane is self.drafts else []
-        has_selection = bool(ids) if pane is self.drafts else as_pane(pane).has_selection()
-        return UiContext(
-            pane=nav.current_name() if on_screen else "",
-            has_store=session is not None,
-            read_only=bool(session and self.opener.read_only),
-            has_selection=on_screen and has_selection,
-            multi_selection=len(ids) > 1,
-            can_undo=bool(session and session.can_undo),
-            can_redo=bool(session and session.can_redo),
-            editing=self.drafts.editing,
-        )
+        return self.action_context.ui_context()
 
     def _update_context(self) -> None:
-        """Enable the actions for the context, and name what undo and redo would do; only when that changed. Each
-        is a call into Qt (44 on every selection change) and each call waits for the interpreter lock while a
-        worker runs Python; the actions' predicates read the context alone."""
-        ctx, session = self.ui_context(), self.session
-        shown = self._context_shown
-        if shown is None or shown[0] != ctx:
-            update_enabled(self.qactions, ctx)
-        texts = shown[1] if shown is not None else None  # as the actions say them (a closed store changes none)
-        if session is not None:
-            undo = f"Undo {session.undo_label()}" if session.can_undo else "Undo"
-            redo = f"Redo {session.redo_label()}" if session.can_redo else "Redo"
-            if texts != (undo, redo):
-                self.qactions["edit.undo"].setText(undo)
-                self.qactions["edit.redo"].setText(redo)
-                texts = (undo, redo)
-        self._context_shown = (ctx, texts)
+        self.action_context.update()
 
     # -- what tests and scripts read ---------------------------------------------------------------------------
 

@@ -71,6 +71,10 @@ class NavigationController(QObject):
     def store_on_screen(self) -> bool:
         return self.stack.currentIndex() == 1
 
+    def changed(self, change: ChangeSet) -> None:
+        """A change published (app/broadcast.py): the pane on screen shows it; one shown afresh shows everything."""
+        self.refresh_panes(None if change.afresh else change)
+
     def refresh_panes(self, change: ChangeSet | None, panes: list[QWidget] | None = None) -> None:
         """The pane on screen now, when the change concerns it (always for None: a store opened, an explicit
         reload): one it does not concern keeps its rows, its selection and its detail as they are (scrolled where

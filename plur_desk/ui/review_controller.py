@@ -94,6 +94,7 @@ class ReviewController(QObject):
         self._held = UndoBehindCheck(workspace, self.question)  # undo/redo while an approval is checked or waits
         self._decided = 0  # changes handed to the runner (whether a checked approval was asked for)
         scale.order_shown.connect(self._order_shown)
+        workspace.changes.subscribe(lambda _change: self.refresh_queue())  # whatever changed: the queue may move
         drafts.selection_changed.connect(self.show_current)
         drafts.edit_saved.connect(self._save_edit)
         drafts.edit_cancelled.connect(workspace.context_changed.emit)
@@ -155,7 +156,7 @@ class ReviewController(QObject):
             or not self._scale.order_state().holds(listed.order)
         ):
             return False
-        changes = session.drafts_changed_since(listed.generation)
+        changes = session.queue.changed_since(listed.generation)
         aged = self._aged(session, changes.derived) if changes is not None else None
         if changes is None or aged is None:
             return False
@@ -176,7 +177,7 @@ class ReviewController(QObject):
             return []
         rows = self.drafts.model.rows
         listed = {r.id: r for r in compress(rows, map(derived.__contains__, map(_ID, rows)))}  # one pass in C
-        now = session.draft_rows(derived)
+        now = session.queue.rows_of(derived)
         if len(now) != len(derived) or len(listed) != len(derived):
             return None
         if not all(aged_only(listed[i], row) for i, row in now.items()):

@@ -15,6 +15,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from plur_desk.app.rows import DraftRow
 from plur_desk.app.writer_stats import WriterKey, WriterStats, writer_key
+from plur_desk.domain.changes import ChangeSet
 from plur_desk.domain.risk import factors_help
 from plur_desk.infra.errors import ActionRefused
 from plur_desk.infra.memory import gc_paused
@@ -97,6 +98,7 @@ class ScaleController(QObject):
         self._apply_waited = 0
         self._again = False
         self._dirty = True  # the store changed since the last computation was started (or none was)
+        workspace.changes.subscribe(self._changed)
         self.writer_line_shown: tuple[str, str] = ("", "")
         drafts.model.columns.append(Column("Risk", self._risk_text, self._risk_sort, self._risk_tip))
         drafts.table.setColumnWidth(RISK_COLUMN, 260)
@@ -135,6 +137,10 @@ class ScaleController(QObject):
     def schedule(self) -> None:
         self._timer.start()
 
+    def _changed(self, change: ChangeSet) -> None:
+        if change.store_changed:  # not for the queue shown in another order (which this controller asks for)
+            self.store_changed()
+
     def store_changed(self) -> None:
         """The store changed (a decision, a reload, the load completing): compute again once things settle. Showing
         the queue again for any other reason (a search, a new order) computes nothing."""
@@ -150,7 +156,7 @@ class ScaleController(QObject):
             return
         self._dirty = False
         scale = self.view  # (only ever the open store's)
-        engrams, rows, lines, now = session.engrams_by_id(), session.drafts(), session.history.lines, session.now()
+        engrams, rows, lines, now = session.engrams_by_id(), session.queue.rows(), session.history.lines, session.now()
         semantic, level = self.semantic_clusters, self.workspace.settings.default_level
         cache_root = self.workspace.cache_root
 
@@ -335,7 +341,7 @@ class ScaleController(QObject):
         session = self.workspace.session
         if session is None:
             return 0, []
-        generation, rows = session.drafts_at()
+        generation, rows = session.queue.rows_at()
         return generation, self.order_drafts(narrow(rows) if narrow is not None else rows)
 
     def keep_up(self) -> None:

@@ -11,6 +11,7 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QLabel, QLineEdit
 
+from plur_desk.domain.changes import ChangeSet
 from plur_desk.infra.memory import keep_loaded_objects
 from plur_desk.ui.jobs import INDEX
 from plur_desk.ui.workspace import Workspace
@@ -51,6 +52,7 @@ class SearchController(QObject):
         self.hint: tuple[str, str] | None = None  # (query, why it found nothing) for the last empty answer
         self._progress = _Progress(self)
         self._progress.changed.connect(self._show_status)
+        workspace.changes.subscribe(self._changed, deferred=True)  # the index after the lists' repaint
         field.textChanged.connect(lambda _t: self.timer.start())
         self.timer.timeout.connect(self.apply_requested.emit)
         field.returnPressed.connect(self._to_results)
@@ -136,6 +138,12 @@ class SearchController(QObject):
         """On close: the embedding process is stopped (its finished parts are kept: the next start resumes)."""
         if self.service is not None:
             self.service.stop_embedding()
+
+    def _changed(self, change: ChangeSet) -> None:
+        if change.by_reviewer and change.engrams:
+            self.after_change(change.engrams, False)
+        elif change.read_again:  # the files read again: the index follows them whole
+            self.after_change(change.engrams, True)
 
     def after_change(self, changed_ids: Iterable[str], reloaded: bool) -> None:
         service = self.service

@@ -28,3 +28,13 @@ def start_screen(open_demo: Callable[[], object], open_store: Callable[[], objec
         layout.addWidget(button, 0, Qt.AlignmentFlag.AlignHCenter)
     layout.addStretch(2)
     return page, text
+
+
+def no_store_text(problem: str) -> str:
+    """The start page's text when a store could not be opened: why (agent text is data: escaped)."""
+    from plur_desk.ui.widgets import text_html
+
+    return (
+        f"<h2>No PLUR store here</h2><p>{text_html(problem)}</p>"
+        "<p>Open the demo store to see plur_desk on realistic data, or pick a store.</p>"
+    )

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QFileDialog, QLabel, QMessageBox, QWidget
 
 from plur_desk.app import loading
 from plur_desk.app.session import ChangeSet, ReviewSession
+from plur_desk.domain.changes import Kind
 from plur_desk.ui.drafts_pane import DraftsPane
 from plur_desk.ui.jobs import INDEX, POLL, SESSION
 from plur_desk.ui.journal_notice import JournalNotice
@@ -69,6 +70,8 @@ class StoreController(QObject):
         self.watcher.directoryChanged.connect(lambda _p: self.reload_timer.start())
         self.journal_notice = JournalNotice(workspace)  # under the banner: journal records nobody can verify
         self.refresh_requested.connect(self.journal_notice.refresh)
+        self.refresh_requested.connect(lambda: workspace.publish(ChangeSet(kind="refreshed")))
+        workspace.changes.subscribe(lambda _change: self.poll())  # who holds the lock, after every change shown
 
     def stop(self) -> None:
         """The window closes: no more polling."""
@@ -171,7 +174,7 @@ class StoreController(QObject):
         self.refresh_requested.emit()
         self._watch()
         self.poll_timer.start()
-        invalid = session.invalid_entries()
+        invalid = session.snapshot.invalid_entries()
         notes = [session.recovery_note] if session.recovery_note else []
         notice = session.trust_notice()
         if notice:
@@ -186,7 +189,7 @@ class StoreController(QObject):
             )
         notes += held_notes(session)
         ws.messages.show("\n".join(notes))
-        ws.jobs.submit(session.load_history_first_page, lambda _r: self.history_page_ready.emit(), same_store=True)
+        ws.jobs.submit(session.history.load_newest, lambda _r: self.history_page_ready.emit(), same_store=True)
         ws.jobs.submit(lambda: loading.load_history(session), self._history_loaded, same_store=True)
         ws.jobs.submit(loading.warm_up_signing)
         if ws.store_path is not None:  # remembered once open: saving settings never delays the first draft
@@ -238,7 +241,11 @@ class StoreController(QObject):
     def reload(self) -> None:
         self.reload_quiet(explicit=True)
 
-    def reload_quiet(self, explicit: bool = False) -> None:
+    def reload_after_sync(self) -> None:
+        self.reload_quiet(explicit=True, kind="synced")
+
+    def reload_quiet(self, explicit: bool = False, kind: Kind = "reread") -> None:
+        """Read again what changed on disk; `explicit`: asked for (as `kind`), every pane is shown afresh."""
         ws = self.workspace
         session = ws.session
         if session is None:
@@ -250,9 +257,9 @@ class StoreController(QObject):
         def reload() -> tuple[ChangeSet, list[str]]:
             return session.reload_if_changed(), session.read_only_reasons  # a file read again may be unreadable now
 
-        ws.jobs.submit(reload, lambda found: self._reloaded(session, found, explicit), ws.fail)
+        ws.jobs.submit(reload, lambda found: self._reloaded(session, found, explicit, kind), ws.fail)
 
-    def _reloaded(self, session: ReviewSession, found: object, explicit: bool) -> None:
+    def _reloaded(self, session: ReviewSession, found: object, explicit: bool, kind: Kind) -> None:
         assert isinstance(found, tuple)
         change, reasons = found
         assert isinstance(change, ChangeSet)
@@ -260,6 +267,7 @@ class StoreController(QObject):
             self._set_read_only(reasons)
         self._watch()
         if change.engrams or change.tensions or change.events or explicit:
+            self.workspace.publish(change.as_kind(kind) if explicit else change)
             self.reloaded.emit(change, explicit)
 
     def poll(self) -> None:
@@ -269,7 +277,7 @@ class StoreController(QObject):
             return
 
         def look() -> tuple[str | None, bool, list[str]]:
-            changed = session.changed_on_disk() or session.history_changed_on_disk()
+            changed = session.changed_on_disk() or session.history.changed_on_disk()
             return session.lock_holder(), changed, session.read_only_reasons
 
         # the poll's stats and reads run off the GUI thread: each system call gives up the interpreter lock, and

@@ -22,6 +22,7 @@ from plur_desk.ui.changes_pane import ChangesPane
 from plur_desk.ui.conflicts_pane import ConflictsPane
 from plur_desk.ui.scale_support import ScaleController
 from plur_desk.ui.store_opening import StoreController
+from plur_desk.ui.window_chrome import StatusBar
 from plur_desk.ui.workspace import Workspace
 
 ATTENTION = ("expired", "expiring_soon")
@@ -137,10 +138,11 @@ class _Window(Protocol):
     changes: ChangesPane
     scale: ScaleController
     opener: StoreController
+    status_bar: StatusBar
 
 
 def install(window: _Window) -> TabCounts:
-    """The window's tab counts, told of what changes them; the window calls `update(counts)` in its refresh."""
+    """The window's tab counts, told of what changes them; the status bar hands on the session's after every change."""
 
     def clusters() -> int | None:
         view = window.scale.view
@@ -155,4 +157,5 @@ def install(window: _Window) -> TabCounts:
     window.workspace.applied.connect(counts.applied)
     window.opener.reloaded.connect(counts.reloaded)
     window.opener.loaded.connect(counts.recount_windows)
+    window.status_bar.on_counts = counts.update  # the session's counts, after every change
     return counts

@@ -28,6 +28,7 @@ class TeamController(QObject):
         self._parent = dialog_parent
         self._reload = reload
         self.dialog: TeamDialog | None = None
+        workspace.changes.subscribe(lambda change: self.refresh() if change.by_reviewer else None, deferred=True)
 
     def show_team(self) -> None:
         if self.workspace.session is None:

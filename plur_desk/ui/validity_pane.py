@@ -226,7 +226,7 @@ class ValidityPane(BuiltLater, QWidget):
             return
         keep = self.current_engram_id()
         now = self.moment()
-        rows = session.validity_rows(now, self._extra, self._search)  # kept by id in the app layer
+        rows = session.validity.rows(now, self._extra, self._search)  # kept by id in the app layer
         counts = {g: sum(1 for r in rows if r.state == g) for g in GROUPS}
         self.summary.setText("   ".join(f"{GROUP_TEXT[g]}: {counts[g]}" for g in GROUPS))
         self._updating = True  # a row that left, or the selection below, moves it: shown once, after

@@ -1,5 +1,6 @@
-"""The open store as every controller sees it: the session, its folder, its background `Jobs`, and
-what a change or a failure leads to. Controllers take it in their constructor; it knows none of them."""
+"""The open store as every controller sees it: the session, its folder, its background `Jobs`, the broadcast every
+change is published on once (app/broadcast.py), and what a failure leads to. Controllers take it in their constructor
+and subscribe to its changes; it knows none of them."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ import weakref
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
+from plur_desk.app.broadcast import ChangeBroadcast
 from plur_desk.app.session import COUNTED, ChangeSet, ReviewSession
 from plur_desk.app.settings import Settings, SettingsStore
 from plur_desk.infra.clock import Clock
@@ -24,9 +26,8 @@ FailureHandler = Callable[[Exception], bool]
 
 
 class Workspace(QObject):
-    applied = Signal(object)  # a ChangeSet, once a change went through
+    applied = Signal(object)  # a ChangeSet the reviewer asked for, once published and the lists show it
     reload_needed = Signal()  # a change was refused because the store changed: read it again
-    refresh_needed = Signal()  # a write half done: show what is on disk
     context_changed = Signal()  # which actions are enabled may have changed
 
     def __init__(
@@ -50,6 +51,45 @@ class Workspace(QObject):
         self.jobs = Jobs(self)  # loads, writes and reloads in order; reads for the screen; the analytics' lanes
         self._failure_handlers: list[weakref.WeakMethod[FailureHandler]] = []
         self.failures_told = 0  # failures of the session's changes shown so far (`ReviewSession.undo_intent`)
+        # the deferred wave of a change: a timer, so the lists' repaint and the keys typed meanwhile come first
+        self._deferred = QTimer(self, singleShot=True, interval=1)
+        self._deferred.timeout.connect(self._run_deferred)
+        self._deferred_run: Callable[[], None] | None = None
+        self.changes = ChangeBroadcast(self._defer)
+        self.changes.subscribe(self._tell)
+        self.changes.subscribe(self._warn, deferred=True)
+
+    def publish(self, change: ChangeSet) -> None:
+        """Every view of the open store shows `change` (none while no store is open: nothing is shown)."""
+        if self._session is not None:
+            self.changes.publish(change)
+
+    def reshow(self) -> None:
+        """The same store shown again differently (the queue's order or filter, the theme)."""
+        self.publish(ChangeSet(kind="reshown"))
+
+    def _defer(self, run: Callable[[], None]) -> None:
+        self._deferred_run = run
+        self._deferred.start()
+
+    def _run_deferred(self) -> None:
+        if any(c.by_reviewer or c.read_again for c in self.changes.waiting()):
+            self.jobs.window_busy()  # a timer, not a job's result: the jobs started here wait for this tick's repaint
+        run, self._deferred_run = self._deferred_run, None
+        if run is not None:
+            run()
+
+    def _tell(self, change: ChangeSet) -> None:
+        if change.by_reviewer:
+            self.messages.status(change.message[:1].upper() + change.message[1:], 5000)
+        elif change.read_again and (change.engrams or change.tensions):
+            self.messages.status(
+                f"PLUR changed the store: {len(change.engrams)} engrams, {len(change.tensions)} tensions", 4000
+            )
+
+    def _warn(self, change: ChangeSet) -> None:
+        if change.by_reviewer:  # the banner (which moves the panes down), after the lists' repaint
+            self.messages.show(" · ".join(change.warnings))
 
     @property
     def session(self) -> ReviewSession | None:
@@ -79,6 +119,8 @@ class Workspace(QObject):
         after it."""
 
         def done(change: object) -> None:
+            assert isinstance(change, ChangeSet)  # (a job's result: `Jobs` marked the window busy)
+            self.publish(change)
             self.applied.emit(change)
             if after is not None:
                 after()
@@ -98,7 +140,7 @@ class Workspace(QObject):
         """Undo (or redo) on the session's lane the action on top as it is at this key press, or, behind actions
         still being written, the one on top once they are, provided none failed (app/undo.py `UndoIntent`)."""
         session = self.session
-        if session is None or not (session.can_redo if redo else session.can_undo):
+        if session is None or not (session.undo_history.can_redo if redo else session.undo_history.can_undo):
             return
         if self.jobs.awaited(DECISION_CHECKS):
             # an approval asked for before this key is still being checked and not yet queued: an undo now would
@@ -123,7 +165,7 @@ class Workspace(QObject):
         elif isinstance(error, PlurDeskError):
             self.messages.error(f"{said}{error}")
             if isinstance(error, PartialWrite):
-                self.refresh_needed.emit()  # a file did change: show what is on disk
+                self.publish(ChangeSet(kind="refreshed"))  # a file did change: show what is on disk
         else:
             self.messages.error(
                 f"{said}Unexpected error: {error!r}. `plur-desk check` shows whether an action was left unfinished; "

@@ -158,7 +158,11 @@ def test_revert_puts_the_baseline_back_and_plur_reads_it_with_nothing_quarantine
     changes = session.watch.changes()
     assert len(changes) == 8
     for change in changes:
-        seen = session.seen_tension(change.id) if change.target == "tension" else session.seen([change.id])[0]
+        seen = (
+            session.writes.seen_tension(change.id)
+            if change.target == "tension"
+            else session.writes.seen([change.id])[0]
+        )
         session.execute(session.watch.command_for(change, seen, ratify=False))
     session.reload_if_changed()
     assert session.watch.changes() == []
@@ -189,7 +193,7 @@ def test_ratify_takes_a_change_off_the_list_and_its_undo_puts_it_back(tmp_path):
     plur(store, home, [{"op": "update", "id": ids[1], "fields": {"statement": "The CI pipeline uses Node 22"}}])
     session = open_session(store, "Alice Reviewer")
     [change] = session.watch.changes()
-    session.execute(session.watch.command_for(change, session.seen([change.id])[0], ratify=True))
+    session.execute(session.watch.command_for(change, session.writes.seen([change.id])[0], ratify=True))
     session.reload_if_changed()
     assert session.watch.changes() == []
     events = [e for e in session.history.timeline(ids[1]) if e.get("event") == "engram_updated"]
@@ -200,7 +204,7 @@ def test_ratify_takes_a_change_off_the_list_and_its_undo_puts_it_back(tmp_path):
     session.reload_if_changed()
     [moved] = session.watch.changes()
     with pytest.raises(ChangedSinceError):  # the record moved on since the change was shown: refused
-        session.execute(session.watch.command_for(change, session.seen([change.id])[0], ratify=False))
+        session.execute(session.watch.command_for(change, session.writes.seen([change.id])[0], ratify=False))
     assert moved.after["statement"] == "Node 24 now"
 
 
@@ -218,12 +222,12 @@ def test_ratifying_a_tension_change_is_journaled_signed_undoable_and_refused_onc
     listed = _listed(session)
     assert set(listed) == {resolved, confirmed} and listed[resolved].also == (ids[5],)
     change = listed[resolved]
-    session.execute(session.watch.command_for(change, session.seen_tension(resolved), ratify=True))
+    session.execute(session.watch.command_for(change, session.writes.seen_tension(resolved), ratify=True))
     assert set(_listed(session)) == {confirmed}  # the loser's retirement stood with it: not listed on its own
     assert not list((store / ".plur-desk" / "journal").glob("*"))  # journaled, and the record finished
     [event] = [e for e in session.history.timeline(ids[5]) if e.get("data", {}).get("action") == "ratify_agent_change"]
     assert event["data"]["tension_id"] == resolved and session.trust(event).counts_as_human
-    assert session.undo_label()  # on the undo history like any decision
+    assert session.undo_history.undo_label()  # on the undo history like any decision
     session.undo()
     again = _listed(session)
     assert set(again) == {resolved, confirmed} and again[resolved].also == (ids[5],)
@@ -234,7 +238,7 @@ def test_ratifying_a_tension_change_is_journaled_signed_undoable_and_refused_onc
     assert [c["id"] for c in json.loads(capsys.readouterr().out)["changes"]] == [confirmed]
 
     shown = listed[confirmed]
-    seen = session.seen_tension(confirmed)
+    seen = session.writes.seen_tension(confirmed)
     plur(store, home, [{"op": "resolve", "id": confirmed, "winner": ids[9]}])  # the agent moves on
     session.reload_if_changed()
     with pytest.raises(ChangedSinceError):
@@ -286,7 +290,7 @@ def test_undoing_a_revert_lists_the_agents_change_again_as_it_was(tmp_path):
     plur(store, home, [{"op": "forget", "id": ids[2], "reason": "outdated"}])
     session = open_session(store, "Alice Reviewer")
     [listed] = session.watch.changes()
-    session.execute(session.watch.command_for(listed, session.seen([listed.id])[0], ratify=False))
+    session.execute(session.watch.command_for(listed, session.writes.seen([listed.id])[0], ratify=False))
     assert _listed(session) == {}
     session.undo()  # the reviewer takes the revert back: the agent's forget is unreviewed again, not theirs
     again = _listed(session)[ids[2]]
@@ -313,7 +317,7 @@ def test_ratifying_a_tension_leaves_its_engrams_own_agent_change_listed(tmp_path
     session = open_session(store, "Alice Reviewer")
     listed = _listed(session)
     assert set(listed) == {dismissed, ids[7]}
-    session.execute(session.watch.command_for(listed[dismissed], session.seen_tension(dismissed), ratify=True))
+    session.execute(session.watch.command_for(listed[dismissed], session.writes.seen_tension(dismissed), ratify=True))
     after = _listed(session)  # the ratification's event rides on ids[7]: it decides nothing about its pin
     assert set(after) == {ids[7]} and after[ids[7]].kind == "pinned"
 
@@ -326,7 +330,7 @@ def test_a_group_is_one_action_and_one_undo_and_a_moved_change_is_named(tmp_path
     plur(store, home, [{"op": "setPinned", "id": i, "pinned": True} for i in ids[1:5]])
     session = open_session(store, "Alice Reviewer")
     group = session.watch.changes()
-    seen = {("engram", c.id): session.seen([c.id])[0] for c in group}
+    seen = {("engram", c.id): session.writes.seen([c.id])[0] for c in group}
     assert len(group) == 4
     plur(store, home, [{"op": "update", "id": ids[4], "fields": {"statement": "Flags go within one sprint"}}])
     done = decide_group(session, group, seen, ratify=False)  # ids[4] moved on disk: the one action is refused,
@@ -342,10 +346,10 @@ def test_a_group_is_one_action_and_one_undo_and_a_moved_change_is_named(tmp_path
     listed = _listed(session)
     [change] = [c for c in listed.values() if c.id == ids[1]]
     rest = [c for c in listed.values() if c.id in ids[1:4]]
-    seen = {("engram", c.id): session.seen([c.id])[0] for c in rest}
+    seen = {("engram", c.id): session.writes.seen([c.id])[0] for c in rest}
     assert len(rest) == 3 and change.kind == "pinned"
     done = decide_group(session, rest, seen, ratify=True)
-    assert "ratified 3 of 3" in done.message and session.undo_label().endswith("ratify 3 agent changes")
+    assert "ratified 3 of 3" in done.message and session.undo_history.undo_label().endswith("ratify 3 agent changes")
     assert set(_listed(session)) == {ids[4]}
     session.undo()  # one undo takes the whole group's ratification back
     assert set(_listed(session)) == {ids[4], *ids[1:4]}

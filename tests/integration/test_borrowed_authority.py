@@ -48,8 +48,8 @@ def _line_of(store, engram_id):
 
 def test_an_undo_reversed_through_plurs_update_claims_a_review_that_was_undone(store, node_home):
     alice = open_session(store, ALICE, use_cache=False)
-    draft = alice.drafts()[0].id
-    alice.execute(ApproveDrafts(tuple(alice.seen([draft]))))
+    draft = alice.queue.rows()[0].id
+    alice.execute(ApproveDrafts(tuple(alice.writes.seen([draft]))))
     review = alice.engram(draft)["review"]
     alice.undo()
     assert run_check(store).exit_code == 0
@@ -59,11 +59,11 @@ def test_an_undo_reversed_through_plurs_update_claims_a_review_that_was_undone(s
     again = open_session(store, ALICE, use_cache=False)
     restored = again.engram(draft)
     assert restored["commitment"] == "decided" and restored["review"] == review  # PLUR kept what the agent wrote
-    standing = again.review_trust(restored)
+    standing = again.verdicts.review_trust(restored)
     assert not standing.counts_as_human  # (main: "signed", the approval the undo took back)
     assert standing.state is TrustState.UNDONE
     assert standing.label == "claims a review that was undone"
-    assert draft in again.unverified_reviews()
+    assert draft in again.verdicts.unverified_reviews()
     assert "claims a review that was undone" in engram_html(again, draft)
     # her genuine approval still verifies as hers: it is the record that stands for nothing now
     assert [again.trust(e).state for e in _human_events(store)] == [TrustState.VALID, TrustState.VALID]
@@ -80,8 +80,8 @@ def test_an_undo_reversed_through_plurs_update_claims_a_review_that_was_undone(s
 
 def test_an_agent_registering_human_bob_with_its_own_key_decides_nothing(store, node_home):
     alice = open_session(store, ALICE, use_cache=False)
-    drafts = [d.id for d in alice.drafts()]
-    alice.execute(ApproveDrafts(tuple(alice.seen([drafts[0]]))))
+    drafts = [d.id for d in alice.queue.rows()]
+    alice.execute(ApproveDrafts(tuple(alice.writes.seen([drafts[0]]))))
     _agent(store, node_home, {"op": "impersonate", "identity": "human:Bob", "name": "Bob", "id": drafts[1]})
 
     again = open_session(store, ALICE, use_cache=False)
@@ -90,8 +90,8 @@ def test_an_agent_registering_human_bob_with_its_own_key_decides_nothing(store, 
     assert not trust.counts_as_human  # (main: valid, as keys.yaml had the agent's key for human:Bob)
     assert trust.state is TrustState.UNTRUSTED_KEY
     assert "have not trusted" in trust.detail
-    assert not again.review_trust(again.engram(drafts[1])).counts_as_human
-    assert again.review_trust(again.engram(drafts[0])).counts_as_human  # hers
+    assert not again.verdicts.review_trust(again.engram(drafts[1])).counts_as_human
+    assert again.verdicts.review_trust(again.engram(drafts[0])).counts_as_human  # hers
     assert "approved by Alice (signed)" in engram_html(again, drafts[0])
     assert "approved by Bob: UNTRUSTED key" in engram_html(again, drafts[1])
     report = run_check(store)
@@ -103,8 +103,8 @@ def test_an_agent_registering_human_bob_with_its_own_key_decides_nothing(store, 
 @pytest.mark.parametrize("name", ["alice", "\u0410lice", "ALICE", "A\u200blice", "Al\u0456ce"])
 def test_a_look_alike_of_a_trusted_reviewer_is_flagged_and_refused_as_a_new_reviewer(store, node_home, name):
     alice = open_session(store, ALICE, use_cache=False)
-    drafts = [d.id for d in alice.drafts()]
-    alice.execute(ApproveDrafts(tuple(alice.seen([drafts[0]]))))
+    drafts = [d.id for d in alice.queue.rows()]
+    alice.execute(ApproveDrafts(tuple(alice.writes.seen([drafts[0]]))))
     identity = "human:" + name.strip()
     _agent(store, node_home, {"op": "impersonate", "identity": identity, "name": name.strip(), "id": drafts[1]})
 
@@ -140,8 +140,8 @@ def _keys(store):
 
 def test_an_agent_key_listed_first_for_alice_forges_nothing_and_is_shown_at_open(store, node_home):
     alice = open_session(store, ALICE, use_cache=False)
-    drafts = [d.id for d in alice.drafts()]
-    alice.execute(ApproveDrafts(tuple(alice.seen([drafts[0]]))))
+    drafts = [d.id for d in alice.queue.rows()]
+    alice.execute(ApproveDrafts(tuple(alice.writes.seen([drafts[0]]))))
     (genuine,) = _human_events(store)
     planted = _agent(
         store,
@@ -162,13 +162,13 @@ def test_an_agent_key_listed_first_for_alice_forges_nothing_and_is_shown_at_open
     assert fingerprint(planted["public_key"]) in notice
     # her own decisions keep working: signed with her key, valid, nothing asked, keys.yaml left as it is
     keys_before = (store / "keys.yaml").read_bytes()
-    again.execute(ApproveDrafts(tuple(again.seen([drafts[2]]))))
+    again.execute(ApproveDrafts(tuple(again.writes.seen([drafts[2]]))))
     (mine,) = [e for e in _human_events(store) if e["engram_id"] == drafts[2]]
     assert again.trust(mine).state is TrustState.VALID
     assert (store / "keys.yaml").read_bytes() == keys_before
-    assert again.review_trust(again.engram(drafts[2])).counts_as_human
-    assert again.review_trust(again.engram(drafts[0])).counts_as_human
-    assert not again.review_trust(again.engram(drafts[1])).counts_as_human
+    assert again.verdicts.review_trust(again.engram(drafts[2])).counts_as_human
+    assert again.verdicts.review_trust(again.engram(drafts[0])).counts_as_human
+    assert not again.verdicts.review_trust(again.engram(drafts[1])).counts_as_human
     report = run_check(store)
     assert report.exit_code == 1
     keys_claim = next(c for c in report.untrusted if c["file"] == "keys.yaml")

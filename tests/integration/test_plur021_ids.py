@@ -50,9 +50,9 @@ def _bytes(store: Path) -> dict[str, str]:
 
 def test_check_reads_a_store_as_021_leaves_it(store, node_home):
     session = open_session(store, REVIEWER, use_cache=False)
-    drafts = session.drafts()
+    drafts = session.queue.rows()
     approved, other = drafts[0].id, drafts[1].id
-    session.execute(ApproveDrafts(tuple(session.seen([approved])), note="checked"))
+    session.execute(ApproveDrafts(tuple(session.writes.seen([approved])), note="checked"))
     plur(
         store,
         node_home,
@@ -121,8 +121,8 @@ def test_check_reads_a_store_as_021_leaves_it(store, node_home):
     # holds what happened to it under its old id.
     reopened = open_session(store, REVIEWER, use_cache=False)
     renamed_engram = reopened.snapshot.engrams[new_id]
-    assert new_id not in reopened.unverified_reviews()
-    assert reopened.review_trust(renamed_engram).state is TrustState.VALID
+    assert new_id not in reopened.verdicts.unverified_reviews()
+    assert reopened.verdicts.review_trust(renamed_engram).state is TrustState.VALID
     timeline = reopened.history.timeline(new_id)
     assert [e["event"] for e in timeline][-1] == "engram_rekeyed"
     assert any(e["engram_id"] == approved and e.get("actor", {}).get("kind") == "human" for e in timeline)
@@ -134,8 +134,8 @@ def test_a_planted_rename_does_not_lend_an_approval_to_another_text(store, node_
     # `engram_rekeyed` event that would make it look like the approved engram renamed. The original still carries
     # its review, so the copy may not borrow its signature.
     session = open_session(store, REVIEWER, use_cache=False)
-    approved = session.drafts()[0].id
-    session.execute(ApproveDrafts(tuple(session.seen([approved])), note="checked"))
+    approved = session.queue.rows()[0].id
+    session.execute(ApproveDrafts(tuple(session.writes.seen([approved])), note="checked"))
     records = _records(store)
     original = next(r for r in records if r["id"] == approved)
     forged_id = f"{approved}-D0badc0de"
@@ -173,12 +173,12 @@ def test_decisions_on_both_engrams_of_a_shared_id(store, node_home):
     assert [o.get("id") for o in _oracle(store, node_home) if o.get("renamedFrom")] == [later_id]
 
     session = open_session(store, REVIEWER, use_cache=False)
-    shown = {d.id: d for d in session.drafts()}
+    shown = {d.id: d for d in session.queue.rows()}
     assert shared in shown and later_id in shown
     assert session.snapshot.engrams[later_id]["statement"] == later["statement"]
     assert session.snapshot.engrams[shared]["statement"] == records[at]["statement"]
-    session.execute(ApproveDrafts(tuple(session.seen([later_id])), note="the teammate's"))
-    session.execute(ApproveDrafts(tuple(session.seen([shared])), note="the first"))
+    session.execute(ApproveDrafts(tuple(session.writes.seen([later_id])), note="the teammate's"))
+    session.execute(ApproveDrafts(tuple(session.writes.seen([shared])), note="the first"))
 
     # 0.20 reads every copy, quarantines nothing, and finds each decision on the engram it was made on.
     loaded = plur(store, node_home, [{"op": "load"}])[0]
@@ -201,7 +201,7 @@ def test_decisions_on_both_engrams_of_a_shared_id(store, node_home):
     assert report.exit_code == 0, report.to_text()
     reopened = open_session(store, REVIEWER, use_cache=False)
     for engram_id in (shared, later_id):
-        assert reopened.review_trust(reopened.snapshot.engrams[engram_id]).state is TrustState.VALID
+        assert reopened.verdicts.review_trust(reopened.snapshot.engrams[engram_id]).state is TrustState.VALID
 
 
 def _rekey_event(store: Path, old: str, new: str) -> None:
@@ -222,8 +222,8 @@ def test_an_undo_follows_the_engram_plur_renamed_since(store):
     # renames ours (the later copy) and logs it. Undo takes back the approval on our engram, under its new id, and
     # leaves the teammate's alone (before, it was refused as "changed since": the old id is now the teammate's).
     session = open_session(store, REVIEWER, use_cache=False)
-    approved = session.drafts()[0].id
-    session.execute(ApproveDrafts(tuple(session.seen([approved])), note="checked"))
+    approved = session.queue.rows()[0].id
+    session.execute(ApproveDrafts(tuple(session.writes.seen([approved])), note="checked"))
     records = _records(store)
     at = next(i for i, r in enumerate(records) if r["id"] == approved)
     teammate = {**records[at], "statement": "A teammate's engram minted with the same id", "commitment": "draft"}
@@ -248,7 +248,7 @@ def test_a_tension_on_an_engram_plur_renamed_shows_and_settles_it_under_its_new_
     # PLUR 0.21 renamed an engram a tension names (and the copy that kept the old id was compacted since): the row
     # shows the engram under its new id, and settling the tension retires it there.
     session = open_session(store, REVIEWER, use_cache=False)
-    renamed, other = (d.id for d in session.drafts()[:2])
+    renamed, other = (d.id for d in session.queue.rows()[:2])
     plur(
         store,
         node_home,
@@ -280,7 +280,7 @@ def test_a_tension_on_an_engram_plur_renamed_shows_and_settles_it_under_its_new_
     assert {row.engram_a, row.engram_b} == {new_id, other}
     assert [s.id for s in row.seen.sides] == [new_id, other]
     assert [r.id for r in reopened.tensions(engram_id=new_id)] == [row.id]
-    reopened.execute(ResolveTension(reopened.seen_tension(row.id), winner=other))
+    reopened.execute(ResolveTension(reopened.writes.seen_tension(row.id), winner=other))
     after = {str(r["id"]): r for r in _records(store)}
     assert after[new_id]["status"] == "retired" and after[other]["status"] != "retired"
     assert plur(store, node_home, [{"op": "load"}])[0]["quarantined"] == []
@@ -294,7 +294,7 @@ def test_an_undo_of_a_decision_on_the_later_copy_keeps_its_new_id(store, node_ho
     later_id = fresh_duplicate_id(shared, later, {str(r["id"]) for r in records} - {shared})
     _write(store, [*records, later])
     session = open_session(store, REVIEWER, use_cache=False)
-    session.execute(ApproveDrafts(tuple(session.seen([later_id])), note="the teammate's"))
+    session.execute(ApproveDrafts(tuple(session.writes.seen([later_id])), note="the teammate's"))
     session.undo()  # the decision is taken back; the id 0.21 gives the copy stays (0.21 would write it anyway)
     after = [r for r in _records(store) if r["id"] in (shared, later_id)]
     assert [(r["id"], r["commitment"], r["statement"]) for r in after] == [
@@ -302,4 +302,4 @@ def test_an_undo_of_a_decision_on_the_later_copy_keeps_its_new_id(store, node_ho
         (later_id, "draft", later["statement"]),
     ]
     assert plur(store, node_home, [{"op": "load"}])[0]["quarantined"] == []
-    assert later_id in {d.id for d in session.drafts()}
+    assert later_id in {d.id for d in session.queue.rows()}

@@ -57,11 +57,11 @@ def test_approve_and_reject_during_the_load_are_safe_and_plur_reads_them(big, tm
     store = PlurStore(big, cache_dir=tmp_path / "cache")
     store.load_drafts()
     session = ReviewSession(store, Reviewer("Grace Tester"))
-    drafts = [row.id for row in session.drafts()]
+    drafts = [row.id for row in session.queue.rows()]
     assert len(drafts) >= 2 and not store.engrams.all_parsed
 
-    session.execute(ApproveDrafts(tuple(session.seen([drafts[0]]))))
-    session.execute(RejectDrafts(tuple(session.seen([drafts[1]])), "wrong"))
+    session.execute(ApproveDrafts(tuple(session.writes.seen([drafts[0]]))))
+    session.execute(RejectDrafts(tuple(session.writes.seen([drafts[1]])), "wrong"))
     unparsed = sum(1 for e in store.engrams.entries if not e.parsed)
     assert unparsed > N // 2  # the decisions were taken on the partial snapshot
 
@@ -94,14 +94,14 @@ def test_a_duplicate_id_not_parsed_yet_is_decided_on_the_copy_shown(big):
     blocks = _blocks(data)
     store = PlurStore(big)
     store.load_drafts()
-    target = ReviewSession(store, Reviewer("Grace Tester")).drafts()[0].id
+    target = ReviewSession(store, Reviewer("Grace Tester")).queue.rows()[0].id
     copy = blocks[target].replace(b"\n    commitment: draft\n", b"\n    commitment: decided\n")
     path.write_bytes(data + copy)  # the same id again, in an entry the drafts-first pass does not parse
     store = PlurStore(big)
     store.load_drafts()
     session = ReviewSession(store, Reviewer("Grace Tester"))
     assert session.engram(target) is not None  # the snapshot cannot know yet: the write path must
-    session.execute(ApproveDrafts(tuple(session.seen([target]))))
+    session.execute(ApproveDrafts(tuple(session.writes.seen([target]))))
     after = path.read_bytes()
     assert after.endswith(copy)  # the later copy is untouched
     assert _blocks(after[: -len(copy)])[target] != blocks[target]  # the first one is approved

@@ -32,10 +32,10 @@ def _ours(events):
 
 def test_signed_events_are_read_by_plur_verify_independently_and_keys_yaml_survives_plur_writes(store, node_home):
     session = open_session(store, REVIEWER, use_cache=False)
-    drafts = session.drafts()
-    session.execute(ApproveDrafts(tuple(session.seen([drafts[0].id])), note="checked"))
-    session.execute(RejectDrafts(tuple(session.seen([drafts[1].id])), "duplicate"))
-    session.execute(EditStatement(session.seen([drafts[2].id])[0], "Deploys need a second reviewer"))
+    drafts = session.queue.rows()
+    session.execute(ApproveDrafts(tuple(session.writes.seen([drafts[0].id])), note="checked"))
+    session.execute(RejectDrafts(tuple(session.writes.seen([drafts[1].id])), "duplicate"))
+    session.execute(EditStatement(session.writes.seen([drafts[2].id])[0], "Deploys need a second reviewer"))
     keys_bytes = (store / "keys.yaml").read_bytes()
 
     loaded, history = plur(store, node_home, [{"op": "load"}, {"op": "history"}])
@@ -85,9 +85,9 @@ def _chain(store):
 def test_a_session_on_a_chained_store_ends_with_a_checkpoint_the_docs_verifier_calls_valid(store, node_home):
     _chain(store)
     session = open_session(store, REVIEWER, use_cache=False)
-    drafts = session.drafts()
-    session.execute(ApproveDrafts(tuple(session.seen([drafts[0].id, drafts[1].id]))))
-    session.execute(RejectDrafts(tuple(session.seen([drafts[2].id])), "wrong"))
+    drafts = session.queue.rows()
+    session.execute(ApproveDrafts(tuple(session.writes.seen([drafts[0].id, drafts[1].id]))))
+    session.execute(RejectDrafts(tuple(session.writes.seen([drafts[2].id])), "wrong"))
     checkpoint = session.end()
     assert checkpoint is not None and checkpoint["signer"] == f"human:{REVIEWER}"
     result = _node(store, node_home, {"op": "verifyChain"})
@@ -101,8 +101,8 @@ def test_a_session_on_a_chained_store_ends_with_a_checkpoint_the_docs_verifier_c
 
 def test_attacks_through_plurs_api_are_each_shown_for_what_they_are_and_check_exits_1(store, node_home):
     session = open_session(store, REVIEWER, use_cache=False)
-    drafts = [d.id for d in session.drafts()]
-    session.execute(RejectDrafts(tuple(session.seen([drafts[0]])), "not true"))
+    drafts = [d.id for d in session.queue.rows()]
+    session.execute(RejectDrafts(tuple(session.writes.seen([drafts[0]])), "not true"))
     genuine = next(e for e in session.history.newest_first() if e.get("signer"))
     assert run_check(store).exit_code == 0
 
@@ -125,12 +125,12 @@ def test_attacks_through_plurs_api_are_each_shown_for_what_they_are_and_check_ex
     }
     # the forged review records are not human verdicts either, even one borrowing a genuine decision's instant
     forged = fresh.engram(drafts[1])
-    assert forged["review"]["by"] == REVIEWER and not fresh.review_trust(forged).counts_as_human
+    assert forged["review"]["by"] == REVIEWER and not fresh.verdicts.review_trust(forged).counts_as_human
     flipped = fresh.engram(drafts[0])
     assert flipped["review"]["state"] == "approved" and flipped["review"]["at"] == genuine["timestamp"]
-    assert not fresh.review_trust(flipped).counts_as_human
+    assert not fresh.verdicts.review_trust(flipped).counts_as_human
     # only the genuine rejection is a tombstone that counts
-    counted = [v for v in fresh.rejected_verdicts().values() if v.trust.counts_as_human]
+    counted = [v for v in fresh.verdicts.rejected_verdicts().values() if v.trust.counts_as_human]
     assert [v.engram_id for v in counted] == [drafts[0]]
     history_filter = __import__("plur_desk.app.history_index", fromlist=["HistoryFilter"]).HistoryFilter
     invalid = fresh.history.newest_first(history_filter(trust=frozenset({TrustState.INVALID})))

@@ -49,17 +49,21 @@ def test_a_store_plur_made_is_read_completely(store, node_home):
 
 def test_b_plur_reads_our_changes_with_nothing_quarantined(store, node_home):
     session = open_session(store, "Alice Reviewer", use_cache=False)
-    drafts = session.drafts()
+    drafts = session.queue.rows()
     approved, rejected, edited = drafts[0].id, drafts[1].id, drafts[2].id
-    session.execute(EditStatement(session.seen([edited])[0], "Deploys to production need a second reviewer on Fridays"))
     session.execute(
-        ApproveDrafts(tuple(session.seen([approved, edited])), level="decided", note="checked against the runbook")
+        EditStatement(session.writes.seen([edited])[0], "Deploys to production need a second reviewer on Fridays")
     )
-    session.execute(RejectDrafts(tuple(session.seen([rejected])), "duplicate of an older engram"))
+    session.execute(
+        ApproveDrafts(
+            tuple(session.writes.seen([approved, edited])), level="decided", note="checked against the runbook"
+        )
+    )
+    session.execute(RejectDrafts(tuple(session.writes.seen([rejected])), "duplicate of an older engram"))
     windowed = drafts[3].id
-    session.execute(SetValidity(tuple(session.seen([windowed])), "2026-01-01", "2027-06-30"))
+    session.execute(SetValidity(tuple(session.writes.seen([windowed])), "2026-01-01", "2027-06-30"))
     tension = session.tensions()[0]
-    session.execute(ResolveTension(session.seen_tension(tension.id), tension.engram_b))
+    session.execute(ResolveTension(session.writes.seen_tension(tension.id), tension.engram_b))
     before_keys = {e.key: set(e.value) for e in session.store.engrams.entries}
 
     ops = [
@@ -111,8 +115,8 @@ def test_b_inject_follows_approval_and_rejection(store, node_home):
     before = plur(store, node_home, [prompt])[0]["ids"]
     assert a not in before and b not in before  # drafts are gated
     session.reload_if_changed()
-    session.execute(ApproveDrafts(tuple(session.seen([a]))))
-    session.execute(RejectDrafts(tuple(session.seen([b])), "wrong month"))
+    session.execute(ApproveDrafts(tuple(session.writes.seen([a]))))
+    session.execute(RejectDrafts(tuple(session.writes.seen([b])), "wrong month"))
     after = plur(store, node_home, [prompt])[0]["ids"]
     assert a in after and b not in after
 
@@ -120,8 +124,8 @@ def test_b_inject_follows_approval_and_rejection(store, node_home):
 def test_b_plur_can_still_work_tensions_after_our_changes(store, node_home):
     session = open_session(store, "Alice", use_cache=False)
     rows = session.tensions()
-    session.execute(ConfirmTension(session.seen_tension(rows[0].id)))
-    session.execute(ResolveTension(session.seen_tension(rows[1].id), rows[1].engram_a))
+    session.execute(ConfirmTension(session.writes.seen_tension(rows[0].id)))
+    session.execute(ResolveTension(session.writes.seen_tension(rows[1].id), rows[1].engram_a))
     results = plur(
         store,
         node_home,
@@ -144,13 +148,14 @@ def test_written_file_is_what_jsyaml_would_write(store):
     """Our output re-dumped by the real js-yaml with PLUR's options is byte-identical: PLUR would write the same."""
     original = (store / "engrams.yaml").read_bytes()
     session = open_session(store, "Alice", use_cache=False)
-    ids = [r.id for r in session.drafts()[:5]]
+    ids = [r.id for r in session.queue.rows()[:5]]
     note = "multi-line\nnote: with 'quotes' and ünïcode"
     # (one of them is in an open tension: the window asked and the reviewer locked it anyway)
-    session.execute(ApproveDrafts(tuple(session.seen(ids[:3])), "locked", note, despite_open_tension=True))
+    session.execute(ApproveDrafts(tuple(session.writes.seen(ids[:3])), "locked", note, despite_open_tension=True))
     session.execute(
         EditStatement(
-            session.seen([ids[3]])[0], "A long statement " + "that keeps going " * 30 + "until it has to be folded."
+            session.writes.seen([ids[3]])[0],
+            "A long statement " + "that keeps going " * 30 + "until it has to be folded.",
         )
     )
     written = (store / "engrams.yaml").read_text()
@@ -166,7 +171,7 @@ def test_written_file_is_what_jsyaml_would_write(store):
 
 def test_c_concurrent_learn_loop_and_reviews_lose_nothing(store, node_home):
     session = open_session(store, "Alice", use_cache=False)
-    drafts = [r.id for r in session.drafts()]
+    drafts = [r.id for r in session.queue.rows()]
     env = plur_env(store, node_home)
     node_home.mkdir(parents=True, exist_ok=True)
     proc = subprocess.Popen(
@@ -182,7 +187,7 @@ def test_c_concurrent_learn_loop_and_reviews_lose_nothing(store, node_home):
     approved = []
     for engram_id in drafts:
         session.reload_if_changed()
-        session.execute(ApproveDrafts(tuple(session.seen([engram_id]))))
+        session.execute(ApproveDrafts(tuple(session.writes.seen([engram_id]))))
         approved.append(engram_id)
         if proc.poll() is not None:
             break
@@ -235,7 +240,7 @@ def test_d_our_lock_makes_plur_wait_and_a_dead_holders_lock_is_taken(store, node
             pid -= 1
     (store / "engrams.yaml.lock").write_text(f"{socket.gethostname()}:{pid}:{int(time.time() * 1000)}:1")
     session = open_session(store, "Alice", use_cache=False)
-    session.execute(ApproveDrafts(tuple(session.seen([session.drafts()[0].id]))))
+    session.execute(ApproveDrafts(tuple(session.writes.seen([session.queue.rows()[0].id]))))
     assert not (store / "engrams.yaml.lock").exists()
     (store / "engrams.yaml.lock").write_text(f"{socket.gethostname()}:{pid}:{int(time.time() * 1000)}:2")
     result = plur(store, node_home, [{"op": "learn", "statement": "Learned after a dead holder's lock"}])

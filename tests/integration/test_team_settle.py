@@ -26,8 +26,8 @@ def test_settling_approve_vs_reject_clears_it_everywhere(tmp_path) -> None:
     team.seed("Ann", [("Use the blue-green rollout for the API", {**TEAM, "commitment": "draft"})])
     team.clone("Bob")
     draft = next(iter(team.session("Ann").all_engrams()))["id"]
-    (_s := team.session("Ann")).execute(ApproveDrafts(tuple(_s.seen([draft]))))
-    (_s := team.session("Bob")).execute(RejectDrafts(tuple(_s.seen([draft])), "we moved to canaries"))
+    (_s := team.session("Ann")).execute(ApproveDrafts(tuple(_s.writes.seen([draft]))))
+    (_s := team.session("Bob")).execute(RejectDrafts(tuple(_s.writes.seen([draft])), "we moved to canaries"))
     _sync(team, "Ann", "Bob", "Ann")
     for name in ("Ann", "Bob"):
         listed = team_review.disagreements(team.session(name))
@@ -70,8 +70,8 @@ def test_settling_two_winners_reinstates_one(tmp_path) -> None:
     team.sync("Ann")
     team.clone("Bob")
     tension = next(iter(team.session("Ann").all_tensions()))["id"]
-    (_s := team.session("Ann")).execute(ResolveTension(_s.seen_tension(tension), ids[0]))
-    (_s := team.session("Bob")).execute(ResolveTension(_s.seen_tension(tension), ids[1]))
+    (_s := team.session("Ann")).execute(ResolveTension(_s.writes.seen_tension(tension), ids[0]))
+    (_s := team.session("Bob")).execute(ResolveTension(_s.writes.seen_tension(tension), ids[1]))
     _sync(team, "Ann", "Bob", "Ann")
     assert [d.kind for d in team_review.disagreements(team.session("Bob"))] == ["two-winners"]
 

@@ -34,8 +34,8 @@ def test_same_draft_approved_and_rejected_and_same_day_learns_converge(team: Tea
     assert team.sync("Bob")["action"] in ("up-to-date", "synced")
     ann, bob = team.session("Ann"), team.session("Bob")
     draft = sorted(e["id"] for e in ann.all_engrams() if e.get("commitment") == "draft")[0]
-    ann.execute(ApproveDrafts(tuple(ann.seen([draft]))))
-    bob.execute(RejectDrafts(tuple(bob.seen([draft])), "not true for the whole team"))
+    ann.execute(ApproveDrafts(tuple(ann.writes.seen([draft]))))
+    bob.execute(RejectDrafts(tuple(bob.writes.seen([draft])), "not true for the whole team"))
     team.plur("Ann", [{"op": "learn", "statement": "Ann learned the cache is warmed at night", "options": TEAM}])
     team.plur("Bob", [{"op": "learn", "statement": "Bob learned the queue drains at noon", "options": TEAM}])
 
@@ -121,8 +121,8 @@ def test_two_winners_for_one_tension_are_listed_on_every_clone(team: Team) -> No
     team.sync("Ann")
     team.clone("Bob")
     tension = next(iter(team.session("Ann").tensions())).id
-    (_s := team.session("Ann")).execute(ResolveTension(_s.seen_tension(tension), ids[0]))
-    (_s := team.session("Bob")).execute(ResolveTension(_s.seen_tension(tension), ids[1]))
+    (_s := team.session("Ann")).execute(ResolveTension(_s.writes.seen_tension(tension), ids[0]))
+    (_s := team.session("Bob")).execute(ResolveTension(_s.writes.seen_tension(tension), ids[1]))
 
     assert _desk_sync(team, "Ann").exit_code == 0
     bob = _desk_sync(team, "Bob")
@@ -145,12 +145,12 @@ def test_private_record_stays_local_during_a_team_pull_and_decisions_merge(team:
     secret = "Bob's private note: the staging password rotates monthly"
     team.plur("Bob", [{"op": "learn", "statement": secret, "options": {"scope": "project:team"}}])  # private default
     drafts = sorted(e["id"] for e in team.session("Ann").all_engrams() if e.get("commitment") == "draft")
-    (_s := team.session("Ann")).execute(ApproveDrafts(tuple(_s.seen([drafts[0]]))))
+    (_s := team.session("Ann")).execute(ApproveDrafts(tuple(_s.writes.seen([drafts[0]]))))
     bob_session = team.session("Bob")
     private = [e["id"] for e in bob_session.all_engrams() if e["statement"] == secret]
     warnings = team_review.visibility_warnings(bob_session, [drafts[1], *private])
     assert len(warnings) == 1 and "private" in warnings[0] and warnings[0].startswith(private[0])
-    bob_session.execute(ApproveDrafts(tuple(bob_session.seen([drafts[1]]))))
+    bob_session.execute(ApproveDrafts(tuple(bob_session.writes.seen([drafts[1]]))))
 
     _desk_sync(team, "Ann")
     bob = _desk_sync(team, "Bob")
@@ -179,8 +179,8 @@ def test_desk_sync_repairs_plur_diverged_not_pulled_state(team: Team) -> None:
     team.seed("Ann", _drafts(2), driver=False)
     team.clone("Bob", driver=False)
     drafts = sorted(e["id"] for e in team.session("Ann").all_engrams() if e.get("commitment") == "draft")
-    (_s := team.session("Ann")).execute(ApproveDrafts(tuple(_s.seen([drafts[0]]))))
-    (_s := team.session("Bob")).execute(RejectDrafts(tuple(_s.seen([drafts[0]])), "duplicate of an older rule"))
+    (_s := team.session("Ann")).execute(ApproveDrafts(tuple(_s.writes.seen([drafts[0]]))))
+    (_s := team.session("Bob")).execute(RejectDrafts(tuple(_s.writes.seen([drafts[0]])), "duplicate of an older rule"))
     team.plur("Ann", [{"op": "learn", "statement": "Ann: nightly builds are kept a week", "options": TEAM}])
     team.plur("Bob", [{"op": "learn", "statement": "Bob: nightly builds are kept a month", "options": TEAM}])
     team.sync("Ann")
@@ -200,9 +200,11 @@ def test_three_reviewers_on_one_engram_converge(team: Team) -> None:
     team.clone("Bob")
     team.clone("Cid")
     draft = sorted(e["id"] for e in team.session("Ann").all_engrams() if e.get("commitment") == "draft")[0]
-    (_s := team.session("Ann")).execute(ApproveDrafts(tuple(_s.seen([draft])), "leaning"))
-    (_s := team.session("Bob")).execute(ApproveDrafts(tuple(_s.seen([draft])), "locked"))
-    (_s := team.session("Cid")).execute(EditStatement(_s.seen([draft])[0], "Deploys freeze on Fridays after 14:00"))
+    (_s := team.session("Ann")).execute(ApproveDrafts(tuple(_s.writes.seen([draft])), "leaning"))
+    (_s := team.session("Bob")).execute(ApproveDrafts(tuple(_s.writes.seen([draft])), "locked"))
+    (_s := team.session("Cid")).execute(
+        EditStatement(_s.writes.seen([draft])[0], "Deploys freeze on Fridays after 14:00")
+    )
     for name in ("Ann", "Bob", "Cid", "Ann", "Bob"):
         _desk_sync(team, name)
     engrams = team.assert_converged()
@@ -268,7 +270,9 @@ def test_a_teammate_switching_to_a_shared_remote_deletes_nothing_here(team: Team
     (team.clones["Ann"] / "config.yaml").write_text("sync:\n  remote_type: shared\n")
     (_s := team.session("Ann")).execute(
         ApproveDrafts(
-            tuple(_s.seen([e["id"] for e in team.session("Ann").all_engrams() if e.get("commitment") == "draft"]))
+            tuple(
+                _s.writes.seen([e["id"] for e in team.session("Ann").all_engrams() if e.get("commitment") == "draft"])
+            )
         )
     )
     _desk_sync(team, "Ann")  # Ann's commit now strips the private note: the remote loses it

@@ -66,27 +66,30 @@ def session_of(root: Path) -> ReviewSession:
 
 def actions(root: Path) -> dict[str, tuple[Act | None, Act]]:
     s = session_of(root)
-    drafts = [r.id for r in s.drafts()]
+    drafts = [r.id for r in s.queue.rows()]
     pairs = [t for t in s.tensions() if s.engram(t.engram_a) and s.engram(t.engram_b)]
     t, a = pairs[0].id, pairs[0].engram_a
     d0, d3 = drafts[0], drafts[:3]
     return {
-        "approve": (None, lambda s: s.execute(ApproveDrafts(tuple(s.seen([d0]))))),
-        "approve_bulk": (None, lambda s: s.execute(ApproveDrafts(tuple(s.seen(d3)), note="bulk"))),
-        "reject": (None, lambda s: s.execute(RejectDrafts(tuple(s.seen([d0])), "crash trial"))),
-        "reject_bulk": (None, lambda s: s.execute(RejectDrafts(tuple(s.seen(d3)), "crash trial"))),
+        "approve": (None, lambda s: s.execute(ApproveDrafts(tuple(s.writes.seen([d0]))))),
+        "approve_bulk": (None, lambda s: s.execute(ApproveDrafts(tuple(s.writes.seen(d3)), note="bulk"))),
+        "reject": (None, lambda s: s.execute(RejectDrafts(tuple(s.writes.seen([d0])), "crash trial"))),
+        "reject_bulk": (None, lambda s: s.execute(RejectDrafts(tuple(s.writes.seen(d3)), "crash trial"))),
         "edit": (
             None,
-            lambda s: s.execute(EditStatement(s.seen([d0])[0], "A new statement written during a crash trial")),
+            lambda s: s.execute(EditStatement(s.writes.seen([d0])[0], "A new statement written during a crash trial")),
         ),
-        "validity_bulk": (None, lambda s: s.execute(SetValidity(tuple(s.seen(d3[:2])), "2026-01-01", "2027-01-01"))),
-        "expire": (None, lambda s: s.execute(ExpireNow(tuple(s.seen([d0]))))),
-        "confirm": (None, lambda s: s.execute(ConfirmTension(s.seen_tension(t)))),
-        "dismiss": (None, lambda s: s.execute(DismissTension(s.seen_tension(t), "not a real conflict"))),
-        "resolve": (None, lambda s: s.execute(ResolveTension(s.seen_tension(t), a))),
-        "split": (None, lambda s: s.execute(SplitInTime(s.seen_tension(t), "2026-06-01"))),
-        "undo_resolve": (lambda s: s.execute(ResolveTension(s.seen_tension(t), a)), lambda s: s.undo()),
-        "undo_approve_bulk": (lambda s: s.execute(ApproveDrafts(tuple(s.seen(d3)))), lambda s: s.undo()),
+        "validity_bulk": (
+            None,
+            lambda s: s.execute(SetValidity(tuple(s.writes.seen(d3[:2])), "2026-01-01", "2027-01-01")),
+        ),
+        "expire": (None, lambda s: s.execute(ExpireNow(tuple(s.writes.seen([d0]))))),
+        "confirm": (None, lambda s: s.execute(ConfirmTension(s.writes.seen_tension(t)))),
+        "dismiss": (None, lambda s: s.execute(DismissTension(s.writes.seen_tension(t), "not a real conflict"))),
+        "resolve": (None, lambda s: s.execute(ResolveTension(s.writes.seen_tension(t), a))),
+        "split": (None, lambda s: s.execute(SplitInTime(s.writes.seen_tension(t), "2026-06-01"))),
+        "undo_resolve": (lambda s: s.execute(ResolveTension(s.writes.seen_tension(t), a)), lambda s: s.undo()),
+        "undo_approve_bulk": (lambda s: s.execute(ApproveDrafts(tuple(s.writes.seen(d3)))), lambda s: s.undo()),
     }
 
 

@@ -137,6 +137,17 @@ class FakeTensionsSession:
         return ChangeSet(message=f"executed {type(command).__name__}")
 
 
+class FakeValidityRows:
+    """The session's validity rows (`ReviewSession.validity`): the fake session's rows, each call recorded."""
+
+    def __init__(self, session: FakeValiditySession) -> None:
+        self._session = session
+
+    def rows(self, moment: datetime, extra: Iterable[str] = (), search: str = "") -> list[ValidityRow]:
+        self._session.asked.append((moment, frozenset(extra), search))
+        return list(self._session.rows)
+
+
 class FakeValiditySession:
     """What the Validity pane (and its controller) ask of a session: rows as given, bars per engram."""
 
@@ -146,10 +157,7 @@ class FakeValiditySession:
         self.asked: list[tuple[datetime, frozenset[str], str]] = []  # (moment, extra ids, search) per call
         self.bars_asked: list[str] = []
         self.executed: list[object] = []
-
-    def validity_rows(self, moment: datetime, extra: Iterable[str] = (), search: str = "") -> list[ValidityRow]:
-        self.asked.append((moment, frozenset(extra), search))
-        return list(self.rows)
+        self.validity = FakeValidityRows(self)
 
     def window_bars(self, engram_id: str) -> list[WindowBar]:
         self.bars_asked.append(engram_id)

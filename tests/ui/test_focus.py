@@ -100,7 +100,7 @@ def test_outside_changes_and_search_results_do_not_move_the_focus(qtbot, window,
     qtbot.keyClicks(window.search, "deploy")
     qtbot.waitUntil(lambda: window.jobs.pending("session") == 0, timeout=10000)
     path = store_copy / "engrams.yaml"
-    row = window.session.drafts()[3]
+    row = window.session.queue.rows()[3]
     path.write_text(path.read_text().replace(row.statement, row.statement + " (updated by an agent)", 1))
     qtbot.waitUntil(
         lambda: "(updated by an agent)" in str(window.session.engram(row.id).get("statement")), timeout=5000

@@ -70,6 +70,24 @@ def test_a_changes_banner_and_listeners_come_in_a_tick_after_its_lists(qtbot, wi
     assert len(told) == 1
 
 
+def test_each_change_is_published_once_saying_where_it_came_from(qtbot, window: MainWindow) -> None:
+    """A decision, its undo and a reload asked for: one publication each (app/broadcast.py), whatever number of
+    views subscribe; each view reads the kind and the ids and decides what to show again."""
+    published: list[ChangeSet] = []
+    window.workspace.changes.subscribe(published.append)
+    approved = window.drafts.current_id()
+    with qtbot.waitSignal(window.changes_applied, timeout=10000):
+        qtbot.keyClick(window.drafts.table, Qt.Key.Key_A)
+    assert [c.kind for c in published] == ["decided"] and published[0].engrams == {approved}
+    with qtbot.waitSignal(window.changes_applied, timeout=10000):
+        window.qactions["edit.undo"].trigger()
+    assert [c.kind for c in published] == ["decided", "undone"] and published[1].engrams == {approved}
+    assert approved in {r.id for r in window.drafts.model.rows}  # back in the queue
+    with qtbot.waitSignal(window.opener.reloaded, timeout=10000):
+        window.opener.reload()  # asked for: every pane shown afresh
+    assert [c.kind for c in published] == ["decided", "undone", "reread"] and published[2].afresh
+
+
 def _reload(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
     """What the window's watch does when PLUR wrote a file: read it again (not the reviewer's explicit reload)."""
     with qtbot.waitSignal(window.opener.reloaded, timeout=10000):
@@ -134,7 +152,7 @@ def test_an_agents_edit_our_own_write_read_in_reaches_the_pane_it_concerns(
     row = window.tensions.current()
     assert row is not None
     sides = {s for t in session.all_tensions() for s in (str(t["engram_a"]), str(t["engram_b"]))}
-    seen = session.seen([next(r.id for r in session.drafts() if r.id not in sides)])
+    seen = session.writes.seen([next(r.id for r in session.queue.rows() if r.id not in sides)])
     rewrite_block(store_copy, row.engram_a, "statement: ", "statement: Agent edit. ")
     with qtbot.waitSignal(window.changes_applied, timeout=10000):
         window.workspace.change(lambda: session.execute(ApproveDrafts(tuple(seen))))

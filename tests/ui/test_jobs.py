@@ -86,7 +86,7 @@ def test_a_draft_s_history_is_read_off_the_gui_thread_and_shown_in_its_detail(qt
 
     session = window.session
     current = window.drafts.current_id()
-    with_history = [r.id for r in session.drafts() if r.id != current and session.history.timeline(r.id)]
+    with_history = [r.id for r in session.queue.rows() if r.id != current and session.history.timeline(r.id)]
     assert with_history
     read_on: list[threading.Thread] = []
     real = review_controller.timeline_html

@@ -50,7 +50,7 @@ def test_held_engrams_are_counted_listed_and_read_only(qtbot, tmp_path, store_co
     assert "2 held by an interrupted PLUR sync" in win.status_labels["counts"].text()
     for engram_id in ("ENG-2026-01-01-901", renamed):
         with pytest.raises(ActionRefused, match="held by an interrupted PLUR sync"):
-            session.execute(ApproveDrafts(tuple(session.seen([engram_id]))))
+            session.execute(ApproveDrafts(tuple(session.writes.seen([engram_id]))))
     assert _files(store_copy) == before
 
 

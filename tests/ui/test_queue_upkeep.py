@@ -136,7 +136,7 @@ def _elsewhere(win: MainWindow, kind: int, b: int) -> None:
             for n in range(1 + b % 3):
                 handle.write(_block(_engram(100 + len(session.engrams_by_id()) + n)))
         win.opener.reload_quiet(explicit=True)
-    elif kind == 9 and session.can_undo:
+    elif kind == 9 and session.undo_history.can_undo:
         win.workspace.change(session.undo)
     elif kind == 10:  # new risk, maybe a new order
         scale.store_changed()

@@ -27,11 +27,11 @@ from plur_desk.domain.review import Reviewer
 store = PlurStore(Path(sys.argv[1])); store.load()
 session = ReviewSession(store, Reviewer("Killed Reviewer"))
 if len(sys.argv) > 2:  # an earlier decision registered her key: the window's reviewer can verify her record
-    session.execute(ApproveDrafts(tuple(session.seen([session.drafts()[1].id]))))
-draft = session.drafts()[0].id
+    session.execute(ApproveDrafts(tuple(session.writes.seen([session.queue.rows()[1].id]))))
+draft = session.queue.rows()[0].id
 print(draft, flush=True)
 os.environ["PLUR_DESK_CRASH_AT"] = "store-renamed:1"
-session.execute(ApproveDrafts(tuple(session.seen([draft]))))
+session.execute(ApproveDrafts(tuple(session.writes.seen([draft]))))
 """
 
 
@@ -125,8 +125,8 @@ def test_a_review_without_its_event_is_reported_without_a_scan_on_the_gui_thread
     from plur_desk.app.session import ReviewSession
 
     session = open_session(store_copy, "Grace", clock=FixedClock(NOW))
-    draft = session.drafts()[0].id
-    session.execute(ApproveDrafts(tuple(session.seen([draft]))))
+    draft = session.queue.rows()[0].id
+    session.execute(ApproveDrafts(tuple(session.writes.seen([draft]))))
     for month in (store_copy / "history").glob("*.jsonl"):  # as if the events were never appended
         month.write_text("".join(line for line in month.read_text().splitlines(True) if draft not in line))
     scanned_on: list[threading.Thread] = []

@@ -260,7 +260,7 @@ def test_a_month_replaced_while_risk_is_computed_is_read_again_not_an_unexpected
     monkeypatch.setattr(window.scale, "schedule", lambda: None if held[0] else schedule())
     window.scale._timer.stop()  # no computation until the one below
     with qtbot.waitSignal(window.changes_applied, timeout=10000):  # a line the ledger has not read yet
-        window.workspace.change(lambda: session.execute(ApproveDrafts(tuple(session.seen([draft])))))
+        window.workspace.change(lambda: session.execute(ApproveDrafts(tuple(session.writes.seen([draft])))))
     qtbot.waitUntil(lambda: window.jobs.pending("session") == 0 and window.jobs.pending("scale") == 0, timeout=20000)
     assert window.scale.view is not None and window.scale.view.ledger.fed < len(session.history.lines)
     held[0] = False
@@ -421,4 +421,4 @@ def test_a_writer_filter_does_not_carry_over_to_another_store(qtbot, window: Mai
     qtbot.waitUntil(lambda: window.session is not None and window.session.root == other, timeout=20000)
     qtbot.waitUntil(lambda: window.jobs.pending("session") == 0, timeout=20000)
     assert window.scale.writer_filter is None and window.drafts.banner.text() == ""
-    assert {r.id for r in window.drafts.model.rows} == {r.id for r in window.session.drafts()}
+    assert {r.id for r in window.drafts.model.rows} == {r.id for r in window.session.queue.rows()}

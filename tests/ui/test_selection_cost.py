@@ -118,7 +118,7 @@ def test_the_actions_follow_the_context_through_its_changes(qtbot, window: MainW
         assert {s.id: window.qactions[s.id].isEnabled() for s in ACTIONS} == {s.id: is_enabled(s, ctx) for s in ACTIONS}
         session = window.session
         assert session is not None
-        undo = f"Undo {session.undo_label()}" if session.can_undo else "Undo"
+        undo = f"Undo {session.undo_history.undo_label()}" if session.undo_history.can_undo else "Undo"
         assert window.qactions["edit.undo"].text() == undo
 
     check()

@@ -117,7 +117,7 @@ def test_the_reviewers_sort_survives_a_decision_and_a_reload(qtbot, window, stor
     order = header.sortIndicatorOrder()
     before = _statements(window)
     assert before == sorted(before, reverse=order == Qt.SortOrder.DescendingOrder)
-    assert before != [r.statement.lower() for r in window.session.drafts()]  # the age order differs
+    assert before != [r.statement.lower() for r in window.session.queue.rows()]  # the age order differs
     window.drafts.select_row(0)
     decided = window.drafts.current_id()
     window.drafts.focus_queue()

@@ -16,7 +16,7 @@ def _tabs(window) -> dict[str, str]:  # type: ignore[no-untyped-def]
 def _windows_to_look(window) -> int:  # type: ignore[no-untyped-def]
     """What the Validity pane lists as needing a look, read the pane's own way (every window, on this thread)."""
     session = window.session
-    return sum(1 for r in session.validity_rows(session.now()) if r.state in ATTENTION)
+    return sum(1 for r in session.validity.rows(session.now()) if r.state in ATTENTION)
 
 
 def _settled(qtbot, window) -> None:  # type: ignore[no-untyped-def]
@@ -53,7 +53,7 @@ def test_every_tab_with_work_waiting_says_how_much(qtbot, window):
 def test_the_validity_count_follows_a_decision_its_undo_and_a_reload(qtbot, window, store_copy):
     _settled(qtbot, window)
     session = window.session
-    current = next(r for r in session.validity_rows(session.now()) if r.state == "current")
+    current = next(r for r in session.validity.rows(session.now()) if r.state == "current")
     looks = _windows_to_look(window)
     assert _tabs(window)["validity"] == f"Validity ({looks})"
     window.qactions["view.validity"].trigger()
@@ -68,7 +68,7 @@ def test_the_validity_count_follows_a_decision_its_undo_and_a_reload(qtbot, wind
         window.qactions["edit.undo"].trigger()
     qtbot.waitUntil(lambda: _tabs(window)["validity"] == f"Validity ({looks})", timeout=10000)
     # an agent reopens an expired window (a date written by hand in engrams.yaml): read on the next reload
-    expired = next(r for r in session.validity_rows(session.now()) if r.state == "expired" and r.valid_until)
+    expired = next(r for r in session.validity.rows(session.now()) if r.state == "expired" and r.valid_until)
     engrams = store_copy / "engrams.yaml"
     text = engrams.read_text(encoding="utf-8")
     assert text.count(f'valid_until: "{expired.valid_until}"') == 1
@@ -78,7 +78,7 @@ def test_the_validity_count_follows_a_decision_its_undo_and_a_reload(qtbot, wind
     qtbot.waitUntil(lambda: _windows_to_look(window) == looks - 1, timeout=10000)
     qtbot.waitUntil(lambda: _tabs(window)["validity"] == f"Validity ({looks - 1})", timeout=10000)
     # and an agent's change the window finds by itself (a quiet reload, not asked for)
-    soon = next(r for r in session.validity_rows(session.now()) if r.state == "expiring_soon" and r.valid_until)
+    soon = next(r for r in session.validity.rows(session.now()) if r.state == "expiring_soon" and r.valid_until)
     text = engrams.read_text(encoding="utf-8")
     engrams.write_text(text.replace(f'valid_until: "{soon.valid_until}"', 'valid_until: "2031-01-01"', 1), "utf-8")
     with qtbot.waitSignal(window.opener.reloaded, timeout=10000) as reloaded:

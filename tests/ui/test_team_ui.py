@@ -45,10 +45,10 @@ def clones(tmp_path: Path) -> tuple[Path, Path, str]:
     git(bob, "config", "user.email", "bob@example.test")
     shutil.copytree(ann / "history", bob / "history")
     first = open_session(ann, "Ann", load_history=False, use_cache=False)
-    draft = sorted(r.id for r in first.drafts())[0]
-    first.execute(ApproveDrafts(tuple(first.seen([draft]))))
+    draft = sorted(r.id for r in first.queue.rows())[0]
+    first.execute(ApproveDrafts(tuple(first.writes.seen([draft]))))
     (_s := open_session(bob, "Bob", load_history=False, use_cache=False)).execute(
-        RejectDrafts(tuple(_s.seen([draft])), "only true for the web tier")
+        RejectDrafts(tuple(_s.writes.seen([draft])), "only true for the web tier")
     )
     for store in (ann, bob, ann):
         assert run_sync(store).error is None

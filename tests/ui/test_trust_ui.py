@@ -57,7 +57,7 @@ def test_history_labels_and_filters_human_claims_by_trust(qtbot, window, store_c
 
 def test_detail_warns_when_a_review_record_is_not_a_signed_decision(qtbot, window, store_copy):
     session = window.session
-    row = session.drafts()[0]
+    row = session.queue.rows()[0]
     engram = dict(session.engram(row.id))
     engram["review"] = {"state": "approved", "by": "Grace Tester", "at": "2026-12-01T10:00:00.000Z"}
     session._engrams[row.id] = engram  # what an agent's updateEngram would leave (interop test writes it for real)

@@ -47,12 +47,12 @@ def _genuine_store(tmp_path):
     session = small_session(tmp_path)
     root = session.store.root
     ada = open_session(root, "Ada Reviewer", clock=TickingClock(NOW), use_cache=False)
-    ada.execute(ApproveDrafts(tuple(ada.seen([IDS[0]]))))
-    ada.execute(RejectDrafts(tuple(ada.seen([IDS[1]])), "wrong"))
-    ada.execute(ApproveDrafts(tuple(ada.seen([IDS[2]]))))
+    ada.execute(ApproveDrafts(tuple(ada.writes.seen([IDS[0]]))))
+    ada.execute(RejectDrafts(tuple(ada.writes.seen([IDS[1]])), "wrong"))
+    ada.execute(ApproveDrafts(tuple(ada.writes.seen([IDS[2]]))))
     ada.undo()
-    ada.execute(EditStatement(ada.seen([IDS[3]])[0], "Statement number 4, as Ada wrote it"))
-    ada.execute(ApproveDrafts(tuple(ada.seen([IDS[3]]))))
+    ada.execute(EditStatement(ada.writes.seen([IDS[3]])[0], "Statement number 4, as Ada wrote it"))
+    ada.execute(ApproveDrafts(tuple(ada.writes.seen([IDS[3]]))))
     engrams = {e["id"]: copy.deepcopy(e) for e in _engrams(root)}
     signatures = {e["signature"] for e in _events(root) if "signature" in e}
     return root, engrams, signatures
@@ -226,7 +226,7 @@ def test_agent_writes_never_make_an_agents_claim_a_valid_human_decision(tmp_path
                 assert event.get("signature") in genuine_signatures, event  # only Ada's own bytes verify
         shown = {i: session.engram(i) for i in IDS if session.engram(i) is not None}  # (not an invalid entry)
         for engram_id, engram in shown.items():
-            if session.review_trust(engram).counts_as_human:
+            if session.verdicts.review_trust(engram).counts_as_human:
                 # the record stands only as Ada's decisions left it: her record, her content, the value she set
                 genuine = genuine_engrams[engram_id]
                 decided = "commitment" if genuine["review"]["state"] == "approved" else "status"
@@ -235,7 +235,7 @@ def test_agent_writes_never_make_an_agents_claim_a_valid_human_decision(tmp_path
         report = run_check(store, use_cache=False)
         listed = {c["engram_id"] for c in report.untrusted if c["file"] == "engrams.yaml"}
         for engram_id, engram in shown.items():
-            if isinstance(engram.get("review"), dict) and not session.review_trust(engram).counts_as_human:
+            if isinstance(engram.get("review"), dict) and not session.verdicts.review_trust(engram).counts_as_human:
                 assert engram_id in listed, (engram_id, steps)
         shutil.rmtree(store)
 

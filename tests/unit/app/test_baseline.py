@@ -74,8 +74,8 @@ def test_an_agent_promotion_and_rewrite_are_listed_silent_with_before_and_after(
 
 def test_the_reviewers_own_decisions_join_the_baseline(session):
     session.watch.start()
-    session.execute(ApproveDrafts(tuple(session.seen([DRAFT]))))
-    session.execute(ConfirmTension(session.seen_tension("T-2026-1201-001")))
+    session.execute(ApproveDrafts(tuple(session.writes.seen([DRAFT]))))
+    session.execute(ConfirmTension(session.writes.seen_tension("T-2026-1201-001")))
     assert listed(session) == {}
     # an agent moving the approved engram afterwards is still listed, against the values the decision left
     agent_writes(session.root, DRAFT, commitment="draft")
@@ -87,10 +87,10 @@ def test_a_stores_first_decision_starts_watching_it_and_says_so(session):
     """A store nobody watched is watched from the reviewer's first decision in it (her key signs then anyway): the
     decision's state is the baseline, the window is told once, and an agent's change afterwards is listed."""
     assert not session.watch.watched
-    change = session.execute(ApproveDrafts(tuple(session.seen([DRAFT]))))
+    change = session.execute(ApproveDrafts(tuple(session.writes.seen([DRAFT]))))
     assert session.watch.watched and listed(session) == {}
     assert any("now watched for agent changes" in w for w in change.warnings)
-    again = session.execute(ConfirmTension(session.seen_tension("T-2026-1201-001")))
+    again = session.execute(ConfirmTension(session.writes.seen_tension("T-2026-1201-001")))
     assert not any("now watched" in w for w in again.warnings)  # said once
     agent_writes(session.root, DECIDED, statement="Statement number six, rewritten")
     assert {i: c.kind for i, c in listed(session).items()} == {DECIDED: "rewritten"}
@@ -101,7 +101,7 @@ def test_a_first_decision_does_not_start_watching_over_a_baseline_that_does_not_
     path.parent.mkdir(parents=True)
     path.write_text('{"event":"plur_desk_baseline","data":{"claim":"watching"}}\n')
     before = path.read_bytes()
-    session.execute(ApproveDrafts(tuple(session.seen([DRAFT]))))
+    session.execute(ApproveDrafts(tuple(session.writes.seen([DRAFT]))))
     assert path.read_bytes() == before and not session.watch.watched
 
 
@@ -169,8 +169,8 @@ def test_watching_is_not_started_over_a_baseline_that_does_not_verify(session, c
 def test_what_the_session_reads_as_lines_are_appended_is_what_a_fresh_read_finds(session, tmp_path):
     session.watch.start()
     first = session.watch.read()
-    session.execute(ApproveDrafts(tuple(session.seen([DRAFT]))))
-    session.execute(ConfirmTension(session.seen_tension("T-2026-1201-001")))
+    session.execute(ApproveDrafts(tuple(session.writes.seen([DRAFT]))))
+    session.execute(ConfirmTension(session.writes.seen_tension("T-2026-1201-001")))
     session.undo()
     grown = session.watch.read()
     assert grown is first and grown.lines == 4  # taken in place: only the appended lines were read
@@ -212,7 +212,7 @@ def test_a_rewrite_is_listed_though_the_agent_backdates_updated_at_beside_a_deci
     side = "ENG-2026-11-05-001"
     session.watch.start()
     session.clock.advance(60)  # the confirmation comes a minute after watching began
-    session.execute(ConfirmTension(session.seen_tension("T-2026-1201-001")))
+    session.execute(ConfirmTension(session.writes.seen_tension("T-2026-1201-001")))
     assert listed(session) == {}
     agent_writes(session.root, side, statement="Rewritten by an agent", updated_at="2000-01-01T00:00:00.000Z")
     changes = listed(session)
@@ -240,7 +240,7 @@ def test_a_revert_copies_no_credential_the_agent_wrote_into_history(session):
     secret = "sk-" + "a1B2c3D4e5F6g7H8i9J0kLmN"
     agent_writes(session.root, DECIDED, statement=f"Deploy with token {secret}", rationale=f"api_key={secret}")
     [change] = listed(session).values()
-    session.execute(session.watch.command_for(change, session.seen([DECIDED])[0], ratify=False))
+    session.execute(session.watch.command_for(change, session.writes.seen([DECIDED])[0], ratify=False))
     written = "".join(p.read_text() for p in (session.root / "history").glob("*.jsonl"))
     assert secret not in written and REDACTED in written  # the reverted text's from, and the rationale's
     assert session.engram(DECIDED)["statement"] == "Statement number 6"

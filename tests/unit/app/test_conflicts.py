@@ -171,7 +171,7 @@ def test_the_service_names_the_other_engram_and_who_approved_it(session):
     from plur_desk.app.conflict_service import ConflictService
 
     session.execute(
-        ApproveDrafts(tuple(session.seen(["ENG-2026-11-04-001"])), "decided")
+        ApproveDrafts(tuple(session.writes.seen(["ENG-2026-11-04-001"])), "decided")
     )  # now the 90-day engram is approved by Ada
     service = ConflictService(session).rebuild()
     warnings = service.warnings_for("ENG-2026-11-03-001")
@@ -229,11 +229,11 @@ def test_a_finder_kept_across_decisions_answers_as_a_rebuilt_one(session):
         return {i: [w.text() for w in service.warnings_for(i)] for i in STATEMENTS}
 
     kept = ConflictService(session).rebuild()
-    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-04-001"])), "decided"))
+    session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-11-04-001"])), "decided"))
     assert kept.answers_after(["ENG-2026-11-04-001"])
     assert answers(kept) == answers(ConflictService(session).rebuild())
     assert any("approved by Ada Reviewer" in t for texts in answers(kept).values() for t in texts)
-    session.execute(RejectDrafts(tuple(session.seen(["ENG-2026-11-02-001"])), "wrong host"))
+    session.execute(RejectDrafts(tuple(session.writes.seen(["ENG-2026-11-02-001"])), "wrong host"))
     assert kept.answers_after(["ENG-2026-11-02-001"])
     assert answers(kept) == answers(ConflictService(session).rebuild())
     after_reject = ConflictService(session).rebuild()  # built while it was retired: it does not hold it
@@ -243,7 +243,7 @@ def test_a_finder_kept_across_decisions_answers_as_a_rebuilt_one(session):
     assert answers(kept) == answers(ConflictService(session).rebuild())
     rebuilt = ConflictService(session).rebuild()
     session.execute(
-        EditStatement(session.seen(["ENG-2026-11-05-001"])[0], "Deploys go through Traefik on the edge hosts.")
+        EditStatement(session.writes.seen(["ENG-2026-11-05-001"])[0], "Deploys go through Traefik on the edge hosts.")
     )
     assert not rebuilt.answers_after(["ENG-2026-11-05-001"])
     assert not rebuilt.answers_after([], max_age=-1)  # an old finder is rebuilt anyway (its clock)

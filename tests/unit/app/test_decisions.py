@@ -34,7 +34,7 @@ def _files(session: ReviewSession) -> dict[str, bytes]:
 
 
 def test_a_decision_on_text_that_changed_after_it_was_shown_is_refused(session):
-    shown = session.seen(["ENG-2026-11-01-001"])  # what the reviewer looked at
+    shown = session.writes.seen(["ENG-2026-11-01-001"])  # what the reviewer looked at
     path = session.store.root / "engrams.yaml"
     path.write_text(path.read_text().replace("Statement number 1\n", "Statement number 1, unless on Fridays\n"))
     session.reload_if_changed()  # the session now holds the new text; the decision still carries the old one
@@ -43,7 +43,7 @@ def test_a_decision_on_text_that_changed_after_it_was_shown_is_refused(session):
         session.execute(ApproveDrafts(tuple(shown)))
     assert _files(session) == before
     session.execute(
-        ApproveDrafts(tuple(session.seen(["ENG-2026-11-01-001"])))
+        ApproveDrafts(tuple(session.writes.seen(["ENG-2026-11-01-001"])))
     )  # on the text as it is now, it goes through
     assert _disk(session, "ENG-2026-11-01-001")["commitment"] == "decided"
 
@@ -56,7 +56,7 @@ def test_the_fingerprint_carried_is_what_is_compared(session):
 
 
 def test_a_tension_decision_refuses_when_a_side_changed_since_it_was_shown(session):
-    shown = session.seen_tension("T-2026-1201-001")
+    shown = session.writes.seen_tension("T-2026-1201-001")
     path = session.store.root / "engrams.yaml"
     path.write_text(path.read_text().replace("Statement number 5\n", "Statement number 5 (rewritten)\n"))
     session.reload_if_changed()
@@ -74,7 +74,7 @@ def test_a_tension_decision_refuses_when_a_side_changed_since_it_was_shown(sessi
 def test_confirming_or_dismissing_is_about_both_sides_as_shown(session, decide, read_again, side):
     """The pair beside the tension is what the reviewer judged: an agent's rewrite of either side since (whether the
     session has read it yet or not) refuses the decision. Dismissing told PLUR never to raise the pair again."""
-    shown = session.seen_tension("T-2026-1201-001")
+    shown = session.writes.seen_tension("T-2026-1201-001")
     rewrite_statement(session.store.root, side, "Rewritten by an agent")
     if read_again:
         session.reload_if_changed()
@@ -86,7 +86,7 @@ def test_confirming_or_dismissing_is_about_both_sides_as_shown(session, decide, 
 
 @pytest.mark.parametrize("decide", [ConfirmTension, DismissTension])
 def test_confirming_or_dismissing_needs_both_sides_shown_and_ignores_other_engrams(session, decide):
-    record = session.seen_tension("T-2026-1201-001")
+    record = session.writes.seen_tension("T-2026-1201-001")
     with pytest.raises(ActionRefused, match="was not shown"):
         session.execute(decide(Seen("tension", record.id, record.fingerprint)))  # the tension without its engrams
     rewrite_statement(session.store.root, "ENG-2026-11-01-001", "Another engram, rewritten")
@@ -95,7 +95,7 @@ def test_confirming_or_dismissing_needs_both_sides_shown_and_ignores_other_engra
 
 
 def test_a_resolution_needs_both_sides_as_shown(session):
-    record = session.seen_tension("T-2026-1201-001")
+    record = session.writes.seen_tension("T-2026-1201-001")
     blind = Seen("tension", record.id, record.fingerprint)  # the tension without its engrams
     with pytest.raises(ActionRefused, match="was not shown"):
         session.execute(ResolveTension(blind, "ENG-2026-11-06-001"))
@@ -105,28 +105,28 @@ def test_a_resolution_needs_both_sides_as_shown(session):
 @pytest.mark.parametrize("action", ["confirm", "dismiss"])
 def test_no_op_tension_decisions_are_refused_and_write_nothing(session, action):
     command = {"confirm": ConfirmTension, "dismiss": DismissTension}[action]
-    session.execute(command(session.seen_tension("T-2026-1201-001")))
+    session.execute(command(session.writes.seen_tension("T-2026-1201-001")))
     before = _files(session)
     with pytest.raises(ActionRefused, match="already"):
-        session.execute(command(session.seen_tension("T-2026-1201-001")))
+        session.execute(command(session.writes.seen_tension("T-2026-1201-001")))
     assert _files(session) == before
     assert len(_events(session)) == 1
 
 
 def test_no_op_engram_decisions_are_refused(session):
-    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-01-001"]))))
+    session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-11-01-001"]))))
     with pytest.raises(ActionRefused, match="not a draft"):
-        session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-01-001"]))))
-    session.execute(RejectDrafts(tuple(session.seen(["ENG-2026-11-02-001"])), "wrong"))
+        session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-11-01-001"]))))
+    session.execute(RejectDrafts(tuple(session.writes.seen(["ENG-2026-11-02-001"])), "wrong"))
     with pytest.raises(ActionRefused, match="already retired"):
-        session.execute(RejectDrafts(tuple(session.seen(["ENG-2026-11-02-001"])), "wrong"))
+        session.execute(RejectDrafts(tuple(session.writes.seen(["ENG-2026-11-02-001"])), "wrong"))
     with pytest.raises(ActionRefused, match="unchanged"):
-        session.execute(EditStatement(session.seen(["ENG-2026-11-03-001"])[0], "Statement number 3"))
-    session.execute(SetValidity(tuple(session.seen(["ENG-2026-11-04-001"])), "2026-01-01", "2026-06-30"))
+        session.execute(EditStatement(session.writes.seen(["ENG-2026-11-03-001"])[0], "Statement number 3"))
+    session.execute(SetValidity(tuple(session.writes.seen(["ENG-2026-11-04-001"])), "2026-01-01", "2026-06-30"))
     with pytest.raises(ActionRefused, match="unchanged"):
-        session.execute(SetValidity(tuple(session.seen(["ENG-2026-11-04-001"])), "2026-01-01", "2026-06-30"))
+        session.execute(SetValidity(tuple(session.writes.seen(["ENG-2026-11-04-001"])), "2026-01-01", "2026-06-30"))
     with pytest.raises(ActionRefused, match="already expired"):
-        session.execute(ExpireNow(tuple(session.seen(["ENG-2026-11-04-001"]))))
+        session.execute(ExpireNow(tuple(session.writes.seen(["ENG-2026-11-04-001"]))))
     assert [e["data"]["action"] for e in _events(session)] == ["approve", "reject", "set_validity"]
 
 
@@ -179,25 +179,25 @@ def test_a_read_only_command_s_session_decides_nothing(session):
     reader = ReviewSession(session.store, Reviewer(READER), FixedClock(NOW))
     before = _files(session)
     with pytest.raises(ReadOnlyStore, match="reading only"):
-        reader.execute(ApproveDrafts(tuple(reader.seen(["ENG-2026-11-01-001"]))))
+        reader.execute(ApproveDrafts(tuple(reader.writes.seen(["ENG-2026-11-01-001"]))))
     with pytest.raises(ReadOnlyStore, match="reading only"):
-        reader.execute(ConfirmTension(session.seen_tension("T-2026-1201-001")))
+        reader.execute(ConfirmTension(session.writes.seen_tension("T-2026-1201-001")))
     assert _files(session) == before
 
 
 def test_undo_refuses_when_an_agent_changed_the_text_since_the_action(session):
-    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-01-001"]))))
+    session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-11-01-001"]))))
     path = session.store.root / "engrams.yaml"
     path.write_text(path.read_text().replace("Statement number 1\n", "Statement number 1, said an agent later\n"))
     before = _files(session)
     with pytest.raises(ChangedSinceError):
         session.undo()  # re-drafting a text the reviewer never saw would be a human event on unseen text
     assert _files(session) == before
-    assert session.can_undo
+    assert session.undo_history.can_undo
 
 
 def test_undo_and_redo_check_what_the_previous_step_left(session):
-    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-01-001"]))))
+    session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-11-01-001"]))))
     session.undo()
     assert _disk(session, "ENG-2026-11-01-001")["commitment"] == "draft"
     path = session.store.root / "engrams.yaml"
@@ -219,7 +219,7 @@ def test_settling_duplicates_without_approving_checks_the_kept_engrams_text(sess
 def test_resolving_checks_the_winner_on_disk_not_only_in_the_session(session):
     """Only the loser is edited; the winner is what the loser is retired in favour of. A rewrite of the winner
     the session has not read yet (no reload) refuses the resolution: the reviewer never saw that winner."""
-    shown = session.seen_tension("T-2026-1201-001")
+    shown = session.writes.seen_tension("T-2026-1201-001")
     rewrite_statement(session.store.root, "ENG-2026-11-06-001", "Rewritten by an agent, not read yet")
     before = _files(session)
     with pytest.raises(ChangedSinceError, match="ENG-2026-11-06-001 changed since you looked \\(statement"):
@@ -230,7 +230,7 @@ def test_resolving_checks_the_winner_on_disk_not_only_in_the_session(session):
 def test_settling_duplicates_checks_the_kept_engram_on_disk_not_only_in_the_session(session):
     """Kept without approving (it is approved already), the others rejected as duplicates of its text as shown:
     a rewrite of it on disk the session has not read yet refuses the settlement."""
-    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-04-001"]))))
+    session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-11-04-001"]))))
     shown = {"ENG-2026-11-04-001": "Statement number 4", "ENG-2026-11-02-001": "Statement number 2"}
     rewrite_statement(session.store.root, "ENG-2026-11-04-001", "Rewritten by an agent, not read yet")
     before = _files(session)
@@ -240,7 +240,7 @@ def test_settling_duplicates_checks_the_kept_engram_on_disk_not_only_in_the_sess
 
 
 def _approve(session, engram_id):
-    return session.execute(ApproveDrafts(tuple(session.seen([engram_id]))))
+    return session.execute(ApproveDrafts(tuple(session.writes.seen([engram_id]))))
 
 
 def test_an_undo_takes_back_only_the_action_on_top_when_it_was_asked_for(session):
@@ -259,7 +259,7 @@ def test_an_undo_behind_an_action_that_failed_takes_nothing_back(session):
     """A on draft 2 (its text changed: refused), Ctrl+Z at once, meaning "undo that": the undo must not take back
     the approval of draft 1 before it."""
     _approve(session, "ENG-2026-11-01-001")
-    stale = tuple(session.seen(["ENG-2026-11-02-001"]))
+    stale = tuple(session.writes.seen(["ENG-2026-11-02-001"]))
     intent = session.undo_intent(exact=False)  # pressed while the approve of draft 2 was still being written
     rewrite_statement(session.store.root, "ENG-2026-11-02-001", "Rewritten by an agent")
     with pytest.raises(ChangedSinceError):
@@ -287,7 +287,7 @@ def test_undos_asked_for_behind_written_actions_take_back_the_newest_first(sessi
 def test_a_tension_decision_refuses_when_the_record_text_it_showed_changed(session, field):
     """The detail shows the record's own copy of both statements and the judge's reason: PLUR rewriting either
     since the reviewer looked refuses the confirm, as a change of status would."""
-    shown = session.seen_tension("T-2026-1201-001")
+    shown = session.writes.seen_tension("T-2026-1201-001")
     path = session.store.root / "tensions.yaml"
     old = {"reason": "reason: conflict", "statement_a": "statement_a: Statement number 5"}[field]
     assert old in path.read_text()
@@ -313,9 +313,13 @@ def test_locking_an_engram_in_an_open_tension_is_asked_first(session):
     session.reload_if_changed()
     before = _files(session)
     with pytest.raises(LockedWithOpenTension, match="ENG-2026-11-01-001 is in confirmed tension T-2026-1201-002"):
-        session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-01-001"])), level="locked"))
+        session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-11-01-001"])), level="locked"))
     assert _files(session) == before
-    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-02-001"])), level="locked"))  # dismissed: closed
-    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-03-001"])), level="decided"))  # not to locked
-    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-01-001"])), "locked", "", despite_open_tension=True))
+    session.execute(
+        ApproveDrafts(tuple(session.writes.seen(["ENG-2026-11-02-001"])), level="locked")
+    )  # dismissed: closed
+    session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-11-03-001"])), level="decided"))  # not to locked
+    session.execute(
+        ApproveDrafts(tuple(session.writes.seen(["ENG-2026-11-01-001"])), "locked", "", despite_open_tension=True)
+    )
     assert [_disk(session, f"ENG-2026-11-0{i}-001")["commitment"] for i in (1, 2, 3)] == ["locked", "locked", "decided"]

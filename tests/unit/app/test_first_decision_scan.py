@@ -23,9 +23,9 @@ def test_the_first_decision_searches_no_month_again(tmp_path, monkeypatch):
     monkeypatch.setattr(
         chain, "_scan", lambda path, info, done: scanned.append(path.name) or real_scan(path, info, done)
     )
-    draft = next(r.id for r in session.drafts())
-    session.execute(ApproveDrafts(tuple(session.seen([draft])), "decided"))
+    draft = next(r.id for r in session.queue.rows())
+    session.execute(ApproveDrafts(tuple(session.writes.seen([draft])), "decided"))
     assert session.engram(draft)["commitment"] == "decided"
     assert scanned == []  # the first decision searched nothing: the load did
-    session.execute(RejectDrafts(tuple(session.seen([next(r.id for r in session.drafts())])), "not true"))
+    session.execute(RejectDrafts(tuple(session.writes.seen([next(r.id for r in session.queue.rows())])), "not true"))
     assert scanned == ["2026-12.jsonl"]  # only the month our first decision appended to, from where it was read

@@ -73,7 +73,7 @@ def test_a_journal_record_written_by_an_agent_does_not_become_a_signed_human_app
     root = session.store.root
     # Ada really decides one draft: her key is now registered in keys.yaml, her event is a template
     ada = _reopen(root, ADA)
-    ada.execute(ApproveDrafts(tuple(ada.seen(["ENG-2026-11-01-001"])), "decided", ""))
+    ada.execute(ApproveDrafts(tuple(ada.writes.seen(["ENG-2026-11-01-001"])), "decided", ""))
     (template,) = _human_events(root)
     assert run_check(root).exit_code == 0
 
@@ -128,7 +128,7 @@ def test_an_agent_edit_with_a_planted_applied_step_is_not_signed_in_the_reviewer
     signature made valid by the reopening reviewer's key; check reports it as an unsigned human claim."""
     root = session.store.root
     ada = _reopen(root, ADA)
-    ada.execute(ApproveDrafts(tuple(ada.seen(["ENG-2026-11-01-001"])), "decided", ""))
+    ada.execute(ApproveDrafts(tuple(ada.writes.seen(["ENG-2026-11-01-001"])), "decided", ""))
     (template,) = _human_events(root)
     path = root / "engrams.yaml"
     rewrite_block(root, VICTIM, "commitment: draft", "commitment: decided")

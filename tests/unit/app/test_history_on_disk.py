@@ -298,17 +298,17 @@ def test_rejections_read_while_a_month_was_torn_are_not_kept_as_current(tmp_path
 def test_reviews_read_while_a_month_was_torn_are_checked_again(session) -> None:
     """Which review records no signed event backs, answered while the month could not be read, is not kept once
     the month is found unchanged."""
-    session.execute(RejectDrafts(tuple(session.seen(["ENG-2026-11-01-001"])), "not true"))
+    session.execute(RejectDrafts(tuple(session.writes.seen(["ENG-2026-11-01-001"])), "not true"))
     (path,) = (session.store.root / "history").glob("*.jsonl")
-    assert _torn(path, session.unverified_reviews) == {"ENG-2026-11-01-001"}
-    assert session.history_changed_on_disk() and not session.reload_if_changed().events
-    assert session.unverified_reviews() == set()
+    assert _torn(path, session.verdicts.unverified_reviews) == {"ENG-2026-11-01-001"}
+    assert session.history.changed_on_disk() and not session.reload_if_changed().events
+    assert session.verdicts.unverified_reviews() == set()
 
 
 def _rejected_by_record_only(session) -> None:
     """Draft 1 rejected, the rejection undone and redone (a redo is not a history rejection: only draft 1's record,
     which the signed redo backs, says its content was rejected); draft 2 then gets draft 1's content."""
-    session.execute(RejectDrafts(tuple(session.seen(["ENG-2026-11-01-001"])), "not true"))
+    session.execute(RejectDrafts(tuple(session.writes.seen(["ENG-2026-11-01-001"])), "not true"))
     session.undo()
     session.redo()
     rewrite_block(session.store.root, "ENG-2026-11-02-001", "2" * 64, "1" * 64)
@@ -325,16 +325,16 @@ def test_a_review_record_checked_while_a_month_was_torn_is_checked_again(session
 
     def engrams_read_again() -> object:  # what `reload_if_changed` does before it reads the history
         session.store.load()
-        session.reindex()
-        return session.drafts()
+        session.snapshot.reindex()
+        return session.queue.rows()
 
     torn = _torn(path, engrams_read_again)
     twin = next(r for r in torn if r.id == "ENG-2026-11-02-001")  # type: ignore[attr-defined]
     assert twin.flags[:1] == ("rejection claim NOT VERIFIED",)  # the fallback, while the month is torn
-    assert session.history_changed_on_disk()
+    assert session.history.changed_on_disk()
     change = session.reload_if_changed()
     assert not change.engrams and change.events  # the month was unchanged after all; the window shows the queue
-    twin = next(r for r in session.drafts() if r.id == "ENG-2026-11-02-001")
+    twin = next(r for r in session.queue.rows() if r.id == "ENG-2026-11-02-001")
     assert twin.flags[:1] == ("rejected before",) and twin.rejected_before is not None
     assert twin.rejected_before.engram_id == "ENG-2026-11-01-001" and twin.rejected_before.trust.counts_as_human
 
@@ -345,10 +345,10 @@ def test_a_review_record_checked_before_the_history_was_read_is_checked_again(se
     root = session.store.root
     _rejected_by_record_only(session)  # as above
     fresh = reopen(root)  # drafts first, the history not read yet
-    twin = next(r for r in fresh.drafts() if r.id == "ENG-2026-11-02-001")
+    twin = next(r for r in fresh.queue.rows() if r.id == "ENG-2026-11-02-001")
     assert twin.flags[:1] == ("rejection claim NOT VERIFIED",)
     fresh.load_history()
-    twin = next(r for r in fresh.drafts() if r.id == "ENG-2026-11-02-001")
+    twin = next(r for r in fresh.queue.rows() if r.id == "ENG-2026-11-02-001")
     assert twin.flags[:1] == ("rejected before",) and twin.rejected_before is not None
     assert twin.rejected_before.trust.counts_as_human
 
@@ -359,11 +359,11 @@ def test_a_review_record_is_checked_again_when_keys_yaml_disowns_its_signer(sess
     root = session.store.root
     _rejected_by_record_only(session)
     session.reload_if_changed()
-    twin = next(r for r in session.drafts() if r.id == "ENG-2026-11-02-001")
+    twin = next(r for r in session.queue.rows() if r.id == "ENG-2026-11-02-001")
     assert twin.flags[:1] == ("rejected before",)
     other = public_key_b64(Ed25519PrivateKey.generate())
     replace_key(root, "human:Ada Reviewer", other, "2026-12-02T13:00:00.000Z", revoke=True, revoked_from=EPOCH)
-    twin = next(r for r in session.drafts() if r.id == "ENG-2026-11-02-001")
+    twin = next(r for r in session.queue.rows() if r.id == "ENG-2026-11-02-001")
     assert twin.flags[:1] == ("rejection claim NOT VERIFIED",) and twin.rejected_before is not None
     assert not twin.rejected_before.trust.counts_as_human
 

@@ -50,7 +50,7 @@ def test_a_history_line_nested_too_deeply_is_a_malformed_line_not_a_crash(sessio
     from support.sessions import NOW
 
     root = session.root
-    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-01-001"])), "decided", ""))
+    session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-11-01-001"])), "decided", ""))
     month = root / "history" / "2026-12.jsonl"
     with month.open("a") as handle:  # names an engram, so every reader looking for its events meets the line
         handle.write('{"engram_id":"ENG-2026-11-01-001","data":' + "[" * 200_000 + "\n")
@@ -59,4 +59,4 @@ def test_a_history_line_nested_too_deeply_is_a_malformed_line_not_a_crash(sessio
     assert bad["line"] == 2 and "nested too deeply" in bad["reason"]
     opened = open_session(root, "Ada Reviewer", clock=FixedClock(NOW), use_cache=False, for_review=True)
     assert next(e.get("event") for e in opened.history.timeline("ENG-2026-11-01-001")) == "engram_updated"
-    assert "ENG-2026-11-01-001" not in opened.unverified_reviews()
+    assert "ENG-2026-11-01-001" not in opened.verdicts.unverified_reviews()

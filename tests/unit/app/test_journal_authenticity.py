@@ -44,7 +44,7 @@ def _store_bytes(root: Path) -> dict[str, bytes]:
 def _ada_decided(root: Path) -> dict[str, object]:
     """Ada really approves one draft: her key is registered; her signed event is what an agent copies."""
     ada = _reopen(root, ADA)
-    ada.execute(ApproveDrafts(tuple(ada.seen(["ENG-2026-11-01-001"])), "decided", ""))
+    ada.execute(ApproveDrafts(tuple(ada.writes.seen(["ENG-2026-11-01-001"])), "decided", ""))
     (event,) = _human_events(root)
     return event
 
@@ -114,7 +114,7 @@ def test_a_replayed_record_of_an_undone_approval_appends_nothing(session):
     validly signed approval event (its offset past the event, so it reads as missing): nothing is appended."""
     root = session.store.root
     ada = _reopen(root, ADA)
-    ada.execute(ApproveDrafts(tuple(ada.seen([VICTIM])), "decided", ""))
+    ada.execute(ApproveDrafts(tuple(ada.writes.seen([VICTIM])), "decided", ""))
     (approval,) = [e for e in _human_events(root) if e.get("engram_id") == VICTIM]
     ada.undo()
     rewrite_block(root, VICTIM, "commitment: draft", "commitment: decided")
@@ -182,7 +182,7 @@ def test_a_genuine_record_never_appends_an_event_whose_signature_history_holds(s
 
     with monkeypatch.context() as patched:  # (monkeypatch.undo() would also undo the private HOME of conftest.py)
         patched.setattr(journal.JournalRecord, "finish", keep)
-        session.execute(ApproveDrafts(tuple(session.seen([VICTIM])), "decided", ""))
+        session.execute(ApproveDrafts(tuple(session.writes.seen([VICTIM])), "decided", ""))
     (copy,) = kept.iterdir()
     month = root / "history" / "2026-12.jsonl"
     (root / "history" / "2026-11.jsonl").write_bytes(month.read_bytes())
@@ -248,10 +248,10 @@ from plur_desk.domain.commands import ApproveDrafts
 from plur_desk.domain.review import Reviewer
 store = PlurStore(Path(sys.argv[1])); store.load()
 session = ReviewSession(store, Reviewer("First Reviewer"))
-drafts = [r.id for r in session.drafts()]
-session.execute(ApproveDrafts(tuple(session.seen(drafts[:1]))))  # her key is registered
+drafts = [r.id for r in session.queue.rows()]
+session.execute(ApproveDrafts(tuple(session.writes.seen(drafts[:1]))))  # her key is registered
 os.environ["PLUR_DESK_CRASH_AT"] = "store-renamed:1"  # engrams.yaml replaced, no event appended yet
-session.execute(ApproveDrafts(tuple(session.seen(drafts[1:16]))))
+session.execute(ApproveDrafts(tuple(session.writes.seen(drafts[1:16]))))
 """
 
 
@@ -333,7 +333,7 @@ def test_no_planted_journal_record_changes_the_store_or_adds_a_human_line(sessio
 
     with monkeypatch.context() as patched:  # (monkeypatch.undo() would also undo the private HOME of conftest.py)
         patched.setattr(journal.JournalRecord, "finish", keep)
-        session.execute(ApproveDrafts(tuple(session.seen([VICTIM])), "decided", ""))
+        session.execute(ApproveDrafts(tuple(session.writes.seen([VICTIM])), "decided", ""))
     (genuine,) = kept
     (event,) = [e for e in _human_events(root) if e.get("engram_id") == VICTIM]
     agent_key = Ed25519PrivateKey.generate()
@@ -421,7 +421,7 @@ def test_a_step_not_on_disk_whose_event_history_holds_is_not_applied_again(sessi
     her decision, or her undo, and replays the record): applying it would repeat, or silently take back an undo of,
     a decision history already records. It is kept and reported, nothing written."""
     root = session.store.root
-    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-01-001"])), "decided", ""))
+    session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-11-01-001"])), "decided", ""))
     (event,) = _human_events(root)
     record = session.store.journal.begin("approve", "approve again")
     record.pid, record.host = 0, "elsewhere"

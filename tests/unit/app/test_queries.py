@@ -74,10 +74,10 @@ def session(tmp_path) -> ReviewSession:
 
 
 def _rebuilt(session: ReviewSession, sort: str = "age", descending: bool = False):
-    """Every draft derived afresh, as session.drafts() did before the queue kept them."""
+    """Every draft derived afresh, as session.queue.rows() did before the queue kept them."""
     now = session.now()
     rows = [
-        draft_row(e, now, session.open_tension_ids(), session.rejected_verdicts())
+        draft_row(e, now, session.open_tension_ids(), session.verdicts.rejected_verdicts())
         for e in session.all_engrams()
         if is_draft(e)
     ]
@@ -93,36 +93,36 @@ def _as_read(rows):
 def _same(session: ReviewSession) -> None:
     for sort in ("age", "statement", "scope", "flags"):
         for descending in (False, True):
-            assert _as_read(session.drafts(sort, descending)) == _as_read(_rebuilt(session, sort, descending))
+            assert _as_read(session.queue.rows(sort, descending)) == _as_read(_rebuilt(session, sort, descending))
     assert session.counts()["drafts"] == len(_rebuilt(session))
 
 
 def test_the_queue_follows_every_decision_and_undo(session: ReviewSession) -> None:
     _same(session)
-    first = session.drafts()[0]
+    first = session.queue.rows()[0]
     assert "in tension" in first.flags
-    session.execute(ApproveDrafts(tuple(session.seen([first.id]))))
+    session.execute(ApproveDrafts(tuple(session.writes.seen([first.id]))))
     _same(session)
     # a rejection flags the draft with the same content as "rejected before"
-    session.execute(RejectDrafts(tuple(session.seen(["ENG-2026-11-02-001"])), "wrong"))
-    twin = next(r for r in session.drafts() if r.id == "ENG-2026-11-11-001")
+    session.execute(RejectDrafts(tuple(session.writes.seen(["ENG-2026-11-02-001"])), "wrong"))
+    twin = next(r for r in session.queue.rows() if r.id == "ENG-2026-11-11-001")
     assert twin.rejected_before is not None
     _same(session)
     session.undo()
-    twin = next(r for r in session.drafts() if r.id == "ENG-2026-11-11-001")
+    twin = next(r for r in session.queue.rows() if r.id == "ENG-2026-11-11-001")
     assert twin.rejected_before is None
     _same(session)
     session.redo()
     _same(session)
     session.undo()  # the rejection
     session.undo()  # the approval: the draft is back, still in tension
-    assert "in tension" in session.drafts()[0].flags
+    assert "in tension" in session.queue.rows()[0].flags
     _same(session)
-    session.execute(DismissTension(session.seen_tension("T-2026-1201-001")))
-    assert "in tension" not in next(r for r in session.drafts() if r.id == first.id).flags
+    session.execute(DismissTension(session.writes.seen_tension("T-2026-1201-001")))
+    assert "in tension" not in next(r for r in session.queue.rows() if r.id == first.id).flags
     _same(session)
-    session.execute(EditStatement(session.seen(["ENG-2026-11-08-001"])[0], "An edited statement"))
-    session.execute(ExpireNow(tuple(session.seen(["ENG-2026-11-09-001"]))))
+    session.execute(EditStatement(session.writes.seen(["ENG-2026-11-08-001"])[0], "An edited statement"))
+    session.execute(ExpireNow(tuple(session.writes.seen(["ENG-2026-11-09-001"]))))
     _same(session)
 
 
@@ -130,16 +130,16 @@ def test_the_clock_alone_changes_rows_when_it_should(session: ReviewSession) -> 
     _same(session)
     clock = session.clock
     assert isinstance(clock, FixedClock)
-    young = next(r for r in session.drafts() if r.id == "ENG-2026-11-18-001")
+    young = next(r for r in session.queue.rows() if r.id == "ENG-2026-11-18-001")
     clock.advance(40 * 60)  # over the hour: the age reads differently
-    assert next(r for r in session.drafts() if r.id == "ENG-2026-11-18-001").age_days > 1 / 24 > young.age_days
+    assert next(r for r in session.queue.rows() if r.id == "ENG-2026-11-18-001").age_days > 1 / 24 > young.age_days
     _same(session)
     clock.advance(2 * 86400)  # ENG-…-03 expires, ENG-…-04 is still not valid
-    flags = {r.id: r.flags for r in session.drafts()}
+    flags = {r.id: r.flags for r in session.queue.rows()}
     assert "expired" in flags["ENG-2026-11-03-001"]
     _same(session)
     clock.advance(3 * 86400)  # ENG-…-04 opens
-    assert "not yet valid" not in next(r for r in session.drafts() if r.id == "ENG-2026-11-04-001").flags
+    assert "not yet valid" not in next(r for r in session.queue.rows() if r.id == "ENG-2026-11-04-001").flags
     _same(session)
 
 
@@ -152,7 +152,7 @@ def test_a_rewritten_file_is_compared_by_identity_then_value(session: ReviewSess
     (session.store.root / "engrams.yaml").write_text(dump_engrams_document({"engrams": engrams}))
     change = session.reload_if_changed()
     assert change.engrams
-    ids = [r.id for r in session.drafts()]
+    ids = [r.id for r in session.queue.rows()]
     assert "ENG-2026-11-08-001" not in ids and "ENG-2026-11-19-001" in ids
     _same(session)
 
@@ -171,7 +171,7 @@ def test_validity_rows_follow_the_records(session: ReviewSession) -> None:
     rows = ValidityRows(lambda: session._engrams)
     before = {r.id: r.state for r in rows.rows(NOW)}
     assert before == {"ENG-2026-11-03-001": "expiring_soon", "ENG-2026-11-04-001": "not_yet_valid"}
-    session.execute(ExpireNow(tuple(session.seen(["ENG-2026-11-09-001"]))))
+    session.execute(ExpireNow(tuple(session.writes.seen(["ENG-2026-11-09-001"]))))
     after = {r.id: r.state for r in rows.rows(NOW + timedelta(seconds=1))}
     assert after["ENG-2026-11-09-001"] == "expired"
     assert [r.id for r in rows.rows(NOW, extra=["ENG-2026-11-10-001"], search="number 10")] == ["ENG-2026-11-10-001"]
@@ -191,9 +191,9 @@ def test_tension_rows_follow_records_engrams_and_the_clock(session: ReviewSessio
 
     all_statuses = ("detected", "confirmed", "dismissed", "resolved")
     assert session.tensions(all_statuses) == fresh()
-    session.execute(EditStatement(session.seen(["ENG-2026-11-01-001"])[0], "One side edited"))
+    session.execute(EditStatement(session.writes.seen(["ENG-2026-11-01-001"])[0], "One side edited"))
     assert session.tensions(all_statuses) == fresh()  # the row carries both engrams as seen: re-derived
-    session.execute(ConfirmTension(session.seen_tension("T-2026-1201-001")))
+    session.execute(ConfirmTension(session.writes.seen_tension("T-2026-1201-001")))
     assert session.tensions() == fresh(("detected", "confirmed"))
     assert session.tensions(("dismissed",)) == []
     clock = session.clock
@@ -227,34 +227,34 @@ def test_changed_since_names_exactly_the_rows_that_changed(session: ReviewSessio
     """What a list kept by id relies on: between two generations, the rows that left are `gone` and every row that
     is new or another object is `derived` (a list holding the old rows less `gone` holds the new rows exactly
     when `derived` is empty)."""
-    assert session.drafts_changed_since(0) is None  # rows of no generation: the queue cannot say
-    start, _rows = session.drafts_at()
+    assert session.queue.changed_since(0) is None  # rows of no generation: the queue cannot say
+    start, _rows = session.queue.rows_at()
     steps = [
-        lambda: session.execute(ApproveDrafts(tuple(session.seen([session.drafts()[0].id])))),
-        lambda: session.execute(ApproveDrafts(tuple(session.seen([r.id for r in session.drafts()[2:5]])))),
+        lambda: session.execute(ApproveDrafts(tuple(session.writes.seen([session.queue.rows()[0].id])))),
+        lambda: session.execute(ApproveDrafts(tuple(session.writes.seen([r.id for r in session.queue.rows()[2:5]])))),
         lambda: session.execute(
-            RejectDrafts(tuple(session.seen(["ENG-2026-11-02-001"])), "wrong")
+            RejectDrafts(tuple(session.writes.seen(["ENG-2026-11-02-001"])), "wrong")
         ),  # its twin is flagged
         session.undo,
         session.undo,  # the three approved come back
         lambda: session.clock.advance(40 * 60),  # type: ignore[attr-defined]  # an age ticks to the next hour
-        lambda: session.execute(EditStatement(session.seen(["ENG-2026-11-08-001"])[0], "An edited statement")),
-        lambda: session.execute(DismissTension(session.seen_tension("T-2026-1201-001"))),
-        lambda: session.drafts("statement", True),  # another order: no row changed
+        lambda: session.execute(EditStatement(session.writes.seen(["ENG-2026-11-08-001"])[0], "An edited statement")),
+        lambda: session.execute(DismissTension(session.writes.seen_tension("T-2026-1201-001"))),
+        lambda: session.queue.rows("statement", True),  # another order: no row changed
     ]
-    history = [session.drafts_at()]
+    history = [session.queue.rows_at()]
     for step in steps:
         step()
-        history.append(session.drafts_at())
+        history.append(session.queue.rows_at())
         for generation, rows in history:  # from every earlier generation, not just the last
             now_at, now_rows = history[-1]
-            changes = session.drafts_changed_since(generation)
+            changes = session.queue.changed_since(generation)
             assert changes is not None and changes.generation == now_at
             old, new = {r.id: r for r in rows}, {r.id: r for r in now_rows}
             assert changes.gone & old.keys() == old.keys() - new.keys() and changes.gone.isdisjoint(new)
             assert changes.derived == {i for i, r in new.items() if old.get(i) is not r}
     assert history[-1][0] == history[-2][0]  # the new order changed no row
-    assert history[1][0] > start and session.drafts_changed_since(history[-1][0] + 1) is None
+    assert history[1][0] > start and session.queue.changed_since(history[-1][0] + 1) is None
 
 
 @pytest.mark.parametrize(

@@ -32,7 +32,7 @@ from plur_desk.store.plur_store import PlurStore
 store = PlurStore(Path(sys.argv[1])); store.load()
 session = ReviewSession(store, Reviewer("Ada Reviewer"), FixedClock(datetime(2026, 12, 2, 12, 0, tzinfo=timezone.utc)))
 os.environ["PLUR_DESK_CRASH_AT"] = "step-done:1"  # the tension record and its event are written, the loser is not
-session.execute(ResolveTension(session.seen_tension("{TENSION}"), "{WINNER}"))
+session.execute(ResolveTension(session.writes.seen_tension("{TENSION}"), "{WINNER}"))
 """
 
 
@@ -109,7 +109,7 @@ from plur_desk.store.plur_store import PlurStore
 store = PlurStore(Path(sys.argv[1])); store.load()
 session = ReviewSession(store, Reviewer("Ada Reviewer"), FixedClock(datetime(2026, 12, 2, 12, 0, tzinfo=timezone.utc)))
 os.environ["PLUR_DESK_CRASH_AT"] = "store-renamed"  # engrams.yaml written, its event not appended yet
-session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-01-001"]))))
+session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-11-01-001"]))))
 """
 
 

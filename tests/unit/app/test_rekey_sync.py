@@ -103,8 +103,8 @@ def test_bobs_decision_under_the_new_id_meets_anns_021_rename_and_agent_edit(tmp
     (ann / "tensions.yaml").write_text(dump_tensions_document(tensions))
     # Bob (PLUR 0.20): the review console shows the later copy under 0.21's id and he approves it there.
     session = open_session(bob, "Bob Reviewer", load_history=False, use_cache=False)
-    assert {d.id for d in session.drafts()} >= {K, NEW}
-    session.execute(ApproveDrafts(tuple(session.seen([NEW])), note="checked"))
+    assert {d.id for d in session.queue.rows()} >= {K, NEW}
+    session.execute(ApproveDrafts(tuple(session.writes.seen([NEW])), note="checked"))
     _sync_all(ann, bob)
 
     assert (ann / "engrams.yaml").read_bytes() == (bob / "engrams.yaml").read_bytes()

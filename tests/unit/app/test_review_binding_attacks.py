@@ -43,7 +43,7 @@ def _agent_rewrites(root, engram_id: str, statement: str) -> None:
 
 
 def test_a_review_signed_before_decisions_named_their_content_does_not_stand_on_rewritten_text(session):
-    session.execute(ApproveDrafts(tuple(session.seen([DRAFT])), "decided", ""))
+    session.execute(ApproveDrafts(tuple(session.writes.seen([DRAFT])), "decided", ""))
     _as_an_older_plur_desk_signed_it(session)
     _agent_rewrites(session.root, DRAFT, EVIL)
     report = run_check(session.root, use_cache=False)
@@ -52,8 +52,8 @@ def test_a_review_signed_before_decisions_named_their_content_does_not_stand_on_
     alice = reopen(session.root, "Ada Reviewer")
     engram = alice.engram(DRAFT)
     assert engram["statement"] == EVIL
-    assert alice.review_trust(engram).state is TrustState.NO_DECISION
-    assert DRAFT in alice.unverified_reviews()
+    assert alice.verdicts.review_trust(engram).state is TrustState.NO_DECISION
+    assert DRAFT in alice.verdicts.unverified_reviews()
 
 
 def test_a_decision_tried_in_a_demo_copy_is_no_decision_in_another_store(tmp_path):
@@ -68,9 +68,9 @@ def test_a_decision_tried_in_a_demo_copy_is_no_decision_in_another_store(tmp_pat
 
     demo = copy_demo_store()
     tried = open_session(demo, "Alice", for_review=True, use_cache=False)
-    draft = next(r.id for r in tried.drafts())
-    tried.execute(ApproveDrafts(tuple(tried.seen([draft])), "decided", "just trying the demo"))
-    assert tried.review_trust(tried.engram(draft)).state is TrustState.VALID  # in the demo copy it is hers
+    draft = next(r.id for r in tried.queue.rows())
+    tried.execute(ApproveDrafts(tuple(tried.writes.seen([draft])), "decided", "just trying the demo"))
+    assert tried.verdicts.review_trust(tried.engram(draft)).state is TrustState.VALID  # in the demo copy it is hers
 
     real = tmp_path / "real"
     shutil.copytree(demo_source(), real)
@@ -88,5 +88,5 @@ def test_a_decision_tried_in_a_demo_copy_is_no_decision_in_another_store(tmp_pat
     report = run_check(real, use_cache=False)
     assert draft in {c["engram_id"] for c in report.untrusted}
     reviewing = open_session(real, "Alice", for_review=True, use_cache=False)
-    assert not reviewing.review_trust(reviewing.engram(draft)).counts_as_human
-    assert draft in reviewing.unverified_reviews()
+    assert not reviewing.verdicts.review_trust(reviewing.engram(draft)).counts_as_human
+    assert draft in reviewing.verdicts.unverified_reviews()

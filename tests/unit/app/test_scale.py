@@ -118,12 +118,12 @@ def test_split_keeps_a_member_apart(view: ScaleView) -> None:
 
 
 def test_risk_order_puts_instruction_like_global_draft_first(view: ScaleView) -> None:
-    rows = view.risk_rows(view.session.drafts())
+    rows = view.risk_rows(view.session.queue.rows())
     assert rows[0].row.id == "ENG-2026-11-01-004"
     assert "instruction-like text" in rows[0].risk.reasons
     assert rows[0].risk.score > rows[-1].risk.score
-    by_age = view.risk_rows(view.session.drafts(), order="age")
-    assert [r.row.id for r in by_age] == [r.id for r in view.session.drafts()]
+    by_age = view.risk_rows(view.session.queue.rows(), order="age")
+    assert [r.row.id for r in by_age] == [r.id for r in view.session.queue.rows()]
     assert view.default_order() == "age"  # a handful of drafts
 
 
@@ -133,7 +133,9 @@ def test_a_month_replaced_between_snapshot_and_read_leaves_the_results_stale_not
     and are computed again once the history is read again."""
     session = view.session
     before = [s.to_json() for s in view.writers()]
-    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-01-005"]))))  # a line the ledger has not read yet
+    session.execute(
+        ApproveDrafts(tuple(session.writes.seen(["ENG-2026-11-01-005"])))
+    )  # a line the ledger has not read yet
     engrams, lines = list(session.all_engrams()), session.history.lines
     path = session.store.root / "history" / "2026-12.jsonl"
     replaced = path.with_suffix(".new")
@@ -153,7 +155,7 @@ def test_our_own_decisions_are_read_on_from_where_the_ledger_stopped(view: Scale
     session = view.session
     lines = session.history.lines
     fed = view.ledger.fed
-    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-01-005"]))))
+    session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-11-01-005"]))))
     assert session.history.lines is lines and len(lines) > fed
     counted: list[str] = []
     real = view.book._take

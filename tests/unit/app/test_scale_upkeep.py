@@ -87,15 +87,15 @@ def _store(root: Path) -> ReviewSession:
 
 def _act(session: ReviewSession, op: tuple[int, int, int, int]) -> None:
     kind, a, b, c = op
-    drafts = session.drafts()
+    drafts = session.queue.rows()
     draft = drafts[a % len(drafts)].id if drafts else None
     root = session.root
     if kind == 0 and draft:
-        session.execute(ApproveDrafts(tuple(session.seen([draft]))))
+        session.execute(ApproveDrafts(tuple(session.writes.seen([draft]))))
     elif kind == 1 and draft:
-        session.execute(RejectDrafts(tuple(session.seen([draft])), REASONS[b % len(REASONS)]))
+        session.execute(RejectDrafts(tuple(session.writes.seen([draft])), REASONS[b % len(REASONS)]))
     elif kind == 2 and draft:
-        session.execute(EditStatement(session.seen([draft])[0], STATEMENTS[b % len(STATEMENTS)]))
+        session.execute(EditStatement(session.writes.seen([draft])[0], STATEMENTS[b % len(STATEMENTS)]))
     elif kind == 3:  # an agent learns a draft (with or without its engram_created line), the window reloads
         n = len(session.engrams_by_id()) + 1
         engram = _engram(n, b, c, a, b + c)
@@ -110,7 +110,7 @@ def _act(session: ReviewSession, op: tuple[int, int, int, int]) -> None:
         line = f"statement: {json.dumps(STATEMENTS[b % len(STATEMENTS)])}"  # a JSON string is YAML too
         edit_block(root, ident, lambda block: re.sub(r"statement: .*", lambda _m: line, block, count=1))
         session.reload_if_changed()
-    elif kind == 5 and session.can_undo:
+    elif kind == 5 and session.undo_history.can_undo:
         session.undo()
     elif kind == 6:  # time passes: ages, the last 30 days and the weekly counts move
         assert isinstance(session.clock, FixedClock)
@@ -145,13 +145,18 @@ def _check_upkeep(ops: list[tuple[int, int, int, int]]) -> None:
     with tempfile.TemporaryDirectory() as folder:
         session = _store(Path(folder) / "store")
         view = ScaleView(session)
-        view.refresh_from(session.engrams_by_id(), session.history.lines, session.now(), rows=session.drafts())
+        view.refresh_from(session.engrams_by_id(), session.history.lines, session.now(), rows=session.queue.rows())
         for op in ops:
-            before = _shown(view.order(session.drafts(), "decided", False)[1])
+            before = _shown(view.order(session.queue.rows(), "decided", False)[1])
             with contextlib.suppress(ActionRefused, ChangedSinceError):  # refused (an edit to the same text, an undo
                 # of what an agent changed since): nothing was written
                 _act(session, op)
-            engrams, rows, now, lines = session.engrams_by_id(), session.drafts(), session.now(), session.history.lines
+            engrams, rows, now, lines = (
+                session.engrams_by_id(),
+                session.queue.rows(),
+                session.now(),
+                session.history.lines,
+            )
             # the window between a change and the next refresh: rows that changed are placed among the others
             ordered, risk = view.order(rows, "decided", True)
             assert [r.id for r in ordered] == _ordered_by_key(rows, risk)

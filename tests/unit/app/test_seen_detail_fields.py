@@ -22,7 +22,7 @@ DRAFT = "ENG-2026-11-02-001"
     ],
 )
 def test_approve_is_refused_when_a_shown_field_changed_since_it_was_rendered(session, line, field):
-    seen = session.seen([DRAFT])  # what the detail rendered
+    seen = session.writes.seen([DRAFT])  # what the detail rendered
     add_after_statement(session.store.root, DRAFT, line)
     before = (session.store.root / "engrams.yaml").read_bytes()
     with pytest.raises(ChangedSinceError) as refused:
@@ -32,7 +32,7 @@ def test_approve_is_refused_when_a_shown_field_changed_since_it_was_rendered(ses
 
 
 def test_type_changed_since_rendered_is_refused(session):
-    seen = session.seen([DRAFT])
+    seen = session.writes.seen([DRAFT])
     rewrite_block(session.store.root, DRAFT, "type: behavioral", "type: procedural")
     with pytest.raises(ChangedSinceError):
         session.execute(ApproveDrafts(tuple(seen)))

@@ -25,11 +25,13 @@ from support.sessions import on_disk as _disk
 
 
 def test_drafts_queue_oldest_first(session):
-    assert [r.id for r in session.drafts()] == [f"ENG-2026-11-0{i}-001" for i in range(1, 5)]
+    assert [r.id for r in session.queue.rows()] == [f"ENG-2026-11-0{i}-001" for i in range(1, 5)]
 
 
 def test_approve_sets_commitment_review_and_event(session):
-    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-01-001"])), level="decided", note="looks right"))
+    session.execute(
+        ApproveDrafts(tuple(session.writes.seen(["ENG-2026-11-01-001"])), level="decided", note="looks right")
+    )
     disk = _disk(session, "ENG-2026-11-01-001")
     assert disk["commitment"] == "decided"
     assert disk["review"] == {
@@ -66,34 +68,34 @@ def test_approve_sets_commitment_review_and_event(session):
 
 
 def test_approve_locked_sets_lock_fields(session):
-    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-01-001"])), level="locked", note="team rule"))
+    session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-11-01-001"])), level="locked", note="team rule"))
     disk = _disk(session, "ENG-2026-11-01-001")
     assert disk["locked_at"] == "2026-12-02T12:00:00.000Z" and disk["locked_reason"] == "team rule"
 
 
 def test_bulk_approve_is_one_write_with_an_event_each(session):
-    ids = [r.id for r in session.drafts()]
+    ids = [r.id for r in session.queue.rows()]
     before_inode = (session.store.root / "engrams.yaml").stat().st_ino
-    change = session.execute(ApproveDrafts(tuple(session.seen(ids))))
+    change = session.execute(ApproveDrafts(tuple(session.writes.seen(ids))))
     assert change.engrams == set(ids) and change.events == len(ids)
     assert (session.store.root / "engrams.yaml").stat().st_ino != before_inode
     assert [e["engram_id"] for e in _events(session)] == ids
-    assert session.drafts() == []
+    assert session.queue.rows() == []
 
 
 def test_refusals(session):
     with pytest.raises(ActionRefused, match="not a draft"):
-        session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-05-001"]))))
+        session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-11-05-001"]))))
     with pytest.raises(ActionRefused, match="needs a reason"):
-        session.execute(RejectDrafts(tuple(session.seen(["ENG-2026-11-01-001"])), ""))
+        session.execute(RejectDrafts(tuple(session.writes.seen(["ENG-2026-11-01-001"])), ""))
     with pytest.raises(ActionRefused, match="not a commitment level"):
-        session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-01-001"])), level="maybe"))
+        session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-11-01-001"])), level="maybe"))
     with pytest.raises(ActionRefused, match="after valid_until"):
-        session.execute(SetValidity(tuple(session.seen(["ENG-2026-11-01-001"])), "2027-01-02", "2027-01-01"))
+        session.execute(SetValidity(tuple(session.writes.seen(["ENG-2026-11-01-001"])), "2027-01-02", "2027-01-01"))
     with pytest.raises(ActionRefused, match="must be a date"):
-        session.execute(SetValidity(tuple(session.seen(["ENG-2026-11-01-001"])), "next week", None))
+        session.execute(SetValidity(tuple(session.writes.seen(["ENG-2026-11-01-001"])), "next week", None))
     with pytest.raises(ActionRefused, match="not one of the two"):
-        session.execute(ResolveTension(session.seen_tension("T-2026-1201-001"), "ENG-2026-11-01-001"))
+        session.execute(ResolveTension(session.writes.seen_tension("T-2026-1201-001"), "ENG-2026-11-01-001"))
     assert _events(session) == []
 
 
@@ -102,32 +104,34 @@ def test_changed_since_you_looked(session):
     path = session.store.root / "engrams.yaml"
     path.write_text(path.read_text().replace("Statement number 1\n", "Statement number 1, edited by an agent\n"))
     with pytest.raises(ChangedSinceError, match="statement"):
-        session.execute(ApproveDrafts(tuple(session.seen([engram_id]))))
+        session.execute(ApproveDrafts(tuple(session.writes.seen([engram_id]))))
     # a routine PLUR rewrite (counters) is not a conflict
     session.reload_if_changed()
     path.write_text(path.read_text().replace("    x_custom:", "    injection_count: 3\n    x_custom:", 1))
-    session.execute(ApproveDrafts(tuple(session.seen([engram_id]))))
+    session.execute(ApproveDrafts(tuple(session.writes.seen([engram_id]))))
     assert _disk(session, engram_id)["injection_count"] == 3
 
 
 def test_reject_retires_flags_reassertions_and_undo_clears_it(session):
-    session.execute(RejectDrafts(tuple(session.seen(["ENG-2026-11-01-001"])), "not true"))
+    session.execute(RejectDrafts(tuple(session.writes.seen(["ENG-2026-11-01-001"])), "not true"))
     disk = _disk(session, "ENG-2026-11-01-001")
     assert disk["status"] == "retired" and disk["rationale"] == "Retired: rejected in review: not true"
     path = session.store.root / "engrams.yaml"
     again = _engram(7, statement="Statement number 1", content_hash="1" * 64)
     path.write_text(path.read_text() + dump_engrams_document({"engrams": [again]}).split("\n", 1)[1])
     session.reload_if_changed()
-    row = next(r for r in session.drafts() if r.id == again["id"])
+    row = next(r for r in session.queue.rows() if r.id == again["id"])
     assert "rejected before" in row.flags
     assert row.rejected_before.reason == "not true" and row.rejected_before.by == "Ada Reviewer"
     session.undo()
-    row = next(r for r in session.drafts() if r.id == again["id"])
+    row = next(r for r in session.queue.rows() if r.id == again["id"])
     assert "rejected before" not in row.flags
 
 
 def test_edit_keeps_old_text_in_history_and_bumps_version(session):
-    session.execute(EditStatement(session.seen(["ENG-2026-11-01-001"])[0], "A clearer statement about the build"))
+    session.execute(
+        EditStatement(session.writes.seen(["ENG-2026-11-01-001"])[0], "A clearer statement about the build")
+    )
     disk = _disk(session, "ENG-2026-11-01-001")
     assert disk["engram_version"] == 2
     from plur_desk.domain.derived import content_hash
@@ -139,7 +143,9 @@ def test_edit_keeps_old_text_in_history_and_bumps_version(session):
 
 
 def test_validity_creates_temporal_with_learned_at(session):
-    session.execute(SetValidity(tuple(session.seen(["ENG-2026-11-02-001"])), "2026-01-01", "2027-06-30T12:00:00Z"))
+    session.execute(
+        SetValidity(tuple(session.writes.seen(["ENG-2026-11-02-001"])), "2026-01-01", "2027-06-30T12:00:00Z")
+    )
     disk = _disk(session, "ENG-2026-11-02-001")
     assert disk["temporal"] == {
         "learned_at": "2026-12-02T12:00:00.000Z",
@@ -150,7 +156,7 @@ def test_validity_creates_temporal_with_learned_at(session):
 
 def test_undo_redo_are_audited_and_refuse_when_changed(session):
     engram_id = "ENG-2026-11-01-001"
-    session.execute(ApproveDrafts(tuple(session.seen([engram_id]))))
+    session.execute(ApproveDrafts(tuple(session.writes.seen([engram_id]))))
     session.undo()
     assert _disk(session, engram_id)["commitment"] == "draft"
     assert "review" not in _disk(session, engram_id)
@@ -167,7 +173,7 @@ def test_undo_redo_are_audited_and_refuse_when_changed(session):
 
 
 def test_resolve_retires_loser_and_undo_restores_both(session):
-    session.execute(ResolveTension(session.seen_tension("T-2026-1201-001"), "ENG-2026-11-06-001"))
+    session.execute(ResolveTension(session.writes.seen_tension("T-2026-1201-001"), "ENG-2026-11-06-001"))
     loser = _disk(session, "ENG-2026-11-05-001")
     assert loser["status"] == "retired"
     assert loser["rationale"] == "Retired: tension T-2026-1201-001 resolved in favor of ENG-2026-11-06-001"
@@ -184,7 +190,7 @@ def test_resolve_refused_before_any_file_when_the_loser_changed(session):
     path.write_text(path.read_text().replace("Statement number 5\n", "Statement number 5 (changed)\n"))
     files = _snapshot_files(session.store.root)
     with pytest.raises(ChangedSinceError, match="Nothing was written"):
-        session.execute(ResolveTension(session.seen_tension("T-2026-1201-001"), "ENG-2026-11-06-001"))
+        session.execute(ResolveTension(session.writes.seen_tension("T-2026-1201-001"), "ENG-2026-11-06-001"))
     assert _snapshot_files(session.store.root) == files
 
 
@@ -202,7 +208,7 @@ def test_resolve_rolls_back_the_record_when_retiring_fails(session, monkeypatch)
 
     monkeypatch.setattr(session.store, "write_tensions", racing)
     with pytest.raises(ChangedSinceError) as caught:
-        session.execute(ResolveTension(session.seen_tension("T-2026-1201-001"), "ENG-2026-11-06-001"))
+        session.execute(ResolveTension(session.writes.seen_tension("T-2026-1201-001"), "ENG-2026-11-06-001"))
     assert "nothing was written" not in str(caught.value)
     assert "tensions.yaml had already been changed and was set back" in str(caught.value)
     assert session.tension("T-2026-1201-001")["status"] == "detected"
@@ -217,7 +223,7 @@ def test_resolve_refuses_a_winner_missing_from_the_store(session):
     session.reload_if_changed()
     files = _snapshot_files(session.store.root)
     with pytest.raises(ActionRefused, match="not in the store"):
-        session.execute(ResolveTension(session.seen_tension("T-2026-1201-001"), "ENG-1999-01-01-001"))
+        session.execute(ResolveTension(session.writes.seen_tension("T-2026-1201-001"), "ENG-1999-01-01-001"))
     assert _snapshot_files(session.store.root) == files
 
 
@@ -226,7 +232,7 @@ def _snapshot_files(root):
 
 
 def test_split_in_time(session):
-    session.execute(SplitInTime(session.seen_tension("T-2026-1201-001"), "2026-11-06"))
+    session.execute(SplitInTime(session.writes.seen_tension("T-2026-1201-001"), "2026-11-06"))
     earlier, later = _disk(session, "ENG-2026-11-05-001"), _disk(session, "ENG-2026-11-06-001")
     assert earlier["temporal"]["valid_until"] == "2026-11-05"
     assert later["temporal"]["valid_from"] == "2026-11-06"
@@ -235,8 +241,8 @@ def test_split_in_time(session):
 
 
 def test_confirm_and_dismiss_write_events(session):
-    session.execute(ConfirmTension(session.seen_tension("T-2026-1201-001")))
-    session.execute(DismissTension(session.seen_tension("T-2026-1201-001"), "not a real conflict"))
+    session.execute(ConfirmTension(session.writes.seen_tension("T-2026-1201-001")))
+    session.execute(DismissTension(session.writes.seen_tension("T-2026-1201-001"), "not a real conflict"))
     events = _events(session)
     assert [e["data"]["action"] for e in events] == ["confirm", "dismiss"]
     assert events[1]["data"]["reason"] == "not a real conflict"
@@ -246,8 +252,8 @@ def test_confirm_and_dismiss_write_events(session):
 def test_timeline_and_history_filters(session):
     from plur_desk.app.history_index import HistoryFilter
 
-    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-01-001"]))))
-    session.execute(RejectDrafts(tuple(session.seen(["ENG-2026-11-02-001"])), "nope"))
+    session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-11-01-001"]))))
+    session.execute(RejectDrafts(tuple(session.writes.seen(["ENG-2026-11-02-001"])), "nope"))
     timeline = session.history.timeline("ENG-2026-11-01-001")
     assert [e["data"]["action"] for e in timeline] == ["approve"]
     page = session.history.page(HistoryFilter(types=frozenset({"engram_retired"})), 0, 10)
@@ -259,7 +265,7 @@ def test_timeline_and_history_filters(session):
 def test_a_review_without_its_event_is_reported(session):
     from plur_desk.app.check import run_check
 
-    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-01-001"]))))
+    session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-11-01-001"]))))
     assert session.unlogged_reviews() == []
     (session.store.root / "history" / "2026-12.jsonl").write_text("")  # as if we crashed before the append
     session.history.load()

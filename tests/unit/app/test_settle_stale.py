@@ -1,7 +1,7 @@
 """Settling a near-duplicate cluster (Clusters pane, D) checks only the *statements* the pane showed.
 
 ScaleView.settle passes `shown = {m.id: m.statement}` and takes every other fingerprint field from the session's
-current snapshot (`session.seen`), so an agent's change to a member's scope or commitment that reached the session
+current snapshot (`session.writes.seen`), so an agent's change to a member's scope or commitment that reached the session
 (a reload) before the Clusters view was recomputed (it waits for a pause, then recomputes) is decided on under a
 human event although the pane still showed the old scope / role. Every other decision compares the whole fingerprint
 (statement, status, commitment, scope, validity) the reviewer rendered.

@@ -116,5 +116,5 @@ def test_the_window_clusters_wait_for_the_embedding_process_instead_of_embedding
     nearest = [view.index.nearest_approved.get(d) for d in drafts]
     assert nearest == [everything.index.nearest_approved.get(d) for d in drafts]
     assert any(nearest)  # by the vectors, not by word overlap
-    rows = session.drafts()
+    rows = session.queue.rows()
     assert [r.risk for r in view.risk_rows(rows)] == [r.risk for r in everything.risk_rows(rows)]

@@ -106,10 +106,12 @@ def _lines(store):
 def test_first_decision_creates_a_0600_key_outside_the_store_and_registers_it(tmp_path):
     store = _store(tmp_path)
     session = _session(store)
-    first = ApproveDrafts(tuple(session.seen(["ENG-2026-11-01-001"])))
+    first = ApproveDrafts(tuple(session.writes.seen(["ENG-2026-11-01-001"])))
     notices = session.execute(first).warnings  # shown by the window after the action
     assert any("0600" in n for n in notices) and any("keys.yaml" in n for n in notices)
-    assert session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-02-001"])))).warnings == ()  # said once
+    assert (
+        session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-11-02-001"])))).warnings == ()
+    )  # said once
     key_file = data_dir() / "keys" / "human:Ada_Reviewer.key"
     assert stat.S_IMODE(key_file.stat().st_mode) == 0o600 and len(key_file.read_bytes()) == 48
     assert not list(store.root.rglob("*.key"))
@@ -125,7 +127,7 @@ def test_keyring_is_used_when_it_works_and_no_file_is_written(tmp_path):
     ring = MemoryKeyring()
     keyring.set_keyring(ring)
     session = _session(_store(tmp_path))
-    change = session.execute(RejectDrafts(tuple(session.seen(["ENG-2026-11-02-001"])), "wrong"))
+    change = session.execute(RejectDrafts(tuple(session.writes.seen(["ENG-2026-11-02-001"])), "wrong"))
     assert (SERVICE, "human:Ada Reviewer") in ring.secrets
     assert not (data_dir() / "keys").exists()
     assert any("keyring" in n for n in change.warnings)
@@ -134,7 +136,7 @@ def test_keyring_is_used_when_it_works_and_no_file_is_written(tmp_path):
 def test_null_keyring_that_keeps_nothing_falls_back_to_the_file(tmp_path):
     keyring.set_keyring(null.Keyring())
     session = _session(_store(tmp_path))
-    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-01-001"]))))
+    session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-11-01-001"]))))
     assert (data_dir() / "keys" / "human:Ada_Reviewer.key").exists()
 
 
@@ -142,13 +144,13 @@ def test_locked_keyring_asks_once_and_declining_writes_nothing(tmp_path):
     ring = MemoryKeyring()
     keyring.set_keyring(ring)
     store = _store(tmp_path)
-    (_s := _session(store)).execute(ApproveDrafts(tuple(_s.seen(["ENG-2026-11-01-001"]))))  # a key exists now
+    (_s := _session(store)).execute(ApproveDrafts(tuple(_s.writes.seen(["ENG-2026-11-01-001"]))))  # a key exists now
     before = (store.root / "engrams.yaml").read_bytes(), (store.root / "history" / "2026-12.jsonl").read_bytes()
     ring.locked = True
     asked: list[str] = []
     declining = _session(store, ask=lambda why: asked.append(why) or False)
     with pytest.raises(KeyUnavailable, match="not written"):
-        declining.execute(ApproveDrafts(tuple(declining.seen(["ENG-2026-11-02-001"]))))
+        declining.execute(ApproveDrafts(tuple(declining.writes.seen(["ENG-2026-11-02-001"]))))
     assert len(asked) == 1
     after = (store.root / "engrams.yaml").read_bytes(), (store.root / "history" / "2026-12.jsonl").read_bytes()
     assert after == before
@@ -157,20 +159,20 @@ def test_locked_keyring_asks_once_and_declining_writes_nothing(tmp_path):
         ring.locked = False
         return True
 
-    (_s := _session(store, ask=unlock)).execute(ApproveDrafts(tuple(_s.seen(["ENG-2026-11-02-001"]))))
+    (_s := _session(store, ask=unlock)).execute(ApproveDrafts(tuple(_s.writes.seen(["ENG-2026-11-02-001"]))))
     assert len(_lines(store)) == 2
 
 
 def test_a_key_registered_by_someone_else_refuses_until_replaced_and_the_replacement_is_an_event(tmp_path):
     store = _store(tmp_path)
     impostor = _session(store)  # same identity, another machine (or an agent that registered first)
-    impostor.execute(ApproveDrafts(tuple(impostor.seen(["ENG-2026-11-01-001"]))))
+    impostor.execute(ApproveDrafts(tuple(impostor.writes.seen(["ENG-2026-11-01-001"]))))
     first = _lines(store)[0]
     (data_dir() / "keys" / "human:Ada_Reviewer.key").unlink()
     session = _session(store, now=NOW + timedelta(hours=1))
     engrams_before = (store.root / "engrams.yaml").read_bytes()
     with pytest.raises(KeyConflict, match="Reviewer identity"):
-        session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-02-001"]))))
+        session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-11-02-001"]))))
     assert (store.root / "engrams.yaml").read_bytes() == engrams_before
     change = session.replace_key(new_key=False)
     assert "replaced" in change.message
@@ -178,14 +180,14 @@ def test_a_key_registered_by_someone_else_refuses_until_replaced_and_the_replace
     assert event["event"] == "reviewer_key_changed" and event["data"]["action"] == "replace_key"
     assert session.trust(event).state is TrustState.VALID
     assert session.trust(first).state is TrustState.VALID  # signed before the old key was retired
-    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-02-001"]))))
+    session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-11-02-001"]))))
     assert session.trust(_lines(store)[-1]).state is TrustState.VALID
 
 
 def test_disowning_a_key_someone_else_registered_invalidates_everything_it_signed(tmp_path):
     store = _store(tmp_path)
     (_s := _session(store)).execute(
-        ApproveDrafts(tuple(_s.seen(["ENG-2026-11-01-001"])))
+        ApproveDrafts(tuple(_s.writes.seen(["ENG-2026-11-01-001"])))
     )  # the "impostor" registers first and signs a decision
     forged = _lines(store)[0]
     (data_dir() / "keys" / "human:Ada_Reviewer.key").unlink()
@@ -212,7 +214,7 @@ def test_chained_store_events_are_signed_with_prev_and_the_session_ends_with_a_s
     store = _store(tmp_path, [genesis])
     session = _session(store)
     assert session.end() is None  # nothing changed: no checkpoint
-    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-01-001", "ENG-2026-11-02-001"]))))
+    session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-11-01-001", "ENG-2026-11-02-001"]))))
     checkpoint = session.end()
     assert checkpoint is not None
     lines = _lines(store)
@@ -248,17 +250,17 @@ def test_every_kind_of_event_the_session_writes_is_signed_and_valid(tmp_path):
     (store.root / "tensions.yaml").write_text(dump_tensions_document(records))
     store.load()
     session = _session(store)
-    session.execute(ConfirmTension(session.seen_tension("T-2026-1201-001")))
-    session.execute(DismissTension(session.seen_tension("T-2026-1201-002"), "not a conflict"))
-    session.execute(SplitInTime(session.seen_tension("T-2026-1201-003"), "2026-06-01"))
-    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-03-001"])), note="ok"))
-    session.execute(EditStatement(session.seen(["ENG-2026-11-01-001"])[0], "Statement number one"))
-    session.execute(SetValidity(tuple(session.seen(["ENG-2026-11-02-001"])), "2026-01-01", None))
-    session.execute(ExpireNow(tuple(session.seen(["ENG-2026-11-02-001"]))))
+    session.execute(ConfirmTension(session.writes.seen_tension("T-2026-1201-001")))
+    session.execute(DismissTension(session.writes.seen_tension("T-2026-1201-002"), "not a conflict"))
+    session.execute(SplitInTime(session.writes.seen_tension("T-2026-1201-003"), "2026-06-01"))
+    session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-11-03-001"])), note="ok"))
+    session.execute(EditStatement(session.writes.seen(["ENG-2026-11-01-001"])[0], "Statement number one"))
+    session.execute(SetValidity(tuple(session.writes.seen(["ENG-2026-11-02-001"])), "2026-01-01", None))
+    session.execute(ExpireNow(tuple(session.writes.seen(["ENG-2026-11-02-001"]))))
     session.undo()
     session.redo()
     session.replace_key(new_key=True)
-    session.execute(RejectDrafts(tuple(session.seen(["ENG-2026-11-01-001"])), "wrong"))
+    session.execute(RejectDrafts(tuple(session.writes.seen(["ENG-2026-11-01-001"])), "wrong"))
     lines = _lines(store)
     kinds = {(e["event"], (e.get("data") or {}).get("action")) for e in lines}
     assert len(lines) >= 11 and ("reviewer_key_changed", "replace_key") in kinds
@@ -274,10 +276,10 @@ def test_an_unreadable_key_file_refuses_clearly_and_writes_nothing(tmp_path):
     key_file.chmod(0o600)
     before = (store.root / "engrams.yaml").read_bytes()
     with pytest.raises(KeyUnavailable, match="not an Ed25519 key"):
-        (_s := _session(store)).execute(ApproveDrafts(tuple(_s.seen(["ENG-2026-11-01-001"]))))
+        (_s := _session(store)).execute(ApproveDrafts(tuple(_s.writes.seen(["ENG-2026-11-01-001"]))))
     key_file.chmod(0o644)
     with pytest.raises(KeyUnavailable, match="0644"):
-        (_s := _session(store)).execute(ApproveDrafts(tuple(_s.seen(["ENG-2026-11-01-001"]))))
+        (_s := _session(store)).execute(ApproveDrafts(tuple(_s.writes.seen(["ENG-2026-11-01-001"]))))
     assert (store.root / "engrams.yaml").read_bytes() == before
     assert not (store.root / "history").exists() and not (store.root / "keys.yaml").exists()
 
@@ -285,7 +287,7 @@ def test_an_unreadable_key_file_refuses_clearly_and_writes_nothing(tmp_path):
 def test_a_keys_yaml_that_cannot_be_written_leaves_the_written_decision_with_a_notice(tmp_path):
     store = _store(tmp_path)
     (store.root / "keys.yaml").mkdir()  # not a file: cannot be read or replaced
-    change = (_s := _session(store)).execute(ApproveDrafts(tuple(_s.seen(["ENG-2026-11-01-001"]))))
+    change = (_s := _session(store)).execute(ApproveDrafts(tuple(_s.writes.seen(["ENG-2026-11-01-001"]))))
     assert any("could not be registered" in w for w in change.warnings)
     (event,) = _lines(store)
     assert event["signer"] == "human:Ada Reviewer"

@@ -63,12 +63,14 @@ def _by_writer(session: ReviewSession, ledger: Ledger) -> dict[str, object]:
 
 
 def test_counts_from_real_decisions(session: ReviewSession) -> None:
-    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-01-001"]))))
-    session.execute(EditStatement(session.seen(["ENG-2026-11-01-002"])[0], "Lesson number 2 about the build, edited"))
-    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-01-002"]))))
-    session.execute(RejectDrafts(tuple(session.seen(["ENG-2026-11-01-003"])), "duplicate of ENG-2026-11-01-001"))
-    session.execute(RejectDrafts(tuple(session.seen(["ENG-2026-11-01-004"])), "Duplicate."))
-    session.execute(RejectDrafts(tuple(session.seen(["ENG-2026-11-20-006"])), "wrong: we use Node 22"))
+    session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-11-01-001"]))))
+    session.execute(
+        EditStatement(session.writes.seen(["ENG-2026-11-01-002"])[0], "Lesson number 2 about the build, edited")
+    )
+    session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-11-01-002"]))))
+    session.execute(RejectDrafts(tuple(session.writes.seen(["ENG-2026-11-01-003"])), "duplicate of ENG-2026-11-01-001"))
+    session.execute(RejectDrafts(tuple(session.writes.seen(["ENG-2026-11-01-004"])), "Duplicate."))
+    session.execute(RejectDrafts(tuple(session.writes.seen(["ENG-2026-11-20-006"])), "wrong: we use Node 22"))
     ledger = Ledger()
     ledger.sync(session.history.lines)
     stats = _by_writer(session, ledger)
@@ -95,7 +97,7 @@ def test_counts_from_real_decisions(session: ReviewSession) -> None:
 
 
 def test_undo_takes_a_decision_back_and_redo_restores_it(session: ReviewSession) -> None:
-    session.execute(RejectDrafts(tuple(session.seen(["ENG-2026-11-01-001"])), "too vague"))
+    session.execute(RejectDrafts(tuple(session.writes.seen(["ENG-2026-11-01-001"])), "too vague"))
     session.undo()
     ledger = Ledger()
     ledger.sync(session.history.lines)
@@ -111,7 +113,7 @@ def test_incremental_matches_cold_build(session: ReviewSession) -> None:
     ledger = Ledger()
     ledger.sync(session.history.lines)
     fed = ledger.fed
-    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-20-007"]))))
+    session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-11-20-007"]))))
     assert ledger.sync(session.history.lines) == 1
     assert ledger.fed == fed + 1
     cold = ledger_from_files(session.store.root / "history")
@@ -119,7 +121,7 @@ def test_incremental_matches_cold_build(session: ReviewSession) -> None:
 
 
 def test_review_record_counts_when_history_lost_the_event(session: ReviewSession) -> None:
-    session.execute(RejectDrafts(tuple(session.seen(["ENG-2026-11-20-008"])), "not true"))
+    session.execute(RejectDrafts(tuple(session.writes.seen(["ENG-2026-11-20-008"])), "not true"))
     for path in (session.store.root / "history").glob("2026-12.jsonl"):
         path.unlink()  # as if that month were lost; the engram keeps its review record
     ledger = ledger_from_files(session.store.root / "history")
@@ -145,7 +147,7 @@ def test_reason_kinds_and_writer_labels() -> None:
 
 
 def test_escaped_reasons_and_foreign_shapes_read_like_json(session: ReviewSession) -> None:
-    session.execute(RejectDrafts(tuple(session.seen(["ENG-2026-11-01-001"])), 'too "vague" \\ ünïcode'))
+    session.execute(RejectDrafts(tuple(session.writes.seen(["ENG-2026-11-01-001"])), 'too "vague" \\ ünïcode'))
     ledger = Ledger()
     ledger.sync(session.history.lines)
     assert ledger.decisions["ENG-2026-11-01-001"][-1].reason == 'too "vague" \\ ünïcode'
@@ -161,7 +163,7 @@ def test_escaped_reasons_and_foreign_shapes_read_like_json(session: ReviewSessio
 
 
 def test_with_keys_only_signed_decisions_count_and_claims_are_shown(session: ReviewSession) -> None:
-    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-01-001"]))))  # the session signs its events
+    session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-11-01-001"]))))  # the session signs its events
     history = session.store.root / "history" / "2026-12.jsonl"
     forged = {"event": "engram_updated", "engram_id": "ENG-2026-11-01-002", "timestamp": "2026-12-02T11:00:00.000Z",
               "data": {"action": "approve", "field": "commitment", "from": "draft", "to": "decided"},
@@ -183,7 +185,7 @@ def test_with_keys_only_signed_decisions_count_and_claims_are_shown(session: Rev
 def test_a_claim_written_with_json_escapes_is_a_claim_too(session: ReviewSession) -> None:
     """`"h\\u0075man"` is "human" to every JSON reader: such a forged approval is shown as an unverified claim like
     any other, not left out by the byte search for human lines."""
-    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-01-001"]))))  # the session signs its events
+    session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-11-01-001"]))))  # the session signs its events
     history = session.store.root / "history" / "2026-12.jsonl"
     forged = {"event": "engram_updated", "engram_id": "ENG-2026-11-01-002", "timestamp": "2026-12-02T11:00:00.000Z",
               "data": {"action": "approve", "field": "commitment", "from": "draft", "to": "decided"},
@@ -222,8 +224,8 @@ def test_a_new_keys_file_judges_the_claims_again_without_reading_every_line(sess
     fed: list[bytes] = []
     created_bytes = ledger._created_bytes
     ledger._created_bytes = lambda data: (fed.append(data), created_bytes(data))[1]  # type: ignore[method-assign]
-    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-01-001"]))))
-    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-20-006"]))))
+    session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-11-01-001"]))))
+    session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-11-20-006"]))))
     assert ledger.sync(session.history.lines) == 2
     assert session.trust.generation != before  # keys.yaml did change
     assert sum(data.count(b"\n") for data in fed) == 2  # only the two new lines were read
@@ -238,8 +240,8 @@ def test_fed_in_chunks_the_ledger_is_the_same(session: ReviewSession, monkeypatc
     result is the one a single pass gives, the first engram_created of an id still winning across chunks."""
     import plur_desk.app.writers as writers
 
-    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-01-001"]))))
-    session.execute(RejectDrafts(tuple(session.seen(["ENG-2026-11-20-006"])), "not true"))
+    session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-11-01-001"]))))
+    session.execute(RejectDrafts(tuple(session.writes.seen(["ENG-2026-11-20-006"])), "not true"))
     whole = Ledger(trust=session.trust)
     whole.sync(session.history.lines)
     monkeypatch.setattr(writers, "FEED_CHUNK", 2)

@@ -209,8 +209,8 @@ def test_bad_syntax_never_raises(service):
 
 
 def test_incremental_updates_after_our_writes_and_plurs(session, service, tmp_path):
-    target = next(r.id for r in session.drafts())
-    session.execute(RejectDrafts(tuple(session.seen([target])), "not true"))
+    target = next(r.id for r in session.queue.rows())
+    session.execute(RejectDrafts(tuple(session.writes.seen([target])), "not true"))
     assert service.sync_ids([target]) == 1
     assert target in {h.id for h in service.search("is:rejected", 10).hits}
     assert target not in {h.id for h in service.search("is:draft", 50).hits}

@@ -49,7 +49,7 @@ def drafted(tmp_path) -> tuple[ReviewSession, dict[str, str]]:
 
 def test_a_drafts_row_names_the_session_that_wrote_it(drafted):
     session, ids = drafted
-    rows = session.draft_rows(set(ids.values()))
+    rows = session.queue.rows_of(set(ids.values()))
     assert {k: rows[i].session for k, i in ids.items()} == {"alpha1": ALPHA, "alpha2": ALPHA, "beta": BETA, "none": ""}
 
 

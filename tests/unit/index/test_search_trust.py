@@ -51,9 +51,9 @@ def test_review_filters_trust_only_signed_decisions(tmp_path):
     # trusted now: her approval counts, bound to the text it approved; nothing is unverified
     ada = {h.id for h in service.search("is:approved", 50).hits}
     assert ada == {ADA_APPROVED} and service.search("is:unverified", 50).hits == []
-    first, draft = [r.id for r in session.drafts()][:2]
+    first, draft = [r.id for r in session.queue.rows()][:2]
     decider = reopen(root, "Searcher")  # a decision of today's plur_desk: bound to the text it approved
-    decider.execute(ApproveDrafts(tuple(decider.seen([first])), "decided", ""))
+    decider.execute(ApproveDrafts(tuple(decider.writes.seen([first])), "decided", ""))
     session = _open(root)
     service = SearchService(session, tmp_path / "cache", embeddings=False)
     service.sync()
@@ -83,9 +83,9 @@ def test_search_cli_counts_only_signed_approvals(tmp_path, capsys):
     root = tmp_path / "store"
     shutil.copytree(demo_source(), root)
     _trust_demo_reviewer(root)
-    draft = next(r.id for r in _open(root).drafts())
+    draft = next(r.id for r in _open(root).queue.rows())
     decider = reopen(root, "Searcher")
-    decider.execute(ApproveDrafts(tuple(decider.seen([draft])), "decided", ""))
+    decider.execute(ApproveDrafts(tuple(decider.writes.seen([draft])), "decided", ""))
     assert search_main([str(root), "is:approved", "--json", "--no-semantic"]) == 0
     hits = {h["id"] for h in json.loads(capsys.readouterr().out)["hits"]}
     assert hits == {draft, ADA_APPROVED}  # the demo reviewer's, once trusted, and today's

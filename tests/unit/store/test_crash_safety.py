@@ -28,7 +28,7 @@ store = PlurStore(Path(sys.argv[1])); store.load()
 session = ReviewSession(store, Reviewer("Crash Tester"), FixedClock(datetime(2026, 12, 2, 12, 0, tzinfo=timezone.utc)))
 print("ready", flush=True)
 sys.stdin.readline()
-session.execute(ApproveDrafts(tuple(session.seen(sys.argv[2].split(","))), note="crash trial"))
+session.execute(ApproveDrafts(tuple(session.writes.seen(sys.argv[2].split(","))), note="crash trial"))
 print("done", flush=True)
 """
 

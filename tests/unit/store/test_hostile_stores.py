@@ -106,7 +106,7 @@ def session_for(root: Path) -> ReviewSession:
 def decide(root: Path, command: Callable[..., Any], target: str | list[str], *args: object, **kwargs: object) -> object:
     """A command on the session's own snapshot (ids for engrams, one id for a tension)."""
     session = session_for(root)
-    seen = session.seen_tension(target) if isinstance(target, str) else tuple(session.seen(target))
+    seen = session.writes.seen_tension(target) if isinstance(target, str) else tuple(session.writes.seen(target))
     return session.execute(command(seen, *args, **kwargs))
 
 
@@ -358,7 +358,7 @@ def test_a_repeated_id_is_read_and_decided_as_plur_021_reads_it(tmp_path):
     assert "repeats the engram at line 2 exactly; PLUR 0.21 reads it once" in text
     assert "PLUR 0.21 keeps both and reads this one as ENG-2026-12-01-001-D" in text
     session = session_for(root)
-    later = next(d.id for d in session.drafts() if d.id.startswith("ENG-2026-12-01-001-D"))
+    later = next(d.id for d in session.queue.rows() if d.id.startswith("ENG-2026-12-01-001-D"))
     digests = session.snapshot.digests()  # what the search index reads: each engram once, under its shown id
     assert digests["ENG-2026-12-01-001"][1]["statement"] == "Fact number 1 about the build"
     assert digests[later][1]["statement"] == "B"
@@ -380,7 +380,7 @@ def test_big_statement_loads_and_conflicts_are_refused(tmp_path):
     report = run_check(root)
     assert report.exit_code == 0
     session = session_for(root)
-    assert session.drafts()[0].statement.startswith("word word")
+    assert session.queue.rows()[0].statement.startswith("word word")
     seen = Seen("engram", "ENG-2026-12-01-001", (("statement", "something else the reviewer saw"),))
     with pytest.raises(PlurDeskError, match="changed since you looked"):
         session.execute(ApproveDrafts((seen,)))
@@ -416,7 +416,7 @@ limit = (root / "engrams.yaml").stat().st_size // 2
 resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 from plur_desk.infra.errors import PlurDeskError
 try:
-    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-12-01-001"]))))
+    session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-12-01-001"]))))
 except PlurDeskError as exc:
     print("refused:", exc); sys.exit(0)
 sys.exit(1)

@@ -40,11 +40,11 @@ root = Path(sys.argv[1])
 store = PlurStore(root); store.load()
 session = ReviewSession(store, Reviewer("Tester"))
 if len(sys.argv) > 2:  # Tester decided before: her key is registered, so another reviewer can verify her record
-    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-12-01-002"]))))
+    session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-12-01-002"]))))
 limit = (root / "engrams.yaml").stat().st_size + 4096  # the store file and the journal fit; the month file is bigger
 resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 try:
-    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-12-01-001"]))))
+    session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-12-01-001"]))))
 except PartialWrite as exc:
     print("partial:", exc); sys.exit(0)
 sys.exit(1)
@@ -60,7 +60,7 @@ from plur_desk.domain.review import Reviewer
 store = PlurStore(Path(sys.argv[1])); store.load()
 session = ReviewSession(store, Reviewer("Tester"))
 os.environ["PLUR_DESK_CRASH_AT"] = sys.argv[2]
-session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-12-01-001"]))))
+session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-12-01-001"]))))
 """
 
 
@@ -155,7 +155,7 @@ def test_check_reports_a_pending_record_read_only(point, outcome, tmp_path):
 
 def test_unevented_review_record_makes_check_exit_1(tmp_path):
     root = write_store(tmp_path / "store", good_engrams())
-    (_s := session_for(root)).execute(ApproveDrafts(tuple(_s.seen(["ENG-2026-12-01-001"]))))
+    (_s := session_for(root)).execute(ApproveDrafts(tuple(_s.writes.seen(["ENG-2026-12-01-001"]))))
     for path in (root / "history").glob("*.jsonl"):
         path.write_text("")
     report = run_check(root)
@@ -204,7 +204,7 @@ def test_block_cache_is_private(tmp_path):
 def test_root_keeps_the_owner_of_the_file(tmp_path):
     root = write_store(tmp_path / "store", good_engrams())
     os.chown(root / "engrams.yaml", 65534, 65534)
-    (_s := session_for(root)).execute(ApproveDrafts(tuple(_s.seen(["ENG-2026-12-01-001"]))))
+    (_s := session_for(root)).execute(ApproveDrafts(tuple(_s.writes.seen(["ENG-2026-12-01-001"]))))
     info = (root / "engrams.yaml").stat()
     assert (info.st_uid, info.st_gid) == (65534, 65534)
 
@@ -219,7 +219,7 @@ from plur_desk.domain.review import Reviewer
 from plur_desk.infra.errors import PlurDeskError
 store = PlurStore(Path(sys.argv[1])); store.load()
 try:
-    (_s := ReviewSession(store, Reviewer("Tester"))).execute(ApproveDrafts(tuple(_s.seen(["ENG-2026-12-01-001"]))))
+    (_s := ReviewSession(store, Reviewer("Tester"))).execute(ApproveDrafts(tuple(_s.writes.seen(["ENG-2026-12-01-001"]))))
 except PlurDeskError as exc:
     print("refused:", exc); sys.exit(0)
 sys.exit(1)

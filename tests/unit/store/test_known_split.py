@@ -186,8 +186,8 @@ def test_after_a_decision_the_drafts_are_scanned_not_taken_from_the_old_cut(stor
     store = _warm(store_dir, cache)
     store.load_drafts()
     session = ReviewSession(store, Reviewer("Grace Tester"))
-    draft = session.drafts()[0].id
-    session.execute(ApproveDrafts(tuple(session.seen([draft]))))
+    draft = session.queue.rows()[0].id
+    session.execute(ApproveDrafts(tuple(session.writes.seen([draft]))))
     assert [e.index for e in store.engrams.draft_entries()] == [e.index for e in store.engrams.scan_drafts()]
     assert all(e.key != draft for e in store.engrams.draft_entries())
     loading.finish_load(session, loading.parse_rest(session))
@@ -276,7 +276,7 @@ def test_a_cut_whose_digest_fails_after_the_drafts_were_found_is_never_trusted(s
     assert session.store.engrams._drafts is None and _cut(session.store.engrams) == _cut(fresh)
     fresh.parse_all()
     on_disk = {e.key: e.value for e in fresh.scan_drafts()}
-    assert {row.id for row in session.drafts()} == {i for i, v in on_disk.items() if is_draft(v)}
+    assert {row.id for row in session.queue.rows()} == {i for i, v in on_disk.items() if is_draft(v)}
     assert {i: session.engram(i) for i in on_disk} == on_disk
     assert str(session.engram(reworded)["statement"]).startswith(("X", "Y"))
 

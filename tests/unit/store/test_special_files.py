@@ -155,7 +155,7 @@ def test_history_month_that_is_a_directory_refuses_before_the_first_byte(tmp_pat
     session.store.history.special_files = lambda: []  # type: ignore[method-assign]  # only the pre-flight refuses
     before = _state(root)
     with pytest.raises(PlurDeskError, match="Nothing was written") as refused:
-        session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-12-01-001"]))))
+        session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-12-01-001"]))))
     assert "is a directory" in str(refused.value)
     assert _state(root) == before
 
@@ -214,9 +214,9 @@ def test_oversized_entry_is_refused_unparsed_and_the_rest_stays_readable(tmp_pat
     assert f"above plur_desk's limit of {MAX_ENTRY_BYTES} bytes per entry" in report.to_text()
     assert "ENG-2026-12-01-002" in report.to_text()
     session = session_for(root)
-    assert {r.id for r in session.drafts()} == {"ENG-2026-12-01-001", "ENG-2026-12-01-003"}
+    assert {r.id for r in session.queue.rows()} == {"ENG-2026-12-01-001", "ENG-2026-12-01-003"}
     with pytest.raises(PlurDeskError, match="above plur_desk's limit"):
-        session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-12-01-002"]))))
+        session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-12-01-002"]))))
     assert _state(root) == before
 
 
@@ -240,7 +240,7 @@ def test_nested_data_hash_is_not_a_chain(tmp_path):
     (root / "history" / "2026-11.jsonl").write_text(json.dumps(line) + "\n")
     store = PlurStore(root)
     assert store.history.mode(_now_month()) is ChainMode.LEGACY
-    result = (_s := session_for(root)).execute(ApproveDrafts(tuple(_s.seen(["ENG-2026-12-01-001"]))))
+    result = (_s := session_for(root)).execute(ApproveDrafts(tuple(_s.writes.seen(["ENG-2026-12-01-001"]))))
     assert [w for w in result.warnings if "chain" in w or "gap" in w] == []
     appended = [json.loads(x) for x in (root / "history" / f"{_now_month()}.jsonl").read_text().splitlines()]
     assert all("hash" not in e and "prev" not in e for e in appended)

@@ -94,7 +94,7 @@ def test_a_journal_that_cannot_be_saved_leaves_no_staged_file(tmp_path):
     (root / JOURNAL_DIR).parent.mkdir(exist_ok=True)
     (root / JOURNAL_DIR).write_text("a file where the journal folder goes\n")  # the record cannot be saved
     with pytest.raises(WriteFailed, match="Nothing was written"):
-        session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-12-01-001"]))))
+        session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-12-01-001"]))))
     assert _folder(root) == before  # the store file as it was, and no temp file beside it
     assert session.store.engrams is snapshot
 
@@ -114,7 +114,7 @@ session = ReviewSession(store, Reviewer("Tester"))
 limit = (root / "engrams.yaml").stat().st_size - 100  # the new file cannot be written whole
 resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 try:
-    session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-12-01-001"]))))
+    session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-12-01-001"]))))
 except (OSError, PlurDeskError) as exc:
     print("refused:", exc); sys.exit(0)
 sys.exit(1)

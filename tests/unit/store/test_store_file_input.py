@@ -33,7 +33,7 @@ from plur_desk.app.check import run_check
 report = run_check(Path(sys.argv[1]))
 print("check", report.exit_code, report.warnings)
 session = open_session(Path(sys.argv[1]), "Tester", for_review=True, use_cache=False)
-print("opened", len(session.drafts()))
+print("opened", len(session.queue.rows()))
 """
 
 
@@ -43,7 +43,7 @@ def _store(tmp_path: Path) -> Path:
 
 def _approve(root: Path) -> list[str]:
     session = open_session(root, "Tester", use_cache=False)
-    return list(session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-12-01-001"])))).warnings)
+    return list(session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-12-01-001"])))).warnings)
 
 
 def test_keys_yaml_as_a_fifo_is_never_opened(tmp_path):
@@ -95,7 +95,7 @@ def test_a_journal_record_nested_five_million_deep_is_reported_and_the_store_ope
     (root / JOURNAL_DIR / "20261201T000000-1-1.json").write_bytes(b"[" * 5_000_000)
     session = open_session(root, "Tester", for_review=True, use_cache=False)
     assert f"{JOURNAL_DIR}/20261201T000000-1-1.json: nested too deeply" in session.recovery_note
-    assert len(session.drafts()) == 5
+    assert len(session.queue.rows()) == 5
     report = run_check(root)
     assert report.exit_code == 1
     assert any(u.startswith(f"unverifiable_journal_record {JOURNAL_DIR}/20261201T") for u in report.unfinished)
@@ -141,9 +141,9 @@ def test_a_lock_kept_by_a_live_holder_is_named_with_pid_host_and_age(session, li
     os.utime(lock, (old + 20, old + 20))  # ... and re-touched once by a heartbeat since
     before = snapshot(root)
     if file == "engrams.yaml":
-        command = ApproveDrafts(tuple(session.seen(["ENG-2026-11-01-001"])))
+        command = ApproveDrafts(tuple(session.writes.seen(["ENG-2026-11-01-001"])))
     else:
-        command = ConfirmTension(session.seen_tension("T-2026-1201-001"))
+        command = ConfirmTension(session.writes.seen_tension("T-2026-1201-001"))
     with pytest.raises(LockTimeout) as refused:
         session.execute(command)
     assert f"process {live_holder} on this computer, holding it for 4" in str(refused.value)
@@ -173,7 +173,7 @@ def test_a_routine_write_in_progress_is_waited_for_not_refused(session):
     )
     try:
         assert writer.stdout is not None and writer.stdout.readline() == "held\n"
-        session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-01-001"]))))
+        session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-11-01-001"]))))
     finally:
         writer.wait()
     assert session.engram("ENG-2026-11-01-001")["commitment"] == "decided"
@@ -183,11 +183,11 @@ def test_a_decision_that_changes_nothing_is_refused_before_any_lock(session, liv
     root = session.store.root
     (root / "engrams.yaml.lock").write_text(f"{socket.gethostname()}:{live_holder}:1700000000000:1")
     before = snapshot(root)
-    unchanged = EditStatement(session.seen(["ENG-2026-11-01-001"])[0], "Statement number 1")
+    unchanged = EditStatement(session.writes.seen(["ENG-2026-11-01-001"])[0], "Statement number 1")
     with pytest.raises(ActionRefused, match="the statement is unchanged"):
         session.execute(unchanged)
     with pytest.raises(ActionRefused, match="not a draft"):
-        session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-06-001"]))))
+        session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-11-06-001"]))))
     assert snapshot(root) == before
 
 
@@ -210,7 +210,7 @@ def test_a_journal_that_cannot_be_saved_says_why_and_nothing_is_written(session,
     root = session.store.root
     before = snapshot(root)
     with pytest.raises(PlurDeskError) as refused:
-        session.execute(ApproveDrafts(tuple(session.seen(["ENG-2026-11-01-001"]))))
+        session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-11-01-001"]))))
     assert said in str(refused.value)
     assert ("disk is full" in str(refused.value)) == (code == 28)
     assert snapshot(root) == before
