@@ -9,7 +9,6 @@ from typing import cast
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QLabel, QMessageBox
 
-from plur_desk.app.change_decisions import decide_group
 from plur_desk.app.session import ChangeSet, ReviewSession
 from plur_desk.domain.agent_changes import AgentChange
 from plur_desk.domain.seen import Seen
@@ -155,6 +154,8 @@ class ChangesController(QObject):
         if asked != QMessageBox.StandardButton.Yes:
             return True
         seen = dict(self._seen)
+        from plur_desk.app.change_decisions import decide_group  # the commands: after the first draft is reviewable
+
         self.ws.change(lambda: decide_group(session, group, seen, ratify=ratify))
         return True
 

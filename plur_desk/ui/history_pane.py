@@ -290,7 +290,9 @@ class HistoryPane(QWidget):
         self.buttons.addWidget(action_button(actions["history.export_csv"], ""))
         self.buttons.addWidget(action_button(actions["history.export_jsonl"], ""))
         self.buttons.addWidget(action_button(actions["history.timeline"], "Ctrl+T"))
-        self.buttons.addWidget(action_button(actions["history.revert_change"], "R"))
+        revert = action_button(actions["history.revert_change"], "R")
+        revert.setText("Revert Change…   R")  # the pane fits a 800-pixel screen (its menu entry keeps the long name)
+        self.buttons.addWidget(revert)
         self.buttons.addStretch(1)
 
     def _day(self, field: QLineEdit, end: bool, problems: list[str]) -> datetime | None:

@@ -122,7 +122,9 @@ class StoreController(QObject):
             loading.before_first_draft(session)
             return session, session.read_only_reasons, session.trust_notice()
 
-        ws.jobs.submit(load, self._drafts_loaded, ws.fail, same_store=True)
+        ws.jobs.submit(
+            load, lambda found: self._drafts_loaded(found), ws.fail, same_store=True
+        )  # (late-bound: probes wrap it)
 
     def _drafts_loaded(self, found: object) -> None:
         """The drafts are parsed: the queue is shown and can be acted on at once (a write re-reads inside the
