@@ -28,8 +28,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 os.environ.setdefault("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
 
-from plur_desk.app.bootstrap import open_session  # noqa: E402
 from plur_desk.app.check import run_check  # noqa: E402
+from plur_desk.app.review.bootstrap import open_session  # noqa: E402
 from plur_desk.domain.commands import ApproveDrafts, ConfirmTension, EditStatement  # noqa: E402
 from plur_desk.infra.errors import PlurDeskError  # noqa: E402
 from plur_desk.store.journal import JOURNAL_DIR  # noqa: E402

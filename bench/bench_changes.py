@@ -27,10 +27,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from plur_desk.app.bootstrap import open_session  # noqa: E402
-from plur_desk.app.changes import read_baseline  # noqa: E402
-from plur_desk.app.reviewer import READER  # noqa: E402
-from plur_desk.app.trust import TrustChecker  # noqa: E402
+from plur_desk.app.changes.watch import read_baseline  # noqa: E402
+from plur_desk.app.review.bootstrap import open_session  # noqa: E402
+from plur_desk.app.review.reviewer import READER  # noqa: E402
+from plur_desk.app.trust.verifier import TrustChecker  # noqa: E402
 from plur_desk.store import baseline  # noqa: E402
 
 from support.node import plur_env, run_node  # noqa: E402
@@ -124,9 +124,9 @@ def _measure(store: Path, env: dict[str, str], rows: list[tuple[str, str]], made
     rows.append(("detection added to a warm open (kept reading + detect)", _span(whole)))
     rows.append(("the same, CPU of this process", _span(whole_cpu)))
     rows.append(("read + verify without the kept reading", _span(cold)))
-    from plur_desk.app.changes_fast import watched_table
+    from plur_desk.app.changes.changes_fast import watched_table
     from plur_desk.infra.paths import cache_dir
-    from plur_desk.store.parse_cache import cache_path
+    from plur_desk.store.lists.parse_cache import cache_path
 
     watched_table(cache_path(cache_dir(), store.resolve())).unlink(missing_ok=True)
     seconds, code = _cli(store, "changes")

@@ -82,8 +82,8 @@ def main() -> int:
     os.environ["XDG_DATA_HOME"] = str(work / "data")
     store = work / "store"
 
-    from plur_desk.app.bootstrap import open_session
-    from plur_desk.app.reviewer import READER
+    from plur_desk.app.review.bootstrap import open_session
+    from plur_desk.app.review.reviewer import READER
     from plur_desk.app.settings import Settings, SettingsStore
     from plur_desk.ui.app import make_application
     from plur_desk.ui.main_window import MainWindow

@@ -30,8 +30,8 @@ from support.node import plur_env, run_node  # noqa: E402
 PROBE = r"""
 import json, resource, statistics, sys, time
 from pathlib import Path
-from plur_desk.app.bootstrap import open_session
-from plur_desk.app.conflicts_cli import finder_for
+from plur_desk.app.review.bootstrap import open_session
+from plur_desk.app.conflicts.conflicts_cli import finder_for
 out = {}
 t = time.perf_counter()
 session = open_session(Path(sys.argv[1]), "bench", load_history=False, use_cache=False)
@@ -160,8 +160,8 @@ DOMAINS = ["dev.ci", "dev.deploy", "ops.oncall", "dev.style", "data.db", None]
 
 def realistic_store(root: Path, n: int, seed: int = 7) -> None:
     """Statements 'The <service> service <fact> <value>', PLUR-valid engrams written with plur_desk's dumper."""
-    from plur_desk.domain.derived import content_hash
-    from plur_desk.store.yaml_dump import dump_engrams_document
+    from plur_desk.domain.plur_rules.derived import content_hash
+    from plur_desk.store.lists.yaml_dump import dump_engrams_document
 
     rng = random.Random(seed)
     services = SERVICES

@@ -34,13 +34,13 @@ sys.path.insert(0, str(ROOT))
 PARTS: list[tuple[str, str, str]] = [
     (
         "checks before the lock (seen, keys.yaml, signing setup)",
-        "plur_desk.app.session_signing:SessionSigning",
+        "plur_desk.app.trust.session_signing:SessionSigning",
         "signed",
     ),
     ("engrams.yaml lock taken", "plur_desk.store.plur_store", "locked"),
     ("file re-read check (stat, reuse)", "plur_desk.store.plur_store:PlurStore", "_fresh"),
     ("edit applied (copy, validate, YAML item)", "plur_desk.store.plur_store:PlurStore", "_apply_edits"),
-    ("history pre-flight (month file, chain mode)", "plur_desk.store.history:HistoryLog", "prepare"),
+    ("history pre-flight (month file, chain mode)", "plur_desk.store.history.log:HistoryLog", "prepare"),
     ("new engrams.yaml staged (write, fsync, read back, hashes)", "plur_desk.store.plur_store", "stage_new_file"),
     (
         "journal record saved, then engrams.yaml renamed in",
@@ -48,10 +48,10 @@ PARTS: list[tuple[str, str, str]] = [
         "_journal_and_replace",
     ),
     ("  of which the journal record saved (write, fsync, rename)", "plur_desk.store.journal:JournalRecord", "save"),
-    ("new snapshot of the file", "plur_desk.store.list_file:ListFile", "replaced"),
-    ("history append (sign, chain, write, fsync)", "plur_desk.store.history:PreparedAppend", "commit"),
+    ("new snapshot of the file", "plur_desk.store.lists.list_file:ListFile", "replaced"),
+    ("history append (sign, chain, write, fsync)", "plur_desk.store.history.log:PreparedAppend", "commit"),
     ("journal record removed (unlink, dir fsync)", "plur_desk.store.journal:JournalRecord", "finish"),
-    ("after: key registry, snapshot, history index", "plur_desk.app.writes:Writes", "changes"),
+    ("after: key registry, snapshot, history index", "plur_desk.app.review.writes:Writes", "changes"),
 ]
 NESTED = {"save"}  # inside _journal_and_replace
 
@@ -146,7 +146,7 @@ def main() -> None:
             store = Path(shutil.copytree(args.store, work / "store"))
         else:
             store = build_store(work, args.engrams, args.history_lines)
-        from plur_desk.app.session import ReviewSession
+        from plur_desk.app.review.session import ReviewSession
         from plur_desk.domain.commands import ApproveDrafts
         from plur_desk.domain.review import Reviewer
         from plur_desk.store.plur_store import PlurStore
@@ -160,7 +160,7 @@ def main() -> None:
         # its chain mode (load_history), the signing modules and keyring backend (warm_up_signing)
         plur_store.engrams.by_key()
         session.load_history()
-        from plur_desk.app.loading import warm_up_signing
+        from plur_desk.app.review.loading import warm_up_signing
 
         warm_up_signing()
         drafts = [row.id for row in session.queue.rows()]

@@ -146,7 +146,7 @@ def approve_latency(root: Path, pairs: list[tuple[str, str]], rounds: int, per_r
     process running on the whole store as the window starts it (nice 5, SCHED_IDLE on Linux)."""
     import shutil
 
-    from plur_desk.app.session import ReviewSession
+    from plur_desk.app.review.session import ReviewSession
     from plur_desk.domain.commands import ApproveDrafts
     from plur_desk.domain.review import Reviewer
 

@@ -54,7 +54,7 @@ out["load_s"] = time.time() - launched
 store.save_cache()
 if mode == "approve":
     import statistics
-    from plur_desk.app.session import ReviewSession
+    from plur_desk.app.review.session import ReviewSession
     from plur_desk.domain.commands import ApproveDrafts
     from plur_desk.domain.review import Reviewer
     session = ReviewSession(store, Reviewer("Bench"))

@@ -24,8 +24,8 @@ from support.node import NODE_DIR, plur_env  # noqa: E402
 PROBE = r"""
 import json, resource, sys, time
 from pathlib import Path
-from plur_desk.app.history_index import HistoryFilter, HistoryIndex
-from plur_desk.store.history import HistoryLog
+from plur_desk.app.history.history_index import HistoryFilter, HistoryIndex
+from plur_desk.store.history.log import HistoryLog
 t0 = time.perf_counter()
 index = HistoryIndex(HistoryLog(Path(sys.argv[1])))
 index.load_newest(200)

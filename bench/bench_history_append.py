@@ -16,8 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from plur_desk.app.history_index import HistoryIndex
-from plur_desk.store.history import HistoryLog
+from plur_desk.app.history.history_index import HistoryIndex
+from plur_desk.store.history.log import HistoryLog
 
 
 def main() -> None:

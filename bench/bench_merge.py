@@ -17,8 +17,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from plur_desk.store.merge import merge_engram_files
-from plur_desk.store.yaml_dump import dump_engrams_document
+from plur_desk.store.lists.yaml_dump import dump_engrams_document
+from plur_desk.store.team.merge import merge_engram_files
 
 
 def _engram(i: int) -> dict[str, object]:

@@ -38,7 +38,7 @@ def main() -> None:
 
     sys.path.insert(0, str(root))
     import plur_desk
-    from plur_desk.app.session import ReviewSession
+    from plur_desk.app.review.session import ReviewSession
     from plur_desk.domain.commands import ApproveDrafts
     from plur_desk.domain.review import Reviewer
     from plur_desk.store.plur_store import PlurStore

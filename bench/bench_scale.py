@@ -135,9 +135,9 @@ def make_store(root: Path, specs: list[dict[str, object]]) -> list[str]:
 CLUSTER_PROBE = r"""
 import json, sys, time
 from pathlib import Path
-from plur_desk.app.bootstrap import open_session
-from plur_desk.app.clusters import ClusterIndex, make_cluster_index
-from plur_desk.app.rows import created_of
+from plur_desk.app.review.bootstrap import open_session
+from plur_desk.app.scale.clusters import ClusterIndex, make_cluster_index
+from plur_desk.app.review.rows import created_of
 session = open_session(Path(sys.argv[1]), "bench", load_history=False, use_cache=False)
 engrams = list(session.all_engrams())
 out = {"engrams": len(engrams)}
@@ -159,9 +159,9 @@ print(json.dumps(out))
 QUEUE_PROBE = r"""
 import json, sys
 from pathlib import Path
-from plur_desk.app.bootstrap import open_session
-from plur_desk.app.clusters import ClusterIndex, make_cluster_index
-from plur_desk.app.rows import created_of
+from plur_desk.app.review.bootstrap import open_session
+from plur_desk.app.scale.clusters import ClusterIndex, make_cluster_index
+from plur_desk.app.review.rows import created_of
 session = open_session(Path(sys.argv[1]), "bench", load_history=False, use_cache=False)
 out = {}
 for mode in sys.argv[2].split(","):
@@ -235,10 +235,10 @@ def bench_queue(tmp: Path, n: int, modes: str) -> dict[str, object]:
 LEDGER_PROBE = r"""
 import json, sys, time
 from pathlib import Path
-from plur_desk.app.writers import ledger_from_files
-from plur_desk.app.history_index import HistoryIndex
-from plur_desk.app.writers import Ledger
-from plur_desk.store.history import HistoryLog
+from plur_desk.app.scale.writers import ledger_from_files
+from plur_desk.app.history.history_index import HistoryIndex
+from plur_desk.app.scale.writers import Ledger
+from plur_desk.store.history.log import HistoryLog
 from datetime import datetime, UTC
 cpu = time.process_time()
 t = time.perf_counter(); ledger = ledger_from_files(Path(sys.argv[1]) / "history"); read = time.perf_counter() - t
@@ -263,7 +263,7 @@ from PySide6.QtWidgets import QApplication
 from plur_desk.app.settings import Settings, SettingsStore
 from plur_desk.ui.app import make_application
 from plur_desk.ui.main_window import MainWindow
-from plur_desk.ui.scale_support import ScaleController
+from plur_desk.ui.scale.scale_support import ScaleController
 app = make_application()
 ScaleController.semantic_clusters = False
 win = MainWindow(SettingsStore(Path(sys.argv[2]) / "settings.yaml"), Settings(reviewer_name="bench"), "bench")

@@ -45,8 +45,8 @@ FILTERS = [
 PROBE = r"""
 import json, resource, statistics, sys, time
 from pathlib import Path
-from plur_desk.app.search import SearchService
-from plur_desk.app.session import ReviewSession
+from plur_desk.app.search.store_search import SearchService
+from plur_desk.app.review.session import ReviewSession
 from plur_desk.domain.commands import EditStatement
 from plur_desk.domain.review import Reviewer
 from plur_desk.store.plur_store import PlurStore

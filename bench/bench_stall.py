@@ -184,7 +184,7 @@ def time_applies(win) -> list[float]:  # type: ignore[no-untyped-def]
 def time_durable() -> tuple[list[float], list[float]]:
     """(key presses of A, moments a decision's write returned: its signed events durable in history), perf_counter
     seconds, in order; a write on the session's lane returns once its journal record is finished."""
-    from plur_desk.app import writes
+    from plur_desk.app.review import writes
 
     pressed: list[float] = []
     durable: list[float] = []

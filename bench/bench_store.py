@@ -26,7 +26,7 @@ import gc, json, resource, sys, time
 from pathlib import Path
 t0 = time.perf_counter()
 from plur_desk.store.plur_store import PlurStore
-from plur_desk.app.session import ReviewSession
+from plur_desk.app.review.session import ReviewSession
 from plur_desk.domain.review import Reviewer
 mode, root, cache = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
 out = {}

@@ -21,8 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_merge import _engram
 
-from plur_desk.app.sync import run_sync
-from plur_desk.store.yaml_dump import dump_engrams_document
+from plur_desk.app.team.sync import run_sync
+from plur_desk.store.lists.yaml_dump import dump_engrams_document
 
 
 def git(cwd: Path, *args: str) -> None:

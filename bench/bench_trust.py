@@ -21,13 +21,13 @@ sys.path.insert(0, str(ROOT))
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey  # noqa: E402
 
-from plur_desk.app.history_index import HistoryFilter, HistoryIndex  # noqa: E402
-from plur_desk.app.trust import TrustChecker  # noqa: E402
+from plur_desk.app.history.history_index import HistoryFilter, HistoryIndex  # noqa: E402
+from plur_desk.app.trust.verifier import TrustChecker  # noqa: E402
 from plur_desk.domain.trust import TrustState  # noqa: E402
-from plur_desk.store.chain import js_stringify  # noqa: E402
-from plur_desk.store.history import HistoryLog  # noqa: E402
-from plur_desk.store.keys_file import register_key  # noqa: E402
-from plur_desk.store.signatures import public_key_b64, sign  # noqa: E402
+from plur_desk.store.history.chain import js_stringify  # noqa: E402
+from plur_desk.store.history.log import HistoryLog  # noqa: E402
+from plur_desk.store.keys.keys_file import register_key  # noqa: E402
+from plur_desk.store.keys.signatures import public_key_b64, sign  # noqa: E402
 
 
 def _write(root: Path, lines: int, human: float) -> float:

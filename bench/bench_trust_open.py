@@ -54,10 +54,10 @@ def make_store(engrams: int, lines: int, stores: Path) -> tuple[Path, str]:
     """The store, and the reviewer's public key (its private key is kept beside the store, never in it)."""
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    from plur_desk.domain.derived import content_hash
-    from plur_desk.store.keys_file import register_key
-    from plur_desk.store.signatures import load_private_key, private_key_der, public_key_b64, sign
-    from plur_desk.store.yaml_dump import dump_engrams_document
+    from plur_desk.domain.plur_rules.derived import content_hash
+    from plur_desk.store.keys.keys_file import register_key
+    from plur_desk.store.keys.signatures import load_private_key, private_key_der, public_key_b64, sign
+    from plur_desk.store.lists.yaml_dump import dump_engrams_document
 
     store = stores / f"t{engrams}-{lines}"
     key_file = stores / f"t{engrams}-{lines}.key"

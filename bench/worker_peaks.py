@@ -17,7 +17,7 @@ worker_peaks: list[float] = []
 
 def track_parse_workers() -> None:
     """Wrap the parse pool's worker start so each worker's peak is kept when it is reaped."""
-    from plur_desk.store import parse_pool
+    from plur_desk.store.lists import parse_pool
 
     start_worker = parse_pool._start_worker
 

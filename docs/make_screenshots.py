@@ -25,8 +25,8 @@ from PySide6.QtWidgets import QApplication
 
 from plur_desk.app.demo import copy_demo_store
 from plur_desk.app.settings import Settings, SettingsStore
-from plur_desk.ui import theme
 from plur_desk.ui.app import make_application
+from plur_desk.ui.common import theme
 from plur_desk.ui.main_window import MainWindow
 
 OUT = Path(__file__).resolve().parent / "screenshots"

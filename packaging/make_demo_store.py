@@ -23,11 +23,11 @@ sys.path.insert(0, str(ROOT / "tests"))
 import keyring  # noqa: E402
 from keyring.backends import fail  # noqa: E402
 
-from plur_desk.app.changes import ChangeWatch  # noqa: E402
-from plur_desk.app.session import ReviewSession  # noqa: E402
-from plur_desk.app.signing import ReviewerKeys  # noqa: E402
-from plur_desk.app.trust_file import TrustFile  # noqa: E402
-from plur_desk.app.vault import KeyVault  # noqa: E402
+from plur_desk.app.changes.watch import ChangeWatch  # noqa: E402
+from plur_desk.app.review.session import ReviewSession  # noqa: E402
+from plur_desk.app.trust.signing import ReviewerKeys  # noqa: E402
+from plur_desk.app.trust.trust_file import TrustFile  # noqa: E402
+from plur_desk.app.trust.vault import KeyVault  # noqa: E402
 from plur_desk.domain.commands import ApproveDrafts, ConfirmTension, RejectDrafts  # noqa: E402
 from plur_desk.domain.review import Reviewer  # noqa: E402
 from plur_desk.infra.clock import FixedClock  # noqa: E402

@@ -34,41 +34,45 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "trust",
         "the reviewer keys you trust: list, add IDENTITY FINGERPRINT, remove, endorse",
-        "plur_desk.app.trust_cli:main",
+        "plur_desk.app.trust.trust_cli:main",
     ),
-    Command("search", "search a store as the app does, from a script (read-only)", "plur_desk.app.search_cli:main"),
+    Command(
+        "search", "search a store as the app does, from a script (read-only)", "plur_desk.app.search.search_cli:main"
+    ),
     Command(
         "merge-driver",
         "git merge driver for a team store; --install/--uninstall in a clone",
-        "plur_desk.app.merge_driver:main",
+        "plur_desk.app.team.merge_driver:main",
     ),
     Command(
         "disagreements",
         "list what teammates decided differently in a synced store (read-only)",
-        "plur_desk.app.team_review:disagreements_main",
+        "plur_desk.app.team.team_review:disagreements_main",
     ),
     Command(
-        "sync", "fetch, merge with the driver and push a git-synced store, under PLUR's lock", "plur_desk.app.sync:main"
+        "sync",
+        "fetch, merge with the driver and push a git-synced store, under PLUR's lock",
+        "plur_desk.app.team.sync:main",
     ),
     Command(
         "conflicts",
         "likely contradictions found offline, with evidence (read-only)",
-        "plur_desk.app.conflicts_cli:main",
+        "plur_desk.app.conflicts.conflicts_cli:main",
     ),
     Command(
         "changes",
         "what agents changed around the draft gate since the watched baseline; --start to begin watching",
-        "plur_desk.app.changes_cli:main",
+        "plur_desk.app.changes.changes_cli:main",
     ),
     Command(
         "writers",
         "the writer ledger: each agent's drafts approved, rejected, pending (read-only)",
-        "plur_desk.app.scale_cli:writers_main",
+        "plur_desk.app.scale.scale_cli:writers_main",
     ),
     Command(
         "clusters",
         "clusters of near-duplicate drafts with the similarity that joined them (read-only)",
-        "plur_desk.app.scale_cli:clusters_main",
+        "plur_desk.app.scale.scale_cli:clusters_main",
     ),
 )
 

@@ -38,7 +38,7 @@ def _imports(path: Path) -> list[tuple[int, str]]:
         elif isinstance(node, ast.ImportFrom):
             assert node.level == 0, f"{path}:{node.lineno}: relative import"
             found.append((node.lineno, node.module or ""))
-            # `from plur_desk.ui import icons` imports the module plur_desk.ui.icons (a name of a module is harmless)
+            # `from plur_desk.ui.common import icons` imports the module plur_desk.ui.common.icons (a name of a module is harmless)
             found += [(node.lineno, f"{node.module}.{alias.name}") for alias in node.names if node.module]
     return found
 
@@ -96,7 +96,7 @@ def test_the_session_has_no_pass_through_method():
     """Callers reach the session's part they need (`session.queue.rows()`, `session.writes.seen(ids)`, …): a method
     of ReviewSession that only forwards to one of its parts is a second name for the same thing. (What a window
     needs of the store stays on the session: the store is private to the app layer.)"""
-    tree = ast.parse((PACKAGE / "app" / "session.py").read_text())
+    tree = ast.parse((PACKAGE / "app" / "review" / "session.py").read_text())
     session = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "ReviewSession")
     forwarding = [
         f"{node.name} -> {found}"
@@ -151,7 +151,12 @@ def _cycle(graph: dict[str, set[str]]) -> list[str]:
 def test_ui_imports_have_no_cycle():
     """Controllers and panes take their collaborators in the constructor: nothing imports the window back."""
     graph = _ui_graph()
-    expected = {"plur_desk.ui.main_window", "plur_desk.ui.app", "plur_desk.ui.drafts_pane", "plur_desk.ui.navigation"}
+    expected = {
+        "plur_desk.ui.main_window",
+        "plur_desk.ui.app",
+        "plur_desk.ui.review.drafts_pane",
+        "plur_desk.ui.navigation",
+    }
     assert expected <= graph.keys()
     assert not _cycle(graph), " -> ".join(_cycle(graph))
 
@@ -189,10 +194,10 @@ def test_controllers_live_apart_from_the_widgets_they_drive():
     modules = {_name(path): _classes(path) for path in (PACKAGE / "ui").rglob("*.py")}
     controllers = {name for name, classes in modules.items() if any(c.endswith("Controller") for c in classes)}
     assert {
-        "plur_desk.ui.review_controller",
-        "plur_desk.ui.tensions_controller",
-        "plur_desk.ui.validity_controller",
-        "plur_desk.ui.team_controller",
+        "plur_desk.ui.review.review_controller",
+        "plur_desk.ui.tensions.tensions_controller",
+        "plur_desk.ui.validity.validity_controller",
+        "plur_desk.ui.team.team_controller",
     } <= controllers
     mixed = [
         f"{name}: {cls}"
@@ -255,7 +260,7 @@ def test_only_the_session_reaches_its_store():
     and writes are the session's own (its parts get the store in their constructors)."""
     problems = []
     for path in PACKAGE.rglob("*.py"):
-        if _name(path) == "plur_desk.app.session":
+        if _name(path) == "plur_desk.app.review.session":
             continue
         for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
             if isinstance(node, ast.Attribute) and node.attr == "store" and _session_named(node.value):
@@ -263,7 +268,7 @@ def test_only_the_session_reaches_its_store():
     assert not problems, "\n".join(problems)
 
 
-# In ui/detail.py `.get(` reads only a history event's parts and the review record, never the engram itself.
+# In ui/review/detail.py `.get(` reads only a history event's parts and the review record, never the engram itself.
 DETAIL_GET_RECEIVERS = {"event", "data", "actor", "review_record"}
 
 
@@ -280,39 +285,39 @@ def test_ui_reads_engram_fields_through_engram_view():
             if (
                 "engram" in receiver.lower()
                 or receiver in {"record", "other"}
-                or (_name(path) == "plur_desk.ui.detail" and receiver not in DETAIL_GET_RECEIVERS)
+                or (_name(path) == "plur_desk.ui.review.detail" and receiver not in DETAIL_GET_RECEIVERS)
             ):
                 problems.append(where)
     assert not problems, "\n".join(problems)
 
 
 def test_one_assembly_path():
-    """A session is built in app/bootstrap.py only (the window's load worker, the terminal commands and the shared
+    """A session is built in app/review/bootstrap.py only (the window's load worker, the terminal commands and the shared
     test fixtures all call open_session); `plur-desk check` alone opens a store without a session, to inspect it."""
     built = {"ReviewSession": [], "PlurStore": []}
     for path in PACKAGE.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in built:
                 built[node.func.id].append(_name(path))
-    assert set(built["ReviewSession"]) == {"plur_desk.app.bootstrap"}, built
-    assert set(built["PlurStore"]) == {"plur_desk.app.bootstrap", "plur_desk.app.check"}, built
+    assert set(built["ReviewSession"]) == {"plur_desk.app.review.bootstrap"}, built
+    assert set(built["PlurStore"]) == {"plur_desk.app.review.bootstrap", "plur_desk.app.check"}, built
 
 
 def test_the_session_is_composed_without_an_import_cycle():
     """No app module imports the session back (the mixins that did are gone); the session's parts stand alone."""
     parts = (
-        "plur_desk.app.snapshot",
-        "plur_desk.app.writes",
-        "plur_desk.app.undo",
-        "plur_desk.app.session_signing",
-        "plur_desk.app.history_index",
-        "plur_desk.app.rows",
+        "plur_desk.app.review.snapshot",
+        "plur_desk.app.review.writes",
+        "plur_desk.app.review.undo",
+        "plur_desk.app.trust.session_signing",
+        "plur_desk.app.history.history_index",
+        "plur_desk.app.review.rows",
     )
     cyclic = [
         f"{name}:{line}"
         for name in parts
         for line, module in _imports(_path(name))
-        if module == "plur_desk.app.session"
+        if module == "plur_desk.app.review.session"
     ]
     assert not cyclic, cyclic
 

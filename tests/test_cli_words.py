@@ -41,8 +41,8 @@ def _run(*args: str, stdout: int | None = subprocess.PIPE, home: Path) -> subpro
 
 def _waiting(store: Path) -> int:
     """The drafts the window's queue lists, counted by the session the window uses."""
-    from plur_desk.app.bootstrap import open_session
-    from plur_desk.app.reviewer import READER
+    from plur_desk.app.review.bootstrap import open_session
+    from plur_desk.app.review.reviewer import READER
 
     return open_session(store, READER).counts()["drafts"]
 

@@ -22,19 +22,22 @@ MUTATORS |= {"difference_update", "intersection_update", "symmetric_difference_u
 # Module state still left, outside background work: each names the module and the name, and why it is still there.
 # The list only shrinks: an entry that is no longer found fails the test as well (take it off).
 LEFT = {
-    ("app/team_review.py", "_REMOTES"): "a per-process memo of each store's git remote type",
+    ("app/team/team_review.py", "_REMOTES"): "a per-process memo of each store's git remote type",
     ("index/embeddings.py", "_CHUNKS"): "a per-process memo of tokenised text",
     ("index/embeddings.py", "_SHARED"): "the process's one ONNX session per model file (~80 MB each)",
     ("index/embeddings.py", "_SHARED_LOCK"): "guards _SHARED",
     ("infra/crash.py", "_passed"): "the crash points a test asks for by environment (tests/support/crash_driver.py)",
     ("store/atomic.py", "_counter"): "unique temporary names within the process",
     ("store/journal.py", "_counter"): "unique record names within the process",
-    ("store/lock.py", "_counter"): "unique lock tokens within the process (PLUR's token format)",
-    ("store/lock.py", "_held"): "the tokens of the locks this process holds (never taken over as a dead holder's)",
-    ("store/yaml_load.py", "_KNOWN_LINES"): "a per-process memo of parsed YAML lines",
-    ("ui/theme.py", "_active"): "the application's colour scheme (one QApplication per process)",
-    ("ui/theme.py", "_listeners"): "told after each change of the application's palette",
-    ("ui/theme.py", "_following"): "whether the desktop's scheme is followed yet",
+    ("store/locking/lock.py", "_counter"): "unique lock tokens within the process (PLUR's token format)",
+    (
+        "store/locking/lock.py",
+        "_held",
+    ): "the tokens of the locks this process holds (never taken over as a dead holder's)",
+    ("store/lists/yaml_load.py", "_KNOWN_LINES"): "a per-process memo of parsed YAML lines",
+    ("ui/common/theme.py", "_active"): "the application's colour scheme (one QApplication per process)",
+    ("ui/common/theme.py", "_listeners"): "told after each change of the application's palette",
+    ("ui/common/theme.py", "_following"): "whether the desktop's scheme is followed yet",
 }
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from plur_desk.store.yaml_dump import dump_engrams_document
+from plur_desk.store.lists.yaml_dump import dump_engrams_document
 
 
 def write_big_store(root: Path, count: int) -> Path:

@@ -9,16 +9,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from plur_desk.app.check_ids import duplicate_ids, held_engrams, renames_in
-from plur_desk.domain.engram_rules import tension_problems
-from plur_desk.domain.rekey import Renames
+from plur_desk.domain.plur_rules.engram_rules import tension_problems
+from plur_desk.domain.plur_rules.rekey import Renames
 from plur_desk.domain.trust import Trust
 from plur_desk.infra.memory import gc_paused
 from plur_desk.infra.paths import cache_dir
-from plur_desk.store.engram_summary import EngramRow, summarize_engrams
-from plur_desk.store.history import HistoryLog, MonthSummary, summarize_history
+from plur_desk.store.history.log import HistoryLog, MonthSummary, summarize_history
 from plur_desk.store.journal import JOURNAL_DIR
-from plur_desk.store.list_file import TENSIONS, ListFile
-from plur_desk.store.parse_cache import cache_path
+from plur_desk.store.lists.engram_summary import EngramRow, summarize_engrams
+from plur_desk.store.lists.list_file import TENSIONS, ListFile
+from plur_desk.store.lists.parse_cache import cache_path
 from plur_desk.store.plur_store import find_store_problem
 
 
@@ -224,7 +224,7 @@ def run_check(root: Path, *, use_cache: bool = True) -> CheckReport:
                 "appended"
             )
     if os.path.lexists(log.dir.parent / JOURNAL_DIR) or os.path.lexists(log.dir.parent / JOURNAL_DIR.parent):
-        from plur_desk.app.trust import TrustChecker
+        from plur_desk.app.trust.verifier import TrustChecker
         from plur_desk.domain.trust import TrustState
         from plur_desk.store.plur_store import PlurStore
         from plur_desk.store.recovery import inspect
@@ -289,8 +289,8 @@ def _untrusted_claims(
     claims = [(name, line, raw) for name, month in months for line, raw in month.claims]
     by_engram: dict[str, list[tuple[dict[str, object], Trust]]] = {}
     if claims or os.path.lexists(root / "keys.yaml") or reviews:
-        from plur_desk.app.trust import TrustChecker
-        from plur_desk.store.signatures import claimed_human
+        from plur_desk.app.trust.verifier import TrustChecker
+        from plur_desk.store.keys.signatures import claimed_human
 
         checker = TrustChecker(root)
         registry = checker.registry()
@@ -354,7 +354,7 @@ def _untrusted_claims(
 
 def _replayed(name: str, line: int, event: dict[str, object], first: str) -> dict[str, object]:
     """A human event whose signature history already holds: a copy (a replay), never a second decision."""
-    from plur_desk.store.signatures import claimed_human
+    from plur_desk.store.keys.signatures import claimed_human
 
     return {
         "file": f"history/{name}",
@@ -371,7 +371,7 @@ def _replayed(name: str, line: int, event: dict[str, object], first: str) -> dic
 def _foreign_keys(root: Path, checker: object, report: CheckReport) -> None:
     """keys.yaml entries that give one of the user's own identities a key that is not theirs, and entries under a
     name that reads as a trusted reviewer's but is another."""
-    from plur_desk.app.trust import TrustChecker
+    from plur_desk.app.trust.verifier import TrustChecker
     from plur_desk.domain.trust import Trust, TrustState, fingerprint
 
     assert isinstance(checker, TrustChecker)
@@ -404,13 +404,13 @@ def _foreign_keys(root: Path, checker: object, report: CheckReport) -> None:
 
 def _baseline_claims(root: Path, report: CheckReport) -> None:
     """Every line of the watched baseline that is not a validly signed claim (edited, planted, cut off): what it
-    claims is not trusted (app/changes.py), and it is reported here."""
+    claims is not trusted (app/changes/watch.py), and it is reported here."""
     from plur_desk.store import baseline
 
     if not os.path.lexists(baseline.path_of(root)):
         return
-    from plur_desk.app.changes import read_baseline
-    from plur_desk.app.trust import TrustChecker
+    from plur_desk.app.changes.watch import read_baseline
+    from plur_desk.app.trust.verifier import TrustChecker
 
     for line, reason in read_baseline(root, TrustChecker(root)).problems:
         report.untrusted.append(

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from plur_desk.domain.engram_rules import engram_problems
-from plur_desk.domain.rekey import Renames, resolve_duplicate_ids
-from plur_desk.store.engram_summary import EngramRow
-from plur_desk.store.held import merge_held, read_held
-from plur_desk.store.history import MonthSummary
-from plur_desk.store.list_file import ENGRAMS, ListFile
+from plur_desk.domain.plur_rules.engram_rules import engram_problems
+from plur_desk.domain.plur_rules.rekey import Renames, resolve_duplicate_ids
+from plur_desk.store.history.log import MonthSummary
+from plur_desk.store.lists.engram_summary import EngramRow
+from plur_desk.store.lists.list_file import ENGRAMS, ListFile
+from plur_desk.store.team.held import merge_held, read_held
 
 
 def renames_in(months: Iterable[tuple[str, MonthSummary]]) -> Renames:

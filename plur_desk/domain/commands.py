@@ -15,12 +15,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import ClassVar
 
-from plur_desk.domain import review, settle
-from plur_desk.domain.cluster_review import reject_as_duplicate
+from plur_desk.domain import review
 from plur_desk.domain.engram_view import EngramView, split_order
+from plur_desk.domain.merge import settle
+from plur_desk.domain.plur_rules.tension_rules import add_relation, new_tension, next_tension_id, pair_key
 from plur_desk.domain.review import Reviewer, engram_fingerprint
 from plur_desk.domain.seen import Seen
-from plur_desk.domain.tension_rules import add_relation, new_tension, next_tension_id, pair_key
+from plur_desk.domain.similar.cluster_review import reject_as_duplicate
 from plur_desk.infra.clock import iso_ms
 from plur_desk.infra.errors import ActionRefused, ChangedSinceError
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from types import MappingProxyType
 
-from plur_desk.domain.validity import Window
+from plur_desk.domain.plur_rules.validity import Window
 from plur_desk.infra.clock import iso_ms
 
 OUTSIDE_WINDOW = ("expired", "not_yet_valid")  # PLUR 0.20 does not inject an engram in these states

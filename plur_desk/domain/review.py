@@ -14,11 +14,11 @@ from datetime import date, datetime, timedelta
 from typing import Literal
 
 from plur_desk import RUNTIME_NAME, __version__
-from plur_desk.domain.derived import JS_SPACE, content_hash, generate_summary
-from plur_desk.domain.engram_rules import LADDER
 from plur_desk.domain.engram_view import EngramView
 from plur_desk.domain.lint import redact_credentials, removed_credentials
-from plur_desk.domain.validity import Window, closes_at, opens_at
+from plur_desk.domain.plur_rules.derived import JS_SPACE, content_hash, generate_summary
+from plur_desk.domain.plur_rules.engram_rules import LADDER
+from plur_desk.domain.plur_rules.validity import Window, closes_at, opens_at
 from plur_desk.infra.clock import iso_ms
 from plur_desk.infra.errors import ActionRefused, ChangedSinceError
 

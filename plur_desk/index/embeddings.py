@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from plur_desk.domain.derived import content_hash
+from plur_desk.domain.plur_rules.derived import content_hash
 from plur_desk.index.vector_matrix import VectorTable
 from plur_desk.infra.jobs import checkpoints
 from plur_desk.resources import RESOURCES

@@ -22,7 +22,7 @@ from pathlib import Path
 import tantivy
 
 from plur_desk.domain.engram_view import EngramView
-from plur_desk.domain.validity import Window, closes_at, opens_at
+from plur_desk.domain.plur_rules.validity import Window, closes_at, opens_at
 from plur_desk.index.query import Filter, ParsedQuery
 from plur_desk.infra.clock import parse_instant
 from plur_desk.infra.jobs import checkpoints

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from plur_desk.domain.near_duplicate import tokens_of
+from plur_desk.domain.similar.near_duplicate import tokens_of
 from plur_desk.index.vector_matrix import VectorTable, zeroed
 from plur_desk.infra.jobs import checkpoint, checkpoints
 

@@ -14,8 +14,8 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from plur_desk.domain.contradiction_lexicon import stem
-from plur_desk.domain.tension_rules import fts_tokenize
+from plur_desk.domain.plur_rules.tension_rules import fts_tokenize
+from plur_desk.domain.similar.contradiction_lexicon import stem
 
 # A substituted slot or a flipped polarity leaves most words in place: pairs sharing less than this share of the
 # shorter statement's keys are different statements (no labelled conflict in tests/data shares less than 0.5).

@@ -4,7 +4,7 @@ A `Job` is a piece of background work as the computation inside it sees it: whet
 request made its result worthless), where its progress goes, which store it belongs to, and the window's `Pacing`
 (the turns computations take, infra/turns.py, and the window's bursts and the reviewer's decisions they step aside
 for, infra/window_first.py). The job is found through one `ContextVar`, set by whoever runs the work (`running`;
-the window's `Jobs`, ui/jobs.py), so a computation deep in app/ or index/ never takes it as a parameter and no
+the window's `Jobs`, ui/common/jobs.py), so a computation deep in app/ or index/ never takes it as a parameter and no
 module keeps it in a global. Outside a job (a command, a test) every call here is free: no turn, no pause, never
 cancelled.
 

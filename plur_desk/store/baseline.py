@@ -3,7 +3,7 @@
 Append-only (one `write` with O_APPEND per batch, then fsync), so an agent's concurrent write can never tear ours
 and a crash leaves at most a cut-off last line, which readers skip as PLUR does with history. It travels with
 `plur-desk sync` (committed with the store's files) and git merges it as a set of lines (`merge_lines`). What the
-lines say is trusted only once verified (app/changes.py): this module reads and writes bytes.
+lines say is trusted only once verified (app/changes/watch.py): this module reads and writes bytes.
 """
 
 from __future__ import annotations

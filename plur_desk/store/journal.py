@@ -11,7 +11,7 @@ store, so engram text is never kept anywhere less private than the store; PLUR r
 
 Any agent can write that folder, so a record is signed as a whole by the reviewer who started the action: the
 payload carries `actor` (the reviewer, as events do) and `timestamp`, and `signature`/`signer` are made over its
-canonical bytes exactly as an event's are (store/signatures.py), every save again. A record read back from disk is
+canonical bytes exactly as an event's are (store/keys/signatures.py), every save again. A record read back from disk is
 `frozen`: recovery never saves (so never signs) it, it only finishes or removes it.
 """
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from plur_desk.domain.engram_rules import engram_problems, tension_problems
+from plur_desk.domain.plur_rules.engram_rules import engram_problems, tension_problems
 from plur_desk.domain.review import Patch
 from plur_desk.infra.crash import crash_point
 from plur_desk.infra.errors import (
@@ -31,14 +31,14 @@ from plur_desk.infra.errors import (
 )
 from plur_desk.infra.memory import gc_paused
 from plur_desk.store.atomic import Beside, Staged
-from plur_desk.store.entry_lookup import Located, locate, rekeyed_event
 from plur_desk.store.file_hash import FileHash
 from plur_desk.store.file_identity import FileIdentity
-from plur_desk.store.file_parts import new_file_parts, stage_new_file
-from plur_desk.store.history import AppendResult, HistoryLog, PreparedAppend
+from plur_desk.store.history.log import AppendResult, HistoryLog, PreparedAppend
 from plur_desk.store.journal import Journal, JournalRecord, Step
-from plur_desk.store.known_split import KnownSplit
-from plur_desk.store.list_file import (
+from plur_desk.store.lists.entry_lookup import Located, locate, rekeyed_event
+from plur_desk.store.lists.file_parts import new_file_parts, stage_new_file
+from plur_desk.store.lists.known_split import KnownSplit
+from plur_desk.store.lists.list_file import (
     ENGRAMS,
     TENSIONS,
     BlockCache,
@@ -46,8 +46,7 @@ from plur_desk.store.list_file import (
     ListFile,
     digest_of,
 )
-from plur_desk.store.lock import ENGRAMS_POLICY, TENSIONS_POLICY, LockPolicy, current_holder, locked
-from plur_desk.store.parse_cache import (
+from plur_desk.store.lists.parse_cache import (
     ParsedBlocks,
     cache_path,
     read_blocks,
@@ -56,9 +55,10 @@ from plur_desk.store.parse_cache import (
     write_blocks,
     write_cache,
 )
-from plur_desk.store.parse_pool import IN_PROCESS_BELOW, parse_in_workers
+from plur_desk.store.lists.parse_pool import IN_PROCESS_BELOW, parse_in_workers
+from plur_desk.store.lists.yaml_dump import dump_engram_item, dump_tension_item
+from plur_desk.store.locking.lock import ENGRAMS_POLICY, TENSIONS_POLICY, LockPolicy, current_holder, locked
 from plur_desk.store.safe_open import read_regular, special_file_problem
-from plur_desk.store.yaml_dump import dump_engram_item, dump_tension_item
 
 Apply = Callable[[dict[str, object]], tuple[dict[str, object], list[dict[str, object]]]]
 Fingerprint = Callable[[dict[str, object]], dict[str, object]]

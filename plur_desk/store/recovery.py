@@ -27,16 +27,16 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING
 
-from plur_desk.domain.engram_rules import engram_problems, tension_problems
-from plur_desk.domain.rekey import Renames
+from plur_desk.domain.plur_rules.engram_rules import engram_problems, tension_problems
+from plur_desk.domain.plur_rules.rekey import Renames
 from plur_desk.domain.review import ABSENT, Patch, engram_fingerprint, tension_fingerprint
 from plur_desk.infra.errors import PlurDeskError
-from plur_desk.store.chain import js_stringify
+from plur_desk.store.history.chain import js_stringify
 from plur_desk.store.journal import JOURNAL_DIR, JournalRecord, Step
-from plur_desk.store.list_file import ENGRAMS, TENSIONS, ListFile
-from plur_desk.store.lock import LockPolicy, holder_alive, locked
+from plur_desk.store.keys.signatures import claimed_human
+from plur_desk.store.lists.list_file import ENGRAMS, TENSIONS, ListFile
+from plur_desk.store.locking.lock import LockPolicy, holder_alive, locked
 from plur_desk.store.safe_open import read_regular
-from plur_desk.store.signatures import claimed_human
 
 if TYPE_CHECKING:
     from plur_desk.store.plur_store import PlurStore
@@ -313,7 +313,7 @@ def step_state(store: PlurStore, step: Step) -> StepState:
 
 def rename_trail(store: PlurStore) -> Renames:
     """PLUR 0.21's `engram_rekeyed` trail in the store's history (read only when a step is not settled by hashes)."""
-    from plur_desk.store.history import HistoryLog, summarize_history
+    from plur_desk.store.history.log import HistoryLog, summarize_history
 
     return Renames(pair for _name, month in summarize_history(HistoryLog(store.root), None) for pair in month.rekeyed)
 

@@ -7,8 +7,8 @@ from collections.abc import Callable
 from PySide6.QtGui import QAction
 
 from plur_desk.ui.actions import UiContext, update_enabled
-from plur_desk.ui.drafts_pane import DraftsPane
 from plur_desk.ui.navigation import NavigationController, as_pane
+from plur_desk.ui.review.drafts_pane import DraftsPane
 from plur_desk.ui.workspace import Workspace
 
 

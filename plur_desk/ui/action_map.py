@@ -6,22 +6,22 @@ from __future__ import annotations
 from functools import partial
 from typing import Protocol
 
-from plur_desk.ui import theme
 from plur_desk.ui.actions import Handlers
-from plur_desk.ui.changes_controller import ChangesController
-from plur_desk.ui.conflicts_support import ConflictsController
-from plur_desk.ui.drafts_pane import DraftsPane
-from plur_desk.ui.history_pane import HistoryPane
+from plur_desk.ui.changes.changes_controller import ChangesController
+from plur_desk.ui.common import theme
+from plur_desk.ui.history.history_pane import HistoryPane
 from plur_desk.ui.messages import Messages
 from plur_desk.ui.navigation import NavigationController
-from plur_desk.ui.review_controller import ReviewController
-from plur_desk.ui.reviewer_identity import IdentityController
-from plur_desk.ui.scale_support import ScaleController
-from plur_desk.ui.session_drafts import on_session
+from plur_desk.ui.review.drafts_pane import DraftsPane
+from plur_desk.ui.review.review_controller import ReviewController
+from plur_desk.ui.review.session_drafts import on_session
+from plur_desk.ui.scale.scale_support import ScaleController
 from plur_desk.ui.store_opening import StoreController
-from plur_desk.ui.team_controller import TeamController
-from plur_desk.ui.tensions_controller import TensionsController
-from plur_desk.ui.validity_controller import ValidityController
+from plur_desk.ui.team.team_controller import TeamController
+from plur_desk.ui.tensions.conflicts_support import ConflictsController
+from plur_desk.ui.tensions.tensions_controller import TensionsController
+from plur_desk.ui.trust.reviewer_identity import IdentityController
+from plur_desk.ui.validity.validity_controller import ValidityController
 from plur_desk.ui.workspace import Workspace
 
 

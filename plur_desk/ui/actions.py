@@ -18,7 +18,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QWidget
 
-from plur_desk.ui.jobs import Jobs
+from plur_desk.ui.common.jobs import Jobs
 
 
 @dataclass(frozen=True)
@@ -428,7 +428,7 @@ def build_actions(
 ) -> dict[str, QAction]:
     """QActions for ACTIONS, parented to the main window or to their pane; a pane action's keys are live only
     while that pane's list has the focus (`queues[pane](action)` adds the action to the list, at once or when the
-    pane's widgets are built). `jobs` step aside for the window's work on each action (ui/jobs.py)."""
+    pane's widgets are built). `jobs` step aside for the window's work on each action (ui/common/jobs.py)."""
     check_handlers(handlers)
     queues = queues or {}
     actions: dict[str, QAction] = {}

@@ -21,12 +21,12 @@ if TYPE_CHECKING:
 # What the window imports that does not need Qt, imported before PySide6 is: PySide6's import hook reads the source
 # of every module imported after it (looking for `from __feature__ import`), 20-50 ms of a launch for these.
 QT_FREE_MODULES = (
-    "plur_desk.app.bootstrap",
-    "plur_desk.app.loading",
-    "plur_desk.app.session",
+    "plur_desk.app.review.bootstrap",
+    "plur_desk.app.review.loading",
+    "plur_desk.app.review.session",
     "plur_desk.app.settings",
-    "plur_desk.app.team_review",
-    "plur_desk.app.writer_stats",
+    "plur_desk.app.team.team_review",
+    "plur_desk.app.scale.writer_stats",
     "html",
     "json",
 )
@@ -79,7 +79,7 @@ def make_application(argv: list[str] | None = None) -> QApplication:
     app.setApplicationVersion(__version__)
     app.setOrganizationName("plur-desk")
     app.setDesktopFileName(APP_ID)
-    from plur_desk.ui.icons import app_icon
+    from plur_desk.ui.common.icons import app_icon
 
     app.setWindowIcon(app_icon())
     qss = RESOURCES / "app.qss"
@@ -91,7 +91,7 @@ def ask_reviewer(settings_store: SettingsStore, settings: Settings, given: str |
     """This run's reviewer: `--reviewer` (for this run only), else the saved default, else asked in a dialog
     whose OK stays disabled until the name names a person. Saved as the default only when the person ticks it.
     None when the dialog was cancelled."""
-    from plur_desk.app.reviewer import check_reviewer, reviewer_problem
+    from plur_desk.app.review.reviewer import check_reviewer, reviewer_problem
     from plur_desk.app.settings import suggested_reviewer_name
 
     saved = settings.reviewer_name
@@ -101,7 +101,7 @@ def ask_reviewer(settings_store: SettingsStore, settings: Settings, given: str |
         return check_reviewer(saved)
     offered = given if given is not None else saved
     problem = reviewer_problem(offered) if offered else None
-    from plur_desk.ui.dialogs import ReviewerDialog  # only when there is no usable name: a relaunch never asks
+    from plur_desk.ui.common.dialogs import ReviewerDialog  # only when there is no usable name: a relaunch never asks
 
     dialog = ReviewerDialog(
         offered or suggested_reviewer_name(),
@@ -131,19 +131,19 @@ def open_window(store: str | None, reviewer: str | None, demo: bool) -> MainWind
 
     settings_store = SettingsStore()
     settings = settings_store.load()
-    from plur_desk.ui import theme
+    from plur_desk.ui.common import theme
 
     theme.apply(settings.theme)  # before any window: every widget starts in the scheme it keeps
     name = ask_reviewer(settings_store, settings, reviewer)
     if name is None:
         return None
-    from plur_desk.app.reviewer import note_reviewer_change
+    from plur_desk.app.review.reviewer import note_reviewer_change
 
     changed = note_reviewer_change(settings_store, settings, name)
     with gc_paused():  # not around the reviewer's dialog above: it may stay open a long while
         window = MainWindow(settings_store, settings, name)
         window.show()
-    from plur_desk.app.bootstrap import store_problem
+    from plur_desk.app.review.bootstrap import store_problem
 
     path = default_store_path(store)
     fallback = not demo and store is None and store_problem(path) is not None

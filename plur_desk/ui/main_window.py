@@ -22,39 +22,40 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from plur_desk.app.session import ChangeSet, ReviewSession
+from plur_desk.app.review.session import ChangeSet, ReviewSession
 from plur_desk.app.settings import Settings, SettingsStore
 from plur_desk.infra.clock import Clock, SystemClock
 from plur_desk.infra.paths import cache_dir
-from plur_desk.ui import icons, idle_collect, tab_counts, theme, theme_redraw, window_state
+from plur_desk.ui import window_state
 from plur_desk.ui.action_context import ActionContext
 from plur_desk.ui.action_map import action_map
 from plur_desk.ui.actions import Handlers, UiContext, build_actions, recolor_icons
 from plur_desk.ui.built_later import BuiltLater
-from plur_desk.ui.changes_controller import ChangesController, ChangesPane
-from plur_desk.ui.clusters_pane import ClustersPane
-from plur_desk.ui.conflicts_pane import ConflictsPane
-from plur_desk.ui.conflicts_support import ConflictsController
-from plur_desk.ui.drafts_pane import DraftsPane
-from plur_desk.ui.history_pane import HistoryPane
-from plur_desk.ui.jobs import Jobs
+from plur_desk.ui.changes.changes_controller import ChangesController, ChangesPane
+from plur_desk.ui.common import icons, idle_collect, tab_counts, theme, theme_redraw
+from plur_desk.ui.common.jobs import Jobs
+from plur_desk.ui.common.widgets import banner_label
+from plur_desk.ui.history.history_pane import HistoryPane
 from plur_desk.ui.messages import Messages
 from plur_desk.ui.navigation import PANES, NavigationController
-from plur_desk.ui.review_controller import ReviewController
-from plur_desk.ui.reviewer_identity import IdentityController, UnlockAsker
-from plur_desk.ui.scale_support import ScaleController
-from plur_desk.ui.search_support import SearchController
+from plur_desk.ui.review.drafts_pane import DraftsPane
+from plur_desk.ui.review.review_controller import ReviewController
+from plur_desk.ui.scale.clusters_pane import ClustersPane
+from plur_desk.ui.scale.scale_support import ScaleController
+from plur_desk.ui.scale.writers_pane import WritersPane
+from plur_desk.ui.search.search_support import SearchController
 from plur_desk.ui.start_screen import no_store_text, start_screen
 from plur_desk.ui.store_opening import StoreController
-from plur_desk.ui.team_controller import TeamController
-from plur_desk.ui.tensions_controller import TensionsController
-from plur_desk.ui.tensions_pane import TensionsPane
-from plur_desk.ui.validity_controller import ValidityController
-from plur_desk.ui.validity_pane import ValidityPane
-from plur_desk.ui.widgets import banner_label
+from plur_desk.ui.team.team_controller import TeamController
+from plur_desk.ui.tensions.conflicts_pane import ConflictsPane
+from plur_desk.ui.tensions.conflicts_support import ConflictsController
+from plur_desk.ui.tensions.tensions_controller import TensionsController
+from plur_desk.ui.tensions.tensions_pane import TensionsPane
+from plur_desk.ui.trust.reviewer_identity import IdentityController, UnlockAsker
+from plur_desk.ui.validity.validity_controller import ValidityController
+from plur_desk.ui.validity.validity_pane import ValidityPane
 from plur_desk.ui.window_chrome import StatusBar, build_menus_and_buttons, fill_recent, verdict_queues
 from plur_desk.ui.workspace import Workspace
-from plur_desk.ui.writers_pane import WritersPane
 
 
 class MainWindow(QMainWindow):

@@ -6,7 +6,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QLabel, QPushButton, QStatusBar
 
-from plur_desk.ui.widgets import shorten_long_words
+from plur_desk.ui.common.widgets import shorten_long_words
 
 
 class Messages(QObject):

@@ -9,7 +9,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QLineEdit, QMessageBox, QStackedWidget, QTabWidget, QWidget
 
 from plur_desk import __version__
-from plur_desk.app.session import ChangeSet
+from plur_desk.app.review.session import ChangeSet
 from plur_desk.ui.messages import Messages
 
 PANES = ("drafts", "tensions", "validity", "history", "conflicts", "clusters", "writers", "changes")
@@ -146,12 +146,12 @@ class NavigationController(QObject):
         self.search_field.selectAll()
 
     def show_shortcuts(self) -> None:
-        from plur_desk.ui.dialogs import ShortcutSheet  # dialogs load on first use, after the first draft
+        from plur_desk.ui.common.dialogs import ShortcutSheet  # dialogs load on first use, after the first draft
 
         ShortcutSheet(self.tabs.window()).exec()
 
     def show_palette(self) -> None:
-        from plur_desk.ui.dialogs import CommandPalette
+        from plur_desk.ui.common.dialogs import CommandPalette
 
         CommandPalette(self._run_action, self._action_enabled, self.tabs.window()).exec()
 

@@ -18,7 +18,7 @@ def run_self_check(make_application: Callable[[], object], make_window: Callable
 
         from plur_desk.app.demo import copy_demo_store
         from plur_desk.app.settings import Settings, SettingsStore
-        from plur_desk.ui.jobs import SESSION
+        from plur_desk.ui.common.jobs import SESSION
 
         make_application()
         with tempfile.TemporaryDirectory(prefix="plur-desk-self-check-") as tmp:
@@ -53,7 +53,7 @@ def run_self_check(make_application: Callable[[], object], make_window: Callable
                 QApplication.processEvents()
                 time.sleep(0.01)
             checks.append(f"searched 'deploy': {window.drafts.model.rowCount()} drafts match")
-            from plur_desk.app.bootstrap import embedding_check
+            from plur_desk.app.review.bootstrap import embedding_check
 
             checks.append(embedding_check())
             window.close()

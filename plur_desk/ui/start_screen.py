@@ -32,7 +32,7 @@ def start_screen(open_demo: Callable[[], object], open_store: Callable[[], objec
 
 def no_store_text(problem: str) -> str:
     """The start page's text when a store could not be opened: why (agent text is data: escaped)."""
-    from plur_desk.ui.widgets import text_html
+    from plur_desk.ui.common.widgets import text_html
 
     return (
         f"<h2>No PLUR store here</h2><p>{text_html(problem)}</p>"

@@ -15,13 +15,13 @@ from pathlib import Path
 from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal
 from PySide6.QtWidgets import QFileDialog, QLabel, QMessageBox, QWidget
 
-from plur_desk.app import loading
-from plur_desk.app.session import ChangeSet, ReviewSession
+from plur_desk.app.review import loading
+from plur_desk.app.review.session import ChangeSet, ReviewSession
 from plur_desk.domain.changes import Kind
-from plur_desk.ui.drafts_pane import DraftsPane
-from plur_desk.ui.jobs import INDEX, POLL, SESSION
-from plur_desk.ui.journal_notice import JournalNotice
-from plur_desk.ui.reviewer_identity import UnlockAsker
+from plur_desk.ui.common.jobs import INDEX, POLL, SESSION
+from plur_desk.ui.review.drafts_pane import DraftsPane
+from plur_desk.ui.trust.journal_notice import JournalNotice
+from plur_desk.ui.trust.reviewer_identity import UnlockAsker
 from plur_desk.ui.workspace import Workspace
 
 REST_AT_LATEST_MS = 1000  # the rest of a first store starts by then even if the hidden panes are not built
@@ -81,7 +81,7 @@ class StoreController(QObject):
     # -- opening -------------------------------------------------------------------------------------------
 
     def open_path(self, path: Path) -> None:
-        from plur_desk.app.bootstrap import store_problem
+        from plur_desk.app.review.bootstrap import store_problem
 
         ws = self.workspace
         problem = store_problem(path)
@@ -112,7 +112,7 @@ class StoreController(QObject):
         reviewer, clock, asker = ws.reviewer_name, ws.clock, self._unlock_asker
 
         def load() -> tuple[ReviewSession, list[str], str]:
-            from plur_desk.app.bootstrap import open_session
+            from plur_desk.app.review.bootstrap import open_session
 
             # Drafts only: the rest is parsed in worker processes once the queue is on screen. For review: finishes
             # interrupted actions from the journal (sets recovery_note).

@@ -12,13 +12,13 @@ from PySide6.QtWidgets import QLineEdit, QMainWindow, QMenu, QTabWidget, QWidget
 from plur_desk.app.settings import Settings
 from plur_desk.domain.changes import ChangeSet
 from plur_desk.ui.actions import ACTIONS, MENU_ORDER
-from plur_desk.ui.changes_pane import ChangesPane
-from plur_desk.ui.clusters_pane import ClustersPane
-from plur_desk.ui.drafts_pane import DraftsPane, action_button
-from plur_desk.ui.history_pane import HistoryPane
-from plur_desk.ui.tensions_pane import TensionsPane
-from plur_desk.ui.validity_pane import ValidityPane
-from plur_desk.ui.widgets import plain_label
+from plur_desk.ui.changes.changes_pane import ChangesPane
+from plur_desk.ui.common.widgets import plain_label
+from plur_desk.ui.history.history_pane import HistoryPane
+from plur_desk.ui.review.drafts_pane import DraftsPane, action_button
+from plur_desk.ui.scale.clusters_pane import ClustersPane
+from plur_desk.ui.tensions.tensions_pane import TensionsPane
+from plur_desk.ui.validity.validity_pane import ValidityPane
 from plur_desk.ui.workspace import Workspace
 
 STATUS = ("path", "counts", "changes", "search", "reviewer", "lock", "busy")
@@ -117,7 +117,7 @@ class StatusBar:
             (bar.addPermanentWidget if name != "path" else bar.addWidget)(label)
         self.labels["reviewer"].setText(f"reviewer: {workspace.reviewer_name}")
         self.labels["reviewer"].setToolTip("Every decision is recorded with this name")
-        self.on_counts: Callable[[dict[str, int]], None] | None = None  # the tabs' counts (ui/tab_counts.py)
+        self.on_counts: Callable[[dict[str, int]], None] | None = None  # the tabs' counts (ui/common/tab_counts.py)
         workspace.jobs.busy_changed.connect(self._busy)
 
     def follow(self, tabs: QTabWidget) -> None:

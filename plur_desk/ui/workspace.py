@@ -11,11 +11,11 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from plur_desk.app.broadcast import ChangeBroadcast
-from plur_desk.app.session import COUNTED, ChangeSet, ReviewSession
+from plur_desk.app.review.session import COUNTED, ChangeSet, ReviewSession
 from plur_desk.app.settings import Settings, SettingsStore
 from plur_desk.infra.clock import Clock
 from plur_desk.infra.errors import ChangedSinceError, PartialWrite, PlurDeskError
-from plur_desk.ui.jobs import SESSION, Jobs
+from plur_desk.ui.common.jobs import SESSION, Jobs
 from plur_desk.ui.messages import Messages
 
 # The reads' channel of the contradiction check that runs before an approval is submitted as a change.
@@ -138,7 +138,7 @@ class Workspace(QObject):
 
     def replay(self, *, redo: bool) -> None:
         """Undo (or redo) on the session's lane the action on top as it is at this key press, or, behind actions
-        still being written, the one on top once they are, provided none failed (app/undo.py `UndoIntent`)."""
+        still being written, the one on top once they are, provided none failed (app/review/undo.py `UndoIntent`)."""
         session = self.session
         if session is None or not (session.undo_history.can_redo if redo else session.undo_history.can_undo):
             return

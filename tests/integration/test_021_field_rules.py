@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from plur_desk.app.check import run_check
-from plur_desk.store.yaml_dump import dump_engrams_document
+from plur_desk.store.lists.yaml_dump import dump_engrams_document
 
 from support.stores import plur
 

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from plur_desk.app.bootstrap import open_session
-from plur_desk.app.changes_cli import main as changes_main
+from plur_desk.app.changes.changes_cli import main as changes_main
+from plur_desk.app.review.bootstrap import open_session
 from plur_desk.infra.errors import ChangedSinceError
 
 from support.stores import plur
@@ -251,11 +251,11 @@ def test_ratifying_a_tension_change_is_journaled_signed_undoable_and_refused_onc
 
 
 def test_changes_from_the_watched_table_are_what_a_whole_load_finds(tmp_path, monkeypatch):
-    from plur_desk.app.bootstrap import open_store
-    from plur_desk.app.changes import changes_on_disk
-    from plur_desk.app.changes_fast import changes_fast, watched_table
+    from plur_desk.app.changes.changes_fast import changes_fast, watched_table
+    from plur_desk.app.changes.watch import changes_on_disk
+    from plur_desk.app.review.bootstrap import open_store
     from plur_desk.infra.paths import cache_dir
-    from plur_desk.store.parse_cache import cache_path
+    from plur_desk.store.lists.parse_cache import cache_path
 
     store, home, ids, tensions = _store(tmp_path)
     assert changes_main([str(store), "--start", "--reviewer", "Alice Reviewer"]) == 0
@@ -271,7 +271,9 @@ def test_changes_from_the_watched_table_are_what_a_whole_load_finds(tmp_path, mo
     assert [c.to_json() for c in changes_fast(store)[1]] == expected  # every block parsed, the table written
     assert table.is_file()
     table.unlink()
-    monkeypatch.setattr("plur_desk.app.changes_fast.UNPACK_OVER", 0)  # many blocks new to the table: the cache's
+    monkeypatch.setattr(
+        "plur_desk.app.changes.changes_fast.UNPACK_OVER", 0
+    )  # many blocks new to the table: the cache's
     assert [c.to_json() for c in changes_fast(store)[1]] == expected
     monkeypatch.undo()
     assert [c.to_json() for c in changes_fast(store)[1]] == expected  # warm: every value from the table
@@ -323,7 +325,7 @@ def test_ratifying_a_tension_leaves_its_engrams_own_agent_change_listed(tmp_path
 
 
 def test_a_group_is_one_action_and_one_undo_and_a_moved_change_is_named(tmp_path):
-    from plur_desk.app.change_decisions import decide_group
+    from plur_desk.app.changes.change_decisions import decide_group
 
     store, home, ids, _tensions = _store(tmp_path)
     assert changes_main([str(store), "--start", "--reviewer", "Alice Reviewer"]) == 0

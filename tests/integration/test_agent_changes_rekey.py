@@ -1,4 +1,4 @@
-"""The agent-changes baseline follows PLUR 0.21's rename of a watched engram (domain/baseline_renames.py).
+"""The agent-changes baseline follows PLUR 0.21's rename of a watched engram (domain/agents/baseline_renames.py).
 
 The store is written by the real PLUR 0.20 and watched; then it is shaped as 0.21 leaves it after a teammate's engram
 with the same id was merged in before a watched one (CHANGELOG 0.21.0 P1: the later, different copy is renamed
@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from plur_desk.app.bootstrap import open_session
-from plur_desk.app.changes_cli import main as changes_main
-from plur_desk.domain.rekey import fresh_duplicate_id
-from plur_desk.store.yaml_dump import dump_engrams_document
-from plur_desk.store.yaml_load import load_general
+from plur_desk.app.changes.changes_cli import main as changes_main
+from plur_desk.app.review.bootstrap import open_session
+from plur_desk.domain.plur_rules.rekey import fresh_duplicate_id
+from plur_desk.store.lists.yaml_dump import dump_engrams_document
+from plur_desk.store.lists.yaml_load import load_general
 
 from support.stores import plur
 

@@ -10,11 +10,11 @@ import sys
 
 import pytest
 
-from plur_desk.app.bootstrap import open_session
 from plur_desk.app.check import run_check
+from plur_desk.app.review.bootstrap import open_session
 from plur_desk.domain.commands import ApproveDrafts
 from plur_desk.domain.trust import TrustState
-from plur_desk.ui.detail import engram_html
+from plur_desk.ui.review.detail import engram_html
 
 from support.node import plur_env, run_node
 
@@ -118,14 +118,14 @@ def test_a_look_alike_of_a_trusted_reviewer_is_flagged_and_refused_as_a_new_revi
     assert report.exit_code == 1
     assert any(c["engram_id"] == drafts[1] and c["reason"] == "confusable_identity" for c in report.untrusted)
     assert any(c["file"] == "keys.yaml" and c["reason"] == "confusable_identity" for c in report.untrusted)
-    from plur_desk.app.signing import fingerprint
-    from plur_desk.app.trust_cli import main as trust_main
+    from plur_desk.app.trust.signing import fingerprint
+    from plur_desk.app.trust.trust_cli import main as trust_main
 
     listed = next(k for k in _keys(store) if k["identity"] == identity)["public_key"]
     assert trust_main(["--store", str(store), "add", identity, fingerprint(listed)]) == 1  # not trusted by hand
     assert not again.trust.trusted().keys_for(identity)
     # the look-alike is not auto-registered as a new reviewer on this machine: refused with a message
-    from plur_desk.app.reviewer import InvalidReviewer
+    from plur_desk.app.review.reviewer import InvalidReviewer
 
     with pytest.raises(InvalidReviewer, match="refused"):
         open_session(store, name, use_cache=False)

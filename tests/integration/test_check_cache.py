@@ -16,7 +16,7 @@ import pytest
 
 from plur_desk.app.check import run_check
 from plur_desk.infra.paths import cache_dir
-from plur_desk.store.parse_pool import IN_PROCESS_BELOW
+from plur_desk.store.lists.parse_pool import IN_PROCESS_BELOW
 from plur_desk.store.plur_store import PlurStore
 
 from support.stores import copy_store, make_plur_store

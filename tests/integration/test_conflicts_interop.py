@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from plur_desk.app.bootstrap import open_session
-from plur_desk.app.conflict_actions import not_a_conflict, record_tension, supersede
-from plur_desk.app.conflicts_cli import finder_for
+from plur_desk.app.conflicts.conflict_actions import not_a_conflict, record_tension, supersede
+from plur_desk.app.conflicts.conflicts_cli import finder_for
+from plur_desk.app.review.bootstrap import open_session
 
 from support.node import plur_env, run_node
 from support.stores import plur
@@ -155,8 +155,8 @@ def test_our_prefilter_lets_through_exactly_the_pairs_plurs_scan_would_judge(tmp
     """Every pair of the 650 evaluation statements (211k pairs), gated by our port and by PLUR's own code."""
     from itertools import combinations
 
-    from plur_desk.domain.tension_rules import GateContext, blocked_by, subject_tokens
-    from plur_desk.store.yaml_dump import dump_engrams_document
+    from plur_desk.domain.plur_rules.tension_rules import GateContext, blocked_by, subject_tokens
+    from plur_desk.store.lists.yaml_dump import dump_engrams_document
 
     from support.conflict_eval import load_rows, pair_engrams
 

@@ -5,9 +5,16 @@ from __future__ import annotations
 import random
 import unicodedata
 
-from plur_desk.domain.derived import _case_ignorable, _cased, _is_word, content_hash, generate_summary, js_lower
+from plur_desk.domain.plur_rules.derived import (
+    _case_ignorable,
+    _cased,
+    _is_word,
+    content_hash,
+    generate_summary,
+    js_lower,
+)
+from plur_desk.domain.plur_rules.unicode_newer import NEWER_LOWER, NEWER_WORD_RANGES
 from plur_desk.domain.review import Reviewer, edit_statement
-from plur_desk.domain.unicode_newer import NEWER_LOWER, NEWER_WORD_RANGES
 
 from support.node import run_node
 

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 import pytest
 from PySide6.QtCore import Qt
 
-from plur_desk.app.bootstrap import open_session
-from plur_desk.app.search import SearchService
+from plur_desk.app.review.bootstrap import open_session
+from plur_desk.app.search.store_search import SearchService
 from plur_desk.app.settings import Settings, SettingsStore
 from plur_desk.infra.clock import FixedClock
 from plur_desk.ui.app import make_application

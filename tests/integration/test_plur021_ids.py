@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from plur_desk.app.bootstrap import open_session
 from plur_desk.app.check import run_check
+from plur_desk.app.review.bootstrap import open_session
 from plur_desk.domain.commands import ApproveDrafts, ResolveTension
-from plur_desk.domain.rekey import fresh_duplicate_id
+from plur_desk.domain.plur_rules.rekey import fresh_duplicate_id
 from plur_desk.domain.trust import TrustState
-from plur_desk.store.yaml_dump import dump_engrams_document
-from plur_desk.store.yaml_load import load_general
+from plur_desk.store.lists.yaml_dump import dump_engrams_document
+from plur_desk.store.lists.yaml_load import load_general
 
 from support.node import plur_env, run_node
 from support.stores import plur

@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from plur_desk.app import loading
-from plur_desk.app.session import ReviewSession
+from plur_desk.app.review import loading
+from plur_desk.app.review.session import ReviewSession
 from plur_desk.domain.commands import ApproveDrafts, RejectDrafts
 from plur_desk.domain.review import Reviewer
 from plur_desk.store import plur_store
-from plur_desk.store.list_file import ListFile
-from plur_desk.store.parse_pool import IN_PROCESS_BELOW
+from plur_desk.store.lists.list_file import ListFile
+from plur_desk.store.lists.parse_pool import IN_PROCESS_BELOW
 from plur_desk.store.plur_store import PlurStore
 
 from support.stores import copy_store, make_plur_store, plur

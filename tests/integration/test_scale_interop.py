@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from plur_desk.app.bootstrap import open_session
-from plur_desk.app.scale import ScaleView
+from plur_desk.app.review.bootstrap import open_session
+from plur_desk.app.scale.review_at_scale import ScaleView
 from plur_desk.cli import main
 
 from support.stores import plur

@@ -8,11 +8,11 @@ import sys
 
 import pytest
 
-from plur_desk.app.bootstrap import open_session
 from plur_desk.app.check import run_check
+from plur_desk.app.review.bootstrap import open_session
 from plur_desk.domain.commands import ApproveDrafts, EditStatement, RejectDrafts
 from plur_desk.domain.trust import TrustState
-from plur_desk.store.chain import event_hash, js_stringify
+from plur_desk.store.history.chain import event_hash, js_stringify
 
 from support.node import plur_env, run_node
 from support.stores import plur
@@ -132,7 +132,7 @@ def test_attacks_through_plurs_api_are_each_shown_for_what_they_are_and_check_ex
     # only the genuine rejection is a tombstone that counts
     counted = [v for v in fresh.verdicts.rejected_verdicts().values() if v.trust.counts_as_human]
     assert [v.engram_id for v in counted] == [drafts[0]]
-    history_filter = __import__("plur_desk.app.history_index", fromlist=["HistoryFilter"]).HistoryFilter
+    history_filter = __import__("plur_desk.app.history.history_index", fromlist=["HistoryFilter"]).HistoryFilter
     invalid = fresh.history.newest_first(history_filter(trust=frozenset({TrustState.INVALID})))
     assert sorted(e["engram_id"] for e in invalid) == sorted([drafts[2], drafts[3], drafts[5]])
 

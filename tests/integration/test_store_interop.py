@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from plur_desk.app.bootstrap import open_session
+from plur_desk.app.review.bootstrap import open_session
 from plur_desk.domain.commands import (
     ApproveDrafts,
     ConfirmTension,
@@ -18,7 +18,7 @@ from plur_desk.domain.commands import (
     ResolveTension,
     SetValidity,
 )
-from plur_desk.store.lock import locked
+from plur_desk.store.locking.lock import locked
 from plur_desk.store.plur_store import PlurStore
 
 from support.node import NODE_DIR, plur_env, run_node
@@ -249,7 +249,7 @@ def test_d_our_lock_makes_plur_wait_and_a_dead_holders_lock_is_taken(store, node
 
 
 def test_content_hash_matches_plur(node_home, tmp_path):
-    from plur_desk.domain.derived import content_hash
+    from plur_desk.domain.plur_rules.derived import content_hash
 
     samples = [
         "The CI pipeline uses Node 20",

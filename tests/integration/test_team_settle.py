@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from plur_desk import cli
-from plur_desk.app import team_review
-from plur_desk.app.sync import run_sync
+from plur_desk.app.team import team_review
+from plur_desk.app.team.sync import run_sync
 from plur_desk.domain.commands import ApproveDrafts, RejectDrafts, ResolveTension
 
 from support.team import Team

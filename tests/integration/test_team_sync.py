@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from plur_desk.app import team_review
+from plur_desk.app.team import team_review
 from plur_desk.domain.commands import ApproveDrafts, EditStatement, RejectDrafts, ResolveTension
-from plur_desk.store import team_ledger
+from plur_desk.store.team import team_ledger
 
 from support.team import Team, git
 
@@ -72,8 +72,8 @@ def test_plur_sync_diverges_without_the_driver_and_converges_once_installed(team
     assert "NOT pulled" in stuck["message"] or "push_error" in stuck, stuck  # PLUR alone: diverged
     assert "NOT pulled" in team.sync("Bob")["message"]  # and it stays so
 
-    from plur_desk.app.git_repo import find_repo
-    from plur_desk.app.merge_driver import install
+    from plur_desk.app.team.git_repo import find_repo
+    from plur_desk.app.team.merge_driver import install
 
     for name in ("Ann", "Bob"):
         install(find_repo(team.clones[name]))  # type: ignore[arg-type]
@@ -90,7 +90,7 @@ def test_plur_sync_diverges_without_the_driver_and_converges_once_installed(team
 
 
 def _desk_sync(team: Team, name: str):
-    from plur_desk.app.sync import run_sync
+    from plur_desk.app.team.sync import run_sync
 
     report = run_sync(team.clones[name])
     assert report.error is None, report.to_text()
@@ -294,8 +294,8 @@ def test_plur_rebase_of_several_local_commits_keeps_each_record_whole(team: Team
     assert "NOT pulled" in team.sync("Bob")["message"]  # and a second one, editing the same record
     assert git(team.clones["Bob"], "rev-list", "--count", "origin/main..HEAD") == "2"
 
-    from plur_desk.app.git_repo import find_repo
-    from plur_desk.app.merge_driver import install
+    from plur_desk.app.team.git_repo import find_repo
+    from plur_desk.app.team.merge_driver import install
 
     for name in ("Ann", "Bob"):
         install(find_repo(team.clones[name]))  # type: ignore[arg-type]

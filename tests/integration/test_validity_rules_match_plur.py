@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from plur_desk.store.lists.yaml_dump import dump_engrams_document
 from plur_desk.store.plur_store import PlurStore
-from plur_desk.store.yaml_dump import dump_engrams_document
 
 from support.stores import plur
 

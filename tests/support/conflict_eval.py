@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from plur_desk.app.conflicts import ConflictFinder, Vectors
-from plur_desk.domain.derived import content_hash
-from plur_desk.domain.tension_rules import blocked_by
+from plur_desk.app.conflicts.finder import ConflictFinder, Vectors
+from plur_desk.domain.plur_rules.derived import content_hash
+from plur_desk.domain.plur_rules.tension_rules import blocked_by
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "contradiction_pairs.jsonl"
 NOW = datetime(2026, 12, 1, tzinfo=UTC)

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from plur_desk.app.check import run_check
-from plur_desk.app.session import ReviewSession
+from plur_desk.app.review.session import ReviewSession
 from plur_desk.domain.commands import (
     ApproveDrafts,
     ConfirmTension,
@@ -35,12 +35,12 @@ from plur_desk.domain.commands import (
     SetValidity,
     SplitInTime,
 )
-from plur_desk.domain.engram_rules import engram_problems, tension_problems
+from plur_desk.domain.plur_rules.engram_rules import engram_problems, tension_problems
 from plur_desk.domain.review import Reviewer
 from plur_desk.infra import crash
 from plur_desk.infra.clock import FixedClock
-from plur_desk.store.chain import event_hash, js_stringify
-from plur_desk.store.list_file import ENGRAMS, TENSIONS, ListFile
+from plur_desk.store.history.chain import event_hash, js_stringify
+from plur_desk.store.lists.list_file import ENGRAMS, TENSIONS, ListFile
 from plur_desk.store.plur_store import PlurStore
 
 from support.moments import NOW

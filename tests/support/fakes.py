@@ -11,9 +11,9 @@ from typing import Any, cast
 
 from PySide6.QtCore import QObject
 
-from plur_desk.app.history_index import HistoryFilter
-from plur_desk.app.rows import TensionRow, tension_row
-from plur_desk.app.validity_rows import ValidityRow, WindowBar
+from plur_desk.app.history.history_index import HistoryFilter
+from plur_desk.app.review.rows import TensionRow, tension_row
+from plur_desk.app.review.validity_rows import ValidityRow, WindowBar
 from plur_desk.domain.changes import ChangeSet
 from plur_desk.domain.engram_view import EngramView
 from plur_desk.domain.trust import Trust, TrustState

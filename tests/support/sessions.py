@@ -9,11 +9,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from plur_desk.app.bootstrap import open_session
-from plur_desk.app.session import ReviewSession
+from plur_desk.app.review.bootstrap import open_session
+from plur_desk.app.review.session import ReviewSession
 from plur_desk.infra.clock import FixedClock
+from plur_desk.store.lists.yaml_dump import dump_engrams_document, dump_tensions_document
 from plur_desk.store.plur_store import PlurStore
-from plur_desk.store.yaml_dump import dump_engrams_document, dump_tensions_document
 
 from support.moments import NOW
 
@@ -86,7 +86,7 @@ def reopen(root: Path, reviewer: str = "Someone Else") -> ReviewSession:
 
 def rewrite_statement(root: Path, engram_id: str, statement: str) -> None:
     """Another writer (an agent, a hand edit) changes one engram's statement on disk, rewriting the file whole."""
-    from plur_desk.domain.derived import content_hash
+    from plur_desk.domain.plur_rules.derived import content_hash
 
     store = PlurStore(root)
     store.load()

@@ -5,10 +5,10 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from plur_desk.app.bootstrap import open_session
-from plur_desk.app.git_repo import find_repo
-from plur_desk.app.merge_driver import install
-from plur_desk.app.session import ReviewSession
+from plur_desk.app.review.bootstrap import open_session
+from plur_desk.app.review.session import ReviewSession
+from plur_desk.app.team.git_repo import find_repo
+from plur_desk.app.team.merge_driver import install
 
 from support.stores import plur
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialogButtonBox
 
-from plur_desk.ui.dialogs import BulkDialog
+from plur_desk.ui.common.dialogs import BulkDialog
 
 from ui.conftest import answer_modal, engrams_on_disk, human_events
 

@@ -7,8 +7,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
 from plur_desk.store import baseline
+from plur_desk.store.lists.yaml_dump import dump_engrams_document
 from plur_desk.store.plur_store import PlurStore
-from plur_desk.store.yaml_dump import dump_engrams_document
 
 from ui.conftest import answer_modal
 
@@ -98,8 +98,8 @@ def test_a_group_is_reverted_at_once_after_one_question_and_a_moved_one_is_named
 
 
 def test_a_session_found_from_the_engrams_is_said_to_be_inferred(qtbot):
-    from plur_desk.domain.agent_changes import INFERRED, AgentChange
-    from plur_desk.ui.changes_pane import ChangesPane
+    from plur_desk.domain.agents.agent_changes import INFERRED, AgentChange
+    from plur_desk.ui.changes.changes_pane import ChangesPane
 
     pane = ChangesPane(lambda: None)
     qtbot.addWidget(pane)
@@ -118,8 +118,8 @@ def test_a_session_found_from_the_engrams_is_said_to_be_inferred(qtbot):
 
 
 def test_changes_listed_while_the_pane_is_hidden_are_built_into_the_tree_when_it_is_shown(qtbot):
-    from plur_desk.domain.agent_changes import AgentChange
-    from plur_desk.ui.changes_pane import ChangesPane
+    from plur_desk.domain.agents.agent_changes import AgentChange
+    from plur_desk.ui.changes.changes_pane import ChangesPane
 
     pane = ChangesPane(lambda: None)
     qtbot.addWidget(pane)

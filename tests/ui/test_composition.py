@@ -7,15 +7,15 @@ import threading
 
 from PySide6.QtWidgets import QLabel, QStatusBar, QWidget
 
-from plur_desk.app.bootstrap import open_session
+from plur_desk.app.review.bootstrap import open_session
 from plur_desk.app.settings import Settings, SettingsStore
 from plur_desk.infra.clock import FixedClock
 from plur_desk.ui.app import make_application
 from plur_desk.ui.messages import Messages
-from plur_desk.ui.tensions_controller import TensionsController
-from plur_desk.ui.tensions_pane import TensionsPane
-from plur_desk.ui.validity_controller import ValidityController
-from plur_desk.ui.validity_pane import ValidityPane
+from plur_desk.ui.tensions.tensions_controller import TensionsController
+from plur_desk.ui.tensions.tensions_pane import TensionsPane
+from plur_desk.ui.validity.validity_controller import ValidityController
+from plur_desk.ui.validity.validity_pane import ValidityPane
 from plur_desk.ui.workspace import Workspace
 
 from ui.conftest import NOW, engrams_on_disk, human_events, tensions_on_disk

@@ -118,7 +118,7 @@ def test_not_a_conflict_from_the_view_is_a_dismissed_record(qtbot, window, store
 def test_a_bulk_approval_asks_once_with_the_warning_in_the_same_question(qtbot, window, store_copy):
     from PySide6.QtWidgets import QLabel
 
-    from plur_desk.ui.dialogs import BulkDialog
+    from plur_desk.ui.common.dialogs import BulkDialog
 
     _ready(qtbot, window)
     ids = [DRAFT, next(r.id for r in window.drafts.model.rows if r.id != DRAFT)]
@@ -177,7 +177,7 @@ def test_a_bulk_approval_asks_only_once_the_check_is_done_and_the_window_keeps_r
 ):
     from PySide6.QtWidgets import QApplication, QLabel, QProgressDialog
 
-    from plur_desk.ui.dialogs import BulkDialog
+    from plur_desk.ui.common.dialogs import BulkDialog
 
     _ready(qtbot, window)
     gate = _gate_checks(monkeypatch, window)

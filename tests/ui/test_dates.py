@@ -8,7 +8,7 @@ from datetime import date
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from plur_desk.ui.date_field import parse_iso_date
+from plur_desk.ui.validity.date_field import parse_iso_date
 
 from ui.conftest import answer_modal, engrams_on_disk, tensions_on_disk
 

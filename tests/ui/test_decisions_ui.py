@@ -185,7 +185,7 @@ def test_reviewer_shown_in_the_status_bar(window):
 
 
 def test_reviewer_dialog_ok_only_for_a_person(qtbot):
-    from plur_desk.ui.dialogs import ReviewerDialog
+    from plur_desk.ui.common.dialogs import ReviewerDialog
 
     dialog = ReviewerDialog("")
     qtbot.addWidget(dialog)

@@ -7,7 +7,7 @@ from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QApplication
 
 from plur_desk.app.demo import DEMO_NOTE
-from plur_desk.ui import theme
+from plur_desk.ui.common import theme
 
 from ui.conftest import wait_loaded
 

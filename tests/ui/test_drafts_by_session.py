@@ -9,8 +9,8 @@ import pytest
 from PySide6.QtCore import Qt
 
 from plur_desk.app.demo import demo_source
-from plur_desk.ui.dialogs import BulkDialog
-from plur_desk.ui.models import DraftColumn
+from plur_desk.ui.common.dialogs import BulkDialog
+from plur_desk.ui.common.models import DraftColumn
 
 from support.stores import plur
 from ui.conftest import answer_modal, engrams_on_disk, human_events, open_window_on, wait_loaded

@@ -228,8 +228,8 @@ def test_a_reasserted_rejection_is_flagged_and_rejected_again_with_enter(qtbot, 
     with qtbot.waitSignal(window.changes_applied, timeout=10000):
         _press(qtbot, window, Qt.Key.Key_R)
     # an agent asserts the same statement again (same content_hash, new id)
-    from plur_desk.domain.derived import content_hash
-    from plur_desk.store.yaml_dump import dump_engram_item
+    from plur_desk.domain.plur_rules.derived import content_hash
+    from plur_desk.store.lists.yaml_dump import dump_engram_item
 
     again = {
         "id": "ENG-2026-12-02-901",

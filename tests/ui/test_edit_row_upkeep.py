@@ -9,7 +9,7 @@ import time
 
 from PySide6.QtCore import Qt
 
-from plur_desk.ui.models import DraftColumn
+from plur_desk.ui.common.models import DraftColumn
 
 SECRET_DRAFT = "ENG-2026-12-02-016"  # the demo's "… staging with password: Spring2026rocks"
 NEW = "Smoke tests log in to staging with the password from the team vault"

@@ -45,7 +45,7 @@ def test_keep_right_preview_shows_both_statements(qtbot, window):
 
 
 def test_conflicts_view_shows_both_statements_first(qtbot, window):
-    from plur_desk.ui.conflicts_pane import Column
+    from plur_desk.ui.tensions.conflicts_pane import Column
 
     qtbot.waitUntil(
         lambda: window.conflicts.service is not None and window.jobs.pending("conflicts") == 0, timeout=20000

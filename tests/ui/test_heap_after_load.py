@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QApplication
 
 from plur_desk.app.demo import demo_source
 from plur_desk.infra.memory import FULL_PASS_NEVER
-from plur_desk.ui import idle_collect
+from plur_desk.ui.common import idle_collect
 
 
 def _loaded(window) -> bool:  # type: ignore[no-untyped-def]

@@ -52,8 +52,8 @@ def test_a_filter_reset_while_a_long_filter_is_read_is_never_replaced_by_its_ans
     still being read stops early, and its answer never replaces the view the reviewer asked for."""
     import threading
 
-    from plur_desk.app.history_index import HistoryIndex
-    from plur_desk.ui import history_pane
+    from plur_desk.app.history.history_index import HistoryIndex
+    from plur_desk.ui.history import history_pane
 
     monkeypatch.setattr(history_pane, "FILTER_OFF_SCREEN", 0)  # as with a long history: every filter is read off
     window.navigation.show_history()

@@ -15,8 +15,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextDocument
 
 from plur_desk.domain.lint import reveal, text_flags
-from plur_desk.ui.models import DraftColumn
-from plur_desk.ui.widgets import SafeBrowser
+from plur_desk.ui.common.models import DraftColumn
+from plur_desk.ui.common.widgets import SafeBrowser
 
 from ui.conftest import answer_modal
 
@@ -34,9 +34,9 @@ HOSTILE = [
 
 
 def _store_with_hostile_text(store):
-    from plur_desk.domain.derived import content_hash
+    from plur_desk.domain.plur_rules.derived import content_hash
+    from plur_desk.store.lists.yaml_dump import dump_engrams_document, dump_tensions_document
     from plur_desk.store.plur_store import PlurStore
-    from plur_desk.store.yaml_dump import dump_engrams_document, dump_tensions_document
 
     loaded = PlurStore(store)
     loaded.load()
@@ -174,7 +174,7 @@ def test_every_pane_shows_hostile_text_as_text(qtbot, hostile, window):
 
 
 def test_search_results_and_dialogs_show_hostile_text_as_text(qtbot, hostile, window):
-    from plur_desk.ui.tensions_pane import SplitDialog
+    from plur_desk.ui.tensions.tensions_pane import SplitDialog
 
     qtbot.waitUntil(lambda: window.finder.is_ready, timeout=20000)
     window.navigation.focus_search()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 
-from plur_desk.ui.jobs import Jobs
+from plur_desk.ui.common.jobs import Jobs
 
 
 def test_a_read_that_went_stale_before_it_started_is_never_run(qtbot):
@@ -82,7 +82,7 @@ def test_a_one_at_a_time_channel_runs_one_read_and_then_only_the_newest(qtbot):
 def test_a_draft_s_history_is_read_off_the_gui_thread_and_shown_in_its_detail(qtbot, window, monkeypatch):
     """The detail's History section reads the engram's events from the month files and checks their trust: on
     the read pool, filled into the detail of the draft still shown."""
-    from plur_desk.ui import review_controller
+    from plur_desk.ui.review import review_controller
 
     session = window.session
     current = window.drafts.current_id()
@@ -110,7 +110,7 @@ def test_drafts_passed_over_while_j_is_held_are_not_read_and_the_one_stopped_on_
     """Auto-repeat moves the selection faster than the extras' rest time: nothing is read for the drafts passed
     over (their reads would only compete with the window for the cores), and the draft the reviewer stops on gets
     its extras as soon as the selection rests."""
-    from plur_desk.ui import review_controller
+    from plur_desk.ui.review import review_controller
 
     qtbot.waitUntil(lambda: window.workspace.jobs.pending("reads") == 0, timeout=20000)
     read_for: list[str] = []
@@ -175,7 +175,7 @@ def test_a_checks_progress_reaches_the_window_at_most_every_interval_and_always_
     PROGRESS_EVERY_S, the last one always."""
     from itertools import pairwise
 
-    from plur_desk.ui import check_progress
+    from plur_desk.ui.tensions import check_progress
 
     step, every = 1 / 64, 4 / 64  # exact in binary: a report every 1/64 s, passed on every 4th
     clock = [100.0]

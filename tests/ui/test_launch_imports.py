@@ -26,25 +26,25 @@ LATER = (
     "cryptography",
     "pydantic",  # settings are read without it (app/settings.py), and nothing else on the way uses it
     "ruamel",
-    "plur_desk.app.search",
-    "plur_desk.app.conflicts",
-    "plur_desk.app.clusters",
-    "plur_desk.app.sync",
-    "plur_desk.store.merge",
+    "plur_desk.app.search.store_search",
+    "plur_desk.app.conflicts.finder",
+    "plur_desk.app.scale.clusters",
+    "plur_desk.app.team.sync",
+    "plur_desk.store.team.merge",
     "plur_desk.domain.commands",  # and the tension rules it uses: with the first decision (warmed up after the load)
-    "plur_desk.domain.tension_rules",
+    "plur_desk.domain.plur_rules.tension_rules",
     # the dialogs, the Validity pane's timeline and date fields, the team dialog and the history export: on first use
-    "plur_desk.ui.dialogs",
-    "plur_desk.ui.timeline",
-    "plur_desk.ui.date_field",
-    "plur_desk.ui.team_dialog",
-    "plur_desk.ui.history_export",
+    "plur_desk.ui.common.dialogs",
+    "plur_desk.ui.validity.timeline",
+    "plur_desk.ui.validity.date_field",
+    "plur_desk.ui.team.team_dialog",
+    "plur_desk.ui.history.history_export",
     "csv",
     "difflib",
     "statistics",
     # the package's files are a plain path; libc's mallopt is found without ctypes.util (which ran ldconfig). PyYAML
     # is not listed: a store with a keys.yaml (as this demo store) reads it before the first draft, for the trust of
-    # earlier rejections; a store without one never imports it before (`store/yaml_load.py`, `js_yaml_loader`)
+    # earlier rejections; a store without one never imports it before (`store/lists/yaml_load.py`, `js_yaml_loader`)
     "importlib.resources",
     "ctypes.util",
 )

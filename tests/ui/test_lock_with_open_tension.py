@@ -5,8 +5,8 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from plur_desk.store.yaml_dump import dump_tensions_document
-from plur_desk.store.yaml_load import load_general
+from plur_desk.store.lists.yaml_dump import dump_tensions_document
+from plur_desk.store.lists.yaml_load import load_general
 
 from ui.conftest import answer_modal, engrams_on_disk, human_events, open_window_on, wait_loaded
 

@@ -10,8 +10,8 @@ import pytest
 from PySide6.QtCore import QItemSelectionModel
 from PySide6.QtWidgets import QTableView
 
-from plur_desk.ui.jobs import Jobs
-from plur_desk.ui.models import Column, RowsModel
+from plur_desk.ui.common.jobs import Jobs
+from plur_desk.ui.common.models import Column, RowsModel
 
 
 @dataclass(frozen=True)
@@ -138,7 +138,7 @@ def test_jobs_drop_a_result_a_newer_request_made_stale(qtbot) -> None:
 def test_a_search_keeping_a_scattered_few_resets_once(qtbot, qtmodeltester) -> None:
     """Narrowing 2,000 rows to 100 scattered ones and back: each run of rows removed or inserted updated the whole
     view (100-180 ms at 10,000 drafts); past RESET_ABOVE runs one reset does it, with the same rows after."""
-    from plur_desk.ui import models
+    from plur_desk.ui.common import models
 
     rows = [Row(f"E{n:04d}", f"text {n}") for n in range(2000)]
     model, _view = _watched(qtbot, qtmodeltester, rows)

@@ -7,7 +7,7 @@ import sys
 
 from PySide6.QtCore import QModelIndex, QModelRoleData, QModelRoleDataSpan, Qt
 
-from plur_desk.ui.models import ID_ROLE, ROW_ROLE, SORT_ROLE
+from plur_desk.ui.common.models import ID_ROLE, ROW_ROLE, SORT_ROLE
 
 ROLES = [
     Qt.ItemDataRole.DisplayRole,

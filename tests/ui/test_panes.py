@@ -122,8 +122,8 @@ def test_validity_as_of_groups_and_editor(qtbot, window, store_copy):
 
 
 def test_validity_editor_refuses_from_after_until(qtbot, window):
-    from plur_desk.domain.validity import Window
-    from plur_desk.ui.validity_pane import WindowDialog
+    from plur_desk.domain.plur_rules.validity import Window
+    from plur_desk.ui.validity.validity_pane import WindowDialog
 
     dialog = WindowDialog("ENG-x", Window("2027-01-02", "2027-01-01"))
     qtbot.addWidget(dialog)
@@ -202,7 +202,7 @@ def test_every_control_has_an_accessible_name(window):
 
 
 def _export_through_the_dialog(qtbot, window, action_id, path, name_filter):
-    from plur_desk.ui.history_export import FORMATS
+    from plur_desk.ui.history.history_export import FORMATS
 
     def choose(dialog):
         from PySide6.QtWidgets import QLineEdit
@@ -266,7 +266,7 @@ def test_history_filters_apply_as_you_type_and_say_what_they_show(qtbot, window)
 
 
 def test_history_labels_and_summaries(qtbot, window):
-    from plur_desk.ui.history_pane import HistoryPane, actor_text, summary_of
+    from plur_desk.ui.history.history_pane import HistoryPane, actor_text, summary_of
 
     assert HistoryPane._count_text(1, 1, False, []) == "1 event · 1 malformed line"
     assert HistoryPane._count_text(1200, 2, True, []) == "1,200 events · 2 malformed lines · reading older months…"

@@ -15,18 +15,18 @@ from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QApplication, QWidget
 from pytestqt.qtbot import QtBot
 
-from plur_desk.app.rows import DraftRow, draft_row
-from plur_desk.app.validity_rows import ValidityRow, WindowBar
+from plur_desk.app.review.rows import DraftRow, draft_row
+from plur_desk.app.review.validity_rows import ValidityRow, WindowBar
 from plur_desk.domain.changes import ChangeSet
 from plur_desk.domain.commands import ConfirmTension, ExpireNow, ResolveTension
 from plur_desk.domain.seen import Seen, seen_engram
 from plur_desk.infra.clock import FixedClock
-from plur_desk.ui.drafts_pane import DraftsPane
-from plur_desk.ui.history_pane import HistoryPane
-from plur_desk.ui.tensions_controller import TensionsController
-from plur_desk.ui.tensions_pane import TensionsPane
-from plur_desk.ui.validity_controller import ValidityController
-from plur_desk.ui.validity_pane import ValidityPane
+from plur_desk.ui.history.history_pane import HistoryPane
+from plur_desk.ui.review.drafts_pane import DraftsPane
+from plur_desk.ui.tensions.tensions_controller import TensionsController
+from plur_desk.ui.tensions.tensions_pane import TensionsPane
+from plur_desk.ui.validity.validity_controller import ValidityController
+from plur_desk.ui.validity.validity_pane import ValidityPane
 
 from support.fakes import (
     FakeHistorySession,

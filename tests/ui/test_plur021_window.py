@@ -10,8 +10,8 @@ import pytest
 
 from plur_desk.domain.commands import ApproveDrafts
 from plur_desk.infra.errors import ActionRefused
-from plur_desk.store.yaml_dump import dump_engrams_document
-from plur_desk.store.yaml_load import load_general
+from plur_desk.store.lists.yaml_dump import dump_engrams_document
+from plur_desk.store.lists.yaml_load import load_general
 
 from ui.conftest import open_window_on, wait_loaded
 

@@ -15,10 +15,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PySide6.QtCore import QItemSelection, QItemSelectionModel, Qt
 
-from plur_desk.app.writer_stats import writer_key
+from plur_desk.app.scale.writer_stats import writer_key
 from plur_desk.domain.commands import ApproveDrafts, EditStatement, RejectDrafts
 from plur_desk.infra.clock import iso_ms
-from plur_desk.store.yaml_dump import dump_engrams_document
+from plur_desk.store.lists.yaml_dump import dump_engrams_document
 from plur_desk.ui.main_window import MainWindow
 
 from ui.conftest import NOW, grace_window, open_window_on

@@ -9,7 +9,7 @@ import threading
 
 from PySide6.QtCore import Qt
 
-from plur_desk.app.session import ReviewSession
+from plur_desk.app.review.session import ReviewSession
 
 from ui.conftest import open_window_on
 

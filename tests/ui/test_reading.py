@@ -11,8 +11,8 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QFontMetrics, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication
 
-from plur_desk.ui import theme
-from plur_desk.ui.models import DraftColumn
+from plur_desk.ui.common import theme
+from plur_desk.ui.common.models import DraftColumn
 
 AA = 4.5
 R = QPalette.ColorRole
@@ -156,7 +156,7 @@ def test_writers_fit_1366_and_the_shortcut_sheet_shows_where(qtbot, window):
     qtbot.waitUntil(lambda: window.writers.built and window.writers.model.rowCount() > 0, timeout=20000)
     QApplication.processEvents()
     assert window.writers.table.horizontalScrollBar().maximum() == 0  # no sideways scrolling
-    from plur_desk.ui.dialogs import ShortcutSheet
+    from plur_desk.ui.common.dialogs import ShortcutSheet
 
     sheet = ShortcutSheet(window)
     qtbot.addWidget(sheet)

@@ -21,7 +21,7 @@ _KILLED_APPROVE = r"""
 import os, sys
 from pathlib import Path
 from plur_desk.store.plur_store import PlurStore
-from plur_desk.app.session import ReviewSession
+from plur_desk.app.review.session import ReviewSession
 from plur_desk.domain.commands import ApproveDrafts
 from plur_desk.domain.review import Reviewer
 store = PlurStore(Path(sys.argv[1])); store.load()
@@ -121,8 +121,8 @@ def test_a_review_without_its_event_is_reported_without_a_scan_on_the_gui_thread
     by comparing every engram with the history: on the loading thread, then reported in the banner."""
     import threading
 
-    from plur_desk.app.bootstrap import open_session
-    from plur_desk.app.session import ReviewSession
+    from plur_desk.app.review.bootstrap import open_session
+    from plur_desk.app.review.session import ReviewSession
 
     session = open_session(store_copy, "Grace", clock=FixedClock(NOW))
     draft = session.queue.rows()[0].id

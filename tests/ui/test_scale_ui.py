@@ -11,9 +11,9 @@ from PySide6.QtCore import Qt
 
 from plur_desk.app.demo import demo_source
 from plur_desk.domain.commands import ApproveDrafts
+from plur_desk.ui.common.models import DraftColumn
 from plur_desk.ui.main_window import MainWindow
-from plur_desk.ui.models import DraftColumn
-from plur_desk.ui.scale_support import ScaleController
+from plur_desk.ui.scale.scale_support import ScaleController
 
 from support.stores import plur
 from ui.conftest import engrams_on_disk, human_events
@@ -190,8 +190,8 @@ def test_bulk_reject_in_risk_order_keeps_its_selection_while_risk_arrives(
 
 
 def test_next_step_names_the_approved_engram() -> None:
-    from plur_desk.app.clusters import Cluster, Member
-    from plur_desk.ui.clusters_pane import next_step
+    from plur_desk.app.scale.clusters import Cluster, Member
+    from plur_desk.ui.scale.clusters_pane import next_step
 
     cluster = Cluster(
         "ENG-2026-12-01-001",
@@ -245,7 +245,7 @@ def test_a_month_replaced_while_risk_is_computed_is_read_again_not_an_unexpected
     """The ledger reads the history lines from their month files: a month an agent or a git pull replaced after
     the window took its snapshot is not an unexpected error, the risk is computed again once the poll has the
     history read again."""
-    from plur_desk.app.scale import ScaleView
+    from plur_desk.app.scale.review_at_scale import ScaleView
 
     _scaled(qtbot, window)
     errors: list[str] = []
@@ -314,7 +314,7 @@ def test_rows_added_to_a_selection_are_announced_once(qtbot, window: MainWindow)
 def test_a_large_selection_keeps_its_place_until_it_ends(qtbot, window: MainWindow, monkeypatch) -> None:
     """A new risk order waits while more than KEEP_PLACE_ABOVE rows are selected (moving hundreds of selected
     rows took the window a second and moved them from under the reviewer's eyes), and comes once it ends."""
-    from plur_desk.ui import scale_support
+    from plur_desk.ui.scale import scale_support
 
     _scaled(qtbot, window)
     monkeypatch.setattr(scale_support, "KEEP_PLACE_ABOVE", 3)

@@ -8,7 +8,7 @@ import subprocess
 
 from PySide6.QtCore import Qt
 
-from plur_desk.domain.derived import content_hash
+from plur_desk.domain.plur_rules.derived import content_hash
 
 from ui.conftest import engrams_on_disk, human_events
 

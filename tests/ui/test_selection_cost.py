@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 from PySide6.QtCore import QItemSelection, QItemSelectionModel, Qt
 from PySide6.QtWidgets import QApplication
 
-from plur_desk.app.rows import DraftRow
+from plur_desk.app.review.rows import DraftRow
 from plur_desk.domain.commands import ApproveDrafts
 from plur_desk.ui.actions import ACTIONS, is_enabled
-from plur_desk.ui.drafts_pane import DraftsPane
 from plur_desk.ui.main_window import MainWindow
+from plur_desk.ui.review.drafts_pane import DraftsPane
 
 
 def _rows(n: int) -> list[DraftRow]:

@@ -6,7 +6,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QApplication, QDialogButtonBox
 
-from plur_desk.ui.dialogs import LevelDialog, ReasonDialog, ShortcutSheet
+from plur_desk.ui.common.dialogs import LevelDialog, ReasonDialog, ShortcutSheet
 
 
 def _focus(qtbot, widget):
@@ -107,7 +107,7 @@ def test_a_refusal_banner_is_cleared_when_changing_pane(qtbot, window):
 
 
 def test_flags_column_shows_no_sort_arrow_while_ordered_by_age(window):
-    from plur_desk.ui.models import DraftColumn
+    from plur_desk.ui.common.models import DraftColumn
 
     assert window.drafts.table.horizontalHeader().sortIndicatorSection() == DraftColumn.AGE
 
@@ -115,7 +115,7 @@ def test_flags_column_shows_no_sort_arrow_while_ordered_by_age(window):
 def test_validity_timeline_has_a_date_axis_and_whole_labels(qtbot, window):
     from datetime import UTC, datetime
 
-    from plur_desk.ui.timeline import axis_ticks
+    from plur_desk.ui.validity.timeline import axis_ticks
 
     ticks = axis_ticks(datetime(2026, 1, 15, tzinfo=UTC), datetime(2027, 3, 1, tzinfo=UTC), 900)
     assert ticks[0][1] == "2026-04"  # quarterly at this width

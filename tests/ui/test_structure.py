@@ -13,7 +13,7 @@ from PySide6.QtCore import QObject, QPoint, Qt
 
 import plur_desk.ui
 from plur_desk.ui.actions import ACTIONS, check_handlers
-from plur_desk.ui.models import DraftColumn
+from plur_desk.ui.common.models import DraftColumn
 
 from ui.conftest import human_events
 
@@ -155,7 +155,7 @@ def test_the_rest_of_a_store_loads_once_the_hidden_panes_are_built(qtbot, tmp_pa
     """Built beside the rest's unpacking, the hidden panes' calls into Qt each waited for the interpreter behind
     it (a warm 50,000-engram launch stalled 150-380 ms): the rest starts after them, and the first store still
     loads whole."""
-    from plur_desk.app import loading
+    from plur_desk.app.review import loading
     from plur_desk.ui.built_later import BuiltLater
 
     from ui.conftest import grace_window, wait_loaded

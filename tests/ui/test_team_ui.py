@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from plur_desk.app.bootstrap import open_session
 from plur_desk.app.demo import demo_source
+from plur_desk.app.review.bootstrap import open_session
 from plur_desk.app.settings import Settings, SettingsStore
-from plur_desk.app.sync import run_sync
+from plur_desk.app.team.sync import run_sync
 from plur_desk.domain.commands import ApproveDrafts, RejectDrafts
 from plur_desk.infra.clock import FixedClock
 from plur_desk.ui.app import make_application
-from plur_desk.ui.detail import engram_html
 from plur_desk.ui.main_window import MainWindow
+from plur_desk.ui.review.detail import engram_html
 
 from ui.conftest import engrams_on_disk
 

@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QApplication
 
-from plur_desk.ui import theme
+from plur_desk.ui.common import theme
 
 AA = 4.5
 R = QPalette.ColorRole

@@ -61,7 +61,7 @@ def test_detail_warns_when_a_review_record_is_not_a_signed_decision(qtbot, windo
     engram = dict(session.engram(row.id))
     engram["review"] = {"state": "approved", "by": "Grace Tester", "at": "2026-12-01T10:00:00.000Z"}
     session._engrams[row.id] = engram  # what an agent's updateEngram would leave (interop test writes it for real)
-    from plur_desk.ui.detail import engram_html
+    from plur_desk.ui.review.detail import engram_html
 
     text = engram_html(session, row.id)
     assert "NOT a verified human decision" in text and "no signed decision" in text
@@ -85,8 +85,8 @@ def test_reviewer_identity_dialog_says_where_the_key_lives(qtbot, window):
 def test_a_key_listed_for_the_reviewer_that_was_never_hers_does_not_stop_her_deciding(qtbot, window, store_copy):
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    from plur_desk.store.keys_file import register_key
-    from plur_desk.store.signatures import public_key_b64
+    from plur_desk.store.keys.keys_file import register_key
+    from plur_desk.store.keys.signatures import public_key_b64
 
     planted = public_key_b64(Ed25519PrivateKey.generate())  # an agent registered first, under her name
     register_key(store_copy, "human:Grace Tester", planted, "2026-12-01T00:00:00.000Z")
@@ -102,10 +102,10 @@ def test_a_key_listed_for_the_reviewer_that_was_never_hers_does_not_stop_her_dec
 def test_an_earlier_key_of_hers_in_force_is_replaced_only_after_confirmation(qtbot, window, store_copy):
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    from plur_desk.app.trust_file import TrustFile
+    from plur_desk.app.trust.trust_file import TrustFile
     from plur_desk.domain.trust import OWN
-    from plur_desk.store.keys_file import register_key
-    from plur_desk.store.signatures import public_key_b64
+    from plur_desk.store.keys.keys_file import register_key
+    from plur_desk.store.keys.signatures import public_key_b64
 
     impostor = public_key_b64(Ed25519PrivateKey.generate())  # hers once (her trust file says so), now lost
     TrustFile().add("human:Grace Tester", impostor, OWN, "2026-11-01T00:00:00.000Z")
@@ -170,7 +170,7 @@ def test_a_key_listed_in_keys_yaml_is_trusted_from_the_window_only_with_identity
 ):
     from PySide6.QtWidgets import QInputDialog
 
-    from plur_desk.app.signing import fingerprint
+    from plur_desk.app.trust.signing import fingerprint
     from plur_desk.domain.trust import TrustState
 
     session = window.session
@@ -207,8 +207,8 @@ def test_a_key_listed_in_keys_yaml_is_trusted_from_the_window_only_with_identity
 def test_a_key_listed_for_the_reviewer_that_is_not_hers_is_said_at_open(qtbot, window, store_copy):
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    from plur_desk.app.signing import fingerprint
-    from plur_desk.store.signatures import public_key_b64
+    from plur_desk.app.trust.signing import fingerprint
+    from plur_desk.store.keys.signatures import public_key_b64
 
     with qtbot.waitSignal(window.changes_applied, timeout=10000):
         qtbot.keyClick(window.drafts.table, Qt.Key.Key_A)  # Grace's first decision: her key is hers
@@ -227,9 +227,9 @@ def test_a_key_listed_for_the_reviewer_that_is_not_hers_is_said_at_open(qtbot, w
 def test_the_reviewer_dialog_refuses_a_look_alike_of_a_reviewer_this_user_trusts(qtbot):
     from PySide6.QtWidgets import QDialogButtonBox
 
-    from plur_desk.app.trust_file import TrustFile
+    from plur_desk.app.trust.trust_file import TrustFile
     from plur_desk.domain.trust import OWN
-    from plur_desk.ui.dialogs import ReviewerDialog
+    from plur_desk.ui.common.dialogs import ReviewerDialog
 
     TrustFile().add("human:Alice", "MCowBQYDK2VwAyEANGbufLuunVttxjPrB4Ys4jCHJ9TsmXdDA+qrWVLE/uI=", OWN, "x")
     dialog = ReviewerDialog("Alice")

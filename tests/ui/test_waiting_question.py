@@ -130,7 +130,7 @@ def test_return_space_and_escape_in_the_question_leave_the_draft(qtbot, window, 
 
 
 def question_for(window, monkeypatch):
-    from plur_desk.ui.waiting_question import Waiting
+    from plur_desk.ui.review.waiting_question import Waiting
 
     row = next(r for r in window.drafts.model.rows if r.id == DRAFT)
     return Waiting(window.session, row, row.seen, ("• may contradict",), lambda: pytest.fail("approved"))
@@ -150,7 +150,7 @@ def test_ctrl_return_that_saves_an_edit_never_answers_the_question(qtbot, window
 
 
 def test_a_click_as_the_question_appears_is_ignored(qtbot, window, store_copy, monkeypatch):
-    from plur_desk.ui.waiting_question import GRACE_S
+    from plur_desk.ui.review.waiting_question import GRACE_S
 
     now = [1000.0]
     monkeypatch.setattr(window.review.question, "clock", lambda: now[0])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from plur_desk.app.session import ReviewSession
+from plur_desk.app.review.session import ReviewSession
 
 from support.sessions import small_session
 

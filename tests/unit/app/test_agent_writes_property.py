@@ -16,14 +16,14 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from plur_desk.app.bootstrap import open_session
 from plur_desk.app.check import run_check
+from plur_desk.app.review.bootstrap import open_session
 from plur_desk.domain.commands import ApproveDrafts, EditStatement, RejectDrafts
 from plur_desk.domain.review import Reviewer
 from plur_desk.infra.clock import FixedClock
-from plur_desk.store.endorsements import append_endorsement, endorsement
-from plur_desk.store.signatures import public_key_b64, sign
-from plur_desk.store.yaml_dump import dump_engrams_document
+from plur_desk.store.keys.endorsements import append_endorsement, endorsement
+from plur_desk.store.keys.signatures import public_key_b64, sign
+from plur_desk.store.lists.yaml_dump import dump_engrams_document
 
 from support.moments import NOW
 from support.sessions import small_session

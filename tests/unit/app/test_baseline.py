@@ -7,15 +7,15 @@ import json
 
 import pytest
 
-from plur_desk.app.changes import read_baseline
-from plur_desk.app.changes_cli import main as changes_main
+from plur_desk.app.changes.changes_cli import main as changes_main
+from plur_desk.app.changes.watch import read_baseline
 from plur_desk.app.check import run_check
 from plur_desk.domain.commands import ApproveDrafts, ConfirmTension
 from plur_desk.domain.lint import REDACTED
 from plur_desk.infra.errors import PlurDeskError
 from plur_desk.store import baseline
+from plur_desk.store.lists.yaml_dump import dump_engrams_document, dump_tensions_document
 from plur_desk.store.plur_store import PlurStore
-from plur_desk.store.yaml_dump import dump_engrams_document, dump_tensions_document
 
 DRAFT, DECIDED = "ENG-2026-11-01-001", "ENG-2026-11-06-001"
 
@@ -193,7 +193,7 @@ def test_a_planted_link_never_leads_a_baseline_write_out_of_the_store(session, t
 
 
 def test_the_kept_verified_reading_is_not_reused_once_the_signer_is_no_longer_trusted(session, tmp_path):
-    from plur_desk.app.trust import TrustChecker
+    from plur_desk.app.trust.verifier import TrustChecker
 
     session.watch.start()
     cache = tmp_path / "cache" / "engram-blocks.marshal"
@@ -222,8 +222,8 @@ def test_a_rewrite_is_listed_though_the_agent_backdates_updated_at_beside_a_deci
 def test_a_kept_reading_is_not_trusted_by_someone_who_does_not_trust_its_signer(session, tmp_path):
     """The verified reading kept beside the cache counts only for the keys that verified it: a user whose trust
     file does not hold the signer's key (another account, or after revoking it) is told the lines do not verify."""
-    from plur_desk.app.trust import TrustChecker
-    from plur_desk.app.trust_file import TrustFile
+    from plur_desk.app.trust.trust_file import TrustFile
+    from plur_desk.app.trust.verifier import TrustChecker
 
     session.watch.start()
     cache = tmp_path / "cache" / "engram-blocks.marshal"

@@ -6,9 +6,9 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from plur_desk.app.sync import run_sync
+from plur_desk.app.team.sync import run_sync
 from plur_desk.store import baseline
-from plur_desk.store.yaml_dump import dump_engrams_document
+from plur_desk.store.lists.yaml_dump import dump_engrams_document
 
 
 def git(cwd: Path, *args: str) -> str:

@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from plur_desk.app.clusters import THRESHOLDS, ClusterIndex, embedding_vectorizer
-from plur_desk.app.rows import created_of
-from plur_desk.domain.derived import content_hash
-from plur_desk.domain.near_duplicate import agreement_key, detail_conflict, details_of, scopes_overlap
+from plur_desk.app.review.rows import created_of
+from plur_desk.app.scale.clusters import THRESHOLDS, ClusterIndex, embedding_vectorizer
+from plur_desk.domain.plur_rules.derived import content_hash
+from plur_desk.domain.similar.near_duplicate import agreement_key, detail_conflict, details_of, scopes_overlap
 from plur_desk.index.embeddings import Embedder, VectorCache
 from plur_desk.index.near_dupes import lexical_vectors
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from plur_desk.app.clusters import ClusterIndex
-from plur_desk.app.rows import created_of
+from plur_desk.app.review.rows import created_of
+from plur_desk.app.scale.clusters import ClusterIndex
 from plur_desk.index.near_dupes import lexical_vectors
 
 
@@ -77,7 +77,7 @@ def test_a_failed_update_keeps_the_reviewers_splits() -> None:
 def test_a_reviewers_split_never_steps_aside_for_the_reviewers_own_decisions(monkeypatch) -> None:
     """A split is the reviewer's own key press, waited for: its cut must not pause like the analytics do while the
     reviewer is deciding (which the key press itself marked); the analytics' cut does pause."""
-    from plur_desk.app import cluster_graph
+    from plur_desk.app.scale import cluster_graph
 
     paused: list[int] = []
     monkeypatch.setattr(cluster_graph, "_step_aside", lambda: paused.append(1))

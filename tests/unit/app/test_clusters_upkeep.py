@@ -10,10 +10,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from plur_desk.app.clusters import Cluster, ClusterIndex, Member
-from plur_desk.app.rows import created_of
-from plur_desk.domain.derived import content_hash
-from plur_desk.domain.near_duplicate import agreement_key, detail_conflict, scopes_overlap
+from plur_desk.app.review.rows import created_of
+from plur_desk.app.scale.clusters import Cluster, ClusterIndex, Member
+from plur_desk.domain.plur_rules.derived import content_hash
+from plur_desk.domain.similar.near_duplicate import agreement_key, detail_conflict, scopes_overlap
 from plur_desk.index.near_dupes import lexical_vectors
 
 STATEMENTS = [

@@ -11,10 +11,10 @@ from collections.abc import Callable
 
 import pytest
 
-from plur_desk.app import loading
-from plur_desk.app.bootstrap import open_session
 from plur_desk.app.demo import demo_source
-from plur_desk.app.session import ReviewSession
+from plur_desk.app.review import loading
+from plur_desk.app.review.bootstrap import open_session
+from plur_desk.app.review.session import ReviewSession
 from plur_desk.infra import turns as turns_module
 from plur_desk.infra.jobs import Job, Pacing, running
 
@@ -35,20 +35,20 @@ def _history(session: ReviewSession) -> None:
 
 
 def _clusters(session: ReviewSession) -> None:
-    from plur_desk.app.scale import ScaleView
+    from plur_desk.app.scale.review_at_scale import ScaleView
 
     session.load_history()
     ScaleView(session).refresh()
 
 
 def _search_index(session: ReviewSession) -> None:
-    from plur_desk.app.search import SearchService
+    from plur_desk.app.search.store_search import SearchService
 
     SearchService(session, session.root.parent / "cache", embeddings=False).sync()
 
 
 def _contradiction_finder(session: ReviewSession) -> None:
-    from plur_desk.app.conflict_service import ConflictService
+    from plur_desk.app.conflicts.conflict_service import ConflictService
 
     ConflictService(session).rebuild()
 
@@ -106,9 +106,9 @@ def test_a_long_clustering_hands_its_turn_on_at_its_steps(monkeypatch):
     """The clusters' first computation is seconds of Python at 50,000 engrams: a computation that asks for a turn
     meanwhile gets one at the next step (the statements' word vectors, each block of products, each link's detail
     check), long before the clustering ends."""
-    from plur_desk.app.clusters import ClusterIndex
-    from plur_desk.app.rows import created_of
-    from plur_desk.domain.derived import content_hash
+    from plur_desk.app.review.rows import created_of
+    from plur_desk.app.scale.clusters import ClusterIndex
+    from plur_desk.domain.plur_rules.derived import content_hash
 
     monkeypatch.setattr(turns_module, "SLICE_S", 0.0)  # hand on at every step where another waits
     words = ["cache", "deploy", "retry", "token", "queue", "index", "schema", "build", "lint", "merge"]

@@ -7,18 +7,18 @@ import json
 import numpy as np
 import pytest
 
-from plur_desk.app.bootstrap import open_session
-from plur_desk.app.conflict_actions import not_a_conflict, record_tension, recorded_pair_keys, supersede
-from plur_desk.app.conflicts import ConflictFinder, Vectors
-from plur_desk.app.conflicts_cli import finder_for
-from plur_desk.app.session import ReviewSession
+from plur_desk.app.conflicts.conflict_actions import not_a_conflict, record_tension, recorded_pair_keys, supersede
+from plur_desk.app.conflicts.conflicts_cli import finder_for
+from plur_desk.app.conflicts.finder import ConflictFinder, Vectors
+from plur_desk.app.review.bootstrap import open_session
+from plur_desk.app.review.session import ReviewSession
 from plur_desk.cli import main
 from plur_desk.domain.commands import ApproveDrafts, EditStatement, RejectDrafts
-from plur_desk.domain.derived import content_hash
+from plur_desk.domain.plur_rules.derived import content_hash
 from plur_desk.infra.clock import FixedClock
 from plur_desk.infra.errors import ActionRefused, ChangedSinceError
+from plur_desk.store.lists.yaml_dump import dump_engrams_document
 from plur_desk.store.plur_store import PlurStore
-from plur_desk.store.yaml_dump import dump_engrams_document
 
 from support.moments import NOW
 from support.sessions import rewrite_statement
@@ -168,7 +168,7 @@ def test_a_missing_tensions_file_is_created_with_the_one_record(session):
 
 
 def test_the_service_names_the_other_engram_and_who_approved_it(session):
-    from plur_desk.app.conflict_service import ConflictService
+    from plur_desk.app.conflicts.conflict_service import ConflictService
 
     session.execute(
         ApproveDrafts(tuple(session.writes.seen(["ENG-2026-11-04-001"])), "decided")
@@ -185,9 +185,9 @@ def test_the_service_names_the_other_engram_and_who_approved_it(session):
 
 def test_a_record_whose_event_could_not_be_appended_is_completed_by_recovery(session, monkeypatch):
     from plur_desk.infra.errors import PartialWrite, WriteFailed
-    from plur_desk.store.history import PreparedAppend
+    from plur_desk.store.history.log import PreparedAppend
+    from plur_desk.store.keys.signatures import verify
     from plur_desk.store.recovery import recover
-    from plur_desk.store.signatures import verify
 
     def fail(self):
         raise WriteFailed("disk full (simulated)")
@@ -223,7 +223,7 @@ def test_a_finder_kept_across_decisions_answers_as_a_rebuilt_one(session):
     """Approving or rejecting changes nothing the finder reads: the window keeps it (no rebuild of the whole store
     after each decision) and it answers exactly as a new one would; an edit, or an engram active again after an
     undone reject, needs a new finder."""
-    from plur_desk.app.conflict_service import ConflictService
+    from plur_desk.app.conflicts.conflict_service import ConflictService
 
     def answers(service):
         return {i: [w.text() for w in service.warnings_for(i)] for i in STATEMENTS}
@@ -308,7 +308,7 @@ def test_the_finder_keeps_each_engrams_subject_words_small_and_gates_on_them_as_
     728 bytes (34 MB at 50,000 engrams), a tuple of them ~120. The gate answers as with the words' sets."""
     import sys
 
-    from plur_desk.domain.tension_rules import blocked_by
+    from plur_desk.domain.plur_rules.tension_rules import blocked_by
 
     words = ["deploy", "database", "staging", "runner", "cache", "queue", "worker", "build", "release", "gateway"]
     statements = [" ".join(words[(n + k) % 10] for k in (0, 3, 5, 7, 1)) + f" runs on port {n}" for n in range(30)]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from plur_desk.app.reviewer import InvalidReviewer, check_reviewer, note_reviewer_change, reviewer_problem
-from plur_desk.app.session import ReviewSession
+from plur_desk.app.review.reviewer import InvalidReviewer, check_reviewer, note_reviewer_change, reviewer_problem
+from plur_desk.app.review.session import ReviewSession
 from plur_desk.app.settings import Settings, SettingsStore
 from plur_desk.domain.commands import (
     ApproveDrafts,
@@ -173,7 +173,7 @@ def test_a_change_of_reviewer_is_noted_once(tmp_path):
 
 
 def test_a_read_only_command_s_session_decides_nothing(session):
-    from plur_desk.app.reviewer import READER
+    from plur_desk.app.review.reviewer import READER
     from plur_desk.infra.errors import ReadOnlyStore
 
     reader = ReviewSession(session.store, Reviewer(READER), FixedClock(NOW))
@@ -302,8 +302,8 @@ def test_locking_an_engram_in_an_open_tension_is_asked_first(session):
     # PLUR keeps an engram in an open tension out of `locked` (0.21 CHANGELOG; PLUR-FORMAT.md §3.5): approving one
     # straight to locked is refused until the reviewer says so (the window asks), and then goes through.
     from plur_desk.infra.errors import LockedWithOpenTension
-    from plur_desk.store.yaml_dump import dump_tensions_document
-    from plur_desk.store.yaml_load import load_general
+    from plur_desk.store.lists.yaml_dump import dump_tensions_document
+    from plur_desk.store.lists.yaml_load import load_general
 
     path = session.store.root / "tensions.yaml"
     records = load_general(path.read_text())

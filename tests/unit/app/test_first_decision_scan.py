@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from plur_desk.domain.commands import ApproveDrafts, RejectDrafts
-from plur_desk.store import chain
+from plur_desk.store.history import chain
 
 from support.sessions import small_session
 

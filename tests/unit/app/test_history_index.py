@@ -8,11 +8,11 @@ import random
 
 import pytest
 
-from plur_desk.app.history_index import HistoryFilter, HistoryIndex, _names_engram, actor_name, parse_line
-from plur_desk.app.history_lines import ids_in
-from plur_desk.app.rows import Verdict
+from plur_desk.app.history.history_index import HistoryFilter, HistoryIndex, _names_engram, actor_name, parse_line
+from plur_desk.app.history.history_lines import ids_in
+from plur_desk.app.review.rows import Verdict
 from plur_desk.domain.trust import Trust, TrustState
-from plur_desk.store.history import HistoryLog
+from plur_desk.store.history.log import HistoryLog
 
 IDS = [f"ENG-2026-0{m}-01-00{i}" for m in range(1, 4) for i in range(4)] + ['ENG-"quoted"', "ENG-ü-1", "ENG-]x"]
 

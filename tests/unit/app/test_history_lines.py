@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from plur_desk.app.history_index import HistoryIndex
-from plur_desk.app.history_table import LineTable
-from plur_desk.app.writers import Ledger
-from plur_desk.store import month_lines
-from plur_desk.store.history import HistoryLog
+from plur_desk.app.history.history_index import HistoryIndex
+from plur_desk.app.history.history_table import LineTable
+from plur_desk.app.scale.writers import Ledger
+from plur_desk.store.history import month_lines
+from plur_desk.store.history.log import HistoryLog
 
 Line = tuple[bytes, str, int]
 
@@ -112,7 +112,7 @@ def _same(table: LineTable, expected: list[Line]) -> None:
 def test_a_ledger_fed_from_the_table_equals_one_fed_from_a_list(tmp_path, piece_size, chunk, monkeypatch) -> None:
     """The table hands the ledger the month files' bytes in runs (blank and whitespace lines left out, runs cut
     inside a piece when `chunk` is small): the same facts as the lines one by one."""
-    import plur_desk.app.writers as writers
+    import plur_desk.app.scale.writers as writers
 
     monkeypatch.setattr(writers, "FEED_CHUNK", chunk)
     rng = random.Random(5)

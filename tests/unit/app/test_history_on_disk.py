@@ -12,12 +12,12 @@ from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from plur_desk.app.history_index import HistoryFilter, HistoryIndex
-from plur_desk.app.history_table import changed_event, parse_line
+from plur_desk.app.history.history_index import HistoryFilter, HistoryIndex
+from plur_desk.app.history.history_table import changed_event, parse_line
 from plur_desk.domain.commands import RejectDrafts
-from plur_desk.store.history import HistoryLog
-from plur_desk.store.keys_file import replace_key
-from plur_desk.store.signatures import public_key_b64
+from plur_desk.store.history.log import HistoryLog
+from plur_desk.store.keys.keys_file import replace_key
+from plur_desk.store.keys.signatures import public_key_b64
 
 from support.blocks import rewrite_block
 from support.sessions import reopen
@@ -371,7 +371,7 @@ def test_a_review_record_is_checked_again_when_keys_yaml_disowns_its_signer(sess
 def test_every_line_is_read_the_same_in_short_runs(tmp_path, monkeypatch) -> None:
     """Iterating and slicing the history read each month in runs of RANGE_LINES lines (a month's split in one call
     held the interpreter for tens of ms): the same lines, in order, across every run's and month's edge."""
-    from plur_desk.app import history_table
+    from plur_desk.app.history import history_table
 
     root = _store(tmp_path)
     index = HistoryIndex(HistoryLog(root))

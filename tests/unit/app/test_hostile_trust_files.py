@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from plur_desk.app.changes import read_baseline
+from plur_desk.app.changes.watch import read_baseline
 from plur_desk.app.check import run_check
 from plur_desk.store import baseline
 from plur_desk.store.journal import Journal
@@ -43,7 +43,7 @@ def test_a_baseline_line_nested_too_deeply_is_a_reported_line(session):
 
 
 def test_a_history_line_nested_too_deeply_is_a_malformed_line_not_a_crash(session):
-    from plur_desk.app.bootstrap import open_session
+    from plur_desk.app.review.bootstrap import open_session
     from plur_desk.domain.commands import ApproveDrafts
     from plur_desk.infra.clock import FixedClock
 

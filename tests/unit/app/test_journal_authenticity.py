@@ -243,7 +243,7 @@ _KILLED_BULK = r"""
 import os, sys
 from pathlib import Path
 from plur_desk.store.plur_store import PlurStore
-from plur_desk.app.session import ReviewSession
+from plur_desk.app.review.session import ReviewSession
 from plur_desk.domain.commands import ApproveDrafts
 from plur_desk.domain.review import Reviewer
 store = PlurStore(Path(sys.argv[1])); store.load()
@@ -261,7 +261,7 @@ def test_a_killed_bulk_approve_finished_by_a_second_reviewer_keeps_every_signatu
     action was journaled (before `prev` existed), still verify."""
     from unit.store.test_hostile_stores import good_engrams, write_store
 
-    from plur_desk.store.chain import event_hash, js_stringify
+    from plur_desk.store.history.chain import event_hash, js_stringify
 
     root = write_store(tmp_path / "store", good_engrams(40))
     if history == "chained":  # a newer PLUR's hash-chained tail: appends take the chained path
@@ -321,7 +321,7 @@ def test_no_planted_journal_record_changes_the_store_or_adds_a_human_line(sessio
     from hypothesis import strategies as st
 
     import plur_desk.store.journal as journal
-    from plur_desk.store.signatures import sign
+    from plur_desk.store.keys.signatures import sign
 
     root = session.store.root
     kept: list[dict[str, object]] = []

@@ -6,9 +6,9 @@ import gc
 import json
 import shutil
 
-from plur_desk.app import loading
-from plur_desk.app.bootstrap import open_session
 from plur_desk.app.demo import demo_source
+from plur_desk.app.review import loading
+from plur_desk.app.review.bootstrap import open_session
 
 
 def test_indexing_a_long_history_runs_no_young_collection(tmp_path) -> None:

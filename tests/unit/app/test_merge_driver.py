@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from plur_desk import cli
-from plur_desk.app.git_repo import find_repo
-from plur_desk.app.merge_driver import install, installed, uninstall
-from plur_desk.store import team_ledger
-from plur_desk.store.yaml_dump import dump_engrams_document
+from plur_desk.app.team.git_repo import find_repo
+from plur_desk.app.team.merge_driver import install, installed, uninstall
+from plur_desk.store.lists.yaml_dump import dump_engrams_document
+from plur_desk.store.team import team_ledger
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -154,7 +154,7 @@ def test_driver_exit_codes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
 def test_driver_command_runs_this_copy_of_plur_desk(monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
 
-    from plur_desk.app.merge_driver import driver_command
+    from plur_desk.app.team.merge_driver import driver_command
 
     assert driver_command().endswith("-m plur_desk merge-driver %O %A %B %P")
     monkeypatch.setattr(sys, "frozen", True, raising=False)

@@ -8,11 +8,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from plur_desk.app.bootstrap import open_session
-from plur_desk.app.queries import SORTS, next_change
-from plur_desk.app.rows import draft_row
-from plur_desk.app.session import ReviewSession
-from plur_desk.app.validity_rows import ValidityRows, window_bars
+from plur_desk.app.review.bootstrap import open_session
+from plur_desk.app.review.queries import SORTS, next_change
+from plur_desk.app.review.rows import draft_row
+from plur_desk.app.review.session import ReviewSession
+from plur_desk.app.review.validity_rows import ValidityRows, window_bars
 from plur_desk.domain.commands import (
     ApproveDrafts,
     ConfirmTension,
@@ -23,7 +23,7 @@ from plur_desk.domain.commands import (
 )
 from plur_desk.domain.engram_view import is_draft
 from plur_desk.infra.clock import FixedClock, parse_instant
-from plur_desk.store.yaml_dump import dump_engrams_document, dump_tensions_document
+from plur_desk.store.lists.yaml_dump import dump_engrams_document, dump_tensions_document
 
 from support.moments import NOW
 
@@ -178,7 +178,7 @@ def test_validity_rows_follow_the_records(session: ReviewSession) -> None:
 
 
 def test_tension_rows_follow_records_engrams_and_the_clock(session: ReviewSession) -> None:
-    from plur_desk.app.rows import tension_row
+    from plur_desk.app.review.rows import tension_row
 
     def fresh(statuses=("detected", "confirmed", "dismissed", "resolved")):
         now = session.now()

@@ -24,7 +24,7 @@ _KILLED_RESOLVE = rf"""
 import os, sys
 from datetime import datetime, timezone
 from pathlib import Path
-from plur_desk.app.session import ReviewSession
+from plur_desk.app.review.session import ReviewSession
 from plur_desk.domain.commands import ResolveTension
 from plur_desk.domain.review import Reviewer
 from plur_desk.infra.clock import FixedClock
@@ -101,7 +101,7 @@ _KILLED_APPROVE = r"""
 import os, sys
 from datetime import datetime, timezone
 from pathlib import Path
-from plur_desk.app.session import ReviewSession
+from plur_desk.app.review.session import ReviewSession
 from plur_desk.domain.commands import ApproveDrafts
 from plur_desk.domain.review import Reviewer
 from plur_desk.infra.clock import FixedClock
@@ -117,9 +117,9 @@ def test_an_approval_plur_renamed_since_is_found_under_its_new_id_and_never_appl
     # Killed after the write; then PLUR 0.21 read a teammate's engram with the same id first in the file, renamed
     # ours <id>-D… and logged `engram_rekeyed`. Judged by the old id alone, the step looked "not applied" (the
     # teammate's draft has the old values) and recovery would have approved the teammate's text.
-    from plur_desk.domain.rekey import fresh_duplicate_id
-    from plur_desk.store.yaml_dump import dump_engrams_document
-    from plur_desk.store.yaml_load import load_general
+    from plur_desk.domain.plur_rules.rekey import fresh_duplicate_id
+    from plur_desk.store.lists.yaml_dump import dump_engrams_document
+    from plur_desk.store.lists.yaml_load import load_general
 
     root = session.store.root
     env = dict(os.environ, PYTHON_KEYRING_BACKEND=NO_KEYRING, PYTHONPATH=str(ROOT))

@@ -10,13 +10,13 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from plur_desk.app.bootstrap import open_session
 from plur_desk.app.check import run_check
-from plur_desk.app.sync import run_sync
+from plur_desk.app.review.bootstrap import open_session
+from plur_desk.app.team.sync import run_sync
 from plur_desk.domain.commands import ApproveDrafts
-from plur_desk.domain.rekey import fresh_duplicate_id
-from plur_desk.store.yaml_dump import dump_engrams_document, dump_tensions_document
-from plur_desk.store.yaml_load import load_general
+from plur_desk.domain.plur_rules.rekey import fresh_duplicate_id
+from plur_desk.store.lists.yaml_dump import dump_engrams_document, dump_tensions_document
+from plur_desk.store.lists.yaml_load import load_general
 
 K = "ENG-2026-12-02-001"
 

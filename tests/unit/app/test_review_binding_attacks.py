@@ -30,8 +30,8 @@ def _as_an_older_plur_desk_signed_it(session) -> None:
 
 
 def _agent_rewrites(root, engram_id: str, statement: str) -> None:
+    from plur_desk.store.lists.yaml_dump import dump_engrams_document
     from plur_desk.store.plur_store import PlurStore
-    from plur_desk.store.yaml_dump import dump_engrams_document
 
     store = PlurStore(root)
     store.load()
@@ -61,10 +61,10 @@ def test_a_decision_tried_in_a_demo_copy_is_no_decision_in_another_store(tmp_pat
     # such an approval (and the engram it approved) into a real store must not make it her decision there
     import shutil
 
-    from plur_desk.app.bootstrap import open_session
     from plur_desk.app.demo import copy_demo_store, demo_source
+    from plur_desk.app.review.bootstrap import open_session
+    from plur_desk.store.lists.yaml_dump import dump_engrams_document
     from plur_desk.store.plur_store import PlurStore
-    from plur_desk.store.yaml_dump import dump_engrams_document
 
     demo = copy_demo_store()
     tried = open_session(demo, "Alice", for_review=True, use_cache=False)

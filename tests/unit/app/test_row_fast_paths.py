@@ -8,9 +8,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from plur_desk.app.queries import SOON, next_change
+from plur_desk.app.review.queries import SOON, next_change
 from plur_desk.domain.engram_view import OUTSIDE_WINDOW, EngramView
-from plur_desk.domain.validity import Window, closes_at, opens_at
+from plur_desk.domain.plur_rules.validity import Window, closes_at, opens_at
 from plur_desk.infra.clock import parse_instant
 
 TEMPORALS = [

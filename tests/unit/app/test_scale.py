@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from plur_desk.app.bootstrap import open_session
-from plur_desk.app.scale import ScaleView
+from plur_desk.app.review.bootstrap import open_session
+from plur_desk.app.scale.review_at_scale import ScaleView
 from plur_desk.domain.commands import ApproveDrafts
-from plur_desk.domain.derived import content_hash
+from plur_desk.domain.plur_rules.derived import content_hash
 from plur_desk.infra.clock import FixedClock
 from plur_desk.infra.errors import ActionRefused
-from plur_desk.store.yaml_dump import dump_engrams_document
+from plur_desk.store.lists.yaml_dump import dump_engrams_document
 
 from support.moments import NOW
 

@@ -16,15 +16,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from plur_desk.app.bootstrap import open_session
-from plur_desk.app.rows import DraftRow
-from plur_desk.app.scale import RiskRow, ScaleView
-from plur_desk.app.session import ReviewSession
+from plur_desk.app.review.bootstrap import open_session
+from plur_desk.app.review.rows import DraftRow
+from plur_desk.app.review.session import ReviewSession
+from plur_desk.app.scale.review_at_scale import RiskRow, ScaleView
 from plur_desk.domain.commands import ApproveDrafts, EditStatement, RejectDrafts
 from plur_desk.infra.clock import FixedClock, iso_ms
 from plur_desk.infra.errors import ActionRefused, ChangedSinceError
 from plur_desk.infra.memory import collect_everything
-from plur_desk.store.yaml_dump import dump_engrams_document
+from plur_desk.store.lists.yaml_dump import dump_engrams_document
 
 from support.blocks import edit_block
 from support.moments import NOW

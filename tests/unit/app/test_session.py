@@ -17,7 +17,7 @@ from plur_desk.domain.commands import (
     SplitInTime,
 )
 from plur_desk.infra.errors import ActionRefused, ChangedSinceError
-from plur_desk.store.yaml_dump import dump_engrams_document
+from plur_desk.store.lists.yaml_dump import dump_engrams_document
 
 from support.sessions import engram as _engram
 from support.sessions import events as _events
@@ -134,7 +134,7 @@ def test_edit_keeps_old_text_in_history_and_bumps_version(session):
     )
     disk = _disk(session, "ENG-2026-11-01-001")
     assert disk["engram_version"] == 2
-    from plur_desk.domain.derived import content_hash
+    from plur_desk.domain.plur_rules.derived import content_hash
 
     assert disk["content_hash"] == content_hash("A clearer statement about the build")
     (event,) = _events(session)
@@ -250,7 +250,7 @@ def test_confirm_and_dismiss_write_events(session):
 
 
 def test_timeline_and_history_filters(session):
-    from plur_desk.app.history_index import HistoryFilter
+    from plur_desk.app.history.history_index import HistoryFilter
 
     session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-11-01-001"]))))
     session.execute(RejectDrafts(tuple(session.writes.seen(["ENG-2026-11-02-001"])), "nope"))
@@ -276,7 +276,7 @@ def test_a_review_without_its_event_is_reported(session):
 
 
 def test_undo_history_is_bounded_and_a_new_action_clears_redo() -> None:
-    from plur_desk.app.undo import UndoHistory
+    from plur_desk.app.review.undo import UndoHistory
     from plur_desk.domain.review import Operation
 
     history = UndoHistory(limit=3)

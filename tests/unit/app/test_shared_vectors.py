@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from plur_desk.app.bootstrap import open_session
 from plur_desk.app.demo import demo_source
-from plur_desk.app.scale import ScaleView
-from plur_desk.app.search import SearchService
-from plur_desk.app.session import ReviewSession
-from plur_desk.domain.derived import content_hash
+from plur_desk.app.review.bootstrap import open_session
+from plur_desk.app.review.session import ReviewSession
+from plur_desk.app.scale.review_at_scale import ScaleView
+from plur_desk.app.search.store_search import SearchService
+from plur_desk.domain.plur_rules.derived import content_hash
 from plur_desk.index.embeddings import DIM, Embedder, VectorCache
 from plur_desk.infra.clock import FixedClock
 
@@ -99,7 +99,7 @@ def test_the_window_clusters_wait_for_the_embedding_process_instead_of_embedding
     """With most of the store not embedded yet, the window's clusters are by word overlap and embed nothing
     themselves (the embedding process embeds the store once); the first refresh after the vectors are in gives
     exactly the embedding clusters a view that embedded everything itself gives."""
-    monkeypatch.setattr("plur_desk.app.scale.IN_PROCESS_MAX", 2)  # the demo store is small
+    monkeypatch.setattr("plur_desk.app.scale.review_at_scale.IN_PROCESS_MAX", 2)  # the demo store is small
     cache = tmp_path / "cache"
     service = SearchService(session, cache)
     view = ScaleView.open(session, cache, wait_for_vectors=True)

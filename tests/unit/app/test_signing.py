@@ -13,10 +13,10 @@ import pytest
 from keyring.backend import KeyringBackend
 from keyring.backends import null
 
-from plur_desk.app.history_index import HistoryFilter
-from plur_desk.app.session import ReviewSession
-from plur_desk.app.signing import ReviewerKeys
-from plur_desk.app.vault import SERVICE, KeyVault
+from plur_desk.app.history.history_index import HistoryFilter
+from plur_desk.app.review.session import ReviewSession
+from plur_desk.app.trust.signing import ReviewerKeys
+from plur_desk.app.trust.vault import SERVICE, KeyVault
 from plur_desk.domain.commands import (
     ApproveDrafts,
     ConfirmTension,
@@ -32,11 +32,11 @@ from plur_desk.domain.trust import TrustState
 from plur_desk.infra.clock import FixedClock
 from plur_desk.infra.errors import KeyConflict, KeyUnavailable
 from plur_desk.infra.paths import data_dir
-from plur_desk.store.chain import event_hash
-from plur_desk.store.keys_file import read_keys
+from plur_desk.store.history.chain import event_hash
+from plur_desk.store.keys.keys_file import read_keys
+from plur_desk.store.keys.signatures import check_signature, public_key_b64
+from plur_desk.store.lists.yaml_dump import dump_engrams_document
 from plur_desk.store.plur_store import PlurStore
-from plur_desk.store.signatures import check_signature, public_key_b64
-from plur_desk.store.yaml_dump import dump_engrams_document
 
 from support.moments import NOW
 
@@ -230,7 +230,7 @@ def test_chained_store_events_are_signed_with_prev_and_the_session_ends_with_a_s
 
 
 def test_every_kind_of_event_the_session_writes_is_signed_and_valid(tmp_path):
-    from plur_desk.store.yaml_dump import dump_tensions_document
+    from plur_desk.store.lists.yaml_dump import dump_tensions_document
 
     store = _store(tmp_path)
     tension = {
@@ -292,8 +292,8 @@ def test_a_keys_yaml_that_cannot_be_written_leaves_the_written_decision_with_a_n
     (event,) = _lines(store)
     assert event["signer"] == "human:Ada Reviewer"
     assert _session(store).trust(event).state is TrustState.VALID  # her own key, trusted outside the store
-    from plur_desk.app.trust import TrustChecker
-    from plur_desk.app.trust_file import TrustFile
+    from plur_desk.app.trust.trust_file import TrustFile
+    from plur_desk.app.trust.verifier import TrustChecker
 
     someone_else = TrustChecker(store.root, TrustFile(tmp_path / "teammate-config"))
     assert someone_else(event).state is TrustState.UNKNOWN_SIGNER  # nobody else can find her key

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from plur_desk import cli
-from plur_desk.app import sync as sync_module
-from plur_desk.app.sync import run_sync
-from plur_desk.store.lock import LockPolicy, current_holder, locked
-from plur_desk.store.yaml_dump import dump_engrams_document
+from plur_desk.app.team import sync as sync_module
+from plur_desk.app.team.sync import run_sync
+from plur_desk.store.lists.yaml_dump import dump_engrams_document
+from plur_desk.store.locking.lock import LockPolicy, current_holder, locked
 
 
 def git(cwd: Path, *args: str, check: bool = True) -> str:

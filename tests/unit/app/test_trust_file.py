@@ -7,13 +7,13 @@ import json
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from plur_desk.app.trust import TrustChecker
-from plur_desk.app.trust_cli import main as trust_main
-from plur_desk.app.trust_file import TrustFile
+from plur_desk.app.trust.trust_cli import main as trust_main
+from plur_desk.app.trust.trust_file import TrustFile
+from plur_desk.app.trust.verifier import TrustChecker
 from plur_desk.domain.trust import OWN, TRUSTED, TrustState, fingerprint
-from plur_desk.store.endorsements import ENDORSEMENTS, append_endorsement, endorsement
-from plur_desk.store.keys_file import register_key, replace_key
-from plur_desk.store.signatures import public_key_b64, sign
+from plur_desk.store.keys.endorsements import ENDORSEMENTS, append_endorsement, endorsement
+from plur_desk.store.keys.keys_file import register_key, replace_key
+from plur_desk.store.keys.signatures import public_key_b64, sign
 
 AT = "2026-12-02T12:00:00.000Z"
 
@@ -219,7 +219,7 @@ def test_trust_endorse_refuses_a_name_that_looks_like_a_trusted_one(tmp_path, ca
 def test_copies_of_a_genuine_endorsement_add_its_key_once(tmp_path, monkeypatch):
     # anyone can append copies of a genuine line: each copy once added the key again, so every signature claiming
     # that name (an agent's forgeries, thousands of them) was checked against every copy
-    import plur_desk.store.signatures as signatures
+    import plur_desk.store.keys.signatures as signatures
 
     root = tmp_path / "store"
     root.mkdir()
@@ -240,7 +240,7 @@ def test_copies_of_a_genuine_endorsement_add_its_key_once(tmp_path, monkeypatch)
 def test_a_forged_claim_is_not_checked_against_every_key_an_agent_lists_for_the_name(tmp_path, monkeypatch):
     # keys.yaml is anyone's to write: thousands of keys listed for human:Alice made each forged "Alice" line cost
     # thousands of verifications (a few forged lines held `check` and the window for minutes)
-    import plur_desk.store.signatures as signatures
+    import plur_desk.store.keys.signatures as signatures
 
     root = tmp_path / "store"
     root.mkdir()

@@ -6,14 +6,14 @@ import json
 
 import pytest
 
-from plur_desk.app.bootstrap import open_session
-from plur_desk.app.session import ReviewSession
-from plur_desk.app.writer_stats import WriterKey, reason_kind
-from plur_desk.app.writers import Ledger, ledger_from_files
+from plur_desk.app.review.bootstrap import open_session
+from plur_desk.app.review.session import ReviewSession
+from plur_desk.app.scale.writer_stats import WriterKey, reason_kind
+from plur_desk.app.scale.writers import Ledger, ledger_from_files
 from plur_desk.domain.commands import ApproveDrafts, EditStatement, RejectDrafts
-from plur_desk.domain.derived import content_hash
+from plur_desk.domain.plur_rules.derived import content_hash
 from plur_desk.infra.clock import FixedClock
-from plur_desk.store.yaml_dump import dump_engrams_document
+from plur_desk.store.lists.yaml_dump import dump_engrams_document
 
 from support.moments import NOW
 
@@ -238,7 +238,7 @@ def test_a_new_keys_file_judges_the_claims_again_without_reading_every_line(sess
 def test_fed_in_chunks_the_ledger_is_the_same(session: ReviewSession, monkeypatch: pytest.MonkeyPatch) -> None:
     """A long history is fed a chunk at a time (each chunk's regex holds the interpreter lock only briefly): the
     result is the one a single pass gives, the first engram_created of an id still winning across chunks."""
-    import plur_desk.app.writers as writers
+    import plur_desk.app.scale.writers as writers
 
     session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-11-01-001"]))))
     session.execute(RejectDrafts(tuple(session.writes.seen(["ENG-2026-11-20-006"])), "not true"))

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from plur_desk.domain.agent_changes import Baseline, detect, engram_values, tension_values
-from plur_desk.domain.baseline_lines import BadLine, chunks, make_line, read_line
+from plur_desk.domain.agents.agent_changes import Baseline, detect, engram_values, tension_values
+from plur_desk.domain.agents.baseline_lines import BadLine, chunks, make_line, read_line
 from plur_desk.domain.review import Reviewer
 
 from support.moments import NOW

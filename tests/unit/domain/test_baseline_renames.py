@@ -1,11 +1,11 @@
-"""The watched baseline follows PLUR 0.21's renames of a repeated id (domain/baseline_renames.py): an engram PLUR
+"""The watched baseline follows PLUR 0.21's renames of a repeated id (domain/agents/baseline_renames.py): an engram PLUR
 renamed after its baseline line was signed is neither "gone" nor a new engram nobody decided on."""
 
 from __future__ import annotations
 
-from plur_desk.domain.agent_changes import Baseline, detect, engram_values
-from plur_desk.domain.baseline_renames import follow_renames
-from plur_desk.domain.rekey import Renames
+from plur_desk.domain.agents.agent_changes import Baseline, detect, engram_values
+from plur_desk.domain.agents.baseline_renames import follow_renames
+from plur_desk.domain.plur_rules.rekey import Renames
 
 AT = "2026-12-01T00:00:00.000Z"
 RENAMED_AT = "2026-12-02T00:00:00.000Z"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from plur_desk.domain.contradiction import DEFAULT_THRESHOLD, is_episodic, judge, token_similarity, words
+from plur_desk.domain.similar.contradiction import DEFAULT_THRESHOLD, is_episodic, judge, token_similarity, words
 from plur_desk.index.lexicon import known_words
 
 KNOWN = known_words().__contains__

@@ -1,8 +1,8 @@
-"""PLUR 0.21's duplicate-id rule (domain/rekey.py) against its transcription run by Node (tests/node/rekey_oracle.mjs)."""
+"""PLUR 0.21's duplicate-id rule (domain/plur_rules/rekey.py) against its transcription run by Node (tests/node/rekey_oracle.mjs)."""
 
 from __future__ import annotations
 
-from plur_desk.domain.rekey import Renames, canonical_json, fresh_duplicate_id, resolve_duplicate_ids
+from plur_desk.domain.plur_rules.rekey import Renames, canonical_json, fresh_duplicate_id, resolve_duplicate_ids
 
 from support.node import run_node
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from plur_desk.domain.engram_rules import tension_problems
-from plur_desk.domain.tension_rules import (
+from plur_desk.domain.plur_rules.engram_rules import tension_problems
+from plur_desk.domain.plur_rules.tension_rules import (
     GateContext,
     add_relation,
     blocked_by,
@@ -79,7 +79,7 @@ def test_add_relation_defaults_every_array_as_learn_does():
 
 def test_subject_tokens_share_one_string_per_word():
     """The contradiction finder keeps a subject set per engram: a word they share is one string, not one each."""
-    from plur_desk.domain.tension_rules import subject_tokens
+    from plur_desk.domain.plur_rules.tension_rules import subject_tokens
 
     first = subject_tokens("Deployment pipelines always pin versions")
     second = subject_tokens("Staging deployment pipelines never pin versions")

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from plur_desk.app.demo import demo_source
-from plur_desk.app.search import SearchService, fuse
-from plur_desk.app.session import ReviewSession
+from plur_desk.app.review.session import ReviewSession
+from plur_desk.app.search.store_search import SearchService, fuse
 from plur_desk.domain.commands import RejectDrafts
 from plur_desk.domain.review import Reviewer
 from plur_desk.index.embeddings import Embedder, tokenize
@@ -268,7 +268,7 @@ def test_real_model_hybrid_search_and_similar(session, tmp_path):
 
 
 def test_search_cli_json(tmp_path, capsys):
-    from plur_desk.app.search_cli import main
+    from plur_desk.app.search.search_cli import main
 
     root = tmp_path / "store"
     shutil.copytree(demo_source(), root)

@@ -5,14 +5,14 @@ from __future__ import annotations
 import shutil
 
 from plur_desk.app.demo import demo_source
-from plur_desk.app.search import SearchService
-from plur_desk.app.session import ReviewSession
-from plur_desk.app.trust_file import TrustFile
+from plur_desk.app.review.session import ReviewSession
+from plur_desk.app.search.store_search import SearchService
+from plur_desk.app.trust.trust_file import TrustFile
 from plur_desk.domain.commands import ApproveDrafts
 from plur_desk.domain.review import Reviewer, engram_fingerprint
 from plur_desk.domain.trust import TRUSTED
 from plur_desk.infra.clock import FixedClock
-from plur_desk.store.keys_file import read_keys
+from plur_desk.store.keys.keys_file import read_keys
 from plur_desk.store.plur_store import Edit, PlurStore
 
 from support.moments import WINDOW_NOW as NOW
@@ -78,7 +78,7 @@ def test_review_filters_trust_only_signed_decisions(tmp_path):
 def test_search_cli_counts_only_signed_approvals(tmp_path, capsys):
     import json
 
-    from plur_desk.app.search_cli import main as search_main
+    from plur_desk.app.search.search_cli import main as search_main
 
     root = tmp_path / "store"
     shutil.copytree(demo_source(), root)

@@ -8,8 +8,8 @@ import shutil
 import pytest
 
 from plur_desk.app.demo import demo_source
-from plur_desk.app.search import SearchService
-from plur_desk.app.session import ReviewSession
+from plur_desk.app.review.session import ReviewSession
+from plur_desk.app.search.store_search import SearchService
 from plur_desk.domain.review import Reviewer
 from plur_desk.index.query import parse
 from plur_desk.infra.clock import FixedClock

@@ -5,9 +5,9 @@ import os
 
 import pytest
 
-from plur_desk.store import chain
-from plur_desk.store.chain import ChainMode, canonical_bytes, event_hash
-from plur_desk.store.history import HistoryLog
+from plur_desk.store.history import chain
+from plur_desk.store.history.chain import ChainMode, canonical_bytes, event_hash
+from plur_desk.store.history.log import HistoryLog
 
 CJK = {
     "event": "engram_created",

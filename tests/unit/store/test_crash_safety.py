@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from plur_desk.domain.engram_rules import engram_problems
-from plur_desk.store.list_file import ENGRAMS, ListFile
+from plur_desk.domain.plur_rules.engram_rules import engram_problems
+from plur_desk.store.lists.list_file import ENGRAMS, ListFile
 
 from tests_support_paths import write_big_store
 
@@ -19,7 +19,7 @@ WRITER = r"""
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
-from plur_desk.app.session import ReviewSession
+from plur_desk.app.review.session import ReviewSession
 from plur_desk.domain.commands import ApproveDrafts
 from plur_desk.domain.review import Reviewer
 from plur_desk.infra.clock import FixedClock

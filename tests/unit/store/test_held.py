@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import json
 
-from plur_desk.app.bootstrap import open_session
 from plur_desk.app.check import run_check
-from plur_desk.domain.rekey import fresh_duplicate_id
-from plur_desk.store.held import merge_held, read_held
-from plur_desk.store.yaml_dump import dump_engrams_document
+from plur_desk.app.review.bootstrap import open_session
+from plur_desk.domain.plur_rules.rekey import fresh_duplicate_id
+from plur_desk.store.lists.yaml_dump import dump_engrams_document
+from plur_desk.store.team.held import merge_held, read_held
 
 SHARED = {"id": "ENG-2026-09-26-001", "scope": "global", "statement": "A shared"}
 PULLED = {"id": "ENG-2026-09-26-002", "scope": "global", "statement": "B team fact"}

@@ -18,15 +18,15 @@ from typing import Any
 import pytest
 
 from plur_desk.app.check import run_check
-from plur_desk.app.session import ReviewSession
+from plur_desk.app.review.session import ReviewSession
 from plur_desk.domain.commands import ApproveDrafts, ConfirmTension, RejectDrafts, ResolveTension
 from plur_desk.domain.review import Reviewer
 from plur_desk.domain.seen import Seen
 from plur_desk.infra.errors import PlurDeskError
-from plur_desk.store.lock import LockPolicy
+from plur_desk.store.lists.yaml_dump import dump_engrams_document, dump_tensions_document
+from plur_desk.store.lists.yaml_load import load_general
+from plur_desk.store.locking.lock import LockPolicy
 from plur_desk.store.plur_store import PlurStore
-from plur_desk.store.yaml_dump import dump_engrams_document, dump_tensions_document
-from plur_desk.store.yaml_load import load_general
 
 
 def engram(i: int, **extra) -> dict:
@@ -405,7 +405,7 @@ _FULL_DISK = r"""
 import resource, signal, sys
 from pathlib import Path
 from plur_desk.store.plur_store import PlurStore
-from plur_desk.app.session import ReviewSession
+from plur_desk.app.review.session import ReviewSession
 from plur_desk.domain.commands import ApproveDrafts
 from plur_desk.domain.review import Reviewer
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from unit.store.test_hostile_stores import good_engrams, session_for, snapshot, write_store
 
-from plur_desk.app.bootstrap import open_session
 from plur_desk.app.check import run_check
+from plur_desk.app.review.bootstrap import open_session
 from plur_desk.domain.commands import ApproveDrafts
 from plur_desk.store.journal import JOURNAL_DIR
 from plur_desk.store.sweep import sweep_temp_files
@@ -31,7 +31,7 @@ _APPEND_FAILS = r"""
 import resource, signal, sys
 from pathlib import Path
 from plur_desk.store.plur_store import PlurStore
-from plur_desk.app.session import ReviewSession
+from plur_desk.app.review.session import ReviewSession
 from plur_desk.domain.commands import ApproveDrafts
 from plur_desk.domain.review import Reviewer
 from plur_desk.infra.errors import PartialWrite
@@ -54,7 +54,7 @@ _KILLED = r"""
 import os, sys
 from pathlib import Path
 from plur_desk.store.plur_store import PlurStore
-from plur_desk.app.session import ReviewSession
+from plur_desk.app.review.session import ReviewSession
 from plur_desk.domain.commands import ApproveDrafts
 from plur_desk.domain.review import Reviewer
 store = PlurStore(Path(sys.argv[1])); store.load()
@@ -213,7 +213,7 @@ _UNWRITABLE_HISTORY = r"""
 import sys
 from pathlib import Path
 from plur_desk.store.plur_store import PlurStore
-from plur_desk.app.session import ReviewSession
+from plur_desk.app.review.session import ReviewSession
 from plur_desk.domain.commands import ApproveDrafts
 from plur_desk.domain.review import Reviewer
 from plur_desk.infra.errors import PlurDeskError

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 
-from plur_desk.store import chain
+from plur_desk.store.history import chain
 
 
 def _by_pattern(text: str) -> str:

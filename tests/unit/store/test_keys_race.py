@@ -7,10 +7,11 @@ import os
 
 import pytest
 
-from plur_desk.store import atomic, keys_file
-from plur_desk.store.keys_file import read_keys, register_key, replace_key
-from plur_desk.store.yaml_dump import Dumper
-from plur_desk.store.yaml_load import load_general
+from plur_desk.store import atomic
+from plur_desk.store.keys import keys_file
+from plur_desk.store.keys.keys_file import read_keys, register_key, replace_key
+from plur_desk.store.lists.yaml_dump import Dumper
+from plur_desk.store.lists.yaml_load import load_general
 
 OURS = ("human:Ada Reviewer", "MCowBQYDK2VwAyEAours", "2026-12-02T10:00:00.000Z")
 THEIRS = ("agent:claude", "MCowBQYDK2VwAyEAtheirs", "2026-12-02T10:00:00.001Z")

@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from plur_desk.app import loading
-from plur_desk.app.session import ReviewSession
+from plur_desk.app.review import loading
+from plur_desk.app.review.session import ReviewSession
 from plur_desk.domain.commands import ApproveDrafts
-from plur_desk.domain.engram_rules import engram_problems
 from plur_desk.domain.engram_view import is_draft
+from plur_desk.domain.plur_rules.engram_rules import engram_problems
 from plur_desk.domain.review import Reviewer
-from plur_desk.store.list_file import ENGRAMS, ListFile
-from plur_desk.store.parse_cache import cache_path
+from plur_desk.store.lists.list_file import ENGRAMS, ListFile
+from plur_desk.store.lists.parse_cache import cache_path
 from plur_desk.store.plur_store import PlurStore
 
 from support.stores import copy_store, make_plur_store
@@ -232,10 +232,10 @@ def _reworded_in_place(store_dir: Path) -> str:
 
 
 def _window_open(store_dir: Path, cache: Path) -> ReviewSession:
-    from plur_desk.app.bootstrap import open_session
+    from plur_desk.app.review.bootstrap import open_session
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("plur_desk.app.bootstrap.cache_dir", lambda: cache)
+        patch.setattr("plur_desk.app.review.bootstrap.cache_dir", lambda: cache)
         return open_session(store_dir, "Grace Tester", drafts_first=True, load_history=False, for_review=True)
 
 

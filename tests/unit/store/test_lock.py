@@ -13,7 +13,7 @@ import time
 import pytest
 
 from plur_desk.infra.errors import LockTimeout
-from plur_desk.store.lock import LockPolicy, holder_alive, locked, make_token
+from plur_desk.store.locking.lock import LockPolicy, holder_alive, locked, make_token
 
 
 def test_acquire_and_release(tmp_path):

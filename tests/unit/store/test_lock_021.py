@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from plur_desk.store import lock as lock_module
-from plur_desk.store import lock_takeover
-from plur_desk.store.lock import HEARTBEAT_SECONDS, LockPolicy, locked
+from plur_desk.store.locking import lock as lock_module
+from plur_desk.store.locking import lock_takeover
+from plur_desk.store.locking.lock import HEARTBEAT_SECONDS, LockPolicy, locked
 from tests.support.node import NODE_DIR, ensure_node_modules
 
 RACES = int(os.environ.get("PLUR_DESK_LOCK_RACES", "1000"))

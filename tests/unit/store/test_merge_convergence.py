@@ -11,14 +11,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from plur_desk.domain import review
-from plur_desk.domain.derived import content_hash
-from plur_desk.domain.engram_rules import engram_problems
+from plur_desk.domain.plur_rules.derived import content_hash
+from plur_desk.domain.plur_rules.engram_rules import engram_problems
 from plur_desk.domain.review import Reviewer
 from plur_desk.infra.errors import ActionRefused
-from plur_desk.store.list_file import ENGRAMS
-from plur_desk.store.merge import merge_engram_files
-from plur_desk.store.merge_side import engram_key, read_side
-from plur_desk.store.yaml_dump import dump_engrams_document
+from plur_desk.store.lists.list_file import ENGRAMS
+from plur_desk.store.lists.yaml_dump import dump_engrams_document
+from plur_desk.store.team.merge import merge_engram_files
+from plur_desk.store.team.merge_side import engram_key, read_side
 
 NAMES = ("ann", "bob", "cid")
 T0 = datetime(2026, 12, 2, 9, 0, tzinfo=UTC)
@@ -136,7 +136,7 @@ class PrivateClone(Clone):
         self.local = dump_engrams_document({"engrams": records}).encode()
 
     def sync(self, remote: list[bytes]) -> None:
-        from plur_desk.store.sync_strip import strip_engrams
+        from plur_desk.store.team.sync_strip import strip_engrams
 
         committed = strip_engrams(self.local, "personal").data
         merged = merge_engram_files(self.synced, committed, remote[0], (remote[0],)).data
@@ -147,7 +147,7 @@ class PrivateClone(Clone):
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.one_of(step, st.tuples(st.sampled_from(NAMES), st.just("private"), st.just(0))), max_size=25))
 def test_clones_with_local_records_converge_on_the_remote_and_keep_their_own(steps) -> None:
-    from plur_desk.store.sync_strip import strip_engrams
+    from plur_desk.store.team.sync_strip import strip_engrams
 
     clones = {name: PrivateClone(name, i) for i, name in enumerate(NAMES)}
     remote = [BASE]

@@ -14,14 +14,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from plur_desk.domain import review
-from plur_desk.domain.derived import content_hash
-from plur_desk.domain.engram_rules import engram_problems, tension_problems
-from plur_desk.domain.merge_tension import pair_key
+from plur_desk.domain.merge.merge_tension import pair_key
+from plur_desk.domain.plur_rules.derived import content_hash
+from plur_desk.domain.plur_rules.engram_rules import engram_problems, tension_problems
 from plur_desk.domain.review import Reviewer
 from plur_desk.infra.errors import ActionRefused
-from plur_desk.store.list_file import ENGRAMS, TENSIONS
-from plur_desk.store.merge import merge_engram_files, merge_tension_files, read_side
-from plur_desk.store.yaml_dump import dump_engrams_document, dump_tensions_document
+from plur_desk.store.lists.list_file import ENGRAMS, TENSIONS
+from plur_desk.store.lists.yaml_dump import dump_engrams_document, dump_tensions_document
+from plur_desk.store.team.merge import merge_engram_files, merge_tension_files, read_side
 
 T0 = datetime(2026, 12, 2, 9, 0, tzinfo=UTC)
 N = 5

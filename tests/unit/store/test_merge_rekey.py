@@ -1,4 +1,4 @@
-"""The three-way merge of engrams.yaml follows PLUR 0.21's renames of a repeated id (store/merge_rekey.py).
+"""The three-way merge of engrams.yaml follows PLUR 0.21's renames of a repeated id (store/team/merge_rekey.py).
 
 Two machines minted one id; 0.21 renames the later, different copy to `<id>-D<8 hex>` on its next write, and
 plur_desk writes that id onto it when the reviewer decides on it. One clone may hold the copy renamed, the other
@@ -7,10 +7,10 @@ under the shared id; every case is merged in both directions.
 
 from __future__ import annotations
 
-from plur_desk.domain.rekey import fresh_duplicate_id
-from plur_desk.store.merge import merge_engram_files
-from plur_desk.store.yaml_dump import dump_engrams_document
-from plur_desk.store.yaml_load import load_general
+from plur_desk.domain.plur_rules.rekey import fresh_duplicate_id
+from plur_desk.store.lists.yaml_dump import dump_engrams_document
+from plur_desk.store.lists.yaml_load import load_general
+from plur_desk.store.team.merge import merge_engram_files
 
 K = "ENG-2026-12-02-001"
 
@@ -94,7 +94,7 @@ def test_nobody_renamed_it_edits_merge_and_the_merge_renames_nothing() -> None:
 
 
 def test_an_exact_repeat_is_read_once_as_021_reads_it() -> None:
-    # plur_desk's decision on a copy with an exact repeat renames both (store/entry_lookup.py).
+    # plur_desk's decision on a copy with an exact repeat renames both (store/lists/entry_lookup.py).
     decided = {**LATER, "id": NEW, "commitment": "decided"}
     one = _doc(FIRST, decided, decided, OTHER)
     two = _doc(FIRST, LATER, {**OTHER, "tags": ["t"]})

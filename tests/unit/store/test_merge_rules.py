@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from plur_desk.domain.merge_engram import merge_engram
-from plur_desk.domain.merge_tension import merge_tension, pair_key
-from plur_desk.store.list_file import ENGRAMS, TENSIONS
-from plur_desk.store.merge import merge_engram_files, merge_tension_files, read_side
-from plur_desk.store.yaml_dump import dump_engrams_document, dump_tensions_document
+from plur_desk.domain.merge.merge_engram import merge_engram
+from plur_desk.domain.merge.merge_tension import merge_tension, pair_key
+from plur_desk.store.lists.list_file import ENGRAMS, TENSIONS
+from plur_desk.store.lists.yaml_dump import dump_engrams_document, dump_tensions_document
+from plur_desk.store.team.merge import merge_engram_files, merge_tension_files, read_side
 
 BASE = {
     "id": "ENG-2026-12-01-001",

@@ -8,8 +8,8 @@ import os
 
 import pytest
 
-from plur_desk.store import month_lines
-from plur_desk.store.month_lines import MonthChanged, MonthFile
+from plur_desk.store.history import month_lines
+from plur_desk.store.history.month_lines import MonthChanged, MonthFile
 
 
 def _lines(count: int, start: int = 0) -> bytes:

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from plur_desk.domain.engram_rules import engram_problems
-from plur_desk.store import parse_cache
-from plur_desk.store.list_file import ENGRAMS, ListFile, digest_of
-from plur_desk.store.parse_cache import cache_path, engram_facts, read_file
+from plur_desk.domain.plur_rules.engram_rules import engram_problems
+from plur_desk.store.lists import parse_cache
+from plur_desk.store.lists.list_file import ENGRAMS, ListFile, digest_of
+from plur_desk.store.lists.parse_cache import cache_path, engram_facts, read_file
 from plur_desk.store.plur_store import PlurStore
 
 from support.stores import copy_store, make_plur_store

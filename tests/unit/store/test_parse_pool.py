@@ -9,11 +9,11 @@ import os
 
 import pytest
 
-from plur_desk.domain.engram_rules import engram_problems
-from plur_desk.store import parse_pool
-from plur_desk.store.list_file import digest_of
-from plur_desk.store.yaml_dump import dump_engrams_document
-from plur_desk.store.yaml_load import parse_item
+from plur_desk.domain.plur_rules.engram_rules import engram_problems
+from plur_desk.store.lists import parse_pool
+from plur_desk.store.lists.list_file import digest_of
+from plur_desk.store.lists.yaml_dump import dump_engrams_document
+from plur_desk.store.lists.yaml_load import parse_item
 
 
 def _store_bytes(n: int) -> tuple[bytes, list[tuple[int, int]]]:

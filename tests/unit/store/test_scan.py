@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from plur_desk.store.list_file import ENGRAMS, TENSIONS
+from plur_desk.store.lists.list_file import ENGRAMS, TENSIONS
 from plur_desk.store.scan import search_in_pieces
 
 # store-like bytes: newlines, the indents and dashes the layout patterns look for, and text

@@ -12,9 +12,9 @@ from nacl.exceptions import BadSignatureError
 from nacl.signing import VerifyKey
 
 from plur_desk.domain.trust import TrustedKey, TrustedKeys, TrustState
-from plur_desk.store.chain import event_hash
-from plur_desk.store.keys_file import KeyRegistry, read_keys, register_key, replace_key
-from plur_desk.store.signatures import classify, private_key_der, public_key_b64, sign
+from plur_desk.store.history.chain import event_hash
+from plur_desk.store.keys.keys_file import KeyRegistry, read_keys, register_key, replace_key
+from plur_desk.store.keys.signatures import classify, private_key_der, public_key_b64, sign
 
 # PLUR-HISTORY-CHAIN.md §1.1 test vector `cjk-content`
 CJK = {
@@ -156,7 +156,7 @@ def test_string_escaping_matches_json_stringify():
     surrogates as \\udXXX)."""
     import random
 
-    from plur_desk.store.chain import js_stringify
+    from plur_desk.store.history.chain import js_stringify
 
     rng = random.Random(1)
     alphabet = [chr(i) for i in range(0x80)] + ["\u2028", "\u2029", "é", "日", "\U0001f600", "\ufeff"]

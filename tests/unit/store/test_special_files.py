@@ -18,7 +18,7 @@ from unit.store.test_hostile_stores import approve_first, good_engrams, session_
 from plur_desk.app.check import run_check
 from plur_desk.domain.commands import ApproveDrafts
 from plur_desk.infra.errors import NotAPlurStore, PlurDeskError
-from plur_desk.store.chain import ChainMode
+from plur_desk.store.history.chain import ChainMode
 from plur_desk.store.plur_store import PlurStore
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -184,7 +184,7 @@ def test_history_month_linked_inside_the_store_is_written(tmp_path):
 
 
 def test_torn_chained_tail_refuses_before_engrams_change(tmp_path):
-    from plur_desk.store.chain import event_hash, js_stringify
+    from plur_desk.store.history.chain import event_hash, js_stringify
 
     event: dict[str, object] = {"event": "engram_created", "engram_id": "E", "timestamp": "2026-11-01T00:00:00.000Z"}
     event["prev"] = None
@@ -202,8 +202,8 @@ def test_torn_chained_tail_refuses_before_engrams_change(tmp_path):
 def test_oversized_entry_is_refused_unparsed_and_the_rest_stays_readable(tmp_path):
     from unit.store.test_hostile_stores import engram
 
-    from plur_desk.store.list_file import MAX_ENTRY_BYTES
-    from plur_desk.store.yaml_dump import dump_engrams_document
+    from plur_desk.store.lists.list_file import MAX_ENTRY_BYTES
+    from plur_desk.store.lists.yaml_dump import dump_engrams_document
 
     big = "x" * (MAX_ENTRY_BYTES + 10)
     text = dump_engrams_document({"engrams": [engram(1), engram(2, statement=big), engram(3)]})

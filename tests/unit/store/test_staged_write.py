@@ -103,7 +103,7 @@ _FILE_TOO_BIG = r"""
 import resource, signal, sys
 from pathlib import Path
 from plur_desk.store.plur_store import PlurStore
-from plur_desk.app.session import ReviewSession
+from plur_desk.app.review.session import ReviewSession
 from plur_desk.domain.commands import ApproveDrafts
 from plur_desk.domain.review import Reviewer
 from plur_desk.infra.errors import PlurDeskError

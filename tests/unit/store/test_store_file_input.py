@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from unit.store.test_hostile_stores import good_engrams, snapshot, write_store
 
-from plur_desk.app.bootstrap import open_session
 from plur_desk.app.check import run_check
+from plur_desk.app.review.bootstrap import open_session
 from plur_desk.domain.commands import ApproveDrafts, ConfirmTension, EditStatement
 from plur_desk.infra.errors import ActionRefused, LockTimeout, PlurDeskError
 from plur_desk.store.journal import JOURNAL_DIR
@@ -28,7 +28,7 @@ HANG_GUARD = 60  # seconds: only so a regression fails instead of hanging the su
 _OPEN_AND_CHECK = r"""
 import sys
 from pathlib import Path
-from plur_desk.app.bootstrap import open_session
+from plur_desk.app.review.bootstrap import open_session
 from plur_desk.app.check import run_check
 report = run_check(Path(sys.argv[1]))
 print("check", report.exit_code, report.warnings)

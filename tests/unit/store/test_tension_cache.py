@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from plur_desk.domain.engram_rules import tension_problems
-from plur_desk.store import list_file
-from plur_desk.store.list_file import TENSIONS, ListFile
-from plur_desk.store.parse_cache import cache_path, tension_cache_path
+from plur_desk.domain.plur_rules.engram_rules import tension_problems
+from plur_desk.store.lists import list_file
+from plur_desk.store.lists.list_file import TENSIONS, ListFile
+from plur_desk.store.lists.parse_cache import cache_path, tension_cache_path
 from plur_desk.store.plur_store import PlurStore
 
 from support.stores import copy_store, make_plur_store

@@ -19,12 +19,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from plur_desk.domain.engram_rules import engram_problems
+from plur_desk.domain.plur_rules.engram_rules import engram_problems
 from plur_desk.domain.review import engram_fingerprint
-from plur_desk.store import entry_positions, file_hash
-from plur_desk.store.entry_positions import Positions
+from plur_desk.store import file_hash
 from plur_desk.store.file_hash import FileHash
-from plur_desk.store.list_file import ENGRAMS, ListFile
+from plur_desk.store.lists import entry_positions
+from plur_desk.store.lists.entry_positions import Positions
+from plur_desk.store.lists.list_file import ENGRAMS, ListFile
 from plur_desk.store.plur_store import Edit, PlurStore
 
 from support.stores import copy_store, make_plur_store, plur

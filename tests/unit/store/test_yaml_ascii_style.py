@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import random
 
-from plur_desk.store import yaml_dump
-from plur_desk.store.yaml_types import is_ambiguous
+from plur_desk.store.lists import yaml_dump
+from plur_desk.store.lists.yaml_types import is_ambiguous
 
 # the characters js-yaml's rules name, a few ordinary ones, and the implicit types' spellings
 TRICKY = " :#-?,[]{}&*!|=>'\"%@`\\+._/abcXYZ019"

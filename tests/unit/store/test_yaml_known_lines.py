@@ -13,9 +13,9 @@ import re
 import pytest
 
 from plur_desk.infra.jsvalues import JsTimestamp
-from plur_desk.store import yaml_load
-from plur_desk.store.list_file import may_hold_dates
-from plur_desk.store.yaml_load import (
+from plur_desk.store.lists import yaml_load
+from plur_desk.store.lists.list_file import may_hold_dates
+from plur_desk.store.lists.yaml_load import (
     KNOWN_LINES_MAX,
     YamlSyntaxError,
     forget_known_lines,

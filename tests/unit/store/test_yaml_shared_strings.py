@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import marshal
 
-from plur_desk.store.yaml_load import SHARED_UP_TO, parse_item_fast
+from plur_desk.store.lists.yaml_load import SHARED_UP_TO, parse_item_fast
 
 
 def _item(n: int) -> str:

@@ -7,9 +7,9 @@ import random
 
 import pytest
 
-from plur_desk.store.yaml_dump import dump_engrams_document, dump_tensions_document
-from plur_desk.store.yaml_load import Unsupported, load_general, parse_item_fast
-from plur_desk.store.yaml_types import JsTimestamp, js_number_to_string, resolve_plain
+from plur_desk.store.lists.yaml_dump import dump_engrams_document, dump_tensions_document
+from plur_desk.store.lists.yaml_load import Unsupported, load_general, parse_item_fast
+from plur_desk.store.lists.yaml_types import JsTimestamp, js_number_to_string, resolve_plain
 
 from support.node import run_node
 

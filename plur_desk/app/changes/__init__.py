@@ -1,0 +1,1 @@
+"""Agent changes since the watched baseline, and `plur-desk changes`."""

@@ -1,0 +1,1 @@
+"""Contradictions found locally, and the reviewer's answers to each candidate."""

@@ -1,0 +1,1 @@
+"""The history index: every history line of a store, found without scanning them all."""

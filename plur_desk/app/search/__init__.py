@@ -1,0 +1,1 @@
+"""Search over one open store: full text, embeddings, and `plur-desk search`."""

@@ -1,0 +1,1 @@
+"""Team review: disagreements between reviewers, git sync and the merge driver."""

@@ -1,0 +1,135 @@
+"""The baseline's lines as events: what one signed line says (a claim and the values of some records), built and read.
+
+A line is shaped like a history event (`event`, `engram_id`, `timestamp`, `data`, `actor`) so it is signed and
+verified exactly as a human decision is. Its `data.claim` says why it was written: `watching` (a store seen for the
+first time: the state as found, claiming nothing about its content), `decided` (the values a reviewer's decision
+left), `ratified` (an agent change the reviewer let stand), `reverted` (values put back). Large lines (a whole store
+at once) carry their values packed: zlib-compressed JSON in base64, so a 50,000-engram snapshot is a few MB. Beside
+the watched values a line may hold, under `restore`, each engram's `RESTORE_FIELDS` that it has (what Revert puts
+back besides them); a line without it (written before they were held) leaves them unknown.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import zlib
+from collections.abc import Mapping
+from datetime import datetime
+
+from plur_desk.domain.agents.agent_changes import ENGRAM_FIELDS, RESTORE_FIELDS, TENSION_FIELDS, Values
+from plur_desk.domain.review import Reviewer, make_event
+
+EVENT = "plur_desk_baseline"
+CLAIMS = ("watching", "decided", "ratified", "reverted")
+PACK_OVER = 64  # records: above this a line's values are packed
+CHUNK = 5_000  # records per line of a whole-store snapshot (each line is signed and verified once)
+
+
+class BadLine(ValueError):
+    """A line that is not a baseline line plur_desk could have written."""
+
+
+def _plain(value: object) -> object:
+    return value if value is None or isinstance(value, (str, bool, int, float)) else str(value)
+
+
+def make_line(
+    claim: str,
+    engrams: Mapping[str, Values],
+    tensions: Mapping[str, Values],
+    reviewer: Reviewer,
+    now: datetime,
+    *,
+    note: str = "",
+    extras: Mapping[str, Mapping[str, object]] | None = None,
+) -> dict[str, object]:
+    """The unsigned event of one line (the caller signs it with the reviewer's key)."""
+    if claim not in CLAIMS:
+        raise ValueError(f"unknown baseline claim {claim!r}")
+    values: dict[str, object] = {
+        "engrams": {k: [_plain(v) for v in vals] for k, vals in engrams.items()},
+        "tensions": {k: [_plain(v) for v in vals] for k, vals in tensions.items()},
+    }
+    if extras:
+        values["restore"] = {k: _json(dict(v)) for k, v in extras.items() if k in engrams}
+    data: dict[str, object] = {"claim": claim, "v": 1}
+    if note:
+        data["note"] = note
+    if len(engrams) + len(tensions) > PACK_OVER:
+        raw = json.dumps(values, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        data["packed"] = base64.b64encode(zlib.compress(raw, 6)).decode("ascii")
+    else:
+        data.update(values)
+    return make_event(EVENT, "", now, data, reviewer)
+
+
+def _json(value: object) -> object:
+    """A value as JSON holds it (a date YAML read as one becomes its text)."""
+    if isinstance(value, dict):
+        return {str(k): _json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json(v) for v in value]
+    return _plain(value)
+
+
+def chunks(
+    engrams: Mapping[str, Values], tensions: Mapping[str, Values]
+) -> list[tuple[dict[str, Values], dict[str, Values]]]:
+    """A whole-store snapshot cut into lines of at most CHUNK records (tensions on the first)."""
+    items = list(engrams.items())
+    out: list[tuple[dict[str, Values], dict[str, Values]]] = []
+    for start in range(0, max(len(items), 1), CHUNK):
+        out.append((dict(items[start : start + CHUNK]), dict(tensions) if start == 0 else {}))
+    return out
+
+
+Extras = dict[str, dict[str, object]]
+
+
+def read_line(event: Mapping[str, object]) -> tuple[str, dict[str, Values], dict[str, Values], Extras]:
+    """(claim, engram values, tension values, engram extras) of a line; BadLine when it is not one."""
+    data = event.get("data")
+    if event.get("event") != EVENT or not isinstance(data, dict):
+        raise BadLine("not a baseline line")
+    claim = data.get("claim")
+    if claim not in CLAIMS:
+        raise BadLine(f"unknown claim {claim!r}")
+    values: object = data
+    if "packed" in data:
+        try:
+            values = json.loads(zlib.decompress(base64.b64decode(str(data["packed"]), validate=True)))
+        except (binascii.Error, zlib.error, ValueError) as exc:
+            raise BadLine(f"packed values cannot be read: {exc}") from None
+    if not isinstance(values, dict):
+        raise BadLine("values are not a mapping")
+    engrams = _table(values.get("engrams"), len(ENGRAM_FIELDS))
+    return str(claim), engrams, _table(values.get("tensions"), 2), _extras(values.get("restore"), engrams)
+
+
+def _extras(raw: object, engrams: Mapping[str, Values]) -> Extras:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict) or not all(isinstance(v, dict) for v in raw.values()):
+        raise BadLine("restore values are not a mapping of mappings")
+    if not engrams.keys() >= raw.keys():
+        raise BadLine("restore values for an engram the line does not name")
+    return {k: {f: v[f] for f in RESTORE_FIELDS if f in v} for k, v in raw.items()}
+
+
+def _table(raw: object, width: int) -> dict[str, Values]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise BadLine("values are not a mapping")
+    try:  # one pass in C over 5,000 records a line; a record of another shape refuses the whole line
+        table = dict(zip(raw, map(tuple, raw.values()), strict=True))
+    except TypeError:
+        raise BadLine("a record's values are not a list") from None
+    if any(len(v) != width for v in table.values()):
+        raise BadLine(f"a record without its {width} values")
+    return table
+
+
+__all__ = ["CHUNK", "CLAIMS", "EVENT", "TENSION_FIELDS", "BadLine", "chunks", "make_line", "read_line"]

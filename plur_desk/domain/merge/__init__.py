@@ -1,0 +1,1 @@
+"""The symmetric three-way merge of PLUR records, and settling a team disagreement."""

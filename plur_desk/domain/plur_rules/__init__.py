@@ -1,0 +1,1 @@
+"""PLUR's own rules mirrored exactly: schemas, derived fields, validity, tensions, ids."""

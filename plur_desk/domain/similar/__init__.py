@@ -1,0 +1,1 @@
+"""Statements alike: contradiction signals and near-duplicates."""

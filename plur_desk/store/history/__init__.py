@@ -1,0 +1,1 @@
+"""PLUR's history log (history/YYYY-MM.jsonl), its hash chain and checkpoints."""

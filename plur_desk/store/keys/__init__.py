@@ -1,0 +1,1 @@
+"""keys.yaml, Ed25519 signatures over events, and endorsements of keys."""

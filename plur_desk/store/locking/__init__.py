@@ -1,0 +1,1 @@
+"""PLUR's lock-file protocol: taking, keeping and taking over a lock."""

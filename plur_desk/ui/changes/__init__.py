@@ -1,0 +1,1 @@
+"""The Changes pane and its controller: agent changes since the watched baseline."""

@@ -1,0 +1,1 @@
+"""The History pane and its export."""

@@ -1,0 +1,1 @@
+"""The Drafts pane, its detail and its controller: deciding on drafts."""

@@ -1,0 +1,73 @@
+"""Undo and redo pressed while an approval asked for before them is still in its contradiction check: held until
+the check ends, then run behind the approval's write, or refused when nothing was approved. While an approval waits
+for its contradiction question (waiting_question.py), undo withdraws it (nothing on disk changes) and redo is
+refused: both would otherwise act on what came before it."""
+
+from __future__ import annotations
+
+from plur_desk.app.review.session import ReviewSession
+from plur_desk.ui.review.waiting_question import WaitingQuestion
+from plur_desk.ui.workspace import DECISION_CHECKS, Workspace
+
+
+class UndoBehindCheck:
+    def __init__(self, workspace: Workspace, question: WaitingQuestion) -> None:
+        self.workspace, self.question = workspace, question
+        self._checking: tuple[int, ReviewSession] | None = None  # the approval being checked: its read, its store
+        self._after_check: list[bool] = []  # undo (False) or redo (True) pressed meanwhile
+
+    def pressed(self, redo: bool) -> None:
+        """Ctrl+Z takes back first an approval still being checked (held until the check ends), then the last one
+        waiting for its answer, then what was written; Ctrl+Shift+Z never lands before an approval waiting."""
+        if self.hold(redo):
+            return
+        if redo and self.question.waiting:
+            self.workspace.messages.error("An approval is waiting for your answer; nothing was redone")
+        elif redo or not self.withdraw():
+            self.workspace.replay(redo=redo)
+
+    def withdraw(self) -> bool:
+        engram_id = self.question.withdraw_last()
+        if engram_id is not None:
+            self.workspace.messages.status(f"Withdrew the approval of {engram_id} waiting for your answer", 6000)
+        return engram_id is not None
+
+    def checking(self, token: int, session: ReviewSession) -> None:
+        """An approval's check was submitted to the read pool as `token`."""
+        self._checking = (token, session)
+
+    def hold(self, redo: bool) -> bool:
+        """An undo or redo pressed while an approval asked for before it is still being checked (it is not on the
+        session's lane yet, so `Workspace.replay` would not wait for it): held until the check ends. An undo run at once
+        took back the approval before that one (a refused A, then Ctrl+Z at once, undid the earlier approval
+        whenever the check had not been read in advance)."""
+        checking, session = self._checking, self.workspace.session
+        if (
+            checking is None
+            or checking[1] is not session
+            or not self.workspace.jobs.current(DECISION_CHECKS, checking[0])
+        ):
+            self._checking, self._after_check = None, []  # none, or cancelled: what waited for it is dropped
+            return False
+        self._after_check.append(redo)
+        return True
+
+    def ended(self, token: int, approved: bool, waits: bool = False) -> None:
+        """The approval's check is over: what was pressed meanwhile runs now, behind the approval's write, or is
+        refused when nothing was approved (as behind an action that failed: it would take back an earlier one).
+        An approval now waiting for its answer (`waits`) is withdrawn by the undo pressed meanwhile:
+        the draft stays a draft, as an undo behind its write would have left it."""
+        if self._checking is None or self._checking[0] != token:
+            return
+        self._checking = None
+        waiting, self._after_check = self._after_check, []
+        for redo in waiting:
+            verb = "redo" if redo else "undo"
+            if approved:
+                self.workspace.replay(redo=redo)
+            elif waits and not redo and self.withdraw():
+                waits = False  # one undo took back the one approval; a second one waits for its own key
+            else:
+                self.workspace.messages.error(
+                    f"The approval asked for before this {verb} was not made; nothing was {verb}ne"
+                )

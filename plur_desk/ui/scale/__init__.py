@@ -1,0 +1,1 @@
+"""Review at scale in the window: risk order, the Clusters and Writers panes."""

@@ -1,0 +1,1 @@
+"""The Team menu: disagreements, their detail and the dialog that settles them."""

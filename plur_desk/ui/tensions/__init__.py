@@ -1,0 +1,1 @@
+"""The Tensions pane, the Conflicts view and the contradiction check before an approval."""

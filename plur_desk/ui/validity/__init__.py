@@ -1,0 +1,1 @@
+"""The Validity pane, its timeline, date fields and controller."""
