@@ -1,4 +1,4 @@
-"""The layer rule (HOUSE-STYLE.md §1) and a module-size budget, checked on the source with ast."""
+"""The layer rule (HOUSE-STYLE.md §1), a module-size budget and a folder budget, checked on the source with ast."""
 
 from __future__ import annotations
 
@@ -111,6 +111,25 @@ def test_the_main_window_is_layout_and_wiring():
     status bar are ui/window_chrome.py's, its action map ui/action_map.py's: 300 lines in all, blank ones too."""
     lines = len((PACKAGE / "ui" / "main_window.py").read_text().splitlines())
     assert lines <= 300, f"ui/main_window.py: {lines} lines"
+
+
+FOLDER_BUDGET = 15
+
+
+def test_no_folder_holds_more_than_15_modules():
+    """Features as packages (issue #39): a folder over 15 modules is split by feature, and every folder of the
+    package is a regular package (an `__init__.py`, so mypy, ruff and the layer walk see it)."""
+    folders = [PACKAGE, *(p for p in PACKAGE.rglob("*") if p.is_dir() and p.name != "__pycache__")]
+    crowded = {}
+    for folder in folders:
+        count = len([p for p in folder.glob("*.py") if p.name != "__init__.py"])
+        if count > FOLDER_BUDGET:
+            crowded[str(folder.relative_to(PACKAGE.parent))] = count
+    assert not crowded, crowded
+    bare = [
+        str(f.relative_to(PACKAGE.parent)) for f in folders if any(f.glob("*.py")) and not (f / "__init__.py").is_file()
+    ]
+    assert not bare, bare
 
 
 def _ui_graph() -> dict[str, set[str]]:
