@@ -12,15 +12,7 @@ from typing import cast
 
 from PySide6.QtCore import QTimer, Signal, SignalInstance
 from PySide6.QtGui import QCloseEvent
-from PySide6.QtWidgets import (
-    QApplication,
-    QLineEdit,
-    QMainWindow,
-    QStackedWidget,
-    QTabWidget,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QApplication, QLineEdit, QMainWindow, QStackedWidget, QTabWidget, QVBoxLayout, QWidget
 
 from plur_desk.app.review.session import ChangeSet, ReviewSession
 from plur_desk.app.settings import Settings, SettingsStore
