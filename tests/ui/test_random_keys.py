@@ -244,8 +244,17 @@ def test_random_keys_with_an_approval_waiting_never_answer_it_for_another_widget
 
     ask_again()
     assert monkey.waited == {DRAFT} and question.isVisible()
+
+    def reached() -> int:
+        return sum(p.focus == "conflictQuestion" for p in monkey.log)
+
     _run(qtbot, window, monkey, PRESSES // 4, ask_again)
-    assert sum(p.focus == "conflictQuestion" for p in monkey.log) >= 10  # keys did reach the question
+    for _ in range(3):  # a busy machine lands fewer keys while the question has the focus: go on until enough did
+        if reached() >= 10:
+            break
+        monkey.watch.start(20)
+        _run(qtbot, window, monkey, PRESSES // 4, ask_again)
+    assert reached() >= 10  # keys did reach the question
     _verify(monkey, store_copy, decisions=0)  # (asking again moves to DRAFT: fewer decisions are made elsewhere)
 
 
