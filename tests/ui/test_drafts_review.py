@@ -263,6 +263,10 @@ def test_ctrl_z_right_after_a_refused_approve_takes_nothing_back(qtbot, window, 
     with qtbot.waitSignal(window.changes_applied, timeout=10000):
         _press(qtbot, window, Qt.Key.Key_A)
     second = window.drafts.current_id()
+    # a look at the disk still in flight, or a quiet reload it (or the watcher) asked for before they were stopped,
+    # would read the agent's rewrite below into the window: the test's premise gone, and a CI flake (stop 42, #39)
+    qtbot.waitUntil(lambda: window.jobs.pending("poll") == 0, timeout=10000)
+    window.opener.reload_timer.stop()
     statement = next(r.statement for r in window.drafts.model.rows if r.id == second)
     path = store_copy / "engrams.yaml"
     path.write_text(path.read_text().replace(statement, statement + " (rewritten by an agent)", 1))
@@ -314,6 +318,10 @@ def _approve_first_and_rewrite_the_next(qtbot, window, store_copy):
     with qtbot.waitSignal(window.changes_applied, timeout=10000):
         _press(qtbot, window, Qt.Key.Key_A)
     second = window.drafts.current_id()
+    # a look at the disk still in flight, or a quiet reload it (or the watcher) asked for before they were stopped,
+    # would read the agent's rewrite below into the window: the test's premise gone, and a CI flake (stop 42, #39)
+    qtbot.waitUntil(lambda: window.jobs.pending("poll") == 0, timeout=10000)
+    window.opener.reload_timer.stop()
     statement = next(r.statement for r in window.drafts.model.rows if r.id == second)
     path = store_copy / "engrams.yaml"
     path.write_text(path.read_text().replace(statement, statement + " (rewritten by an agent)", 1))
@@ -325,9 +333,13 @@ def test_ctrl_z_after_a_refused_write_not_yet_shown_takes_nothing_back(qtbot, wi
     window has not been told yet: the undo must still count it as an action asked for before it."""
     first, second = _approve_first_and_rewrite_the_next(qtbot, window, store_copy)
     qtbot.waitUntil(lambda: window.review._known_conflicts(second) is not None, timeout=10000)  # no check to wait for
+    # every lane idle first: "the approval on the runner" below then means this approval, and the window has had
+    # every chance to read the agent's rewrite (it failed 4 runs in 4 so before the helper stopped the quiet reload)
+    qtbot.waitUntil(lambda: window.jobs.pending() == 0, timeout=20000)
     errors: list[str] = []
     window.messages.error_shown.connect(errors.append)
     _press(qtbot, window, Qt.Key.Key_A)
+    assert not window.review.question.waiting, "the premise: this draft's approval is written, not asked about"
     # the approval on the runner: at once, or after its contradiction check when the finder was rebuilt in the
     # background since the check above (its answers then belong to the old finder); a full CI run once pressed
     # Ctrl+Z while that check still ran, which is the other test's case, not this one's
