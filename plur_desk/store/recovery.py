@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from plur_desk.domain.plur_rules.engram_rules import engram_problems, tension_problems
@@ -285,7 +286,7 @@ def step_state(store: PlurStore, step: Step) -> StepState:
     layout, validate = (ENGRAMS, engram_problems) if step.file == "engrams" else (TENSIONS, tension_problems)
     snapshot = ListFile.read(path, layout, validate)
     by_key = snapshot.by_key()
-    renames = rename_trail(store) if step.file == "engrams" else Renames()
+    renames = rename_trail(store.root) if step.file == "engrams" else Renames()
     states = set()
     for patch in step.changes:
         # PLUR 0.21 may have renamed the engram since (`engram_rekeyed`, a duplicate id): the write landed if it is
@@ -311,11 +312,12 @@ def step_state(store: PlurStore, step: Step) -> StepState:
     return StepState.CONFLICT
 
 
-def rename_trail(store: PlurStore) -> Renames:
-    """PLUR 0.21's `engram_rekeyed` trail in the store's history (read only when a step is not settled by hashes)."""
+def rename_trail(root: Path) -> Renames:
+    """PLUR 0.21's `engram_rekeyed` trail in the history of the store at `root` (read only when needed: a journal
+    step not settled by hashes, a watched engram missing under a renamed id)."""
     from plur_desk.store.history.log import HistoryLog, summarize_history
 
-    return Renames(pair for _name, month in summarize_history(HistoryLog(store.root), None) for pair in month.rekeyed)
+    return Renames(pair for _name, month in summarize_history(HistoryLog(root), None) for pair in month.rekeyed)
 
 
 def _changes_something(patch: Patch) -> bool:

@@ -20,14 +20,14 @@ from plur_desk.app.changes.watch import BaselineRead, changes_on_disk, read_base
 from plur_desk.domain.agents.agent_changes import AgentChange, Values, detect, engram_values
 from plur_desk.domain.agents.baseline_renames import follow_renames
 from plur_desk.domain.plur_rules.engram_rules import tension_problems
-from plur_desk.domain.plur_rules.rekey import Renames
 from plur_desk.infra.memory import gc_paused
 from plur_desk.infra.paths import cache_dir
 from plur_desk.store import baseline as baseline_file
-from plur_desk.store.history.log import HistoryLog, summarize_history
+from plur_desk.store.history.log import HistoryLog
 from plur_desk.store.lists.engram_summary import EngramRow, EngramScan, summarize_engrams
 from plur_desk.store.lists.list_file import TENSIONS, ListFile
 from plur_desk.store.lists.parse_cache import cache_path, cache_tag, read_file, read_private, write_private
+from plur_desk.store.recovery import rename_trail
 from plur_desk.store.team.held import read_held
 
 Record = Mapping[str, object]
@@ -110,10 +110,8 @@ def _fast(root: Path, cache: Path) -> tuple[BaselineRead, list[AgentChange]] | N
     if values is None:
         return None
 
-    def trail() -> Renames:  # PLUR 0.21's renames, read only when a renamed id is missing from the baseline
-        return Renames(pair for _name, month in summarize_history(log, None) for pair in month.rekeyed)
-
-    baseline = follow_renames(read.baseline, parsed, trail)  # as the whole load does (app/changes/watch.py)
+    # PLUR 0.21's renames followed as the whole load follows them (app/changes/watch.py)
+    baseline = follow_renames(read.baseline, parsed, lambda: rename_trail(root))
     months = [m for m in log.month_files() if m.stem >= str(baseline.started)[:7]]
     events: dict[str, list[dict[str, object]]] = {}
 

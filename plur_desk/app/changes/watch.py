@@ -188,7 +188,7 @@ def changes_on_disk(store: PlurStore) -> tuple[BaselineRead, list[AgentChange]]:
     def human(event: object) -> bool:
         return isinstance(event, dict) and trust(event).counts_as_human
 
-    baseline = follow_renames(baseline, snapshot.engrams, lambda: rename_trail(store))
+    baseline = follow_renames(baseline, snapshot.engrams, lambda: rename_trail(root))
     found = detect(baseline, snapshot.engrams, snapshot.tensions, lambda i: events.get(i, []), human, prefetch)
     return read, found
 
