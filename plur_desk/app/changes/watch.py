@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from plur_desk import __version__
+from plur_desk.app.changes.ratification import Ratified, command_for, ratified_values
 from plur_desk.domain.agents.agent_changes import (
     ENGRAM_FIELDS,
     RESTORE_FIELDS,
@@ -32,7 +33,7 @@ from plur_desk.domain.agents.agent_changes import (
 )
 from plur_desk.domain.agents.baseline_lines import BadLine, Extras, chunks, make_line, read_line
 from plur_desk.domain.agents.baseline_renames import follow_renames
-from plur_desk.domain.review import ABSENT, Patch
+from plur_desk.domain.review import ABSENT, Patch, Reviewer
 from plur_desk.domain.seen import Seen
 from plur_desk.infra.errors import ActionRefused, Outcome
 from plur_desk.store import baseline as baseline_file
@@ -40,8 +41,12 @@ from plur_desk.store.lists.parse_cache import read_private, write_private
 from plur_desk.store.safe_open import NotRegularFile
 
 if TYPE_CHECKING:
-    from plur_desk.app.changes.change_decisions import Ratified
-    from plur_desk.app.review.session import ReviewSession
+    from collections.abc import Callable
+    from datetime import datetime
+
+    from plur_desk.app.history.history_index import HistoryIndex
+    from plur_desk.app.review.snapshot import Snapshot
+    from plur_desk.app.trust.signing import ReviewerKeys
     from plur_desk.app.trust.verifier import TrustChecker
     from plur_desk.store.plur_store import PlurStore
 
@@ -194,11 +199,28 @@ def changes_on_disk(store: PlurStore) -> tuple[BaselineRead, list[AgentChange]]:
 
 
 class ChangeWatch:
-    """The baseline as one session sees it: read again whenever the file changed, and written by its reviewer."""
+    """The baseline as one session sees it: read again whenever the file changed, and written by its reviewer.
+    A part of the session (app/review/session.py), given what it reads in its constructor: it never holds the
+    session, which imports it."""
 
-    def __init__(self, session: ReviewSession, cache: Path | None = None) -> None:
-        self.session = session
-        self.cache = cache  # the store's parse cache file: the verified baseline is kept beside it
+    def __init__(
+        self,
+        store: PlurStore,
+        parts: tuple[Snapshot, TrustChecker, HistoryIndex, ReviewerKeys],
+        reviewer: Reviewer,
+        now: Callable[[], datetime],
+        *,
+        reading_only: bool,
+    ) -> None:
+        self.store, self.root, self.reviewer, self.now, self.reading_only = (
+            store,
+            store.root,
+            reviewer,
+            now,
+            reading_only,
+        )
+        self.snapshot, self.trust, self.history, self.keys = parts
+        self.cache = store.cache_file  # the store's parse cache file: the verified baseline is kept beside it
         # the bytes read, kept to compare (a memcmp: hashing 5.8 MB twice cost ~25 ms after every decision)
         self._prefix: bytes | None = None
         self._stamp: object = None
@@ -207,24 +229,24 @@ class ChangeWatch:
 
     def _file_stamp(self) -> object:
         try:
-            st = baseline_file.path_of(self.session.root).stat()
+            st = baseline_file.path_of(self.root).stat()
         except OSError:
             return None
-        return (st.st_ino, st.st_size, st.st_mtime_ns, self.session.trust.generation)
+        return (st.st_ino, st.st_size, st.st_mtime_ns, self.trust.generation)
 
     def read(self) -> BaselineRead:
         """The verified baseline, read again when the file changed: only the lines appended since when it grew
         (our own decisions' lines, a teammate's after a sync), all of it otherwise."""
-        self.session.trust.registry()  # bumps the generation when keys.yaml changed: the lines are checked again
+        self.trust.registry()  # bumps the generation when keys.yaml changed: the lines are checked again
         stamp = self._file_stamp()
         if stamp is not None and stamp == self._stamp:
             return self._read
         try:
-            data = baseline_file.read_bytes(self.session.root)
+            data = baseline_file.read_bytes(self.root)
         except OSError:
             data = None
         if data is None or not self._grown(data, stamp):
-            self._read = read_baseline(self.session.root, self.session.trust, self.cache)
+            self._read = read_baseline(self.root, self.trust, self.cache)
             self._prefix = data if data and data.endswith(b"\n") else None
         self._stamp = stamp
         return self._read
@@ -241,7 +263,7 @@ class ChangeWatch:
         first = data.count(b"\n", 0, size)
         lines = [(first + n, line) for n, line in baseline_file.lines_of(data[size:])]
         problems: list[tuple[int | None, str]] = []
-        taken = _collect(lines, self.session.trust, problems)
+        taken = _collect(lines, self.trust, problems)
         if taken and taken[0][0] < self._read.baseline.latest:
             return False  # a line older than what it would follow (a merge put it there): read in signing order
         _apply(self._read.baseline, taken)
@@ -256,14 +278,13 @@ class ChangeWatch:
 
     def changes(self) -> list[AgentChange]:
         """Every agent change since the baseline, on the session's current snapshot and history."""
-        session = self.session
-        history = session.history
+        trust, history = self.trust, self.history
 
         def human(event: object) -> bool:
-            return isinstance(event, dict) and session.trust.check(event).counts_as_human
+            return isinstance(event, dict) and trust.check(event).counts_as_human
 
-        tensions = {str(t.get("id")): t for t in session.all_tensions()}
-        engrams = session.engrams_by_id()
+        tensions = {str(t.get("id")): t for t in self.snapshot.tensions.values()}
+        engrams = dict(self.snapshot.engrams)  # a copy another thread may keep
         watched = follow_renames(self.read().baseline, engrams, history.renames)  # PLUR 0.21's renames since
         return detect(watched, engrams, tensions, history.timeline, human)
 
@@ -277,18 +298,17 @@ class ChangeWatch:
         note: str = "",
         extras: Extras | None = None,
     ) -> None:
-        session = self.session
-        if session.reading_only:
+        if self.reading_only:
             raise ActionRefused("a read-only session writes no baseline")
-        session.keys.ready()  # the key is reachable and keys.yaml holds no other key for this reviewer
-        now = session.now()
+        self.keys.ready()  # the key is reachable and keys.yaml holds no other key for this reviewer
+        now = self.now()
         lines = []
         parts = chunks(engrams, tensions) if claim == "watching" else [(engrams, tensions)]
         for part_engrams, part_tensions in parts:
-            event = make_line(claim, part_engrams, part_tensions, session.reviewer, now, note=note, extras=extras)
-            lines.append(json.dumps(session.keys.sign(event), ensure_ascii=False, separators=(",", ":")))
-        baseline_file.append(session.root, lines)
-        session.keys.register(now)
+            event = make_line(claim, part_engrams, part_tensions, self.reviewer, now, note=note, extras=extras)
+            lines.append(json.dumps(self.keys.sign(event), ensure_ascii=False, separators=(",", ":")))
+        baseline_file.append(self.root, lines)
+        self.keys.register(now)
 
     def start(self) -> bool:
         """Start watching from the store's current state; False (nothing written) when it is watched already."""
@@ -301,13 +321,13 @@ class ChangeWatch:
                 "look at them (plur-desk check) and move the file away before watching again",
                 outcome=Outcome.NOTHING_WRITTEN,
             )
-        problem = self.session.read_only_reasons
+        problem = self.store.read_only_reasons()
         if problem:
             raise ActionRefused(f"the store is read-only ({'; '.join(problem)}); watching was not started")
-        by_id = self.session.engrams_by_id()
+        by_id = self.snapshot.engrams
         engrams = {i: engram_values(e) for i, e in by_id.items()}
         extras = {i: engram_extras(e) for i, e in by_id.items()}
-        tensions = {str(t.get("id")): tension_values(t) for t in self.session.all_tensions()}
+        tensions = {str(t.get("id")): tension_values(t) for t in self.snapshot.tensions.values()}
         note = "watching from here: claims nothing about the content"
         self._append("watching", engrams, tensions, note=note, extras=extras)
         return True
@@ -316,8 +336,7 @@ class ChangeWatch:
         """A store nobody watches yet is watched from this reviewer's first decision in it, its state then taken as
         the baseline: the key signs then anyway (signing at open would ask a locked keyring, or meet a key conflict,
         before any decision). Not over a baseline with lines that do not verify, nor in a read-only store."""
-        session = self.session
-        if session.reading_only or session.read_only_reasons or self.read().problems:
+        if self.reading_only or self.store.read_only_reasons() or self.read().problems:
             return []
         self.start()
         return [
@@ -330,10 +349,8 @@ class ChangeWatch:
     ) -> list[str]:
         """After a decision, undo or redo of this reviewer: the values its patches left join the baseline (only the
         fields the decision wrote; anything else keeps its baseline value). A ratification records the values it let
-        stand, and its undo the values before it (app/changes/change_decisions.py). Returns warnings (never raises: the
+        stand, and its undo the values before it (app/changes/ratification.py). Returns warnings (never raises: the
         decision is on disk already)."""
-        from plur_desk.app.changes.change_decisions import ratified_values
-
         patches = list(patches)
         if not patches:
             return []
@@ -341,7 +358,9 @@ class ChangeWatch:
             if not self.watched:
                 return self._start_with_first_decision()
             engrams, tensions, extras = self.values_after(patches)
-            claim = ratified_values(self, command, op, undoing, (engrams, tensions, extras))
+            claim = ratified_values(
+                self.ratified, self.read().baseline, self.snapshot, (command, op, undoing), (engrams, tensions, extras)
+            )
             if engrams or tensions:
                 self._append(claim, engrams, tensions, extras=extras)
         except Exception as exc:  # the decision stands; the baseline lags, and the change shows until ratified
@@ -351,9 +370,7 @@ class ChangeWatch:
     def command_for(self, change: AgentChange, seen: Seen, *, ratify: bool) -> object:
         """The command that reverts (or ratifies) `change` as shown; `seen` is its record as displayed (a tension's
         with both engrams)."""
-        from plur_desk.app.changes.change_decisions import command_for
-
-        return command_for(self, change, seen, ratify=ratify)
+        return command_for(change, seen, self.read().baseline, self.snapshot, ratify=ratify)
 
     def values_after(self, patches: list[Patch]) -> tuple[dict[str, Values], dict[str, Values], Extras]:
         baseline = self.read().baseline
@@ -363,7 +380,7 @@ class ChangeWatch:
         for patch in patches:
             if patch.file == "engrams":
                 known = engrams.get(patch.key) or baseline.engrams.get(patch.key)
-                current = self.session.engram(patch.key)
+                current = self.snapshot.engrams.get(patch.key)
                 base = known or (engram_values(current) if current is not None else None)
                 if base is not None:
                     engrams[patch.key] = _patched(ENGRAM_FIELDS, base, patch)
@@ -374,7 +391,7 @@ class ChangeWatch:
                     extras[patch.key] = _patched_extras(held, patch)
             else:
                 known = tensions.get(patch.key) or baseline.tensions.get(patch.key)
-                record = self.session.tension(patch.key)
+                record = self.snapshot.tensions.get(patch.key)
                 base = known or (tension_values(record) if record is not None else None)
                 if base is not None:
                     tensions[patch.key] = _patched(TENSION_FIELDS, base, patch)

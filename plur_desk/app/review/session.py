@@ -91,7 +91,13 @@ class ReviewSession:
         self._tension_rows = TensionRows(lambda: self._engrams, lambda: self._tensions, self.now, self.history.renames)
         self.validity = ValidityRows(lambda: self._engrams)
         self.snapshot.followers.append(self.queue)
-        self.watch = ChangeWatch(self, store.cache_file)  # the watched baseline (app/changes/watch.py)
+        self.watch = ChangeWatch(  # the watched baseline (app/changes/watch.py)
+            store,
+            (self.snapshot, self.trust, self.history, self.keys),
+            reviewer,
+            self.now,
+            reading_only=self.reading_only,
+        )
         self.snapshot.reindex()
 
     @property
