@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from plur_desk import __version__
-from plur_desk.app.changes.ratification import Ratified, command_for, ratified_values
 from plur_desk.domain.agents.agent_changes import (
     ENGRAM_FIELDS,
     RESTORE_FIELDS,
@@ -40,10 +39,11 @@ from plur_desk.store import baseline as baseline_file
 from plur_desk.store.lists.parse_cache import read_private, write_private
 from plur_desk.store.safe_open import NotRegularFile
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the ratification's module (the commands) loads with the first decision, not at launch
     from collections.abc import Callable
     from datetime import datetime
 
+    from plur_desk.app.changes.ratification import Ratified
     from plur_desk.app.history.history_index import HistoryIndex
     from plur_desk.app.review.snapshot import Snapshot
     from plur_desk.app.trust.signing import ReviewerKeys
@@ -351,6 +351,8 @@ class ChangeWatch:
         fields the decision wrote; anything else keeps its baseline value). A ratification records the values it let
         stand, and its undo the values before it (app/changes/ratification.py). Returns warnings (never raises: the
         decision is on disk already)."""
+        from plur_desk.app.changes.ratification import ratified_values
+
         patches = list(patches)
         if not patches:
             return []
@@ -370,6 +372,8 @@ class ChangeWatch:
     def command_for(self, change: AgentChange, seen: Seen, *, ratify: bool) -> object:
         """The command that reverts (or ratifies) `change` as shown; `seen` is its record as displayed (a tension's
         with both engrams)."""
+        from plur_desk.app.changes.ratification import command_for
+
         return command_for(change, seen, self.read().baseline, self.snapshot, ratify=ratify)
 
     def values_after(self, patches: list[Patch]) -> tuple[dict[str, Values], dict[str, Values], Extras]:
