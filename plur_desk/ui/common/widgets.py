@@ -17,14 +17,19 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
     QLabel,
+    QLayout,
     QSizePolicy,
+    QSplitter,
     QTableView,
     QTextBrowser,
+    QVBoxLayout,
     QWidget,
 )
 
 from plur_desk.domain.lint import reveal
 
+Part = QWidget | QLayout | tuple[QWidget, int]  # a widget, a layout, or a widget with its stretch
+Margins = tuple[int, int, int, int]
 _LONG_WORD = re.compile(r"\S{201,}")
 
 
@@ -103,3 +108,42 @@ def make_table(
     for column, width in enumerate(widths):
         table.setColumnWidth(column, width)
     return table
+
+
+def pane_side(*parts: Part, margins: Margins = (0, 0, 0, 0)) -> QWidget:
+    """A widget holding `parts` top to bottom: a side of a pane's splitter."""
+    widget = QWidget()
+    _stack(QVBoxLayout(widget), parts, margins)
+    return widget
+
+
+def list_and_detail(
+    pane: QWidget,
+    top: QWidget,
+    bottom: QWidget,
+    *,
+    stretch: tuple[int, int] | None = None,
+    above: Sequence[Part] = (),
+    below: Sequence[Part] = (),
+) -> QSplitter:
+    """The one pane style: the list (`top`) over its detail (`bottom`) in a vertical splitter whose line the
+    reviewer drags, with what goes above and below it, inside the pane's 8-pixel margins. `stretch`: how the two
+    share the height a taller window adds."""
+    splitter = QSplitter(Qt.Orientation.Vertical, pane)
+    splitter.addWidget(top)
+    splitter.addWidget(bottom)
+    for index, factor in enumerate(stretch or ()):
+        splitter.setStretchFactor(index, factor)
+    _stack(QVBoxLayout(pane), [*above, splitter, *below], (8, 8, 8, 8))
+    return splitter
+
+
+def _stack(layout: QVBoxLayout, parts: Sequence[Part], margins: Margins) -> None:
+    layout.setContentsMargins(*margins)
+    for part in parts:
+        if isinstance(part, QLayout):
+            layout.addLayout(part)
+        elif isinstance(part, tuple):
+            layout.addWidget(*part)
+        else:
+            layout.addWidget(part)

@@ -15,8 +15,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLineEdit,
     QSizePolicy,
-    QSplitter,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -27,7 +25,15 @@ from plur_desk.domain.trust import Trust, TrustState
 from plur_desk.infra.jobs import cancelled
 from plur_desk.ui.common import theme
 from plur_desk.ui.common.models import OneCallPerCell
-from plur_desk.ui.common.widgets import SafeBrowser, make_table, plain_label, text_html, tooltip_text
+from plur_desk.ui.common.widgets import (
+    SafeBrowser,
+    list_and_detail,
+    make_table,
+    pane_side,
+    plain_label,
+    text_html,
+    tooltip_text,
+)
 from plur_desk.ui.review.drafts_pane import action_button
 from plur_desk.ui.workspace import Workspace
 
@@ -257,25 +263,8 @@ class HistoryPane(QWidget):
         self.detail.setObjectName("historyDetail")
         self.detail.setAccessibleName("Event details")
         self.buttons = QHBoxLayout()
-        top = QWidget()
-        top_layout = QVBoxLayout(top)
-        top_layout.setContentsMargins(0, 0, 0, 0)
-        top_layout.addWidget(self.table)
-        top_layout.addWidget(self.empty)
-        bottom = QWidget()
-        bottom_layout = QVBoxLayout(bottom)
-        bottom_layout.setContentsMargins(0, 0, 0, 0)
-        bottom_layout.addWidget(self.detail)
-        bottom_layout.addLayout(self.buttons)
-        splitter = QSplitter(Qt.Orientation.Vertical)
-        splitter.addWidget(top)
-        splitter.addWidget(bottom)
-        splitter.setStretchFactor(0, 3)
-        splitter.setStretchFactor(1, 2)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(8, 8, 8, 8)
-        layout.addLayout(filters)
-        layout.addWidget(splitter)
+        top, bottom = pane_side(self.table, self.empty), pane_side(self.detail, self.buttons)
+        list_and_detail(self, top, bottom, stretch=(3, 2), above=[filters])
 
     def _connect(self) -> None:
         for widget in (self.type_filter, self.actor_filter, self.trust_filter):

@@ -16,7 +16,6 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QSizePolicy,
-    QSplitter,
     QTableView,
     QVBoxLayout,
     QWidget,
@@ -26,7 +25,14 @@ from plur_desk.app.review.rows import DraftRow
 from plur_desk.domain.lint import text_flags
 from plur_desk.domain.seen import Seen
 from plur_desk.ui.common.models import DraftColumn, drafts_model
-from plur_desk.ui.common.widgets import SafeBrowser, banner_label, plain_label, shorten_long_words
+from plur_desk.ui.common.widgets import (
+    SafeBrowser,
+    banner_label,
+    list_and_detail,
+    pane_side,
+    plain_label,
+    shorten_long_words,
+)
 
 _ID = attrgetter("id")
 
@@ -151,29 +157,12 @@ class DraftsPane(QWidget):
         self.buttons = QHBoxLayout()
         self.buttons.setSpacing(8)
 
-        left = QWidget()
-        left_layout = QVBoxLayout(left)
-        left_layout.setContentsMargins(0, 0, 0, 0)
-        left_layout.addWidget(self.table)
-        left_layout.addWidget(self.empty)
-        left_layout.addWidget(self.banner)  # under the queue: a notice never moves the rows the reviewer reads
-        right = QWidget()
-        right_layout = QVBoxLayout(right)
-        right_layout.setContentsMargins(0, 6, 0, 0)
-        right_layout.addWidget(self.edit_hint)
-        right_layout.addWidget(self.editor, 1)
-        right_layout.addWidget(self.detail, 3)
-        right_layout.addLayout(self.buttons)
-        self.splitter = QSplitter(Qt.Orientation.Vertical, self)
-        self.splitter.setObjectName("draftsSplitter")
-        self.splitter.addWidget(left)
-        self.splitter.addWidget(right)
+        # under the queue: a notice never moves the rows the reviewer reads
+        queue = pane_side(self.table, self.empty, self.banner)
+        detail = pane_side(self.edit_hint, (self.editor, 1), (self.detail, 3), self.buttons, margins=(0, 6, 0, 0))
         # the queue takes the height a tall screen adds (about 20 rows at 1080 px); the detail keeps a readable share
-        self.splitter.setStretchFactor(0, 3)
-        self.splitter.setStretchFactor(1, 2)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(8, 8, 8, 8)
-        layout.addWidget(self.splitter)
+        self.splitter = list_and_detail(self, queue, detail, stretch=(3, 2))
+        self.splitter.setObjectName("draftsSplitter")
 
         self._save = QShortcut(QKeySequence("Ctrl+Return"), self.editor, self._save_edit)
         self._save.setContext(Qt.ShortcutContext.WidgetShortcut)

@@ -13,15 +13,14 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QSizePolicy,
-    QSplitter,
     QTableView,
-    QVBoxLayout,
     QWidget,
 )
 
 from plur_desk.app.review.session import ChangeSet
 from plur_desk.ui.built_later import BuiltLater
 from plur_desk.ui.common.models import Column, RowsModel
+from plur_desk.ui.common.widgets import list_and_detail, pane_side
 from plur_desk.ui.review.drafts_pane import action_button
 
 if TYPE_CHECKING:  # numpy comes with them: loaded with the first clusters, not at launch
@@ -106,20 +105,8 @@ class ClustersPane(BuiltLater, QWidget):
         for label in (self.hint, self.next_step):  # long text wraps; it never widens the window
             label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.buttons = QHBoxLayout()
-        top = QWidget()
-        top_layout = QVBoxLayout(top)
-        top_layout.setContentsMargins(0, 0, 0, 0)
-        top_layout.addWidget(self.hint)
-        top_layout.addWidget(self.table)
-        top_layout.addWidget(self.empty)
-        splitter = QSplitter(Qt.Orientation.Vertical, self)
-        splitter.addWidget(top)
-        splitter.addWidget(self.member_table)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(8, 8, 8, 8)
-        layout.addWidget(splitter)
-        layout.addWidget(self.next_step)
-        layout.addLayout(self.buttons)
+        top = pane_side(self.hint, self.table, self.empty)
+        list_and_detail(self, top, self.member_table, below=[self.next_step, self.buttons])
 
     def _table(self, name: str, accessible: str, model: RowsModel[Any]) -> QTableView:
         table = QTableView(self)

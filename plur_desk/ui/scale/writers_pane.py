@@ -12,7 +12,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QSizePolicy,
     QTableView,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -20,7 +19,7 @@ from plur_desk.app.review.session import ChangeSet
 from plur_desk.app.scale.writer_stats import WriterStats
 from plur_desk.ui.built_later import BuiltLater
 from plur_desk.ui.common.models import ID_ROLE, Column, RowsModel
-from plur_desk.ui.common.widgets import SafeBrowser, text_html
+from plur_desk.ui.common.widgets import SafeBrowser, list_and_detail, pane_side, text_html
 
 if TYPE_CHECKING:  # numpy comes with it: loaded with the first ledger, not at launch
     from plur_desk.app.scale.review_at_scale import ScaleView
@@ -119,12 +118,7 @@ class WritersPane(BuiltLater, QWidget):
         self.hint = QLabel("Click a column to sort. Return shows only this writer's drafts in the queue.")
         self.hint.setWordWrap(True)
         self.hint.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # never widens the window
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(8, 8, 8, 8)
-        layout.addWidget(self.hint)
-        layout.addWidget(self.table, 3)
-        layout.addWidget(self.empty)
-        layout.addWidget(self.detail, 1)
+        list_and_detail(self, pane_side(self.table, self.empty), self.detail, stretch=(3, 1), above=[self.hint])
 
     def _connect(self) -> None:
         self.table.horizontalHeader().sectionClicked.connect(self._sort)

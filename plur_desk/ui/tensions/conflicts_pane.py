@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal, SignalInstance
 from PySide6.QtGui import QKeySequence, QShortcut
-from PySide6.QtWidgets import QHBoxLayout, QPushButton, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QPushButton, QWidget
 
 from plur_desk.app.review.session import ChangeSet
 from plur_desk.ui.built_later import BuiltLater
 from plur_desk.ui.common.models import OneCallPerCell
-from plur_desk.ui.common.widgets import SafeBrowser, make_table, plain_label, text_html
+from plur_desk.ui.common.widgets import SafeBrowser, list_and_detail, make_table, pane_side, plain_label, text_html
 from plur_desk.ui.tensions.tensions_pane import word_diff
 
 if TYPE_CHECKING:  # the scan's module (numpy) loads with the first scan, off the GUI thread
@@ -144,24 +144,7 @@ class ConflictsPane(BuiltLater, QWidget):
             buttons.addWidget(button)
         buttons.addStretch(1)
         buttons.addWidget(self.rescan)
-        top = QWidget()
-        top_layout = QVBoxLayout(top)
-        top_layout.setContentsMargins(0, 0, 0, 0)
-        top_layout.addWidget(self.status)
-        top_layout.addWidget(self.table)
-        bottom = QWidget()
-        bottom_layout = QVBoxLayout(bottom)
-        bottom_layout.setContentsMargins(0, 0, 0, 0)
-        bottom_layout.addWidget(self.detail, 1)
-        bottom_layout.addLayout(buttons)
-        splitter = QSplitter(Qt.Orientation.Vertical)
-        splitter.addWidget(top)
-        splitter.addWidget(bottom)
-        splitter.setStretchFactor(0, 2)
-        splitter.setStretchFactor(1, 3)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(8, 8, 8, 8)
-        layout.addWidget(splitter)
+        list_and_detail(self, pane_side(self.status, self.table), pane_side((self.detail, 1), buttons), stretch=(2, 3))
         self._keys = [  # live while the list has the focus, as every pane's verdict keys
             self._key(key, button) for key, button in (("R", self.record), ("N", self.dismiss))
         ] + [self._key(key, button) for key, button in (("1", self.a_replaces), ("2", self.b_replaces))]

@@ -13,7 +13,6 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QHBoxLayout,
     QLabel,
-    QSplitter,
     QVBoxLayout,
     QWidget,
 )
@@ -24,7 +23,7 @@ from plur_desk.domain.engram_view import EngramView
 from plur_desk.domain.seen import Seen, seen_tension
 from plur_desk.ui.built_later import BuiltLater
 from plur_desk.ui.common.models import tensions_model
-from plur_desk.ui.common.widgets import SafeBrowser, make_table, text_html
+from plur_desk.ui.common.widgets import SafeBrowser, list_and_detail, make_table, pane_side, text_html
 from plur_desk.ui.review.detail import SIMILAR_TITLE
 from plur_desk.ui.review.drafts_pane import action_button
 from plur_desk.ui.workspace import Workspace
@@ -164,25 +163,8 @@ class TensionsPane(BuiltLater, QWidget):
         top.addWidget(QLabel("Show:"))
         top.addWidget(self.filter)
         top.addStretch(1)
-        left = QWidget()
-        left_layout = QVBoxLayout(left)
-        left_layout.setContentsMargins(0, 0, 0, 0)
-        left_layout.addLayout(top)
-        left_layout.addWidget(self.table)
-        right = QWidget()
-        right_layout = QVBoxLayout(right)
-        right_layout.setContentsMargins(8, 0, 0, 0)
-        right_layout.addWidget(self.preview)
-        right_layout.addWidget(self.detail, 1)
-        right_layout.addLayout(self.buttons)
-        splitter = QSplitter(Qt.Orientation.Vertical)
-        splitter.addWidget(left)
-        splitter.addWidget(right)
-        splitter.setStretchFactor(0, 2)
-        splitter.setStretchFactor(1, 3)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(8, 8, 8, 8)
-        layout.addWidget(splitter)
+        detail = pane_side(self.preview, (self.detail, 1), self.buttons, margins=(8, 0, 0, 0))
+        list_and_detail(self, pane_side(top, self.table), detail, stretch=(2, 3))
         # Enter commits a previewed resolution only while the list itself has the focus (as every verdict key)
         self._commit = QShortcut(QKeySequence("Return"), self.table, self.commit_requested.emit)
         self._commit.setContext(Qt.ShortcutContext.WidgetShortcut)

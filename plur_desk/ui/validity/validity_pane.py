@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from PySide6.QtCore import QDate, QDateTime, QItemSelectionModel, Qt, QTime, QTimer, QTimeZone, Signal
+from PySide6.QtCore import QDate, QDateTime, QItemSelectionModel, QTime, QTimer, QTimeZone, Signal
 from PySide6.QtGui import QAction, QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -14,9 +14,7 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QHBoxLayout,
     QLabel,
-    QSplitter,
     QTimeEdit,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -25,7 +23,7 @@ from plur_desk.app.review.validity_rows import VALIDITY_GROUPS, ValidityRow, val
 from plur_desk.domain.plur_rules.validity import Window, closes_at, opens_at
 from plur_desk.ui.built_later import BuiltLater
 from plur_desk.ui.common.models import Column, RowsModel
-from plur_desk.ui.common.widgets import make_table
+from plur_desk.ui.common.widgets import list_and_detail, make_table, pane_side
 from plur_desk.ui.review.drafts_pane import action_button
 from plur_desk.ui.workspace import Workspace
 
@@ -169,19 +167,8 @@ class ValidityPane(BuiltLater, QWidget):
         top.addWidget(self.follow_now)
         top.addWidget(self.as_of)
         top.addWidget(self.summary, 1)
-        bottom = QWidget()
-        bottom_layout = QVBoxLayout(bottom)
-        bottom_layout.setContentsMargins(0, 0, 0, 0)
-        bottom_layout.addWidget(QLabel("Windows of engrams in the same domain (dashed line: the 'as of' moment):"))
-        bottom_layout.addWidget(self.timeline, 1)
-        bottom_layout.addLayout(self.buttons)
-        splitter = QSplitter(Qt.Orientation.Vertical)
-        splitter.addWidget(self.table)
-        splitter.addWidget(bottom)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(8, 8, 8, 8)
-        layout.addLayout(top)
-        layout.addWidget(splitter)
+        legend = QLabel("Windows of engrams in the same domain (dashed line: the 'as of' moment):")
+        list_and_detail(self, self.table, pane_side(legend, (self.timeline, 1), self.buttons), above=[top])
 
     def _connect(self) -> None:
         self.as_of.dateTimeChanged.connect(lambda _d: None if self.follow_now.isChecked() else self.refresh(None))
