@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 from plur_desk.app.review.bootstrap import open_session
@@ -10,16 +9,10 @@ from plur_desk.app.review.session import ReviewSession
 from plur_desk.app.team.git_repo import find_repo
 from plur_desk.app.team.merge_driver import install
 
+from support.plain_team import git, identity
 from support.stores import plur
 
 MARKERS = (b"<<<<<<<", b">>>>>>>", b"\n=======\n")
-
-
-def git(cwd: Path, *args: str, check: bool = True) -> str:
-    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, timeout=60)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"git {' '.join(args)} failed: {proc.stderr.decode()}")
-    return proc.stdout.decode().strip()
 
 
 class Team:
@@ -34,17 +27,13 @@ class Team:
     def home(self, name: str) -> Path:
         return self.base / f"home-{name}"
 
-    def _identity(self, store: Path, name: str) -> None:
-        git(store, "config", "user.name", name)
-        git(store, "config", "user.email", f"{name.lower()}@example.test")
-
     def seed(self, name: str, statements: list[tuple[str, dict]], *, driver: bool = True) -> Path:
         store = self.base / name
         store.mkdir()
         learned = plur(store, self.home(name), [{"op": "learn", "statement": s, "options": o} for s, o in statements])
         assert all("error" not in r for r in learned), learned
         git(store, "init", "-q", "-b", "main")
-        self._identity(store, name)
+        identity(store, name)
         if driver:
             install(find_repo(store))  # type: ignore[arg-type]
         self.sync(name, store)
@@ -54,7 +43,7 @@ class Team:
     def clone(self, name: str, *, driver: bool = True) -> Path:
         store = self.base / name
         git(self.base, "clone", "-q", str(self.remote), str(store))
-        self._identity(store, name)
+        identity(store, name)
         if driver:
             install(find_repo(store))  # type: ignore[arg-type]
         self.clones[name] = store

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -19,30 +18,15 @@ from plur_desk.ui.app import make_application
 from plur_desk.ui.main_window import MainWindow
 from plur_desk.ui.review.detail import engram_html
 
+from support.plain_team import two_clones
 from ui.conftest import engrams_on_disk
-
-
-def git(cwd: Path, *args: str) -> None:
-    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, timeout=60)
-    assert proc.returncode == 0, proc.stderr.decode()
 
 
 @pytest.fixture
 def clones(tmp_path: Path) -> tuple[Path, Path, str]:
-    remote, ann, bob = tmp_path / "remote.git", tmp_path / "ann", tmp_path / "bob"
-    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
-    shutil.copytree(demo_source(), ann)
-    git(ann, "init", "-q", "-b", "main")
-    for store, name in ((ann, "Ann"),):
-        git(store, "config", "user.name", name)
-        git(store, "config", "user.email", f"{name}@example.test")
-    git(ann, "add", "engrams.yaml", "tensions.yaml")
-    git(ann, "commit", "-q", "-m", "team store")
-    git(ann, "remote", "add", "origin", str(remote))
-    git(ann, "push", "-q", "-u", "origin", "main")
-    git(tmp_path, "clone", "-q", str(remote), str(bob))
-    git(bob, "config", "user.name", "Bob")
-    git(bob, "config", "user.email", "bob@example.test")
+    ann, bob = two_clones(
+        tmp_path, lambda ann: shutil.copytree(demo_source(), ann, dirs_exist_ok=True), ("engrams.yaml", "tensions.yaml")
+    )
     shutil.copytree(ann / "history", bob / "history")
     first = open_session(ann, "Ann", load_history=False, use_cache=False)
     draft = sorted(r.id for r in first.queue.rows())[0]

@@ -3,49 +3,21 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 from plur_desk.app.team.sync import run_sync
 from plur_desk.store import baseline
-from plur_desk.store.lists.yaml_dump import dump_engrams_document
+
+from support.plain_team import rule, two_clones, write_engrams
 
 
-def git(cwd: Path, *args: str) -> str:
-    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, timeout=60)
-    assert proc.returncode == 0, proc.stderr.decode()
-    return proc.stdout.decode().strip()
-
-
-def _engrams(store: Path) -> None:
-    record = {
-        "id": "ENG-2026-12-02-001",
-        "status": "active",
-        "type": "behavioral",
-        "scope": "project:team",
-        "visibility": "public",
-        "statement": "Rule one",
-        "commitment": "draft",
-    }
-    (store / "engrams.yaml").write_text(dump_engrams_document({"engrams": [record]}))
+def _seed(ann: Path) -> None:
+    write_engrams(ann, rule("ENG-2026-12-02-001", 1))
+    (ann / "tensions.yaml").write_text("[]\n")
 
 
 def test_both_reviewers_lines_reach_both_clones_each_once(tmp_path: Path) -> None:
-    remote, ann, bob = tmp_path / "remote.git", tmp_path / "ann", tmp_path / "bob"
-    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
-    ann.mkdir()
-    git(ann, "init", "-q", "-b", "main")
-    _engrams(ann)
-    (ann / "tensions.yaml").write_text("[]\n")
-    git(ann, "config", "user.name", "Ann")
-    git(ann, "config", "user.email", "ann@example.test")
-    git(ann, "add", ".")
-    git(ann, "commit", "-q", "-m", "seed")
-    git(ann, "remote", "add", "origin", str(remote))
-    git(ann, "push", "-q", "-u", "origin", "main")
-    git(tmp_path, "clone", "-q", str(remote), str(bob))
-    git(bob, "config", "user.name", "Bob")
-    git(bob, "config", "user.email", "bob@example.test")
+    ann, bob = two_clones(tmp_path, _seed)
 
     baseline.append(ann, ['{"line":"watching, by Ann"}'])
     assert run_sync(ann).exit_code == 0

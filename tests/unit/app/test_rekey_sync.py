@@ -7,48 +7,16 @@ decision kept, and tensions naming engrams that exist.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 from plur_desk.app.check import run_check
 from plur_desk.app.review.bootstrap import open_session
 from plur_desk.app.team.sync import run_sync
 from plur_desk.domain.commands import ApproveDrafts
-from plur_desk.domain.plur_rules.rekey import fresh_duplicate_id
-from plur_desk.store.lists.yaml_dump import dump_engrams_document, dump_tensions_document
+from plur_desk.store.lists.yaml_dump import dump_tensions_document
 from plur_desk.store.lists.yaml_load import load_general
 
-K = "ENG-2026-12-02-001"
-
-
-def git(cwd: Path, *args: str) -> str:
-    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, timeout=60)
-    assert proc.returncode == 0, proc.stderr.decode()
-    return proc.stdout.decode().strip()
-
-
-def _rec(engram_id: str, n: int, **extra: object) -> dict[str, object]:
-    record: dict[str, object] = {
-        "id": engram_id,
-        "status": "active",
-        "type": "behavioral",
-        "scope": "project:team",
-        "visibility": "public",
-        "statement": f"Rule number {n}",
-        "commitment": "draft",
-        "created_at": f"2026-12-02T08:00:0{n}.000Z",
-        "updated_at": "2026-12-02T08:00:00.000Z",
-    }
-    record.update(extra)
-    return record
-
-
-FIRST, LATER, OTHER = _rec(K, 1), _rec(K, 2), _rec("ENG-2026-12-02-003", 3)
-NEW = fresh_duplicate_id(K, LATER, {K, str(OTHER["id"])})
-
-
-def _write(store: Path, *records: dict[str, object]) -> None:
-    (store / "engrams.yaml").write_text(dump_engrams_document({"engrams": list(records)}))
+from support.plain_team import FIRST, LATER, NEW, OTHER, K, engrams_in, git, two_clones, write_engrams
 
 
 def _tension(a: dict[str, object], b: dict[str, object], n: int) -> dict[str, object]:
@@ -66,26 +34,11 @@ def _tension(a: dict[str, object], b: dict[str, object], n: int) -> dict[str, ob
 
 
 def _team(tmp_path: Path) -> tuple[Path, Path]:
-    remote, ann, bob = tmp_path / "remote.git", tmp_path / "ann", tmp_path / "bob"
-    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
-    ann.mkdir()
-    git(ann, "init", "-q", "-b", "main")
-    _write(ann, FIRST, LATER, OTHER)  # two machines minted K the same day; a plain merge kept both copies
-    (ann / "tensions.yaml").write_text(dump_tensions_document([_tension(FIRST, OTHER, 1)]))
-    git(ann, "config", "user.name", "Ann")
-    git(ann, "config", "user.email", "ann@example.test")
-    git(ann, "add", ".")
-    git(ann, "commit", "-q", "-m", "seed")
-    git(ann, "remote", "add", "origin", str(remote))
-    git(ann, "push", "-q", "-u", "origin", "main")
-    git(tmp_path, "clone", "-q", str(remote), str(bob))
-    git(bob, "config", "user.name", "Bob")
-    git(bob, "config", "user.email", "bob@example.test")
-    return ann, bob
+    def seed(ann: Path) -> None:  # two machines minted K the same day; a plain merge kept both copies
+        write_engrams(ann, FIRST, LATER, OTHER)
+        (ann / "tensions.yaml").write_text(dump_tensions_document([_tension(FIRST, OTHER, 1)]))
 
-
-def _engrams(store: Path) -> list[dict[str, object]]:
-    return list(load_general((store / "engrams.yaml").read_text())["engrams"])
+    return two_clones(tmp_path, seed)
 
 
 def _sync_all(ann: Path, bob: Path) -> None:
@@ -98,7 +51,7 @@ def test_bobs_decision_under_the_new_id_meets_anns_021_rename_and_agent_edit(tmp
     ann, bob = _team(tmp_path)
     # Ann: her PLUR 0.21 wrote the rename, an agent then rated the engram, and a tension was found on it.
     renamed = {**LATER, "id": NEW, "feedback_signals": {"positive": 1, "negative": 0, "neutral": 0}}
-    _write(ann, FIRST, renamed, OTHER)
+    write_engrams(ann, FIRST, renamed, OTHER)
     tensions = [_tension(FIRST, OTHER, 1), _tension(renamed, OTHER, 2)]
     (ann / "tensions.yaml").write_text(dump_tensions_document(tensions))
     # Bob (PLUR 0.20): the review console shows the later copy under 0.21's id and he approves it there.
@@ -109,7 +62,7 @@ def test_bobs_decision_under_the_new_id_meets_anns_021_rename_and_agent_edit(tmp
 
     assert (ann / "engrams.yaml").read_bytes() == (bob / "engrams.yaml").read_bytes()
     assert (ann / "tensions.yaml").read_bytes() == (bob / "tensions.yaml").read_bytes()
-    records = _engrams(bob)
+    records = engrams_in(bob)
     assert [r["id"] for r in records] == [K, NEW, OTHER["id"]]  # no second copy under the old id
     assert records[0]["statement"] == FIRST["statement"] and records[0]["commitment"] == "draft"
     later = records[1]
@@ -125,11 +78,11 @@ def test_bobs_decision_under_the_new_id_meets_anns_021_rename_and_agent_edit(tmp
 
 def test_anns_021_rename_meets_bobs_agent_edit_under_the_old_id(tmp_path: Path) -> None:
     ann, bob = _team(tmp_path)
-    _write(ann, FIRST, {**LATER, "id": NEW}, OTHER)
-    _write(bob, FIRST, {**LATER, "tags": ["ops"], "updated_at": "2026-12-02T09:00:00.000Z"}, OTHER)
+    write_engrams(ann, FIRST, {**LATER, "id": NEW}, OTHER)
+    write_engrams(bob, FIRST, {**LATER, "tags": ["ops"], "updated_at": "2026-12-02T09:00:00.000Z"}, OTHER)
     _sync_all(ann, bob)
     assert (ann / "engrams.yaml").read_bytes() == (bob / "engrams.yaml").read_bytes()
-    records = _engrams(ann)
+    records = engrams_in(ann)
     assert [r["id"] for r in records] == [K, NEW, OTHER["id"]]
     assert records[1]["tags"] == ["ops"] and records[1]["statement"] == LATER["statement"]
 
@@ -144,11 +97,11 @@ def test_tensions_follow_a_rename_only_where_0_21_rewrote_them(tmp_path: Path) -
     git(ann, "push", "-q")
     git(bob, "pull", "-q")
     renamed = {**LATER, "id": NEW}
-    _write(ann, FIRST, renamed, OTHER)
+    write_engrams(ann, FIRST, renamed, OTHER)
     (ann / "tensions.yaml").write_text(dump_tensions_document([_tension(FIRST, OTHER, 1), _tension(renamed, OTHER, 2)]))
-    _write(bob, FIRST, LATER, {**OTHER, "tags": ["ops"]})
+    write_engrams(bob, FIRST, LATER, {**OTHER, "tags": ["ops"]})
     _sync_all(ann, bob)
     assert (ann / "tensions.yaml").read_bytes() == (bob / "tensions.yaml").read_bytes()
     tensions = load_general((bob / "tensions.yaml").read_text())
     assert [(t["id"], t["engram_a"]) for t in tensions] == [("T-2026-12-02-001", K), ("T-2026-12-02-002", NEW)]
-    assert [r["id"] for r in _engrams(bob)] == [K, NEW, OTHER["id"]]
+    assert [r["id"] for r in engrams_in(bob)] == [K, NEW, OTHER["id"]]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 import threading
 import time
 from pathlib import Path
@@ -12,63 +11,29 @@ import pytest
 from plur_desk import cli
 from plur_desk.app.team import sync as sync_module
 from plur_desk.app.team.sync import run_sync
-from plur_desk.store.lists.yaml_dump import dump_engrams_document
 from plur_desk.store.locking.lock import LockPolicy, current_holder, locked
 
-
-def git(cwd: Path, *args: str, check: bool = True) -> str:
-    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, timeout=60)
-    if check:
-        assert proc.returncode == 0, proc.stderr.decode()
-    return proc.stdout.decode().strip()
+from support.plain_team import git, rule, two_clones, write_engrams
 
 
 def _engram(n: int, **extra: object) -> dict[str, object]:
-    record: dict[str, object] = {
-        "id": f"ENG-2026-12-02-{n:03d}",
-        "status": "active",
-        "type": "behavioral",
-        "scope": "project:team",
-        "visibility": "public",
-        "statement": f"Rule number {n}",
-        "commitment": "draft",
-        "created_at": f"2026-12-02T08:00:0{n}.000Z",
-        "updated_at": "2026-12-02T08:00:00.000Z",
-    }
-    record.update(extra)
-    return record
-
-
-def _write(store: Path, *records: dict[str, object]) -> None:
-    (store / "engrams.yaml").write_text(dump_engrams_document({"engrams": list(records)}))
+    return rule(f"ENG-2026-12-02-{n:03d}", n, **extra)
 
 
 @pytest.fixture
 def team(tmp_path: Path) -> tuple[Path, Path]:
-    remote, ann, bob = tmp_path / "remote.git", tmp_path / "ann", tmp_path / "bob"
-    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
-    ann.mkdir()
-    git(ann, "init", "-q", "-b", "main")
-    _write(ann, _engram(1), _engram(2))
-    (ann / "tensions.yaml").write_text("[]\n")
-    for store, name in ((ann, "Ann"),):
-        git(store, "config", "user.name", name)
-        git(store, "config", "user.email", f"{name}@example.test")
-    git(ann, "add", ".")
-    git(ann, "commit", "-q", "-m", "seed")
-    git(ann, "remote", "add", "origin", str(remote))
-    git(ann, "push", "-q", "-u", "origin", "main")
-    git(tmp_path, "clone", "-q", str(remote), str(bob))
-    git(bob, "config", "user.name", "Bob")
-    git(bob, "config", "user.email", "bob@example.test")
-    return ann, bob
+    def seed(ann: Path) -> None:
+        write_engrams(ann, _engram(1), _engram(2))
+        (ann / "tensions.yaml").write_text("[]\n")
+
+    return two_clones(tmp_path, seed)
 
 
 def _diverge(ann: Path, bob: Path) -> None:
-    _write(ann, _engram(1, commitment="decided", updated_at="2026-12-02T09:00:00.000Z"), _engram(2))
+    write_engrams(ann, _engram(1, commitment="decided", updated_at="2026-12-02T09:00:00.000Z"), _engram(2))
     git(ann, "commit", "-q", "-am", "ann")
     git(ann, "push", "-q")
-    _write(bob, _engram(1, status="retired", updated_at="2026-12-02T09:30:00.000Z"), _engram(2))
+    write_engrams(bob, _engram(1, status="retired", updated_at="2026-12-02T09:30:00.000Z"), _engram(2))
     git(bob, "commit", "-q", "-am", "bob")
     git(bob, "fetch", "-q")
 
@@ -76,7 +41,7 @@ def _diverge(ann: Path, bob: Path) -> None:
 def test_refuses_plainly_without_a_clone_or_a_remote(tmp_path: Path) -> None:
     store = tmp_path / "store"
     store.mkdir()
-    _write(store, _engram(1))
+    write_engrams(store, _engram(1))
     report = run_sync(store)
     assert report.exit_code == 2 and "not a git clone" in str(report.error)
     git(store, "init", "-q")
@@ -153,10 +118,10 @@ def test_repairs_an_interrupted_rebase(team: tuple[Path, Path]) -> None:
 
 def test_repairs_a_failed_autostash_pop_without_losing_either_side(team: tuple[Path, Path]) -> None:
     ann, bob = team
-    _write(ann, _engram(1, commitment="decided", updated_at="2026-12-02T09:00:00.000Z"), _engram(2))
+    write_engrams(ann, _engram(1, commitment="decided", updated_at="2026-12-02T09:00:00.000Z"), _engram(2))
     git(ann, "commit", "-q", "-am", "ann")
     git(ann, "push", "-q")
-    _write(bob, _engram(1, status="retired", updated_at="2026-12-02T09:30:00.000Z"), _engram(2), _engram(3))
+    write_engrams(bob, _engram(1, status="retired", updated_at="2026-12-02T09:30:00.000Z"), _engram(2), _engram(3))
     git(bob, "stash", "-q")  # what git's autostash does before a pull ...
     git(bob, "pull", "-q", "--ff-only")
     git(bob, "stash", "pop", check=False)  # ... and its pop conflicts: markers in engrams.yaml, the stash kept

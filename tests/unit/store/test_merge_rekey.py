@@ -8,35 +8,14 @@ under the shared id; every case is merged in both directions.
 from __future__ import annotations
 
 from plur_desk.domain.plur_rules.rekey import fresh_duplicate_id
-from plur_desk.store.lists.yaml_dump import dump_engrams_document
 from plur_desk.store.lists.yaml_load import load_general
 from plur_desk.store.team.merge import merge_engram_files
 
-K = "ENG-2026-12-02-001"
-
-
-def _rec(engram_id: str, n: int, **extra: object) -> dict[str, object]:
-    record: dict[str, object] = {
-        "id": engram_id,
-        "status": "active",
-        "type": "behavioral",
-        "scope": "project:team",
-        "visibility": "public",
-        "statement": f"Rule number {n}",
-        "commitment": "draft",
-        "created_at": f"2026-12-02T08:00:0{n}.000Z",
-        "updated_at": "2026-12-02T08:00:00.000Z",
-    }
-    record.update(extra)
-    return record
-
-
-FIRST, LATER, OTHER = _rec(K, 1), _rec(K, 2), _rec("ENG-2026-12-02-003", 3)
-NEW = fresh_duplicate_id(K, LATER, {K, str(OTHER["id"])})  # the id 0.21 gives the later copy
+from support.plain_team import FIRST, LATER, NEW, OTHER, K, engrams_document
 
 
 def _doc(*records: dict[str, object]) -> bytes:
-    return dump_engrams_document({"engrams": list(records)}).encode()
+    return engrams_document(*records).encode()
 
 
 BASE = _doc(FIRST, LATER, OTHER)
