@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from plur_desk.domain.agents.agent_change_commands import (
-    EngramChanges,
     RatifyEngramChange,
     RatifyTensionChange,
     RevertEngramChange,
@@ -30,6 +29,7 @@ from plur_desk.domain.agents.agent_changes import (
     engram_values,
     tension_values,
 )
+from plur_desk.domain.agents.baseline_lines import CLAIM_OF_ACTION
 from plur_desk.domain.review import tension_fingerprint
 from plur_desk.domain.seen import Seen
 from plur_desk.infra.errors import ActionRefused, ChangedSinceError
@@ -52,10 +52,6 @@ class Ratified:
     claim: str = "ratified"
 
 
-_RATIFY = (RatifyEngramChange, RatifyTensionChange)
-_REVERT = (RevertEngramChange, RevertTensionChange, RevertResolution)
-
-
 def ratified_values(
     ratified: dict[int, Ratified],
     baseline: Baseline,
@@ -68,7 +64,7 @@ def ratified_values(
     `ratified` keeps, by operation, what each ratification moved."""
     engrams, tensions, extras = tables
     command, op, undoing = step
-    claim = _claim(command)
+    claim = CLAIM_OF_ACTION.get(str(getattr(command, "action", "")))
     if claim is not None:
         ratified[id(op)] = _decided(baseline, snapshot, command, tables, claim)
     done = ratified.get(id(op))
@@ -92,21 +88,10 @@ def ratified_values(
     return "decided" if undoing else done.claim
 
 
-def _claim(command: object) -> str | None:
-    """`ratified` or `reverted` for a decision on listed changes, else None."""
-    if isinstance(command, _RATIFY):
-        return "ratified"
-    if isinstance(command, _REVERT):
-        return "reverted"
-    if isinstance(command, EngramChanges):
-        return "ratified" if command.action == "ratify_agent_change" else "reverted"
-    return None
-
-
 def _decided(baseline: Baseline, snapshot: Snapshot, command: object, tables: Tables, claim: str) -> Ratified:
     """What the decision sets in the baseline, beside what the baseline held before it."""
     if claim == "ratified":
-        stand_engrams, stand_tensions = command.stands()  # type: ignore[attr-defined]  # (a ratification: _claim)
+        stand_engrams, stand_tensions = command.stands()  # type: ignore[attr-defined]  # (a ratification: its action)
         now_extras = {}
         for ident in stand_engrams:
             current = snapshot.engrams.get(ident)

@@ -30,7 +30,7 @@ from plur_desk.domain.agents.agent_changes import (
     engram_values,
     tension_values,
 )
-from plur_desk.domain.agents.baseline_lines import BadLine, Extras, chunks, make_line, read_line
+from plur_desk.domain.agents.baseline_lines import CLAIM_OF_ACTION, BadLine, Extras, chunks, make_line, read_line
 from plur_desk.domain.agents.baseline_renames import follow_renames
 from plur_desk.domain.review import ABSENT, Patch, Reviewer
 from plur_desk.domain.seen import Seen
@@ -351,8 +351,6 @@ class ChangeWatch:
         fields the decision wrote; anything else keeps its baseline value). A ratification records the values it let
         stand, and its undo the values before it (app/changes/ratification.py). Returns warnings (never raises: the
         decision is on disk already)."""
-        from plur_desk.app.changes.ratification import ratified_values
-
         patches = list(patches)
         if not patches:
             return []
@@ -360,9 +358,17 @@ class ChangeWatch:
             if not self.watched:
                 return self._start_with_first_decision()
             engrams, tensions, extras = self.values_after(patches)
-            claim = ratified_values(
-                self.ratified, self.read().baseline, self.snapshot, (command, op, undoing), (engrams, tensions, extras)
-            )
+            claim = "decided"
+            if CLAIM_OF_ACTION.get(str(getattr(command, "action", ""))) or id(op) in self.ratified:
+                from plur_desk.app.changes.ratification import ratified_values  # with the first ratify or revert
+
+                claim = ratified_values(
+                    self.ratified,
+                    self.read().baseline,
+                    self.snapshot,
+                    (command, op, undoing),
+                    (engrams, tensions, extras),
+                )
             if engrams or tensions:
                 self._append(claim, engrams, tensions, extras=extras)
         except Exception as exc:  # the decision stands; the baseline lags, and the change shows until ratified

@@ -30,13 +30,13 @@ from plur_desk.app.review.rows import TensionRow, Verdict
 from plur_desk.app.review.snapshot import Snapshot, differing
 from plur_desk.app.review.undo import UndoHistory, UndoIntent, undo_patches
 from plur_desk.app.review.validity_rows import ValidityRows, WindowBar, window_bars
-from plur_desk.app.review.wording import said
 from plur_desk.app.review.writes import Writes
 from plur_desk.app.trust.session_signing import SessionSigning
 from plur_desk.app.trust.signing import ReviewerKeys
 from plur_desk.app.trust.vault import KeyVault
 from plur_desk.app.trust.verifier import TrustChecker
 from plur_desk.domain.changes import ChangeSet as ChangeSet  # re-exported: panes import it from here
+from plur_desk.domain.changes import said
 from plur_desk.domain.engram_view import EngramView
 from plur_desk.domain.review import Patch, Reviewer
 from plur_desk.infra.clock import Clock, SystemClock

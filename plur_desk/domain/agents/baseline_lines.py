@@ -23,6 +23,7 @@ from plur_desk.domain.review import Reviewer, make_event
 
 EVENT = "plur_desk_baseline"
 CLAIMS = ("watching", "decided", "ratified", "reverted")
+CLAIM_OF_ACTION = {"ratify_agent_change": "ratified", "revert_agent_change": "reverted"}  # a decision's line
 PACK_OVER = 64  # records: above this a line's values are packed
 CHUNK = 5_000  # records per line of a whole-store snapshot (each line is signed and verified once)
 
