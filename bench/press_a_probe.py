@@ -21,6 +21,7 @@ from plur_desk.infra.clock import FixedClock  # noqa: E402
 from plur_desk.ui.app import make_application  # noqa: E402
 from plur_desk.ui.common.jobs import _Run  # noqa: E402
 from plur_desk.ui.main_window import MainWindow  # noqa: E402
+
 from support.moments import WINDOW_NOW  # noqa: E402
 
 ROOT = Path("plur_desk").resolve()
@@ -62,8 +63,9 @@ tmp = Path(tempfile.mkdtemp())
 store = tmp / "store"
 shutil.copytree(demo_source(), store, ignore=shutil.ignore_patterns(".plur-desk"))
 app = make_application()
-win = MainWindow(SettingsStore(tmp / "settings.yaml"), Settings(reviewer_name="Grace Tester"), "Grace Tester",
-                 FixedClock(WINDOW_NOW))
+win = MainWindow(
+    SettingsStore(tmp / "settings.yaml"), Settings(reviewer_name="Grace Tester"), "Grace Tester", FixedClock(WINDOW_NOW)
+)
 win.show()
 win.open_path(store)
 
@@ -98,10 +100,12 @@ folders: dict[str, list[str]] = defaultdict(list)
 for f in sorted(seen):
     folders[str(Path(f).parent)].append(Path(f).name)
 threads = sorted(set().union(*seen.values()))
-print(f"{len(seen)} files in {len(folders)} folders, {len({f.split('/')[1] for f in seen if '/' in f[10:]})} layers,"
-      f" threads: {threads}")
+print(
+    f"{len(seen)} files in {len(folders)} folders, {len({f.split('/')[1] for f in seen if '/' in f[10:]})} layers,"
+    f" threads: {threads}"
+)
 by_thread: dict[str, int] = defaultdict(int)
-for f, names in seen.items():
+for names in seen.values():
     for t in names:
         by_thread[t] += 1
 print("files run per thread:", dict(sorted(by_thread.items())))

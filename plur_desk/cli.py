@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from plur_desk import __version__
-from plur_desk.infra.paths import default_store_path
+from plur_desk.infra.paths import STORE_HELP, default_store_path, store_parser
 
 
 @dataclass(frozen=True)
@@ -78,9 +78,7 @@ COMMANDS: tuple[Command, ...] = (
 
 
 def check_main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="plur-desk check", description="Report on a PLUR store; writes nothing.")
-    parser.add_argument("store", nargs="?", help="store directory (default: $PLUR_PATH, else ~/.plur)")
-    parser.add_argument("--json", action="store_true", help="machine-readable output (a stable interface)")
+    parser = store_parser("check", "Report on a PLUR store; writes nothing.")
     args = parser.parse_args(argv)
     from plur_desk.app.check import run_check
 
@@ -97,7 +95,7 @@ def _gui_parser() -> argparse.ArgumentParser:
         epilog=f"terminal commands (plur-desk COMMAND --help for each):\n{commands}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("store", nargs="?", help="store directory (default: $PLUR_PATH, else ~/.plur)")
+    parser.add_argument("store", nargs="?", help=STORE_HELP)
     parser.add_argument(
         "--reviewer", help="your name for this run only (not saved as the default), recorded on every decision"
     )

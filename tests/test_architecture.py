@@ -413,3 +413,15 @@ def test_one_pane_style():
         if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "QSplitter"
     )
     assert not built, built
+
+
+def test_the_store_argument_is_declared_once():
+    """Every terminal command finds its store by PLUR's rule through infra/paths.store_parser (or STORE_HELP): the
+    rule's words are spelled once."""
+    spelled = sorted(
+        f"{path.relative_to(PACKAGE)}:{node.lineno}"
+        for path in PACKAGE.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path)))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and "default: $PLUR_PATH" in node.value
+    )
+    assert len(spelled) == 1 and spelled[0].startswith("infra/paths.py:"), spelled

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import platformdirs
 
+if TYPE_CHECKING:
+    import argparse
+
 APP_NAME = "plur-desk"
+STORE_HELP = "store directory (default: $PLUR_PATH, else ~/.plur)"
 
 
 def config_dir() -> Path:
@@ -30,3 +35,20 @@ def default_store_path(explicit: str | os.PathLike[str] | None = None) -> Path:
     if env:
         return Path(env).expanduser()
     return Path.home() / ".plur"
+
+
+def store_parser(
+    command: str,
+    description: str,
+    *,
+    epilog: str | None = None,
+    json: str = "machine-readable output (a stable interface)",
+) -> argparse.ArgumentParser:
+    """A terminal command's parser, `plur-desk COMMAND [STORE] [--json]`: the store as PLUR finds it
+    (`default_store_path`), `--json` for a machine-readable answer."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog=f"plur-desk {command}", description=description, epilog=epilog)
+    parser.add_argument("store", nargs="?", help=STORE_HELP)
+    parser.add_argument("--json", action="store_true", help=json)
+    return parser

@@ -11,14 +11,13 @@ names it, "" when one does).
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 
 from plur_desk.app.changes.changes_fast import changes_fast
 from plur_desk.domain.agents.agent_changes import AgentChange
 from plur_desk.infra.errors import PlurDeskError
-from plur_desk.infra.paths import default_store_path
+from plur_desk.infra.paths import default_store_path, store_parser
 
 
 def _brief(values: dict[str, object] | None, fields: tuple[str, ...]) -> str:
@@ -49,13 +48,10 @@ def _err(text: str) -> None:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(
-        prog="plur-desk changes",
-        description="What agents changed since the watched baseline, around the draft gate. Writes nothing, "
-        "unless --start.",
+    parser = store_parser(
+        "changes",
+        "What agents changed since the watched baseline, around the draft gate. Writes nothing, unless --start.",
     )
-    parser.add_argument("store", nargs="?", help="store directory (default: $PLUR_PATH, else ~/.plur)")
-    parser.add_argument("--json", action="store_true", help="machine-readable output (a stable interface)")
     parser.add_argument("--start", action="store_true", help="start watching this store from its current state")
     parser.add_argument("--reviewer", help="with --start: your name, which signs the baseline's first line")
     args = parser.parse_args(argv)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -12,7 +11,7 @@ from plur_desk.app.conflicts.finder import ConflictCandidate, ConflictFinder, Sc
 from plur_desk.app.review.session import ReviewSession
 from plur_desk.domain.similar.contradiction import DEFAULT_THRESHOLD
 from plur_desk.infra.errors import PlurDeskError
-from plur_desk.infra.paths import cache_dir, default_store_path
+from plur_desk.infra.paths import cache_dir, default_store_path, store_parser
 
 
 def finder_for(
@@ -59,12 +58,8 @@ def _text(result: ScanResult, shown: list[ConflictCandidate], seconds: float) ->
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(
-        prog="plur-desk conflicts",
-        description="List likely contradictions in a PLUR store, found offline (no API key); writes nothing.",
-    )
-    parser.add_argument("store", nargs="?", help="store directory (default: $PLUR_PATH, else ~/.plur)")
-    parser.add_argument("--json", action="store_true", help="print JSON")
+    description = "List likely contradictions in a PLUR store, found offline (no API key); writes nothing."
+    parser = store_parser("conflicts", description, json="print JSON")
     parser.add_argument("--limit", type=int, default=50, help="show at most N candidates (default 50)")
     parser.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD, help="minimum score (0..1)")
     parser.add_argument("--no-semantic", action="store_true", help="token overlap only, even with cached vectors")

@@ -8,16 +8,11 @@ import sys
 
 from plur_desk.app.scale.review_at_scale import ScaleView
 from plur_desk.infra.errors import PlurDeskError
-from plur_desk.infra.paths import cache_dir, default_store_path
+from plur_desk.infra.paths import cache_dir, default_store_path, store_parser
 
 
 def _parser(name: str, description: str) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog=f"plur-desk {name}", description=description + " Writes nothing to the store."
-    )
-    parser.add_argument("store", nargs="?", help="store directory (default: $PLUR_PATH, else ~/.plur)")
-    parser.add_argument("--json", action="store_true", help="machine-readable output (a stable interface)")
-    return parser
+    return store_parser(name, description + " Writes nothing to the store.")
 
 
 def _open(name: str, store: str | None, semantic: bool) -> ScaleView | None:

@@ -9,7 +9,6 @@ autostash pop, and the "diverged, NOT pulled" state. Exit 0 converged, 1 disagre
 
 from __future__ import annotations
 
-import argparse
 import sys
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
@@ -20,7 +19,7 @@ from plur_desk.app.team.git_repo import GitError, Repo, find_repo
 from plur_desk.app.team.merge_driver import follow_renumbered, install, installed, merge_versions
 from plur_desk.app.team.sync_report import SyncReport, changes_between
 from plur_desk.infra.errors import PlurDeskError
-from plur_desk.infra.paths import default_store_path
+from plur_desk.infra.paths import default_store_path, store_parser
 from plur_desk.store import baseline
 from plur_desk.store.atomic import atomic_write
 from plur_desk.store.lists.list_file import ENGRAMS, TENSIONS
@@ -325,13 +324,12 @@ def _say(text: str) -> None:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(
-        prog="plur-desk sync",
-        description="Fetch, merge (plur-desk's merge driver) and push a git-synced PLUR store, under PLUR's lock.",
+    parser = store_parser(
+        "sync",
+        "Fetch, merge (plur-desk's merge driver) and push a git-synced PLUR store, under PLUR's lock.",
         epilog="exit status: 0 converged, 1 converged but team disagreements wait for a reviewer, 2 could not sync",
+        json="machine-readable report",
     )
-    parser.add_argument("store", nargs="?", help="store directory (default: $PLUR_PATH, else ~/.plur)")
-    parser.add_argument("--json", action="store_true", help="machine-readable report")
     args = parser.parse_args(argv)
     report = run_sync(default_store_path(args.store))
     _say(report.to_json() if args.json else report.to_text())

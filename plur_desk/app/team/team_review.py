@@ -114,21 +114,19 @@ def settle_two_winners(session: ReviewSession, tension_id: str, winner: str, see
 
 def disagreements_main(argv: list[str]) -> int:
     """`plur-desk disagreements [STORE]`: list what teammates decided differently (read-only)."""
-    import argparse
     import json
     import sys
 
     from plur_desk.app.review.bootstrap import open_session
     from plur_desk.infra.errors import PlurDeskError
-    from plur_desk.infra.paths import default_store_path
+    from plur_desk.infra.paths import default_store_path, store_parser
 
-    parser = argparse.ArgumentParser(
-        prog="plur-desk disagreements",
-        description="List team disagreements in a store: both decisions, and what is kept until someone decides.",
+    parser = store_parser(
+        "disagreements",
+        "List team disagreements in a store: both decisions, and what is kept until someone decides.",
         epilog="exit status: 0 none, 1 some wait for a reviewer, 2 the store cannot be read",
+        json="machine-readable list",
     )
-    parser.add_argument("store", nargs="?", help="store directory (default: $PLUR_PATH, else ~/.plur)")
-    parser.add_argument("--json", action="store_true", help="machine-readable list")
     args = parser.parse_args(argv)
     try:
         session = open_session(default_store_path(args.store), READER, load_history=False, use_cache=False)

@@ -14,7 +14,7 @@ from plur_desk.app.trust.verifier import TrustChecker
 from plur_desk.domain.trust import OWN, fingerprint, reviewer_identity
 from plur_desk.infra.clock import iso_ms
 from plur_desk.infra.errors import PlurDeskError
-from plur_desk.infra.paths import default_store_path
+from plur_desk.infra.paths import STORE_HELP, default_store_path
 from plur_desk.store.keys.keys_file import read_keys
 
 
@@ -124,7 +124,7 @@ def main(argv: list[str]) -> int:
         "counts for nothing until you trust it (check its fingerprint with its owner) or someone you trust "
         "endorses it.",
     )
-    parser.add_argument("--store", help="store directory (default: $PLUR_PATH, else ~/.plur)")
+    parser.add_argument("--store", help=STORE_HELP)
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("list", help="trusted keys, endorsed ones and keys.yaml's others")
     add = commands.add_parser("add", help="trust IDENTITY's key listed in keys.yaml with this FINGERPRINT")
