@@ -38,7 +38,7 @@ from plur_desk.infra.errors import ActionRefused, ChangedSinceError, PlurDeskErr
 if TYPE_CHECKING:
     from plur_desk.app.changes.watch import ChangeWatch
     from plur_desk.app.review.session import ReviewSession
-    from plur_desk.domain.agents.baseline_lines import Extras
+    from plur_desk.domain.agents.baseline_lines import Extras, Since
 
 Tables = tuple[dict[str, Values], dict[str, Values], "Extras"]
 
@@ -52,22 +52,26 @@ class Ratified:
     tensions: dict[str, tuple[Values | None, Values]]
     extras: dict[str, tuple[dict[str, object] | None, dict[str, object]]]
     claim: str = "ratified"
+    since: Since | None = None  # each record's date in the baseline before it: what its undo puts back
 
 
 _RATIFY = (RatifyEngramChange, RatifyTensionChange)
 _REVERT = (RevertEngramChange, RevertTensionChange, RevertResolution)
 
 
-def ratified_values(watch: ChangeWatch, command: object, op: object, undoing: bool, tables: Tables) -> str:
+def ratified_values(
+    watch: ChangeWatch, command: object, op: object, undoing: bool, tables: Tables
+) -> tuple[str, Since | None]:
     """Put a ratification's or a revert's values (or, undoing it, the values before it) into the baseline line about
-    to be written (`tables`, changed in place); returns the line's claim."""
+    to be written (`tables`, changed in place); returns the line's claim and, for an undo, the dates its records'
+    values stand from again (the agent's events since then are listed behind the change once more)."""
     engrams, tensions, extras = tables
     claim = _claim(command)
     if claim is not None:
         watch.ratified[id(op)] = _decided(watch, command, tables, claim)
     done = watch.ratified.get(id(op))
     if done is None:
-        return "decided"
+        return "decided", None
     pick = 0 if undoing else 1
     for table, moved in ((engrams, done.engrams), (tensions, done.tensions)):
         for ident, both in moved.items():
@@ -84,7 +88,14 @@ def ratified_values(watch: ChangeWatch, command: object, op: object, undoing: bo
                 extras.pop(ident, None)
         for ident in [i for i, v in tensions.items() if baseline.tensions.get(i) == v]:
             del tensions[ident]
-    return "decided" if undoing else done.claim
+    if not undoing:
+        return done.claim, None
+    dates = done.since or {}
+    since = {
+        "engrams": {i: d for i, d in dates.get("engrams", {}).items() if i in engrams},
+        "tensions": {i: d for i, d in dates.get("tensions", {}).items() if i in tensions},
+    }
+    return "decided", since
 
 
 def _claim(command: object) -> str | None:
@@ -115,6 +126,10 @@ def _decided(watch: ChangeWatch, command: object, tables: Tables, claim: str) ->
         {i: (baseline.tensions.get(i), v) for i, v in stand_tensions.items()},
         {i: (baseline.extras.get(i), v) for i, v in now_extras.items()},
         claim,
+        {
+            "engrams": {i: baseline.engram_at[i] for i in stand_engrams if i in baseline.engram_at},
+            "tensions": {i: baseline.tension_at[i] for i in stand_tensions if i in baseline.tension_at},
+        },
     )
 
 

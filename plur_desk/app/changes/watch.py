@@ -30,7 +30,7 @@ from plur_desk.domain.agents.agent_changes import (
     engram_values,
     tension_values,
 )
-from plur_desk.domain.agents.baseline_lines import BadLine, Extras, chunks, make_line, read_line
+from plur_desk.domain.agents.baseline_lines import BadLine, Extras, Since, chunks, make_line, read_line, since_of
 from plur_desk.domain.agents.baseline_renames import follow_renames
 from plur_desk.domain.review import ABSENT, Patch
 from plur_desk.domain.seen import Seen
@@ -114,7 +114,7 @@ def _from_cache(kept: object) -> BaselineRead:
     return BaselineRead(baseline, [(p[0], p[1]) for p in parts[6]], parts[7])
 
 
-Taken = tuple[str, str, str, dict[str, Values], dict[str, Values], Extras]  # (signed at, claim, by, the values)
+Taken = tuple[str, str, str, dict[str, Values], dict[str, Values], Extras, Since]  # (signed at, claim, by, the values)
 
 
 def _verify(lines: list[tuple[int, bytes]], trust: TrustChecker, read: BaselineRead) -> None:
@@ -149,16 +149,17 @@ def _collect(
             continue
         actor = event.get("actor")
         by = str(actor.get("asserted_by", "")) if isinstance(actor, dict) else ""
-        taken.append((str(event.get("timestamp", "")), claim, by, engrams, tensions, extras))
+        at = str(event.get("timestamp", ""))
+        taken.append((at, claim, by, engrams, tensions, extras, since_of(event, at)))
     taken.sort(key=lambda line: line[0])
     return taken
 
 
 def _apply(baseline: Baseline, taken: list[Taken]) -> None:
-    for at, claim, by, engrams, tensions, extras in taken:
+    for at, claim, by, engrams, tensions, extras, since in taken:
         if claim == "watching" and baseline.started is None:
             baseline.started, baseline.started_by = at, by
-        baseline.take_line(at, engrams, tensions, extras)
+        baseline.take_line(at, engrams, tensions, extras, since)
 
 
 def changes_on_disk(store: PlurStore) -> tuple[BaselineRead, list[AgentChange]]:
@@ -276,6 +277,7 @@ class ChangeWatch:
         tensions: dict[str, Values],
         note: str = "",
         extras: Extras | None = None,
+        since: Since | None = None,
     ) -> None:
         session = self.session
         if session.reading_only:
@@ -285,7 +287,9 @@ class ChangeWatch:
         lines = []
         parts = chunks(engrams, tensions) if claim == "watching" else [(engrams, tensions)]
         for part_engrams, part_tensions in parts:
-            event = make_line(claim, part_engrams, part_tensions, session.reviewer, now, note=note, extras=extras)
+            event = make_line(
+                claim, part_engrams, part_tensions, session.reviewer, now, note=note, extras=extras, since=since
+            )
             lines.append(json.dumps(session.keys.sign(event), ensure_ascii=False, separators=(",", ":")))
         baseline_file.append(session.root, lines)
         session.keys.register(now)
@@ -341,9 +345,9 @@ class ChangeWatch:
             if not self.watched:
                 return self._start_with_first_decision()
             engrams, tensions, extras = self.values_after(patches)
-            claim = ratified_values(self, command, op, undoing, (engrams, tensions, extras))
+            claim, since = ratified_values(self, command, op, undoing, (engrams, tensions, extras))
             if engrams or tensions:
-                self._append(claim, engrams, tensions, extras=extras)
+                self._append(claim, engrams, tensions, extras=extras, since=since)
         except Exception as exc:  # the decision stands; the baseline lags, and the change shows until ratified
             return [f"The decision was written, but the watched baseline could not follow it ({exc})."]
         return []
