@@ -135,3 +135,39 @@ def test_changes_listed_while_the_pane_is_hidden_are_built_into_the_tree_when_it
     assert [g.text(0) for g in groups] == [f"session sess-{n} · agent:codex (3)" for n in range(3)]
     assert all(g.isExpanded() and g.isFirstColumnSpanned() for g in groups)
     assert pane.selected_change() is changes[0]
+
+
+def test_a_change_leaving_the_list_takes_only_its_row_and_the_selection_moves_to_the_next(qtbot):
+    from plur_desk.domain.agents.agent_changes import AgentChange
+    from plur_desk.ui.changes.changes_pane import ChangesPane
+
+    pane = ChangesPane(lambda: None)
+    qtbot.addWidget(pane)
+    pane.show()
+    qtbot.waitExposed(pane)
+    changes = [
+        AgentChange(f"ENG-{n}", "pinned", "engram", {}, {}, (), "agent:codex", f"sess-{n % 3}", (), True)
+        for n in range(9)
+    ]
+    pane.show_changes(changes, "")
+    first = pane.table.topLevelItem(0)
+    rows = {first.child(i).text(1): first.child(i) for i in range(first.childCount())}
+    pane.table.setCurrentItem(rows["ENG-3"])
+    ratified = [c for c in changes if c.id != "ENG-3"]
+    pane.show_changes(ratified, "")  # the list as detection gives it after one ratify
+    assert [first.child(i) for i in range(first.childCount())] == [rows["ENG-0"], rows["ENG-6"]]  # kept, not made anew
+    assert first.text(0) == "session sess-0 · agent:codex (2)"
+    assert pane.selected_change() is changes[6]  # the row after the decided one, as in Drafts
+    assert "ENG-6" in pane.detail.toPlainText()
+    moved = AgentChange("ENG-0", "retired", "engram", {}, {}, (), "agent:codex", "sess-0", (), True)
+    gone = [c for c in ratified if c.session != "sess-1"]
+    pane.show_changes([moved, *gone[1:], AgentChange("ENG-9", "pinned", "engram", {}, {}, (), "agent:x", "", (), True)], "")
+    groups = [pane.table.topLevelItem(i).text(0) for i in range(pane.table.topLevelItemCount())]
+    assert groups == [
+        "session sess-0 · agent:codex (2)",
+        "session sess-2 · agent:codex (3)",
+        "session (no session) · agent:x (1)",
+    ]
+    assert first.child(0) is rows["ENG-0"] and first.child(0).text(0) == "retired"  # the agent moved on: shown
+    pane.table.setCurrentItem(first)
+    assert [c.id for c in pane.selected_group()] == ["ENG-0", "ENG-6"]

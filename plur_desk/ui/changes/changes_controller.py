@@ -31,6 +31,8 @@ def change_behind(event: dict[str, object], changes: list[AgentChange]) -> Agent
 def _find(session: ReviewSession) -> Found:
     """On the session's lane: the changes, what the pane says above them, and each record as it is now (what a decision on
     it rests on: the write refuses when it moved on since)."""
+    from plur_desk.app.changes import change_decisions  # noqa: F401  (imported here: not on the first A or R's key)
+
     read = session.watch.read()
     baseline = read.baseline
     changes = session.watch.changes()
