@@ -47,7 +47,7 @@ def _time_slots(pane) -> dict[str, tuple[list[int], list[float], list[float]]]: 
     """The window-thread work of the pane's own slots, per call: CPU time of the thread (what the code costs, whatever
     the machine's load) and wall time."""
     timed: dict[str, tuple[list[int], list[float], list[float]]] = {}
-    for name in ("_build", "_update", "_show_current"):
+    for name in ("_build", "_fill", "_update", "_show_current"):
         original = getattr(pane, name, None)
         if original is None:  # a pane of before `_update`
             continue

@@ -171,3 +171,31 @@ def test_a_change_leaving_the_list_takes_only_its_row_and_the_selection_moves_to
     assert first.child(0) is rows["ENG-0"] and first.child(0).text(0) == "retired"  # the agent moved on: shown
     pane.table.setCurrentItem(first)
     assert [c.id for c in pane.selected_group()] == ["ENG-0", "ENG-6"]
+
+
+def test_a_long_list_is_built_a_few_whole_groups_a_turn(qtbot):
+    from plur_desk.domain.agents.agent_changes import AgentChange
+    from plur_desk.ui.changes.changes_pane import FILL_ROWS, ChangesPane
+
+    pane = ChangesPane(lambda: None)
+    qtbot.addWidget(pane)
+    pane.show()
+    qtbot.waitExposed(pane)
+    changes = [
+        AgentChange(f"ENG-{n}", "pinned", "engram", {}, {}, (), "agent:codex", f"sess-{n % 50}", (), True)
+        for n in range(250)
+    ]
+    pane.show_changes(changes, "")
+
+    def rows():
+        groups = [pane.table.topLevelItem(i) for i in range(pane.table.topLevelItemCount())]
+        assert all(g.childCount() == 5 and g.text(0).endswith("(5)") for g in groups)  # each group whole
+        return sum(g.childCount() for g in groups)
+
+    assert 0 < rows() <= FILL_ROWS  # the rest after the window had a turn
+    assert pane.selected_change() is changes[0]
+    qtbot.waitUntil(lambda: rows() == 250)
+    assert pane.table.topLevelItem(49).text(0) == "session sess-49 · agent:codex (5)"
+    assert pane.selected_change() is changes[0]
+    pane.show_changes(changes[1:], "")  # a decision once it is built: taken out in place
+    assert pane.table.topLevelItem(0).text(0).endswith("(4)") and pane.selected_change() is changes[50]
