@@ -26,8 +26,8 @@ def _group_key(change: AgentChange) -> tuple[str, str]:
     return (change.session or "(no session)", change.writer)
 
 
-def _group_key_of(groups: dict[tuple[str, str], QTreeWidgetItem], group: QTreeWidgetItem) -> tuple[str, str]:
-    return next(k for k, g in groups.items() if g is group)
+def _texts(change: AgentChange) -> tuple[str, str]:
+    return change.kind.replace("_", " "), change.id + (" · session inferred" if change.session_from else "")
 
 
 def _in_tree(table: QTreeWidget, item: QTreeWidgetItem) -> bool:
@@ -102,6 +102,7 @@ class ChangesPane(QWidget):
         self._by_key: dict[str, AgentChange] = {}
         self._items: dict[str, QTreeWidgetItem] = {}  # key -> its row, while the tree is built
         self._groups: dict[tuple[str, str], QTreeWidgetItem] = {}
+        self._shown: dict[str, tuple[tuple[str, str], tuple[str, str]]] = {}  # key -> (its group, its row's texts)
         self._stale = False  # changes kept while hidden, not in the tree yet
         self._pending: list[tuple[tuple[str, str], list[AgentChange]]] = []  # groups still to add, last first
         self._filling = 0  # the build under way (a newer one stops the older's remaining turns)
@@ -150,13 +151,15 @@ class ChangesPane(QWidget):
             self._stale = False
             self._build()
 
-    def _item(self, change: AgentChange, group: QTreeWidgetItem | None) -> QTreeWidgetItem:
-        record = change.id + (" · session inferred" if change.session_from else "")
-        item = QTreeWidgetItem([change.kind.replace("_", " "), record])
-        item.setData(0, CHANGE_ROLE, _key(change))
-        if change.session_from and group is not None:
+    def _item(self, change: AgentChange, group: QTreeWidgetItem) -> QTreeWidgetItem:
+        texts = _texts(change)
+        item = QTreeWidgetItem(list(texts))
+        key = _key(change)
+        item.setData(0, CHANGE_ROLE, key)
+        if change.session_from:
             group.setToolTip(0, f"Session of {change.id} {change.session_from}")
-        self._items[_key(change)] = item
+        self._items[key] = item
+        self._shown[key] = (_group_key(change), texts)
         return item
 
     def _group(self, key: tuple[str, str], made: dict[tuple[str, str], QTreeWidgetItem]) -> QTreeWidgetItem:
@@ -174,7 +177,7 @@ class ChangesPane(QWidget):
         self.table.blockSignals(True)
         self.table.clear()
         self.table.blockSignals(False)
-        self._items, self._groups = {}, {}
+        self._items, self._groups, self._shown = {}, {}, {}
         grouped: dict[tuple[str, str], list[AgentChange]] = {}
         for change in self._changes:
             grouped.setdefault(_group_key(change), []).append(change)
@@ -217,24 +220,23 @@ class ChangesPane(QWidget):
 
     def _drop_gone(self) -> set[tuple[str, str]]:
         """Rows whose change left the list (or moved to another group) taken out, the others' texts brought up to
-        date; returns the groups that lost a row."""
+        date; returns the groups that lost a row. What each row shows is compared as kept (`_shown`), without asking
+        Qt for 500 rows' texts."""
         touched: set[tuple[str, str]] = set()
-        for key, item in list(self._items.items()):
+        for key, (group_key, texts) in list(self._shown.items()):
             change = self._by_key.get(key)
-            parent = item.parent()
-            if change is not None and parent is not None and parent is self._groups.get(_group_key(change)):
-                texts = (
-                    change.kind.replace("_", " "),
-                    change.id + (" · session inferred" if change.session_from else ""),
-                )
-                if (item.text(0), item.text(1)) != texts:
-                    item.setText(0, texts[0])
-                    item.setText(1, texts[1])
+            if change is not None and _group_key(change) == group_key:
+                now = _texts(change)
+                if now != texts:
+                    item = self._items[key]
+                    item.setText(0, now[0])
+                    item.setText(1, now[1])
+                    self._shown[key] = (group_key, now)
                 continue
-            del self._items[key]
-            if parent is not None:
-                parent.removeChild(item)
-                touched.add(_group_key_of(self._groups, parent))
+            item = self._items.pop(key)
+            del self._shown[key]
+            self._groups[group_key].removeChild(item)
+            touched.add(group_key)
         return touched
 
     def _update(self) -> None:
