@@ -199,3 +199,30 @@ def test_a_long_list_is_built_a_few_whole_groups_a_turn(qtbot):
     assert pane.selected_change() is changes[0]
     pane.show_changes(changes[1:], "")  # a decision once it is built: taken out in place
     assert pane.table.topLevelItem(0).text(0).endswith("(4)") and pane.selected_change() is changes[50]
+
+
+def test_one_decision_runs_detection_once(qtbot, window, store_copy, monkeypatch):
+    from plur_desk.ui.changes import changes_controller
+
+    win = window
+    win.qactions["view.changes"].trigger()
+    qtbot.waitUntil(lambda: "not watched yet" in win.changes.note.text())
+    win.changes.table.setFocus()
+    qtbot.keyClick(win.changes.table, Qt.Key.Key_W)
+    qtbot.waitUntil(lambda: "Watching since" in win.changes.note.text(), timeout=20000)
+    decided = [e for e in win.session.all_engrams() if e["status"] == "active" and e.get("commitment") != "draft"]
+    for target in decided[:2]:
+        _agent_rewrites(store_copy, target["id"], target["statement"] + " (rewritten)")
+    win.qactions["file.reload"].trigger()
+    qtbot.waitUntil(lambda: win.status_labels["changes"].text() == "2 agent changes", timeout=20000)
+    qtbot.waitUntil(lambda: win.jobs.pending("session") == 0)
+    runs = []
+    real = changes_controller._find
+    monkeypatch.setattr(changes_controller, "_find", lambda session: runs.append(1) or real(session))
+    win.changes.table.setFocus()
+    qtbot.keyClick(win.changes.table, Qt.Key.Key_A)  # the pane on screen refreshes, and the count follows
+    qtbot.waitUntil(
+        lambda: win.status_labels["changes"].text() == "1 agent changes" and win.jobs.pending("session") == 0,
+        timeout=20000,
+    )
+    assert len(runs) == 1
