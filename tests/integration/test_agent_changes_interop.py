@@ -315,7 +315,10 @@ def test_undoing_a_ratify_lists_the_agents_change_again_with_its_events(tmp_path
     session = open_session(store, "Alice Reviewer")
     listed = _listed(session)
     assert set(listed) == {ids[2], dismissed} and listed[ids[2]].events
-    for ident, seen in ((ids[2], session.writes.seen([ids[2]])[0]), (dismissed, session.writes.seen_tension(dismissed))):
+    for ident, seen in (
+        (ids[2], session.writes.seen([ids[2]])[0]),
+        (dismissed, session.writes.seen_tension(dismissed)),
+    ):
         session.execute(session.watch.command_for(listed[ident], seen, ratify=True))
     assert _listed(session) == {}
     session.undo()

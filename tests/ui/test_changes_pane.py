@@ -161,7 +161,9 @@ def test_a_change_leaving_the_list_takes_only_its_row_and_the_selection_moves_to
     assert "ENG-6" in pane.detail.toPlainText()
     moved = AgentChange("ENG-0", "retired", "engram", {}, {}, (), "agent:codex", "sess-0", (), True)
     gone = [c for c in ratified if c.session != "sess-1"]
-    pane.show_changes([moved, *gone[1:], AgentChange("ENG-9", "pinned", "engram", {}, {}, (), "agent:x", "", (), True)], "")
+    pane.show_changes(
+        [moved, *gone[1:], AgentChange("ENG-9", "pinned", "engram", {}, {}, (), "agent:x", "", (), True)], ""
+    )
     groups = [pane.table.topLevelItem(i).text(0) for i in range(pane.table.topLevelItemCount())]
     assert groups == [
         "session sess-0 · agent:codex (2)",

@@ -88,14 +88,16 @@ def ratified_values(
                 extras.pop(ident, None)
         for ident in [i for i, v in tensions.items() if baseline.tensions.get(i) == v]:
             del tensions[ident]
-    if not undoing:
-        return done.claim, None
+    return ("decided", _since(done, engrams, tensions)) if undoing else (done.claim, None)
+
+
+def _since(done: Ratified, engrams: dict[str, Values], tensions: dict[str, Values]) -> Since:
+    """The dates the records an undo's line names stood from before the decision (the line's own date otherwise)."""
     dates = done.since or {}
-    since = {
+    return {
         "engrams": {i: d for i, d in dates.get("engrams", {}).items() if i in engrams},
         "tensions": {i: d for i, d in dates.get("tensions", {}).items() if i in tensions},
     }
-    return "decided", since
 
 
 def _claim(command: object) -> str | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import marshal
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,8 +36,9 @@ from plur_desk.domain.agents.baseline_renames import follow_renames
 from plur_desk.domain.review import ABSENT, Patch
 from plur_desk.domain.seen import Seen
 from plur_desk.infra.errors import ActionRefused, Outcome
+from plur_desk.infra.jobs import checkpoint
 from plur_desk.store import baseline as baseline_file
-from plur_desk.store.lists.parse_cache import read_private, write_private
+from plur_desk.store.lists.parse_cache import CACHE_CHUNK, read_private, write_private
 from plur_desk.store.safe_open import NotRegularFile
 
 if TYPE_CHECKING:
@@ -89,14 +91,30 @@ def _cache_key(data: bytes, trust: TrustChecker) -> bytes:
     registry = repr(trust.registry())  # keys.yaml read once for all the lines; its state is part of the answer
     trusted = repr(trust.trusted().keys)  # and the keys this user trusts: a key dropped since verifies nothing
     digest = hashlib.sha256(data)
-    digest.update(f"\0{registry}\0{trusted}\0{__version__}\0extras,latest".encode())
+    digest.update(f"\0{registry}\0{trusted}\0{__version__}\0extras,latest,pieces".encode())
     return digest.digest()
 
 
 def _to_cache(read: BaselineRead) -> object:
     b = read.baseline
-    parts = (b.started, b.started_by, b.engrams, b.engram_at, b.tensions, b.tension_at, read.problems, read.lines)
-    return (*parts, b.extras, b.latest)
+    big = (_pieces(b.engrams), _pieces(b.engram_at), b.tensions, b.tension_at)
+    return (b.started, b.started_by, *big, read.problems, read.lines, _pieces(b.extras), b.latest)
+
+
+def _pieces(table: dict[str, Any]) -> list[bytes]:
+    """A table kept as marshal bytes of CACHE_CHUNK records each: the kept reading's file is then unpacked piece by
+    piece (one `marshal.loads` of 50,000 engrams' values held the interpreter 100 ms on a quiet machine: the
+    window's thread waited it out at every warm open)."""
+    items = list(table.items())
+    return [marshal.dumps(dict(items[n : n + CACHE_CHUNK])) for n in range(0, len(items), CACHE_CHUNK)]
+
+
+def _unpieced(pieces: list[bytes]) -> dict[str, Any]:
+    table: dict[str, Any] = {}
+    for piece in pieces:
+        table.update(marshal.loads(piece))
+        checkpoint()
+    return table
 
 
 def _from_cache(kept: object) -> BaselineRead:
@@ -104,11 +122,11 @@ def _from_cache(kept: object) -> BaselineRead:
     baseline = Baseline(
         started=parts[0],
         started_by=parts[1],
-        engrams=parts[2],
-        engram_at=parts[3],
+        engrams=_unpieced(parts[2]),
+        engram_at=_unpieced(parts[3]),
         tensions=parts[4],
         tension_at=parts[5],
-        extras=parts[8],
+        extras=_unpieced(parts[8]),
         latest=parts[9],
     )
     return BaselineRead(baseline, [(p[0], p[1]) for p in parts[6]], parts[7])
