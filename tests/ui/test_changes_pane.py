@@ -137,7 +137,8 @@ def test_changes_listed_while_the_pane_is_hidden_are_built_into_the_tree_when_it
     assert pane.selected_change() is changes[0]
 
 
-def test_a_change_leaving_the_list_takes_only_its_row_and_the_selection_moves_to_the_next(qtbot):
+def _shown_pane(qtbot, count, sessions):
+    """A Changes pane on screen listing `count` pins by agent:codex over `sessions` sessions."""
     from plur_desk.domain.agents.agent_changes import AgentChange
     from plur_desk.ui.changes.changes_pane import ChangesPane
 
@@ -146,10 +147,17 @@ def test_a_change_leaving_the_list_takes_only_its_row_and_the_selection_moves_to
     pane.show()
     qtbot.waitExposed(pane)
     changes = [
-        AgentChange(f"ENG-{n}", "pinned", "engram", {}, {}, (), "agent:codex", f"sess-{n % 3}", (), True)
-        for n in range(9)
+        AgentChange(f"ENG-{n}", "pinned", "engram", {}, {}, (), "agent:codex", f"sess-{n % sessions}", (), True)
+        for n in range(count)
     ]
     pane.show_changes(changes, "")
+    return pane, changes
+
+
+def test_a_change_leaving_the_list_takes_only_its_row_and_the_selection_moves_to_the_next(qtbot):
+    from plur_desk.domain.agents.agent_changes import AgentChange
+
+    pane, changes = _shown_pane(qtbot, 9, 3)
     first = pane.table.topLevelItem(0)
     rows = {first.child(i).text(1): first.child(i) for i in range(first.childCount())}
     pane.table.setCurrentItem(rows["ENG-3"])
@@ -176,18 +184,9 @@ def test_a_change_leaving_the_list_takes_only_its_row_and_the_selection_moves_to
 
 
 def test_a_long_list_is_built_a_few_whole_groups_a_turn(qtbot):
-    from plur_desk.domain.agents.agent_changes import AgentChange
-    from plur_desk.ui.changes.changes_pane import FILL_ROWS, ChangesPane
+    from plur_desk.ui.changes.changes_pane import FILL_ROWS
 
-    pane = ChangesPane(lambda: None)
-    qtbot.addWidget(pane)
-    pane.show()
-    qtbot.waitExposed(pane)
-    changes = [
-        AgentChange(f"ENG-{n}", "pinned", "engram", {}, {}, (), "agent:codex", f"sess-{n % 50}", (), True)
-        for n in range(250)
-    ]
-    pane.show_changes(changes, "")
+    pane, changes = _shown_pane(qtbot, 250, 50)
 
     def rows():
         groups = [pane.table.topLevelItem(i) for i in range(pane.table.topLevelItemCount())]
