@@ -25,10 +25,11 @@ sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))  # the plur_desk of this checkout, whatever is installed
 
-from bench_stall import LATE_MS, StallProbe, pump, settle, time_applies  # noqa: E402
+from bench_stall import LATE_MS, pump, settle, time_applies  # noqa: E402
 from PySide6.QtCore import Qt, QTimer  # noqa: E402
 from PySide6.QtTest import QTest  # noqa: E402
 from PySide6.QtWidgets import QApplication, QMessageBox  # noqa: E402
+from turn_probe import TurnProbe  # noqa: E402
 
 
 def _answer_yes(app: QApplication) -> None:
@@ -46,8 +47,10 @@ def _time_slots(pane) -> dict[str, tuple[list[int], list[float], list[float]]]: 
     """The window-thread work of the pane's own slots, per call: CPU time of the thread (what the code costs, whatever
     the machine's load) and wall time."""
     timed: dict[str, tuple[list[int], list[float], list[float]]] = {}
-    for name in ("_build", "_show_current"):
-        original = getattr(pane, name)
+    for name in ("_build", "_fill", "_update", "_show_current"):
+        original = getattr(pane, name, None)
+        if original is None:  # a pane of before `_update`
+            continue
         calls: list[int] = []
         cpu: list[float] = []
         wall: list[float] = []
@@ -93,7 +96,8 @@ def main() -> int:
     win = MainWindow(SettingsStore(work / "settings.yaml"), Settings(reviewer_name="Bench Reviewer"), "Bench Reviewer")
     win.resize(1280, 800)
     win.show()
-    probe = StallProbe()
+    probe = TurnProbe()
+    print(f"  load average at start: {os.getloadavg()[0]:.2f}")
     rows: list[tuple[str, float, float, float, int]] = []
     idle = lambda: win.jobs.pending("session") == 0  # noqa: E731
     count = win.status_labels["changes"]
@@ -109,7 +113,12 @@ def main() -> int:
         worst, p99, ticks = probe.stop()
         rows.append((name, took, worst, p99, ticks))
         late = sorted((round(g) for g in probe.gaps if g > LATE_MS), reverse=True)
-        print(f"  {name}: {took:.2f} s, max {worst:.0f} ms, p99 {p99:.0f} ms; over {LATE_MS} ms: {late[:12] or 'none'}")
+        load = os.getloadavg()[0]
+        print(
+            f"  {name}: {took:.2f} s, max {worst:.0f} ms, p99 {p99:.0f} ms, load {load:.2f}, most GUI-thread CPU in one "
+            f"gap {probe.worst_cpu:.0f} ms; over {LATE_MS} ms: {late[:12] or 'none'}"
+        )
+        print("\n".join(probe.report()))
 
     def counted(n: int):  # type: ignore[no-untyped-def]
         return lambda: idle() and count.text() == f"{n} agent changes"

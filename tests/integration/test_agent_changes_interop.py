@@ -307,6 +307,32 @@ def test_undoing_a_revert_lists_the_agents_change_again_as_it_was(tmp_path):
     assert plur(store, home, [{"op": "getById", "id": ids[2]}])[0]["status"] == "active"
 
 
+def test_undoing_a_ratify_lists_the_agents_change_again_with_its_events(tmp_path):
+    store, home, ids, tensions = _store(tmp_path)
+    dismissed = tensions[1]
+    assert changes_main([str(store), "--start", "--reviewer", "Alice Reviewer"]) == 0
+    plur(store, home, [{"op": "forget", "id": ids[2], "reason": "outdated"}, {"op": "dismiss", "id": dismissed}])
+    session = open_session(store, "Alice Reviewer")
+    listed = _listed(session)
+    assert set(listed) == {ids[2], dismissed} and listed[ids[2]].events
+    for ident, seen in (
+        (ids[2], session.writes.seen([ids[2]])[0]),
+        (dismissed, session.writes.seen_tension(dismissed)),
+    ):
+        session.execute(session.watch.command_for(listed[ident], seen, ratify=True))
+    assert _listed(session) == {}
+    session.undo()
+    session.undo()  # the reviewer takes both back: the agent's changes are listed as before, events and all
+    again = _listed(session)
+    for ident in (ids[2], dismissed):
+        shown = (again[ident].kind, again[ident].silent, again[ident].writer, again[ident].events)
+        assert shown == (listed[ident].kind, listed[ident].silent, listed[ident].writer, listed[ident].events)
+    assert changes_main([str(store), "--json"]) == 1  # and as read afresh from the files
+    session.redo()
+    session.redo()
+    assert _listed(session) == {}
+
+
 def test_ratifying_a_tension_leaves_its_engrams_own_agent_change_listed(tmp_path):
     store, home, ids, tensions = _store(tmp_path)
     dismissed = tensions[1]

@@ -135,3 +135,95 @@ def test_changes_listed_while_the_pane_is_hidden_are_built_into_the_tree_when_it
     assert [g.text(0) for g in groups] == [f"session sess-{n} · agent:codex (3)" for n in range(3)]
     assert all(g.isExpanded() and g.isFirstColumnSpanned() for g in groups)
     assert pane.selected_change() is changes[0]
+
+
+def _shown_pane(qtbot, count, sessions):
+    """A Changes pane on screen listing `count` pins by agent:codex over `sessions` sessions."""
+    from plur_desk.domain.agents.agent_changes import AgentChange
+    from plur_desk.ui.changes.changes_pane import ChangesPane
+
+    pane = ChangesPane(lambda: None)
+    qtbot.addWidget(pane)
+    pane.show()
+    qtbot.waitExposed(pane)
+    changes = [
+        AgentChange(f"ENG-{n}", "pinned", "engram", {}, {}, (), "agent:codex", f"sess-{n % sessions}", (), True)
+        for n in range(count)
+    ]
+    pane.show_changes(changes, "")
+    return pane, changes
+
+
+def test_a_change_leaving_the_list_takes_only_its_row_and_the_selection_moves_to_the_next(qtbot):
+    from plur_desk.domain.agents.agent_changes import AgentChange
+
+    pane, changes = _shown_pane(qtbot, 9, 3)
+    first = pane.table.topLevelItem(0)
+    rows = {first.child(i).text(1): first.child(i) for i in range(first.childCount())}
+    pane.table.setCurrentItem(rows["ENG-3"])
+    ratified = [c for c in changes if c.id != "ENG-3"]
+    pane.show_changes(ratified, "")  # the list as detection gives it after one ratify
+    assert [first.child(i) for i in range(first.childCount())] == [rows["ENG-0"], rows["ENG-6"]]  # kept, not made anew
+    assert first.text(0) == "session sess-0 · agent:codex (2)"
+    assert pane.selected_change() is changes[6]  # the row after the decided one, as in Drafts
+    assert "ENG-6" in pane.detail.toPlainText()
+    moved = AgentChange("ENG-0", "retired", "engram", {}, {}, (), "agent:codex", "sess-0", (), True)
+    gone = [c for c in ratified if c.session != "sess-1"]
+    pane.show_changes(
+        [moved, *gone[1:], AgentChange("ENG-9", "pinned", "engram", {}, {}, (), "agent:x", "", (), True)], ""
+    )
+    groups = [pane.table.topLevelItem(i).text(0) for i in range(pane.table.topLevelItemCount())]
+    assert groups == [
+        "session sess-0 · agent:codex (2)",
+        "session sess-2 · agent:codex (3)",
+        "session (no session) · agent:x (1)",
+    ]
+    assert first.child(0) is rows["ENG-0"] and first.child(0).text(0) == "retired"  # the agent moved on: shown
+    pane.table.setCurrentItem(first)
+    assert [c.id for c in pane.selected_group()] == ["ENG-0", "ENG-6"]
+
+
+def test_a_long_list_is_built_a_few_whole_groups_a_turn(qtbot):
+    from plur_desk.ui.changes.changes_pane import FILL_ROWS
+
+    pane, changes = _shown_pane(qtbot, 250, 50)
+
+    def rows():
+        groups = [pane.table.topLevelItem(i) for i in range(pane.table.topLevelItemCount())]
+        assert all(g.childCount() == 5 and g.text(0).endswith("(5)") for g in groups)  # each group whole
+        return sum(g.childCount() for g in groups)
+
+    assert 0 < rows() <= FILL_ROWS  # the rest after the window had a turn
+    assert pane.selected_change() is changes[0]
+    qtbot.waitUntil(lambda: rows() == 250)
+    assert pane.table.topLevelItem(49).text(0) == "session sess-49 · agent:codex (5)"
+    assert pane.selected_change() is changes[0]
+    pane.show_changes(changes[1:], "")  # a decision once it is built: taken out in place
+    assert pane.table.topLevelItem(0).text(0).endswith("(4)") and pane.selected_change() is changes[50]
+
+
+def test_one_decision_runs_detection_once(qtbot, window, store_copy, monkeypatch):
+    from plur_desk.ui.changes import changes_controller
+
+    win = window
+    win.qactions["view.changes"].trigger()
+    qtbot.waitUntil(lambda: "not watched yet" in win.changes.note.text())
+    win.changes.table.setFocus()
+    qtbot.keyClick(win.changes.table, Qt.Key.Key_W)
+    qtbot.waitUntil(lambda: "Watching since" in win.changes.note.text(), timeout=20000)
+    decided = [e for e in win.session.all_engrams() if e["status"] == "active" and e.get("commitment") != "draft"]
+    for target in decided[:2]:
+        _agent_rewrites(store_copy, target["id"], target["statement"] + " (rewritten)")
+    win.qactions["file.reload"].trigger()
+    qtbot.waitUntil(lambda: win.status_labels["changes"].text() == "2 agent changes", timeout=20000)
+    qtbot.waitUntil(lambda: win.jobs.pending("session") == 0)
+    runs = []
+    real = changes_controller._find
+    monkeypatch.setattr(changes_controller, "_find", lambda session: runs.append(1) or real(session))
+    win.changes.table.setFocus()
+    qtbot.keyClick(win.changes.table, Qt.Key.Key_A)  # the pane on screen refreshes, and the count follows
+    qtbot.waitUntil(
+        lambda: win.status_labels["changes"].text() == "1 agent changes" and win.jobs.pending("session") == 0,
+        timeout=20000,
+    )
+    assert len(runs) == 1

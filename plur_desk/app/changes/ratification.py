@@ -36,7 +36,7 @@ from plur_desk.infra.errors import ActionRefused, ChangedSinceError
 
 if TYPE_CHECKING:
     from plur_desk.app.review.snapshot import Snapshot
-    from plur_desk.domain.agents.baseline_lines import Extras
+    from plur_desk.domain.agents.baseline_lines import Extras, Since
 
 Tables = tuple[dict[str, Values], dict[str, Values], "Extras"]
 
@@ -50,6 +50,7 @@ class Ratified:
     tensions: dict[str, tuple[Values | None, Values]]
     extras: dict[str, tuple[dict[str, object] | None, dict[str, object]]]
     claim: str = "ratified"
+    since: Since | None = None  # each record's date in the baseline before it: what its undo puts back
 
 
 def ratified_values(
@@ -58,9 +59,10 @@ def ratified_values(
     snapshot: Snapshot,
     step: tuple[object, object, bool],
     tables: Tables,
-) -> str:
+) -> tuple[str, Since | None]:
     """Put a ratification's or a revert's values (or, undoing it, the values before it) into the baseline line about
-    to be written (`tables`, changed in place); returns the line's claim. `step` is (command, operation, undoing);
+    to be written (`tables`, changed in place); returns the line's claim and, for an undo, the dates its records'
+    values stand from again (the agent's events since then are listed behind the change once more). `step` is (command, operation, undoing);
     `ratified` keeps, by operation, what each ratification moved."""
     engrams, tensions, extras = tables
     command, op, undoing = step
@@ -69,7 +71,7 @@ def ratified_values(
         ratified[id(op)] = _decided(baseline, snapshot, command, tables, claim)
     done = ratified.get(id(op))
     if done is None:
-        return "decided"
+        return "decided", None
     pick = 0 if undoing else 1
     for table, moved in ((engrams, done.engrams), (tensions, done.tensions)):
         for ident, both in moved.items():
@@ -85,7 +87,16 @@ def ratified_values(
                 extras.pop(ident, None)
         for ident in [i for i, v in tensions.items() if baseline.tensions.get(i) == v]:
             del tensions[ident]
-    return "decided" if undoing else done.claim
+    return ("decided", _since(done, engrams, tensions)) if undoing else (done.claim, None)
+
+
+def _since(done: Ratified, engrams: dict[str, Values], tensions: dict[str, Values]) -> Since:
+    """The dates the records an undo's line names stood from before the decision (the line's own date otherwise)."""
+    dates = done.since or {}
+    return {
+        "engrams": {i: d for i, d in dates.get("engrams", {}).items() if i in engrams},
+        "tensions": {i: d for i, d in dates.get("tensions", {}).items() if i in tensions},
+    }
 
 
 def _decided(baseline: Baseline, snapshot: Snapshot, command: object, tables: Tables, claim: str) -> Ratified:
@@ -104,6 +115,10 @@ def _decided(baseline: Baseline, snapshot: Snapshot, command: object, tables: Ta
         {i: (baseline.tensions.get(i), v) for i, v in stand_tensions.items()},
         {i: (baseline.extras.get(i), v) for i, v in now_extras.items()},
         claim,
+        {
+            "engrams": {i: baseline.engram_at[i] for i in stand_engrams if i in baseline.engram_at},
+            "tensions": {i: baseline.tension_at[i] for i in stand_tensions if i in baseline.tension_at},
+        },
     )
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import marshal
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,13 +31,23 @@ from plur_desk.domain.agents.agent_changes import (
     engram_values,
     tension_values,
 )
-from plur_desk.domain.agents.baseline_lines import CLAIM_OF_ACTION, BadLine, Extras, chunks, make_line, read_line
+from plur_desk.domain.agents.baseline_lines import (
+    CLAIM_OF_ACTION,
+    BadLine,
+    Extras,
+    Since,
+    chunks,
+    make_line,
+    read_line,
+    since_of,
+)
 from plur_desk.domain.agents.baseline_renames import follow_renames
 from plur_desk.domain.review import ABSENT, Patch, Reviewer
 from plur_desk.domain.seen import Seen
 from plur_desk.infra.errors import ActionRefused, Outcome
+from plur_desk.infra.jobs import checkpoint
 from plur_desk.store import baseline as baseline_file
-from plur_desk.store.lists.parse_cache import read_private, write_private
+from plur_desk.store.lists.parse_cache import CACHE_CHUNK, read_private, write_private
 from plur_desk.store.safe_open import NotRegularFile
 
 if TYPE_CHECKING:  # the ratification's module (the commands) loads with the first decision, not at launch
@@ -94,14 +105,30 @@ def _cache_key(data: bytes, trust: TrustChecker) -> bytes:
     registry = repr(trust.registry())  # keys.yaml read once for all the lines; its state is part of the answer
     trusted = repr(trust.trusted().keys)  # and the keys this user trusts: a key dropped since verifies nothing
     digest = hashlib.sha256(data)
-    digest.update(f"\0{registry}\0{trusted}\0{__version__}\0extras,latest".encode())
+    digest.update(f"\0{registry}\0{trusted}\0{__version__}\0extras,latest,pieces".encode())
     return digest.digest()
 
 
 def _to_cache(read: BaselineRead) -> object:
     b = read.baseline
-    parts = (b.started, b.started_by, b.engrams, b.engram_at, b.tensions, b.tension_at, read.problems, read.lines)
-    return (*parts, b.extras, b.latest)
+    big = (_pieces(b.engrams), _pieces(b.engram_at), b.tensions, b.tension_at)
+    return (b.started, b.started_by, *big, read.problems, read.lines, _pieces(b.extras), b.latest)
+
+
+def _pieces(table: dict[str, Any]) -> list[bytes]:
+    """A table kept as marshal bytes of CACHE_CHUNK records each: the kept reading's file is then unpacked piece by
+    piece (one `marshal.loads` of 50,000 engrams' values held the interpreter 100 ms on a quiet machine: the
+    window's thread waited it out at every warm open)."""
+    items = list(table.items())
+    return [marshal.dumps(dict(items[n : n + CACHE_CHUNK])) for n in range(0, len(items), CACHE_CHUNK)]
+
+
+def _unpieced(pieces: list[bytes]) -> dict[str, Any]:
+    table: dict[str, Any] = {}
+    for piece in pieces:
+        table.update(marshal.loads(piece))
+        checkpoint()
+    return table
 
 
 def _from_cache(kept: object) -> BaselineRead:
@@ -109,17 +136,17 @@ def _from_cache(kept: object) -> BaselineRead:
     baseline = Baseline(
         started=parts[0],
         started_by=parts[1],
-        engrams=parts[2],
-        engram_at=parts[3],
+        engrams=_unpieced(parts[2]),
+        engram_at=_unpieced(parts[3]),
         tensions=parts[4],
         tension_at=parts[5],
-        extras=parts[8],
+        extras=_unpieced(parts[8]),
         latest=parts[9],
     )
     return BaselineRead(baseline, [(p[0], p[1]) for p in parts[6]], parts[7])
 
 
-Taken = tuple[str, str, str, dict[str, Values], dict[str, Values], Extras]  # (signed at, claim, by, the values)
+Taken = tuple[str, str, str, dict[str, Values], dict[str, Values], Extras, Since]  # (signed at, claim, by, the values)
 
 
 def _verify(lines: list[tuple[int, bytes]], trust: TrustChecker, read: BaselineRead) -> None:
@@ -154,16 +181,17 @@ def _collect(
             continue
         actor = event.get("actor")
         by = str(actor.get("asserted_by", "")) if isinstance(actor, dict) else ""
-        taken.append((str(event.get("timestamp", "")), claim, by, engrams, tensions, extras))
+        at = str(event.get("timestamp", ""))
+        taken.append((at, claim, by, engrams, tensions, extras, since_of(event, at)))
     taken.sort(key=lambda line: line[0])
     return taken
 
 
 def _apply(baseline: Baseline, taken: list[Taken]) -> None:
-    for at, claim, by, engrams, tensions, extras in taken:
+    for at, claim, by, engrams, tensions, extras, since in taken:
         if claim == "watching" and baseline.started is None:
             baseline.started, baseline.started_by = at, by
-        baseline.take_line(at, engrams, tensions, extras)
+        baseline.take_line(at, engrams, tensions, extras, since)
 
 
 def changes_on_disk(store: PlurStore) -> tuple[BaselineRead, list[AgentChange]]:
@@ -297,6 +325,7 @@ class ChangeWatch:
         tensions: dict[str, Values],
         note: str = "",
         extras: Extras | None = None,
+        since: Since | None = None,
     ) -> None:
         if self.reading_only:
             raise ActionRefused("a read-only session writes no baseline")
@@ -305,7 +334,9 @@ class ChangeWatch:
         lines = []
         parts = chunks(engrams, tensions) if claim == "watching" else [(engrams, tensions)]
         for part_engrams, part_tensions in parts:
-            event = make_line(claim, part_engrams, part_tensions, self.reviewer, now, note=note, extras=extras)
+            event = make_line(
+                claim, part_engrams, part_tensions, self.reviewer, now, note=note, extras=extras, since=since
+            )
             lines.append(json.dumps(self.keys.sign(event), ensure_ascii=False, separators=(",", ":")))
         baseline_file.append(self.root, lines)
         self.keys.register(now)
@@ -358,11 +389,11 @@ class ChangeWatch:
             if not self.watched:
                 return self._start_with_first_decision()
             engrams, tensions, extras = self.values_after(patches)
-            claim = "decided"
+            claim, since = "decided", None
             if CLAIM_OF_ACTION.get(str(getattr(command, "action", ""))) or id(op) in self.ratified:
                 from plur_desk.app.changes.ratification import ratified_values  # with the first ratify or revert
 
-                claim = ratified_values(
+                claim, since = ratified_values(
                     self.ratified,
                     self.read().baseline,
                     self.snapshot,
@@ -370,7 +401,7 @@ class ChangeWatch:
                     (engrams, tensions, extras),
                 )
             if engrams or tensions:
-                self._append(claim, engrams, tensions, extras=extras)
+                self._append(claim, engrams, tensions, extras=extras, since=since)
         except Exception as exc:  # the decision stands; the baseline lags, and the change shows until ratified
             return [f"The decision was written, but the watched baseline could not follow it ({exc})."]
         return []

@@ -107,11 +107,13 @@ class Baseline:
         engrams: dict[str, Values],
         tensions: dict[str, Values],
         extras: Mapping[str, dict[str, object]] | None = None,
+        since: Mapping[str, Mapping[str, str]] | None = None,
     ) -> None:
         """One trusted line, no older than any taken before (lines merge as a set: the latest signed value wins).
         A record's date is when its values were last set: a line that holds them as they were (a revert, putting the
         baseline's values back) leaves it, so what an agent did after it is still read from then. A line that names
-        an engram without its extras (written before they were held) leaves them unknown."""
+        an engram without its extras (written before they were held) leaves them unknown. `since`: records the line
+        puts back as they stood from an earlier date (an undone ratification), dated from then again."""
         self.latest = max(self.latest, at)
         if self.engrams:
             known = self.engrams.get
@@ -123,6 +125,9 @@ class Baseline:
             self.tension_at.update({i: at for i, v in tensions.items() if known_tension(i) != v})
         else:
             self.tension_at.update(dict.fromkeys(tensions, at))
+        if since:
+            self.engram_at.update({i: d for i, d in since.get("engrams", {}).items() if i in engrams})
+            self.tension_at.update({i: d for i, d in since.get("tensions", {}).items() if i in tensions})
         self.engrams.update(engrams)
         if self.extras:
             for ident in engrams:
@@ -252,9 +257,10 @@ def _explained(
 ) -> bool:
     """A verified human decision made after the baseline entry and not overtaken since explains the difference. A
     revert of an agent change, its undo and its redo do not: the reviewer put the baseline back (or took that back),
-    and an agent's change since stands unreviewed."""
+    and an agent's change since stands unreviewed. Nor does a ratification, its undo or its redo: the baseline's
+    line says what it let stand (an undone ratification's line dates the record's values from before it again)."""
     for event in events:
-        if not human(event) or (tension_status is None and not _decides_engram(event)) or _reverting(event):
+        if not human(event) or (tension_status is None and not _decides_engram(event)) or _on_agent_change(event):
             continue
         stamp = str(event.get("timestamp", ""))
         if tension_status is not None:
@@ -266,11 +272,13 @@ def _explained(
     return False
 
 
-def _reverting(event: Mapping[str, object]) -> bool:
+def _on_agent_change(event: Mapping[str, object]) -> bool:
+    """A ratification or revert of a listed agent change, or its undo or redo."""
     data = event.get("data")
     if not isinstance(data, dict):
         return False
-    return "revert_agent_change" in (data.get("action"), data.get("undos"), data.get("redos"))
+    steps = (data.get("action"), data.get("undos"), data.get("redos"))
+    return "revert_agent_change" in steps or "ratify_agent_change" in steps
 
 
 def _decides_engram(event: Mapping[str, object]) -> bool:

@@ -45,8 +45,10 @@ def make_line(
     *,
     note: str = "",
     extras: Mapping[str, Mapping[str, object]] | None = None,
+    since: Since | None = None,
 ) -> dict[str, object]:
-    """The unsigned event of one line (the caller signs it with the reviewer's key)."""
+    """The unsigned event of one line (the caller signs it with the reviewer's key). `since`: records whose values
+    the line puts back as they stood from an earlier date (the undo of a ratification), with that date."""
     if claim not in CLAIMS:
         raise ValueError(f"unknown baseline claim {claim!r}")
     values: dict[str, object] = {
@@ -58,6 +60,8 @@ def make_line(
     data: dict[str, object] = {"claim": claim, "v": 1}
     if note:
         data["note"] = note
+    if since and any(since.values()):
+        data["since"] = {table: dict(dates) for table, dates in since.items() if dates}
     if len(engrams) + len(tensions) > PACK_OVER:
         raw = json.dumps(values, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         data["packed"] = base64.b64encode(zlib.compress(raw, 6)).decode("ascii")
@@ -87,6 +91,22 @@ def chunks(
 
 
 Extras = dict[str, dict[str, object]]
+Since = dict[str, dict[str, str]]  # "engrams" / "tensions" -> record id -> the date its values stand from
+
+
+def since_of(event: Mapping[str, object], at: str) -> Since:
+    """The earlier dates a line says its records' values stand from (none later than the line itself: a line
+    cannot say its values were watched from after it was signed); what is not a date string is left out."""
+    data = event.get("data")
+    raw = data.get("since") if isinstance(data, dict) else None
+    if not isinstance(raw, dict):
+        return {}
+    out: Since = {}
+    for table in ("engrams", "tensions"):
+        dates = raw.get(table)
+        if isinstance(dates, dict):
+            out[table] = {str(k): v for k, v in dates.items() if isinstance(v, str) and v <= at}
+    return out
 
 
 def read_line(event: Mapping[str, object]) -> tuple[str, dict[str, Values], dict[str, Values], Extras]:
@@ -133,4 +153,4 @@ def _table(raw: object, width: int) -> dict[str, Values]:
     return table
 
 
-__all__ = ["CHUNK", "CLAIMS", "EVENT", "TENSION_FIELDS", "BadLine", "chunks", "make_line", "read_line"]
+__all__ = ["CHUNK", "CLAIMS", "EVENT", "TENSION_FIELDS", "BadLine", "chunks", "make_line", "read_line", "since_of"]

@@ -31,6 +31,8 @@ def change_behind(event: dict[str, object], changes: list[AgentChange]) -> Agent
 def _find(session: ReviewSession) -> Found:
     """On the session's lane: the changes, what the pane says above them, and each record as it is now (what a decision on
     it rests on: the write refuses when it moved on since)."""
+    from plur_desk.app.changes import change_decisions  # noqa: F401  (imported here: not on the first A or R's key)
+
     read = session.watch.read()
     baseline = read.baseline
     changes = session.watch.changes()
@@ -68,6 +70,7 @@ class ChangesController(QObject):
         self.ws, self.pane, self.status, self.nav = ws, pane, labels["changes"], nav  # the status bar's own label
         self._seen: dict[tuple[str, str], Seen] = {}
         self.ready = False  # the whole store and its history are read: detection is meaningful
+        self._queued = False  # a detection waits on the session's lane, not started yet
         opener.opening.connect(self.opening)
         opener.loaded.connect(self.loaded)
         # the status bar's count follows every decision and reload, even while the pane is hidden
@@ -84,7 +87,7 @@ class ChangesController(QObject):
         }
 
     def opening(self, *_path: object) -> None:
-        self.ready = False
+        self.ready, self._queued = False, False
         self.status.setText("")
         self.pane.show_changes([], "")
 
@@ -96,10 +99,19 @@ class ChangesController(QObject):
         self.refresh()
 
     def refresh(self, *_change: object) -> None:
+        """Detection asked again. One decision asks twice (the pane on screen refreshes, and the count follows every
+        decision): a detection queued and not yet started answers both, instead of a second run on the lane (0.25 s
+        of CPU, sharing the interpreter lock with the window) and a second update of the list."""
         session = self.ws.session
-        if session is None or not self.ready or not session.fully_loaded:
+        if session is None or not self.ready or not session.fully_loaded or self._queued:
             return
-        self.ws.jobs.submit(lambda: _find(session), self._show, self.ws.fail)
+        self._queued = True
+
+        def find() -> Found:
+            self._queued = False  # a request from now on sees the store after what this one reads
+            return _find(session)
+
+        self.ws.jobs.submit(find, self._show, self.ws.fail, same_store=True)
 
     def _show(self, result: object) -> None:
         note, changes, seen = cast(Found, result)

@@ -245,3 +245,21 @@ def test_a_revert_copies_no_credential_the_agent_wrote_into_history(session):
     assert secret not in written and REDACTED in written  # the reverted text's from, and the rationale's
     assert session.engram(DECIDED)["statement"] == "Statement number 6"
     assert "rationale" not in session.engram(DECIDED) or session.engram(DECIDED)["rationale"] != f"api_key={secret}"
+
+
+def test_the_kept_reading_holds_its_large_tables_in_pieces_and_reads_them_back_whole(session, tmp_path, monkeypatch):
+    import marshal
+
+    from plur_desk.store.lists.parse_cache import read_private
+
+    monkeypatch.setattr("plur_desk.app.changes.watch.CACHE_CHUNK", 2)
+    session.watch.start()
+    session.execute(ApproveDrafts(tuple(session.writes.seen([DRAFT]))))
+    cache = tmp_path / "cache" / "engram-blocks.marshal"
+    fresh = read_baseline(session.root, session.trust)
+    read_baseline(session.root, session.trust, cache)
+    [kept] = read_private(baseline.verified_cache(cache), baseline.VERIFIED_TAG).values()
+    pieces = [marshal.loads(piece) for piece in kept[2]]  # the engrams' values: unpacked a piece at a time
+    assert len(fresh.baseline.engrams) > 2 and all(len(piece) <= 2 for piece in pieces)
+    again = read_baseline(session.root, session.trust, cache)
+    assert again.baseline == fresh.baseline and again.baseline.engram_at == fresh.baseline.engram_at

@@ -151,3 +151,20 @@ def test_a_line_holding_a_record_as_it_was_keeps_its_date():
     moved = (*values[:2], "retired", *values[3:])
     baseline.take_line("2026-11-06T00:00:00.000Z", {"E1": moved}, {"T1": ("dismissed", None)})
     assert baseline.engram_at["E1"] == baseline.tension_at["T1"] == "2026-11-06T00:00:00.000Z"
+
+
+def test_an_undone_ratifications_line_dates_its_records_from_before_it_and_never_from_after_itself():
+    from plur_desk.domain.agents.baseline_lines import since_of
+
+    values = engram_values(engram("E1"))
+    moved = (*values[:2], "retired", *values[3:])
+    baseline = watched([engram("E1")])
+    baseline.take_line("2026-12-02T00:00:00.000Z", {"E1": moved}, {})  # a ratification's line
+    line = make_line("decided", {"E1": values}, {}, Reviewer("Ada"), NOW, since={"engrams": {"E1": AT}})
+    at = str(line["timestamp"])
+    assert at > AT and since_of(line, at) == {"engrams": {"E1": AT}}
+    baseline.take_line(at, {"E1": values}, {}, since=since_of(line, at))
+    assert baseline.engram_at["E1"] == AT  # the agent's events since AT are behind its change again
+    later = make_line("decided", {"E1": values}, {}, Reviewer("Ada"), NOW, since={"engrams": {"E1": "9999"}})
+    assert since_of(later, at) == {"engrams": {}}  # a date after the line itself says nothing
+    assert since_of(make_line("decided", {"E1": values}, {}, Reviewer("Ada"), NOW), at) == {}
