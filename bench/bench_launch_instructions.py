@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -127,13 +128,15 @@ def main() -> None:
     parser.add_argument("--checkout", type=Path, default=ROOT)
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="plur-launch-instr-"))
+    store = work / "store"  # a copy: opening a store for review may finish its journal and sweep its temp files
+    shutil.copytree(args.store, store, ignore=shutil.ignore_patterns("engrams.db*"))
     env = {**os.environ, "XDG_CACHE_HOME": str(work / "cache"), "XDG_CONFIG_HOME": str(work / "config")}
     env["PYTHONPATH"] = str(args.checkout.resolve())
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(args.checkout / "plur_desk")], check=True)
-    subprocess.run([sys.executable, "-c", PROBE, str(args.store), str(work)], env=env, check=True, timeout=1800)
+    subprocess.run([sys.executable, "-c", PROBE, str(store), str(work)], env=env, check=True, timeout=1800)
     counts = [instructions(STAGES, {**env, "STOP_AT": str(n)}) for n in range(len(NAMES))]
-    counts.append(instructions(REVIEWABLE, env, str(args.store)))
+    counts.append(instructions(REVIEWABLE, env, str(store)))
     print("| stage | instructions (M) | cumulative (M) |\n|---|---|---|")
     previous = 0
     for name, count in zip(
@@ -142,6 +145,7 @@ def main() -> None:
         print(f"| {name} | {(count - previous) / 1e6:,.1f} | {count / 1e6:,.1f} |")
         previous = count
     print(f"\nA bare PySide6 window (table and text view, shown): {instructions(BARE, env) / 1e6:,.1f} M")
+    shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
