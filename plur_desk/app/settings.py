@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import getpass
 import io
 import re
 import subprocess
@@ -30,6 +29,8 @@ DEFAULT_REASONS = ["duplicate of an existing engram", "not true", "too specific 
 
 @dataclass
 class Settings:
+    """The person's settings (reviewer, recent stores and reasons, theme, …), as kept in settings.yaml."""
+
     schema_version: int = SCHEMA_VERSION
     reviewer_name: str = ""  # the default reviewer, saved only when the person chose to
     last_reviewer: str = ""  # who reviewed in the previous run, to show a change once
@@ -66,6 +67,8 @@ def suggested_reviewer_name() -> str:
             return out.stdout.strip()
     except (OSError, subprocess.SubprocessError):
         pass
+    import getpass  # only when no reviewer name is known (a relaunch never asks): it imports termios
+
     try:
         return getpass.getuser()
     except (OSError, KeyError):

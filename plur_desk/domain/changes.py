@@ -19,6 +19,8 @@ READ_AGAIN: frozenset[Kind] = frozenset({"reloaded", "reread", "synced"})
 
 @dataclass(frozen=True)
 class ChangeSet:
+    """What one change touched (engrams, tensions, events), what kind it was and what to tell the reviewer."""
+
     engrams: frozenset[str] = frozenset()
     tensions: frozenset[str] = frozenset()
     events: int = 0

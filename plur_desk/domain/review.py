@@ -29,6 +29,8 @@ INSTANT_RE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,3})?)?
 
 @dataclass(frozen=True)
 class Reviewer:
+    """The named person whose decisions this session records."""
+
     name: str
 
     def actor(self) -> dict[str, object]:

@@ -23,6 +23,8 @@ from typing import NamedTuple
 
 @dataclass(frozen=True)
 class Factor:
+    """One factor of a draft's risk score, with its weight."""
+
     name: str
     weight: float
     description: str
@@ -54,6 +56,8 @@ class RiskInput(NamedTuple):  # a tuple: the memo below hashes it in C
 
 @dataclass(frozen=True)
 class Risk:
+    """A draft's risk score and the parts that make it up."""
+
     score: float  # 0..1
     parts: tuple[tuple[str, float, str], ...]  # (factor, weighted contribution, reason), largest first
 

@@ -44,6 +44,8 @@ LABELS = {
 
 @dataclass(frozen=True)
 class Trust:
+    """How far a signed claim can be trusted, and why."""
+
     state: TrustState
     detail: str = ""
 
@@ -75,6 +77,8 @@ TRUSTED = "trusted"  # a key the user trusted by hand, fingerprint checked
 
 @dataclass(frozen=True)
 class TrustedKey:
+    """A public key a signature may verify against, and where the trust in it comes from."""
+
     identity: str
     public_key: str
     source: str  # OWN, TRUSTED, or "endorsed by <identity>"

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class FileIdentity:
+    """What stat says of a file: a changed size, mtime or inode means it may have changed."""
+
     size: int
     mtime_ns: int
     inode: int

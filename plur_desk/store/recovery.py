@@ -53,6 +53,8 @@ class StepState(Enum):
 
 @dataclass
 class RecoveryReport:
+    """What recovery on open did with the journal's records: completed, rolled back, stuck."""
+
     completed: list[str] = field(default_factory=list)
     rolled_back: list[str] = field(default_factory=list)
     stuck: list[str] = field(default_factory=list)

@@ -23,6 +23,8 @@ from plur_desk.ui.common.jobs import Jobs
 
 @dataclass(frozen=True)
 class UiContext:
+    """What the window is showing, which decides the actions that are enabled."""
+
     pane: str = ""  # the pane on screen; "" while no store is shown (start page)
     has_store: bool = False
     read_only: bool = False
@@ -50,6 +52,8 @@ def _store(ctx: UiContext) -> bool:
 
 @dataclass(frozen=True)
 class ActionSpec:
+    """One action: its text, menu, keys, pane, icon and when it is enabled."""
+
     id: str
     text: str
     menu: str

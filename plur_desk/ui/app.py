@@ -27,7 +27,6 @@ QT_FREE_MODULES = (
     "plur_desk.app.settings",
     "plur_desk.app.team.team_review",
     "plur_desk.app.scale.writer_stats",
-    "html",
     "json",
 )
 

@@ -210,3 +210,16 @@ def test_the_store_really_holds_the_corpus(hostile, store_copy):
 
     statements = {e.get("statement") for e in engrams_on_disk(store_copy).values()}
     assert set(HOSTILE) <= statements
+
+
+def test_text_html_escapes_exactly_as_html_escape_does():
+    """`widgets.escape` stands in for `html.escape(quote=True)` (not imported at launch): the same output for
+    markup, entities, quotes and every character, so nothing agent-written reaches a rich-text widget as markup."""
+    import html
+
+    from plur_desk.ui.common.widgets import escape
+
+    samples = ['<b x="1">&amp;\'</b>', "<script>alert('x')</script>", "&lt;&#x27;&quot;", "a & b < c > d", ""]
+    samples.append("".join(chr(c) for c in range(0x20, 0x250)))
+    for text in samples:
+        assert escape(text) == html.escape(text, quote=True)

@@ -75,6 +75,8 @@ class _Stale(Exception):
 
 @dataclass(frozen=True)
 class HistoryFilter:
+    """What the History pane shows: event types, actor kinds, reviewer, engram, text, time span and trust."""
+
     types: frozenset[str] = frozenset()
     actor_kinds: frozenset[str] = frozenset()
     reviewer: str = ""

@@ -56,6 +56,7 @@ def warm_up_signing() -> None:
     from cryptography.hazmat.primitives import serialization  # noqa: F401  (the reviewer key's first save)
     from cryptography.hazmat.primitives.asymmetric import ed25519  # noqa: F401
 
+    from plur_desk.app.changes import watch  # noqa: F401  (the baseline each decision follows: not at launch either)
     from plur_desk.domain import commands  # noqa: F401  (a decision's commands: not imported before the first draft)
     from plur_desk.store.lists.yaml_load import js_yaml_loader
 

@@ -31,6 +31,8 @@ class Verdict:
 
 @dataclass(frozen=True, slots=True)
 class DraftRow:
+    """One draft in the queue, as listed (built for every draft at launch)."""
+
     id: str
     statement: str
     scope: str
@@ -64,6 +66,8 @@ def aged_only(old: DraftRow, new: DraftRow) -> bool:
 
 @dataclass(frozen=True)
 class TensionRow:
+    """One tension in the Tensions pane, as listed."""
+
     id: str
     status: str
     category: str

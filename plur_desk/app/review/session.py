@@ -21,7 +21,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from plur_desk.app.changes.watch import ChangeWatch
 from plur_desk.app.history.history_index import HistoryIndex
 from plur_desk.app.review.queries import DraftQueue, TensionRows
 from plur_desk.app.review.review_verdicts import ReviewVerdicts
@@ -48,6 +47,7 @@ from plur_desk.store.plur_store import PlurStore
 COUNTED = "plur_desk_counted_failure"  # set on an exception that a change of the session counted as failed
 
 if TYPE_CHECKING:  # the commands (and the tension rules they use) load with the first decision, not at launch
+    from plur_desk.app.changes.watch import ChangeWatch
     from plur_desk.domain import commands as cmd
 
     Command = cmd.EngramCommand | cmd.TensionCommand | cmd.RecordTension
@@ -91,14 +91,26 @@ class ReviewSession:
         self._tension_rows = TensionRows(lambda: self._engrams, lambda: self._tensions, self.now, self.history.renames)
         self.validity = ValidityRows(lambda: self._engrams)
         self.snapshot.followers.append(self.queue)
-        self.watch = ChangeWatch(  # the watched baseline (app/changes/watch.py)
-            store,
-            (self.snapshot, self.trust, self.history, self.keys),
-            reviewer,
-            self.now,
-            reading_only=self.reading_only,
-        )
+        self._watch: ChangeWatch | None = None
+        self._watch_made = threading.Lock()
         self.snapshot.reindex()
+
+    @property
+    def watch(self) -> ChangeWatch:
+        """The watched baseline (app/changes/watch.py), made on first use (from any thread): its modules are not
+        imported before the first draft is shown (`loading.warm_up_signing` imports them before the first decision)."""
+        with self._watch_made:
+            if self._watch is None:
+                from plur_desk.app.changes.watch import ChangeWatch
+
+                self._watch = ChangeWatch(
+                    self.store,
+                    (self.snapshot, self.trust, self.history, self.keys),
+                    self.reviewer,
+                    self.now,
+                    reading_only=self.reading_only,
+                )
+            return self._watch
 
     @property
     def _engrams(self) -> dict[str, dict[str, object]]:

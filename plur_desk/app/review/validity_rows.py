@@ -17,6 +17,8 @@ Records = Callable[[], Mapping[str, Record]]
 
 @dataclass(frozen=True)
 class ValidityRow:
+    """One engram in the Validity pane: its window and state, and the engram as the row was built."""
+
     id: str
     statement: str
     scope: str

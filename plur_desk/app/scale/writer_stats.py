@@ -56,6 +56,8 @@ def reason_kind(reason: str) -> str:
 
 @dataclass
 class Decision:
+    """A reviewer's decision on one writer's engram, as the writer's figures count it."""
+
     kind: str  # approved | rejected
     at: str
     reason: str = ""
@@ -64,6 +66,8 @@ class Decision:
 
 @dataclass(frozen=True)
 class WriterStats:
+    """One writer's figures: what it wrote and how reviewers decided on it."""
+
     writer: WriterKey
     created: int
     drafts: int
@@ -128,6 +132,8 @@ def acc_for(acc: dict[WriterKey, Acc], key: WriterKey) -> Acc:
 
 @dataclass
 class Acc:
+    """The running counts of one writer while its figures are gathered."""
+
     created: int = 0
     pending: int = 0
     unverified: int = 0

@@ -20,6 +20,8 @@ from plur_desk.store.team import team_ledger
 
 @dataclass(frozen=True)
 class TeamDisagreement:
+    """Two teammates' decisions on one record that disagree, in plain words."""
+
     kind: str
     record: str  # engram or tension id
     summary: str  # plain words, both decisions

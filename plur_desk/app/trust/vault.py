@@ -40,6 +40,8 @@ class KeyLocked(Exception):
 
 @dataclass(frozen=True)
 class KeyLocation:
+    """Where the reviewer's private key is kept (keyring or file), in words for the reviewer."""
+
     kind: str  # "keyring" or "file"
     where: str
     protects: str

@@ -19,7 +19,6 @@ import math
 import re
 from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from decimal import Decimal
 
 ID_FORM = re.compile(r"(?:ENG|ABS|META)-[A-Za-z0-9-]+\Z")  # the schema's id pattern in 0.21 (and 0.22's plan)
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -33,7 +32,11 @@ def _js_number(value: float) -> str:
         return str(int(value))
     text = repr(float(value))
     if 1e-6 <= abs(value) < 1e21:
-        return format(Decimal(text), "f") if "e" in text else text
+        if "e" not in text:
+            return text
+        from decimal import Decimal  # only for a number below 1e-4, which Python writes with an exponent
+
+        return format(Decimal(text), "f")
     mantissa, _, exponent = text.partition("e")
     sign = "-" if exponent.startswith("-") else "+"
     return f"{mantissa.removesuffix('.0')}e{sign}{int(exponent.lstrip('+-'))}"

@@ -41,6 +41,8 @@ def closes_at(value: object) -> datetime | None:
 
 @dataclass(frozen=True)
 class Window:
+    """An engram's validity window as PLUR stores it (`temporal.valid_from`/`valid_until`, either may be absent)."""
+
     valid_from: str | None
     valid_until: str | None
 

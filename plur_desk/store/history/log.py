@@ -32,6 +32,8 @@ from plur_desk.store.safe_open import NotRegularFile, open_for_append, read_regu
 
 @dataclass
 class MalformedLine:
+    """A history line that could not be read, and where it is."""
+
     file: str
     line: int
     reason: str
@@ -39,12 +41,16 @@ class MalformedLine:
 
 @dataclass
 class HistoryRead:
+    """The events read from the history, and the lines that could not be read."""
+
     events: list[dict[str, object]] = field(default_factory=list)
     malformed: list[MalformedLine] = field(default_factory=list)
 
 
 @dataclass
 class AppendResult:
+    """How the events were appended (the chain mode) and what the reviewer should be told."""
+
     mode: ChainMode
     warnings: list[str] = field(default_factory=list)
 
@@ -300,6 +306,8 @@ class HistoryLog:
 
 @dataclass
 class _MonthAppend:
+    """One month file opened for an append: its descriptor, chain mode, events, and size at pre-flight."""
+
     path: Path
     fd: int
     mode: ChainMode

@@ -30,6 +30,8 @@ MAX_BYTES = 4 * 1024 * 1024  # thousands of teammates' keys; anything larger is 
 
 @dataclass(frozen=True)
 class Endorsement:
+    """One signed statement that `by` vouches for `identity`'s public key, as read from the file."""
+
     identity: str
     public_key: str
     by: str

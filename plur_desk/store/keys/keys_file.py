@@ -38,6 +38,8 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class KeyEntry:
+    """One reviewer key in keys.yaml, with when it was added, retired or revoked."""
+
     identity: str
     public_key: str
     added_at: str
@@ -58,6 +60,8 @@ class KeyEntry:
 
 @dataclass
 class KeyRegistry:
+    """keys.yaml as read: its entries, or why PLUR would not read it."""
+
     entries: list[KeyEntry] = field(default_factory=list)
     problem: str | None = None  # keys.yaml exists but is not a registry PLUR would read
 

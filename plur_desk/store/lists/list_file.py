@@ -37,6 +37,8 @@ from plur_desk.store.scan import search_in_pieces
 
 @dataclass(frozen=True)
 class Layout:
+    """How one kind of list file (engrams or tensions) is laid out, as PLUR writes it."""
+
     kind: str  # "engrams" | "tensions"
     header: bytes  # bytes before the first entry in a regular file
     empty: bytes  # the whole file of an empty list, as PLUR writes it

@@ -4,13 +4,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QLabel, QMessageBox
 
 from plur_desk.app.review.session import ChangeSet, ReviewSession
-from plur_desk.domain.agents.agent_changes import AgentChange
 from plur_desk.domain.seen import Seen
 from plur_desk.infra.errors import PlurDeskError
 from plur_desk.ui.changes.changes_pane import ChangesPane
@@ -18,9 +17,12 @@ from plur_desk.ui.navigation import NavigationController
 from plur_desk.ui.store_opening import StoreController
 from plur_desk.ui.workspace import Workspace
 
+if TYPE_CHECKING:  # the detection's modules load with the first decision or the pane's first list, not at launch
+    from plur_desk.domain.agents.agent_changes import AgentChange
+
 __all__ = ["ChangesController", "ChangesPane"]  # the window takes both from here
 
-Found = tuple[str, list[AgentChange], dict[tuple[str, str], Seen]]
+Found = tuple[str, "list[AgentChange]", dict[tuple[str, str], Seen]]
 
 
 def change_behind(event: dict[str, object], changes: list[AgentChange]) -> AgentChange | None:

@@ -4,14 +4,17 @@ and writer, each with a word diff of before -> after and the history events behi
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QAbstractItemView, QSplitter, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
 from plur_desk.app.review.session import ChangeSet
-from plur_desk.domain.agents.agent_changes import AgentChange
 from plur_desk.ui.common.widgets import SafeBrowser, plain_label, text_html
+
+if TYPE_CHECKING:  # the detection's modules load with the first decision or the pane's first list, not at launch
+    from plur_desk.domain.agents.agent_changes import AgentChange
 
 CHANGE_ROLE = Qt.ItemDataRole.UserRole + 1  # a change's row: its key (_key); a group's row: -1
 FILL_ROWS = 100  # rows added per turn of the event loop when the tree is built afresh

@@ -34,6 +34,8 @@ Index = QModelIndex | QPersistentModelIndex
 
 @dataclass(frozen=True)
 class Column(Generic[R]):
+    """One column of a table: its title, text, sort key, and optional tip and colour."""
+
     title: str
     text: Callable[[R], str]
     sort: Callable[[R], Any]  # a comparable key (tuples of str, numbers); Any as sorted() needs comparability

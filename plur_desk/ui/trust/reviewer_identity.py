@@ -3,7 +3,6 @@ the Reviewer Identity dialog (where the key lives, rotate, report lost), and the
 
 from __future__ import annotations
 
-import html
 import threading
 from collections.abc import Callable
 
@@ -14,6 +13,7 @@ from plur_desk.app.trust.signing import fingerprint
 from plur_desk.domain.changes import ChangeSet
 from plur_desk.infra.clock import iso_ms
 from plur_desk.infra.errors import KeyConflict, PlurDeskError
+from plur_desk.ui.common.widgets import escape
 from plur_desk.ui.workspace import Workspace
 
 UNLOCK_WAIT_S = 600.0
@@ -105,9 +105,9 @@ class IdentityController(QObject):
         box.setObjectName("reviewerIdentityDialog")
         box.setWindowTitle("Reviewer identity")
         box.setText(
-            f"<p>You sign every decision as <b>{html.escape(keys.identity)}</b> "
+            f"<p>You sign every decision as <b>{escape(keys.identity)}</b> "
             f"(key fingerprint <code>{fingerprint(public)}</code>).</p>"
-            f"<p>The private key is in the {html.escape(where.where)}: {html.escape(where.protects)}.</p>"
+            f"<p>The private key is in the {escape(where.where)}: {escape(where.protects)}.</p>"
             "<p>The public key is registered in this store's keys.yaml, where PLUR finds it. Which keys count is "
             "yours to say: your own, keys you trusted after checking their fingerprint, and keys someone you trust "
             "endorsed; a key that is only listed in keys.yaml counts for nothing.</p>"
