@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 import threading
 import unicodedata
 import weakref
@@ -357,7 +358,7 @@ class VectorCache:
             return 0
         for i, key in enumerate(keys.tolist()):
             if key not in self.vectors:
-                self.vectors.put(str(key), matrix[i])
+                self.vectors.put(sys.intern(str(key)), matrix[i])  # one string with the records' content_hash
         return len(keys)
 
     def refresh(self) -> int:

@@ -14,6 +14,7 @@ keeps an object written twice in one dump as one (the parse workers' results, th
 from __future__ import annotations
 
 import marshal
+import sys
 
 SHARED_MAX = 1 << 13  # remembered values; the table is emptied when full (~2 MB)
 SHARED_BYTES = 512  # a value whose marshal bytes are longer is not remembered (a statement's worth: seldom repeated)
@@ -22,9 +23,12 @@ _TABLE: dict[bytes, object] = {}
 
 def share_nested(value: object) -> object:
     """`value` (a parsed entry) with the mappings and lists directly under its top-level mapping replaced by equal
-    ones seen before (in place: the top-level mapping stays its own)."""
+    ones seen before (in place: the top-level mapping stays its own), and its `content_hash` interned."""
     if type(value) is not dict:
         return value
+    digest = value.get("content_hash")
+    if type(digest) is str:  # the vector cache's keys and computed content hashes are interned: one string for all
+        value["content_hash"] = sys.intern(digest)
     table, dumps = _TABLE, marshal.dumps
     for name, item in value.items():
         if type(item) is not dict and type(item) is not list:

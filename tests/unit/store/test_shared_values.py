@@ -8,7 +8,11 @@ import marshal
 import math
 from pathlib import Path
 
+import numpy as np
+
+from plur_desk.domain.plur_rules.derived import content_hash
 from plur_desk.domain.plur_rules.engram_rules import engram_problems
+from plur_desk.index.embeddings import VectorCache
 from plur_desk.store.lists.list_file import ENGRAMS, ListFile
 from plur_desk.store.lists.parse_pool import parse_chunk
 from plur_desk.store.lists.shared_values import forget_shared, share_nested
@@ -106,3 +110,18 @@ def test_only_values_of_the_same_types_and_order_are_one() -> None:
     reversed_ = share_nested(parse_item(_item(8, tags="      - deploy\n      - ci\n"), 2))
     assert ordered["tags"] == ["ci", "deploy"] and reversed_["tags"] == ["deploy", "ci"]  # type: ignore[index]
     assert ordered["tags"] is not parsed["int"]["tags"]  # type: ignore[index]
+
+
+def test_a_content_hash_is_one_string_in_the_record_the_vector_cache_and_a_computed_hash(tmp_path: Path) -> None:
+    statement = "Use spaces, never tabs, item 1"
+    digest = content_hash(statement)
+    path = tmp_path / "engrams.yaml"
+    path.write_text("engrams:\n" + _item(1) + f"    content_hash: {digest}\n")
+    record = ListFile.read(path, ENGRAMS, engram_problems).entries[0].value
+    assert isinstance(record, dict) and record["content_hash"] == digest
+    assert record["content_hash"] is content_hash(statement)  # computed again: the same object
+    cache_file = tmp_path / "vectors.npz"
+    np.savez(cache_file, keys=np.array([digest]).astype(str), vectors=np.ones((1, 384), dtype=np.float16))
+    cache = VectorCache(cache_file)
+    (key,) = [k for k in cache.vectors if k == digest]
+    assert key is record["content_hash"]
