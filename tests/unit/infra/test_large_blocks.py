@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -30,7 +31,7 @@ print(json.dumps({"fixed": fixed, "kept_mb": (anon_kb() - before) / 1024}))
 """
 
 
-def _kept(mode: str) -> dict[str, object]:
+def _kept(mode: str) -> dict[str, Any]:
     done = subprocess.run([sys.executable, "-c", PROBE, mode], capture_output=True, text=True, check=True, timeout=60)
     return json.loads(done.stdout)
 
