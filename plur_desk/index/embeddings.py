@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 import threading
 import unicodedata
 import weakref
@@ -355,10 +356,13 @@ class VectorCache:
                 keys, matrix = data["keys"], data["vectors"]  # float16 as stored: rows are widened one by one
         except (OSError, ValueError, KeyError, EOFError):
             return 0
-        for i, key in enumerate(keys.tolist()):
-            if key not in self.vectors:
-                self.vectors.put(str(key), matrix[i])
-        return len(keys)
+        names = [sys.intern(str(key)) for key in keys.tolist()]  # one string with the records' content_hash
+        del keys  # fixed-width unicode: 13 MB at 50,000, freed before the rows are taken
+        if not self.vectors.adopt(names, matrix):  # a table already filled, or repeated keys: row by row
+            for i, key in enumerate(names):
+                if key not in self.vectors:
+                    self.vectors.put(key, matrix[i])
+        return len(names)
 
     def refresh(self) -> int:
         """Take in the vectors written since (the cache file replaced, parts from the embedding process); returns

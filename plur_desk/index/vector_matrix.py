@@ -83,6 +83,31 @@ class VectorTable(Mapping[str, np.ndarray]):
             self._chunks[row // CHUNK][row % CHUNK] = vector
         return row
 
+    def adopt(self, keys: list[str], matrix: np.ndarray) -> bool:
+        """Into an empty table: `matrix`'s rows (one per key, all distinct, of the stored type) become its own, its
+        chunks views of `matrix` instead of copies (a vector cache file read at open is not held twice while it is
+        copied in: 38 MB at 50,000). False, and nothing changed, when that cannot be done (then `put` each)."""
+        count = len(keys)
+        if (
+            self._keys
+            or matrix.dtype != self.stored
+            or matrix.shape != (count, self.dim)
+            or not matrix.flags.c_contiguous
+            or not matrix.flags.writeable
+            or len(set(keys)) != count
+        ):
+            return False
+        full = count - count % CHUNK
+        chunks = [matrix[start : start + CHUNK] for start in range(0, full, CHUNK)]
+        if full < count:  # the last chunk has room for more rows (`put` appends there)
+            last = zeroed((CHUNK, self.dim), self.stored)
+            last[: count - full] = matrix[full:]
+            chunks.append(last)
+        self._chunks = chunks  # rows are published after their vectors: chunks, then keys, then the rows by key
+        self._keys = list(keys)
+        self._row = dict(zip(keys, range(count), strict=True))
+        return True
+
     def dot(self, vector: np.ndarray) -> np.ndarray:
         """The product of every row with `vector` (one float per row, in row order)."""
         count = len(self._keys)

@@ -27,6 +27,26 @@ def limit_malloc_arenas(count: int = WINDOW_ARENAS) -> bool:
     return bool(mallopt(M_ARENA_MAX, count))
 
 
+M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter
+LARGE_BLOCK = 128 << 10  # glibc's own starting threshold, kept
+
+
+def return_large_blocks(threshold: int = LARGE_BLOCK) -> bool:
+    """Blocks of `threshold` bytes and more are mapped on their own and given back to the system when freed, always.
+    glibc starts so, but raises the threshold to the size of each mapped block freed (up to 32 MiB): after the
+    first large buffer (a file read, a cache chunk, a month of history) the next ones come from the heap, where
+    what is freed stays resident (the heap only shrinks from its top). Measured at 50,000 engrams + 1M history lines:
+    a warm window held ~115-122 MB of freed memory when loaded (RSS 657-683 MB, 543-562 MB after malloc_trim); with
+    a fixed threshold a cold one held 5 MB. Setting it also fixes the trim threshold. Returns whether it was set."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return False
+    return bool(mallopt(M_MMAP_THRESHOLD, threshold))
+
+
 FULL_PASS_NEVER = 1 << 30  # young collections before an automatic full pass: never, in practice
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from plur_desk import APP_ID, __version__
-from plur_desk.infra.memory import gc_paused, limit_malloc_arenas
+from plur_desk.infra.memory import gc_paused, limit_malloc_arenas, return_large_blocks
 from plur_desk.resources import RESOURCES
 
 if TYPE_CHECKING:
@@ -71,6 +71,7 @@ def make_application(argv: list[str] | None = None) -> QApplication:
     keep_painting_on_the_window_thread()
     sys.setswitchinterval(SWITCH_INTERVAL)
     limit_malloc_arenas()  # before the window's threads start: freed memory is shared between them
+    return_large_blocks()  # freed buffers of a load are given back, not kept resident in the heap
 
     existing = QApplication.instance()
     app = existing if isinstance(existing, QApplication) else QApplication(argv or [sys.argv[0]])

@@ -13,6 +13,7 @@ from __future__ import annotations
 import bisect
 import json
 import re
+import sys
 import threading
 from array import array
 from collections import Counter
@@ -198,7 +199,7 @@ def _add_named(by_id: dict[str, array[int]], found_at: Iterable[tuple[int, bytes
         engram_id = raw_id.decode("utf-8", "replace") if b"\\" not in raw_id else _text(raw_id)
         found = by_id.get(engram_id)
         if found is None:
-            by_id[engram_id] = array("i", (position,))
+            by_id[sys.intern(engram_id)] = array("i", (position,))  # the parsed records' ids are interned: one string
         elif found[-1] < position:
             found.append(position)
         elif late:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -170,8 +171,9 @@ class Ledger:
                     self._add_created([str(event.get("engram_id"))], [str(event.get("timestamp"))], [actor])
             return
         if found:
-            ids = b"\n".join(map(itemgetter(0), found)).decode("utf-8", "replace").split("\n")
-            stamps = b"\n".join(map(itemgetter(1), found)).decode("utf-8", "replace").split("\n")
+            # interned: the parsed records hold these ids and timestamps as interned strings (one object for both)
+            ids = list(map(sys.intern, b"\n".join(map(itemgetter(0), found)).decode("utf-8", "replace").split("\n")))
+            stamps = list(map(sys.intern, b"\n".join(map(itemgetter(1), found)).decode("utf-8", "replace").split("\n")))
             self._add_created(ids, stamps, list(map(itemgetter(2), found)))
 
     def _add_created(self, ids: list[str], stamps: list[str], actors: list[bytes]) -> None:

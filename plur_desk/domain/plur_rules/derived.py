@@ -12,6 +12,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import re
+import sys
 import unicodedata
 from functools import lru_cache
 
@@ -114,8 +115,9 @@ def normalize_statement(statement: str) -> str:
 
 
 def content_hash(statement: str) -> str:
-    """PLUR's computeContentHash: sha256 of the normalized statement (UTF-8), hex."""
-    return hashlib.sha256(normalize_statement(statement).encode("utf-8", "surrogatepass")).hexdigest()
+    """PLUR's computeContentHash: sha256 of the normalized statement (UTF-8), hex. Interned, as parsed records'
+    `content_hash` values and the vector cache's keys are: one string per statement however many hold it."""
+    return sys.intern(hashlib.sha256(normalize_statement(statement).encode("utf-8", "surrogatepass")).hexdigest())
 
 
 def generate_summary(statement: str) -> str | None:

@@ -115,6 +115,8 @@ class RestChunks:
         return bool(self._sizes)
 
     def __iter__(self) -> Iterator[bytes]:
+        """Each chunk read as it is asked for: one chunk in memory at a time, not the ~30 MB of them at 50,000
+        engrams held (and sliced) while they are unpacked."""
         if not self._sizes:
             return
         try:
@@ -122,15 +124,13 @@ class RestChunks:
                 if FileIdentity.of(os.fstat(handle.fileno())) != self._identity:
                     return
                 handle.seek(self._offset)
-                body = handle.read()
+                for size in self._sizes:
+                    chunk = handle.read(size)
+                    if len(chunk) != size:
+                        return
+                    yield chunk
         except OSError:
             return
-        if len(body) != sum(self._sizes):
-            return
-        pos = 0
-        for size in self._sizes:
-            yield body[pos : pos + size]
-            pos += size
 
 
 def cache_tag() -> str:

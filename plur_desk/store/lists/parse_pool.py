@@ -42,13 +42,14 @@ def _valid_blocks(chunk: bytes, spans: list[Span], indent: int, kind: str) -> It
     """(block bytes, digest, value) of the blocks of `chunk` (at `spans`) that parse and are valid."""
     from plur_desk.domain.plur_rules.engram_rules import engram_problems, tension_problems
     from plur_desk.store.lists.list_file import digest_of, may_hold_dates
+    from plur_desk.store.lists.shared_values import share_nested
     from plur_desk.store.lists.yaml_load import parse_item
 
     validate = engram_problems if kind == "engrams" else tension_problems
     for start, end in spans:
         raw = chunk[start:end]
         try:
-            value = parse_item(raw.decode("utf-8"), indent)
+            value = share_nested(parse_item(raw.decode("utf-8"), indent))
             problems = validate(value, dates=may_hold_dates(raw))
         except Exception:
             continue

@@ -249,3 +249,18 @@ def test_fed_in_chunks_the_ledger_is_the_same(session: ReviewSession, monkeypatc
     assert chunked.sync(session.history.lines) == len(session.history.lines)
     assert _by_writer(session, chunked) == _by_writer(session, whole)
     assert (chunked.created, chunked.decisions) == (whole.created, whole.decisions)
+
+
+def test_the_ledger_and_the_history_index_hold_the_records_own_id_and_timestamp_strings(
+    session: ReviewSession,
+) -> None:
+    ledger = Ledger()
+    ledger.sync(session.history.lines)
+    for engram in session.all_engrams():
+        ident = engram["id"]
+        assert isinstance(ident, str)
+        (created_key,) = [k for k in ledger.created if k == ident]
+        assert created_key is ident  # one string for the record, the ledger and the history index
+        assert ledger.created[ident][1] is engram["created_at"]
+        (indexed,) = [k for k in session.history._state[1].by_id if k == ident]
+        assert indexed is ident
