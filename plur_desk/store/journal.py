@@ -170,7 +170,9 @@ class JournalRecord:
         return payload
 
     def to_bytes(self) -> bytes:
-        return (json.dumps(self.to_payload(), ensure_ascii=False, indent=1) + "\n").encode("utf-8")
+        # one line, through the json module's C encoder (an indent sends it to the pure-Python one: ~80 ms of a
+        # bulk approve of 500)
+        return (json.dumps(self.to_payload(), ensure_ascii=False) + "\n").encode("utf-8")
 
     @staticmethod
     def read(path: Path, root: Path | None = None) -> JournalRecord:
@@ -221,12 +223,13 @@ class JournalRecord:
         crash_point("journal-saved")
 
     def finish(self) -> None:
-        """The last event is appended: the record is done."""
+        """The last event is appended: the record is done. The folder is not fsynced for the removal: nothing
+        waits on it, and a record brought back by a power loss finds its steps done (recovery finishes it; the next
+        record's save fsyncs this folder before any later store file is replaced, so none outlives a later step)."""
         if self.saved:
             crash_point("journal-removing")
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.path)
-            fsync_dir(self.path.parent)
             self.saved = False
 
     def describe(self) -> str:
