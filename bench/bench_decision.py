@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT))
 
+FOLLOW = "plur_desk.app.changes.watch:ChangeWatch"
 # The parts, in the order a decision runs them: (label, owner, attribute). Times are inclusive (a part that calls
 # another part contains it); "rest" is the decision's total minus the top-level parts.
 PARTS: list[tuple[str, str, str]] = [
@@ -52,8 +53,14 @@ PARTS: list[tuple[str, str, str]] = [
     ("history append (sign, chain, write, fsync)", "plur_desk.store.history.log:PreparedAppend", "commit"),
     ("journal record removed (unlink, dir fsync)", "plur_desk.store.journal:JournalRecord", "finish"),
     ("after: key registry, snapshot, history index", "plur_desk.app.review.writes:Writes", "changes"),
+    ("after it is durable: the watched baseline follows (read, verify, sign, append)", FOLLOW, "follow"),
+    (
+        "**decision durable: its write returned (bench_stall's measure)**",
+        "plur_desk.app.review.writes:Writes",
+        "engrams",
+    ),
 ]
-NESTED = {"save"}  # inside _journal_and_replace
+NESTED = {"save", "engrams"}  # inside _journal_and_replace; the whole write (holds the parts above the follow)
 
 
 class Clock:
