@@ -181,13 +181,18 @@ def main() -> None:
             rows.append(
                 ((time.perf_counter() - w) * 1000, (time.process_time() - c) * 1000, dict(clock.wall), dict(clock.cpu))
             )
-        bulk: tuple[float, dict[str, float]] | None = None
+        bulk: tuple[float, dict[str, float], float, dict[str, float]] | None = None
         if args.bulk:
             chosen, drafts = drafts[-args.bulk :], drafts[: -args.bulk]
             clock.reset()
-            w = time.perf_counter()
+            w, c = time.perf_counter(), time.process_time()
             session.execute(ApproveDrafts(tuple(session.writes.seen(chosen)), note="bulk"))
-            bulk = ((time.perf_counter() - w) * 1000, dict(clock.wall))
+            bulk = (
+                (time.perf_counter() - w) * 1000,
+                dict(clock.wall),
+                (time.process_time() - c) * 1000,
+                dict(clock.cpu),
+            )
         load = os.getloadavg()
         print(
             f"{len(plur_store.engrams.entries):,} engrams ({(store / 'engrams.yaml').stat().st_size >> 20} MB), "
@@ -220,8 +225,14 @@ def main() -> None:
             f"{sorted(totals)[int(0.95 * (len(totals) - 1))]:.0f} ({statistics.median(r[1] for r in rest):.0f} CPU) |"
         )
         if bulk is not None:
-            parts = ", ".join(f"{label.strip()} {ms:.0f}" for label, ms in bulk[1].items() if ms >= 1)
-            print(f"bulk approve of {args.bulk}: **{bulk[0]:.0f} ms** ({parts})")
+            parts = ", ".join(
+                f"{label.strip()} {ms:.0f} ({bulk[3].get(label, 0.0):.0f} CPU)"
+                for label, ms in bulk[1].items()
+                if ms >= 1
+            )
+            print(
+                f"bulk approve of {args.bulk}: **{bulk[0]:.0f} ms** ({bulk[2]:.0f} CPU; wall ms (CPU) per part: {parts})"
+            )
         if args.plur:
             times = plur_approve(store, work / "home", plur_ids)
             if times:
