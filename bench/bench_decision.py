@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT))
 
+FOLLOW = "plur_desk.app.changes.watch:ChangeWatch"
 # The parts, in the order a decision runs them: (label, owner, attribute). Times are inclusive (a part that calls
 # another part contains it); "rest" is the decision's total minus the top-level parts.
 PARTS: list[tuple[str, str, str]] = [
@@ -52,8 +53,14 @@ PARTS: list[tuple[str, str, str]] = [
     ("history append (sign, chain, write, fsync)", "plur_desk.store.history.log:PreparedAppend", "commit"),
     ("journal record removed (unlink, dir fsync)", "plur_desk.store.journal:JournalRecord", "finish"),
     ("after: key registry, snapshot, history index", "plur_desk.app.review.writes:Writes", "changes"),
+    ("after it is durable: the watched baseline follows (read, verify, sign, append)", FOLLOW, "follow"),
+    (
+        "**decision durable: its write returned (bench_stall's measure)**",
+        "plur_desk.app.review.writes:Writes",
+        "engrams",
+    ),
 ]
-NESTED = {"save"}  # inside _journal_and_replace
+NESTED = {"save", "engrams"}  # inside _journal_and_replace; the whole write (holds the parts above the follow)
 
 
 class Clock:
@@ -174,13 +181,18 @@ def main() -> None:
             rows.append(
                 ((time.perf_counter() - w) * 1000, (time.process_time() - c) * 1000, dict(clock.wall), dict(clock.cpu))
             )
-        bulk: tuple[float, dict[str, float]] | None = None
+        bulk: tuple[float, dict[str, float], float, dict[str, float]] | None = None
         if args.bulk:
             chosen, drafts = drafts[-args.bulk :], drafts[: -args.bulk]
             clock.reset()
-            w = time.perf_counter()
+            w, c = time.perf_counter(), time.process_time()
             session.execute(ApproveDrafts(tuple(session.writes.seen(chosen)), note="bulk"))
-            bulk = ((time.perf_counter() - w) * 1000, dict(clock.wall))
+            bulk = (
+                (time.perf_counter() - w) * 1000,
+                dict(clock.wall),
+                (time.process_time() - c) * 1000,
+                dict(clock.cpu),
+            )
         load = os.getloadavg()
         print(
             f"{len(plur_store.engrams.entries):,} engrams ({(store / 'engrams.yaml').stat().st_size >> 20} MB), "
@@ -213,8 +225,14 @@ def main() -> None:
             f"{sorted(totals)[int(0.95 * (len(totals) - 1))]:.0f} ({statistics.median(r[1] for r in rest):.0f} CPU) |"
         )
         if bulk is not None:
-            parts = ", ".join(f"{label.strip()} {ms:.0f}" for label, ms in bulk[1].items() if ms >= 1)
-            print(f"bulk approve of {args.bulk}: **{bulk[0]:.0f} ms** ({parts})")
+            parts = ", ".join(
+                f"{label.strip()} {ms:.0f} ({bulk[3].get(label, 0.0):.0f} CPU)"
+                for label, ms in bulk[1].items()
+                if ms >= 1
+            )
+            print(
+                f"bulk approve of {args.bulk}: **{bulk[0]:.0f} ms** ({bulk[2]:.0f} CPU; wall ms (CPU) per part: {parts})"
+            )
         if args.plur:
             times = plur_approve(store, work / "home", plur_ids)
             if times:

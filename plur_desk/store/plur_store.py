@@ -412,21 +412,13 @@ class PlurStore:
         result: WriteResult,
         prepared: PreparedAppend,
     ) -> None:
-        """The step made exact in the journal, then the staged file renamed over the store file."""
-        planned = record.steps[step] if step < len(record.steps) and record.steps[step].changes else None
-        self._journal_step(record, step, layout, old_hash.hexdigest, new_hash.hexdigest, result, prepared.offsets)
+        """The step made exact in the journal, then the staged file renamed over the store file; if the rename
+        fails, this step and the later ones will not happen (`drop_from`: the record's one way back)."""
+        record.make_exact(step, exact_step(layout, old_hash.hexdigest, new_hash.hexdigest, result, prepared.offsets))
         try:
             staged.commit(crash_label="store")
         except BaseException:
-            # The file was not replaced: this step did not happen (a plan made for it stays a plan).
-            if planned is not None:
-                record.steps[step] = planned
-            else:
-                record.steps.pop(step)
-            if record.steps:
-                record.save()
-            else:
-                record.finish()
+            record.drop_from(step)
             raise
 
     def _apply_edits(
@@ -461,30 +453,12 @@ class PlurStore:
             result.after[edit.key] = new_value
         return replacements
 
-    @staticmethod
-    def _journal_step(
-        record: JournalRecord,
-        step: int,
-        layout: Layout,
-        old_hash: str,
-        new_hash: str,
-        result: WriteResult,
-        offsets: dict[str, int],
-    ) -> None:
-        file: Literal["engrams", "tensions"] = "engrams" if layout is ENGRAMS else "tensions"
-        exact = Step(
-            file,
-            [Patch.between(file, k, result.before[k], result.after[k]) for k in result.changed],
-            copy.deepcopy(result.events),
-            old_hash,
-            new_hash,
-            offsets,
-        )
-        if step < len(record.steps):
-            record.steps[step] = exact
-        else:
-            record.steps.append(exact)
-        record.save()
+
+def exact_step(layout: Layout, old_hash: str, new_hash: str, result: WriteResult, offsets: dict[str, int]) -> Step:
+    """A write's step as the journal keeps it: the patches of what changed, its events, the file's hashes."""
+    file: Literal["engrams", "tensions"] = "engrams" if layout is ENGRAMS else "tensions"
+    patches = [Patch.between(file, k, result.before[k], result.after[k]) for k in result.changed]
+    return Step(file, patches, copy.deepcopy(result.events), old_hash, new_hash, offsets)
 
 
 def _shown(located: Located, key: str) -> dict[str, object]:

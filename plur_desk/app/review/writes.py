@@ -188,7 +188,7 @@ class Writes:
         self._tension_changes_something(seen.id, record_edit)
         planned = self._plan("engrams", edits)  # (the engram edits tried on the snapshot: refused before any lock)
         journal = self.store.journal.begin(command.action, label)
-        journal.steps = [Step("tensions", [], [], planned=True), planned]
+        journal.add(Step.placeholder("tensions"), planned)
         first = self._tension_write(seen, record_edit, journal)
         record_patch = Patch.between("tensions", seen.id, first.before[seen.id], first.after[seen.id])
         second = self._second_step(journal, record_patch, command.event, edits, ctx.now)
@@ -253,7 +253,7 @@ class Writes:
                 exc.args = (f"{exc} The rest of this action (engrams.yaml: {', '.join(rest)}) is kept there too.",)
             raise
         except Exception:
-            journal.finish()  # the first file never changed: nothing of this action happened
+            journal.drop_from(0)  # the first file never changed: nothing of this action happened
             raise
 
     def _step(self, write: Callable[[], WriteResult]) -> WriteResult:
@@ -312,7 +312,7 @@ class Writes:
         except PartialWrite:
             raise
         except Exception as exc:
-            del journal.steps[1:]
+            journal.drop_from(1)
             try:
                 self._rollback(first, action, journal, 1, now)
             except Exception as again:
@@ -354,7 +354,6 @@ class Writes:
         results: list[WriteResult] = []
         done: list[Patch] = []
         groups = file_groups(patches)
-        base = len(journal.steps)
         planned = [
             (
                 file,
@@ -364,9 +363,7 @@ class Writes:
             )
             for file, group in groups
         ]
-        journal.steps += [Step("tensions", [], [], planned=True)] + [
-            self._plan(file, edits) for file, edits in planned[1:]
-        ]
+        base = journal.add(Step.placeholder("tensions"), *(self._plan(file, edits) for file, edits in planned[1:]))
         try:
             for n, ((file, edits), (_f, group)) in enumerate(zip(planned, groups, strict=True)):
                 results.append(self._write_group(file, edits, journal, base + n))
@@ -374,7 +371,7 @@ class Writes:
         except PartialWrite:
             raise
         except Exception:
-            del journal.steps[base + len(results) :]
+            journal.drop_from(base + len(results))
             if done:  # put back what this undo already changed, so the store is as it was before the attempt
                 self.replay(op, [p.reversed() for p in reversed(done)], f"rollback_{verb}", now, journal)
             if own:

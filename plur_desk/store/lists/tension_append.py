@@ -20,7 +20,7 @@ from plur_desk.store.journal import JournalRecord
 from plur_desk.store.lists.list_file import TENSIONS, ListFile
 from plur_desk.store.lists.yaml_dump import dump_tension_item, dump_tensions_document
 from plur_desk.store.locking.lock import locked
-from plur_desk.store.plur_store import PlurStore, WriteResult
+from plur_desk.store.plur_store import PlurStore, WriteResult, exact_step
 
 Make = Callable[[list[dict[str, object]]], tuple[dict[str, object], list[dict[str, object]]]]
 
@@ -50,7 +50,7 @@ def append_tension(store: PlurStore, make: Make, label: str = "record a tension"
     except PartialWrite:
         raise  # the journal record stays: recovery appends the events when the store is next opened
     except BaseException:
-        journal.finish()  # nothing was written
+        journal.drop_from(0)  # nothing was written
         raise
     journal.finish()
     store.tensions = ListFile.read(path, TENSIONS, tension_problems)
@@ -73,7 +73,7 @@ def _append_locked(store: PlurStore, make: Make, journal: JournalRecord) -> Writ
         try:
             appended = fresh.exists and fresh.regular and fresh.data != TENSIONS.empty  # as _appended decides
             new_hash = FileHash.of(new_data, fresh.file_hash(), len(fresh.data) if appended else 0).hexdigest
-            store._journal_step(journal, 0, TENSIONS, fresh.sha256(), new_hash, result, prepared.offsets)
+            journal.make_exact(0, exact_step(TENSIONS, fresh.sha256(), new_hash, result, prepared.offsets))
             atomic_write(path, new_data, crash_label="store")
             try:
                 result.history = prepared.commit()

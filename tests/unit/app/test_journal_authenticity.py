@@ -214,7 +214,7 @@ def test_a_signed_record_whose_first_step_changes_nothing_does_not_let_the_next_
         }
     )
     tensions = _digest(root / "tensions.yaml")
-    record.steps = [
+    record.add(
         Step(
             "tensions",
             [Patch("tensions", "T-2026-1201-001", (("status", "detected", "detected"),))],
@@ -229,7 +229,7 @@ def test_a_signed_record_whose_first_step_changes_nothing_does_not_let_the_next_
             _digest(root / "engrams.yaml"),
             None,
         ),
-    ]
+    )
     record.save()
     old = os.path.getmtime(record.path) - 3600
     os.utime(record.path, (old, old))
@@ -426,7 +426,7 @@ def test_a_step_not_on_disk_whose_event_history_holds_is_not_applied_again(sessi
     record = session.store.journal.begin("approve", "approve again")
     record.pid, record.host = 0, "elsewhere"
     tensions = _digest(root / "tensions.yaml")
-    record.steps = [
+    record.add(
         Step("tensions", [Patch("tensions", "T-2026-1201-001", (("status", "open", "detected"),))], [], None, tensions),
         Step(
             "engrams",
@@ -435,7 +435,7 @@ def test_a_step_not_on_disk_whose_event_history_holds_is_not_applied_again(sessi
             _digest(root / "engrams.yaml"),
             None,
         ),
-    ]
+    )
     record.save()
     old = os.path.getmtime(record.path) - 3600
     os.utime(record.path, (old, old))

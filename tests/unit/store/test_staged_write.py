@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -173,3 +174,33 @@ def test_the_replaced_file_is_held_open_across_the_rename_and_let_go_after(tmp_p
     os.mkfifo(fifo)
     stage(fifo, [b"a file now\n"]).commit()  # a FIFO is never opened (no writer: it would not block, but never)
     assert held_at_rename[-1] == 0 and fifo.read_bytes() == b"a file now\n"
+
+
+def test_a_decision_fsyncs_each_file_once_and_a_folder_only_after_a_rename_into_it(tmp_path, monkeypatch):
+    """One approve: the staged engrams.yaml, the journal record and the month file fsynced once each; the journal
+    folder once (its record renamed in) and the store folder once (engrams.yaml renamed in); the record's removal
+    waits for no fsync (the next record's save fsyncs that folder before any later store file is replaced)."""
+    root = write_store(tmp_path / "store", good_engrams())
+    session = session_for(root)
+    session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-12-01-001"]))))  # watching starts here
+    synced: list[tuple[str, bool]] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        path = os.readlink(f"/proc/self/fd/{fd}")
+        synced.append((os.path.relpath(path, root), os.path.isdir(path)))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    session.writes.engrams(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-12-01-002"]))), _context(session))
+    names = [re.sub(r"[^/]*\.json\.\d+\.\d+\.tmp$|\.\d+\.\d+\.tmp$", ".tmp", p) for p, _is_dir in synced]
+    journal = str(JOURNAL_DIR)
+    assert names == ["engrams.yaml.tmp", f"{journal}/.tmp", journal, ".", "history/2026-12.jsonl"], synced
+    assert [is_dir for _p, is_dir in synced] == [False, False, True, True, False], synced
+    assert not any((root / JOURNAL_DIR).iterdir())
+
+
+def _context(session):  # type: ignore[no-untyped-def]
+    from plur_desk.domain.commands import Context
+
+    return Context(session.reviewer, session.now())
