@@ -22,7 +22,7 @@ from plur_desk.store.file_hash import FileHash
 from plur_desk.store.file_identity import FileIdentity
 from plur_desk.store.lists.entry_positions import Positions
 from plur_desk.store.lists.known_split import KnownSplit
-from plur_desk.store.lists.shared_values import share_nested
+from plur_desk.store.lists.shared_values import Shared, share_nested
 from plur_desk.store.lists.yaml_load import (
     UnsupportedYaml,
     YamlSyntaxError,
@@ -425,6 +425,7 @@ class ListFile:
         indent = self.layout.item_indent
         data, positions = self.data, self.positions
         count = 0
+        shared: Shared = {}  # what this call's entries repeat, one object each (store/lists/shared_values.py)
         for entry in entries:
             if entry.parsed or positions is None:
                 continue
@@ -441,7 +442,7 @@ class ListFile:
                 entry.parsed = True
                 continue
             try:
-                entry.value = share_nested(parse_item(raw.decode("utf-8"), indent))
+                entry.value = share_nested(parse_item(raw.decode("utf-8"), indent), shared)
             except UnicodeDecodeError as exc:
                 entry.syntax_error = f"invalid UTF-8 at byte {start + exc.start}"
                 if self.fatal is None:

@@ -46,10 +46,11 @@ def _valid_blocks(chunk: bytes, spans: list[Span], indent: int, kind: str) -> It
     from plur_desk.store.lists.yaml_load import parse_item
 
     validate = engram_problems if kind == "engrams" else tension_problems
+    shared: dict[bytes, object] = {}  # what this chunk's blocks repeat: one object each, kept as one by marshal
     for start, end in spans:
         raw = chunk[start:end]
         try:
-            value = share_nested(parse_item(raw.decode("utf-8"), indent))
+            value = share_nested(parse_item(raw.decode("utf-8"), indent), shared)
             problems = validate(value, dates=may_hold_dates(raw))
         except Exception:
             continue

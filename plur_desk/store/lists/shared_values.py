@@ -18,18 +18,18 @@ import sys
 
 SHARED_MAX = 1 << 13  # remembered values; the table is emptied when full (~2 MB)
 SHARED_BYTES = 512  # a value whose marshal bytes are longer is not remembered (a statement's worth: seldom repeated)
-_TABLE: dict[bytes, object] = {}
+Shared = dict[bytes, object]  # marshal bytes -> the one object: made by each parse run (a chunk, a call), never global
 
 
-def share_nested(value: object) -> object:
+def share_nested(value: object, table: Shared) -> object:
     """`value` (a parsed entry) with the mappings and lists directly under its top-level mapping replaced by equal
-    ones seen before (in place: the top-level mapping stays its own), and its `content_hash` interned."""
+    ones seen before in `table` (in place: the top-level mapping stays its own), and its `content_hash` interned."""
     if type(value) is not dict:
         return value
     digest = value.get("content_hash")
     if type(digest) is str:  # the vector cache's keys and computed content hashes are interned: one string for all
         value["content_hash"] = sys.intern(digest)
-    table, dumps = _TABLE, marshal.dumps
+    dumps = marshal.dumps
     for name, item in value.items():
         if type(item) is not dict and type(item) is not list:
             continue
@@ -47,8 +47,3 @@ def share_nested(value: object) -> object:
         elif found is not item:
             value[name] = found  # a value, not a key: the dict's size and order stay
     return value
-
-
-def forget_shared() -> None:
-    """Empty the table (tests)."""
-    _TABLE.clear()

@@ -15,7 +15,7 @@ from plur_desk.domain.plur_rules.engram_rules import engram_problems
 from plur_desk.index.embeddings import VectorCache
 from plur_desk.store.lists.list_file import ENGRAMS, ListFile
 from plur_desk.store.lists.parse_pool import parse_chunk
-from plur_desk.store.lists.shared_values import forget_shared, share_nested
+from plur_desk.store.lists.shared_values import share_nested
 from plur_desk.store.lists.yaml_load import load_general, parse_item
 
 NESTED = ("knowledge_type", "attribution", "feedback_signals", "tags", "associations", "episode_ids")
@@ -64,7 +64,6 @@ def _same(a: object, b: object) -> bool:
 
 
 def test_a_store_files_entries_share_what_they_repeat(tmp_path: Path) -> None:
-    forget_shared()
     path = tmp_path / "engrams.yaml"
     path.write_text("engrams:\n" + "".join(_item(n) for n in range(1, 5)))
     snapshot = ListFile.read(path, ENGRAMS, engram_problems)
@@ -79,7 +78,6 @@ def test_a_store_files_entries_share_what_they_repeat(tmp_path: Path) -> None:
 
 
 def test_the_parse_workers_results_share_within_a_chunk() -> None:
-    forget_shared()
     text = "".join(_item(n) for n in range(1, 4)).encode()
     starts = [i for i in range(len(text)) if text.startswith(b"  - id:", i)]
     spans = list(zip(starts, [*starts[1:], len(text)], strict=True))
@@ -90,7 +88,6 @@ def test_the_parse_workers_results_share_within_a_chunk() -> None:
 
 
 def test_only_values_of_the_same_types_and_order_are_one() -> None:
-    forget_shared()
     variants = {
         "int": _item(1, positive="0"),
         "bool": _item(2, positive="false"),
@@ -99,15 +96,16 @@ def test_only_values_of_the_same_types_and_order_are_one() -> None:
         "string": _item(5, positive="'0'"),
         "null": _item(6, positive="null"),
     }
-    parsed = {name: share_nested(parse_item(text, 2)) for name, text in variants.items()}
+    table: dict[bytes, object] = {}
+    parsed = {name: share_nested(parse_item(text, 2), table) for name, text in variants.items()}
     signals = [value["feedback_signals"] for value in parsed.values()]  # type: ignore[index]
     assert len({id(s) for s in signals}) == len(signals)
     for name, text in variants.items():
         general = load_general(text)
         assert isinstance(general, list) and _same(parsed[name], general[0]), name
     assert parsed["int"]["knowledge_type"] is parsed["null"]["knowledge_type"]  # type: ignore[index]
-    ordered = share_nested(parse_item(_item(7, tags="      - ci\n      - deploy\n"), 2))
-    reversed_ = share_nested(parse_item(_item(8, tags="      - deploy\n      - ci\n"), 2))
+    ordered = share_nested(parse_item(_item(7, tags="      - ci\n      - deploy\n"), 2), table)
+    reversed_ = share_nested(parse_item(_item(8, tags="      - deploy\n      - ci\n"), 2), table)
     assert ordered["tags"] == ["ci", "deploy"] and reversed_["tags"] == ["deploy", "ci"]  # type: ignore[index]
     assert ordered["tags"] is not parsed["int"]["tags"]  # type: ignore[index]
 
