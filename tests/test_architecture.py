@@ -398,17 +398,13 @@ def test_what_was_written_is_said_in_one_place():
     assert len(spelled) == 1 and spelled[0].startswith("plur_desk/infra/errors.py:"), spelled
 
 
-# ui/changes/ is being reworked on another branch (issue #39): its pane joins the one style when that lands
-PANE_STYLE_PENDING = {"plur_desk.ui.changes.changes_pane"}
-
-
 def test_one_pane_style():
     """Every pane lays out its list over its detail with ui/common/widgets.list_and_detail (one splitter, one set of
     margins): no other module builds a QSplitter by hand."""
     built = sorted(
         f"{path.relative_to(PACKAGE)}:{node.lineno}"
         for path in (PACKAGE / "ui").rglob("*.py")
-        if _name(path) not in {"plur_desk.ui.common.widgets", *PANE_STYLE_PENDING}
+        if _name(path) not in {"plur_desk.ui.common.widgets"}
         for node in ast.walk(ast.parse(path.read_text(), filename=str(path)))
         if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "QSplitter"
     )

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QShowEvent
-from PySide6.QtWidgets import QAbstractItemView, QSplitter, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QTreeWidget, QTreeWidgetItem, QWidget
 
 from plur_desk.app.review.session import ChangeSet
-from plur_desk.ui.common.widgets import SafeBrowser, plain_label, text_html
+from plur_desk.ui.common.widgets import SafeBrowser, list_and_detail, plain_label, text_html
 
 if TYPE_CHECKING:  # the detection's modules load with the first decision or the pane's first list, not at launch
     from plur_desk.domain.agents.agent_changes import AgentChange
@@ -122,12 +122,7 @@ class ChangesPane(QWidget):
         self.detail = SafeBrowser()
         self.detail.setObjectName("changeDetail")
         self.detail.setAccessibleName("Change detail")
-        split = QSplitter(Qt.Orientation.Vertical)
-        split.addWidget(self.table)
-        split.addWidget(self.detail)
-        layout = QVBoxLayout(self)
-        layout.addWidget(self.note)
-        layout.addWidget(split)
+        list_and_detail(self, self.table, self.detail, above=[self.note])
 
     def count(self) -> int:
         """The agent changes listed (the Changes tab's count)."""
