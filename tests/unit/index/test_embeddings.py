@@ -104,7 +104,8 @@ def test_the_derived_model_agrees_with_the_package_model(tmp_path):
     texts += ["Deploys use Node 20 for all builds", "Der Build läuft nachts", "配置は金曜日に凍結"]
     here, there = Embedder(package).embed(texts), Embedder(target).embed(texts)
     cosine = np.sum(here * there, axis=1)
-    assert float(cosine.min()) >= 0.99
+    assert float(cosine.min()) >= 0.995  # measured: 0.9969 (mean 0.9980); 0.9959 (0.9978) on 1,000 of a 50k store
+    assert float(cosine.mean()) >= 0.997
     # the same neighbours up to near-ties: each statement's nearest other statement under the derived model scores,
     # under the package model, within 0.02 of that statement's best
     sims_here = here @ here.T - 2 * np.eye(len(texts))
