@@ -29,12 +29,19 @@ from plur_desk.resources import RESOURCES
 
 MAX_TOKENS = 128
 DIM = 384
-BATCH_TOKENS = 1024  # rows x padded width per batch: small working sets ran fastest here, and memory stays flat
+BATCH_TOKENS = 512  # rows x padded width per batch: 256-512 ran ~6 % fewer CPU s than 1,024 (working sets in cache)
 # How packaging/build_embed_model.py derives the int8-compute model; a model from another recipe is not used. Recipe
 # 1 quantised each product's input with one scale for the whole batch, so a statement's vector moved with its batch
 # neighbours and it had to run one statement at a time; recipe 2 has a scale per token, so nothing crosses rows.
 DERIVED_RECIPE = 2
 DERIVED_MODEL = RESOURCES / "minilm-l6-q8.onnx"
+# onnxruntime's graph rewrites every session is made without. SkipLayerNormFusion folds each layer's bias Add,
+# residual Add and LayerNormalization into one SkipLayerNormalization, whose CPU kernel (1.32) took 2.2 CPU ms on
+# 1,024 x 384 where the three separate nodes take 0.46: ~15 % of the derived model's time, ~7 % of the package's.
+DISABLED_OPTIMIZERS = ["SkipLayerNormFusion"]
+# The derived model's vectors move with that rewrite (its int8 rounding of each layer's input flips: cosine >= 0.997
+# to the fused session's, no closer to or further from the float model), so its cache file names the session too.
+DERIVED_SESSION = "ln"
 
 
 @lru_cache(maxsize=1)
@@ -190,10 +197,13 @@ class Embedder:
                     self._session = self._open_session()
         return self._session
 
-    def _open_session(self) -> Any:
+    def _open_session(self, optimized_to: Path | None = None) -> Any:
+        """`optimized_to`: where onnxruntime also writes the graph it runs (what its rewrites made of the model)."""
         import onnxruntime as ort
 
         options = ort.SessionOptions()
+        if optimized_to is not None:
+            options.optimized_model_filepath = str(optimized_to)
         options.intra_op_num_threads = self._threads
         # Waiting threads sleep instead of spinning: on a machine busy with other work (the window, PLUR, the
         # reviewer's other programs) spinning threads only burn the cores everybody needs.
@@ -202,7 +212,9 @@ class Embedder:
         if self._lean:  # in the window: no arena kept between runs (~40 MB less after a batch; the same vectors)
             options.enable_cpu_mem_arena = False
             options.enable_mem_pattern = False
-        return ort.InferenceSession(str(self.model_path), options, providers=["CPUExecutionProvider"])
+        return ort.InferenceSession(
+            str(self.model_path), options, providers=["CPUExecutionProvider"], disabled_optimizers=DISABLED_OPTIMIZERS
+        )
 
     @staticmethod
     def package_model_file() -> Path | None:
@@ -289,10 +301,10 @@ def _derived_from(source: Path) -> bool:
 
 def vectors_file(store_cache: Path) -> Path:
     """The store's vector cache for the model in use: vectors from the package's model and from the derived one
-    differ slightly (cosine ~0.99), as do those of two recipes of the derived one, so each has its own file and
-    vectors of two models are never compared with each other."""
+    differ slightly (cosine ~0.99), as do those of two recipes of the derived one or of two ways of running it
+    (DERIVED_SESSION), so each has its own file and vectors of two models are never compared with each other."""
     model = Embedder.model_file()
-    tag = f"derived-q8-r{DERIVED_RECIPE}" if model == DERIVED_MODEL else "package"
+    tag = f"derived-q8-r{DERIVED_RECIPE}-{DERIVED_SESSION}" if model == DERIVED_MODEL else "package"
     return store_cache / f"vectors-{tag}.npz"
 
 

