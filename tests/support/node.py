@@ -12,12 +12,13 @@ NODE_DIR = Path(__file__).resolve().parent.parent / "node"
 
 
 def ensure_node_modules() -> Path:
-    """tests/node/node_modules, installed from the lock file when missing (CI installs it up front)."""
+    """tests/node/node_modules, installed from the lock file when missing (CI installs it up front), without PLUR's
+    optional packages as dev.sh does (the SQLite index's better-sqlite3 is for the benchmarks: docs/benchmarks.md)."""
     if not (NODE_DIR / "node_modules" / "@plur-ai" / "core").is_dir():
         npm = shutil.which("npm")
         if npm is None:
             raise RuntimeError("npm is required for the interop tests (install Node.js 20 and npm)")
-        subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=NODE_DIR, check=True)
+        subprocess.run([npm, "ci", "--omit=optional", "--no-audit", "--no-fund"], cwd=NODE_DIR, check=True)
     return NODE_DIR
 
 
