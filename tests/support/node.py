@@ -22,6 +22,18 @@ def ensure_node_modules() -> Path:
     return NODE_DIR
 
 
+def require_sqlite_index() -> None:
+    """For a benchmark whose figures are PLUR's with its own SQLite index (`engrams.db`): that index is the optional
+    package better-sqlite3, which ./dev.sh test leaves out; without it PLUR runs with no index at all, and a "warm"
+    figure would silently be another thing."""
+    built = NODE_DIR / "node_modules" / "better-sqlite3" / "build" / "Release" / "better_sqlite3.node"
+    if not built.is_file():
+        raise SystemExit(
+            "PLUR's SQLite index (the optional package better-sqlite3) is not installed: run `npm ci` in tests/node "
+            "first, which installs PLUR with its optional packages (docs/benchmarks.md)"
+        )
+
+
 def plur_env(store: Path, home: Path) -> dict[str, str]:
     env = dict(os.environ)
     env.update(
@@ -42,5 +54,8 @@ def run_node(script: str, *, payload: object = None, env: dict[str, str] | None 
         timeout=timeout,
     )
     if proc.returncode != 0:
-        raise RuntimeError(f"node {script} failed ({proc.returncode}):\n{proc.stderr.decode()[-4000:]}")
+        stderr = proc.stderr.decode()[-4000:]
+        if "better-sqlite3 is required" in stderr:  # PLUR's index for 5,000 engrams or more: an optional package
+            stderr += "\n(install PLUR with its optional packages: `npm ci` in tests/node; docs/benchmarks.md)"
+        raise RuntimeError(f"node {script} failed ({proc.returncode}):\n{stderr}")
     return json.loads(proc.stdout)
