@@ -104,7 +104,10 @@ start_node_modules() {
   if [ "$(cat tests/node/node_modules/.stamp 2>/dev/null)" != "$want" ]; then
     say "installing the real PLUR (npm) for the interop tests, beside the Python install"
     NODE_LOG="$(mktemp)"
-    (cd tests/node && npm ci --no-audit --no-fund --loglevel=error && echo "$want" >node_modules/.stamp) >"$NODE_LOG" 2>&1 &
+    # Without PLUR's optional packages: the tests drive PLUR on its YAML tier, and the optional better-sqlite3 alone
+    # was compiled from source on a machine without a prebuilt binary (over a minute of CPU). The benchmarks that time
+    # PLUR's own SQLite index install it with `npm ci` in tests/node (docs/benchmarks.md).
+    (cd tests/node && npm ci --omit=optional --no-audit --no-fund --loglevel=error && echo "$want" >node_modules/.stamp) >"$NODE_LOG" 2>&1 &
     NODE_PID=$!
   else
     say "the real PLUR (npm): up to date"
@@ -138,7 +141,8 @@ case "$mode" in
     # The whole suite on two workers, one per core of the machine CI runs on (PYTEST_WORKERS to change that), each
     # test file on one worker: its module fixtures are made once and its tests run in their order. With
     # arguments, exactly what they ask (add -n 2 for a parallel run of a part).
-    if [ $# -eq 0 ]; then set -- -n "${PYTEST_WORKERS:-2}" --dist loadfile; fi
+    # The slowest tests are listed after the whole suite, so a run that got slower says where.
+    if [ $# -eq 0 ]; then set -- -n "${PYTEST_WORKERS:-2}" --dist loadfile --durations=25; fi
     # A crash (SIGSEGV, SIGABRT) prints every thread's Python stack in every process, also after pytest's own
     # fault handler is gone (at exit): a full run once ended in exit 139 with no cause on record.
     export PYTHONFAULTHANDLER=1

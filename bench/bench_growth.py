@@ -39,7 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from support.node import NODE_DIR, plur_env, run_node  # noqa: E402
+from support.node import NODE_DIR, plur_env, require_sqlite_index, run_node  # noqa: E402
 
 PROBE = r"""
 import json, resource, sys, time
@@ -208,6 +208,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "growth.md")
     parser.add_argument("--only", choices=["approve"], default="", help="measure only this row")
     args = parser.parse_args()
+    require_sqlite_index()  # the warm PLUR figures are with its SQLite index
     results: dict[int, list[dict[str, float]]] = {}
     with tempfile.TemporaryDirectory(prefix="plur-growth-") as tmp:
         for n in (int(x) for x in args.sizes.split(",")):

@@ -36,7 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from support.node import NODE_DIR, plur_env, run_node  # noqa: E402
+from support.node import NODE_DIR, plur_env, require_sqlite_index, run_node  # noqa: E402
 
 PROBE = r"""
 import json, os, resource, sys, time
@@ -263,6 +263,7 @@ def main() -> None:
         help="only warm launches, ours alternating with PLUR's (more rounds per minute)",
     )
     args = parser.parse_args()
+    require_sqlite_index()  # the warm PLUR figures are with its SQLite index
     compile_package()
     results = []
     for n in (int(x) for x in args.sizes.split(",")):

@@ -12,13 +12,26 @@ NODE_DIR = Path(__file__).resolve().parent.parent / "node"
 
 
 def ensure_node_modules() -> Path:
-    """tests/node/node_modules, installed from the lock file when missing (CI installs it up front)."""
+    """tests/node/node_modules, installed from the lock file when missing (CI installs it up front), without PLUR's
+    optional packages as dev.sh does (the SQLite index's better-sqlite3 is for the benchmarks: docs/benchmarks.md)."""
     if not (NODE_DIR / "node_modules" / "@plur-ai" / "core").is_dir():
         npm = shutil.which("npm")
         if npm is None:
             raise RuntimeError("npm is required for the interop tests (install Node.js 20 and npm)")
-        subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=NODE_DIR, check=True)
+        subprocess.run([npm, "ci", "--omit=optional", "--no-audit", "--no-fund"], cwd=NODE_DIR, check=True)
     return NODE_DIR
+
+
+def require_sqlite_index() -> None:
+    """For a benchmark whose figures are PLUR's with its own SQLite index (`engrams.db`): that index is the optional
+    package better-sqlite3, which ./dev.sh test leaves out; without it PLUR runs with no index at all, and a "warm"
+    figure would silently be another thing."""
+    built = NODE_DIR / "node_modules" / "better-sqlite3" / "build" / "Release" / "better_sqlite3.node"
+    if not built.is_file():
+        raise SystemExit(
+            "PLUR's SQLite index (the optional package better-sqlite3) is not installed: run `npm ci` in tests/node "
+            "first, which installs PLUR with its optional packages (docs/benchmarks.md)"
+        )
 
 
 def plur_env(store: Path, home: Path) -> dict[str, str]:
@@ -41,5 +54,8 @@ def run_node(script: str, *, payload: object = None, env: dict[str, str] | None 
         timeout=timeout,
     )
     if proc.returncode != 0:
-        raise RuntimeError(f"node {script} failed ({proc.returncode}):\n{proc.stderr.decode()[-4000:]}")
+        stderr = proc.stderr.decode()[-4000:]
+        if "better-sqlite3 is required" in stderr:  # PLUR's index for 5,000 engrams or more: an optional package
+            stderr += "\n(install PLUR with its optional packages: `npm ci` in tests/node; docs/benchmarks.md)"
+        raise RuntimeError(f"node {script} failed ({proc.returncode}):\n{stderr}")
     return json.loads(proc.stdout)

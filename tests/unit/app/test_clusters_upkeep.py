@@ -16,6 +16,8 @@ from plur_desk.domain.plur_rules.derived import content_hash
 from plur_desk.domain.similar.near_duplicate import agreement_key, detail_conflict, scopes_overlap
 from plur_desk.index.near_dupes import lexical_vectors
 
+from support.vectors import small_vector_chunks
+
 STATEMENTS = [
     "Run the test suite before pushing to main",
     "run the test suite, before pushing to main!",  # the same content_hash as the first
@@ -237,6 +239,11 @@ def _fresh(engrams: list[dict[str, object]], threshold: float, apart: list[tuple
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ops=OPS, threshold=st.sampled_from([0.6, 0.3]))
 def test_upkeep_change_by_change_equals_a_fresh_computation_and_the_definition(ops, threshold) -> None:
+    with small_vector_chunks():
+        _check_upkeep(ops, threshold)
+
+
+def _check_upkeep(ops: list[tuple[object, ...]], threshold: float) -> None:
     engrams: dict[str, dict[str, object]] = {}
     apart: list[tuple[str, str]] = []
     index = ClusterIndex(threshold=threshold)

@@ -28,6 +28,7 @@ from plur_desk.store.lists.yaml_dump import dump_engrams_document
 
 from support.blocks import edit_block
 from support.moments import NOW
+from support.vectors import small_vector_chunks
 
 STATEMENTS = [
     "Run the test suite before pushing to main",
@@ -142,7 +143,7 @@ def test_refresh_by_what_changed_equals_a_fresh_computation(ops: list[tuple[int,
 
 
 def _check_upkeep(ops: list[tuple[int, int, int, int]]) -> None:
-    with tempfile.TemporaryDirectory() as folder:
+    with tempfile.TemporaryDirectory() as folder, small_vector_chunks():
         session = _store(Path(folder) / "store")
         view = ScaleView(session)
         view.refresh_from(session.engrams_by_id(), session.history.lines, session.now(), rows=session.queue.rows())
