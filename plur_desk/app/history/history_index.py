@@ -186,7 +186,7 @@ class HistoryIndex:
         self.disk = DiskState()
         self.loaded = False
         self.partial = False  # only the newest months are in (load_newest); the rest is being read
-        self._renames: tuple[tuple[object, ...], Renames] | None = None
+        self._renames: tuple[tuple[object, ...], Renames, int] | None = None  # (stamp, trail, lines read)
 
     @property
     def lines(self) -> LineTable:
@@ -230,6 +230,7 @@ class HistoryIndex:
         self._swap(*self._read_months(self.log.month_files()))
         self.loaded = True
         self.partial = False
+        self.renames()  # read here, on the loading thread, not by the first query (the window's, often)
 
     def load_newest(self, count: int = 200) -> None:
         """Just enough of the newest month files for a first page; `load()` then reads everything."""
@@ -406,13 +407,20 @@ class HistoryIndex:
         return sorted(events, key=lambda e: str(e.get("timestamp")))
 
     def renames(self) -> Renames:
-        """PLUR 0.21's `engram_rekeyed` trail, read once per state of the history (a byte test per line)."""
+        """PLUR 0.21's `engram_rekeyed` trail, read once per state of the history (a byte test per line): lines
+        appended since the last reading (our own decisions, PLUR's appends) are the only ones read again, so the
+        window's thread never pays for a million lines because one was added (a full read is per load, and
+        `load` does it on the loading thread)."""
         stamp = self.stamp()
-        if self._renames is not None and self._renames[0] == stamp:
-            return self._renames[1]
-        renames = Renames()
+        held = self._renames
+        if held is not None and held[0] == stamp:
+            return held[1]
+        lines, count = self.lines, len(self.lines)
+        start, renames = 0, Renames()
+        if held is not None and held[0][0] == stamp[0] and held[2] <= count:  # the same load, lines only added
+            start, renames = held[2], held[1].copy()
         try:
-            for line in self.lines:
+            for line in lines if start == 0 else lines[start:count]:
                 if b"engram_rekeyed" in line[0]:
                     event = parse_line(*line)
                     data = event.get("data")
@@ -422,7 +430,7 @@ class HistoryIndex:
         except MonthChanged:
             self.disk.bump()
             return renames
-        self._renames = (stamp, renames)
+        self._renames = (stamp, renames, count)
         return renames
 
     def sync_trust(self) -> None:

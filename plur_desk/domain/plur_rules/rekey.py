@@ -146,6 +146,13 @@ class Renames:
             if (at and (old, new) not in self._at) or (at and at < self._at[old, new]):
                 self._at[old, new] = at
 
+    def copy(self) -> Renames:
+        """The same trail, to add to without changing this one (which readers on other threads may hold)."""
+        out = Renames()
+        out._earlier = {new: list(olds) for new, olds in self._earlier.items()}
+        out._at = dict(self._at)
+        return out
+
     def follows(self, engram_id: str, name: str, timestamp: object) -> bool:
         """Whether an event under `name` at `timestamp` is about `engram_id`: its own id always; an earlier id only
         before it was renamed away from it (after that the id is the other copy's, which kept it)."""

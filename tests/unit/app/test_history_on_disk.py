@@ -382,3 +382,57 @@ def test_every_line_is_read_the_same_in_short_runs(tmp_path, monkeypatch) -> Non
     assert list(index.lines) == whole
     assert index.lines[395:405] == whole[395:405]  # a slice across the two months
     assert _texts(index.newest_first(HistoryFilter(text="before-0399"))) == ["before-0399", "before-0399"]
+
+
+def _rekeyed(old: str, new: str, when: str) -> str:
+    event = {"event": "engram_rekeyed", "engram_id": new, "timestamp": when, "data": {"from": old, "to": new}}
+    return json.dumps(event, separators=(",", ":")) + "\n"
+
+
+def test_renames_read_only_the_lines_appended_since_and_a_rewrite_reads_all_again(tmp_path, monkeypatch) -> None:
+    """The rename trail is read on the loading thread by `load`; after that, lines appended (a decision, an agent)
+    are the only ones read again: the window's thread asked for it after every decision and paid for the whole
+    history (1,050,000 lines: the warm open's and each decision's longest stalls)."""
+    root = _store(tmp_path)
+    month = root / "history" / "2026-02.jsonl"
+    with month.open("a") as handle:
+        handle.write(_rekeyed("ENG-2026-0101-001", "ENG-2026-0101-001-D1", "2026-02-02T00:00:00.000Z"))
+    index = HistoryIndex(HistoryLog(root))
+    read: list[int] = []
+    real = HistoryIndex.lines.fget  # type: ignore[attr-defined]
+
+    class Counted:  # the line table, counting the lines each query walks through
+        def __init__(self, table) -> None:
+            self.table = table
+
+        def __len__(self) -> int:
+            return len(self.table)
+
+        def __iter__(self):
+            read.append(len(self.table))
+            return iter(self.table)
+
+        def __getitem__(self, index):
+            got = self.table[index]
+            read.append(len(got) if isinstance(index, slice) else 1)
+            return got
+
+    monkeypatch.setattr(HistoryIndex, "lines", property(lambda self: Counted(real(self))))
+    index.load()
+    assert read == [801] and index.renames().earlier("ENG-2026-0101-001-D1") == ["ENG-2026-0101-001"]
+    assert read == [801]  # read by the load: the query reads nothing
+
+    with month.open("a") as handle:
+        handle.write(_line(900, 2, "later") + "\n")
+        handle.write(_rekeyed("ENG-2026-0101-002", "ENG-2026-0101-002-D1", "2026-02-03T00:00:00.000Z"))
+    assert index.refresh()
+    renames = index.renames()
+    assert read == [801, 2]  # the two lines appended, not the 803
+    assert renames.earlier("ENG-2026-0101-002-D1") == ["ENG-2026-0101-002"]
+    assert renames.earlier("ENG-2026-0101-001-D1") == ["ENG-2026-0101-001"]  # what was read before is kept
+
+    _rewrite_in_place(month, b"ENG-2026-0101-001-D1", b"ENG-2026-0101-001-D2")  # a rewrite: a new load
+    assert index.refresh()
+    renames = index.renames()
+    assert read[-1] == 803 and renames.earlier("ENG-2026-0101-001-D2") == ["ENG-2026-0101-001"]
+    assert not renames.earlier("ENG-2026-0101-001-D1")
