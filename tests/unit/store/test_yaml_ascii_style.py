@@ -60,3 +60,21 @@ def test_other_strings_still_walk() -> None:
     for text in ("a\nb", "tab\there", "caf\u00e9", "emoji \U0001f600", "\u2028"):
         args = (text, False, 120, is_ambiguous, True, True)
         assert yaml_dump._choose_style(*args) == yaml_dump._choose_style_by_char(*args)
+
+
+def test_a_short_string_kept_once_dumped_is_dumped_again_as_a_fresh_dumper_would() -> None:
+    """Dumper.scalar keeps short strings as dumped, by (string, level, key or value, block): the same string at
+    another level or as a key must not get the kept form (a width, an indent or a key's rules differ)."""
+    from plur_desk.store.lists.yaml_dump import SHORT_SCALAR, Dumper
+
+    tricky = ["yes", "1.0", "null", "-", "a: b", "#x", " lead", "trail ", "x" * SHORT_SCALAR, "é", "0o17", "~"]
+    tricky += ["multi\nline", "2026-12-07", "ENG-2026-1207-001", "'quoted'", '"dq"', "a" * 50 + " " + "b" * 13]
+    kept = Dumper(double_quotes=True, line_width=40)
+    for _ in range(2):  # the second pass answers from what the first kept
+        for string in tricky:
+            for level in (0, 1, 5, 30):
+                for iskey in (False, True):
+                    for inblock in (False, True):
+                        fresh = Dumper(double_quotes=True, line_width=40)
+                        assert kept.scalar(string, level, iskey, inblock) == fresh.scalar(string, level, iskey, inblock)
+    assert len(kept._short) == len([s for s in tricky if len(s) <= SHORT_SCALAR]) * 16
