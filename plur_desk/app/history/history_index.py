@@ -422,11 +422,7 @@ class HistoryIndex:
         try:
             for line in lines if start == 0 else lines[start:count]:
                 if b"engram_rekeyed" in line[0]:
-                    event = parse_line(*line)
-                    data = event.get("data")
-                    if event.get("event") == "engram_rekeyed" and isinstance(data, dict):
-                        to = str(data.get("to", event.get("engram_id")))
-                        renames.add(str(data.get("from")), to, str(event.get("timestamp") or ""))
+                    renames.take(parse_line(*line))
         except MonthChanged:
             self.disk.bump()
             return renames

@@ -146,6 +146,13 @@ class Renames:
             if (at and (old, new) not in self._at) or (at and at < self._at[old, new]):
                 self._at[old, new] = at
 
+    def take(self, event: dict[str, object]) -> None:
+        """The rename an `engram_rekeyed` event logs (any other event: nothing)."""
+        data = event.get("data")
+        if event.get("event") == "engram_rekeyed" and isinstance(data, dict):
+            to = str(data.get("to", event.get("engram_id")))
+            self.add(str(data.get("from")), to, str(event.get("timestamp") or ""))
+
     def copy(self) -> Renames:
         """The same trail, to add to without changing this one (which readers on other threads may hold)."""
         out = Renames()
