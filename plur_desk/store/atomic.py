@@ -71,6 +71,7 @@ class Staged:
         self.tmp = tmp
         self.data = data  # the new file's bytes, when staged with read_back
         self._done = False
+        self.replaced = False  # the rename over the target happened (whatever is raised after it)
 
     def commit(self, crash_label: str = "") -> None:
         if crash_label:
@@ -83,7 +84,7 @@ class Staged:
             raise
         finally:
             _close_beside(old)
-        self._done = True
+        self._done = self.replaced = True
         fsync_dir(self.target.parent)
         if crash_label:
             crash_point(f"{crash_label}-renamed")

@@ -141,12 +141,16 @@ class JournalRecord:
             self._steps.append(step)
         self.save()
 
-    def drop_from(self, index: int) -> None:
+    def drop_from(self, index: int, *, set_back_next: bool = False) -> None:
         """The one way a step is taken back: steps `index` and later will not happen (their file was not
-        replaced). The record is saved without them, or removed when nothing is left of it."""
+        replaced). The record is saved without them, or removed when nothing is left of it. With `set_back_next`
+        (a set-back's step comes next, through `make_exact`) the record on disk keeps them until that step
+        replaces them: a crash in between leaves recovery the whole plan, never a half action it calls done."""
         if index >= len(self._steps):
             return
         del self._steps[index:]
+        if set_back_next:
+            return
         if not self._steps:
             self.finish()
         elif self.saved:
@@ -223,13 +227,14 @@ class JournalRecord:
         crash_point("journal-saved")
 
     def finish(self) -> None:
-        """The last event is appended: the record is done. The folder is not fsynced for the removal: nothing
-        waits on it, and a record brought back by a power loss finds its steps done (recovery finishes it; the next
-        record's save fsyncs this folder before any later store file is replaced, so none outlives a later step)."""
+        """The last event is appended: the record is done, and its removal durable (the folder fsynced: without
+        it a power loss could bring back a finished record, and recovery would report a done action again, or call
+        it stuck once an agent had edited the same fields since)."""
         if self.saved:
             crash_point("journal-removing")
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.path)
+            fsync_dir(self.path.parent)
             self.saved = False
 
     def describe(self) -> str:

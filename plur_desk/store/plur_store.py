@@ -418,7 +418,8 @@ class PlurStore:
         try:
             staged.commit(crash_label="store")
         except BaseException:
-            record.drop_from(step)
+            if not staged.replaced:  # after the rename (its folder's fsync failed) the step happened: kept for recovery
+                record.drop_from(step)
             raise
 
     def _apply_edits(

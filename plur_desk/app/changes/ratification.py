@@ -54,7 +54,7 @@ class Ratified:
 
 
 def ratified_values(
-    ratified: dict[int, Ratified],
+    ratified: dict[int, tuple[object, Ratified]],
     baseline: Baseline,
     snapshot: Snapshot,
     step: tuple[object, object, bool],
@@ -68,8 +68,9 @@ def ratified_values(
     command, op, undoing = step
     claim = CLAIM_OF_ACTION.get(str(getattr(command, "action", "")))
     if claim is not None:
-        ratified[id(op)] = _decided(baseline, snapshot, command, tables, claim)
-    done = ratified.get(id(op))
+        ratified[id(op)] = (op, _decided(baseline, snapshot, command, tables, claim))
+    kept = ratified.get(id(op))
+    done = kept[1] if kept is not None and kept[0] is op else None
     if done is None:
         return "decided", None
     pick = 0 if undoing else 1

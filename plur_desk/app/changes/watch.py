@@ -253,7 +253,10 @@ class ChangeWatch:
         self._prefix: bytes | None = None
         self._stamp: object = None
         self._read = BaselineRead()
-        self.ratified: dict[int, Ratified] = {}  # operation -> what its ratification changed in the baseline
+        # id(operation) -> (the operation, what its ratification changed in the baseline): the operation is held, so
+        # its id is never another's (a freed operation's id goes to the next one made, which would then sign as
+        # `ratified` the agent's values of a change the reviewer had undone)
+        self.ratified: dict[int, tuple[object, Ratified]] = {}
 
     def _file_stamp(self) -> object:
         try:
@@ -390,7 +393,8 @@ class ChangeWatch:
                 return self._start_with_first_decision()
             engrams, tensions, extras = self.values_after(patches)
             claim, since = "decided", None
-            if CLAIM_OF_ACTION.get(str(getattr(command, "action", ""))) or id(op) in self.ratified:
+            held = self.ratified.get(id(op))
+            if CLAIM_OF_ACTION.get(str(getattr(command, "action", ""))) or (held is not None and held[0] is op):
                 from plur_desk.app.changes.ratification import ratified_values  # with the first ratify or revert
 
                 claim, since = ratified_values(

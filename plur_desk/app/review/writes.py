@@ -312,7 +312,7 @@ class Writes:
         except PartialWrite:
             raise
         except Exception as exc:
-            journal.drop_from(1)
+            journal.drop_from(1, set_back_next=True)  # on disk the plan stays until the set-back replaces it
             try:
                 self._rollback(first, action, journal, 1, now)
             except Exception as again:
@@ -371,7 +371,7 @@ class Writes:
         except PartialWrite:
             raise
         except Exception:
-            journal.drop_from(base + len(results))
+            journal.drop_from(base + len(results), set_back_next=bool(done))  # the plan stays until set back
             if done:  # put back what this undo already changed, so the store is as it was before the attempt
                 self.replay(op, [p.reversed() for p in reversed(done)], f"rollback_{verb}", now, journal)
             if own:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 
 import pytest
 
@@ -290,3 +291,30 @@ def test_undo_history_is_bounded_and_a_new_action_clears_redo() -> None:
     assert history.redo_label() == "approve 2"
     history.done(Operation("reject", "reject 9"))
     assert not history.can_redo and history.undo_label() == "reject 9"
+
+
+def test_a_refused_second_step_keeps_its_plan_on_disk_until_the_set_back_replaces_it(session, monkeypatch):
+    """Between the refused engrams step and the set-back's own step, the journal on disk still plans the whole
+    action: a crash there leaves recovery the plan, never a record of the tension step alone that it would report
+    as a completed resolve (tension resolved, loser still active, no rollback event)."""
+    path = session.store.root / "engrams.yaml"
+    real_tensions, real_rollback = session.store.write_tensions, session.writes._rollback
+    on_disk: list[int] = []
+
+    def racing(*args, **kwargs):
+        result = real_tensions(*args, **kwargs)
+        if not path.read_text().count("(changed)"):
+            path.write_text(path.read_text().replace("Statement number 5\n", "Statement number 5 (changed)\n"))
+        return result
+
+    def set_back(*args, **kwargs):
+        records = list((session.store.root / ".plur-desk" / "journal").glob("*.json"))
+        on_disk.extend(len(json.loads(r.read_text())["steps"]) for r in records)
+        return real_rollback(*args, **kwargs)
+
+    monkeypatch.setattr(session.store, "write_tensions", racing)
+    monkeypatch.setattr(session.writes, "_rollback", set_back)
+    with pytest.raises(ChangedSinceError):
+        session.execute(ResolveTension(session.writes.seen_tension("T-2026-1201-001"), "ENG-2026-11-06-001"))
+    assert on_disk == [2]  # the tension step done and the engrams step planned, as recovery must find them
+    assert [e["data"]["action"] for e in _events(session)] == ["resolve", "rollback_resolve"]

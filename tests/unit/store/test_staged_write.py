@@ -176,10 +176,10 @@ def test_the_replaced_file_is_held_open_across_the_rename_and_let_go_after(tmp_p
     assert held_at_rename[-1] == 0 and fifo.read_bytes() == b"a file now\n"
 
 
-def test_a_decision_fsyncs_each_file_once_and_a_folder_only_after_a_rename_into_it(tmp_path, monkeypatch):
+def test_a_decision_fsyncs_each_file_once_and_each_folder_once_a_name_in_it_changed(tmp_path, monkeypatch):
     """One approve: the staged engrams.yaml, the journal record and the month file fsynced once each; the journal
-    folder once (its record renamed in) and the store folder once (engrams.yaml renamed in); the record's removal
-    waits for no fsync (the next record's save fsyncs that folder before any later store file is replaced)."""
+    folder once when its record is renamed in and once when it is removed (a finished record must not come back
+    after a power loss), and the store folder once (engrams.yaml renamed in)."""
     root = write_store(tmp_path / "store", good_engrams())
     session = session_for(root)
     session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-12-01-001"]))))  # watching starts here
@@ -195,8 +195,8 @@ def test_a_decision_fsyncs_each_file_once_and_a_folder_only_after_a_rename_into_
     session.writes.engrams(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-12-01-002"]))), _context(session))
     names = [re.sub(r"[^/]*\.json\.\d+\.\d+\.tmp$|\.\d+\.\d+\.tmp$", ".tmp", p) for p, _is_dir in synced]
     journal = str(JOURNAL_DIR)
-    assert names == ["engrams.yaml.tmp", f"{journal}/.tmp", journal, ".", "history/2026-12.jsonl"], synced
-    assert [is_dir for _p, is_dir in synced] == [False, False, True, True, False], synced
+    assert names == ["engrams.yaml.tmp", f"{journal}/.tmp", journal, ".", "history/2026-12.jsonl", journal], synced
+    assert [is_dir for _p, is_dir in synced] == [False, False, True, True, False, True], synced
     assert not any((root / JOURNAL_DIR).iterdir())
 
 
@@ -204,3 +204,26 @@ def _context(session):  # type: ignore[no-untyped-def]
     from plur_desk.domain.commands import Context
 
     return Context(session.reviewer, session.now())
+
+
+def test_a_failure_after_engrams_yaml_was_renamed_in_keeps_its_step_for_recovery(tmp_path, monkeypatch):
+    """The store folder's fsync fails after the rename: the file is the new one, so its journal step must stay
+    (recovery completes it, its events included), not be dropped as a step that did not happen."""
+    import plur_desk.store.atomic as atomic
+
+    root = write_store(tmp_path / "store", good_engrams())
+    session = session_for(root)
+    session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-12-01-001"]))))  # watching starts here
+    real = atomic.fsync_dir
+
+    def failing(path):  # type: ignore[no-untyped-def]
+        if Path(path) == root:
+            raise OSError(5, "Input/output error")
+        return real(path)
+
+    monkeypatch.setattr(atomic, "fsync_dir", failing)
+    with pytest.raises(OSError, match="Input/output error"):
+        session.writes.engrams(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-12-01-002"]))), _context(session))
+    monkeypatch.setattr(atomic, "fsync_dir", real)
+    records = list((root / JOURNAL_DIR).glob("*.json"))
+    assert len(records) == 1 and "ENG-2026-12-01-002" in records[0].read_text()  # the step, kept for recovery
