@@ -125,6 +125,14 @@ def resolve_duplicate_ids(
     return out
 
 
+def rekeyed_pair(event: dict[str, object]) -> tuple[str, str, str] | None:
+    """(from, to, when logged) of an `engram_rekeyed` event; None for any other event."""
+    data = event.get("data")
+    if event.get("event") != "engram_rekeyed" or not isinstance(data, dict):
+        return None
+    return str(data.get("from")), str(data.get("to", event.get("engram_id"))), str(event.get("timestamp") or "")
+
+
 class Renames:
     """The `engram_rekeyed` trail: which ids an engram was known by before PLUR renamed it.
 
@@ -148,10 +156,9 @@ class Renames:
 
     def take(self, event: dict[str, object]) -> None:
         """The rename an `engram_rekeyed` event logs (any other event: nothing)."""
-        data = event.get("data")
-        if event.get("event") == "engram_rekeyed" and isinstance(data, dict):
-            to = str(data.get("to", event.get("engram_id")))
-            self.add(str(data.get("from")), to, str(event.get("timestamp") or ""))
+        pair = rekeyed_pair(event)
+        if pair is not None:
+            self.add(*pair)
 
     def copy(self) -> Renames:
         """The same trail, to add to without changing this one (which readers on other threads may hold)."""

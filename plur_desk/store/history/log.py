@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from plur_desk.domain.plur_rules.rekey import rekeyed_pair
 from plur_desk.infra.crash import crash_point
 from plur_desk.infra.errors import LockTimeout, Outcome, WriteFailed
 from plur_desk.store.history.chain import (
@@ -122,10 +123,9 @@ def summarize_month(data: bytes) -> MonthSummary:
             actor = event.get("actor")
             if isinstance(actor, dict) and actor.get("kind") == "human":  # as signatures.claimed_human decides
                 claims.append((number, raw))
-            payload = event.get("data")
-            if kind == "engram_rekeyed" and isinstance(payload, dict):
-                to = str(payload.get("to", event.get("engram_id")))
-                rekeyed.append((str(payload.get("from")), to, str(event.get("timestamp") or "")))
+            pair = rekeyed_pair(event)
+            if pair is not None:
+                rekeyed.append(pair)
         if b'"plur-desk"' in raw and number < last:  # a cut-off line is not ours yet (as the window reads it)
             ours.append(("", "") if event is None else (str(event.get("engram_id")), str(event.get("timestamp"))))
     return MonthSummary(events, types, malformed, claims, ours, rekeyed)
