@@ -66,16 +66,22 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add(args: argparse.Namespace) -> int:
+def _named_key(args: argparse.Namespace, refused: str) -> tuple[Path, TrustChecker, str, str]:
+    """The store, its trust checker, and the identity and keys.yaml key a command names; refused (`refused` says
+    what was not done) when the name looks like someone you trust already: whoever trusts you would then take its
+    decisions for theirs."""
     root = default_store_path(args.store)
     identity = _identity(args.identity)
     public_key = listed_key(root, identity, args.fingerprint)
     checker = TrustChecker(root)
     twin = checker.trusted().lookalike(identity)
     if twin is not None:
-        raise PlurDeskError(
-            f"{identity!r} looks like {twin!r}, whom you trust already, but is another name; not trusted"
-        )
+        raise PlurDeskError(f"{identity!r} looks like {twin!r}, whom you trust already, but is another name; {refused}")
+    return root, checker, identity, public_key
+
+
+def _add(args: argparse.Namespace) -> int:
+    _root, checker, identity, public_key = _named_key(args, "not trusted")
     print(checker.trust_key(identity, public_key, iso_ms(datetime.now(UTC))))
     return 0
 
@@ -98,14 +104,7 @@ def _endorse(args: argparse.Namespace) -> int:
     from plur_desk.infra.paths import data_dir
     from plur_desk.store.keys.endorsements import append_endorsement, endorsement
 
-    root = default_store_path(args.store)
-    identity = _identity(args.identity)
-    public_key = listed_key(root, identity, args.fingerprint)
-    twin = TrustChecker(root).trusted().lookalike(identity)
-    if twin is not None:  # as `trust add`: whoever trusts you would take its decisions for twin's
-        raise PlurDeskError(
-            f"{identity!r} looks like {twin!r}, whom you trust already, but is another name; not endorsed"
-        )
+    root, _checker, identity, public_key = _named_key(args, "not endorsed")
     keys = ReviewerKeys(root, Reviewer(args.reviewer), KeyVault(data_dir()))
     own, _problem = keys.trust_file.read()
     if not any(k.identity == keys.identity and k.source == OWN for k in own):
