@@ -16,9 +16,10 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtWidgets import QWidget
 
 from plur_desk.ui.common.jobs import Jobs
+from plur_desk.ui.common.widgets import dialog_open
 
 
 @dataclass(frozen=True)
@@ -465,10 +466,7 @@ def build_actions(
 
 
 def _run_action(handler: Callable[[], object], jobs: Jobs | None) -> None:
-    if QApplication.activeModalWidget() is not None:
-        # A key typed into a dialog that has not taken the focus yet (a window manager slow to activate it) still
-        # matches the shortcut of the list behind it, which Qt checks against the focus widget alone: it was meant
-        # for the dialog, and must never act on the window (tests/ui/test_focus.py).
+    if dialog_open():  # a key typed into a dialog that has not taken the focus yet: it was meant for the dialog
         return
     if jobs is not None:
         jobs.window_busy()  # the jobs this action starts wait for the window's own work on it (infra/window_first.py)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QDialog
 
 from plur_desk.app.settings import Settings, SettingsStore
 from plur_desk.infra.clock import FixedClock
@@ -193,6 +193,78 @@ def test_a_key_meant_for_an_open_dialog_never_acts_on_the_list_behind_it(qtbot, 
     with qtbot.waitSignal(window.changes_applied, timeout=10000):
         qtbot.keyClick(window.tensions.table, Qt.Key.Key_C)
     assert [e["data"]["action"] for e in human_events(store_copy)] == ["confirm"]
+
+
+def _idle(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    qtbot.waitUntil(
+        lambda: window.jobs.pending("session") == 0 and window.workspace.jobs.pending("reads") == 0, timeout=10000
+    )
+
+
+def test_the_return_that_answers_a_dialog_never_commits_the_resolution_previewed_behind_it(qtbot, window, store_copy):
+    """Keep Left previewed (1), then D or T: the Return (or Enter) that answers the dismiss or split dialog, typed
+    before the dialog has the focus, matched the list's commit key and retired the left engram's rival, a resolve
+    nobody gave (offscreen a dialog is activated only after its first keys, so the random-key monkey did this at
+    such answers; its own check took any later Return on the list as the commit). Nothing may be written; with the
+    dialog closed, Enter on the list still commits the preview."""
+    before = files_of(store_copy)
+    qtbot.keyClick(window.drafts.table, Qt.Key.Key_2, CTRL)
+    detected = next(r for r in window.tensions.model.rows if r.status == "detected")
+    window.tensions._select(window.tensions.model.row_of(detected.id))
+    qtbot.waitUntil(lambda: window.tensions.displayed() is not None, timeout=10000)
+    table = window.tensions.table
+    table.setFocus()
+    qtbot.keyClick(table, Qt.Key.Key_1)  # Keep Left: a preview waits for Enter
+    assert window.tensions.pending is not None
+    for verdict in (Qt.Key.Key_D, Qt.Key.Key_T):  # dismiss asks why, split asks the date
+        focus_at = _type_into_dialog_while_the_list_keeps_the_focus(
+            qtbot, window, table, [Qt.Key.Key_Return, Qt.Key.Key_Enter]
+        )
+        qtbot.keyClick(table, verdict)
+        assert focus_at == ["tensionsTable"] * 2, focus_at  # the situation the test is about did arise
+        _idle(qtbot, window)
+        assert human_events(store_copy) == [] and files_of(store_copy) == before
+    assert window.tensions.pending is not None and QApplication.activeModalWidget() is None
+    with qtbot.waitSignal(window.changes_applied, timeout=10000):
+        qtbot.keyClick(table, Qt.Key.Key_Return)
+    assert {e["data"]["action"] for e in human_events(store_copy)} >= {"resolve"}
+
+
+def key_in_a_dialog_over_the_window(qtbot, window, widget, key: Qt.Key, modifier=Qt.KeyboardModifier.NoModifier):
+    """A dialog opens over the window (as one that a finished check opens) while `widget` keeps the focus, and `key`
+    is typed into the dialog before it has taken the focus. Returns what had the focus at the key."""
+    dialog = QDialog(window)
+    dialog.setObjectName("lateDialog")
+    focus_at: list[str] = []
+
+    def inside() -> None:
+        window.activateWindow()
+        widget.setFocus()
+        focus_at.append((QApplication.focusWidget() or window).objectName())
+        qtbot.keyClick(dialog.focusWidget() or dialog, key, modifier)
+        dialog.reject()
+
+    QTimer.singleShot(0, inside)
+    dialog.exec()
+    return focus_at
+
+
+def test_ctrl_return_meant_for_a_dialog_never_saves_the_edit_behind_it(qtbot, window, store_copy):
+    """The editor's Ctrl+Return (save) and Esc (throw the edit away) are the dialog's while one is open."""
+    table = window.drafts.table
+    table.setFocus()
+    qtbot.waitUntil(lambda: window.drafts.displayed_seen() is not None, timeout=10000)
+    qtbot.keyClick(table, Qt.Key.Key_E)
+    editor = window.drafts.editor
+    assert window.drafts.editing and QApplication.focusWidget() is editor
+    qtbot.keyClicks(editor, " (checked)")
+    for key, modifier in ((Qt.Key.Key_Return, CTRL), (Qt.Key.Key_Escape, Qt.KeyboardModifier.NoModifier)):
+        assert key_in_a_dialog_over_the_window(qtbot, window, editor, key, modifier) == ["statementEditor"]
+        _idle(qtbot, window)
+        assert window.drafts.editing and human_events(store_copy) == []
+    with qtbot.waitSignal(window.changes_applied, timeout=10000):
+        qtbot.keyClick(editor, Qt.Key.Key_Return, CTRL)  # with no dialog open, Ctrl+Return saves
+    assert [e["data"]["action"] for e in human_events(store_copy)] == ["edit"]
 
 
 def _held(widget, key: Qt.Key, text: str, repeats: int) -> None:

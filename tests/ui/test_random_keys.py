@@ -314,7 +314,9 @@ def _verify(monkey: Monkey, store_copy, decisions: int = 3) -> None:
                 if any(
                     p.focus == confirm
                     and _key(p) == CONFIRM_KEY.get(confirm, "Return")
-                    and (confirm == focus or p.subject == monkey.log[i].subject)
+                    # the list's own Enter named the tension (its preview is in the list's subject); a dialog's
+                    # answer came with the subject of the key that opened it
+                    and (bool(subjects & p.subject) if confirm == focus else p.subject == monkey.log[i].subject)
                     for p in monkey.log[i + 1 :]
                 )
             ]

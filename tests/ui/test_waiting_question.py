@@ -10,6 +10,9 @@ from PySide6.QtWidgets import QApplication
 
 from ui.conftest import engrams_on_disk, human_events
 from ui.test_conflict_warnings import DRAFT, OTHER, _gate_checks, _ready
+from ui.test_focus import key_in_a_dialog_over_the_window
+
+NONE = Qt.KeyboardModifier.NoModifier
 
 
 class Typist:
@@ -147,6 +150,22 @@ def test_ctrl_return_that_saves_an_edit_never_answers_the_question(qtbot, window
     assert engrams_on_disk(store_copy)[edited]["statement"] == "Edited"
     assert engrams_on_disk(store_copy)[DRAFT]["commitment"] == "draft"
     assert question.holds(DRAFT) and question.isVisible()  # still waiting for its own answer
+
+
+def test_keys_meant_for_a_dialog_never_answer_the_question_behind_it(qtbot, window, store_copy, monkeypatch):
+    """The question has the focus and a dialog opens over the window: its Ctrl+Return (yes) and Return (leave the
+    draft) typed into the dialog before it has the focus are the dialog's; the question still waits, then yes."""
+    question = _waiting(qtbot, window, monkeypatch)
+    qtbot.keyClick(window.drafts.table, Qt.Key.Key_Q, Qt.KeyboardModifier.AltModifier)  # to the question
+    inside = QApplication.focusWidget()
+    assert question.isAncestorOf(inside)
+    for key, modifier in ((Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier), (Qt.Key.Key_Return, NONE)):
+        assert key_in_a_dialog_over_the_window(qtbot, window, inside, key, modifier) == [inside.objectName()]
+        assert question.isVisible() and question.holds(DRAFT)
+        assert window.jobs.pending("session") == 0 and not human_events(store_copy)
+    with qtbot.waitSignal(window.changes_applied, timeout=10000):
+        qtbot.keyClick(inside, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    assert [(e["engram_id"], e["data"]["action"]) for e in human_events(store_copy)] == [(DRAFT, "approve")]
 
 
 def test_a_click_as_the_question_appears_is_ignored(qtbot, window, store_copy, monkeypatch):

@@ -8,12 +8,14 @@ detail panes are `SafeBrowser`s, which load no resource and follow no link whate
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from PySide6.QtCore import QAbstractItemModel, Qt, QUrl
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QApplication,
     QHeaderView,
     QLabel,
     QLayout,
@@ -30,6 +32,30 @@ from plur_desk.domain.lint import reveal
 Part = QWidget | QLayout | tuple[QWidget, int]  # a widget, a layout, or a widget with its stretch
 Margins = tuple[int, int, int, int]
 _LONG_WORD = re.compile(r"\S{201,}")
+
+
+def dialog_open() -> bool:
+    """Whether a modal dialog is open: then a key is the dialog's, whatever widget of the window it matches.
+
+    Qt matches a widget's shortcut against the application's focus widget alone, and a dialog takes the focus only
+    once the window system's activation of it is handled (a window manager slow to activate it; offscreen, after the
+    timers due when it opened). A key typed into the dialog before that still matches the shortcuts of the list
+    behind it (tests/ui/test_focus.py)."""
+    return QApplication.activeModalWidget() is not None
+
+
+def window_shortcut(
+    keys: str,
+    widget: QWidget,
+    slot: Callable[[], object],
+    context: Qt.ShortcutContext = Qt.ShortcutContext.WidgetShortcut,
+) -> QShortcut:
+    """A key of a widget in the window (commit a preview, save an edit, answer the waiting question) that does
+    nothing while a modal dialog is open, as the window's actions do (ui/actions.py): it was meant for the dialog."""
+    shortcut = QShortcut(QKeySequence(keys), widget)
+    shortcut.setContext(context)  # (the constructor's context argument is not applied)
+    shortcut.activated.connect(lambda: None if dialog_open() else slot())
+    return shortcut
 
 
 def escape(text: str) -> str:

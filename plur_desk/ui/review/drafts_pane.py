@@ -7,7 +7,7 @@ from operator import attrgetter
 from typing import cast
 
 from PySide6.QtCore import QItemSelection, QItemSelectionModel, QItemSelectionRange, Qt, Signal
-from PySide6.QtGui import QAction, QKeySequence, QShortcut
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -32,6 +32,7 @@ from plur_desk.ui.common.widgets import (
     pane_side,
     plain_label,
     shorten_long_words,
+    window_shortcut,
 )
 
 _ID = attrgetter("id")
@@ -164,10 +165,8 @@ class DraftsPane(QWidget):
         self.splitter = list_and_detail(self, queue, detail, stretch=(3, 2))
         self.splitter.setObjectName("draftsSplitter")
 
-        self._save = QShortcut(QKeySequence("Ctrl+Return"), self.editor, self._save_edit)
-        self._save.setContext(Qt.ShortcutContext.WidgetShortcut)
-        self._cancel = QShortcut(QKeySequence("Escape"), self.editor, self.cancel_edit)
-        self._cancel.setContext(Qt.ShortcutContext.WidgetShortcut)
+        self._save = window_shortcut("Ctrl+Return", self.editor, self._save_edit)  # never a dialog's key
+        self._cancel = window_shortcut("Escape", self.editor, self.cancel_edit)
 
     def _connect(self) -> None:
         self.table.selectionModel().selectionChanged.connect(self._selection_moved)

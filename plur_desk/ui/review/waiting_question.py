@@ -16,12 +16,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QApplication, QFrame, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
 from plur_desk.app.review.rows import DraftRow
 from plur_desk.domain.seen import Seen
-from plur_desk.ui.common.widgets import banner_label
+from plur_desk.ui.common.widgets import banner_label, window_shortcut
 
 GRACE_S = 0.5  # longer than a person takes to notice something new before acting on it
 
@@ -82,8 +81,7 @@ class WaitingQuestion(QFrame):
             ("Return", self.leave, Qt.ShortcutContext.WidgetWithChildrenShortcut),
             ("Alt+Q", self.take_focus, Qt.ShortcutContext.WindowShortcut),  # only moves the focus here
         ):
-            shortcut = QShortcut(QKeySequence(keys), self, slot)
-            shortcut.setContext(context)  # (the constructor's context argument is not applied)
+            window_shortcut(keys, self, slot, context)  # a key typed into an open dialog never answers it
         self.hide()
 
     def add(self, waiting: Waiting) -> None:

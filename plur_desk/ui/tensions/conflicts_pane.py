@@ -9,13 +9,21 @@ from enum import IntEnum
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal, SignalInstance
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtGui import QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QWidget
 
 from plur_desk.app.review.session import ChangeSet
 from plur_desk.ui.built_later import BuiltLater
 from plur_desk.ui.common.models import OneCallPerCell
-from plur_desk.ui.common.widgets import SafeBrowser, list_and_detail, make_table, pane_side, plain_label, text_html
+from plur_desk.ui.common.widgets import (
+    SafeBrowser,
+    list_and_detail,
+    make_table,
+    pane_side,
+    plain_label,
+    text_html,
+    window_shortcut,
+)
 from plur_desk.ui.tensions.tensions_pane import word_diff
 
 if TYPE_CHECKING:  # the scan's module (numpy) loads with the first scan, off the GUI thread
@@ -151,8 +159,7 @@ class ConflictsPane(BuiltLater, QWidget):
         self._show_rows()
 
     def _key(self, key: str, button: QPushButton) -> QShortcut:
-        shortcut = QShortcut(QKeySequence(key), self.table, button.click)
-        shortcut.setContext(Qt.ShortcutContext.WidgetShortcut)
+        shortcut = window_shortcut(key, self.table, button.click)  # a key typed into an open dialog: not an answer
         shortcut.setAutoRepeat(False)  # a held key is one answer
         return shortcut
 

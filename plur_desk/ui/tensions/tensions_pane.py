@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 
 from PySide6.QtCore import QDate, QItemSelectionModel, Qt, Signal
-from PySide6.QtGui import QAction, QKeySequence, QShortcut
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -23,7 +23,7 @@ from plur_desk.domain.engram_view import EngramView
 from plur_desk.domain.seen import Seen, seen_tension
 from plur_desk.ui.built_later import BuiltLater
 from plur_desk.ui.common.models import tensions_model
-from plur_desk.ui.common.widgets import SafeBrowser, list_and_detail, make_table, pane_side, text_html
+from plur_desk.ui.common.widgets import SafeBrowser, list_and_detail, make_table, pane_side, text_html, window_shortcut
 from plur_desk.ui.review.detail import SIMILAR_TITLE
 from plur_desk.ui.review.drafts_pane import action_button
 from plur_desk.ui.workspace import Workspace
@@ -165,13 +165,11 @@ class TensionsPane(BuiltLater, QWidget):
         top.addStretch(1)
         detail = pane_side(self.preview, (self.detail, 1), self.buttons, margins=(8, 0, 0, 0))
         list_and_detail(self, pane_side(top, self.table), detail, stretch=(2, 3))
-        # Enter commits a previewed resolution only while the list itself has the focus (as every verdict key)
-        self._commit = QShortcut(QKeySequence("Return"), self.table, self.commit_requested.emit)
-        self._commit.setContext(Qt.ShortcutContext.WidgetShortcut)
-        self._commit_enter = QShortcut(QKeySequence("Enter"), self.table, self.commit_requested.emit)
-        self._commit_enter.setContext(Qt.ShortcutContext.WidgetShortcut)
-        self._cancel = QShortcut(QKeySequence("Escape"), self.table, self.cancel_pending)
-        self._cancel.setContext(Qt.ShortcutContext.WidgetShortcut)
+        # Enter commits a previewed resolution only while the list itself has the focus (as every verdict key), and
+        # never while a dialog is open: the Return that answers a dismiss or split dialog retired an engram
+        self._commit = window_shortcut("Return", self.table, self.commit_requested.emit)
+        self._commit_enter = window_shortcut("Enter", self.table, self.commit_requested.emit)
+        self._cancel = window_shortcut("Escape", self.table, self.cancel_pending)
         self._preview_keys(False)
 
     def _sort(self, column: int) -> None:
