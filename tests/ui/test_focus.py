@@ -185,6 +185,13 @@ def test_a_key_meant_for_an_open_dialog_never_acts_on_the_list_behind_it(qtbot, 
     )
     qtbot.keyClick(window.tensions.table, Qt.Key.Key_D)  # dismiss: asks why
     assert focus_at == ["tensionsTable"] * 4, focus_at
+    # the random-key run's one CI failure (an unexplained dismiss of T-2026-1202-002): D typed into the split dialog
+    # opened the dismiss dialog over it, whose Return dismissed the tension shown behind
+    focus_at = _type_into_dialog_while_the_list_keeps_the_focus(
+        qtbot, window, window.tensions.table, [Qt.Key.Key_D, Qt.Key.Key_C]
+    )
+    qtbot.keyClick(window.tensions.table, Qt.Key.Key_T)  # split in time: asks the date
+    assert focus_at == ["tensionsTable"] * 2, focus_at
     qtbot.waitUntil(
         lambda: window.jobs.pending("session") == 0 and window.workspace.jobs.pending("reads") == 0, timeout=10000
     )
