@@ -273,7 +273,12 @@ def test_keys_typed_on_after_saving_an_edit_never_answer_its_question_yes(qtbot,
     assert asked == ["conflictConfirm"] and window.jobs.pending("session") == 0
     assert engrams_on_disk(store_copy)[DRAFT]["statement"] == original and not human_events(store_copy)
 
-    answer_modal(lambda box: qtbot.keyClick(box, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier))
+    def yes(box) -> None:  # once the question has the focus, as a person sees it before answering: a key typed
+        # before the window system activated it is not the question's (its Ctrl+Return is the question's window's)
+        qtbot.waitUntil(lambda: QApplication.activeWindow() is box, timeout=10000)
+        qtbot.keyClick(box, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+
+    answer_modal(yes)
     with qtbot.waitSignal(window.changes_applied, timeout=10000):
         edit()
     assert engrams_on_disk(store_copy)[DRAFT]["statement"] == original + " always"
