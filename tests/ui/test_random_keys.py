@@ -53,6 +53,9 @@ def _subject(window, focus: QWidget | None) -> frozenset[str]:
         return frozenset({editing}) if editing else frozenset()
     if focus is window.validity.table:
         return frozenset(window.validity.selected_ids())
+    if focus is getattr(window.conflicts_pane, "table", None):  # reached by arrow keys on the tab bar
+        pair = window.conflicts_pane.current()
+        return frozenset({pair.engram_a, pair.engram_b}) if pair else frozenset()
     return frozenset()
 
 
@@ -186,6 +189,10 @@ VERDICT_KEYS = {
     "set_validity": ({"W"}, "validityTable", "dialog:windowDialog"),
     "expire_now": ({"X"}, "validityTable", None),
     "edit": ({"E"}, "draftsTable", "statementEditor"),  # confirmed by Ctrl+Return in the editor
+    # the Conflicts pane's answers on the pair it shows
+    "record_tension": ({"R"}, "conflictsTable", None),
+    "not_a_conflict": ({"N"}, "conflictsTable", None),
+    "supersede": ({"1", "2"}, "conflictsTable", None),
 }
 CONFIRM_KEY = {"statementEditor": "Ctrl+Return"}  # the key that confirms in `confirm`'s widget, if not Return
 
