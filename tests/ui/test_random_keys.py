@@ -26,6 +26,7 @@ class Press:
     modifier: Qt.KeyboardModifier
     focus: str  # objectName of the widget that had the focus, "dialog:<name>" inside a modal dialog
     subject: frozenset[str]  # what that list (or the dialog's verdict) displayed: engram and tension ids
+    previewed: str = ""  # the tension whose resolution waited for Enter, when the focus was the tensions list
 
 
 def _name(window, widget: QWidget | None) -> str:
@@ -80,7 +81,10 @@ class Monkey:
 
     def press(self, key: Qt.Key, modifier: Qt.KeyboardModifier = NONE) -> None:
         focus = QApplication.focusWidget()
-        record = Press(key, modifier, _name(self.window, focus), _subject(self.window, focus))
+        pending = self.window.tensions.pending if focus is self.window.tensions.table else None
+        record = Press(
+            key, modifier, _name(self.window, focus), _subject(self.window, focus), pending[0].id if pending else ""
+        )
         self.log.append(record)
         self.opened_by = record
         QTimer.singleShot(0, self.answer_dialog)  # runs inside a dialog's own loop if this key opens one
@@ -341,3 +345,13 @@ def _verify(monkey: Monkey, store_copy, decisions: int = 3) -> None:
         approvals = sum(1 for e in events if e["data"].get("action") == "approve" and e["engram_id"] == engram_id)
         presses = sum(1 for p in monkey.log if _key(p) == "A" and p.focus == "draftsTable" and engram_id in p.subject)
         assert approvals <= presses, engram_id
+    # nor a previewed resolution committed without its own Enter: no more resolves of a tension than Return presses
+    # on the list while its resolution was previewed (a Return typed into a dialog over the list committed one)
+    for tension_id in {e["data"]["tension_id"] for e in events if e["data"].get("action") == "resolve"}:
+        resolves = sum(
+            1 for e in events if e["data"].get("action") == "resolve" and e["data"]["tension_id"] == tension_id
+        )
+        enters = sum(
+            1 for p in monkey.log if _key(p) == "Return" and p.focus == "tensionsTable" and p.previewed == tension_id
+        )
+        assert resolves <= enters, (tension_id, resolves, enters)
