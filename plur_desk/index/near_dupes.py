@@ -51,8 +51,10 @@ def exact_similarity(table: VectorTable, left: np.ndarray, right: np.ndarray) ->
     for start in range(0, len(left), piece):
         checkpoint()
         a = table.gather(left[start : start + piece]).astype(np.float64)
-        b = table.gather(right[start : start + piece]).astype(np.float64)
-        out[start : start + piece] = np.round((a * b).sum(axis=1), 6)
+        # in place, the float32 factor widened in the ufunc's small buffers: the same products as a float64 copy
+        # of both times each other, with one float64 piece (8 MB) held instead of three
+        a *= table.gather(right[start : start + piece])
+        out[start : start + piece] = np.round(a.sum(axis=1), 6)
     return out
 
 

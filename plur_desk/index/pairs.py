@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -32,28 +32,31 @@ def statement_keys(statement: str) -> list[str]:
 class PairIndex:
     """Keys → statements, for a whole-store pair count (`pairs`) or the neighbours of one statement."""
 
-    def __init__(self, keys: Sequence[Iterable[str]], max_df: int = 300, budget: int = PAIR_BUDGET) -> None:
+    def __init__(self, keys: Iterable[Iterable[str]], max_df: int = 300, budget: int = PAIR_BUDGET) -> None:
+        """`keys`: each statement's keys, taken one statement at a time (a generator: the finder's 50,000 lists of
+        new strings, ~1.5 million objects, were ~150 MB at once beside the window's load; only `ids` keeps one
+        string per distinct key)."""
         self.max_df = max_df
         self.budget = budget
-        self.size = len(keys)
         ids: dict[str, int] = {}
         # machine integers from the start: turning a list of 700,000 Python ints into an array is one call that
-        # holds the interpreter lock ~70 ms (a stall of the window when this is built behind it)
-        docs, kids, counts = array("q"), array("q"), array("i")
+        # holds the interpreter lock ~70 ms (a stall of the window when this is built behind it); 4 bytes each
+        docs, kids, counts = array("i"), array("i"), array("i")
         for doc, doc_keys in enumerate(keys):
             n = len(kids)
             kids.extend([ids.setdefault(key, len(ids)) for key in doc_keys])
             counts.append(len(kids) - n)
             docs.extend(itertools.repeat(doc, len(kids) - n))
+        self.size = len(counts)
         self.key_counts = np.frombuffer(counts, dtype=np.int32).copy() if counts else np.zeros(0, dtype=np.int32)
         self.ids = ids
-        doc_array, key_array = np.frombuffer(docs, dtype=np.int64), np.frombuffer(kids, dtype=np.int64)
-        order = np.lexsort((doc_array, key_array))
+        doc_array, key_array = np.frombuffer(docs, dtype=np.int32), np.frombuffer(kids, dtype=np.int32)
+        order = np.argsort(key_array, kind="stable")  # by key, then statement (`docs` is in statement order)
         # Held for the window's life: the statements of each key, 4 bytes an occurrence (1.5 million at 50,000
         # engrams: 6 MB; as int64 with each occurrence's key beside it, 23 MB). A key's occurrences are
         # _docs[_starts[key]:_starts[key + 1]].
-        self._docs = doc_array[order].astype(np.int32)
-        self._starts = np.searchsorted(key_array[order], np.arange(len(ids) + 1))
+        self._docs = doc_array[order]
+        self._starts = np.searchsorted(key_array[order], np.arange(len(ids) + 1, dtype=np.int32))
 
     def _useful_keys(self) -> np.ndarray:
         """Keys shared by at most `max_df` statements, then more common ones, rarest first, while the pair count

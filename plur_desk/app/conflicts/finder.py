@@ -150,7 +150,7 @@ class ConflictFinder:
         # (seconds of Python at 50,000 engrams: a computation's steps, infra/turns.py)
         # held as tuples (~120 bytes each; a frozenset of 5-10 words is 728): 34 MB -> 6 MB at 50,000 engrams
         self._subjects = [tuple(subject_tokens(str(e.get("statement", "")))) for e in checkpoints(self.engrams)]
-        self.index = PairIndex([statement_keys(str(e.get("statement", ""))) for e in checkpoints(self.engrams)])
+        self.index = PairIndex(statement_keys(str(e.get("statement", ""))) for e in checkpoints(self.engrams))
         self._scopes, self._domains, self._domain_overlap = _partition_codes(self.engrams)
 
     # -- one pair ------------------------------------------------------------------------------------------

@@ -87,6 +87,7 @@ class Ledger:
         if isinstance(lines, LineTable):  # the month files' bytes as they are: no object per line
             for data, count in lines.raw_runs(start, end, FEED_CHUNK):
                 self.feed_bytes(data, count)
+                del data  # before the next run is read (the loop keeps it until then): one run held, not two
         else:
             for at in range(start, end, FEED_CHUNK):
                 self.feed([raw for raw, _month, _number in lines[at : at + FEED_CHUNK]])

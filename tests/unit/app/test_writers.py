@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -264,3 +266,43 @@ def test_the_ledger_and_the_history_index_hold_the_records_own_id_and_timestamp_
         assert ledger.created[ident][1] is engram["created_at"]
         (indexed,) = [k for k in session.history._state[1].by_id if k == ident]
         assert indexed is ident
+
+
+_SYNC_PEAK = """
+import sys, tracemalloc
+from pathlib import Path
+from plur_desk.app.history.history_index import HistoryIndex
+from plur_desk.app.scale.writers import FEED_CHUNK, Ledger
+from plur_desk.store.history.log import HistoryLog
+history = HistoryIndex(HistoryLog(Path(sys.argv[1])))
+history.load()
+run = len(history.lines.raw_runs(0, FEED_CHUNK, FEED_CHUNK).__next__()[0])
+tracemalloc.start()
+before = tracemalloc.get_traced_memory()[0]
+ledger = Ledger()
+ledger.sync(history.lines)
+held, peak = tracemalloc.get_traced_memory()
+print(peak - held, run, ledger.fed, len(ledger.created))
+"""
+
+
+def test_the_ledger_holds_one_run_of_history_bytes_at_a_time(tmp_path) -> None:
+    """The month files are fed in runs of FEED_CHUNK lines (~4 MB at PLUR's line sizes): a run is let go before the
+    next one is read, so the read (and its slice) never sit beside the last run still held by the loop. Measured in
+    a process of its own (tracemalloc counts every thread)."""
+    from plur_desk.app.scale.writers import FEED_CHUNK
+
+    root = tmp_path / "store"
+    (root / "history").mkdir(parents=True)
+    (root / "engrams.yaml").write_text("engrams: []\n")
+    filler = ',"data":{"type":"behavioral","scope":"project:web","note":"' + "x" * 120 + '"}'
+    lines = [
+        f'{{"event":"co_injection","engram_id":"ENG-{n}","timestamp":"2026-11-01T00:00:00.000Z"{filler}}}'
+        for n in range(4 * FEED_CHUNK)
+    ]
+    lines[5] = _created(_engram(1, CLAUDE))
+    (root / "history" / "2026-11.jsonl").write_text("\n".join(lines) + "\n")
+    out = subprocess.run([sys.executable, "-c", _SYNC_PEAK, str(root)], capture_output=True, text=True, check=True)
+    over, run, fed, created = (int(word) for word in out.stdout.split())
+    assert (fed, created) == (4 * FEED_CHUNK, 1)
+    assert over < 2.5 * run, (over, run)  # the read and its slice (2 runs); with the last run still held, 3

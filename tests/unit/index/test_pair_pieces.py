@@ -50,3 +50,28 @@ def test_exact_similarity_is_the_same_in_any_batch_and_order() -> None:
     assert np.array_equal(whole, exact_similarity(table, right, left))
     assert np.array_equal(whole[7:9], exact_similarity(table, left[7:9], right[7:9]))
     assert np.allclose(whole, (vectors[left] * vectors[right]).sum(axis=1), atol=1e-5)
+
+
+def test_exact_similarity_holds_two_pieces_at_a_time() -> None:
+    """Each piece's products are made in place: one float64 piece (8 MB at PIECE_FLOATS) and a float32 one at once,
+    not three float64 pieces; the clusters' comparison at the end of a store's load runs it beside everything the
+    window holds."""
+    import tracemalloc
+
+    from plur_desk.index.near_dupes import PIECE_FLOATS
+
+    rng = np.random.default_rng(5)
+    table = VectorTable(384)
+    for n, vector in enumerate(rng.standard_normal((500, 384)).astype(np.float32)):
+        table.put(f"h{n}", vector)
+    rows = PIECE_FLOATS // 384
+    left, right = rng.integers(0, 500, size=rows), rng.integers(0, 500, size=rows)
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    result = exact_similarity(table, left, right)
+    peak = tracemalloc.get_traced_memory()[1] - before
+    tracemalloc.stop()
+    piece = rows * 384 * 8
+    assert peak < 2.5 * piece, (peak, piece)  # ~2 (a gather makes temporaries); with three float64 pieces, ~3
+    wide = table.gather(left).astype(np.float64) * table.gather(right).astype(np.float64)
+    assert np.array_equal(result, np.round(wide.sum(axis=1), 6))

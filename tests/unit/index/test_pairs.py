@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 
 from plur_desk.index.pairs import PairIndex, statement_keys
@@ -67,3 +70,32 @@ def test_the_index_holds_four_bytes_an_occurrence_and_counts_pairs_past_two_to_t
     i, j, shared = index.pairs()
     assert list(zip(i.tolist(), j.tolist(), shared.tolist(), strict=True)) == [(size - 2, size - 1, 3)]
     assert index.neighbours(["rare1", "rare2", "rare3"]) == [(size - 2, 3), (size - 1, 3)]
+
+
+_BUILD_PEAK = """
+import tracemalloc
+from datetime import datetime, timezone
+from plur_desk.app.conflicts.finder import ConflictFinder
+words = [f"word{k}" for k in range(400)]
+engrams = [
+    {"id": f"ENG-{n}", "status": "active", "scope": "global",
+     "statement": " ".join(words[(n * 7 + k * 13) % 400] for k in range(16))}
+    for n in range(20_000)
+]
+tracemalloc.start()
+before = tracemalloc.get_traced_memory()[0]
+finder = ConflictFinder(engrams, [], datetime(2026, 1, 1, tzinfo=timezone.utc))
+held, peak = tracemalloc.get_traced_memory()
+print(held - before, peak - before, finder.index.size)
+"""
+
+
+def test_the_finder_builds_its_pair_index_one_statement_at_a_time() -> None:
+    """Each statement's keys (~30 new strings: words and adjacent pairs) are taken in and dropped before the next
+    statement's are made: all 50,000 lists at once were ~120 MB beside the window's load, on top of what the index
+    keeps. Measured in a process of its own (tracemalloc counts every thread)."""
+    out = subprocess.run([sys.executable, "-c", _BUILD_PEAK], capture_output=True, text=True, check=True)
+    held, peak, size = (int(word) for word in out.stdout.split())
+    assert size == 20_000
+    # 20,000 statements x 31 keys: their strings alone are ~35 MB; the index's arrays and the finder's ~8 MB
+    assert peak - held < 16 << 20, (held, peak)
