@@ -7,8 +7,8 @@ import json
 
 import pytest
 
+from plur_desk.app.changes.baseline_read import read_baseline
 from plur_desk.app.changes.changes_cli import main as changes_main
-from plur_desk.app.changes.watch import read_baseline
 from plur_desk.app.check import run_check
 from plur_desk.domain.commands import ApproveDrafts, ConfirmTension
 from plur_desk.domain.lint import REDACTED
@@ -252,7 +252,7 @@ def test_the_kept_reading_holds_its_large_tables_in_pieces_and_reads_them_back_w
 
     from plur_desk.store.lists.parse_cache import read_private
 
-    monkeypatch.setattr("plur_desk.app.changes.watch.CACHE_CHUNK", 2)
+    monkeypatch.setattr("plur_desk.app.changes.baseline_read.CACHE_CHUNK", 2)
     session.watch.start()
     session.execute(ApproveDrafts(tuple(session.writes.seen([DRAFT]))))
     cache = tmp_path / "cache" / "engram-blocks.marshal"
