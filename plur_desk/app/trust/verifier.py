@@ -4,6 +4,7 @@ its file changed; every caller (the views, `check`, recovery, baselines) asks `T
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
@@ -119,6 +120,13 @@ class TrustChecker:
             # signed with the user's own key while trying the demo, where nothing is kept: copied out, never a decision
             return Trust(TrustState.INVALID, f"{trust.detail}, in a demo copy: it counts only there")
         return trust
+
+    def check_line(self, event: dict[str, object], raw: bytes) -> Trust:
+        """`check` for an event parsed from the line `raw` (a history line, unchanged since): what verifying it
+        established is kept by the line's SHA-256, so a new keys.yaml judges it again without verifying it again."""
+        if self._stamp is None:
+            self.registry()  # never read: the files are read first, as `__call__` would
+        return self.check(event, hashlib.sha256(raw).digest())
 
     def _remembered(self, line: bytes) -> Verifies:
         found = self._verified.setdefault(line, {})

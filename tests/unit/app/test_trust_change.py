@@ -1,7 +1,7 @@
-"""The watched baseline when the keys change under an open session (keys.yaml, the user's trust file): only whether
-each line's key counts is decided again. No signature is verified again and no line parsed again while the same
-lines count; a key distrusted stops counting at once, one trusted again counts again, and a line whose bytes were
-edited is verified as the new line it is."""
+"""When the keys change under an open session (keys.yaml, the user's trust file), only whether each signed line's
+key counts is decided again: the watched baseline, the history's verdicts and the writer ledger verify no signature
+again (and the baseline parses no line again while the same lines count); a key distrusted stops counting at once,
+one trusted again counts again, and a line whose bytes were edited is verified as the new line it is."""
 
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ import pytest
 
 from plur_desk.app.changes import baseline_read
 from plur_desk.app.changes.baseline_read import read_baseline
+from plur_desk.app.scale.writers import Ledger
 from plur_desk.app.trust import verifier
 from plur_desk.app.trust.verifier import TrustChecker
-from plur_desk.domain.commands import ApproveDrafts
+from plur_desk.domain.commands import ApproveDrafts, RejectDrafts
 from plur_desk.store import baseline
 from plur_desk.store.keys import signatures
 from plur_desk.store.keys.keys_file import KEYS_FILE
@@ -112,3 +113,30 @@ def test_a_line_edited_on_disk_is_verified_as_the_line_it_now_is(session, counte
     assert [n for n, _why in read.problems] == [3] and "not trusted" in read.problems[0][1]
     assert "parked" not in read.baseline.engrams[DRAFTS[1]]
     assert (read.baseline, read.problems, read.lines) == fresh(session)
+
+
+def test_the_histories_verdicts_and_the_writer_ledger_judge_signed_claims_again_without_verifying_them(
+    session, counted
+):
+    session.execute(RejectDrafts(tuple(session.writes.seen([DRAFTS[0]])), "duplicate"))
+    session.execute(ApproveDrafts(tuple(session.writes.seen([DRAFTS[1]]))))
+    ledger = Ledger(trust=session.trust)
+    ledger.sync(session.history.lines)
+    verdicts = dict(session.history.rejections())
+    claims = [line for line in session.history.human_lines() if b'"signature"' in line[0]]
+    assert len(claims) == 2 and [v.trust.counts_as_human for v in verdicts.values()] == [True]
+    generation = session.trust.generation
+    register_teammate(session.root)
+    counted.update(verify=0)
+    assert dict(session.history.rejections()) == verdicts
+    assert [session.history.trust_of(line).counts_as_human for line in claims] == [True, True]
+    ledger.sync(session.history.lines)
+    assert session.trust.generation > generation and counted["verify"] == 0
+    cold = Ledger(trust=TrustChecker(session.root, session.trust.trust_file))
+    cold.sync(session.history.lines)
+    assert (ledger.decisions, ledger.unverified) == (cold.decisions, cold.unverified)
+    assert session.trust.trust_file.remove(ADA)  # her key no longer counts: neither do her decisions, at once
+    session.history.sync_trust()
+    assert not any(session.history.trust_of(line).counts_as_human for line in claims)
+    ledger.sync(session.history.lines)
+    assert ledger.decisions == {} and sum(ledger.unverified.values()) == 2
