@@ -123,6 +123,7 @@ def _from_cache(kept: object) -> BaselineRead:
     return BaselineRead(baseline, [(p[0], p[1]) for p in parts[6]], parts[7], judged=None)
 
 
+Reading = tuple[str, dict[str, Values], dict[str, Values], Extras]  # (claim, the values): what a line says
 Taken = tuple[str, str, str, dict[str, Values], dict[str, Values], Extras, Since]  # (signed at, claim, by, the values)
 
 
@@ -147,9 +148,11 @@ def collect(
     trust: TrustChecker,
     problems: list[tuple[int | None, str]],
     judged: list[Judged] | None = None,
+    known: dict[bytes, Reading] | None = None,
 ) -> list[Taken]:
     """What the lines that verify say, oldest first (stable: file order within one instant); the others reported,
-    and each line as judged added to `judged`."""
+    and each line as judged added to `judged`. `known`: what lines say by their SHA-256 (lines this session made,
+    read from the values they were made of): taken from there instead of parsing the line, once it verified."""
     judged = judged if judged is not None else []
     taken: list[Taken] = []
     for number, raw in lines:
@@ -168,8 +171,9 @@ def collect(
             continue
         line.counted = True
         event = cast(dict[str, object], line.event)
+        said = known.pop(line.digest, None) if known else None
         try:
-            claim, engrams, tensions, extras = read_line(event)
+            claim, engrams, tensions, extras = said if said is not None else read_line(event)
         except BadLine as exc:
             line.problem = str(exc)
             problems.append((number, line.problem))

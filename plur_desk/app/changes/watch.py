@@ -10,11 +10,22 @@ never what an agent wrote beside them), and by Ratify and Revert.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import itertools
 import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from plur_desk.app.changes.baseline_read import BaselineRead, Judged, apply_lines, collect, distrust, read_baseline
+from plur_desk.app.changes.baseline_read import (
+    BaselineRead,
+    Judged,
+    Reading,
+    apply_lines,
+    collect,
+    distrust,
+    read_baseline,
+)
 from plur_desk.domain.agents.agent_changes import (
     ENGRAM_FIELDS,
     RESTORE_FIELDS,
@@ -26,7 +37,16 @@ from plur_desk.domain.agents.agent_changes import (
     engram_values,
     tension_values,
 )
-from plur_desk.domain.agents.baseline_lines import CLAIM_OF_ACTION, Extras, Since, chunks, make_line
+from plur_desk.domain.agents.baseline_lines import (
+    CLAIM_OF_ACTION,
+    BadLine,
+    Extras,
+    Since,
+    chunks,
+    line_event,
+    line_values,
+    read_values,
+)
 from plur_desk.domain.agents.baseline_renames import follow_renames
 from plur_desk.domain.review import ABSENT, Patch, Reviewer
 from plur_desk.domain.seen import Seen
@@ -102,6 +122,7 @@ class ChangeWatch:
         self.cache = store.cache_file  # the store's parse cache file: the verified baseline is kept beside it
         # the bytes read, kept to compare (a memcmp: hashing 5.8 MB twice cost ~25 ms after every decision)
         self._prefix: bytes | None = None
+        self._own: dict[bytes, Reading] = {}  # SHA-256 of a line this session appended -> what it says
         self._stamp: object = None
         self._read = BaselineRead()
         # id(operation) -> (the operation, what its ratification changed in the baseline): the operation is held, so
@@ -130,7 +151,9 @@ class ChangeWatch:
             data = None
         if data is None or not self._grown(data, stamp):
             self._read = read_baseline(self.root, self.trust, self.cache)
-            self._prefix = data if data and data.endswith(b"\n") else None
+            self._own.clear()
+            ended = data is not None and (data.endswith(b"\n") or (not data and not self._read.problems))
+            self._prefix = data if ended else None  # b"": no line read (the lines written next are all new)
         self._stamp = stamp
         return self._read
 
@@ -139,12 +162,14 @@ class ChangeWatch:
         signed no earlier than any taken before), the old lines judged again first when the keys changed; False
         when the whole file must be read again."""
         old = self._stamp
-        if self._prefix is None or old is None or stamp is None or old[0] != stamp[0]:  # type: ignore[index]
+        if self._prefix is None or stamp is None:
             return False
+        if self._prefix and (old is None or old[0] != stamp[0]):  # type: ignore[index]
+            return False  # lines were read from another file
         size = len(self._prefix)
         if len(data) < size or not data.startswith(self._prefix) or not data.endswith(b"\n"):
             return False
-        if old[3] != stamp[3] and not self._rejudge():  # type: ignore[index]
+        if (old is None or old[3] != stamp[3]) and not self._rejudge():  # type: ignore[index]
             return False
         if len(data) == size:
             return True  # the same bytes: nothing to take
@@ -152,7 +177,7 @@ class ChangeWatch:
         lines = [(first + n, line) for n, line in baseline_file.lines_of(data[size:])]
         problems: list[tuple[int | None, str]] = []
         judged: list[Judged] = []
-        taken = collect(lines, self.trust, problems, judged)
+        taken = collect(lines, self.trust, problems, judged, self._own)
         if taken and taken[0][0] < self._read.baseline.latest:
             return False  # a line older than what it would follow (a merge put it there): read in signing order
         apply_lines(self._read.baseline, taken)
@@ -215,12 +240,19 @@ class ChangeWatch:
         now = self.now()
         lines = []
         parts = chunks(engrams, tensions) if claim == "watching" else [(engrams, tensions)]
+        own: dict[bytes, Reading] = {}
         for part_engrams, part_tensions in parts:
-            event = make_line(
-                claim, part_engrams, part_tensions, self.reviewer, now, note=note, extras=extras, since=since
-            )
-            lines.append(json.dumps(self.keys.sign(event), ensure_ascii=False, separators=(",", ":")))
+            values = line_values(part_engrams, part_tensions, extras)
+            event = line_event(claim, values, self.reviewer, now, note=note, since=since)
+            line = json.dumps(self.keys.sign(event), ensure_ascii=False, separators=(",", ":"))
+            lines.append(line)
+            with contextlib.suppress(BadLine):
+                if all(isinstance(k, str) for k in itertools.chain(part_engrams, part_tensions)):
+                    own[hashlib.sha256(line.encode("utf-8")).digest()] = (claim, *read_values(values))
         baseline_file.append(self.root, lines)
+        # what these lines say, read from the values they were made of (what parsing them gives): when they are
+        # read back, only whether they verify is checked (a whole store's snapshot unpacked again cost ~1 s)
+        self._own.update(own)
         self.keys.register(now)
 
     def start(self) -> bool:
