@@ -236,6 +236,11 @@ def main() -> None:
             f"max {durable[-1]:.0f}; the whole execute median {statistics.median(totals):.0f} ms, p95 "
             f"{_p95(totals):.0f}, max {max(totals):.0f}"
         )
+        cpu, follow = sorted(r[1] for r in rest), sorted(r[3].get(PARTS[-2][0], 0.0) for r in rest)
+        print(
+            f"CPU ms of the whole execute: median {statistics.median(cpu):.0f}, p95 {_p95(cpu):.0f}, max {cpu[-1]:.0f}; "
+            f"of the baseline's follow: median {statistics.median(follow):.0f}, max {follow[-1]:.0f}"
+        )
         if bulk is not None:
             parts = ", ".join(
                 f"{label.strip()} {ms:.0f} ({bulk[3].get(label, 0.0):.0f} CPU)"
