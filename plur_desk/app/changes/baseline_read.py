@@ -35,6 +35,7 @@ class Judged:
     event: dict[str, object] | None
     counted: bool
     problem: str | None = None
+    parsed: bool = True  # False: a kept reading's line, its event not read yet (app/changes/watch.py reads it)
 
 
 @dataclass
@@ -71,10 +72,10 @@ def read_baseline(root: Path, trust: TrustChecker, cache: Path | None = None) ->
     if cache is not None:
         kept = read_private(baseline_file.verified_cache(cache), baseline_file.VERIFIED_TAG).get(key)
         if kept is not None:
-            return _from_cache(kept)
+            return _from_cache(kept, trust)
     _verify(baseline_file.lines_of(data), trust, read)
     if cache is not None:
-        write_private(baseline_file.verified_cache(cache), baseline_file.VERIFIED_TAG, {key: _to_cache(read)})
+        write_private(baseline_file.verified_cache(cache), baseline_file.VERIFIED_TAG, {key: _to_cache(read, trust)})
     return read
 
 
@@ -82,14 +83,17 @@ def _cache_key(data: bytes, trust: TrustChecker) -> bytes:
     registry = repr(trust.registry())  # keys.yaml read once for all the lines; its state is part of the answer
     trusted = repr(trust.trusted().keys)  # and the keys this user trusts: a key dropped since verifies nothing
     digest = hashlib.sha256(data)
-    digest.update(f"\0{registry}\0{trusted}\0{__version__}\0extras,latest,pieces".encode())
+    digest.update(f"\0{registry}\0{trusted}\0{__version__}\0extras,latest,pieces,judged".encode())
     return digest.digest()
 
 
-def _to_cache(read: BaselineRead) -> object:
+def _to_cache(read: BaselineRead, trust: TrustChecker) -> object:
     b = read.baseline
     big = (_pieces(b.engrams), _pieces(b.engram_at), b.tensions, b.tension_at)
-    return (b.started, b.started_by, *big, read.problems, read.lines, _pieces(b.extras), b.latest)
+    # each line as judged, and what verifying it established (whose keys it verifies under): a later change of keys
+    # judges the kept reading's lines again without verifying them again
+    judged = [(j.number, j.digest, j.counted, j.problem, trust.verified(j.digest)) for j in read.judged or []]
+    return (b.started, b.started_by, *big, read.problems, read.lines, _pieces(b.extras), b.latest, judged)
 
 
 def _pieces(table: dict[str, Any]) -> list[bytes]:
@@ -108,7 +112,7 @@ def _unpieced(pieces: list[bytes]) -> dict[str, Any]:
     return table
 
 
-def _from_cache(kept: object) -> BaselineRead:
+def _from_cache(kept: object, trust: TrustChecker) -> BaselineRead:
     parts = cast(tuple[Any, ...], kept)  # written by _to_cache, under a key naming this version
     baseline = Baseline(
         started=parts[0],
@@ -120,7 +124,11 @@ def _from_cache(kept: object) -> BaselineRead:
         extras=_unpieced(parts[8]),
         latest=parts[9],
     )
-    return BaselineRead(baseline, [(p[0], p[1]) for p in parts[6]], parts[7], judged=None)
+    judged = []
+    for number, digest, counted, problem, verified in parts[10]:
+        trust.remember(digest, verified)
+        judged.append(Judged(number, digest, None, counted, problem, parsed=False))
+    return BaselineRead(baseline, [(p[0], p[1]) for p in parts[6]], parts[7], judged=judged)
 
 
 Reading = tuple[str, dict[str, Values], dict[str, Values], Extras]  # (claim, the values): what a line says

@@ -194,8 +194,8 @@ class ChangeWatch:
         alone; only whether that key counts changed). The baseline stands when the same lines count (only the
         problems are said again); False when they differ, or were never judged here: the file is read again."""
         judged = self._read.judged
-        if judged is None:
-            return False
+        if judged is None or len(judged) != self._read.lines or not self._parsed(judged):
+            return False  # not every line read is known as judged: the file is read again
         problems: list[tuple[int | None, str]] = []
         for line in judged:
             why = distrust(self.trust, line)
@@ -205,6 +205,22 @@ class ChangeWatch:
             if problem is not None:
                 problems.append((line.number, problem))
         self._read.problems = problems
+        return True
+
+    def _parsed(self, judged: list[Judged]) -> bool:
+        """The events of a kept reading's lines, read from the bytes read here (each line's digest compared first:
+        the reading was kept for these bytes); False when a line differs."""
+        waiting = [line for line in judged if not line.parsed]
+        raw = dict(baseline_file.lines_of(self._prefix)) if waiting and self._prefix else {}
+        for line in waiting:
+            data = raw.get(line.number)
+            if data is None or hashlib.sha256(data).digest() != line.digest:
+                return False
+            try:
+                event = json.loads(data)
+            except (ValueError, UnicodeDecodeError, RecursionError):
+                event = None  # its problem is kept with it
+            line.event, line.parsed = (event if isinstance(event, dict) else None), True
         return True
 
     @property

@@ -128,6 +128,14 @@ class TrustChecker:
             self.registry()  # never read: the files are read first, as `__call__` would
         return self.check(event, hashlib.sha256(raw).digest())
 
+    def verified(self, line: bytes) -> dict[str, bool]:
+        """What verifying the line whose SHA-256 is `line` established: {public key: whether it verifies under it}."""
+        return dict(self._verified.get(line, {}))
+
+    def remember(self, line: bytes, found: dict[str, bool]) -> None:
+        """What an earlier verification of these bytes established (`verified`, kept by this user's cache)."""
+        self._verified.setdefault(line, {}).update(found)
+
     def _remembered(self, line: bytes) -> Verifies:
         found = self._verified.setdefault(line, {})
 

@@ -140,3 +140,26 @@ def test_the_histories_verdicts_and_the_writer_ledger_judge_signed_claims_again_
     assert not any(session.history.trust_of(line).counts_as_human for line in claims)
     ledger.sync(session.history.lines)
     assert ledger.decisions == {} and sum(ledger.unverified.values()) == 2
+
+
+def test_a_reading_kept_beside_the_cache_is_judged_again_without_verifying_or_parsing_a_line(session, counted):
+    """A window opens on the verified reading kept beside its cache (no line verified); when the keys then change,
+    what verifying each line established was kept with it: only which keys count is decided again."""
+    from plur_desk.app.review.bootstrap import open_session
+    from plur_desk.infra.clock import FixedClock
+
+    from support.sessions import NOW
+
+    watched_with_decisions(session)
+    opened = open_session(session.root, "Ada Reviewer", clock=FixedClock(NOW), use_cache=True, for_review=True)
+    cache = opened.store.cache_file
+    assert cache is not None
+    read_baseline(session.root, TrustChecker(session.root, opened.trust.trust_file), cache)  # as a launch keeps it
+    counted.update(verify=0, read_line=0)
+    assert opened.watch.read().baseline.watched and counted == {"verify": 0, "read_line": 0}  # the kept reading
+    register_teammate(session.root)
+    read = opened.watch.read()
+    assert counted == {"verify": 0, "read_line": 0}
+    assert (read.baseline, read.problems, read.lines) == fresh(session)
+    assert opened.trust.trust_file.remove(ADA)  # and a key distrusted still stops counting at once
+    assert not opened.watch.read().baseline.watched
