@@ -150,6 +150,7 @@ def main() -> None:
     parser.add_argument("--plur", action="store_true", help="the real PLUR's approve beside it (slow at 50k)")
     parser.add_argument("--store", type=Path, default=None, help="a copy of this store (with its history) instead")
     parser.add_argument("--bulk", type=int, default=0, help="then one bulk approve of this many drafts, timed")
+    parser.add_argument("--slowest", type=int, default=0, help="the parts of this many slowest decisions, each")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-decision-"))
     os.environ["XDG_DATA_HOME"] = str(work / "data")
@@ -241,6 +242,11 @@ def main() -> None:
             f"CPU ms of the whole execute: median {statistics.median(cpu):.0f}, p95 {_p95(cpu):.0f}, max {cpu[-1]:.0f}; "
             f"of the baseline's follow: median {statistics.median(follow):.0f}, max {follow[-1]:.0f}"
         )
+        for n, row in sorted(enumerate(rest, 2), key=lambda item: -item[1][0])[: args.slowest]:
+            spent = ", ".join(
+                f"{label.strip()} {ms:.0f} ({row[3].get(label, 0.0):.0f})" for label, ms in row[2].items()
+            )
+            print(f"slow: decision {n}: {row[0]:.0f} ms ({row[1]:.0f} CPU); wall ms (CPU) per part: {spent}")
         if bulk is not None:
             parts = ", ".join(
                 f"{label.strip()} {ms:.0f} ({bulk[3].get(label, 0.0):.0f} CPU)"
