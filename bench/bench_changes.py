@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from plur_desk.app.changes.watch import read_baseline  # noqa: E402
+from plur_desk.app.changes.baseline_read import read_baseline  # noqa: E402
 from plur_desk.app.review.bootstrap import open_session  # noqa: E402
 from plur_desk.app.review.reviewer import READER  # noqa: E402
 from plur_desk.app.trust.verifier import TrustChecker  # noqa: E402

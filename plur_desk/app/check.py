@@ -409,7 +409,7 @@ def _baseline_claims(root: Path, report: CheckReport) -> None:
 
     if not os.path.lexists(baseline.path_of(root)):
         return
-    from plur_desk.app.changes.watch import read_baseline
+    from plur_desk.app.changes.baseline_read import read_baseline
     from plur_desk.app.trust.verifier import TrustChecker
 
     for line, reason in read_baseline(root, TrustChecker(root)).problems:

@@ -32,6 +32,7 @@ LATER = (
     "plur_desk.app.team.sync",
     "plur_desk.store.team.merge",
     "plur_desk.app.changes.watch",  # the Changes pane's baseline and detection: with the first decision or list
+    "plur_desk.app.changes.baseline_read",
     "plur_desk.domain.agents.agent_changes",
     "plur_desk.domain.commands",  # and the tension rules it uses: with the first decision (warmed up after the load)
     "plur_desk.domain.plur_rules.tension_rules",

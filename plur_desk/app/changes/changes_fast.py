@@ -16,7 +16,8 @@ import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from plur_desk.app.changes.watch import BaselineRead, changes_on_disk, read_baseline
+from plur_desk.app.changes.baseline_read import BaselineRead, read_baseline
+from plur_desk.app.changes.watch import changes_on_disk
 from plur_desk.domain.agents.agent_changes import AgentChange, Values, detect, engram_values
 from plur_desk.domain.agents.baseline_renames import follow_renames
 from plur_desk.domain.plur_rules.engram_rules import tension_problems

@@ -1,30 +1,36 @@
 """The watched baseline of one open store: read and verified, started, followed after each decision, and the agent
 changes it shows.
 
-Every line is checked through the store's `TrustChecker` like any human claim: a line that does not parse, is not
-a baseline line, or is not validly signed by a reviewer's registered key is reported (`problems`) and claims
-nothing. Only verified lines make the baseline. Lines are written only by a reviewer's session: when watching
+Every line is checked through the store's `TrustChecker` like any human claim (app/changes/baseline_read.py): a
+line that does not parse, is not a baseline line, or is not validly signed by a reviewer's registered key is
+reported (`problems`) and claims nothing. Only verified lines make the baseline. Lines are written only by a reviewer's session: when watching
 starts (`start`), after each of their decisions, undos and redos (`follow`: the values the decision's patches left,
 never what an agent wrote beside them), and by Ratify and Revert.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import itertools
 import json
-import marshal
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING
 
-from plur_desk import __version__
+from plur_desk.app.changes.baseline_read import (
+    BaselineRead,
+    Judged,
+    Reading,
+    apply_lines,
+    collect,
+    distrust,
+    read_baseline,
+)
 from plur_desk.domain.agents.agent_changes import (
     ENGRAM_FIELDS,
     RESTORE_FIELDS,
     TENSION_FIELDS,
     AgentChange,
-    Baseline,
     Values,
     detect,
     engram_extras,
@@ -37,18 +43,15 @@ from plur_desk.domain.agents.baseline_lines import (
     Extras,
     Since,
     chunks,
-    make_line,
-    read_line,
-    since_of,
+    line_event,
+    line_values,
+    read_values,
 )
 from plur_desk.domain.agents.baseline_renames import follow_renames
 from plur_desk.domain.review import ABSENT, Patch, Reviewer
 from plur_desk.domain.seen import Seen
 from plur_desk.infra.errors import ActionRefused, Outcome
-from plur_desk.infra.jobs import checkpoint
 from plur_desk.store import baseline as baseline_file
-from plur_desk.store.lists.parse_cache import CACHE_CHUNK, read_private, write_private
-from plur_desk.store.safe_open import NotRegularFile
 
 if TYPE_CHECKING:  # the ratification's module (the commands) loads with the first decision, not at launch
     from collections.abc import Callable
@@ -60,138 +63,6 @@ if TYPE_CHECKING:  # the ratification's module (the commands) loads with the fir
     from plur_desk.app.trust.signing import ReviewerKeys
     from plur_desk.app.trust.verifier import TrustChecker
     from plur_desk.store.plur_store import PlurStore
-
-
-@dataclass
-class BaselineRead:
-    """The verified baseline and every line that was not trusted (with its line number and why)."""
-
-    baseline: Baseline = field(default_factory=Baseline)
-    problems: list[tuple[int | None, str]] = field(default_factory=list)  # (line number, what is wrong)
-    lines: int = 0
-
-    def problem_lines(self) -> list[str]:
-        where = baseline_file.RELATIVE
-        return [f"{where}{f' line {n}' if n else ''}: {reason}" for n, reason in self.problems]
-
-
-def read_baseline(root: Path, trust: TrustChecker, cache: Path | None = None) -> BaselineRead:
-    """Read `.plur-desk/baseline/baseline.jsonl` and keep only what verified lines say. With `cache` (the store's
-    parse cache file), the verified reading is kept beside it, keyed by the file's digest, the trusted keys as the
-    checker holds them and this version: the same bytes under the same keys read the same, without verifying."""
-    read = BaselineRead()
-    try:
-        data = baseline_file.read_bytes(root)
-    except NotRegularFile as exc:
-        read.problems.append((None, str(exc)))
-        return read
-    except OSError as exc:
-        read.problems.append((None, f"cannot be read: {exc.strerror or exc}"))
-        return read
-    if not data:
-        return read
-    key = _cache_key(data, trust)
-    if cache is not None:
-        kept = read_private(baseline_file.verified_cache(cache), baseline_file.VERIFIED_TAG).get(key)
-        if kept is not None:
-            return _from_cache(kept)
-    _verify(baseline_file.lines_of(data), trust, read)
-    if cache is not None:
-        write_private(baseline_file.verified_cache(cache), baseline_file.VERIFIED_TAG, {key: _to_cache(read)})
-    return read
-
-
-def _cache_key(data: bytes, trust: TrustChecker) -> bytes:
-    registry = repr(trust.registry())  # keys.yaml read once for all the lines; its state is part of the answer
-    trusted = repr(trust.trusted().keys)  # and the keys this user trusts: a key dropped since verifies nothing
-    digest = hashlib.sha256(data)
-    digest.update(f"\0{registry}\0{trusted}\0{__version__}\0extras,latest,pieces".encode())
-    return digest.digest()
-
-
-def _to_cache(read: BaselineRead) -> object:
-    b = read.baseline
-    big = (_pieces(b.engrams), _pieces(b.engram_at), b.tensions, b.tension_at)
-    return (b.started, b.started_by, *big, read.problems, read.lines, _pieces(b.extras), b.latest)
-
-
-def _pieces(table: dict[str, Any]) -> list[bytes]:
-    """A table kept as marshal bytes of CACHE_CHUNK records each: the kept reading's file is then unpacked piece by
-    piece (one `marshal.loads` of 50,000 engrams' values held the interpreter 100 ms on a quiet machine: the
-    window's thread waited it out at every warm open)."""
-    items = list(table.items())
-    return [marshal.dumps(dict(items[n : n + CACHE_CHUNK])) for n in range(0, len(items), CACHE_CHUNK)]
-
-
-def _unpieced(pieces: list[bytes]) -> dict[str, Any]:
-    table: dict[str, Any] = {}
-    for piece in pieces:
-        table.update(marshal.loads(piece))
-        checkpoint()
-    return table
-
-
-def _from_cache(kept: object) -> BaselineRead:
-    parts = cast(tuple[Any, ...], kept)  # written by _to_cache, under a key naming this version
-    baseline = Baseline(
-        started=parts[0],
-        started_by=parts[1],
-        engrams=_unpieced(parts[2]),
-        engram_at=_unpieced(parts[3]),
-        tensions=parts[4],
-        tension_at=parts[5],
-        extras=_unpieced(parts[8]),
-        latest=parts[9],
-    )
-    return BaselineRead(baseline, [(p[0], p[1]) for p in parts[6]], parts[7])
-
-
-Taken = tuple[str, str, str, dict[str, Values], dict[str, Values], Extras, Since]  # (signed at, claim, by, the values)
-
-
-def _verify(lines: list[tuple[int, bytes]], trust: TrustChecker, read: BaselineRead) -> None:
-    read.lines += len(lines)
-    _apply(read.baseline, _collect(lines, trust, read.problems))
-
-
-def _collect(
-    lines: list[tuple[int, bytes]], trust: TrustChecker, problems: list[tuple[int | None, str]]
-) -> list[Taken]:
-    """What the lines that verify say, oldest first (stable: file order within one instant); the others reported."""
-    read = BaselineRead(problems=problems)
-    taken: list[Taken] = []
-    for number, raw in lines:
-        try:
-            event = json.loads(raw)
-        except (ValueError, UnicodeDecodeError, RecursionError):  # nested deeper than the decoder goes
-            read.problems.append((number, "not a JSON line"))
-            continue
-        if not isinstance(event, dict):
-            read.problems.append((number, "not a JSON object"))
-            continue
-        verdict = trust.check(event)
-        if not verdict.counts_as_human:
-            detail = verdict.detail or verdict.label or "claims no human"
-            read.problems.append((number, f"not trusted ({detail}); what it claims is ignored"))
-            continue
-        try:
-            claim, engrams, tensions, extras = read_line(event)
-        except BadLine as exc:
-            read.problems.append((number, str(exc)))
-            continue
-        actor = event.get("actor")
-        by = str(actor.get("asserted_by", "")) if isinstance(actor, dict) else ""
-        at = str(event.get("timestamp", ""))
-        taken.append((at, claim, by, engrams, tensions, extras, since_of(event, at)))
-    taken.sort(key=lambda line: line[0])
-    return taken
-
-
-def _apply(baseline: Baseline, taken: list[Taken]) -> None:
-    for at, claim, by, engrams, tensions, extras, since in taken:
-        if claim == "watching" and baseline.started is None:
-            baseline.started, baseline.started_by = at, by
-        baseline.take_line(at, engrams, tensions, extras, since)
 
 
 def changes_on_disk(store: PlurStore) -> tuple[BaselineRead, list[AgentChange]]:
@@ -251,6 +122,7 @@ class ChangeWatch:
         self.cache = store.cache_file  # the store's parse cache file: the verified baseline is kept beside it
         # the bytes read, kept to compare (a memcmp: hashing 5.8 MB twice cost ~25 ms after every decision)
         self._prefix: bytes | None = None
+        self._own: dict[bytes, Reading] = {}  # SHA-256 of a line this session appended -> what it says
         self._stamp: object = None
         self._read = BaselineRead()
         # id(operation) -> (the operation, what its ratification changed in the baseline): the operation is held, so
@@ -267,8 +139,9 @@ class ChangeWatch:
 
     def read(self) -> BaselineRead:
         """The verified baseline, read again when the file changed: only the lines appended since when it grew
-        (our own decisions' lines, a teammate's after a sync), all of it otherwise."""
-        self.trust.registry()  # bumps the generation when keys.yaml changed: the lines are checked again
+        (our own decisions' lines, a teammate's after a sync), all of it otherwise. When keys.yaml or a trust file
+        changed, the trust of the lines read is decided again (`_rejudge`) without verifying them again."""
+        self.trust.registry()  # bumps the generation when keys.yaml changed: the lines are judged again
         stamp = self._file_stamp()
         if stamp is not None and stamp == self._stamp:
             return self._read
@@ -278,29 +151,76 @@ class ChangeWatch:
             data = None
         if data is None or not self._grown(data, stamp):
             self._read = read_baseline(self.root, self.trust, self.cache)
-            self._prefix = data if data and data.endswith(b"\n") else None
+            self._own.clear()
+            ended = data is not None and (data.endswith(b"\n") or (not data and not self._read.problems))
+            self._prefix = data if ended else None  # b"": no line read (the lines written next are all new)
         self._stamp = stamp
         return self._read
 
     def _grown(self, data: bytes, stamp: object) -> bool:
-        """Take only the lines appended after what was read (same file, same keys, every old byte unchanged, the
-        new lines signed no earlier than any taken before); False when the whole file must be read again."""
+        """Take only the lines appended after what was read (same file, every old byte unchanged, the new lines
+        signed no earlier than any taken before), the old lines judged again first when the keys changed; False
+        when the whole file must be read again."""
         old = self._stamp
-        if self._prefix is None or old is None or stamp is None or old[0] != stamp[0] or old[3] != stamp[3]:  # type: ignore[index]
+        if self._prefix is None or stamp is None:
             return False
+        if self._prefix and (old is None or old[0] != stamp[0]):  # type: ignore[index]
+            return False  # lines were read from another file
         size = len(self._prefix)
-        if len(data) <= size or not data.startswith(self._prefix) or not data.endswith(b"\n"):
+        if len(data) < size or not data.startswith(self._prefix) or not data.endswith(b"\n"):
             return False
+        if (old is None or old[3] != stamp[3]) and not self._rejudge():  # type: ignore[index]
+            return False
+        if len(data) == size:
+            return True  # the same bytes: nothing to take
         first = data.count(b"\n", 0, size)
         lines = [(first + n, line) for n, line in baseline_file.lines_of(data[size:])]
         problems: list[tuple[int | None, str]] = []
-        taken = _collect(lines, self.trust, problems)
+        judged: list[Judged] = []
+        taken = collect(lines, self.trust, problems, judged, self._own)
         if taken and taken[0][0] < self._read.baseline.latest:
             return False  # a line older than what it would follow (a merge put it there): read in signing order
-        _apply(self._read.baseline, taken)
+        apply_lines(self._read.baseline, taken)
         self._read.problems += problems
         self._read.lines += len(lines)
+        if self._read.judged is not None:
+            self._read.judged += judged
         self._prefix = data
+        return True
+
+    def _rejudge(self) -> bool:
+        """After keys.yaml or a trust file changed: each line read is judged again by the keys as now, from what
+        verifying it established (whether its signature verifies under a key depends on its bytes and the key
+        alone; only whether that key counts changed). The baseline stands when the same lines count (only the
+        problems are said again); False when they differ, or were never judged here: the file is read again."""
+        judged = self._read.judged
+        if judged is None or len(judged) != self._read.lines or not self._parsed(judged):
+            return False  # not every line read is known as judged: the file is read again
+        problems: list[tuple[int | None, str]] = []
+        for line in judged:
+            why = distrust(self.trust, line)
+            if line.event is not None and (why is None) != line.counted:
+                return False  # a key now counts, or no longer does: the baseline is made again from its lines
+            problem = line.problem if line.counted else why
+            if problem is not None:
+                problems.append((line.number, problem))
+        self._read.problems = problems
+        return True
+
+    def _parsed(self, judged: list[Judged]) -> bool:
+        """The events of a kept reading's lines, read from the bytes read here (each line's digest compared first:
+        the reading was kept for these bytes); False when a line differs."""
+        waiting = [line for line in judged if not line.parsed]
+        raw = dict(baseline_file.lines_of(self._prefix)) if waiting and self._prefix else {}
+        for line in waiting:
+            data = raw.get(line.number)
+            if data is None or hashlib.sha256(data).digest() != line.digest:
+                return False
+            try:
+                event = json.loads(data)
+            except (ValueError, UnicodeDecodeError, RecursionError):
+                event = None  # its problem is kept with it
+            line.event, line.parsed = (event if isinstance(event, dict) else None), True
         return True
 
     @property
@@ -336,12 +256,19 @@ class ChangeWatch:
         now = self.now()
         lines = []
         parts = chunks(engrams, tensions) if claim == "watching" else [(engrams, tensions)]
+        own: dict[bytes, Reading] = {}
         for part_engrams, part_tensions in parts:
-            event = make_line(
-                claim, part_engrams, part_tensions, self.reviewer, now, note=note, extras=extras, since=since
-            )
-            lines.append(json.dumps(self.keys.sign(event), ensure_ascii=False, separators=(",", ":")))
+            values = line_values(part_engrams, part_tensions, extras)
+            event = line_event(claim, values, self.reviewer, now, note=note, since=since)
+            line = json.dumps(self.keys.sign(event), ensure_ascii=False, separators=(",", ":"))
+            lines.append(line)
+            with contextlib.suppress(BadLine):
+                if all(isinstance(k, str) for k in itertools.chain(part_engrams, part_tensions)):
+                    own[hashlib.sha256(line.encode("utf-8")).digest()] = (claim, *read_values(values))
         baseline_file.append(self.root, lines)
+        # what these lines say, read from the values they were made of (what parsing them gives): when they are
+        # read back, only whether they verify is checked (a whole store's snapshot unpacked again cost ~1 s)
+        self._own.update(own)
         self.keys.register(now)
 
     def start(self) -> bool:

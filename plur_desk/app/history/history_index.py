@@ -456,8 +456,9 @@ class HistoryIndex:
         raw = line[0]
         found = self._trust_cache.get(raw) or self._claim_trust.get(raw)
         if found is None:
-            check = getattr(self.trust, "check", self.trust)  # sync_trust read keys.yaml for this query
-            found = check(event if event is not None else parse_line(*line))
+            check = getattr(self.trust, "check_line", None)  # sync_trust read keys.yaml; a TrustChecker verifies
+            event = event if event is not None else parse_line(*line)  # a line once, whatever the keys are later
+            found = check(event, raw) if check is not None else getattr(self.trust, "check", self.trust)(event)
             (self._trust_cache if found.state is TrustState.NOT_HUMAN else self._claim_trust)[raw] = found
         return found
 

@@ -4,6 +4,7 @@ its file changed; every caller (the views, `check`, recovery, baselines) asks `T
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from plur_desk.app.trust.trust_file import TrustFile
 from plur_desk.domain.trust import TRUSTED, Trust, TrustedKey, TrustedKeys, TrustState, fingerprint
 from plur_desk.store.keys.endorsements import ENDORSEMENTS, Endorsement, read_endorsements
 from plur_desk.store.keys.keys_file import KEYS_FILE, KeyEntry, KeyRegistry, read_keys
-from plur_desk.store.keys.signatures import classify
+from plur_desk.store.keys.signatures import Verifies, classify, verify
 from plur_desk.store.safe_open import special_file_problem
 
 
@@ -79,6 +80,9 @@ class TrustChecker:
         self.problems: list[str] = []  # what could not be read (trust file, endorsements): shown, never trusted
         self.generation = 0  # bumped whenever any of the three files changed: verdicts cached by callers are stale
         self.demo = is_demo_copy(root)
+        # SHA-256 of a line's exact bytes -> {public key: whether its signature verifies under it}: what no change of
+        # trust alters (only which key counts), so a new keys.yaml decides the verdicts again without verifying
+        self._verified: dict[bytes, dict[str, bool]] = {}
 
     def registry(self) -> KeyRegistry:
         """keys.yaml as now, the trusted keys brought up to date with it (one stat per file)."""
@@ -106,14 +110,42 @@ class TrustChecker:
         self.registry()
         return self.check(event)
 
-    def check(self, event: dict[str, object]) -> Trust:
+    def check(self, event: dict[str, object], line: bytes | None = None) -> Trust:
         """Classify against the files as last read (a caller checking many lines refreshes once, then calls this:
-        one stat per query, not one per line)."""
-        trust = classify(event, self._registry, self._trusted)
+        one stat per query, not one per line). `line`: the SHA-256 of the exact bytes `event` was parsed from, the
+        event unchanged since; whether its signature verifies under a key is then remembered for those bytes."""
+        verifies = verify if line is None else self._remembered(line)
+        trust = classify(event, self._registry, self._trusted, verifies)
         if trust.counts_as_human and not self.demo and from_demo_copy(event):
             # signed with the user's own key while trying the demo, where nothing is kept: copied out, never a decision
             return Trust(TrustState.INVALID, f"{trust.detail}, in a demo copy: it counts only there")
         return trust
+
+    def check_line(self, event: dict[str, object], raw: bytes) -> Trust:
+        """`check` for an event parsed from the line `raw` (a history line, unchanged since): what verifying it
+        established is kept by the line's SHA-256, so a new keys.yaml judges it again without verifying it again."""
+        if self._stamp is None:
+            self.registry()  # never read: the files are read first, as `__call__` would
+        return self.check(event, hashlib.sha256(raw).digest())
+
+    def verified(self, line: bytes) -> dict[str, bool]:
+        """What verifying the line whose SHA-256 is `line` established: {public key: whether it verifies under it}."""
+        return dict(self._verified.get(line, {}))
+
+    def remember(self, line: bytes, found: dict[str, bool]) -> None:
+        """What an earlier verification of these bytes established (`verified`, kept by this user's cache)."""
+        self._verified.setdefault(line, {}).update(found)
+
+    def _remembered(self, line: bytes) -> Verifies:
+        found = self._verified.setdefault(line, {})
+
+        def verifies(event: dict[str, object], public_key: str) -> bool:
+            known = found.get(public_key)
+            if known is None:
+                known = found[public_key] = verify(event, public_key)
+            return known
+
+        return verifies
 
     def foreign_keys(self) -> list[KeyEntry]:
         """keys.yaml entries naming one of the user's own identities with a key that is not theirs: planted by

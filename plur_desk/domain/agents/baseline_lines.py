@@ -17,6 +17,7 @@ import json
 import zlib
 from collections.abc import Mapping
 from datetime import datetime
+from typing import cast
 
 from plur_desk.domain.agents.agent_changes import ENGRAM_FIELDS, RESTORE_FIELDS, TENSION_FIELDS, Values
 from plur_desk.domain.review import Reviewer, make_event
@@ -49,20 +50,43 @@ def make_line(
 ) -> dict[str, object]:
     """The unsigned event of one line (the caller signs it with the reviewer's key). `since`: records whose values
     the line puts back as they stood from an earlier date (the undo of a ratification), with that date."""
-    if claim not in CLAIMS:
-        raise ValueError(f"unknown baseline claim {claim!r}")
+    return line_event(claim, line_values(engrams, tensions, extras), reviewer, now, note=note, since=since)
+
+
+def line_values(
+    engrams: Mapping[str, Values],
+    tensions: Mapping[str, Values],
+    extras: Mapping[str, Mapping[str, object]] | None = None,
+) -> dict[str, object]:
+    """The values a line holds, as JSON holds them (record ids are strings): JSON gives them back unchanged, so
+    `read_values` reads the same from these as from the line."""
     values: dict[str, object] = {
         "engrams": {k: [_plain(v) for v in vals] for k, vals in engrams.items()},
         "tensions": {k: [_plain(v) for v in vals] for k, vals in tensions.items()},
     }
     if extras:
         values["restore"] = {k: _json(dict(v)) for k, v in extras.items() if k in engrams}
+    return values
+
+
+def line_event(
+    claim: str,
+    values: dict[str, object],
+    reviewer: Reviewer,
+    now: datetime,
+    *,
+    note: str = "",
+    since: Since | None = None,
+) -> dict[str, object]:
+    """The unsigned event of a line holding `values` (`line_values`)."""
+    if claim not in CLAIMS:
+        raise ValueError(f"unknown baseline claim {claim!r}")
     data: dict[str, object] = {"claim": claim, "v": 1}
     if note:
         data["note"] = note
     if since and any(since.values()):
         data["since"] = {table: dict(dates) for table, dates in since.items() if dates}
-    if len(engrams) + len(tensions) > PACK_OVER:
+    if sum(len(cast(dict[str, object], values[table])) for table in ("engrams", "tensions")) > PACK_OVER:
         raw = json.dumps(values, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         data["packed"] = base64.b64encode(zlib.compress(raw, 6)).decode("ascii")
     else:
@@ -123,10 +147,16 @@ def read_line(event: Mapping[str, object]) -> tuple[str, dict[str, Values], dict
             values = json.loads(zlib.decompress(base64.b64decode(str(data["packed"]), validate=True)))
         except (binascii.Error, zlib.error, ValueError) as exc:
             raise BadLine(f"packed values cannot be read: {exc}") from None
+    return (str(claim), *read_values(values))
+
+
+def read_values(values: object) -> tuple[dict[str, Values], dict[str, Values], Extras]:
+    """(engram values, tension values, engram extras) of a line's values, read from its JSON or as `line_values`
+    made them (the same: JSON gives those back unchanged); BadLine when they are not a line's."""
     if not isinstance(values, dict):
         raise BadLine("values are not a mapping")
     engrams = _table(values.get("engrams"), len(ENGRAM_FIELDS))
-    return str(claim), engrams, _table(values.get("tensions"), 2), _extras(values.get("restore"), engrams)
+    return engrams, _table(values.get("tensions"), 2), _extras(values.get("restore"), engrams)
 
 
 def _extras(raw: object, engrams: Mapping[str, Values]) -> Extras:
@@ -153,4 +183,17 @@ def _table(raw: object, width: int) -> dict[str, Values]:
     return table
 
 
-__all__ = ["CHUNK", "CLAIMS", "EVENT", "TENSION_FIELDS", "BadLine", "chunks", "make_line", "read_line", "since_of"]
+__all__ = [
+    "CHUNK",
+    "CLAIMS",
+    "EVENT",
+    "TENSION_FIELDS",
+    "BadLine",
+    "chunks",
+    "line_event",
+    "line_values",
+    "make_line",
+    "read_line",
+    "read_values",
+    "since_of",
+]

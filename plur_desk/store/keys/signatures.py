@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Callable
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -135,11 +136,15 @@ def _ended(registry: KeyRegistry, identity: str, public_key: str, timestamp: str
     return None
 
 
+Verifies = Callable[[dict[str, object], str], bool]  # whether an event's signature verifies under a public key
+
+
 def check_signature(
-    event: dict[str, object], registry: KeyRegistry, trusted: TrustedKeys
+    event: dict[str, object], registry: KeyRegistry, trusted: TrustedKeys, verifies: Verifies = verify
 ) -> tuple[TrustState, str, str | None]:
     """The verdict on the signature alone, the detail, and the signing key when one verifies. A key counts only
-    when this user trusts it for the signer's identity; keys.yaml only says which key an identity claims."""
+    when this user trusts it for the signer's identity; keys.yaml only says which key an identity claims.
+    `verifies` answers as `verify` does (a caller may hand in one that remembers answers for the same bytes)."""
     if not isinstance(event.get("signature"), str):
         return TrustState.UNSIGNED, "no signature", None
     signer = _signer_of(event)
@@ -147,7 +152,7 @@ def check_signature(
         return TrustState.UNKNOWN_SIGNER, "signed, but names no signer", None
     stamp = str(event.get("timestamp", ""))
     for key in trusted.keys_for(signer):
-        if verify(event, key.public_key):
+        if verifies(event, key.public_key):
             ended = _ended(registry, signer, key.public_key, stamp)
             if key.revoked_at is not None and stamp >= key.revoked_at:
                 ended = f"revoked {key.revoked_at}"
@@ -160,7 +165,7 @@ def check_signature(
             )
     listed = registry.for_identity(signer)
     for entry in _tried(listed):
-        if verify(event, entry.public_key):
+        if verifies(event, entry.public_key):
             shown = f"the key keys.yaml lists for {signer} (fingerprint {fingerprint(entry.public_key)})"
             mine = trusted.keys_for(signer)
             if mine:
@@ -198,13 +203,15 @@ def _tried(listed: list[KeyEntry]) -> list[KeyEntry]:
     return out
 
 
-def classify(event: dict[str, object], registry: KeyRegistry, trusted: TrustedKeys | None = None) -> Trust:
+def classify(
+    event: dict[str, object], registry: KeyRegistry, trusted: TrustedKeys | None = None, verifies: Verifies = verify
+) -> Trust:
     """The trust of a `kind: human` claim; NOT_HUMAN for any other event."""
     name = claimed_human(event)
     if name is None:
         return Trust(TrustState.NOT_HUMAN)
     trusted = trusted if trusted is not None else TrustedKeys()
-    state, detail, key = check_signature(event, registry, trusted)
+    state, detail, key = check_signature(event, registry, trusted, verifies)
     signer = _signer_of(event) or ""
     if key is not None and (not signer.startswith(HUMAN_PREFIX) or signer != reviewer_identity(name)):
         return Trust(TrustState.INVALID, f"claims {name!r} but is signed by {signer}, another identity")

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
+from plur_desk.app.changes.baseline_read import read_baseline
 from plur_desk.app.changes.changes_cli import main as changes_main
-from plur_desk.app.changes.watch import read_baseline
 from plur_desk.app.check import run_check
 from plur_desk.domain.commands import ApproveDrafts, ConfirmTension
 from plur_desk.domain.lint import REDACTED
@@ -252,7 +252,7 @@ def test_the_kept_reading_holds_its_large_tables_in_pieces_and_reads_them_back_w
 
     from plur_desk.store.lists.parse_cache import read_private
 
-    monkeypatch.setattr("plur_desk.app.changes.watch.CACHE_CHUNK", 2)
+    monkeypatch.setattr("plur_desk.app.changes.baseline_read.CACHE_CHUNK", 2)
     session.watch.start()
     session.execute(ApproveDrafts(tuple(session.writes.seen([DRAFT]))))
     cache = tmp_path / "cache" / "engram-blocks.marshal"
@@ -263,3 +263,24 @@ def test_the_kept_reading_holds_its_large_tables_in_pieces_and_reads_them_back_w
     assert len(fresh.baseline.engrams) > 2 and all(len(piece) <= 2 for piece in pieces)
     again = read_baseline(session.root, session.trust, cache)
     assert again.baseline == fresh.baseline and again.baseline.engram_at == fresh.baseline.engram_at
+
+
+def test_the_lines_a_session_writes_are_not_parsed_back_yet_read_as_a_fresh_read_finds(session, monkeypatch):
+    """What the session's own lines say is taken from the values they were made of (unpacking a whole store's
+    snapshot again cost ~1 s at 50,000 engrams, on the writer's thread after the first decision); they are still
+    verified, and the baseline is the one a fresh read of the file gives."""
+    from plur_desk.app.changes import baseline_read
+    from plur_desk.app.trust.verifier import TrustChecker
+
+    parsed = []
+    real = baseline_read.read_line
+    monkeypatch.setattr(baseline_read, "read_line", lambda event: parsed.append(event) or real(event))
+    session.execute(ApproveDrafts(tuple(session.writes.seen([DRAFT]))))  # the store's first: watching starts
+    session.execute(ConfirmTension(session.writes.seen_tension("T-2026-1201-001")))
+    session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-11-02-001"]))))
+    read = session.watch.read()
+    assert parsed == [] and read.lines == 3 and read.problems == []
+    fresh = read_baseline(session.root, TrustChecker(session.root, session.trust.trust_file))
+    assert len(parsed) == 3  # the fresh read parsed every line
+    assert (read.baseline, read.problems, read.lines) == (fresh.baseline, fresh.problems, fresh.lines)
+    assert (read.baseline.engram_at, read.baseline.extras) == (fresh.baseline.engram_at, fresh.baseline.extras)

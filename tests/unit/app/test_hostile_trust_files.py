@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from plur_desk.app.changes.watch import read_baseline
+from plur_desk.app.changes.baseline_read import read_baseline
 from plur_desk.app.check import run_check
 from plur_desk.store import baseline
 from plur_desk.store.journal import Journal
