@@ -1,4 +1,4 @@
-"""A scratch directory in memory (tmpfs) for tests that write hundreds of store copies."""
+"""A scratch directory in memory (tmpfs) for tests that write many store copies."""
 
 from __future__ import annotations
 
@@ -12,15 +12,12 @@ MEMORY = Path("/dev/shm")
 
 
 @contextmanager
-def memory_dir(fallback: Path) -> Iterator[Path]:
-    """A fresh directory on /dev/shm (tmpfs), removed afterwards; `fallback` (a test's tmp_path) where there is none.
-    The code under test makes every system call it makes on disk (each fsync, rename, directory fsync): a crash test
-    kills a process, never the machine, so what it proves does not depend on the disk; only the waits for the disk
-    go, and the thousands of files are not left behind for pytest to delete in a later session."""
-    if not MEMORY.is_dir():
-        yield fallback
-        return
-    path = Path(tempfile.mkdtemp(prefix="plur-desk-test-", dir=MEMORY))
+def memory_dir() -> Iterator[Path]:
+    """A fresh directory on /dev/shm (tmpfs; the system's temporary directory where there is none), removed
+    afterwards. The code under test makes every system call it makes on disk (each fsync, rename, directory
+    fsync): these tests kill a process, never the machine, so what they prove does not depend on the disk; only
+    the waits for it go, and the files are not left behind for pytest to delete in a later session."""
+    path = Path(tempfile.mkdtemp(prefix="plur-desk-test-", dir=MEMORY if MEMORY.is_dir() else None))
     try:
         yield path
     finally:

@@ -23,7 +23,7 @@ NO_KEYRING = "keyring.backends.fail.Keyring"  # child processes never touch a re
 
 @pytest.mark.slow
 def test_killed_writers_are_completed_or_rolled_back(tmp_path):
-    with memory_dir(tmp_path) as scratch:  # ~250 store copies, each written with fsyncs
+    with memory_dir() as scratch:  # ~250 store copies, each written with fsyncs
         _trials(tmp_path, scratch)
 
 
