@@ -8,6 +8,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 from datetime import UTC, datetime
+from multiprocessing import forkserver
 from multiprocessing.connection import Connection
 from multiprocessing.context import ForkServerProcess
 from pathlib import Path
@@ -45,6 +46,14 @@ def start_writer(root: Path, ids: list[str]) -> tuple[ForkServerProcess, Connect
     theirs.close()
     assert ours.recv() == "ready"
     return writer, ours
+
+
+def stop_fork_server() -> None:
+    """Ends the fork server and waits for it: else it holds plur_desk's modules for the rest of the test run. `_stop`
+    is what CPython's own tests use; where it is missing the server ends with this process."""
+    stop = getattr(forkserver._forkserver, "_stop", None)  # type: ignore[attr-defined]
+    if stop is not None:
+        stop()
 
 
 def _write(conn: Connection, root: str, ids: list[str], env: dict[str, str]) -> None:

@@ -17,7 +17,7 @@ from plur_desk.infra.clock import FixedClock
 from plur_desk.store.lists.list_file import ENGRAMS, ListFile
 from plur_desk.store.plur_store import PlurStore
 
-from support.crash_writer import NOW, start_writer
+from support.crash_writer import NOW, start_writer, stop_fork_server
 from tests_support_paths import write_big_store
 
 
@@ -43,7 +43,14 @@ def _run(root: Path, ids: list[str], kill_after: float | None) -> bool:
     return False
 
 
+@pytest.fixture
+def _fork_server():
+    yield
+    stop_fork_server()
+
+
 @pytest.mark.slow
+@pytest.mark.usefixtures("_fork_server")
 def test_killed_writer_leaves_before_or_after(tmp_path):
     base = tmp_path / "base"
     write_big_store(base, 3000)
