@@ -29,9 +29,9 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.enviro
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """pytest-xdist hands out the files in the order collected, not by how many tests each holds (its default
-    reorders them so, which put a file of one long test, such as the crash trials, at the end of the queue: one
-    worker ran it alone at the end of the run while the other had finished)."""
+    """pytest-xdist hands out the files in the order collected (below), not in its default order, by how many tests
+    each holds: that put a file of one long test, such as the crash trials, near the end of the queue, where one
+    worker ran it alone after the other had finished (tests/test_ci_order.py)."""
     if hasattr(config.option, "loadscopereorder"):
         config.option.loadscopereorder = False
 

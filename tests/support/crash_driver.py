@@ -135,7 +135,7 @@ def chain_breaks(root: Path) -> list[str]:
 def fork(body: Callable[[], None]) -> int:
     """Run `body` in a child; its wait status. A child that finishes tells this process which modules it has
     imported, and this process imports those it lacks (`_import`): the write path, the key vault (keyring), signing
-    and recovery import theirs on first use, and ~700 children each importing them again from the start was most of
+    and recovery import theirs on first use, and ~600 children each importing them again from the start was most of
     the trials' CPU. Nothing else passes back; each child still loads its store from disk itself."""
     read, write = os.pipe()
     pid = os.fork()
