@@ -28,6 +28,14 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "default"))
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """pytest-xdist hands out the files in the order collected (below), not in its default order, by how many tests
+    each holds: that put a file of one long test, such as the crash trials, near the end of the queue, where one
+    worker ran it alone after the other had finished (tests/test_ci_order.py)."""
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Files with a long test (marked slow) first, each as a whole and in its order, the rest after as collected:
     on two workers, each handed whole files in this order, a long file reached last kept one worker busy for

@@ -12,13 +12,15 @@ Prints a JSON summary on stdout.
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import json
 import os
 import re
 import shutil
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -131,17 +133,35 @@ def chain_breaks(root: Path) -> list[str]:
 
 
 def fork(body: Callable[[], None]) -> int:
-    """Run `body` in a child; its wait status."""
+    """Run `body` in a child; its wait status. A child that finishes tells this process which modules it has
+    imported, and this process imports those it lacks (`_import`): the write path, the key vault (keyring), signing
+    and recovery import theirs on first use, and ~600 children each importing them again from the start was most of
+    the trials' CPU. Nothing else passes back; each child still loads its store from disk itself."""
+    read, write = os.pipe()
     pid = os.fork()
     if pid == 0:
+        os.close(read)
         code = 0
         try:
             body()
         except BaseException as exc:
             print(f"child failed: {exc!r}", file=sys.stderr)
             code = 3
+        with open(write, "w", encoding="utf-8") as names:
+            names.write("\n".join(sys.modules))
         os._exit(code)
-    return os.waitpid(pid, 0)[1]
+    os.close(write)
+    with open(read, encoding="utf-8") as names:  # empty when the child was killed
+        imported = names.read().split()
+    status = os.waitpid(pid, 0)[1]
+    _import(name for name in imported if name not in sys.modules)
+    return status
+
+
+def _import(names: Iterable[str]) -> None:
+    for name in names:
+        with contextlib.suppress(ImportError):  # an extension's inner module (`_openssl.lib`): its package made it
+            importlib.import_module(name)
 
 
 def run_action(root: Path, setup: Act | None, act: Act, crash_at: str | None, out: Path | None = None) -> int:
@@ -252,7 +272,9 @@ def trial(
         summary.after += 1
     else:
         summary.failures.append(f"{root.name}: neither the state before nor after ({_diff(before, after, got)})")  # type: ignore[arg-type]
-    report = run_check(root)  # read-only: what a person checking the store would be told
+    # read-only: what a person checking the store would be told, every block read (a store is checked once: a parse
+    # cache written for it would never be read)
+    report = run_check(root, use_cache=False)
     if report.unfinished or report.untrusted:
         summary.failures.append(
             f"{root.name}: check still reports {report.unfinished[:1]} {[c['trust'] for c in report.untrusted][:3]}"

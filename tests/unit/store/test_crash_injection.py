@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from support.node import run_node
+from support.scratch import memory_dir
 from support.stores import copy_store, make_plur_store
 
 TESTS = Path(__file__).resolve().parents[2]
@@ -22,8 +23,13 @@ NO_KEYRING = "keyring.backends.fail.Keyring"  # child processes never touch a re
 
 @pytest.mark.slow
 def test_killed_writers_are_completed_or_rolled_back(tmp_path):
-    base = copy_store(make_plur_store(tmp_path, n=60, drafts_ratio=0.25, tensions=6), tmp_path / "base")
-    work = tmp_path / "work"
+    with memory_dir() as scratch:  # ~250 store copies, each written with fsyncs
+        _trials(tmp_path, scratch)
+
+
+def _trials(tmp_path: Path, scratch: Path) -> None:
+    base = copy_store(make_plur_store(tmp_path, n=60, drafts_ratio=0.25, tensions=6), scratch / "base")
+    work = scratch / "work"
     work.mkdir()
     env = dict(
         os.environ, PYTHON_KEYRING_BACKEND=NO_KEYRING, PYTHONPATH=os.pathsep.join([str(TESTS.parent), str(TESTS)])

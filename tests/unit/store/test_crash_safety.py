@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import random
 import subprocess
-import sys
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -19,75 +17,53 @@ from plur_desk.infra.clock import FixedClock
 from plur_desk.store.lists.list_file import ENGRAMS, ListFile
 from plur_desk.store.plur_store import PlurStore
 
+from support.crash_writer import NOW, start_writer, stop_fork_server
 from tests_support_paths import write_big_store
-
-WRITER = r"""
-import sys
-from datetime import datetime, timezone
-from pathlib import Path
-from plur_desk.app.review.session import ReviewSession
-from plur_desk.domain.commands import ApproveDrafts
-from plur_desk.domain.review import Reviewer
-from plur_desk.infra.clock import FixedClock
-from plur_desk.store.plur_store import PlurStore
-store = PlurStore(Path(sys.argv[1])); store.load()
-session = ReviewSession(store, Reviewer("Crash Tester"), FixedClock(datetime(2026, 12, 2, 12, 0, tzinfo=timezone.utc)))
-print("ready", flush=True)
-sys.stdin.readline()
-session.execute(ApproveDrafts(tuple(session.writes.seen(sys.argv[2].split(","))), note="crash trial"))
-print("done", flush=True)
-"""
 
 
 def _approve(root: Path, ident: str) -> None:
-    """WRITER's approval, run here: a store opened afresh, as the next writer after a killed one opens it."""
+    """The writer's approval, run here: a store opened afresh, as the next writer after a killed one opens it."""
     store = PlurStore(root)
     store.load()
-    session = ReviewSession(store, Reviewer("Crash Tester"), FixedClock(datetime(2026, 12, 2, 12, 0, tzinfo=UTC)))
+    session = ReviewSession(store, Reviewer("Crash Tester"), FixedClock(NOW))
     session.execute(ApproveDrafts(tuple(session.writes.seen([ident])), note="crash trial"))
     assert (session.engram(ident) or {}).get("commitment") == "decided"  # it was written
 
 
-def _run(root: Path, ids: str, kill_after: float | None) -> bool:
-    proc = subprocess.Popen(
-        [sys.executable, "-c", WRITER, str(root), ids],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
-    proc.stdin.write("go\n")
-    proc.stdin.flush()
+def _run(root: Path, ids: list[str], kill_after: float | None) -> bool:
+    writer, conn = start_writer(root, ids)
+    conn.send("go")
     if kill_after is None:
-        line = proc.stdout.readline().strip()
-        assert line == "done", proc.stderr.read()[-3000:]
-        proc.wait(timeout=60)
+        assert conn.recv() == "done"
+        writer.join(timeout=60)
         return True
     time.sleep(kill_after)
-    proc.kill()
-    proc.wait()
+    writer.kill()
+    writer.join()
     return False
 
 
+@pytest.fixture
+def _fork_server():
+    yield
+    stop_fork_server()
+
+
 @pytest.mark.slow
+@pytest.mark.usefixtures("_fork_server")
 def test_killed_writer_leaves_before_or_after(tmp_path):
     base = tmp_path / "base"
     write_big_store(base, 3000)
-    ids = ",".join(f"ENG-2026-12-01-{i:03d}" for i in (5, 1500, 2999))
+    ids = [f"ENG-2026-12-01-{i:03d}" for i in (5, 1500, 2999)]
     before = (base / "engrams.yaml").read_bytes()
     reference = tmp_path / "reference"
     subprocess.run(["cp", "-r", str(base), str(reference)], check=True)
-    proc = subprocess.Popen(
-        [sys.executable, "-c", WRITER, str(reference), ids], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
-    assert proc.stdout.readline().strip() == "ready"
+    writer, conn = start_writer(reference, ids)
     t0 = time.monotonic()
-    proc.stdin.write("go\n")
-    proc.stdin.flush()
-    assert proc.stdout.readline().strip() == "done"
+    conn.send("go")
+    assert conn.recv() == "done"
     duration = time.monotonic() - t0  # from the order to the change being complete
-    proc.wait(timeout=60)
+    writer.join(timeout=60)
     after = (reference / "engrams.yaml").read_bytes()
     assert after != before
     rng = random.Random(7)
@@ -104,7 +80,7 @@ def test_killed_writer_leaves_before_or_after(tmp_path):
         assert snapshot.fatal is None and all(e.valid for e in snapshot.entries)
         outcomes["before" if data == before else "after"] += 1
         # The next writer is never blocked by what the dead one left (a stale lock, a temp file): a fresh store and
-        # session in this process (one process start and import less per trial than a child writer)
+        # session in this process
         _approve(root, "ENG-2026-12-01-010")
         assert not (root / "engrams.yaml.lock").exists()
     assert outcomes["before"] and outcomes["after"], outcomes  # the kills really landed on both sides
