@@ -22,7 +22,9 @@ from plur_desk.ui.validity.validity_pane import ValidityPane
 from plur_desk.ui.workspace import Workspace
 
 STATUS = ("path", "counts", "changes", "search", "reviewer", "lock", "busy")
-LaterPane = TensionsPane | ValidityPane | ClustersPane  # built after the first draft is shown (ui/built_later.py)
+LaterPane = (
+    TensionsPane | ValidityPane | ClustersPane | ChangesPane
+)  # built after the first draft is shown (ui/built_later.py)
 
 
 def on_list(pane: LaterPane, action: QAction) -> None:
@@ -45,7 +47,7 @@ def verdict_queues(
         "validity": partial(on_list, validity),
         "history": history.table.addAction,
         "clusters": partial(on_list, clusters),
-        "changes": changes.table.addAction,
+        "changes": partial(on_list, changes),
     }
 
 
