@@ -72,6 +72,10 @@ QT_LATER = (
     "QDate",
     "QDateTime",
     "QTime",
+    "QTreeWidget",  # the Changes pane's list, built after the first draft
+    "QTreeWidgetItem",
+    "QTreeView",
+    "QDialog",  # the reviewer's dialog is asked only without a saved name; the others are made on first use
 )
 
 # Dataclasses a launch makes with no docstring of their own: `dataclass` then writes one from

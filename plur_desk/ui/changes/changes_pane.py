@@ -8,13 +8,15 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QShowEvent
-from PySide6.QtWidgets import QAbstractItemView, QTreeWidget, QTreeWidgetItem, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QWidget
 
 from plur_desk.app.review.session import ChangeSet
 from plur_desk.ui.built_later import BuiltLater
 from plur_desk.ui.common.widgets import SafeBrowser, list_and_detail, plain_label, text_html
 
 if TYPE_CHECKING:  # the detection's modules load with the first decision or the pane's first list, not at launch
+    from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem  # made by PySide with the pane's widgets
+
     from plur_desk.domain.agents.agent_changes import AgentChange
 
 CHANGE_ROLE = Qt.ItemDataRole.UserRole + 1  # a change's row: its key (_key); a group's row: -1
@@ -117,6 +119,8 @@ class ChangesPane(BuiltLater, QWidget):
         self.build_later()  # the widgets: on first use (ui/built_later.py)
 
     def _build(self) -> None:
+        from PySide6.QtWidgets import QTreeWidget  # its classes are made with the widgets, not at launch
+
         self.note = plain_label(self._note)
         self.note.setObjectName("changesNote")
         self.note.setWordWrap(True)
@@ -162,6 +166,8 @@ class ChangesPane(BuiltLater, QWidget):
             self._rebuild()
 
     def _item(self, change: AgentChange, group: QTreeWidgetItem) -> QTreeWidgetItem:
+        from PySide6.QtWidgets import QTreeWidgetItem  # made by _build, which runs first
+
         texts = _texts(change)
         item = QTreeWidgetItem(list(texts))
         key = _key(change)
@@ -173,6 +179,8 @@ class ChangesPane(BuiltLater, QWidget):
         return item
 
     def _group(self, key: tuple[str, str], made: dict[tuple[str, str], QTreeWidgetItem]) -> QTreeWidgetItem:
+        from PySide6.QtWidgets import QTreeWidgetItem  # made by _build, which runs first
+
         group = self._groups.get(key) or made.get(key)
         if group is None:
             group = made[key] = QTreeWidgetItem([f"session {key[0]} · {key[1]}", ""])
