@@ -22,12 +22,10 @@ from plur_desk.ui.validity.validity_pane import ValidityPane
 from plur_desk.ui.workspace import Workspace
 
 STATUS = ("path", "counts", "changes", "search", "reviewer", "lock", "busy")
-LaterPane = (
-    TensionsPane | ValidityPane | ClustersPane | ChangesPane
-)  # built after the first draft is shown (ui/built_later.py)
+LaterPane = TensionsPane | ValidityPane | ClustersPane  # built after the first draft is shown (ui/built_later.py)
 
 
-def on_list(pane: LaterPane, action: QAction) -> None:
+def on_list(pane: LaterPane | ChangesPane, action: QAction) -> None:
     """A pane's verdict key on its list, once the pane's widgets are built (ui/built_later.py)."""
     pane.when_built(lambda: pane.table.addAction(action))
 

@@ -29,6 +29,7 @@ LATER = (
     "plur_desk.app.search.store_search",
     "plur_desk.app.conflicts.finder",
     "plur_desk.app.scale.clusters",
+    "plur_desk.app.scale.writer_stats",  # the Writers ledger's rows (12 generated dataclass methods): with the ledger
     "plur_desk.app.team.sync",
     "plur_desk.store.team.merge",
     "plur_desk.app.changes.watch",  # the Changes pane's baseline and detection: with the first decision or list
