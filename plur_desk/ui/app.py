@@ -26,7 +26,6 @@ QT_FREE_MODULES = (
     "plur_desk.app.review.session",
     "plur_desk.app.settings",
     "plur_desk.app.team.team_review",
-    "plur_desk.app.scale.writer_stats",
     "json",
 )
 

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Protocol, cast
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtWidgets import QLineEdit, QMessageBox, QStackedWidget, QTabWidget, QWidget
+from PySide6.QtWidgets import QLineEdit, QStackedWidget, QTabWidget, QWidget
 
 from plur_desk import __version__
 from plur_desk.app.review.session import ChangeSet
@@ -168,6 +168,8 @@ class NavigationController(QObject):
             self.show_history()
 
     def show_about(self) -> None:
+        from PySide6.QtWidgets import QMessageBox  # made on first use, not at launch
+
         QMessageBox.about(
             self.tabs.window(),
             "About plur_desk",

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal
-from PySide6.QtWidgets import QFileDialog, QLabel, QMessageBox, QWidget
+from PySide6.QtWidgets import QLabel, QWidget
 
 from plur_desk.app.review import loading
 from plur_desk.app.review.session import ChangeSet, ReviewSession
@@ -209,6 +209,8 @@ class StoreController(QObject):
             )
 
     def open_store_dialog(self) -> None:
+        from PySide6.QtWidgets import QFileDialog  # made on first use, not at launch
+
         start = str(self.workspace.store_path or Path.home())
         path = QFileDialog.getExistingDirectory(self._parent, "Open a PLUR store", start)
         if path:
@@ -229,6 +231,8 @@ class StoreController(QObject):
         """True when there is no unsaved statement edit, or the person chose to discard it."""
         if not self._drafts.has_unsaved_edit():
             return True
+        from PySide6.QtWidgets import QMessageBox  # made on first use, not at launch (a launch passes above)
+
         answer = QMessageBox.question(
             self._parent,
             "Unsaved edit",

@@ -25,7 +25,7 @@ STATUS = ("path", "counts", "changes", "search", "reviewer", "lock", "busy")
 LaterPane = TensionsPane | ValidityPane | ClustersPane  # built after the first draft is shown (ui/built_later.py)
 
 
-def on_list(pane: LaterPane, action: QAction) -> None:
+def on_list(pane: LaterPane | ChangesPane, action: QAction) -> None:
     """A pane's verdict key on its list, once the pane's widgets are built (ui/built_later.py)."""
     pane.when_built(lambda: pane.table.addAction(action))
 
@@ -45,7 +45,7 @@ def verdict_queues(
         "validity": partial(on_list, validity),
         "history": history.table.addAction,
         "clusters": partial(on_list, clusters),
-        "changes": changes.table.addAction,
+        "changes": partial(on_list, changes),
     }
 
 

@@ -11,7 +11,7 @@ from plur_desk.ui.main_window import MainWindow
 
 from ui.conftest import grace_window, open_window_on, tensions_on_disk, wait_loaded
 
-HIDDEN = ("tensions", "validity", "clusters", "writers")  # History is built with the window
+HIDDEN = ("tensions", "validity", "clusters", "writers", "changes")  # History is built with the window
 
 
 @pytest.fixture
@@ -62,3 +62,14 @@ def test_asking_a_widget_of_a_pane_not_built_builds_it(unbuilt):
     assert pane.built
     with pytest.raises(AttributeError):
         pane.no_such_widget  # noqa: B018 (an attribute nothing makes is still missing)
+
+
+def test_what_the_changes_pane_found_before_it_was_built_is_there_when_it_is_shown(qtbot, unbuilt):
+    win = unbuilt
+    qtbot.waitUntil(lambda: "not watched yet" in win.changes._note, timeout=20000)  # the detection ran, hidden
+    assert not win.changes.built
+    win.qactions["view.changes"].trigger()
+    assert win.navigation.current_name() == "changes" and win.changes.built
+    assert "not watched yet" in win.changes.note.text() and win.changes.table.isVisible()
+    keys = {a.objectName() for a in win.changes.table.actions()}
+    assert {"changes.ratify", "changes.revert", "changes.start"} <= keys  # its keys on its list

@@ -174,7 +174,7 @@ def test_every_pane_shows_hostile_text_as_text(qtbot, hostile, window):
 
 
 def test_search_results_and_dialogs_show_hostile_text_as_text(qtbot, hostile, window):
-    from plur_desk.ui.tensions.tensions_pane import SplitDialog
+    from plur_desk.ui.tensions.split_dialog import SplitDialog
 
     qtbot.waitUntil(lambda: window.finder.is_ready, timeout=20000)
     window.navigation.focus_search()

@@ -29,6 +29,7 @@ LATER = (
     "plur_desk.app.search.store_search",
     "plur_desk.app.conflicts.finder",
     "plur_desk.app.scale.clusters",
+    "plur_desk.app.scale.writer_stats",  # the Writers ledger's rows (12 generated dataclass methods): with the ledger
     "plur_desk.app.team.sync",
     "plur_desk.store.team.merge",
     "plur_desk.app.changes.watch",  # the Changes pane's baseline and detection: with the first decision or list
@@ -56,6 +57,31 @@ LATER = (
     "getpass",
 )
 
+# Qt classes PySide makes on their first import, each with its enums (~2 M instructions a class, measured: 19 of
+# them 36 M): the dialogs and the Validity pane's date and time fields, made on first use (module `PySide6.QtX` holds
+# a class only once it was made)
+QT_LATER = (
+    "QMessageBox",
+    "QFileDialog",
+    "QInputDialog",
+    "QProgressDialog",
+    "QDialogButtonBox",
+    "QFormLayout",
+    "QCheckBox",
+    "QDateTimeEdit",
+    "QTimeEdit",
+    "QAbstractSpinBox",
+    "QDate",
+    "QDateTime",
+    "QTime",
+    "QTreeWidget",  # the Changes pane's list, built after the first draft
+    "QTreeWidgetItem",
+    "QTreeView",
+    "QDialog",  # the reviewer's dialog is asked only without a saved name; the others are made on first use
+    "QStyle",  # hundreds of enum values: a disabled icon's look is made by Qt, not asked of the style from Python
+    "QStyleOption",
+)
+
 # Dataclasses a launch makes with no docstring of their own: `dataclass` then writes one from
 # `inspect.signature(cls)`, ~0.2-0.3 ms a class (32 classes, 6-10 ms of a launch). These two are left to the
 # branches that work on their files (the store's write path and the journal).
@@ -81,6 +107,10 @@ def drafts_loaded(found):
         "store_opened": win.session is not None and win.session.fully_loaded,
         "collector_on": gc.isenabled(),  # the launch pauses it while it builds modules and widgets, and only then
         "modules": sorted(sys.modules),
+        "qt_classes": sorted(
+            name for module in ("PySide6.QtCore", "PySide6.QtGui", "PySide6.QtWidgets")
+            for name, value in vars(sys.modules[module]).items() if isinstance(value, type)
+        ),
         "undocumented": sorted(
             f"{name}.{value.__qualname__}"
             for name, module in list(sys.modules.items()) if name.startswith("plur_desk")
@@ -122,6 +152,9 @@ def test_the_first_draft_is_reviewable_before_any_later_feature_is_imported(tmp_
     loaded = set(report["modules"])
     early = [name for name in LATER if name in loaded]
     assert early == [], f"imported before the first draft was reviewable: {early}"
+    made = [name for name in QT_LATER if name in report["qt_classes"]]
+    assert made == [], f"Qt classes made before the first draft was reviewable: {made}"
+    assert "QTableView" in report["qt_classes"]  # what the queue is shown in is there: the check sees the classes
     undocumented = set(report["undocumented"]) - UNDOCUMENTED_LEFT
     assert not undocumented, (
         f"dataclasses made at launch without a docstring (each costs an inspect.signature): {undocumented}"

@@ -123,7 +123,7 @@ def test_validity_as_of_groups_and_editor(qtbot, window, store_copy):
 
 def test_validity_editor_refuses_from_after_until(qtbot, window):
     from plur_desk.domain.plur_rules.validity import Window
-    from plur_desk.ui.validity.validity_pane import WindowDialog
+    from plur_desk.ui.validity.window_dialog import WindowDialog
 
     dialog = WindowDialog("ENG-x", Window("2027-01-02", "2027-01-01"))
     qtbot.addWidget(dialog)

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
 from PySide6.QtCore import QObject
-from PySide6.QtWidgets import QLabel, QMessageBox
+from PySide6.QtWidgets import QLabel
 
 from plur_desk.app.review.session import ChangeSet, ReviewSession
 from plur_desk.domain.seen import Seen
@@ -157,6 +157,8 @@ class ChangesController(QObject):
     def _decide_group(self, *, ratify: bool) -> bool:
         """A group row (one session and writer) selected: every change under it, asked once (app/changes/change_decisions.py:
         one that moved on since it was listed is refused and named, and the others still go through)."""
+        from PySide6.QtWidgets import QMessageBox  # made on first use, not at launch
+
         session, group = self.ws.session, self.pane.selected_group()
         if session is None or not group or not self.nav.pane_on_screen(self.pane):
             return bool(group)
@@ -178,6 +180,8 @@ class ChangesController(QObject):
     def revert_from_history(self) -> None:
         """The History pane's selected event, when it is behind a change the queue lists (an agent's resolve, a
         promotion logged as an update): that change reverted with the same command as from the queue, asked first."""
+        from PySide6.QtWidgets import QMessageBox  # made on first use, not at launch
+
         session, history = self.ws.session, self.nav.panes.get("history")
         if session is None or history is None or not self.nav.pane_on_screen(history):
             return

@@ -8,12 +8,15 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QShowEvent
-from PySide6.QtWidgets import QAbstractItemView, QTreeWidget, QTreeWidgetItem, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QWidget
 
 from plur_desk.app.review.session import ChangeSet
+from plur_desk.ui.built_later import BuiltLater
 from plur_desk.ui.common.widgets import SafeBrowser, list_and_detail, plain_label, text_html
 
 if TYPE_CHECKING:  # the detection's modules load with the first decision or the pane's first list, not at launch
+    from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem  # made by PySide with the pane's widgets
+
     from plur_desk.domain.agents.agent_changes import AgentChange
 
 CHANGE_ROLE = Qt.ItemDataRole.UserRole + 1  # a change's row: its key (_key); a group's row: -1
@@ -94,7 +97,10 @@ def detail_html(change: AgentChange) -> str:
     return "".join(parts)
 
 
-class ChangesPane(QWidget):
+class ChangesPane(BuiltLater, QWidget):
+    """The agent changes found, grouped; its widgets are built after the first draft is shown (ui/built_later.py):
+    a list found before that is kept and put in the tree when it is shown."""
+
     selection_changed = Signal()
 
     def __init__(self, request_refresh: Callable[[], None], parent: QWidget | None = None) -> None:
@@ -109,7 +115,13 @@ class ChangesPane(QWidget):
         self._stale = False  # changes kept while hidden, not in the tree yet
         self._pending: list[tuple[tuple[str, str], list[AgentChange]]] = []  # groups still to add, last first
         self._filling = 0  # the build under way (a newer one stops the older's remaining turns)
-        self.note = plain_label()
+        self._note = ""
+        self.build_later()  # the widgets: on first use (ui/built_later.py)
+
+    def _build(self) -> None:
+        from PySide6.QtWidgets import QTreeWidget  # its classes are made with the widgets, not at launch
+
+        self.note = plain_label(self._note)
         self.note.setObjectName("changesNote")
         self.note.setWordWrap(True)
         self.table = QTreeWidget()
@@ -118,11 +130,13 @@ class ChangesPane(QWidget):
         self.table.setHeaderLabels(["Change", "Record"])
         self.table.setColumnWidth(0, 200)  # "tension dismissed" whole, with the indentation under its group
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.currentItemChanged.connect(self._show_current)
         self.detail = SafeBrowser()
         self.detail.setObjectName("changeDetail")
         self.detail.setAccessibleName("Change detail")
         list_and_detail(self, self.table, self.detail, above=[self.note])
+
+    def _connect(self) -> None:
+        self.table.currentItemChanged.connect(self._show_current)
 
     def count(self) -> int:
         """The agent changes listed (the Changes tab's count)."""
@@ -131,25 +145,29 @@ class ChangesPane(QWidget):
     def show_changes(self, changes: list[AgentChange], note: str) -> None:
         """The list grouped by (session, writer); the selection kept on the same change when it is still listed.
         While the pane is hidden only the list is kept: the tree is built when it is shown."""
-        self.note.setText(note)
+        self._note = note
         self._changes = changes
         self._by_key = {_key(c): c for c in changes}
-        if not self.isVisible():
+        if self.built:
+            self.note.setText(note)
+        if not self.built or not self.isVisible():
             self._stale = True
             return
         if self._stale or not self._items or self._pending:
             self._stale = False
-            self._build()
+            self._rebuild()
         else:
             self._update()
 
     def showEvent(self, event: QShowEvent) -> None:
-        super().showEvent(event)
+        super().showEvent(event)  # builds the widgets the first time (ui/built_later.py)
         if self._stale:
             self._stale = False
-            self._build()
+            self._rebuild()
 
     def _item(self, change: AgentChange, group: QTreeWidgetItem) -> QTreeWidgetItem:
+        from PySide6.QtWidgets import QTreeWidgetItem  # made by _build, which runs first
+
         texts = _texts(change)
         item = QTreeWidgetItem(list(texts))
         key = _key(change)
@@ -161,6 +179,8 @@ class ChangesPane(QWidget):
         return item
 
     def _group(self, key: tuple[str, str], made: dict[tuple[str, str], QTreeWidgetItem]) -> QTreeWidgetItem:
+        from PySide6.QtWidgets import QTreeWidgetItem  # made by _build, which runs first
+
         group = self._groups.get(key) or made.get(key)
         if group is None:
             group = made[key] = QTreeWidgetItem([f"session {key[0]} · {key[1]}", ""])
@@ -168,7 +188,7 @@ class ChangesPane(QWidget):
             group.setData(0, GROUP_ROLE, f"session {key[0]} · {key[1]}")
         return group
 
-    def _build(self) -> None:
+    def _rebuild(self) -> None:
         """The tree built afresh, a few whole groups (about FILL_ROWS rows) a turn of the event loop: all 500 rows
         at once held the window's thread 23 ms, 395 ms of wall time at load 25. A group goes in whole, so its row
         always decides every change under it."""
@@ -274,7 +294,7 @@ class ChangesPane(QWidget):
 
     def selected_group(self) -> list[AgentChange]:
         """The changes under the selected group row (a session and writer); [] when a single change is selected."""
-        item = self.table.currentItem()
+        item = self.table.currentItem() if self.built else None
         if item is None or self._stale or item.data(0, CHANGE_ROLE) != -1:
             return []
         children = (item.child(i) for i in range(item.childCount()))
@@ -282,7 +302,7 @@ class ChangesPane(QWidget):
         return [self._by_key[k] for k in keys if isinstance(k, str) and k in self._by_key]
 
     def selected_change(self) -> AgentChange | None:
-        item = self.table.currentItem()
+        item = self.table.currentItem() if self.built else None
         key = item.data(0, CHANGE_ROLE) if item is not None and not self._stale else None
         return self._by_key.get(key) if isinstance(key, str) else None
 

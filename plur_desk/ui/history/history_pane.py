@@ -9,14 +9,7 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer
 from PySide6.QtGui import QAction, QBrush, QColor, QFont, QFontMetrics
-from PySide6.QtWidgets import (
-    QComboBox,
-    QFileDialog,
-    QHBoxLayout,
-    QLineEdit,
-    QSizePolicy,
-    QWidget,
-)
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLineEdit, QSizePolicy, QWidget
 
 from plur_desk.app.history.history_index import HistoryFilter, actor_kind, actor_name
 from plur_desk.app.review.session import ChangeSet
@@ -434,6 +427,8 @@ class HistoryPane(QWidget):
     # -- export ----------------------------------------------------------------------------------------------
 
     def _export(self, fmt: str) -> None:
+        from PySide6.QtWidgets import QFileDialog  # made on first use, not at launch
+
         from plur_desk.ui.history.history_export import FORMATS, format_of_filter, with_suffix  # on first use
 
         dialog = QFileDialog(self, "Export history view", f"plur-history.{fmt}")

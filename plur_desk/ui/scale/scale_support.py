@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, NamedTuple
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from plur_desk.app.review.rows import DraftRow
-from plur_desk.app.scale.writer_stats import WriterKey, WriterStats, writer_key
 from plur_desk.domain.changes import ChangeSet
 from plur_desk.domain.risk import factors_help
 from plur_desk.infra.errors import ActionRefused
@@ -29,6 +28,7 @@ from plur_desk.ui.workspace import Workspace
 
 if TYPE_CHECKING:  # the clusters' modules (numpy among them) load with the first computation, off the GUI thread
     from plur_desk.app.scale.review_at_scale import RiskRow, ScaleView
+    from plur_desk.app.scale.writer_stats import WriterKey  # with the first ledger (its dataclasses)
 
 
 class OrderState(NamedTuple):
@@ -305,6 +305,8 @@ class ScaleController(QObject):
         """Risk order (when on) and the writer filter, over rows already narrowed by the search box."""
         session = self.workspace.session
         if self.writer_filter is not None and session is not None:
+            from plur_desk.app.scale.writer_stats import writer_key  # loaded by the ledger that set the filter
+
             wanted = self.writer_filter
             rows = [r for r in rows if writer_key(session.engram(r.id)) == wanted]
         if self.view is None:
@@ -383,6 +385,8 @@ class ScaleController(QObject):
         self.queue_changed.emit()
 
     def _filter_by_writer(self, stats: object) -> None:
+        from plur_desk.app.scale.writer_stats import WriterStats  # loaded by the ledger that listed it
+
         assert isinstance(stats, WriterStats)
         self.writer_filter = None if self.writer_filter == stats.writer else stats.writer
         shown = self.writer_filter is not None

@@ -16,13 +16,13 @@ from PySide6.QtWidgets import (
 )
 
 from plur_desk.app.review.session import ChangeSet
-from plur_desk.app.scale.writer_stats import WriterStats
 from plur_desk.ui.built_later import BuiltLater
 from plur_desk.ui.common.models import ID_ROLE, Column, RowsModel
 from plur_desk.ui.common.widgets import SafeBrowser, list_and_detail, pane_side, text_html
 
 if TYPE_CHECKING:  # numpy comes with it: loaded with the first ledger, not at launch
     from plur_desk.app.scale.review_at_scale import ScaleView
+    from plur_desk.app.scale.writer_stats import WriterStats  # with the first ledger too (its dataclasses)
 
 
 def _hours(value: float | None) -> str:

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
-from PySide6.QtWidgets import QProgressDialog, QWidget
+
+if TYPE_CHECKING:  # the dialog's class is made by PySide on its first import: with the first bulk check
+    from PySide6.QtWidgets import QProgressDialog, QWidget
 
 PROGRESS_EVERY_S = 0.05  # a check's progress reaches the window at most this often (and always at its end)
 
@@ -57,6 +60,8 @@ class CheckProgress(QObject):
 
 def progress_dialog(parent: QWidget | None, total: int, cancel: Callable[[], object]) -> QProgressDialog:
     """The window-modal progress of a check of `total` drafts, shown after 400 ms; Cancel and Escape call `cancel`."""
+    from PySide6.QtWidgets import QProgressDialog
+
     dialog = QProgressDialog(f"Checking {total} drafts for contradictions…", "Cancel", 0, total, parent)
     dialog.setObjectName("conflictCheckProgress")
     dialog.setWindowModality(Qt.WindowModality.WindowModal)

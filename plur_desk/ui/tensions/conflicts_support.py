@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtGui import QKeySequence, QShortcut
-from PySide6.QtWidgets import QMessageBox, QWidget
+from PySide6.QtWidgets import QWidget
 
 from plur_desk.app.review.session import ChangeSet
 from plur_desk.ui.common.jobs import CONFLICTS
@@ -171,6 +171,8 @@ class ConflictsController(QObject):
         self, lines: list[str], verb: str = "Approve", note: str = CONFLICT_NOTE, name: str = "conflictConfirm"
     ) -> bool:
         """The one question before a change that may contradict the store; True to go ahead."""
+        from PySide6.QtWidgets import QMessageBox  # made on first use, not at launch
+
         box = QMessageBox(self._parent)
         box.setObjectName(name)
         box.setIcon(QMessageBox.Icon.Warning)

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QDate, QObject
-from PySide6.QtWidgets import QDialog, QWidget
+from PySide6.QtCore import QObject
+from PySide6.QtWidgets import QWidget
 
 from plur_desk.app.review.rows import TensionRow
 from plur_desk.domain.engram_view import split_order
 from plur_desk.domain.seen import Seen
-from plur_desk.ui.tensions.tensions_pane import SplitDialog, TensionsPane
+from plur_desk.ui.tensions.tensions_pane import TensionsPane
 from plur_desk.ui.workspace import Workspace
 
 
@@ -90,6 +90,11 @@ class TensionsController(QObject):
             self.workspace.messages.error(f"Both engrams of {row.id} must be in the store to split it in time.")
             return
         earlier, later = split_order(a, b)  # the order the split will write
+        from PySide6.QtCore import QDate  # the dialog's classes: on first use, not at launch
+        from PySide6.QtWidgets import QDialog
+
+        from plur_desk.ui.tensions.split_dialog import SplitDialog
+
         now = self.workspace.clock.now()
         dialog = SplitDialog(earlier, later, self.pane, QDate(now.year, now.month, now.day))
         if dialog.exec() == QDialog.DialogCode.Accepted:

@@ -5,17 +5,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from PySide6.QtCore import QDate, QItemSelectionModel, Qt, Signal
+from PySide6.QtCore import QItemSelectionModel, Qt, Signal
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import (
-    QComboBox,
-    QDialog,
-    QDialogButtonBox,
-    QHBoxLayout,
-    QLabel,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QWidget
 
 from plur_desk.app.review.rows import TensionRow
 from plur_desk.app.review.session import ChangeSet
@@ -62,52 +54,6 @@ def word_diff(left: str, right: str) -> tuple[str, str]:
         if right_words:
             out_b.append(f"<u style='background:#c6efce; color:#0b4d1c'><b>{E(right_words)}</b></u>")
     return "".join(out_a), "".join(out_b)
-
-
-class SplitDialog(QDialog):
-    def __init__(self, earlier: str, later: str, parent: QWidget | None = None, today: QDate | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("splitDialog")
-        self.setWindowTitle("Split in time")
-        layout = QVBoxLayout(self)
-        layout.addWidget(QLabel("Both were true, at different times. From which date does the later one hold?"))
-        from plur_desk.ui.validity.date_field import DateField  # on first use: not needed before the first draft
-
-        self.date = DateField(today or QDate.currentDate(), "Split date")
-        layout.addWidget(self.date)
-        self.preview = QLabel()
-        self.preview.setWordWrap(True)
-        layout.addWidget(self.preview)
-        box = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
-        self.ok = box.button(QDialogButtonBox.StandardButton.Ok)
-        self.ok.setText("Split")
-        self.ok.setDefault(True)
-        box.accepted.connect(self._accept)
-        box.rejected.connect(self.reject)
-        layout.addWidget(box)
-        self._earlier, self._later = earlier, later
-        self.date.changed.connect(self._update)
-        self._update()
-
-    @property
-    def iso(self) -> str:
-        return self.date.date().toString("yyyy-MM-dd")
-
-    def _accept(self) -> None:
-        if self.date.date().isValid():
-            self.accept()
-
-    def _update(self) -> None:
-        problem = self.date.error()
-        self.ok.setEnabled(not problem)
-        if problem:
-            self.preview.setText(f"<p>✖ {E(problem)}</p>")
-            return
-        before = self.date.date().addDays(-1).toString("yyyy-MM-dd")
-        self.preview.setText(
-            f"<p><b>{E(self._earlier)}</b>: valid until {before}<br><b>{E(self._later)}</b>: valid "
-            f"from {self.iso}<br>The tension is dismissed; nothing is retired.</p>"
-        )
 
 
 def _similar_slot(side: int) -> str:

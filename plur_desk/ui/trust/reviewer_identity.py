@@ -7,7 +7,7 @@ import threading
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
-from PySide6.QtWidgets import QInputDialog, QMessageBox, QWidget
+from PySide6.QtWidgets import QWidget
 
 from plur_desk.app.trust.signing import fingerprint
 from plur_desk.domain.changes import ChangeSet
@@ -43,6 +43,8 @@ class UnlockAsker(QObject):
         reply["done"].set()  # type: ignore[attr-defined]
 
     def _question(self, reason: str) -> bool:
+        from PySide6.QtWidgets import QMessageBox  # made on first use, not at launch
+
         box = QMessageBox(self._parent)
         box.setWindowTitle("Unlock your reviewer key")
         box.setTextFormat(Qt.TextFormat.PlainText)
@@ -67,6 +69,8 @@ class IdentityController(QObject):
 
     def key_failed(self, error: Exception) -> bool:
         """Handles a refusal about the key (True when handled): a conflict offers a confirmed replacement."""
+        from PySide6.QtWidgets import QMessageBox  # made on first use, not at launch
+
         session = self.workspace.session
         if not isinstance(error, KeyConflict) or session is None:
             return False
@@ -91,6 +95,8 @@ class IdentityController(QObject):
         return True
 
     def show_reviewer_identity(self) -> None:
+        from PySide6.QtWidgets import QMessageBox  # made on first use, not at launch
+
         session = self.workspace.session
         if session is None:
             return
@@ -128,6 +134,8 @@ class IdentityController(QObject):
     def trust_listed_key(self) -> None:
         """Trust one key keys.yaml lists but this user does not trust yet: chosen by identity and fingerprint, then
         confirmed with both shown (a key is never trusted because it is listed: an agent can write keys.yaml)."""
+        from PySide6.QtWidgets import QInputDialog, QMessageBox  # made on first use, not at launch
+
         session = self.workspace.session
         if session is None:
             return
@@ -174,6 +182,8 @@ class IdentityController(QObject):
         self.workspace.change(lambda: ChangeSet(reloaded=True, message=session.trust.trust_key(identity, key, at)))
 
     def _confirm_revoke(self) -> bool:
+        from PySide6.QtWidgets import QMessageBox  # made on first use, not at launch
+
         answer = QMessageBox.question(
             self._parent,
             "Revoke the key",

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QDate, QObject
-from PySide6.QtWidgets import QDialog, QWidget
+from PySide6.QtCore import QObject
+from PySide6.QtWidgets import QWidget
 
 from plur_desk.domain.plur_rules.validity import Window
-from plur_desk.ui.validity.validity_pane import ValidityPane, WindowDialog
+from plur_desk.ui.validity.validity_pane import ValidityPane
 from plur_desk.ui.workspace import Workspace
 
 
@@ -25,6 +25,11 @@ class ValidityController(QObject):
         session, row = self.workspace.session, self.pane.current_row()
         if session is None or row is None or not self._on_screen(self.pane):
             return
+        from PySide6.QtCore import QDate  # the dialog's classes: on first use, not at launch
+        from PySide6.QtWidgets import QDialog
+
+        from plur_desk.ui.validity.window_dialog import WindowDialog
+
         now = self.workspace.clock.now()
         window = Window(row.valid_from or None, row.valid_until or None)
         dialog = WindowDialog(row.id, window, self.pane, QDate(now.year, now.month, now.day))

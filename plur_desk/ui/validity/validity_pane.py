@@ -4,23 +4,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from PySide6.QtCore import QDate, QDateTime, QItemSelectionModel, QTime, QTimer, QTimeZone, Signal
+from PySide6.QtCore import QItemSelectionModel, QTimer, Signal
 from PySide6.QtGui import QAction, QShowEvent
-from PySide6.QtWidgets import (
-    QCheckBox,
-    QDateTimeEdit,
-    QDialog,
-    QDialogButtonBox,
-    QFormLayout,
-    QHBoxLayout,
-    QLabel,
-    QTimeEdit,
-    QWidget,
-)
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
 
 from plur_desk.app.review.session import ChangeSet
 from plur_desk.app.review.validity_rows import VALIDITY_GROUPS, ValidityRow, validity_sort
-from plur_desk.domain.plur_rules.validity import Window, closes_at, opens_at
 from plur_desk.ui.built_later import BuiltLater
 from plur_desk.ui.common.models import Column, RowsModel
 from plur_desk.ui.common.widgets import list_and_detail, make_table, pane_side
@@ -50,81 +39,6 @@ COLUMNS: list[Column[ValidityRow]] = [
 ]
 
 
-class WindowDialog(QDialog):
-    """valid_from / valid_until as dates with an optional UTC time; either bound may be cleared."""
-
-    def __init__(
-        self, engram_id: str, window: Window, parent: QWidget | None = None, today: QDate | None = None
-    ) -> None:
-        super().__init__(parent)
-        self.setObjectName("windowDialog")
-        self.setWindowTitle(f"Validity of {engram_id}")
-        from plur_desk.ui.validity.date_field import DateField  # on first use: not needed before the first draft
-
-        form = QFormLayout(self)
-        self.fields = {}
-        for name, value in (("valid_from", window.valid_from), ("valid_until", window.valid_until)):
-            enabled = QCheckBox("set")
-            enabled.setAccessibleName(f"{name} set")
-            moment = (opens_at if name == "valid_from" else closes_at)(value) if value else None
-            initial = QDate(moment.year, moment.month, moment.day) if moment else (today or QDate.currentDate())
-            date = DateField(initial, name)
-            timed = QCheckBox("at a UTC time")
-            time = QTimeEdit()
-            time.setDisplayFormat("HH:mm")
-            time.setAccessibleName(f"{name} time")
-            enabled.setChecked(moment is not None)
-            if moment is not None and value and len(value) > 10:
-                timed.setChecked(True)
-                time.setTime(QTime(moment.hour, moment.minute))
-            date.changed.connect(lambda checked=enabled: checked.setChecked(True))  # typing a date sets it
-            row = QHBoxLayout()
-            for widget in (enabled, date, timed, time):
-                row.addWidget(widget)
-            form.addRow(name, row)
-            self.fields[name] = (enabled, date, timed, time)
-        self.error = QLabel()
-        self.error.setObjectName("windowError")
-        self.error.setWordWrap(True)
-        form.addRow(self.error)
-        note = QLabel("A date alone is the whole UTC day: valid_until 2026-12-31 holds until 23:59:59.999Z.")
-        note.setWordWrap(True)
-        form.addRow(note)
-        box = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
-        box.accepted.connect(self._accept)
-        box.rejected.connect(self.reject)
-        box.button(QDialogButtonBox.StandardButton.Save).setDefault(True)  # Enter saves from any field
-        form.addRow(box)
-
-    def value(self, name: str) -> str | None:
-        enabled, date, timed, time = self.fields[name]
-        if not enabled.isChecked() or not date.date().isValid():
-            return None
-        day = date.date().toString("yyyy-MM-dd")
-        return f"{day}T{time.time().toString('HH:mm')}:00Z" if timed.isChecked() else day
-
-    def problem(self) -> str:
-        """Why the window cannot be saved as shown, or ''."""
-        for name, (enabled, date, _timed, _time) in self.fields.items():
-            if enabled.isChecked() and date.error():
-                return f"✖ {name}: {date.error()}"
-        start, end = self.value("valid_from"), self.value("valid_until")
-        if (
-            start
-            and end
-            and (opens_at(start) or datetime.min.replace(tzinfo=UTC))
-            > (closes_at(end) or datetime.max.replace(tzinfo=UTC))
-        ):
-            return "✖ valid_from is after valid_until."
-        return ""
-
-    def _accept(self) -> None:
-        problem = self.problem()
-        self.error.setText(problem)
-        if not problem:
-            self.accept()
-
-
 class ValidityPane(BuiltLater, QWidget):
     """Windows grouped by state; the verdicts (edit, expire) are the validity controller's."""
 
@@ -141,7 +55,12 @@ class ValidityPane(BuiltLater, QWidget):
         self.build_later()  # the widgets: on first use (ui/built_later.py)
 
     def _build(self) -> None:
-        from plur_desk.ui.validity.timeline import Timeline  # with the widgets, after the first draft
+        # with the widgets, after the first draft: PySide makes each Qt class (and its enums) on its first import,
+        # ~2 M instructions a class, which a launch does not need
+        from PySide6.QtCore import QDateTime, QTimeZone
+        from PySide6.QtWidgets import QCheckBox, QDateTimeEdit
+
+        from plur_desk.ui.validity.timeline import Timeline
 
         self.as_of = QDateTimeEdit(QDateTime.currentDateTimeUtc())
         self.as_of.setObjectName("asOf")
@@ -197,6 +116,8 @@ class ValidityPane(BuiltLater, QWidget):
 
     def moment(self) -> datetime:
         """The 'as of' moment: the window's clock while 'now' is ticked, else the chosen moment."""
+        from PySide6.QtCore import QDateTime, QTimeZone  # made by _build, which runs first
+
         if self.follow_now.isChecked():
             now = self.workspace.clock.now().astimezone(UTC)
             self.as_of.blockSignals(True)
