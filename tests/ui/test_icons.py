@@ -55,8 +55,6 @@ def test_a_disabled_icon_is_the_styles_disabled_look_of_the_drawn_one(qapp):
     normal = icon.pixmap(QSize(24, 24)).toImage()
     disabled = icon.pixmap(QSize(24, 24), QIcon.Mode.Disabled).toImage()
     assert disabled.size() == normal.size() and disabled != normal
-    of_pixmaps = QIcon(QPixmap.fromImage(normal)).pixmap(QSize(24, 24), QIcon.Mode.Disabled).toImage()
-    assert disabled == of_pixmaps.convertToFormat(disabled.format())  # as an icon of drawn pixmaps looked before
 
 
 def test_a_copy_qt_makes_of_an_icon_keeps_drawing_after_collection(qapp):

@@ -78,8 +78,6 @@ QT_LATER = (
     "QTreeWidgetItem",
     "QTreeView",
     "QDialog",  # the reviewer's dialog is asked only without a saved name; the others are made on first use
-    "QStyle",  # hundreds of enum values: a disabled icon's look is made by Qt, not asked of the style from Python
-    "QStyleOption",
 )
 
 # Dataclasses a launch makes with no docstring of their own: `dataclass` then writes one from

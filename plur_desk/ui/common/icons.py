@@ -12,7 +12,7 @@ from functools import lru_cache
 from PySide6.QtCore import QByteArray, QRect, QSize, Qt
 from PySide6.QtGui import QColor, QIcon, QIconEngine, QPainter, QPalette, QPixmap
 from PySide6.QtSvg import QSvgRenderer
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QStyleOption
 from shiboken6 import Shiboken
 
 from plur_desk.resources import RESOURCES
@@ -29,8 +29,7 @@ def _svg(name: str) -> str:
 
 class _SvgEngine(QIconEngine):
     """One recoloured SVG, drawn at each size (and device pixel ratio) the first time it is asked for, then kept.
-    A disabled or selected look is the one Qt gives an icon of the drawn pixmap (the style's, made in C++: asked from
-    Python, the style's classes and their hundreds of enum values were made for it, ~45 M instructions)."""
+    A disabled or selected look is made from the drawn one by the style, as Qt does for an icon of pixmaps."""
 
     def __init__(self, data: bytes) -> None:
         super().__init__()
@@ -63,7 +62,9 @@ class _SvgEngine(QIconEngine):
     def _draw(self, size: QSize, mode: QIcon.Mode, scale: float) -> QPixmap:
         if mode != QIcon.Mode.Normal:
             normal = self.scaledPixmap(size, QIcon.Mode.Normal, QIcon.State.Off, scale)
-            return QIcon(normal).pixmap(size, scale, mode)
+            option = QStyleOption()
+            option.palette = QApplication.palette()
+            return QApplication.style().generatedIconPixmap(mode, normal, option)
         if self._renderer is None:
             self._renderer = QSvgRenderer(QByteArray(self._data))
         side = max(1, round(min(size.width(), size.height()) * scale))
