@@ -1,0 +1,40 @@
+"""The application's style sheet is set once: making the application again (each window a test or the self-check
+opens) leaves every live widget's style alone instead of polishing all of them again."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QObject
+from PySide6.QtWidgets import QApplication, QLabel
+
+from plur_desk.resources import RESOURCES
+from plur_desk.ui.app import make_application
+
+
+class StyleChanges(QObject):
+    def __init__(self) -> None:
+        super().__init__()
+        self.count = 0
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.StyleChange:
+            self.count += 1
+        return False
+
+
+def test_making_the_application_again_polishes_no_live_widget_again(qtbot) -> None:
+    app = make_application()
+    assert app.styleSheet() == (RESOURCES / "app.qss").read_text(encoding="utf-8")
+    label = QLabel("a widget alive before the application is made again")
+    qtbot.addWidget(label)
+    label.show()
+    changes = StyleChanges()
+    label.installEventFilter(changes)
+    QApplication.instance().setStyleSheet(app.styleSheet() + "\n")  # the probe: a changed sheet does reach it
+    assert changes.count > 0
+    changes.count = 0
+    make_application()  # the sheet differs by a newline: set again, as a changed sheet must be
+    assert changes.count > 0 and app.styleSheet() == (RESOURCES / "app.qss").read_text(encoding="utf-8")
+    changes.count = 0
+    make_application()
+    make_application()
+    assert changes.count == 0
