@@ -1,0 +1,93 @@
+"""Approvals pressed faster than their contradiction checks answer (real window): each A keeps its own check and is
+written as its own signed decision, in the order pressed; none is dropped because a newer one came meanwhile."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+
+from ui.conftest import engrams_on_disk, human_events
+from ui.test_conflict_warnings import DRAFT, _gate_checks
+
+
+def _quiet_run(qtbot, window, n: int) -> list[str]:
+    """`n` drafts in a row in the queue's order, none with a contradiction (no question waits for them)."""
+    qtbot.waitUntil(
+        lambda: window.conflicts.service is not None and window.jobs.pending("conflicts") == 0, timeout=20000
+    )
+    ids = [r.id for r in window.drafts.model.rows]
+    quiet = [i != DRAFT and not window.conflicts.conflicts_for(i) for i in ids]
+    start = next(k for k in range(len(ids) - n) if all(quiet[k : k + n + 1]))
+    return ids[start : start + n + 1]  # and the draft after them, where the queue ends
+
+
+def _press_a_on(qtbot, window, engram_id: str) -> None:
+    assert window.drafts.current_id() == engram_id
+    assert window.drafts.displayed_seen() is not None and window.drafts.displayed_seen().id == engram_id
+    qtbot.keyClick(window.drafts.table, Qt.Key.Key_A)
+
+
+def _settled(qtbot, window) -> None:
+    qtbot.waitUntil(lambda: window.jobs.pending("reads") == 0 and window.jobs.pending("session") == 0, timeout=20000)
+    qtbot.wait(100)
+    qtbot.waitUntil(lambda: window.jobs.pending("reads") == 0 and window.jobs.pending("session") == 0, timeout=20000)
+
+
+def _approvals(store_copy) -> list[tuple[str, str]]:
+    return [(e["engram_id"], e["data"]["action"]) for e in human_events(store_copy)]
+
+
+def test_a_second_a_while_the_first_is_still_checked_approves_both(qtbot, window, store_copy, monkeypatch):
+    x, y, after = _quiet_run(qtbot, window, 2)
+    statements = {i: engrams_on_disk(store_copy)[i]["statement"] for i in (x, y)}
+    window.drafts.select_id(x)
+    gate = _gate_checks(monkeypatch, window)  # every check (the detail's and the approvals') waits for the gate
+    window.review._checked = None  # nothing known of X yet: the reviewer was quicker than its read
+    _press_a_on(qtbot, window, x)
+    qtbot.waitUntil(gate.entered.is_set, timeout=10000)  # X's check is under way, held
+    _press_a_on(qtbot, window, y)  # the queue moved on to Y at once; A again while X is still checked
+    assert window.drafts.current_id() == after and not human_events(store_copy)
+    gate.set()
+    qtbot.waitUntil(lambda: len(human_events(store_copy)) >= 2, timeout=20000)
+    _settled(qtbot, window)
+    assert _approvals(store_copy) == [(x, "approve"), (y, "approve")]
+    on_disk = engrams_on_disk(store_copy)
+    for event in human_events(store_copy):
+        assert event["signer"] == "human:Grace Tester" and event["signature"]
+        assert on_disk[event["engram_id"]]["commitment"] == "decided"
+        assert on_disk[event["engram_id"]]["statement"] == statements[event["engram_id"]]
+        assert window.session.trust(event).state.value == "valid"
+    assert window.drafts.current_id() == after  # where the reviewer went: neither check moved the selection back
+    assert not window.review.question.waiting
+
+
+def test_a_run_of_approvals_each_pressed_before_the_last_check_answered_is_all_written(
+    qtbot, window, store_copy, monkeypatch
+):
+    """The benchmark's run (8 approves in a row, 7 written): every A, each on the draft the last one moved to."""
+    run = _quiet_run(qtbot, window, 5)
+    window.drafts.select_id(run[0])
+    gate = _gate_checks(monkeypatch, window)
+    window.review._checked = None
+    for engram_id in run[:-1]:
+        _press_a_on(qtbot, window, engram_id)
+    gate.set()
+    qtbot.waitUntil(lambda: len(human_events(store_copy)) >= 5, timeout=30000)
+    _settled(qtbot, window)
+    assert _approvals(store_copy) == [(i, "approve") for i in run[:-1]]
+    assert window.drafts.current_id() == run[-1]
+
+
+def test_a_repeated_a_on_the_same_draft_still_approves_it_once(qtbot, window, store_copy, monkeypatch):
+    x, y, _after = _quiet_run(qtbot, window, 2)
+    window.drafts.select_id(x)
+    gate = _gate_checks(monkeypatch, window)
+    window.review._checked = None
+    _press_a_on(qtbot, window, x)
+    qtbot.waitUntil(gate.entered.is_set, timeout=10000)
+    window.drafts.select_id(x)  # back to X (K) while its check runs, and A again
+    _press_a_on(qtbot, window, x)
+    gate.set()
+    qtbot.waitUntil(lambda: len(human_events(store_copy)) >= 1, timeout=20000)
+    _settled(qtbot, window)
+    assert _approvals(store_copy) == [(x, "approve")]
+    assert engrams_on_disk(store_copy)[y]["commitment"] == "draft"
