@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 
-from ui.conftest import engrams_on_disk, human_events
+from ui.conftest import answer_modal, engrams_on_disk, human_events
 from ui.test_conflict_warnings import DRAFT, _gate_checks
 
 
@@ -91,3 +91,72 @@ def test_a_repeated_a_on_the_same_draft_still_approves_it_once(qtbot, window, st
     _settled(qtbot, window)
     assert _approvals(store_copy) == [(x, "approve")]
     assert engrams_on_disk(store_copy)[y]["commitment"] == "draft"
+
+
+def _select_pair(qtbot, window, first: str) -> None:
+    window.drafts.select_id(first)
+    qtbot.keyClick(window.drafts.table, Qt.Key.Key_Down, Qt.KeyboardModifier.ShiftModifier)
+
+
+def _confirm_bulks(qtbot, asked: list[int], times: int) -> None:
+    """Answer the next `times` bulk questions yes (each one as it opens), flagged drafts included."""
+    from plur_desk.ui.common.dialogs import BulkDialog
+
+    def confirm(dialog) -> None:
+        asked.append(dialog.deciding)
+        if dialog.flagged.count():
+            dialog.include.setChecked(True)
+        dialog.combo.setCurrentText("checked")
+        qtbot.keyClick(dialog.combo.lineEdit(), Qt.Key.Key_Return)
+        if len(asked) < times:
+            answer_modal(confirm, kind=BulkDialog)
+
+    answer_modal(confirm, kind=BulkDialog)
+
+
+def test_a_second_bulk_approval_while_the_first_is_checked_approves_both_selections(
+    qtbot, window, store_copy, monkeypatch
+):
+    run = _quiet_run(qtbot, window, 4)
+    gate = _gate_checks(monkeypatch, window)
+    window.review._checked = None
+    _select_pair(qtbot, window, run[0])
+    assert window.drafts.selected_ids() == run[:2]
+    asked: list[int] = []
+    _confirm_bulks(qtbot, asked, 2)
+    qtbot.keyClick(window.drafts.table, Qt.Key.Key_A)
+    qtbot.waitUntil(gate.entered.is_set, timeout=10000)
+    _select_pair(qtbot, window, run[2])  # a different selection, approved while the first is still checked
+    assert window.drafts.selected_ids() == run[2:4]
+    qtbot.keyClick(window.drafts.table, Qt.Key.Key_A)
+    gate.set()
+    qtbot.waitUntil(lambda: len(human_events(store_copy)) >= 4, timeout=30000)
+    _settled(qtbot, window)
+    assert len(asked) == 2
+    assert _approvals(store_copy) == [(i, "approve") for i in run[:4]]
+
+
+def test_cancelling_a_bulk_check_says_so_and_the_approval_asked_after_it_is_still_made(
+    qtbot, window, store_copy, monkeypatch
+):
+    from PySide6.QtWidgets import QProgressDialog, QPushButton
+
+    run = _quiet_run(qtbot, window, 3)
+    gate = _gate_checks(monkeypatch, window)
+    window.review._checked = None
+    _select_pair(qtbot, window, run[0])
+    qtbot.keyClick(window.drafts.table, Qt.Key.Key_A)
+    qtbot.waitUntil(gate.entered.is_set, timeout=10000)
+    window.drafts.select_id(run[2])
+    _press_a_on(qtbot, window, run[2])  # checked once the bulk approval's check is over
+    progress = window.findChild(QProgressDialog, "conflictCheckProgress")
+    qtbot.waitUntil(progress.isVisible, timeout=5000)
+    progress.findChild(QPushButton).click()  # Cancel, as the reviewer would
+    message = window.statusBar().currentMessage()
+    assert "cancelled" in message and run[0] in message and run[1] in message and "not approved" in message
+    gate.set()
+    qtbot.waitUntil(lambda: len(human_events(store_copy)) >= 1, timeout=20000)
+    _settled(qtbot, window)
+    assert _approvals(store_copy) == [(run[2], "approve")]
+    on_disk = engrams_on_disk(store_copy)
+    assert on_disk[run[0]]["commitment"] == "draft" and on_disk[run[1]]["commitment"] == "draft"
