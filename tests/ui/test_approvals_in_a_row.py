@@ -160,3 +160,77 @@ def test_cancelling_a_bulk_check_says_so_and_the_approval_asked_after_it_is_stil
     assert _approvals(store_copy) == [(run[2], "approve")]
     on_disk = engrams_on_disk(store_copy)
     assert on_disk[run[0]]["commitment"] == "draft" and on_disk[run[1]]["commitment"] == "draft"
+
+
+def test_an_approval_whose_store_was_closed_while_it_was_checked_is_not_made_and_that_is_said(
+    qtbot, window, store_copy, monkeypatch, tmp_path
+):
+    import shutil
+
+    from ui.conftest import wait_loaded
+
+    x, _y, _after = _quiet_run(qtbot, window, 2)
+    other = tmp_path / "other"
+    shutil.copytree(store_copy, other)
+    said: list[str] = []
+    window.statusBar().messageChanged.connect(said.append)
+    window.drafts.select_id(x)
+    gate = _gate_checks(monkeypatch, window)
+    window.review._checked = None
+    _press_a_on(qtbot, window, x)
+    qtbot.waitUntil(gate.entered.is_set, timeout=10000)
+    window.open_path(other)  # another store, opened before X's check answered
+    wait_loaded(qtbot, window)
+    gate.set()
+    qtbot.waitUntil(lambda: any("Another store was opened" in m for m in said), timeout=20000)
+    _settled(qtbot, window)
+    (told,) = [m for m in said if "Another store was opened" in m]
+    assert x in told and "nothing was approved" in told
+    assert not human_events(store_copy) and not human_events(other)
+    assert engrams_on_disk(store_copy)[x]["commitment"] == "draft" == engrams_on_disk(other)[x]["commitment"]
+
+
+def _approve_one_first(qtbot, window, store_copy) -> tuple[str, str, str]:
+    """W approved and written (so there is something to undo: Ctrl+Z is on); the selection moves on to X."""
+    w, x, y, _after = _quiet_run(qtbot, window, 3)
+    window.drafts.select_id(w)
+    qtbot.waitUntil(lambda: window.drafts.displayed_seen() is not None, timeout=10000)
+    with qtbot.waitSignal(window.changes_applied, timeout=20000):
+        _press_a_on(qtbot, window, w)
+    _settled(qtbot, window)
+    assert _approvals(store_copy) == [(w, "approve")] and window.drafts.current_id() == x
+    return w, x, y
+
+
+def test_ctrl_z_behind_two_approvals_still_checked_takes_back_the_last_one_only(qtbot, window, store_copy, monkeypatch):
+    w, x, y = _approve_one_first(qtbot, window, store_copy)
+    gate = _gate_checks(monkeypatch, window)
+    window.review._checked = None
+    _press_a_on(qtbot, window, x)
+    qtbot.waitUntil(gate.entered.is_set, timeout=10000)
+    _press_a_on(qtbot, window, y)
+    qtbot.keyClick(window.drafts.table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)  # held behind Y
+    gate.set()
+    qtbot.waitUntil(lambda: len(human_events(store_copy)) >= 4, timeout=20000)
+    _settled(qtbot, window)
+    assert _approvals(store_copy) == [(w, "approve"), (x, "approve"), (y, "approve"), (y, "undo")]
+    on_disk = engrams_on_disk(store_copy)
+    assert on_disk[x]["commitment"] == "decided" and on_disk[y]["commitment"] == "draft"
+
+
+def test_ctrl_z_between_two_approvals_still_checked_takes_back_the_first_before_the_second_is_made(
+    qtbot, window, store_copy, monkeypatch
+):
+    w, x, y = _approve_one_first(qtbot, window, store_copy)
+    gate = _gate_checks(monkeypatch, window)
+    window.review._checked = None
+    _press_a_on(qtbot, window, x)
+    qtbot.waitUntil(gate.entered.is_set, timeout=10000)
+    qtbot.keyClick(window.drafts.table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)  # held behind X
+    _press_a_on(qtbot, window, y)
+    gate.set()
+    qtbot.waitUntil(lambda: len(human_events(store_copy)) >= 4, timeout=20000)
+    _settled(qtbot, window)
+    assert _approvals(store_copy) == [(w, "approve"), (x, "approve"), (x, "undo"), (y, "approve")]
+    on_disk = engrams_on_disk(store_copy)
+    assert on_disk[x]["commitment"] == "draft" and on_disk[y]["commitment"] == "decided"
