@@ -234,3 +234,27 @@ def test_ctrl_z_between_two_approvals_still_checked_takes_back_the_first_before_
     assert _approvals(store_copy) == [(w, "approve"), (x, "approve"), (x, "undo"), (y, "approve")]
     on_disk = engrams_on_disk(store_copy)
     assert on_disk[x]["commitment"] == "draft" and on_disk[y]["commitment"] == "decided"
+
+
+def test_an_approval_whose_check_is_known_waits_behind_one_still_checked_and_ctrl_z_takes_it_back(
+    qtbot, window, store_copy, monkeypatch
+):
+    """Y's check was read for its detail; X's is still running: A on Y is written after X's approval, in the order
+    the keys were pressed, so the Ctrl+Z pressed after it takes back Y, not X."""
+    w, x, y = _approve_one_first(qtbot, window, store_copy)
+    gate = _gate_checks(monkeypatch, window, only=x)
+    window.review._checked = None
+    _press_a_on(qtbot, window, x)
+    qtbot.waitUntil(gate.entered.is_set, timeout=10000)
+    qtbot.waitUntil(lambda: "Checking for contradictions" not in window.drafts.detail.toPlainText(), timeout=20000)
+    assert window.review._known_conflicts(y) == []  # Y's check is known: no read needed for its approval
+    _press_a_on(qtbot, window, y)
+    qtbot.keyClick(window.drafts.table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    qtbot.wait(100)
+    assert _approvals(store_copy) == [(w, "approve")]  # Y waits for X's approval, asked before it
+    gate.set()
+    qtbot.waitUntil(lambda: len(human_events(store_copy)) >= 4, timeout=20000)
+    _settled(qtbot, window)
+    assert _approvals(store_copy) == [(w, "approve"), (x, "approve"), (y, "approve"), (y, "undo")]
+    on_disk = engrams_on_disk(store_copy)
+    assert on_disk[x]["commitment"] == "decided" and on_disk[y]["commitment"] == "draft"

@@ -40,6 +40,15 @@ class Asked:
         return ", ".join(self.ids[:3]) + (f" and {len(self.ids) - 3} more" if len(self.ids) > 3 else "")
 
 
+def answered(result: Checked) -> Check:
+    """The check of an approval whose answer is known already (read for the detail): it keeps its place in line."""
+
+    def check(_ids: list[str], _progress: Callable[[int, int], None] | None) -> Checked:
+        return result
+
+    return check
+
+
 class ApprovalChecks:
     def __init__(self, workspace: Workspace, held: UndoBehindCheck, dialog_parent: QWidget) -> None:
         self.workspace, self._held, self._parent = workspace, held, dialog_parent

@@ -21,7 +21,7 @@ from plur_desk.app.review.session import ChangeSet, ReviewSession
 from plur_desk.domain.seen import Seen, seen_engram
 from plur_desk.ui.common.widgets import text_html
 from plur_desk.ui.navigation import NavigationController
-from plur_desk.ui.review.approval_checks import ApprovalChecks, Asked
+from plur_desk.ui.review.approval_checks import ApprovalChecks, Asked, answered
 from plur_desk.ui.review.detail import (
     CHECKING_HTML,
     SIMILAR_PENDING_HTML,
@@ -335,9 +335,13 @@ class ReviewController(QObject):
         check = self._conflicts.checker()
         known = self._known_conflicts(ids[0]) if len(ids) == 1 else None
         if check is None or known is not None:
-            lines = lines_of([(ids[0], known)]) if known else []
-            self._approve_checked(shown, lines, level, note)
-            return
+            if not self._checks.pending():
+                lines = lines_of([(ids[0], known)]) if known else []
+                self._approve_checked(shown, lines, level, note)
+                return
+            # behind approvals still checked: decided after them, so the writes (and an undo) keep the keys' order
+            answer = Checked(self._conflicts.service, ((ids[0], known),)) if known is not None else Checked(None, ())
+            check = answered(answer)
         current = self.drafts.current_id()
         ahead = self.drafts.id_after(ids) if len(ids) == 1 else None
         if ahead:  # the queue moves on at once, as after any verdict (back to the draft if a question is asked)
@@ -347,7 +351,7 @@ class ReviewController(QObject):
         def decide(result: Checked) -> tuple[bool, bool]:
             """Approve as checked; whether a change was handed to the runner, and whether a question now waits."""
             decided = self._decided
-            if len(ids) == 1:
+            if len(ids) == 1 and result.service is not None:
                 self._checked = result
             moved_on = self.drafts.current_id() != current  # then the selection stays where the reviewer is
             self._approve_checked(shown, lines_of(result.found), level, note, moved_on)
