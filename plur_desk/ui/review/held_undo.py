@@ -7,14 +7,15 @@ from __future__ import annotations
 
 from plur_desk.app.review.session import ReviewSession
 from plur_desk.ui.review.waiting_question import WaitingQuestion
-from plur_desk.ui.workspace import DECISION_CHECKS, Workspace
+from plur_desk.ui.workspace import Workspace
 
 
 class UndoBehindCheck:
     def __init__(self, workspace: Workspace, question: WaitingQuestion) -> None:
         self.workspace, self.question = workspace, question
-        self._checking: tuple[int, ReviewSession] | None = None  # the approval being checked: its read, its store
-        self._after_check: list[bool] = []  # undo (False) or redo (True) pressed meanwhile
+        # the approvals asked for and not yet decided, in order: each with its store and the undo (False) or redo
+        # (True) pressed after it and before the next one
+        self._checking: list[tuple[object, ReviewSession, list[bool]]] = []
 
     def pressed(self, redo: bool) -> None:
         """Ctrl+Z takes back first an approval still being checked (held until the check ends), then the last one
@@ -32,36 +33,32 @@ class UndoBehindCheck:
             self.workspace.messages.status(f"Withdrew the approval of {engram_id} waiting for your answer", 6000)
         return engram_id is not None
 
-    def checking(self, token: int, session: ReviewSession) -> None:
-        """An approval's check was submitted to the read pool as `token`."""
-        self._checking = (token, session)
+    def checking(self, approval: object, session: ReviewSession) -> None:
+        """An approval was asked for; its check runs (or waits for the ones asked before it: approval_checks.py)."""
+        self._checking.append((approval, session, []))
 
     def hold(self, redo: bool) -> bool:
         """An undo or redo pressed while an approval asked for before it is still being checked (it is not on the
-        session's lane yet, so `Workspace.replay` would not wait for it): held until the check ends. An undo run at once
-        took back the approval before that one (a refused A, then Ctrl+Z at once, undid the earlier approval
-        whenever the check had not been read in advance)."""
-        checking, session = self._checking, self.workspace.session
-        if (
-            checking is None
-            or checking[1] is not session
-            or not self.workspace.jobs.current(DECISION_CHECKS, checking[0])
-        ):
-            self._checking, self._after_check = None, []  # none, or cancelled: what waited for it is dropped
+        session's lane yet, so `Workspace.replay` would not wait for it): held until that approval, the last one
+        asked for, is decided. An undo run at once took back the approval before that one (a refused A, then Ctrl+Z
+        at once, undid the earlier approval whenever the check had not been read in advance)."""
+        session = self.workspace.session
+        self._checking = [c for c in self._checking if c[1] is session]  # another store's approvals were dropped
+        if not self._checking:
             return False
-        self._after_check.append(redo)
+        self._checking[-1][2].append(redo)
         return True
 
-    def ended(self, token: int, approved: bool, waits: bool = False) -> None:
-        """The approval's check is over: what was pressed meanwhile runs now, behind the approval's write, or is
+    def ended(self, approval: object, approved: bool, waits: bool = False) -> None:
+        """The approval's check is over: what was pressed after it runs now, behind the approval's write, or is
         refused when nothing was approved (as behind an action that failed: it would take back an earlier one).
         An approval now waiting for its answer (`waits`) is withdrawn by the undo pressed meanwhile:
         the draft stays a draft, as an undo behind its write would have left it."""
-        if self._checking is None or self._checking[0] != token:
+        found = next((c for c in self._checking if c[0] is approval), None)
+        if found is None:
             return
-        self._checking = None
-        waiting, self._after_check = self._after_check, []
-        for redo in waiting:
+        self._checking.remove(found)
+        for redo in found[2]:
             verb = "redo" if redo else "undo"
             if approved:
                 self.workspace.replay(redo=redo)

@@ -21,6 +21,7 @@ from plur_desk.app.review.session import ChangeSet, ReviewSession
 from plur_desk.domain.seen import Seen, seen_engram
 from plur_desk.ui.common.widgets import text_html
 from plur_desk.ui.navigation import NavigationController
+from plur_desk.ui.review.approval_checks import ApprovalChecks, Asked, answered
 from plur_desk.ui.review.detail import (
     CHECKING_HTML,
     SIMILAR_PENDING_HTML,
@@ -35,9 +36,8 @@ from plur_desk.ui.review.held_undo import UndoBehindCheck
 from plur_desk.ui.review.waiting_question import Waiting, WaitingQuestion
 from plur_desk.ui.scale.scale_support import OrderState, ScaleController
 from plur_desk.ui.search.search_support import SearchController, Similar
-from plur_desk.ui.tensions.check_progress import PROGRESS_EVERY_S, CheckProgress, every
 from plur_desk.ui.tensions.conflicts_support import Check, Checked, ConflictsController, lines_of
-from plur_desk.ui.workspace import DECISION_CHECKS, Workspace
+from plur_desk.ui.workspace import Workspace
 
 # How long the selection rests on a draft before its extras (the contradiction check, similar engrams, history) are
 # read: longer than a key's auto-repeat interval (about 33 ms), so holding J reads nothing for the drafts it passes
@@ -81,7 +81,6 @@ class ReviewController(QObject):
         self.pending_select: str | None = None  # the draft to select once the change under way is shown
         self._approvals: deque[float] = deque(maxlen=64)
         self._checked: Checked | None = None  # the last contradiction check of one draft
-        self._progress = CheckProgress(self)  # a bulk approval's check, and its progress dialog
         self._extras_due: tuple[DraftRow, Check | None, Similar | None] | None = None
         self._extras_timer = QTimer(self)
         self._extras_timer.setSingleShot(True)
@@ -92,6 +91,7 @@ class ReviewController(QObject):
         self.question = WaitingQuestion(drafts.focus_queue, drafts)  # approvals that may contradict, waiting
         drafts.add_under_queue(self.question)
         self._held = UndoBehindCheck(workspace, self.question)  # undo/redo while an approval is checked or waits
+        self._checks = ApprovalChecks(workspace, self._held, dialog_parent)  # each approval's own check, in order
         self._decided = 0  # changes handed to the runner (whether a checked approval was asked for)
         scale.order_shown.connect(self._order_shown)
         workspace.changes.subscribe(lambda _change: self.refresh_queue())  # whatever changed: the queue may move
@@ -335,43 +335,29 @@ class ReviewController(QObject):
         check = self._conflicts.checker()
         known = self._known_conflicts(ids[0]) if len(ids) == 1 else None
         if check is None or known is not None:
-            lines = lines_of([(ids[0], known)]) if known else []
-            self._approve_checked(shown, lines, level, note)
-            return
-        self._progress.close(self._progress.dialog)  # a newer approval replaces the one still being checked
-        cancel = functools.partial(self.workspace.jobs.cancel, DECISION_CHECKS)
-        progress = self._progress.open(self._parent, len(ids), cancel) if len(ids) > 1 else None
+            if not self._checks.pending():
+                lines = lines_of([(ids[0], known)]) if known else []
+                self._approve_checked(shown, lines, level, note)
+                return
+            # behind approvals still checked: decided after them, so the writes (and an undo) keep the keys' order
+            answer = Checked(self._conflicts.service, ((ids[0], known),)) if known is not None else Checked(None, ())
+            check = answered(answer)
         current = self.drafts.current_id()
         ahead = self.drafts.id_after(ids) if len(ids) == 1 else None
         if ahead:  # the queue moves on at once, as after any verdict (back to the draft if a question is asked)
             self.drafts.select_id(ahead)
             current = ahead
 
-        def done(result: object) -> None:
+        def decide(result: Checked) -> tuple[bool, bool]:
+            """Approve as checked; whether a change was handed to the runner, and whether a question now waits."""
             decided = self._decided
-            try:
-                checked(result)
-            finally:
-                self._held.ended(token, self._decided != decided, len(ids) == 1 and self.question.holds(ids[0]))
-
-        def checked(result: object) -> None:
-            self._progress.close(progress)
-            assert isinstance(result, Checked)
-            if self.workspace.session is not session:
-                return  # another store was opened meanwhile
-            if len(ids) == 1:
+            if len(ids) == 1 and result.service is not None:
                 self._checked = result
             moved_on = self.drafts.current_id() != current  # then the selection stays where the reviewer is
             self._approve_checked(shown, lines_of(result.found), level, note, moved_on)
+            return self._decided != decided, len(ids) == 1 and self.question.holds(ids[0])
 
-        def failed(error: Exception) -> None:
-            self._progress.close(progress)
-            self.workspace.messages.status(f"Contradiction check failed; nothing was approved: {error}", 8000)
-            self._held.ended(token, approved=False)
-
-        emit = every(PROGRESS_EVERY_S, self._progress.changed.emit)
-        token = self.workspace.jobs.read(DECISION_CHECKS, lambda: check(ids, emit), done, failed)
-        self._held.checking(token, session)
+        self._checks.ask(Asked(tuple(ids), session, check, decide))  # checked after the approvals asked before it
 
     def _approve_checked(
         self,
