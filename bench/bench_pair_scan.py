@@ -57,7 +57,7 @@ elif mode == "gil":  # the longest the window's thread waits while the count run
     worker = threading.Thread(target=lambda: done.append(index.pairs()))
     gaps, last = [], time.perf_counter()
     worker.start()
-    while worker.is_alive():
+    while not gaps or worker.is_alive():
         time.sleep(0.005)
         now = time.perf_counter()
         gaps.append(now - last)
