@@ -13,14 +13,16 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-
-from PySide6.QtWidgets import QProgressDialog, QWidget
+from typing import TYPE_CHECKING
 
 from plur_desk.app.review.session import ReviewSession
 from plur_desk.ui.review.held_undo import UndoBehindCheck
 from plur_desk.ui.tensions.check_progress import PROGRESS_EVERY_S, CheckProgress, every
 from plur_desk.ui.tensions.conflicts_support import Check, Checked
 from plur_desk.ui.workspace import DECISION_CHECKS, Workspace
+
+if TYPE_CHECKING:  # the dialog's class is made by PySide on its first import: with the first bulk check
+    from PySide6.QtWidgets import QProgressDialog, QWidget
 
 
 @dataclass(eq=False)
