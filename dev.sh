@@ -138,11 +138,13 @@ case "$mode" in
     step "plur_desk, its dependencies and the test tools"; ensure_installed "test,embeddings"
     step "embedding model"; ensure_embed_model; wait_node_modules
     step "running the tests"
-    # The whole suite on two workers, one per core of the machine CI runs on (PYTEST_WORKERS to change that), each
-    # test file on one worker: its module fixtures are made once and its tests run in their order. With
-    # arguments, exactly what they ask (add -n 2 for a parallel run of a part).
+    # The whole suite on three workers for the two cores of the machine CI runs on (PYTEST_WORKERS to change that):
+    # a third fills the time a test waits on a timer, a child process or the disk (the suite is ~520 CPU s: 3 and 4
+    # workers took 286 and 280 s on a quiet machine). Each test file runs on one worker: its module
+    # fixtures are made once and its tests run in their order. With arguments, exactly what they ask (add -n 2 for
+    # a parallel run of a part).
     # The slowest tests are listed after the whole suite, so a run that got slower says where.
-    if [ $# -eq 0 ]; then set -- -n "${PYTEST_WORKERS:-2}" --dist loadfile --durations=25; fi
+    if [ $# -eq 0 ]; then set -- -n "${PYTEST_WORKERS:-3}" --dist loadfile --durations=25; fi
     # A crash (SIGSEGV, SIGABRT) prints every thread's Python stack in every process, also after pytest's own
     # fault handler is gone (at exit): a full run once ended in exit 139 with no cause on record.
     export PYTHONFAULTHANDLER=1
