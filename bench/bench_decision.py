@@ -177,6 +177,19 @@ def main() -> None:
         from plur_desk.app.review.loading import warm_up_signing
 
         warm_up_signing()
+        # the window's collector policy (ui/common/idle_collect.py, infra/memory.py): what the load made is kept out
+        # of the cyclic collector's passes, and no automatic full pass runs (the window runs them when the reviewer
+        # is idle); without it a full pass over the loaded store lands inside some decision, 0.5 s of CPU
+        from plur_desk.infra.memory import defer_full_collections, keep_loaded_objects
+
+        keep_loaded_objects()
+        defer_full_collections()
+        import gc
+
+        full_passes: list[int] = []
+        gc.callbacks.append(
+            lambda phase, info: full_passes.append(1) if phase == "start" and info["generation"] == 2 else None
+        )
         drafts = [row.id for row in session.queue.rows()]
         plur_ids = drafts[:3]
         rows: list[tuple[float, float, dict[str, float], dict[str, float]]] = []
@@ -204,7 +217,8 @@ def main() -> None:
         print(
             f"{len(plur_store.engrams.entries):,} engrams ({(store / 'engrams.yaml').stat().st_size >> 20} MB), "
             f"{sum(1 for p in (store / 'history').glob('*.jsonl') for _ in p.open('rb')):,} history lines; "
-            f"load average {load[0]:.2f} {load[1]:.2f}"
+            f"load average {load[0]:.2f} {load[1]:.2f}; the window's collector policy, {len(full_passes)} full passes "
+            "during the decisions"
         )
         first, rest = rows[0], rows[1:]
         print(f"| part | first decision: wall ms (CPU) | decisions 2–{len(rows)}: median wall ms [range] (CPU) |")
