@@ -43,6 +43,9 @@ class Workspace(QObject):
         super().__init__(parent)
         self.settings_store, self.settings = settings_store, settings
         self.cache_root = cache_root  # derived data (search index, vectors, clusters), per store below it
+        # decisions handed to the session's lane other than approvals (which may wait for a contradiction check):
+        # an undo held behind an approval still checked refuses once one of these came after it (held_undo.py)
+        self.decisions_handed = 0
         self.reviewer_name = reviewer_name
         self.clock = clock
         self.messages = messages
@@ -113,10 +116,13 @@ class Workspace(QObject):
         *,
         about: str = "",
         failed: Callable[[], None] | None = None,
+        approval: bool = False,
     ) -> None:
         """Run a session change on the session's lane; `applied` (then `after()`, when given) or a message follows.
         `about` names what failed in that message (the reviewer may be on another draft by then); `failed()` runs
-        after it."""
+        after it. `approval`: an approval's write, asked for at its key press and written once its check answered."""
+        if not approval:
+            self.decisions_handed += 1
 
         def done(change: object) -> None:
             assert isinstance(change, ChangeSet)  # (a job's result: `Jobs` marked the window busy)

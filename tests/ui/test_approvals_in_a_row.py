@@ -258,3 +258,40 @@ def test_an_approval_whose_check_is_known_waits_behind_one_still_checked_and_ctr
     assert _approvals(store_copy) == [(w, "approve"), (x, "approve"), (y, "approve"), (y, "undo")]
     on_disk = engrams_on_disk(store_copy)
     assert on_disk[x]["commitment"] == "decided" and on_disk[y]["commitment"] == "draft"
+
+
+def test_ctrl_z_after_another_decision_made_behind_an_approval_still_checked_takes_back_nothing(
+    qtbot, window, store_copy, monkeypatch
+):
+    """A on X (its check held), then R on Y: the reject is written at once. A Ctrl+Z now meant the reject; held
+    behind X it would take back X's approval once written (then on top), and run now it would take back the reject
+    while X is still to come. It is refused, and says so: X is approved, Y stays rejected, no undo is written."""
+    w, x, y = _approve_one_first(qtbot, window, store_copy)
+    gate = _gate_checks(monkeypatch, window, only=x)
+    window.review._checked = None
+    _press_a_on(qtbot, window, x)
+    qtbot.waitUntil(gate.entered.is_set, timeout=10000)
+    assert window.drafts.current_id() == y
+
+    def reason(dialog) -> None:
+        dialog.combo.setCurrentText("wrong")
+        qtbot.keyClick(dialog.combo.lineEdit(), Qt.Key.Key_Return)
+
+    answer_modal(reason)
+    qtbot.keyClick(window.drafts.table, Qt.Key.Key_R)
+    qtbot.waitUntil(lambda: len(human_events(store_copy)) >= 2, timeout=20000)  # the reject, written at once
+    qtbot.waitUntil(lambda: window.jobs.pending("session") == 0, timeout=20000)  # and shown
+    said: list[str] = []
+    window.statusBar().messageChanged.connect(said.append)
+    window.activateWindow()  # the reason dialog is gone: the window has the keys again
+    window.drafts.table.setFocus()
+    qtbot.waitUntil(lambda: window.isActiveWindow() and window.drafts.table.hasFocus(), timeout=10000)
+    qtbot.keyClick(window.drafts.table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert any("another decision came after it; nothing was undone" in m for m in said), said
+    gate.set()
+    qtbot.waitUntil(lambda: len(human_events(store_copy)) >= 3, timeout=20000)
+    _settled(qtbot, window)
+    assert [action for _id, action in _approvals(store_copy)][-1] != "undo"
+    assert sorted(_approvals(store_copy)) == sorted([(w, "approve"), (y, "reject"), (x, "approve")])
+    on_disk = engrams_on_disk(store_copy)
+    assert on_disk[x]["commitment"] == "decided" and on_disk[y]["status"] == "retired"

@@ -13,9 +13,9 @@ from plur_desk.ui.workspace import Workspace
 class UndoBehindCheck:
     def __init__(self, workspace: Workspace, question: WaitingQuestion) -> None:
         self.workspace, self.question = workspace, question
-        # the approvals asked for and not yet decided, in order: each with its store and the undo (False) or redo
-        # (True) pressed after it and before the next one
-        self._checking: list[tuple[object, ReviewSession, list[bool]]] = []
+        # the approvals asked for and not yet decided, in order: each with its store, the undo (False) or redo
+        # (True) pressed after it and before the next one, and how many other decisions were handed before it
+        self._checking: list[tuple[object, ReviewSession, list[bool], int]] = []
 
     def pressed(self, redo: bool) -> None:
         """Ctrl+Z takes back first an approval still being checked (held until the check ends), then the last one
@@ -35,7 +35,7 @@ class UndoBehindCheck:
 
     def checking(self, approval: object, session: ReviewSession) -> None:
         """An approval was asked for; its check runs (or waits for the ones asked before it: approval_checks.py)."""
-        self._checking.append((approval, session, []))
+        self._checking.append((approval, session, [], self.workspace.decisions_handed))
 
     def hold(self, redo: bool) -> bool:
         """An undo or redo pressed while an approval asked for before it is still being checked (it is not on the
@@ -46,6 +46,16 @@ class UndoBehindCheck:
         self._checking = [c for c in self._checking if c[1] is session]  # another store's approvals were dropped
         if not self._checking:
             return False
+        if self.workspace.decisions_handed != self._checking[-1][3]:
+            # another decision (a reject, an edit, a tension's verdict) was made after the approval still checked:
+            # held, the key would take back the approval once written (it is then on top), not the decision the
+            # reviewer just made; run now, it would take back that decision while the approval is still to come
+            verb = "redo" if redo else "undo"
+            self.workspace.messages.error(
+                f"An approval asked for before is still being checked, and another decision came after it; nothing "
+                f"was {verb}ne. Press it again once the approval is written."
+            )
+            return True
         self._checking[-1][2].append(redo)
         return True
 

@@ -93,6 +93,7 @@ class ReviewController(QObject):
         self._held = UndoBehindCheck(workspace, self.question)  # undo/redo while an approval is checked or waits
         self._checks = ApprovalChecks(workspace, self._held, dialog_parent)  # each approval's own check, in order
         self._decided = 0  # changes handed to the runner (whether a checked approval was asked for)
+        self._queued_write = False  # an approval asked for before, written now that its check answered
         scale.order_shown.connect(self._order_shown)
         workspace.changes.subscribe(lambda _change: self.refresh_queue())  # whatever changed: the queue may move
         drafts.selection_changed.connect(self.show_current)
@@ -278,7 +279,11 @@ class ReviewController(QObject):
         )
 
     def run_change(
-        self, fn: Callable[[], ChangeSet], select_after: str | None = None, decided: Sequence[str] = (), verb: str = ""
+        self,
+        fn: Callable[[], ChangeSet],
+        select_after: str | None = None,
+        decided: Sequence[str] = (),
+        verb: str = "",
     ) -> None:
         """Move on at once while the write finishes; a verdict on `decided` not written is said and brought back."""
         self.pending_select = select_after
@@ -290,7 +295,9 @@ class ReviewController(QObject):
         bar = self.workspace.messages.status_bar
         done = (lambda: bar.showMessage(f"{bar.currentMessage()} — {note}", 8000)) if left else None
         about = f"{verb} {', '.join(decided[:3])}{' …' if len(decided) > 3 else ''}" if decided else ""
-        self.workspace.change(fn, done, about=about, failed=lambda: self._not_written(decided))
+        self.workspace.change(
+            fn, done, about=about, failed=lambda: self._not_written(decided), approval=self._queued_write
+        )
 
     def _not_written(self, decided: Sequence[str]) -> None:
         """A verdict's write failed after the queue moved on: its drafts are still listed (rows leave once written);
@@ -354,7 +361,11 @@ class ReviewController(QObject):
             if len(ids) == 1 and result.service is not None:
                 self._checked = result
             moved_on = self.drafts.current_id() != current  # then the selection stays where the reviewer is
-            self._approve_checked(shown, lines_of(result.found), level, note, moved_on)
+            self._queued_write = True  # its write was asked for at its key press (an undo held behind it may run)
+            try:
+                self._approve_checked(shown, lines_of(result.found), level, note, moved_on)
+            finally:
+                self._queued_write = False
             return self._decided != decided, len(ids) == 1 and self.question.holds(ids[0])
 
         self._checks.ask(Asked(tuple(ids), session, check, decide))  # checked after the approvals asked before it
