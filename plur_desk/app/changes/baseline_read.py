@@ -36,6 +36,10 @@ class Judged:
     counted: bool
     problem: str | None = None
     parsed: bool = True  # False: a kept reading's line, its event not read yet (app/changes/watch.py reads it)
+    # a kept reading's line: what its cache file says verifying it established ({public key: whether it verifies}).
+    # Used only to judge this line once its digest matched the bytes read (`parsed`), never given to the checker's
+    # memo: the cache file is as writable as the store, and the history and the ledger share that memo
+    kept: dict[str, bool] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass
@@ -72,7 +76,7 @@ def read_baseline(root: Path, trust: TrustChecker, cache: Path | None = None) ->
     if cache is not None:
         kept = read_private(baseline_file.verified_cache(cache), baseline_file.VERIFIED_TAG).get(key)
         if kept is not None:
-            return _from_cache(kept, trust)
+            return _from_cache(kept)
     _verify(baseline_file.lines_of(data), trust, read)
     if cache is not None:
         write_private(baseline_file.verified_cache(cache), baseline_file.VERIFIED_TAG, {key: _to_cache(read, trust)})
@@ -112,7 +116,7 @@ def _unpieced(pieces: list[bytes]) -> dict[str, Any]:
     return table
 
 
-def _from_cache(kept: object, trust: TrustChecker) -> BaselineRead:
+def _from_cache(kept: object) -> BaselineRead:
     parts = cast(tuple[Any, ...], kept)  # written by _to_cache, under a key naming this version
     baseline = Baseline(
         started=parts[0],
@@ -126,8 +130,7 @@ def _from_cache(kept: object, trust: TrustChecker) -> BaselineRead:
     )
     judged = []
     for number, digest, counted, problem, verified in parts[10]:
-        trust.remember(digest, verified)
-        judged.append(Judged(number, digest, None, counted, problem, parsed=False))
+        judged.append(Judged(number, digest, None, counted, problem, parsed=False, kept=dict(verified)))
     return BaselineRead(baseline, [(p[0], p[1]) for p in parts[6]], parts[7], judged=judged)
 
 
@@ -145,7 +148,8 @@ def distrust(trust: TrustChecker, judged: Judged) -> str | None:
     key once is not verified again: `TrustChecker.check` keeps that by the line's digest)."""
     if judged.event is None:
         return judged.problem
-    verdict = trust.check(judged.event, judged.digest)
+    kept = judged.kept if judged.parsed else None  # the kept answer, for bytes matched against the file read
+    verdict = trust.check(judged.event, judged.digest, kept)
     if verdict.counts_as_human:
         return None
     return f"not trusted ({verdict.detail or verdict.label or 'claims no human'}); what it claims is ignored"

@@ -13,7 +13,7 @@ from plur_desk.app.trust.trust_file import TrustFile
 from plur_desk.domain.trust import TRUSTED, Trust, TrustedKey, TrustedKeys, TrustState, fingerprint
 from plur_desk.store.keys.endorsements import ENDORSEMENTS, Endorsement, read_endorsements
 from plur_desk.store.keys.keys_file import KEYS_FILE, KeyEntry, KeyRegistry, read_keys
-from plur_desk.store.keys.signatures import Verifies, classify, verify
+from plur_desk.store.keys.signatures import Verifies, claimed_human, classify, verify
 from plur_desk.store.safe_open import special_file_problem
 
 
@@ -110,11 +110,14 @@ class TrustChecker:
         self.registry()
         return self.check(event)
 
-    def check(self, event: dict[str, object], line: bytes | None = None) -> Trust:
+    def check(self, event: dict[str, object], line: bytes | None = None, kept: dict[str, bool] | None = None) -> Trust:
         """Classify against the files as last read (a caller checking many lines refreshes once, then calls this:
         one stat per query, not one per line). `line`: the SHA-256 of the exact bytes `event` was parsed from, the
-        event unchanged since; whether its signature verifies under a key is then remembered for those bytes."""
-        verifies = verify if line is None else self._remembered(line)
+        event unchanged since; whether its signature verifies under a key is then remembered for those bytes, once
+        this process verified it. `kept`: what a reading kept on disk says about those bytes ({public key: whether
+        it verifies}), used for this call alone and never remembered: a file anyone on the account can write must
+        not make a line valid for the history or the ledger, which share what is remembered here."""
+        verifies = verify if line is None else self._remembered(line, kept)
         trust = classify(event, self._registry, self._trusted, verifies)
         if trust.counts_as_human and not self.demo and from_demo_copy(event):
             # signed with the user's own key while trying the demo, where nothing is kept: copied out, never a decision
@@ -123,26 +126,27 @@ class TrustChecker:
 
     def check_line(self, event: dict[str, object], raw: bytes) -> Trust:
         """`check` for an event parsed from the line `raw` (a history line, unchanged since): what verifying it
-        established is kept by the line's SHA-256, so a new keys.yaml judges it again without verifying it again."""
+        established is kept by the line's SHA-256, so a new keys.yaml judges it again without verifying it again.
+        Only a signed human claim is hashed: any other line is never verified, so nothing is kept for it."""
         if self._stamp is None:
             self.registry()  # never read: the files are read first, as `__call__` would
+        if claimed_human(event) is None or not isinstance(event.get("signature"), str):
+            return self.check(event)
         return self.check(event, hashlib.sha256(raw).digest())
 
     def verified(self, line: bytes) -> dict[str, bool]:
-        """What verifying the line whose SHA-256 is `line` established: {public key: whether it verifies under it}."""
+        """What verifying the line whose SHA-256 is `line` established here: {public key: whether it verifies}."""
         return dict(self._verified.get(line, {}))
 
-    def remember(self, line: bytes, found: dict[str, bool]) -> None:
-        """What an earlier verification of these bytes established (`verified`, kept by this user's cache)."""
-        self._verified.setdefault(line, {}).update(found)
-
-    def _remembered(self, line: bytes) -> Verifies:
-        found = self._verified.setdefault(line, {})
-
+    def _remembered(self, line: bytes, kept: dict[str, bool] | None) -> Verifies:
         def verifies(event: dict[str, object], public_key: str) -> bool:
-            known = found.get(public_key)
+            found = self._verified.get(line)
+            known = found.get(public_key) if found is not None else None
+            if known is None and kept is not None:
+                known = kept.get(public_key)  # the reading's own answer: not remembered for anyone else
             if known is None:
-                known = found[public_key] = verify(event, public_key)
+                known = verify(event, public_key)
+                self._verified.setdefault(line, {})[public_key] = known  # verified here, so kept for every caller
             return known
 
         return verifies

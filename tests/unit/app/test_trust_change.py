@@ -5,6 +5,7 @@ one trusted again counts again, and a line whose bytes were edited is verified a
 
 from __future__ import annotations
 
+import hashlib
 import os
 
 import pytest
@@ -163,3 +164,61 @@ def test_a_reading_kept_beside_the_cache_is_judged_again_without_verifying_or_pa
     assert (read.baseline, read.problems, read.lines) == fresh(session)
     assert opened.trust.trust_file.remove(ADA)  # and a key distrusted still stops counting at once
     assert not opened.watch.read().baseline.watched
+
+
+def test_a_planted_kept_reading_makes_no_forged_history_event_valid(session):
+    """The kept reading is a file anyone on the account can write, its key computable from files they can read: a
+    line it lists as verified under Ada's key is believed for the baseline line of those bytes alone, never by the
+    history's verdicts or the writer ledger, which judge the forged event by verifying it."""
+    from plur_desk.app.review.bootstrap import open_session
+    from plur_desk.infra.clock import FixedClock
+    from plur_desk.store.lists.parse_cache import write_private
+
+    from support.sessions import NOW
+
+    watched_with_decisions(session)
+    month = sorted((session.root / "history").glob("*.jsonl"))[-1]
+    genuine = [line[0] for line in session.history.human_lines() if b'"signature"' in line[0]][-1]
+    forged = genuine.replace(DRAFTS[1].encode(), b"ENG-2026-11-09-009", 1)  # her signature, another decision
+    assert forged != genuine
+    with month.open("ab") as handle:
+        handle.write(forged + b"\n")
+    opened = open_session(session.root, "Ada Reviewer", clock=FixedClock(NOW), use_cache=True, for_review=True)
+    cache = opened.store.cache_file
+    assert cache is not None
+    checker = TrustChecker(session.root, opened.trust.trust_file)
+    data = baseline.read_bytes(session.root)
+    kept = list(baseline_read._to_cache(read_baseline(session.root, checker), checker))  # as a launch keeps it
+    ada_key = session.trust.trusted().keys_for(ADA)[0].public_key
+    kept[10] = [*kept[10], (4, hashlib.sha256(forged).digest(), True, None, {ada_key: True})]  # the attacker's line
+    key = baseline_read._cache_key(data, checker)
+    write_private(baseline.verified_cache(cache), baseline.VERIFIED_TAG, {key: tuple(kept)})
+    assert opened.watch.read().baseline.watched  # the planted reading was read
+    line = next(line for line in opened.history.human_lines() if line[0] == forged)
+    opened.history.sync_trust()
+    assert not opened.history.trust_of(line).counts_as_human
+    ledger = Ledger(trust=opened.trust)
+    ledger.sync(opened.history.lines)
+    cold = Ledger(trust=TrustChecker(session.root, session.trust.trust_file))
+    cold.sync(opened.history.lines)
+    assert (ledger.decisions, ledger.unverified) == (cold.decisions, cold.unverified)
+
+
+def test_only_signed_human_claims_whose_signature_was_verified_are_remembered(session):
+    """Every line of the history goes through `check_line` (the ledger, the history's verdicts): a line that claims
+    no human, or is not signed, is never verified, so nothing is kept for it (memory grew by one entry per line)."""
+    import json
+
+    watched_with_decisions(session)
+    checker = TrustChecker(session.root, session.trust.trust_file)
+    claims = [line[0] for line in session.history.lines]
+    agent = {"event": "engram_created", "actor": {"kind": "agent", "asserted_by": "claude"}, "data": {"id": "E"}}
+    unsigned = json.loads(claims[0])
+    del unsigned["signature"]
+    others = [json.dumps(agent).encode(), json.dumps(unsigned).encode()]
+    signed = set()
+    for raw in [*claims, *others]:
+        if checker.check_line(json.loads(raw), raw).counts_as_human:
+            signed.add(hashlib.sha256(raw).digest())
+    assert len(signed) == len(claims) == 2
+    assert set(checker._verified) == signed
