@@ -93,7 +93,6 @@ class ReviewController(QObject):
         self._held = UndoBehindCheck(workspace, self.question)  # undo/redo while an approval is checked or waits
         self._checks = ApprovalChecks(workspace, self._held, dialog_parent)  # each approval's own check, in order
         self._decided = 0  # changes handed to the runner (whether a checked approval was asked for)
-        self._queued_write = False  # an approval asked for before, written now that its check answered
         scale.order_shown.connect(self._order_shown)
         workspace.changes.subscribe(lambda _change: self.refresh_queue())  # whatever changed: the queue may move
         drafts.selection_changed.connect(self.show_current)
@@ -284,8 +283,10 @@ class ReviewController(QObject):
         select_after: str | None = None,
         decided: Sequence[str] = (),
         verb: str = "",
+        queued: bool = False,
     ) -> None:
-        """Move on at once while the write finishes; a verdict on `decided` not written is said and brought back."""
+        """Move on at once while the write finishes; a verdict on `decided` not written is said and brought back.
+        `queued`: an approval asked for at its key press, written now that its check answered (held_undo.py)."""
         self.pending_select = select_after
         self._decided += 1
         if select_after:
@@ -295,9 +296,7 @@ class ReviewController(QObject):
         bar = self.workspace.messages.status_bar
         done = (lambda: bar.showMessage(f"{bar.currentMessage()} — {note}", 8000)) if left else None
         about = f"{verb} {', '.join(decided[:3])}{' …' if len(decided) > 3 else ''}" if decided else ""
-        self.workspace.change(
-            fn, done, about=about, failed=lambda: self._not_written(decided), approval=self._queued_write
-        )
+        self.workspace.change(fn, done, about=about, failed=lambda: self._not_written(decided), approval=queued)
 
     def _not_written(self, decided: Sequence[str]) -> None:
         """A verdict's write failed after the queue moved on: its drafts are still listed (rows leave once written);
@@ -361,11 +360,8 @@ class ReviewController(QObject):
             if len(ids) == 1 and result.service is not None:
                 self._checked = result
             moved_on = self.drafts.current_id() != current  # then the selection stays where the reviewer is
-            self._queued_write = True  # its write was asked for at its key press (an undo held behind it may run)
-            try:
-                self._approve_checked(shown, lines_of(result.found), level, note, moved_on)
-            finally:
-                self._queued_write = False
+            # queued: its write was asked for at its key press (an undo held behind it may run behind the write)
+            self._approve_checked(shown, lines_of(result.found), level, note, moved_on, queued=True)
             return self._decided != decided, len(ids) == 1 and self.question.holds(ids[0])
 
         self._checks.ask(Asked(tuple(ids), session, check, decide))  # checked after the approvals asked before it
@@ -377,6 +373,8 @@ class ReviewController(QObject):
         level: str | None,
         note: str,
         moved_on: bool = False,
+        *,
+        queued: bool = False,
     ) -> None:
         ok, bulk_note, shown = self._confirm_bulk(shown, "approve", conflicts)
         ids = [s.id for _, s in shown]
@@ -388,9 +386,11 @@ class ReviewController(QObject):
             if not moved_on and self.drafts.current_id() == ids[0] and (ahead := self.drafts.id_after(ids)):
                 self.drafts.select_id(ahead)  # the queue moves on, as after any verdict
             return
-        self._approve(shown, level, note or bulk_note, moved_on)
+        self._approve(shown, level, note or bulk_note, moved_on, queued=queued)
 
-    def _approve(self, shown: list[tuple[DraftRow, Seen]], level: str | None, text: str, moved_on: bool) -> None:
+    def _approve(
+        self, shown: list[tuple[DraftRow, Seen]], level: str | None, text: str, moved_on: bool, *, queued: bool = False
+    ) -> None:
         ids, session = [s.id for _, s in shown], self.workspace.session
         if session is None:
             return
@@ -403,7 +403,7 @@ class ReviewController(QObject):
         from plur_desk.domain.commands import ApproveDrafts  # loaded with the first decision, not at launch
 
         self.run_change(
-            lambda: session.execute(ApproveDrafts(tuple(seen), chosen, text, asked)), after, ids, "Approving"
+            lambda: session.execute(ApproveDrafts(tuple(seen), chosen, text, asked)), after, ids, "Approving", queued
         )
 
     def approve_selected_level(self) -> None:
