@@ -76,8 +76,9 @@ def open_window_on(qtbot, tmp_path: Path, store: Path) -> MainWindow:  # type: i
 def answer_modal(
     handler: Callable[[QWidget], None], delay: int = 50, patience: float = 20.0, kind: type | None = None
 ) -> None:
-    """Run `handler` on the next modal dialog that opens (the key that opens it is pressed right after); with
-    `kind`, on the next modal of that type (a progress dialog shown first is left alone).
+    """Run `handler` on the next modal dialog that opens (the key that opens it is pressed right after), once it
+    takes answers (`armed()`, as a reader would); with `kind`, on the next modal of that type (a progress dialog
+    shown first is left alone).
 
     If the handler leaves the dialog open (or raises), the dialog is rejected so a test can never hang on it.
     """
@@ -87,7 +88,8 @@ def answer_modal(
 
     def poll() -> None:
         modal = QApplication.activeModalWidget()
-        if modal is None or (kind is not None and not isinstance(modal, kind)):
+        waiting = modal is None or (kind is not None and not isinstance(modal, kind))
+        if waiting or not getattr(modal, "armed", lambda: True)():  # (a late question takes no answer at first)
             if time.monotonic() < deadline:
                 QTimer.singleShot(20, poll)
             return

@@ -295,3 +295,57 @@ def test_ctrl_z_after_another_decision_made_behind_an_approval_still_checked_tak
     assert sorted(_approvals(store_copy)) == sorted([(w, "approve"), (y, "reject"), (x, "approve")])
     on_disk = engrams_on_disk(store_copy)
     assert on_disk[x]["commitment"] == "decided" and on_disk[y]["status"] == "retired"
+
+
+def test_a_return_typed_as_a_late_bulk_question_appears_approves_nothing(qtbot, window, store_copy, monkeypatch):
+    """The bulk question opens when its check answers, not at the key press: a Return meant for the list that reaches
+    it as it appears is dropped (its button is off for GRACE_S); a Return once it takes answers approves."""
+    import time
+
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from plur_desk.ui.common.dialogs import BulkDialog
+
+    run = _quiet_run(qtbot, window, 2)
+    gate = _gate_checks(monkeypatch, window)
+    window.review._checked = None
+    _select_pair(qtbot, window, run[0])
+    seen: dict[str, object] = {}
+    deadline = time.monotonic() + 30
+
+    def on_question() -> None:  # runs inside the question's own event loop, as the reviewer's keys would
+        dialog = QApplication.activeModalWidget()
+        if not isinstance(dialog, BulkDialog):
+            if time.monotonic() < deadline:
+                QTimer.singleShot(10, on_question)
+            return
+        ok = dialog.buttons.button(dialog.buttons.StandardButton.Ok)
+        seen["armed at first"], seen["ok at first"], seen["why"] = dialog.armed(), ok.isEnabled(), ok.toolTip()
+        qtbot.keyClick(dialog.combo.lineEdit(), Qt.Key.Key_Return)  # typed for the list, as the question came up
+        ok.click()  # a click meant for what was under the pointer
+        dialog.accept()
+        seen["still open"] = dialog.isVisible()
+        seen["written meanwhile"] = len(human_events(store_copy))
+
+        def once_armed() -> None:
+            if not dialog.armed():
+                QTimer.singleShot(20, once_armed)
+                return
+            seen["ok once armed"] = ok.isEnabled()
+            qtbot.keyClick(dialog.combo.lineEdit(), Qt.Key.Key_Return)  # now read: the reviewer's answer
+            if dialog.isVisible():
+                dialog.reject()  # (never hang the test)
+
+        QTimer.singleShot(20, once_armed)
+
+    qtbot.keyClick(window.drafts.table, Qt.Key.Key_A)
+    qtbot.waitUntil(gate.entered.is_set, timeout=10000)
+    QTimer.singleShot(0, on_question)
+    gate.set()  # the check answers: the question appears on its own
+    qtbot.waitUntil(lambda: len(human_events(store_copy)) >= 2, timeout=30000)
+    _settled(qtbot, window)
+    assert seen["armed at first"] is False and seen["ok at first"] is False and seen["why"]
+    assert seen["still open"] is True and seen["written meanwhile"] == 0
+    assert seen["ok once armed"] is True
+    assert _approvals(store_copy) == [(i, "approve") for i in run[:2]]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -25,6 +26,7 @@ from plur_desk.app.review.reviewer import lookalike_problem, reviewer_problem, t
 from plur_desk.domain.plur_rules.engram_rules import LADDER
 from plur_desk.ui.actions import ACTIONS
 from plur_desk.ui.common import icons
+from plur_desk.ui.common.widgets import GRACE_S
 
 _NEGATIVE = ("reject", "dismiss", "retire", "expire")
 
@@ -193,7 +195,11 @@ class ReviewerDialog(QDialog):
 class BulkDialog(QDialog):
     """One question for a verdict on many drafts: how many, which of them are flagged, and a note or a reason that
     fits the verdict. The verdict decides the clean drafts and leaves the flagged ones in the queue, unless the
-    reviewer ticks the box that names them; the button says how many it decides and why it is off when it is."""
+    reviewer ticks the box that names them; the button says how many it decides and why it is off when it is.
+
+    A `late` question appears on its own (when the approval's contradiction check answered), not in answer to the
+    key just pressed: for GRACE_S after it shows, its button is off and no Return or click accepts it, so a Return
+    typed for the list as it appears cannot approve drafts the reviewer never saw named."""
 
     def __init__(
         self,
@@ -203,9 +209,13 @@ class BulkDialog(QDialog):
         recent: list[str],
         parent: QWidget | None = None,
         extra: str = "",
+        *,
+        late: bool = False,
     ) -> None:
         super().__init__(parent)
         self.setObjectName("bulkDialog")
+        self._late = late
+        self._armed = not late  # a late question takes answers GRACE_S after it appeared
         self.verb = verb
         self.setWindowTitle(f"{verb.capitalize()} {count} drafts")
         layout = QVBoxLayout(self)
@@ -282,6 +292,23 @@ class BulkDialog(QDialog):
         """How many drafts the verdict decides as the dialog stands."""
         return self.count if self.include_flagged else self.count - self.flagged_count
 
+    def armed(self) -> bool:
+        """Whether the question takes an answer: at once, or GRACE_S after a late one appeared."""
+        return self._armed
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if not self._armed:
+            QTimer.singleShot(round(GRACE_S * 1000), self, self._arm)
+
+    def _arm(self) -> None:
+        self._armed = True
+        self._update()
+
+    def accept(self) -> None:
+        if self.armed():  # else a Return or click meant for what was there before the question appeared
+            super().accept()
+
     def _update(self) -> None:
         n, verb = self.deciding, self.verb.capitalize()
         why = ""
@@ -292,8 +319,8 @@ class BulkDialog(QDialog):
         button = self.buttons.button(QDialogButtonBox.StandardButton.Ok)
         left = self.count - n
         button.setText(f"{verb} {n}" + (f" (leave {left} flagged)" if left else ""))
-        button.setEnabled(not why)
-        button.setToolTip(why)
+        button.setEnabled(not why and self.armed())
+        button.setToolTip(why or ("" if self.armed() else "Just appeared: take a look first"))
         self.why_off.setText(why)
         self.why_off.setVisible(bool(why))
 

@@ -29,6 +29,10 @@ from PySide6.QtWidgets import (
 
 from plur_desk.domain.lint import reveal
 
+# Keys and clicks that reach a question within this long of its appearing on its own (not opened by the key just
+# pressed) were meant for what was there before it: longer than a person takes to notice something new and act.
+GRACE_S = 0.5
+
 Part = QWidget | QLayout | tuple[QWidget, int]  # a widget, a layout, or a widget with its stretch
 Margins = tuple[int, int, int, int]
 _LONG_WORD = re.compile(r"\S{201,}")

@@ -16,9 +16,16 @@ Shown = list[tuple[DraftRow, Seen]]
 
 
 def confirm_bulk(
-    workspace: Workspace, parent: QWidget, shown: Shown, verb: str, conflicts: list[str] | None = None
+    workspace: Workspace,
+    parent: QWidget,
+    shown: Shown,
+    verb: str,
+    conflicts: list[str] | None = None,
+    *,
+    late: bool = False,
 ) -> tuple[bool, str, Shown, int]:
-    """(go ahead, note or reason, the drafts to decide, how many flagged drafts are left in the queue)."""
+    """(go ahead, note or reason, the drafts to decide, how many flagged drafts are left in the queue); `late`: the
+    question appears on its own, after the key that asked for it (it takes no answer for a moment: BulkDialog)."""
     if len(shown) <= 1:
         return True, "", shown, 0
     flagged = [(r.id, ", ".join(f for f in r.flags if f in BULK_FLAGS), r.statement) for r, _ in shown]
@@ -27,7 +34,7 @@ def confirm_bulk(
     extra = f"{CONFLICT_NOTE}\n" + "\n".join(conflicts) if conflicts else ""  # the same one question
     from plur_desk.ui.common.dialogs import BulkDialog
 
-    dialog = BulkDialog(verb, len(shown), [f for f in flagged if f[1]], recent, parent, extra=extra)
+    dialog = BulkDialog(verb, len(shown), [f for f in flagged if f[1]], recent, parent, extra=extra, late=late)
     if dialog.exec() != BulkDialog.DialogCode.Accepted or dialog.deciding == 0:
         return False, "", [], 0
     if dialog.reason:

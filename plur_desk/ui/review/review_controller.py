@@ -320,11 +320,11 @@ class ReviewController(QObject):
         return [(row, row.seen) for row in rows]  # many: each as its row was rendered in the list
 
     def _confirm_bulk(
-        self, shown: list[tuple[DraftRow, Seen]], verb: str, conflicts: list[str] | None = None
+        self, shown: list[tuple[DraftRow, Seen]], verb: str, conflicts: list[str] | None = None, late: bool = False
     ) -> tuple[bool, str, list[tuple[DraftRow, Seen]]]:
         from plur_desk.ui.review.bulk_confirm import confirm_bulk  # dialogs load on first use, after the first draft
 
-        ok, reason, kept, self._left_out = confirm_bulk(self.workspace, self._parent, shown, verb, conflicts)
+        ok, reason, kept, self._left_out = confirm_bulk(self.workspace, self._parent, shown, verb, conflicts, late=late)
         return ok, reason, kept
 
     def approve_selected(
@@ -376,7 +376,8 @@ class ReviewController(QObject):
         *,
         queued: bool = False,
     ) -> None:
-        ok, bulk_note, shown = self._confirm_bulk(shown, "approve", conflicts)
+        # queued: asked once the check answered, not at the key press (a Return typed meanwhile must not answer it)
+        ok, bulk_note, shown = self._confirm_bulk(shown, "approve", conflicts, late=queued)
         ids = [s.id for _, s in shown]
         if not ok or (session := self.workspace.session) is None:
             return

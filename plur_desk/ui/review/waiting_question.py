@@ -20,9 +20,7 @@ from PySide6.QtWidgets import QApplication, QFrame, QHBoxLayout, QPushButton, QV
 
 from plur_desk.app.review.rows import DraftRow
 from plur_desk.domain.seen import Seen
-from plur_desk.ui.common.widgets import banner_label, window_shortcut
-
-GRACE_S = 0.5  # longer than a person takes to notice something new before acting on it
+from plur_desk.ui.common.widgets import GRACE_S, banner_label, window_shortcut
 
 
 @dataclass(frozen=True)
