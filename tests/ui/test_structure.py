@@ -34,6 +34,7 @@ QT_OVERRIDES = {
     "paintEvent",
     "loadResource",
     "staticMetaObject",
+    "accept",  # QDialog's virtual slot: BulkDialog refuses an answer in a late question's first moments
 }
 
 
