@@ -287,9 +287,11 @@ def _content(w: Word) -> bool:
     return len(w.norm) > 2 and not ({w.norm, lower} & FUNCTION_WORDS) and w.norm not in NEGATORS
 
 
-def _side_valued(kinds: list[str], ws: list[Word]) -> bool:
-    """A slot side holds a value: a number, date, version or name, or a capitalised word opposite one."""
-    return any(k != "word" for k in kinds) or any(w.text[:1].isupper() for w in ws)
+def _side_valued(kinds: list[str]) -> bool:
+    """A slot side holds a value: a number, date, version or name (a capitalised word counts as a name unless it
+    is the sentence's first word, capitalised whatever it is: value_kind). Counting a first word's capital too made
+    a slot of two sentence-initial plain words "valued" with no value kind to name: a crash of the judge."""
+    return any(k != "word" for k in kinds)
 
 
 def _signal(
@@ -320,9 +322,7 @@ def _signal(
     kinds_b = [value_kind(w, known) for w in added]
     valued = [k for k in kinds_a + kinds_b if k != "word"]
     penalty = _EXTRA ** len(extra)
-    if max(len(removed), len(added)) > _SLOT_WORDS or not (
-        _side_valued(kinds_a, removed) and _side_valued(kinds_b, added)
-    ):
+    if max(len(removed), len(added)) > _SLOT_WORDS or not (_side_valued(kinds_a) and _side_valued(kinds_b)):
         # ordinary words on one side at least: maybe a synonym, maybe another subject; ranked low, never alone
         return "slot", "word", 0.4 * penalty, removed, added, []
     kind = max(set(valued), key=valued.count)
