@@ -142,16 +142,22 @@ def template_store(engrams: int, drafts: float, rng: str | None) -> Path:
     return make_plur_store(ROOT / "bench" / "out", n=engrams, drafts_ratio=drafts, tensions=20, rng=rng)
 
 
+ANSWERED: list[float] = []  # when the bulk question was answered (perf_counter seconds)
+
+
 def accept_dialog_soon(app: QApplication) -> None:
-    """The bulk question is modal: accept it as the reviewer would, once it is up (the progress of the
-    contradiction check, shown before it, is left alone)."""
+    """The bulk question is modal: accept it as the reviewer would, once it is up and takes an answer (a question
+    that appears once its check answered takes none for its first half second: BulkDialog); the progress of the
+    contradiction check, shown before it, is left alone."""
 
     def accept() -> None:
         dialog = app.activeModalWidget()
-        if isinstance(dialog, QDialog) and not isinstance(dialog, QProgressDialog):
+        ready = isinstance(dialog, QDialog) and not isinstance(dialog, QProgressDialog)
+        if ready and getattr(dialog, "armed", lambda: True)():
+            ANSWERED.append(time.perf_counter())
             dialog.accept()
         else:
-            QTimer.singleShot(50, accept)
+            QTimer.singleShot(50 if not ready else 10, accept)
 
     QTimer.singleShot(50, accept)
 
@@ -355,7 +361,12 @@ def report_durable(pressed: list[float], durable: list[float]) -> None:
             f"key A to its signed event durable (the write returned): one approve {waits[0]:.0f} ms; "
             f"{len(singles)} single approves median {singles[len(singles) // 2]:.0f} ms "
             f"[{singles[0]:.0f}–{singles[-1]:.0f}]: {', '.join(f'{w:.0f}' for w in waits[:-1])}; "
-            f"bulk of {BULK} (its question answered after 50 ms) {waits[-1]:.0f} ms"
+            f"bulk of {BULK} {waits[-1]:.0f} ms"
+            + (
+                f", of which {(durable[-1] - ANSWERED[-1]) * 1000:.0f} ms after its question was answered"
+                if ANSWERED
+                else ""
+            )
         )
 
 
