@@ -31,7 +31,7 @@ from plur_desk.domain.similar.contradiction_lexicon import (
     PAST_VERBS,
     PRESENT_MARKERS,
     STRICT_BOUNDS,
-    antonym,
+    antonyms_of,
     stem,
 )
 
@@ -169,14 +169,18 @@ def _diff(a: list[Word], b: list[Word]) -> _Diff:
 
 
 def _antonym_pairs(removed: list[Word], added: list[Word]) -> list[tuple[Word, Word]]:
+    """Each removed word with the first added word still free that is its opposite (in the order added)."""
+    where: dict[str, list[int]] = {}
+    for k, a in enumerate(added):
+        where.setdefault(a.norm, []).append(k)
     pairs = []
     used: set[int] = set()
     for r in removed:
-        for k, a in enumerate(added):
-            if k not in used and antonym(r.norm, a.norm):
-                pairs.append((r, a))
-                used.add(k)
-                break
+        free = [k for y in antonyms_of(r.norm) if y in where for k in where[y] if k not in used]
+        if free:
+            k = min(free)
+            pairs.append((r, added[k]))
+            used.add(k)
     return pairs
 
 

@@ -58,11 +58,28 @@ def _pairs() -> frozenset[tuple[str, str]]:
 _PAIRS = _pairs()
 
 
-def antonym(x: str, y: str) -> bool:
-    """`x` and `y` are opposites: listed, or one is the other with a negating prefix (safe / unsafe)."""
-    if (x, y) in _PAIRS:
-        return True
-    return min(len(x), len(y)) >= 4 and any(x == p + y or y == p + x for p in _NEGATING_PREFIXES)
+def _partners() -> dict[str, frozenset[str]]:
+    found: dict[str, set[str]] = {}
+    for x, y in _PAIRS:
+        found.setdefault(x, set()).add(y)
+    return {x: frozenset(ys) for x, ys in found.items()}
+
+
+_PARTNERS = _partners()  # each listed word's opposites (built once, never changed)
+_NO_WORDS: frozenset[str] = frozenset()
+
+
+def antonyms_of(x: str) -> frozenset[str]:
+    """Every word that is `x`'s opposite: listed, or `x` with a negating prefix taken off or put on (safe /
+    unsafe), both of at least 4 letters. One set per word, so a judge compares a word with each word opposite it
+    by a set lookup (a pairwise test of every removed word with every added one was 85 % of a contradiction check
+    of long statements)."""
+    listed = _PARTNERS.get(x, _NO_WORDS)
+    if len(x) < 4:
+        return listed
+    prefixed = {p + x for p in _NEGATING_PREFIXES}
+    prefixed.update(x[len(p) :] for p in _NEGATING_PREFIXES if x.startswith(p) and len(x) - len(p) >= 4)
+    return listed | prefixed
 
 
 # Words before a number that make it a bound: "at least 12" is a minimum, "under 22" a maximum.

@@ -133,3 +133,30 @@ def test_a_capitalised_first_word_swapped_for_another_is_an_ordinary_word_not_a_
     verdict = _judge(a, b)
     assert (verdict.rule, verdict.kind) == ("slot", "word")
     assert verdict.score < DEFAULT_THRESHOLD  # ordinary words: ranked low, never a warning alone
+
+
+def _opposites_as_defined(x: str, y: str) -> bool:
+    """The rule as first written, one pair at a time: listed, or one word is the other with a negating prefix."""
+    from plur_desk.domain.similar.contradiction_lexicon import _NEGATING_PREFIXES, _PAIRS
+
+    if (x, y) in _PAIRS:
+        return True
+    return min(len(x), len(y)) >= 4 and any(x == p + y or y == p + x for p in _NEGATING_PREFIXES)
+
+
+def test_the_opposites_of_a_word_are_exactly_the_words_the_rule_pairs_it_with():
+    """antonyms_of(x) (a set, looked up once per removed word) holds y exactly when the pairwise rule holds: over
+    every listed pair, each word with every prefix put on and taken off, and short words around them."""
+    from plur_desk.domain.similar.contradiction_lexicon import _NEGATING_PREFIXES, _PAIRS, antonyms_of
+
+    words = {w for pair in _PAIRS for w in pair} | {"safe", "unsafe", "able", "un", "in", "non-", "nonx", "ir", "x"}
+    some = sorted(words)[::6]  # every prefix on a sixth of them: a quadratic check of all would take minutes
+    words |= {p + w for w in some for p in _NEGATING_PREFIXES} | {"abcd", "unabcd", "dis", "disk", "diskette"}
+    words |= {w[len(p) :] for w in list(words) for p in _NEGATING_PREFIXES if w.startswith(p)}
+    words = sorted(words)
+    assert len(words) > 500
+    for x in words:
+        opposite = antonyms_of(x)
+        for y in words:
+            assert (y in opposite) == _opposites_as_defined(x, y), (x, y)
+    assert "unsafe" in antonyms_of("safe") and "safe" in antonyms_of("unsafe") and "nsafe" not in antonyms_of("safe")
