@@ -166,3 +166,105 @@ def test_an_opened_store_is_remembered_among_the_recent_ones(window, store_copy,
     assert window.workspace.settings.recent_stores[0] == str(store_copy)
     window.workspace.settings_store.flush()  # written on the settings thread, not the GUI thread
     assert SettingsStore(tmp_path / "settings.yaml").load().recent_stores[0] == str(store_copy)
+
+
+EARLY_PROBE = r"""
+import json, sys, threading
+from plur_desk.app.review import loading
+
+seen = {"opens": [], "early": []}
+open_drafts, early_init = loading.open_drafts, loading.EarlyOpen.__init__
+
+def counted_open(*args, **kwargs):
+    found = open_drafts(*args, **kwargs)
+    seen["opens"].append((threading.current_thread() is threading.main_thread(), id(found[0])))
+    return found
+
+def noted_early(self, *args, **kwargs):  # on the launching thread: what exists when the first step starts
+    seen["early"].append({"qt": "PySide6.QtWidgets" in sys.modules, "window": "plur_desk.ui.main_window" in sys.modules})
+    early_init(self, *args, **kwargs)
+
+loading.open_drafts, loading.EarlyOpen.__init__ = counted_open, noted_early
+from plur_desk.ui.app import open_window
+
+win = open_window(sys.argv[1], sys.argv[2] or None, demo=False)
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+
+app = QApplication.instance()
+
+def done():
+    print(json.dumps({**seen, "shown": id(win.session), "root": str(win.session.root)}), flush=True)
+    app.exit(0)
+
+win.opener.loaded.connect(done)
+QTimer.singleShot(60000, lambda: app.exit(3))
+sys.exit(app.exec())
+"""
+
+
+def _launch(tmp_path: Path, reviewer: str, saved: str) -> dict:
+    import shutil
+
+    store = tmp_path / "store"
+    shutil.copytree(demo_source(), store)
+    config = tmp_path / "config"
+    (config / "plur-desk").mkdir(parents=True)
+    (config / "plur-desk" / "settings.yaml").write_text(f"reviewer_name: {saved}\nlast_reviewer: {saved}\n")
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT), "XDG_CONFIG_HOME": str(config)}
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
+    env["PYTHON_KEYRING_BACKEND"] = "keyring.backends.fail.Keyring"
+    proc = subprocess.run(
+        [sys.executable, "-c", EARLY_PROBE, str(store), reviewer],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_a_relaunch_starts_opening_its_store_before_qt_is_imported_and_opens_it_once(tmp_path):
+    """The store's first step (reading, digest, `git`, the queue's rows) runs beside the imports and the window's
+    building, and the window shows the session that step made: the store is not opened a second time."""
+    report = _launch(tmp_path, "", "Grace Tester")  # no --reviewer: the saved name, as a relaunch
+    assert report["early"] == [{"qt": False, "window": False}], report["early"]
+    assert len(report["opens"]) == 1, report["opens"]
+    on_main_thread, session = report["opens"][0]
+    assert not on_main_thread and session == report["shown"]
+
+
+def test_a_given_reviewer_opens_early_too(tmp_path):
+    """`--reviewer` names this run's reviewer (here over a saved name that is not a person's, which alone would
+    need the reviewer's dialog), so its store opens early as well."""
+    report = _launch(tmp_path, "Ada Reviewer", "agent:codex")
+    assert len(report["early"]) == 1 and len(report["opens"]) == 1, report
+
+
+def test_the_store_opens_early_only_when_no_dialog_has_to_ask_for_the_reviewer():
+    from plur_desk.app.settings import Settings
+    from plur_desk.ui.app import known_reviewer
+
+    assert known_reviewer(Settings(reviewer_name="Grace Tester"), None) == "Grace Tester"
+    assert known_reviewer(Settings(reviewer_name="Grace Tester"), "  Ada  ") == "Ada"
+    assert known_reviewer(Settings(reviewer_name="agent:codex"), None) is None  # the dialog asks first
+    assert known_reviewer(Settings(reviewer_name="Grace Tester"), "agent:codex") is None  # and says why not
+    assert known_reviewer(Settings(), None) is None
+
+
+def test_an_early_open_of_another_store_is_not_what_the_window_shows(qtbot, tmp_path, store_copy):
+    import shutil
+
+    from plur_desk.app.review.loading import EarlyOpen
+
+    from ui.conftest import grace_window, wait_loaded
+
+    other = tmp_path / "other"
+    shutil.copytree(demo_source(), other)
+    win = grace_window(qtbot, tmp_path)
+    early = EarlyOpen(other, "Grace", None)
+    win.open_path(store_copy, early)
+    wait_loaded(qtbot, win)
+    assert win.session.root == store_copy.resolve()
+    early.take(lambda _reason: False)()  # (its thread done before the test's folders go)
