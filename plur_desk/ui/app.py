@@ -89,19 +89,6 @@ def make_application(argv: list[str] | None = None) -> QApplication:
     return app
 
 
-def known_reviewer(settings: Settings, given: str | None) -> str | None:
-    """This run's reviewer when no dialog is needed: `--reviewer` when usable, else the saved default when given
-    none and usable; None when the dialog must ask."""
-    from plur_desk.app.review.reviewer import check_reviewer, reviewer_problem
-
-    saved = settings.reviewer_name
-    if given is not None and reviewer_problem(given) is None:
-        return check_reviewer(given)
-    if given is None and saved and reviewer_problem(saved) is None:
-        return check_reviewer(saved)
-    return None
-
-
 def ask_reviewer(settings_store: SettingsStore, settings: Settings, given: str | None) -> str | None:
     """This run's reviewer: `--reviewer` (for this run only), else the saved default, else asked in a dialog
     whose OK stays disabled until the name names a person. Saved as the default only when the person ticks it.
@@ -109,10 +96,11 @@ def ask_reviewer(settings_store: SettingsStore, settings: Settings, given: str |
     from plur_desk.app.review.reviewer import check_reviewer, reviewer_problem
     from plur_desk.app.settings import suggested_reviewer_name
 
-    known = known_reviewer(settings, given)
-    if known is not None:
-        return known
     saved = settings.reviewer_name
+    if given is not None and reviewer_problem(given) is None:
+        return check_reviewer(given)
+    if given is None and saved and reviewer_problem(saved) is None:
+        return check_reviewer(saved)
     offered = given if given is not None else saved
     problem = reviewer_problem(offered) if offered else None
     from plur_desk.ui.common.dialogs import ReviewerDialog  # only when there is no usable name: a relaunch never asks
@@ -133,30 +121,18 @@ def ask_reviewer(settings_store: SettingsStore, settings: Settings, given: str |
 
 def open_window(store: str | None, reviewer: str | None, demo: bool) -> MainWindow | None:
     """What a launch does before the event loop runs: the application, this run's reviewer, the window, and the
-    store opening in it. None when no reviewer was given (the dialog was cancelled). When the reviewer is known
-    without asking (a relaunch, `--reviewer`), the store's first step starts before Qt is imported and the window
-    built, beside them (`EarlyOpen`): its reading, digest and `git` run on the other core meanwhile."""
+    store opening in it. None when no reviewer was given (the dialog was cancelled)."""
     with gc_paused():  # modules and widgets by the thousand, none of them garbage (also around the window below)
         for module in QT_FREE_MODULES:
             importlib.import_module(module)
+        make_application()
+        from plur_desk.ui.main_window import MainWindow
     from plur_desk.app.demo import DEMO_NOTE, copy_demo_store
-    from plur_desk.app.review.bootstrap import store_problem
-    from plur_desk.app.review.loading import EarlyOpen
     from plur_desk.app.settings import SettingsStore
-    from plur_desk.infra.clock import SystemClock
     from plur_desk.infra.paths import default_store_path
 
     settings_store = SettingsStore()
     settings = settings_store.load()
-    path = default_store_path(store)
-    fallback = not demo and store is None and store_problem(path) is not None
-    if demo or fallback:
-        path = copy_demo_store()  # no store yet: show the real thing on the bundled demo
-    clock, known = SystemClock(), known_reviewer(settings, reviewer)
-    early = EarlyOpen(Path(path), known, clock) if known is not None and store_problem(Path(path)) is None else None
-    with gc_paused():
-        make_application()
-        from plur_desk.ui.main_window import MainWindow
     from plur_desk.ui.common import theme
 
     theme.apply(settings.theme)  # before any window: every widget starts in the scheme it keeps
@@ -167,8 +143,14 @@ def open_window(store: str | None, reviewer: str | None, demo: bool) -> MainWind
 
     changed = note_reviewer_change(settings_store, settings, name)
     with gc_paused():  # not around the reviewer's dialog above: it may stay open a long while
-        window = MainWindow(settings_store, settings, name, clock)
+        window = MainWindow(settings_store, settings, name)
         window.show()
+    from plur_desk.app.review.bootstrap import store_problem
+
+    path = default_store_path(store)
+    fallback = not demo and store is None and store_problem(path) is not None
+    if demo or fallback:
+        path = copy_demo_store()  # no store yet: show the real thing on the bundled demo
     if demo:
         window.sticky_note = DEMO_NOTE
     if fallback:
@@ -177,7 +159,7 @@ def open_window(store: str | None, reviewer: str | None, demo: bool) -> MainWind
             "decide in it is not kept). Use File > Open Store… (Ctrl+O) for yours."
         )
     window.sticky_note = "\n".join(t for t in (changed, window.sticky_note) if t)
-    window.open_path(Path(path), early)
+    window.open_path(Path(path))
     return window
 
 

@@ -14,7 +14,6 @@ from PySide6.QtCore import QTimer, Signal, SignalInstance
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import QApplication, QLineEdit, QMainWindow, QStackedWidget, QTabWidget, QVBoxLayout, QWidget
 
-from plur_desk.app.review.loading import EarlyOpen
 from plur_desk.app.review.session import ChangeSet, ReviewSession
 from plur_desk.app.settings import Settings, SettingsStore
 from plur_desk.infra.clock import Clock, SystemClock
@@ -273,8 +272,8 @@ class MainWindow(QMainWindow):
     def error_shown(self) -> SignalInstance:
         return self.messages.error_shown
 
-    def open_path(self, path: Path, early: EarlyOpen | None = None) -> None:
-        self.opener.open_path(path, early)
+    def open_path(self, path: Path) -> None:
+        self.opener.open_path(path)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if not self.opener.confirm_discard_edit("quit"):

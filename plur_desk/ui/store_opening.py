@@ -80,8 +80,7 @@ class StoreController(QObject):
 
     # -- opening -------------------------------------------------------------------------------------------
 
-    def open_path(self, path: Path, early: loading.EarlyOpen | None = None) -> None:
-        """`early`: the first step of this store started at launch (`ui/app.py`), waited for instead of started."""
+    def open_path(self, path: Path) -> None:
         from plur_desk.app.review.bootstrap import store_problem
 
         ws = self.workspace
@@ -111,12 +110,17 @@ class StoreController(QObject):
         ws.messages.show(f"Opening {path}…")
         ws.context_changed.emit()
         reviewer, clock, asker = ws.reviewer_name, ws.clock, self._unlock_asker
-        if early is not None and self._opened == 1 and (early.path, early.reviewer) == (path, reviewer):
-            load = early.take(asker)  # the launch started this store's first step before the window was built
-        else:
 
-            def load() -> loading.FirstStep:
-                return loading.open_drafts(path, reviewer, clock, asker)
+        def load() -> tuple[ReviewSession, list[str], str]:
+            from plur_desk.app.review.bootstrap import open_session
+
+            # Drafts only: the rest is parsed in worker processes once the queue is on screen. For review: finishes
+            # interrupted actions from the journal (sets recovery_note).
+            session = open_session(
+                path, reviewer, clock=clock, ask_unlock=asker, drafts_first=True, load_history=False, for_review=True
+            )
+            loading.before_first_draft(session)
+            return session, session.read_only_reasons, session.trust_notice()
 
         ws.jobs.submit(
             load, lambda found: self._drafts_loaded(found), ws.fail, same_store=True

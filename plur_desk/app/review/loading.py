@@ -6,56 +6,11 @@ go on meanwhile); `finish_load` runs in the same serial queue as writes and comp
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
-from pathlib import Path
-
 from plur_desk.app.review.session import ReviewSession
 from plur_desk.app.team import team_review
-from plur_desk.infra.clock import Clock
 from plur_desk.infra.jobs import computing
 from plur_desk.infra.memory import gc_paused, keep_loaded_objects
-from plur_desk.store.atomic import Beside
 from plur_desk.store.lists.parse_cache import ParsedBlocks
-
-AskUnlock = Callable[[str], bool]
-FirstStep = tuple[ReviewSession, list[str], str]  # the session with its drafts, why read-only, the trust notice
-
-
-def open_drafts(path: Path, reviewer: str, clock: Clock | None, ask_unlock: AskUnlock) -> FirstStep:
-    """The window's first step of a store (blocking): the drafts only, the rest parsed in worker processes once the
-    queue is on screen. For review: finishes interrupted actions from the journal (sets recovery_note)."""
-    from plur_desk.app.review.bootstrap import open_session
-
-    session = open_session(
-        path, reviewer, clock=clock, ask_unlock=ask_unlock, drafts_first=True, load_history=False, for_review=True
-    )
-    before_first_draft(session)
-    return session, session.read_only_reasons, session.trust_notice()
-
-
-class EarlyOpen:
-    """The launch's first step of its store, started on a thread of its own before Qt is imported and the window
-    built (both ~0.3 s of a warm launch, the store's first step 60-150 ms at 10,000 engrams after them). The window
-    takes it up in `take` when it opens the same store for the same reviewer, as if it had started it then: the
-    same `open_drafts`, its failure raised to the window. Asking to unlock the keyring needs the window: a question
-    asked before `take` waits for it."""
-
-    def __init__(self, path: Path, reviewer: str, clock: Clock | None) -> None:
-        self.path, self.reviewer = path, reviewer
-        self._asker: AskUnlock | None = None
-        self._taken = threading.Event()
-        self._opening = Beside(lambda: open_drafts(path, reviewer, clock, self._ask), "plur-desk-open")
-
-    def _ask(self, reason: str) -> bool:
-        self._taken.wait()
-        return self._asker is not None and self._asker(reason)
-
-    def take(self, ask_unlock: AskUnlock) -> Callable[[], FirstStep]:
-        """The window's asker from now on; what waits for the first step (run it off the GUI thread)."""
-        self._asker = ask_unlock
-        self._taken.set()
-        return self._opening.result
 
 
 def before_first_draft(session: ReviewSession) -> None:
