@@ -6,6 +6,9 @@ Each checkout gets its own copy of STORE, its own cache (filled by one cold run 
 every run) and config (a settings file naming the reviewer of the last run, as on a relaunch); both are
 byte-compiled first and run from their own folder.
 Prints the medians [min-max] of: window shown, reviewable, CPU to reviewable, everything loaded; and the load.
+Then, per measure, the median of the round-by-round differences (after minus before, each round's two runs taken
+in the same minute) and in how many rounds "after" was faster: on a shared machine the two runs of a round meet
+the same load, so the paired difference moves far less than either median (whose ranges overlap by hundreds of ms).
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_launch import run_alone
+
 
 def probe_of(root: Path) -> str:
     text = (root / "bench" / "bench_launch.py").read_text()
@@ -34,14 +39,11 @@ def run(root: Path, probe: str, work: Path) -> dict[str, float]:
     env["PYTHONPATH"] = str(root)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     t0 = time.time()
-    proc = subprocess.run(
+    proc = run_alone(  # (the window's own background processes ended with the run: bench_launch.run_alone)
         ["xvfb-run", "-a", "-s", "-screen 0 1280x800x24", sys.executable, "-c", probe, str(work / "store"), str(work)],
-        capture_output=True,
-        text=True,
         env=env,
         timeout=600,
         cwd=root,  # not this checkout: `python -c` puts the current folder first on sys.path
-        check=True,
     )
     marks = json.loads(proc.stdout.strip().splitlines()[-1])
     keys = ("window", "reviewable", "loaded")
@@ -50,6 +52,12 @@ def run(root: Path, probe: str, work: Path) -> dict[str, float]:
 
 def summary(values: list[float]) -> str:
     return f"{statistics.median(values):.2f} [{min(values):.2f}-{max(values):.2f}]"
+
+
+def paired(before: list[dict[str, float]], after: list[dict[str, float]], key: str) -> str:
+    """The median of the rounds' differences in `key` (ms, after minus before) and the rounds after was faster."""
+    diffs = [b[key] - a[key] for a, b in zip(before, after, strict=True)]
+    return f"{key} {statistics.median(diffs) * 1000:+.0f} ms ({sum(d < 0 for d in diffs)}/{len(diffs)} faster)"
 
 
 def main() -> None:
@@ -76,6 +84,12 @@ def main() -> None:
     for name, runs in results.items():
         cols = {key: summary([r[key] for r in runs]) for key in ("window", "reviewable", "cpu", "loaded")}
         print(f"{name:7s} " + "  ".join(f"{key} {value}" for key, value in cols.items()))
+    print(
+        "paired  "
+        + "  ".join(
+            paired(results["before"], results["after"], key) for key in ("window", "reviewable", "cpu", "loaded")
+        )
+    )
     print(f"{'cold' if cold else 'warm'}, load average {loads[0]:.1f} -> {loads[1]:.1f}")
     shutil.rmtree(base, ignore_errors=True)
 
