@@ -412,10 +412,15 @@ class PlurStore:
         result: WriteResult,
         prepared: PreparedAppend,
     ) -> None:
-        """The step made exact in the journal, then the staged file renamed over the store file; if the rename
-        fails, this step and the later ones will not happen (`drop_from`: the record's one way back)."""
+        """The step made exact in the journal (while the staged file's fsync runs), then, once the staged file is
+        durable, renamed over the store file; if its fsync or the rename fails, this step and the later ones will
+        not happen (`drop_from`: the record's one way back)."""
         record.make_exact(step, exact_step(layout, old_hash.hexdigest, new_hash.hexdigest, result, prepared.offsets))
         try:
+            try:
+                staged.synced()
+            except OSError as exc:  # the store file and its name untouched: the step did not happen
+                raise refused_by_system(f"cannot write the new {staged.target.name}", exc) from exc
             staged.commit(crash_label="store")
         except BaseException:
             if not staged.replaced:  # after the rename (its folder's fsync failed) the step happened: kept for recovery
