@@ -313,17 +313,26 @@ class Dumper:
         return "".join(parts) or "[]"
 
     def mapping(self, level: int, mapping: dict[object, object], compact: bool) -> str:
+        """A block mapping. Keys are strings here (js_key), and `node` of a string is `scalar` of it in a block:
+        keys and string values go to `scalar` directly (an engram's ~30 pairs, 500 engrams a bulk approve)."""
         parts: list[str] = []
         keyed = {js_key(k): v for k, v in mapping.items()} if not all(type(k) is str for k in mapping) else mapping
+        newline = self._newline(level)
+        inner = level + 1
+        scalar = self.scalar
         for key in js_key_order(keyed):  # type: ignore[arg-type]
-            pair = self._newline(level) if (not compact or parts) else ""
-            key_dump = self.node(level + 1, key, block=True, compact=True, iskey=True)
+            pair = newline if (not compact or parts) else ""
+            key_dump = scalar(key, inner, True, True)
             explicit = len(key_dump) > 1024
             if explicit:
-                pair += ("?" if key_dump.startswith("\n") else "? ") + key_dump + self._newline(level)
+                pair += ("?" if key_dump.startswith("\n") else "? ") + key_dump + newline
             else:
                 pair += key_dump
-            value_dump = self.node(level + 1, keyed[key], block=True, compact=explicit)
+            value = keyed[key]
+            if isinstance(value, str):
+                value_dump = scalar(value, inner, False, True)
+            else:
+                value_dump = self.node(inner, value, block=True, compact=explicit)
             pair += (":" if value_dump.startswith("\n") else ": ") + value_dump
             parts.append(pair)
         return "".join(parts) or "{}"
