@@ -167,6 +167,7 @@ _LEAVES = st.one_of(
     st.sampled_from([0.77, 1e-4, 9.99e-5, 1e15 + 0.5, 1e16, 1e21, -0.0, 2.0, 123.456, 5e-324]),
     st.text(),
     st.sampled_from(["\ud800", "x\udfffy", "\x7f", "\u2028", "\x00\x1f", '"\\', "2026-12-07T10:00:00.000Z"]),
+    st.sampled_from(["x" * 5000, '\u00e9"' * 2100]),  # long texts near the top: the pure-Python writer
 )
 _VALUES = st.recursive(
     _LEAVES,
