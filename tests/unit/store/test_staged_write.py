@@ -270,7 +270,7 @@ def test_a_failed_fsync_of_the_staged_file_renames_nothing_and_drops_its_step(tm
         real_fsync(fd)
 
     monkeypatch.setattr(os, "fsync", fsync)
-    with pytest.raises(WriteFailed, match="cannot write the new engrams.yaml"):
+    with pytest.raises(WriteFailed, match=r"cannot write the new engrams\.yaml"):
         session.writes.engrams(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-12-01-002"]))), _context(session))
     monkeypatch.setattr(os, "fsync", real_fsync)
     assert (root / "engrams.yaml").read_bytes() == before
