@@ -17,6 +17,10 @@ def copy_value(value: T) -> T:
     refused and copied by `copy.deepcopy`), and keeps a part shared within the value shared in the copy, as
     `deepcopy` does."""
     try:
-        return marshal.loads(marshal.dumps(value))  # type: ignore[no-any-return, arg-type]
+        copied = marshal.loads(marshal.dumps(value))  # type: ignore[arg-type]
     except (ValueError, RecursionError):
         return copy.deepcopy(value)
+    # deepcopy keeps each float object, marshal makes new ones: a NaN (YAML's .nan, one shared object) is equal to
+    # itself only as the same object, so a copy holding a new one would differ from the original, and a decision
+    # would then sign and journal an unchanged field as changed. Such a value is copied by deepcopy (a C compare).
+    return copied if copied == value else copy.deepcopy(value)

@@ -25,3 +25,15 @@ def test_a_type_marshal_does_not_write_exactly_is_copied_by_deepcopy():
     """A JsTimestamp (an unquoted YAML date, a str subclass) stays one: the writer never writes it back."""
     copied = copy_value({"created": JsTimestamp("2026-01-01"), "items": [JsTimestamp("2026-01-02")]})
     assert type(copied["created"]) is JsTimestamp and type(copied["items"][0]) is JsTimestamp
+
+
+def test_a_nan_anywhere_in_the_value_keeps_the_copy_equal_to_the_original():
+    """YAML's .nan reads as one shared float object, equal to itself only as that object: a copy with a new NaN
+    compared unequal, so an unchanged structured_data: {score: .nan} was signed and journaled as set (to null)."""
+    import math
+
+    value = {"structured_data": {"score": math.nan, "runs": [1.5, math.nan]}, "id": "ENG-1"}
+    copied = copy_value(value)
+    assert copied == value and copied is not value and copied["structured_data"] is not value["structured_data"]
+    copied["structured_data"]["runs"].append(2)
+    assert len(value["structured_data"]["runs"]) == 2
