@@ -5,6 +5,8 @@ it over the target only once its journal step is saved (`Staged.commit`); `atomi
 parts are written one after the other, never joined into one more copy: at 50,000 engrams the join held the
 interpreter lock for ~40 ms. When the caller needs the new file's bytes (the snapshot a write leaves), they are
 read back from the temp file while it is being fsynced: a read, like the writes, releases the interpreter lock.
+A store write lets that fsync and read-back go on while it saves the step's journal record (`sync_later`): both
+are done before the rename, which waits for them.
 """
 
 from __future__ import annotations
@@ -63,17 +65,37 @@ class Beside(Generic[T]):
 
 
 class Staged:
-    """A temp file beside `target` holding the new contents, fsynced, with the target's mode (and owner when root
-    replaces another user's file). `commit()` renames it over the target; `discard()` removes it."""
+    """A temp file beside `target` holding the new contents, with the target's mode (and owner when root replaces
+    another user's file), fsynced before `commit()` renames it over the target (staged with `sync_later`, the fsync
+    and the read-back run on threads of their own until `synced()`, which `commit()` calls first); `discard()`
+    removes it."""
 
-    def __init__(self, target: Path, tmp: Path, data: bytes | None) -> None:
+    def __init__(self, target: Path, tmp: Path, data: bytes | None, syncing: _Syncing | None = None) -> None:
         self.target = target
         self.tmp = tmp
-        self.data = data  # the new file's bytes, when staged with read_back
+        self._data = data  # the new file's bytes, when staged with read_back
+        self._syncing = syncing
         self._done = False
         self.replaced = False  # the rename over the target happened (whatever is raised after it)
 
+    @property
+    def data(self) -> bytes | None:
+        """The new file's bytes, when staged with read_back (waits for the read-back)."""
+        self.synced()
+        return self._data
+
+    def synced(self) -> None:
+        """Wait for the fsync and the read-back still running; OSError when either failed (nothing renamed)."""
+        syncing, self._syncing = self._syncing, None
+        if syncing is not None:
+            self._data = syncing.result()
+
     def commit(self, crash_label: str = "") -> None:
+        try:
+            self.synced()  # the temp file is durable before its name is
+        except BaseException:
+            self.discard()
+            raise
         if crash_label:
             crash_point(f"{crash_label}-temp-written")
         old = _hold_old(self.target)
@@ -90,10 +112,40 @@ class Staged:
             crash_point(f"{crash_label}-renamed")
 
     def discard(self) -> None:
+        syncing, self._syncing = self._syncing, None
+        if syncing is not None:
+            syncing.close()
         if not self._done:
             self._done = True
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.tmp)
+
+
+class _Syncing:
+    """A written temp file's fsync and read-back, each on a thread of its own (both release the interpreter lock),
+    while the writer goes on (the journal record of the step is saved meanwhile). Owns the descriptor."""
+
+    def __init__(self, fd: int, size: int, read_back: bool) -> None:
+        self._fd = fd
+        self._sync = Beside(lambda: os.fsync(fd))
+        self._read = Beside(lambda: _read_all(fd, size), "plur-desk-read-back") if read_back else None
+
+    def result(self) -> bytes | None:
+        try:
+            self._sync.result()
+            return self._read.result() if self._read is not None else None
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        if self._fd < 0:
+            return
+        for thread in (self._sync, self._read):
+            if thread is not None:
+                with contextlib.suppress(BaseException):
+                    thread.result()
+        os.close(self._fd)
+        self._fd = -1
 
 
 HOLD_FROM = 1 << 20  # old files at least this large are freed off the writer's path
@@ -124,16 +176,23 @@ def _close_beside(fd: int | None) -> None:
         threading.Thread(target=os.close, args=(fd,), name="plur-desk-free-old", daemon=True).start()
 
 
-def stage(target: Path, parts: Sequence[Part], *, default_mode: int = 0o644, read_back: bool = False) -> Staged:
-    """Write `parts` one after the other to a new temp file beside `target` and fsync it. With `read_back` the
-    result holds the file's bytes as written, read while the fsync runs."""
+def stage(
+    target: Path,
+    parts: Sequence[Part],
+    *,
+    default_mode: int = 0o644,
+    read_back: bool = False,
+    sync_later: bool = False,
+) -> Staged:
+    """Write `parts` one after the other to a new temp file beside `target` (its mode and owner set) and fsync it.
+    With `read_back` the result holds the file's bytes as written, read while the fsync runs. With `sync_later`
+    the fsync (and the read-back) go on beside the caller until `Staged.synced()` or `commit()`."""
     tmp = target.with_name(f"{target.name}.{os.getpid()}.{next(_counter)}.tmp")
     try:
         old = target.stat()
         mode, owner = old.st_mode & 0o7777, (old.st_uid, old.st_gid)
     except FileNotFoundError:
         mode, owner = default_mode, None
-    data = None
     try:
         fd = os.open(tmp, (os.O_RDWR if read_back else os.O_WRONLY) | os.O_CREAT | os.O_EXCL, mode)
         try:
@@ -144,6 +203,14 @@ def stage(target: Path, parts: Sequence[Part], *, default_mode: int = 0o644, rea
                 while view:
                     written = os.write(fd, view)
                     view = view[written:]
+            if owner is not None and os.geteuid() == 0 and owner != (os.getuid(), os.getgid()):
+                os.fchown(fd, *owner)
+            os.fchmod(fd, mode)
+            if sync_later:
+                staged = Staged(target, tmp, None, _Syncing(fd, size, read_back))
+                fd = -1  # the staged file's now
+                return staged
+            data = None
             if read_back:
                 syncing = Beside(lambda: os.fsync(fd))
                 try:
@@ -152,11 +219,9 @@ def stage(target: Path, parts: Sequence[Part], *, default_mode: int = 0o644, rea
                     syncing.result()
             else:
                 os.fsync(fd)
-            if owner is not None and os.geteuid() == 0 and owner != (os.getuid(), os.getgid()):
-                os.fchown(fd, *owner)
         finally:
-            os.close(fd)
-        os.chmod(tmp, mode)
+            if fd >= 0:
+                os.close(fd)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)

@@ -8,7 +8,6 @@ released. Nothing is ever written to a file that could not be fully read.
 
 from __future__ import annotations
 
-import copy
 import marshal
 import os
 from collections.abc import Callable, Iterable
@@ -18,6 +17,7 @@ from typing import Literal
 
 from plur_desk.domain.plur_rules.engram_rules import engram_problems, tension_problems
 from plur_desk.domain.review import Patch
+from plur_desk.infra.copies import copy_value
 from plur_desk.infra.crash import crash_point
 from plur_desk.infra.errors import (
     ActionRefused,
@@ -412,10 +412,15 @@ class PlurStore:
         result: WriteResult,
         prepared: PreparedAppend,
     ) -> None:
-        """The step made exact in the journal, then the staged file renamed over the store file; if the rename
-        fails, this step and the later ones will not happen (`drop_from`: the record's one way back)."""
+        """The step made exact in the journal (while the staged file's fsync runs), then, once the staged file is
+        durable, renamed over the store file; if its fsync or the rename fails, this step and the later ones will
+        not happen (`drop_from`: the record's one way back)."""
         record.make_exact(step, exact_step(layout, old_hash.hexdigest, new_hash.hexdigest, result, prepared.offsets))
         try:
+            try:
+                staged.synced()
+            except OSError as exc:  # the store file and its name untouched: the step did not happen
+                raise refused_by_system(f"cannot write the new {staged.target.name}", exc) from exc
             staged.commit(crash_label="store")
         except BaseException:
             if not staged.replaced:  # after the rename (its folder's fsync failed) the step happened: kept for recovery
@@ -437,7 +442,7 @@ class PlurStore:
                 differing = [k for k in edit.expected if edit.expected[k] != now.get(k)]
                 if differing:
                     raise ChangedSinceError(edit.key, differing)
-            new_value, events = edit.apply(copy.deepcopy(value))
+            new_value, events = edit.apply(copy_value(value))
             if new_value.get("id") != value.get("id"):
                 raise ActionRefused(f"{edit.key}: a review action may not change an id")
             problems = validate(new_value)
@@ -459,7 +464,7 @@ def exact_step(layout: Layout, old_hash: str, new_hash: str, result: WriteResult
     """A write's step as the journal keeps it: the patches of what changed, its events, the file's hashes."""
     file: Literal["engrams", "tensions"] = "engrams" if layout is ENGRAMS else "tensions"
     patches = [Patch.between(file, k, result.before[k], result.after[k]) for k in result.changed]
-    return Step(file, patches, copy.deepcopy(result.events), old_hash, new_hash, offsets)
+    return Step(file, patches, copy_value(result.events), old_hash, new_hash, offsets)
 
 
 def _shown(located: Located, key: str) -> dict[str, object]:

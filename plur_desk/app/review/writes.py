@@ -5,7 +5,6 @@ the set-back of a first step when the second is refused; and the session's snaps
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from copy import deepcopy
 from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -19,6 +18,7 @@ from plur_desk.domain.changes import ChangeSet
 from plur_desk.domain.engram_view import EngramView
 from plur_desk.domain.review import Operation, Patch, Reviewer, engram_fingerprint, tension_fingerprint
 from plur_desk.domain.seen import Seen, seen_engram, seen_tension
+from plur_desk.infra.copies import copy_value
 from plur_desk.infra.errors import (
     ActionRefused,
     ChangedSinceError,
@@ -231,7 +231,7 @@ class Writes:
         """A decision tried on the session's copy before any lock is taken: one the domain refuses, or one that
         would change nothing, is refused at once instead of after waiting for PLUR's lock (the write tries it
         again, on the disk's copy, inside the lock)."""
-        after, _events = apply(deepcopy(value))
+        after, _events = apply(copy_value(value))
         if after == value:
             raise ActionRefused(f"{key}: this decision changes nothing", outcome=Outcome.NOTHING_WRITTEN)
 
@@ -271,7 +271,7 @@ class Writes:
         patches, events = [], []
         for edit in edits:
             before = index[edit.key]
-            after, evs = edit.apply(deepcopy(before))
+            after, evs = edit.apply(copy_value(before))
             patches.append(Patch.between("engrams" if file == "engrams" else "tensions", edit.key, before, after))
             events += evs
         return Step("engrams" if file == "engrams" else "tensions", patches, events, planned=True)

@@ -3,7 +3,6 @@ replacement, the closing checkpoint. (What review records are worth: app/review/
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from datetime import datetime
 
@@ -15,6 +14,7 @@ from plur_desk.domain.changes import ChangeSet
 from plur_desk.domain.decision import bind, decided
 from plur_desk.domain.review import Reviewer, make_event
 from plur_desk.domain.trust import TrustState
+from plur_desk.infra.copies import copy_value
 from plur_desk.store.history.checkpoint import emit_checkpoint
 from plur_desk.store.journal import JournalRecord
 from plur_desk.store.keys.signatures import claimed_human, verify
@@ -42,7 +42,7 @@ class SessionSigning:
 
         def signing(apply: Apply, key: str) -> Apply:
             def signed_apply(value: dict[str, object]) -> tuple[dict[str, object], list[dict[str, object]]]:
-                before = copy.deepcopy(value)  # `apply` changes its value in place
+                before = copy_value(value)  # `apply` changes its value in place
                 new, events = apply(value)
                 # each event signs what it decided: the record, its content and the values set (domain/decision.py)
                 block = decided(_file_of(new), key, before, new)

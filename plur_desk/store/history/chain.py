@@ -18,7 +18,7 @@ from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
 
-from plur_desk.store.lists.yaml_types import is_array_index, js_number_to_string
+from plur_desk.store.lists.yaml_types import MAX_SAFE_INT, is_array_index, js_number_to_string
 from plur_desk.store.safe_open import open_regular
 
 _EXCLUDED = ("hash", "signature", "signer")
@@ -49,8 +49,95 @@ def _sort_key(key: str) -> tuple[int, int, bytes]:
     return (1, 0, key.encode("utf-16-be", "surrogatepass"))
 
 
+class _NotPlain(Exception):
+    """A number the json module may not write as JavaScript does."""
+
+
+def _plain_int(text: str) -> int:
+    number = int(text)
+    if abs(number) > MAX_SAFE_INT:  # JavaScript writes it as the float it rounds to
+        raise _NotPlain
+    return number
+
+
+def _plain_float(text: str) -> float:
+    """A float as `repr` writes it, when JavaScript writes it the same: without an exponent (repr's fixed notation,
+    1e-4 <= |x| < 1e16, is JavaScript's too, with the same shortest digits) and not integral (JavaScript drops
+    the `.0`)."""
+    if "e" in text or "E" in text or text.endswith(".0"):
+        raise _NotPlain
+    return float(text)
+
+
+def _not_plain(_text: str) -> object:
+    raise _NotPlain
+
+
+_C_WRITE = json.encoder.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+_C_WRITE_SORTED = json.encoder.JSONEncoder(
+    ensure_ascii=False, separators=(",", ":"), allow_nan=False, sort_keys=True
+).encode
+# what the json module writes otherwise than JSON.stringify with PLUR's key order: a lone surrogate (written raw),
+# a key that may be an array index (ordered first, by number), `__proto__` (dropped) and, when both kinds of
+# character are present, the order of U+E000..U+FFFF against characters beyond U+FFFF (UTF-16 order)
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_INDEX_KEY = re.compile('"[0-9]+":')  # a literal first character: searched for, not tested at every one
+_HIGH_BMP = re.compile("[\ue000-\uffff]")
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+
+
+def _c_stringify(value: object, sort: bool) -> str | None:
+    """What `js_stringify` returns, written by the json module's C encoder, or None when that cannot be shown to be
+    the same (then the pure-Python writer below decides). Same means: read back, the text is equal to `value` (so
+    every key was a string), every number is written as JavaScript writes it, and none of the cases above."""
+    try:
+        text = (_C_WRITE_SORTED if sort else _C_WRITE)(value)
+        if text.isascii():
+            if sort and ('"__proto__":' in text or _INDEX_KEY.search(text)):
+                return None
+        elif (
+            _LONE_SURROGATE.search(text)
+            or (sort and ('"__proto__":' in text or _INDEX_KEY.search(text)))
+            or (sort and _HIGH_BMP.search(text) and _ASTRAL.search(text))
+        ):
+            return None
+        if json.loads(text, parse_int=_plain_int, parse_float=_plain_float, parse_constant=_not_plain) != value:
+            return None
+    except (_NotPlain, ValueError, TypeError, RecursionError):
+        return None
+    return text
+
+
+LONG_TEXT = 4096  # characters
+
+
+def _long_text_near_top(value: dict[object, object] | list[object]) -> bool:
+    """Whether a string longer than LONG_TEXT sits in the value's first two levels (a watched baseline line packs
+    ~600 KB into one): the pure-Python writer hands it to the json module's C escaper once, where the C path would
+    write, read back and compare it (1.4 ms against 2.2 ms a line)."""
+    for item in value.values() if isinstance(value, dict) else value:
+        if isinstance(item, str):
+            if len(item) > LONG_TEXT:
+                return True
+        elif isinstance(item, (dict, list)):
+            for inner in item.values() if isinstance(item, dict) else item:
+                if isinstance(inner, str) and len(inner) > LONG_TEXT:
+                    return True
+    return False
+
+
 def js_stringify(value: object, *, sort: bool = False) -> str:
-    """JSON.stringify(value) without spacing; with sort=True, keys in canonical (sortKeysDeep) order."""
+    """JSON.stringify(value) without spacing; with sort=True, keys in canonical (sortKeysDeep) order. A dict or
+    list goes through the json module's C encoder when its text is shown to be the same (`_c_stringify`: about
+    ten times faster; a bulk approve of 500 signs, chains and writes ~1,500 of them)."""
+    if isinstance(value, (dict, list)) and not _long_text_near_top(value):
+        text = _c_stringify(value, sort)
+        if text is not None:
+            return text
+    return _js_stringify(value, sort)
+
+
+def _js_stringify(value: object, sort: bool) -> str:
     if value is None:
         return "null"
     if value is True:
@@ -64,12 +151,12 @@ def js_stringify(value: object, *, sort: bool = False) -> str:
     if isinstance(value, str):
         return _js_string(value)
     if isinstance(value, (list, tuple)):
-        return "[" + ",".join(js_stringify(v, sort=sort) for v in value) + "]"
+        return "[" + ",".join(_js_stringify(v, sort) for v in value) + "]"
     if isinstance(value, dict):
         keys = [k for k in value if k != "__proto__"] if sort else list(value)
         if sort:
             keys.sort(key=_sort_key)
-        return "{" + ",".join(_js_string(k) + ":" + js_stringify(value[k], sort=sort) for k in keys) + "}"
+        return "{" + ",".join(_js_string(k) + ":" + _js_stringify(value[k], sort) for k in keys) + "}"
     raise TypeError(f"cannot serialise {type(value).__name__}")
 
 

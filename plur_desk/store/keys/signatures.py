@@ -53,11 +53,23 @@ def load_private_key(der: bytes) -> Ed25519PrivateKey:
     return key
 
 
-def sign(event: dict[str, object], key: Ed25519PrivateKey, identity: str) -> dict[str, object]:
-    """A copy of `event` with `signature` and `signer` over its canonical bytes (a pure function)."""
+KEPT_UP_TO = 1 << 16  # bytes: an event's signature is kept for signing it again, not a whole journal record's
+
+
+def sign(
+    event: dict[str, object], key: Ed25519PrivateKey, identity: str, made: dict[bytes, str] | None = None
+) -> dict[str, object]:
+    """A copy of `event` with `signature` and `signer` over its canonical bytes (a pure function). `made`: the
+    signatures this `key` already made, by the bytes signed (Ed25519 is deterministic: the same key and bytes give
+    the same signature), consulted and added to."""
     signed = {k: v for k, v in event.items() if k not in ("signature", "signer", "hash")}
-    signature = key.sign(canonical_bytes(signed))
-    signed["signature"] = base64.b64encode(signature).decode("ascii")
+    message = canonical_bytes(signed)
+    found = made.get(message) if made is not None else None
+    if found is None:
+        found = base64.b64encode(key.sign(message)).decode("ascii")
+        if made is not None and len(message) <= KEPT_UP_TO:
+            made[message] = found
+    signed["signature"] = found
     signed["signer"] = identity
     if "hash" in event:
         signed["hash"] = event["hash"]

@@ -19,13 +19,14 @@ Replacements = dict[int, tuple[bytes, dict[str, object]]]
 def stage_new_file(
     path: Path, fresh: ListFile, replacements: Replacements, parts: list[Part]
 ) -> tuple[Staged, FileHash, FileHash]:
-    """The new file staged beside the old one (written from its parts, fsynced, read back), and the old and new
-    files' hashes: the new one from the old one's state before the first change, from the same parts, hashed on
-    another thread while they are written (both release the interpreter lock)."""
+    """The new file staged beside the old one (written from its parts; its fsync and read-back still running, see
+    `Staged.synced`), and the old and new files' hashes: the new one from the old one's state before the first
+    change, from the same parts, hashed on another thread while they are written (both release the interpreter
+    lock)."""
     first = min((fresh.span(fresh.entries[i])[0] for i in replacements), default=0)
     hashing = Beside(lambda: (fresh.file_hash(), FileHash.of_parts(parts, fresh.file_hash(), max(first, 0))))
     try:
-        staged = stage(path, parts, read_back=True)
+        staged = stage(path, parts, read_back=True, sync_later=True)
     except BaseException:
         with contextlib.suppress(BaseException):
             hashing.result()

@@ -323,3 +323,32 @@ def test_locking_an_engram_in_an_open_tension_is_asked_first(session):
         ApproveDrafts(tuple(session.writes.seen(["ENG-2026-11-01-001"])), "locked", "", despite_open_tension=True)
     )
     assert [_disk(session, f"ENG-2026-11-0{i}-001")["commitment"] for i in (1, 2, 3)] == ["locked", "locked", "decided"]
+
+
+def test_an_unchanged_nan_deep_in_an_engram_is_neither_signed_as_set_nor_blocks_the_undo(tmp_path):
+    """YAML's .nan is one shared float, equal to itself only as that object: copies made with new float objects
+    compared unequal, so approving an engram with structured_data: {score: .nan} signed and journaled
+    structured_data as set (to null), and its undo was refused as 'changed since you looked'."""
+    import json
+    import math
+
+    from plur_desk.app.review.bootstrap import open_session
+    from plur_desk.store.lists.yaml_dump import dump_engrams_document, dump_tensions_document
+
+    from support.sessions import engram
+
+    root = tmp_path / "store"
+    root.mkdir()
+    engrams = [engram(i) for i in range(1, 3)]
+    engrams[0]["structured_data"] = {"score": math.nan, "runs": [1.5, math.nan]}
+    (root / "engrams.yaml").write_text(dump_engrams_document({"engrams": engrams}))
+    (root / "tensions.yaml").write_text(dump_tensions_document([]))
+    session = open_session(root, "Ada Reviewer", clock=FixedClock(NOW), use_cache=False)
+    session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-11-01-001"]))))
+    lines = [
+        json.loads(line) for p in sorted((root / "history").glob("*.jsonl")) for line in p.read_text().splitlines()
+    ]
+    (approval,) = [e for e in lines if e.get("engram_id") == "ENG-2026-11-01-001" and "decided" in e.get("data", {})]
+    assert "structured_data" not in approval["data"]["decided"]["sets"]
+    session.undo()
+    assert _disk(session, "ENG-2026-11-01-001")["commitment"] == "draft"

@@ -27,7 +27,7 @@ from plur_desk.domain.commands import (
     SetValidity,
     SplitInTime,
 )
-from plur_desk.domain.review import Reviewer
+from plur_desk.domain.review import Reviewer, make_event
 from plur_desk.domain.trust import TrustState
 from plur_desk.infra.clock import FixedClock
 from plur_desk.infra.errors import KeyConflict, KeyUnavailable
@@ -297,3 +297,39 @@ def test_a_keys_yaml_that_cannot_be_written_leaves_the_written_decision_with_a_n
 
     someone_else = TrustChecker(store.root, TrustFile(tmp_path / "teammate-config"))
     assert someone_else(event).state is TrustState.UNKNOWN_SIGNER  # nobody else can find her key
+
+
+def test_the_same_bytes_signed_again_give_the_same_signature_without_signing_and_a_new_key_signs_anew(
+    tmp_path, monkeypatch
+):
+    """An event is signed when decided and again over its final bytes at the append: on a store without a chain
+    the bytes are the same, and the signature made for them is given again (Ed25519 would make the same one). A
+    changed event, or the same one after the key was replaced, is signed, and every signature verifies."""
+    from plur_desk.store.keys import signatures
+
+    store = _store(tmp_path)
+    keys = ReviewerKeys(store.root, Reviewer("Ada Reviewer"), KeyVault(data_dir()))
+    event = make_event("engram_updated", "ENG-2026-11-01-001", NOW, {"action": "approve"}, Reviewer("Ada Reviewer"))
+    signed_bytes: list[bytes] = []
+    real = signatures.sign
+
+    def counting(event, key, identity, made=None):  # type: ignore[no-untyped-def]
+        class Counted:
+            def sign(self, message: bytes) -> bytes:
+                signed_bytes.append(message)
+                return key.sign(message)
+
+        return real(event, Counted(), identity, made)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(signatures, "sign", counting)
+    first = keys.sign(event)
+    again = keys.sign(first)  # the append's re-sign of the same bytes
+    changed = keys.sign({**first, "prev": None})
+    monkeypatch.setattr(signatures, "sign", real)
+    assert again == first and len(signed_bytes) == 2  # the event, then the changed one: not the same bytes twice
+    assert changed["signature"] != first["signature"]
+    public = keys.public_key()
+    assert signatures.verify(first, public) and signatures.verify(changed, public)
+    keys.replace(NOW, revoke=False, new_key=True)
+    renewed = keys.sign(event)
+    assert renewed["signature"] != first["signature"] and signatures.verify(renewed, keys.public_key())

@@ -4,6 +4,8 @@ import json
 import os
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from plur_desk.store.history import chain
 from plur_desk.store.history.chain import ChainMode, canonical_bytes, event_hash
@@ -149,3 +151,58 @@ def test_a_fifo_swapped_in_is_never_read(tmp_path):
     history.mkdir()
     os.mkfifo(history / "2025-04.jsonl")  # no writer: a blocking open would hang
     assert not chain.HashScan().any_hash(history)
+
+
+_KEYS = st.one_of(
+    st.text(max_size=6),
+    st.sampled_from(["0", "1", "10", "2", "01", "__proto__", "a", "\ue000", "\U0001f600", "4294967294", "4294967295"]),
+    st.integers(-3, 3),
+    st.none(),
+)
+_LEAVES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**60), max_value=2**60),
+    st.floats(allow_nan=True),
+    st.sampled_from([0.77, 1e-4, 9.99e-5, 1e15 + 0.5, 1e16, 1e21, -0.0, 2.0, 123.456, 5e-324]),
+    st.text(),
+    st.sampled_from(["\ud800", "x\udfffy", "\x7f", "\u2028", "\x00\x1f", '"\\', "2026-12-07T10:00:00.000Z"]),
+    st.sampled_from(["x" * 5000, '\u00e9"' * 2100]),  # long texts near the top: the pure-Python writer
+)
+_VALUES = st.recursive(
+    _LEAVES,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.tuples(inner, inner), st.dictionaries(_KEYS, inner)),
+    max_leaves=20,
+)
+
+
+def _written(write, value, sort):
+    try:
+        return write(value, sort)
+    except (TypeError, AttributeError) as exc:
+        return type(exc)
+
+
+@settings(max_examples=1500, suppress_health_check=list(HealthCheck), deadline=None)
+@given(_VALUES, st.booleans())
+def test_the_c_encoder_is_used_only_where_it_writes_what_javascript_does(value, sort):
+    """js_stringify hands dicts and lists to the json module's C encoder when it can show the text is the same:
+    whatever the value (array-index keys, `__proto__`, lone surrogates, UTF-16 order, floats, integers beyond
+    2**53, non-string keys), the text, or the error, is the pure-Python writer's."""
+    fast = _written(lambda v, s: chain.js_stringify(v, sort=s), value, sort)
+    assert fast == _written(chain._js_stringify, value, sort)
+
+
+def test_the_c_encoder_writes_the_events_a_decision_signs():
+    """The fast path is taken for what a decision signs (else the test above would prove nothing of it): an
+    approval event with its decided block, and a journal step whose values start with digits (dates)."""
+    event = {
+        **NESTED,
+        "data": {"decided": {"sets": {"review": {"at": "2026-12-07T10:00:00.000Z"}}}, "confidence": 0.77},
+        "changes": [["updated_at", "2026-11-26T09:35:50.573Z", "2026-12-07T13:29:34.124Z"]],
+        "actor": {"kind": "human", "asserted_by": "Zoë", "count": 3},
+    }
+    for sort in (True, False):
+        assert chain._c_stringify(event, sort) == chain._js_stringify(event, sort)
+    assert chain._c_stringify({"10": 1, "9": 2}, True) is None  # array-index keys: JavaScript orders them first
+    assert chain._c_stringify({"a": 1.0}, False) is None  # an integral float: JavaScript writes 1

@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -179,24 +180,47 @@ def test_the_replaced_file_is_held_open_across_the_rename_and_let_go_after(tmp_p
 def test_a_decision_fsyncs_each_file_once_and_each_folder_once_a_name_in_it_changed(tmp_path, monkeypatch):
     """One approve: the staged engrams.yaml, the journal record and the month file fsynced once each; the journal
     folder once when its record is renamed in and once when it is removed (a finished record must not come back
-    after a power loss), and the store folder once (engrams.yaml renamed in)."""
+    after a power loss), and the store folder once (engrams.yaml renamed in). The staged file's fsync runs while
+    the journal record is saved, and both have returned before engrams.yaml is renamed in."""
     root = write_store(tmp_path / "store", good_engrams())
     session = session_for(root)
     session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-12-01-001"]))))  # watching starts here
     synced: list[tuple[str, bool]] = []
-    real_fsync = os.fsync
+    done: list[str] = []  # in order: each fsync returned, each rename made
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def name(path: str) -> str:
+        return re.sub(r"[^/]*\.json\.\d+\.\d+\.tmp$|\.\d+\.\d+\.tmp$", ".tmp", os.path.relpath(path, root))
 
     def fsync(fd: int) -> None:
         path = os.readlink(f"/proc/self/fd/{fd}")
-        synced.append((os.path.relpath(path, root), os.path.isdir(path)))
+        synced.append((name(path), os.path.isdir(path)))
+        if name(path) == "engrams.yaml.tmp":
+            time.sleep(0.3)  # a slow disk: the journal is saved meanwhile, and the rename must wait for it
         real_fsync(fd)
+        done.append(f"fsync {name(path)}")
+
+    def replace(src, dst):  # type: ignore[no-untyped-def]
+        real_replace(src, dst)
+        done.append(f"rename {name(str(dst))}")
 
     monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
     session.writes.engrams(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-12-01-002"]))), _context(session))
-    names = [re.sub(r"[^/]*\.json\.\d+\.\d+\.tmp$|\.\d+\.\d+\.tmp$", ".tmp", p) for p, _is_dir in synced]
     journal = str(JOURNAL_DIR)
-    assert names == ["engrams.yaml.tmp", f"{journal}/.tmp", journal, ".", "history/2026-12.jsonl", journal], synced
-    assert [is_dir for _p, is_dir in synced] == [False, False, True, True, False, True], synced
+    expected = [
+        ("engrams.yaml.tmp", False),
+        (f"{journal}/.tmp", False),
+        (journal, True),
+        (".", True),
+        ("history/2026-12.jsonl", False),
+        (journal, True),
+    ]
+    assert sorted(synced) == sorted(expected), synced
+    renamed_in = done.index("rename engrams.yaml")
+    before = done[:renamed_in]
+    assert "fsync engrams.yaml.tmp" in before and f"fsync {journal}/.tmp" in before and f"fsync {journal}" in before
+    assert done[renamed_in + 1 :] == ["fsync .", "fsync history/2026-12.jsonl", f"fsync {journal}"], done
     assert not any((root / JOURNAL_DIR).iterdir())
 
 
@@ -227,3 +251,29 @@ def test_a_failure_after_engrams_yaml_was_renamed_in_keeps_its_step_for_recovery
     monkeypatch.setattr(atomic, "fsync_dir", real)
     records = list((root / JOURNAL_DIR).glob("*.json"))
     assert len(records) == 1 and "ENG-2026-12-01-002" in records[0].read_text()  # the step, kept for recovery
+
+
+def test_a_failed_fsync_of_the_staged_file_renames_nothing_and_drops_its_step(tmp_path, monkeypatch):
+    """The staged engrams.yaml's fsync (run while the journal record is saved) fails: engrams.yaml is not
+    replaced, the step that was journaled is taken back (no record left), no event is appended."""
+    root = write_store(tmp_path / "store", good_engrams())
+    session = session_for(root)
+    session.execute(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-12-01-001"]))))  # watching starts here
+    before = (root / "engrams.yaml").read_bytes()
+    history = sorted((p.name, p.read_bytes()) for p in (root / "history").glob("*.jsonl"))
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        path = os.readlink(f"/proc/self/fd/{fd}")
+        if os.path.basename(path).startswith("engrams.yaml.") and path.endswith(".tmp"):
+            raise OSError(5, "Input/output error")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    with pytest.raises(WriteFailed, match=r"cannot write the new engrams\.yaml"):
+        session.writes.engrams(ApproveDrafts(tuple(session.writes.seen(["ENG-2026-12-01-002"]))), _context(session))
+    monkeypatch.setattr(os, "fsync", real_fsync)
+    assert (root / "engrams.yaml").read_bytes() == before
+    assert sorted((p.name, p.read_bytes()) for p in (root / "history").glob("*.jsonl")) == history
+    assert not any((root / JOURNAL_DIR).iterdir())
+    assert not list(root.glob("engrams.yaml.*.tmp"))

@@ -56,6 +56,32 @@ def test_printable_ascii_lines_take_the_walks_style() -> None:
     assert checked == len(strings) * 8
 
 
+# beyond ASCII: printable letters, the edges of js-yaml's printable ranges, and what is not printable (NEL, NBSP,
+# line and paragraph separators, the byte-order mark, U+FFFE), and characters beyond U+FFFF (two UTF-16 units)
+WIDE = "\u00e9\u00fc\u65e5\u00a1\u2027\u202a\ud7ff\ue000\ufefe\uff00\ufffd\U0001f600\U0010ffff"
+NOT_PRINTABLE = "\x85\xa0\u2028\u2029\ufeff\ufffe\x7f\t\n"
+
+
+def test_printable_lines_beyond_ascii_take_the_walks_style() -> None:
+    """Statements in any language: a line of characters js-yaml calls printable is decided without the walk, the
+    width counted in UTF-16 units; any other character (line break, NEL, byte-order mark...) still walks."""
+    rng = random.Random(42)
+    alphabet = TRICKY + WIDE * 3 + NOT_PRINTABLE
+    strings = [s.replace("a", "\u00e9") for s in EDGES] + [
+        "".join(rng.choice(alphabet) for _ in range(rng.choice((1, 2, 3, 6, 12, 40, 60, 119, 120, 121, 300))))
+        for _ in range(20_000)
+    ]
+    fast = 0
+    for text in strings:
+        fast += bool(yaml_dump._PRINTABLE_LINE.fullmatch(text)) and not text.isascii()
+        for single_line_only in (False, True):
+            for double in (True, False):
+                for width in (40, 120):
+                    args = (text, single_line_only, width, is_ambiguous, double, True)
+                    assert yaml_dump._choose_style(*args) == yaml_dump._choose_style_by_char(*args), args
+    assert fast > 1_000  # the new path was taken, not only the walk
+
+
 def test_other_strings_still_walk() -> None:
     for text in ("a\nb", "tab\there", "caf\u00e9", "emoji \U0001f600", "\u2028"):
         args = (text, False, 120, is_ambiguous, True, True)
