@@ -102,7 +102,7 @@ compile_sources() { "$VENV/bin/python" -m compileall -q -j 0 "$@" >/dev/null || 
 # pytest rewrites the asserts of each test module it imports and caches the result only where bytecode may be
 # written: where PYTHONDONTWRITEBYTECODE is set (as on this machine kind) each of the suite's workers rewrote all
 # ~170 modules again as it collected (6.4 s of CPU per worker; 1.9 s from the cache). One collection writes that
-# cache beforehand, beside npm's install; what it finds wrong is reported by the run itself.
+# cache beforehand; what it finds wrong is reported by the run itself.
 cache_test_modules() { env -u PYTHONDONTWRITEBYTECODE "$VENV/bin/python" -m pytest -q --collect-only -p no:cacheprovider >/dev/null 2>&1 || true; }
 
 # The int8-compute variant of the installed embedding model (no network; a no-op when up to date).
@@ -149,8 +149,11 @@ case "$mode" in
     step "the real PLUR (Node) for the interop tests"; start_node_modules
     step "Python environment"; ensure_venv
     step "plur_desk, its dependencies and the test tools"; ensure_installed "test,embeddings"
-    step "embedding model"; ensure_embed_model; compile_sources plur_desk tests/support bench
-    if [ $# -eq 0 ]; then cache_test_modules & collected=$!; wait_node_modules; wait "$collected"; else wait_node_modules; fi
+    # The model's derivation (~6 s of CPU) beside the byte-compiling and the collection, and npm's install beside all
+    step "embedding model"; ensure_embed_model & derived=$!
+    compile_sources plur_desk tests/support bench
+    if [ $# -eq 0 ]; then cache_test_modules; fi
+    wait "$derived"; wait_node_modules
     step "running the tests"
     # The whole suite on three workers for the two cores of the machine CI runs on (PYTEST_WORKERS to change that):
     # a third fills the time a test waits on a timer, a child process or the disk (the suite is ~520 CPU s: 3 and 4
