@@ -334,9 +334,7 @@ def main() -> int:
         one_approve = list(applied)
 
     def bulk() -> None:
-        model = table.model()
-        selection = QItemSelection(model.index(0, 0), model.index(BULK - 1, model.columnCount() - 1))
-        table.selectionModel().select(selection, QItemSelectionModel.SelectionFlag.ClearAndSelect)
+        select_first(table, BULK)
         accept_dialog_soon(app)
         press("a")
 
@@ -350,6 +348,15 @@ def main() -> int:
     report(args, rows, drafts_before, one_approve, applied, moved)
     report_durable(pressed, durable)
     return 0
+
+
+def select_first(table, n: int) -> None:  # type: ignore[no-untyped-def]
+    """Select the queue's first `n` rows, as a reviewer's Shift+click would."""
+    model = table.model()
+    if model.rowCount() < n:  # an invalid end would select nothing, and A would approve one draft
+        raise SystemExit(f"the queue holds {model.rowCount()} drafts, fewer than a bulk of {n}: more --engrams")
+    selection = QItemSelection(model.index(0, 0), model.index(n - 1, model.columnCount() - 1))
+    table.selectionModel().select(selection, QItemSelectionModel.SelectionFlag.ClearAndSelect)
 
 
 def report_durable(pressed: list[float], durable: list[float]) -> None:
