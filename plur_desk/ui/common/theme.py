@@ -11,7 +11,8 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
+import shiboken6
+from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 
 if TYPE_CHECKING:
@@ -156,8 +157,9 @@ def apply(setting: str) -> str:
         app.setPalette(palette_for(SCHEMES[_active["scheme"]]))
         for owner, listener in list(_listeners):  # icons drawn in the text colour, and the like
             try:
-                if owner() is None:
-                    raise RuntimeError("gone")
+                target = owner()
+                if target is None or (isinstance(target, QObject) and not shiboken6.isValid(target)):
+                    raise RuntimeError("gone")  # a closed window (its Qt object deleted) awaiting collection
                 listener()
             except RuntimeError:  # its window was closed (its Qt objects deleted): not told again
                 _listeners.remove((owner, listener))
