@@ -66,15 +66,15 @@ class Beside(Generic[T]):
 
 class Staged:
     """A temp file beside `target` holding the new contents, with the target's mode (and owner when root replaces
-    another user's file), fsynced before `commit()` renames it over the target (staged with `sync_later`, the fsync
-    and the read-back run on threads of their own until `synced()`, which `commit()` calls first); `discard()`
-    removes it."""
+    another user's file), fsynced before `commit()` renames it over the target (its fsync and read-back run on
+    threads of their own until `synced()`, which `stage` calls unless `sync_later` and `commit()` calls first);
+    `discard()` removes it."""
 
-    def __init__(self, target: Path, tmp: Path, data: bytes | None, syncing: _Syncing | None = None) -> None:
+    def __init__(self, target: Path, tmp: Path, syncing: _Syncing) -> None:
         self.target = target
         self.tmp = tmp
-        self._data = data  # the new file's bytes, when staged with read_back
-        self._syncing = syncing
+        self._data: bytes | None = None  # the new file's bytes, when staged with read_back
+        self._syncing: _Syncing | None = syncing
         self._done = False
         self.replaced = False  # the rename over the target happened (whatever is raised after it)
 
@@ -85,10 +85,11 @@ class Staged:
         return self._data
 
     def synced(self) -> None:
-        """Wait for the fsync and the read-back still running; OSError when either failed (nothing renamed)."""
-        syncing, self._syncing = self._syncing, None
-        if syncing is not None:
-            self._data = syncing.result()
+        """Wait for the fsync and the read-back still running; OSError when either failed (nothing renamed), on
+        this call and every later one."""
+        if self._syncing is not None:
+            self._data = self._syncing.result()
+            self._syncing = None
 
     def commit(self, crash_label: str = "") -> None:
         try:
@@ -123,7 +124,8 @@ class Staged:
 
 class _Syncing:
     """A written temp file's fsync and read-back, each on a thread of its own (both release the interpreter lock),
-    while the writer goes on (the journal record of the step is saved meanwhile). Owns the descriptor."""
+    waited for at once or while the writer goes on (a store write saves its step's journal record meanwhile). Owns
+    the descriptor."""
 
     def __init__(self, fd: int, size: int, read_back: bool) -> None:
         self._fd = fd
@@ -206,19 +208,10 @@ def stage(
             if owner is not None and os.geteuid() == 0 and owner != (os.getuid(), os.getgid()):
                 os.fchown(fd, *owner)
             os.fchmod(fd, mode)
-            if sync_later:
-                staged = Staged(target, tmp, None, _Syncing(fd, size, read_back))
-                fd = -1  # the staged file's now
-                return staged
-            data = None
-            if read_back:
-                syncing = Beside(lambda: os.fsync(fd))
-                try:
-                    data = _read_all(fd, size)
-                finally:
-                    syncing.result()
-            else:
-                os.fsync(fd)
+            staged = Staged(target, tmp, _Syncing(fd, size, read_back))
+            fd = -1  # closed by the fsync's side once it is done
+            if not sync_later:
+                staged.synced()
         finally:
             if fd >= 0:
                 os.close(fd)
@@ -226,7 +219,7 @@ def stage(
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
-    return Staged(target, tmp, data)
+    return staged
 
 
 def _read_all(fd: int, size: int) -> bytes:

@@ -277,3 +277,30 @@ def test_a_failed_fsync_of_the_staged_file_renames_nothing_and_drops_its_step(tm
     assert sorted((p.name, p.read_bytes()) for p in (root / "history").glob("*.jsonl")) == history
     assert not any((root / JOURNAL_DIR).iterdir())
     assert not list(root.glob("engrams.yaml.*.tmp"))
+
+
+def test_a_staged_file_whose_fsync_failed_keeps_failing_and_is_never_renamed(tmp_path, monkeypatch):
+    """A failed fsync of a file staged to sync later is an error on every wait for it, not only the first (a second
+    wait once returned nothing, leaving no bytes and no error), and its commit renames nothing."""
+    folder = tmp_path / "store"
+    folder.mkdir()
+    target = folder / "engrams.yaml"
+    target.write_bytes(b"old\n")
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        if os.readlink(f"/proc/self/fd/{fd}").endswith(".tmp"):
+            raise OSError(5, "Input/output error")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    staged = stage(target, [b"new\n"], read_back=True, sync_later=True)
+    for _ in range(2):
+        with pytest.raises(OSError, match="Input/output error"):
+            staged.synced()
+    with pytest.raises(OSError, match="Input/output error"):
+        staged.commit()
+    assert target.read_bytes() == b"old\n" and sorted(p.name for p in folder.iterdir()) == ["engrams.yaml"]
+    with pytest.raises(OSError, match="Input/output error"):
+        stage(target, [b"new\n"])  # staged to sync at once: the error at once, no temp file left
+    assert sorted(p.name for p in folder.iterdir()) == ["engrams.yaml"]
