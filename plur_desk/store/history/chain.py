@@ -92,13 +92,10 @@ def _c_stringify(value: object, sort: bool) -> str | None:
     every key was a string), every number is written as JavaScript writes it, and none of the cases above."""
     try:
         text = (_C_WRITE_SORTED if sort else _C_WRITE)(value)
-        if text.isascii():
-            if sort and ('"__proto__":' in text or _INDEX_KEY.search(text)):
-                return None
-        elif (
-            _LONE_SURROGATE.search(text)
-            or (sort and ('"__proto__":' in text or _INDEX_KEY.search(text)))
-            or (sort and _HIGH_BMP.search(text) and _ASTRAL.search(text))
+        if sort and ('"__proto__":' in text or _INDEX_KEY.search(text)):
+            return None
+        if not text.isascii() and (
+            _LONE_SURROGATE.search(text) or (sort and _HIGH_BMP.search(text) and _ASTRAL.search(text))
         ):
             return None
         if json.loads(text, parse_int=_plain_int, parse_float=_plain_float, parse_constant=_not_plain) != value:
