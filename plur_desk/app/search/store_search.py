@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,6 +53,8 @@ class SearchService:
         self._embedder: Embedder | None = None
         self._embedder_tried = False
         self._embed_process: subprocess.Popen[bytes] | None = None
+        self._embed_lock = threading.Lock()  # the process started and the stop asked for, seen together
+        self._embedding_stopped = False  # the window closed: no embedding process is started any more
         from plur_desk.index.embeddings import VectorCache, vectors_file
 
         self.vectors = VectorCache.open(vectors_file(base) if embeddings else None)  # shared with clusters
@@ -122,21 +125,28 @@ class SearchService:
         embedder = self.embedder()
         if embedder is None:
             return 0
+        done = 0
         for start in range(0, len(missing), batch):
+            if self._embedding_stopped:  # the window closed: what is embedded is kept, the rest is for next time
+                break
             chunk = missing[start : start + batch]
             self.vectors.add(chunk, embedder.embed([by_hash[h] for h in chunk]))
+            done += len(chunk)
             if progress is not None:
-                progress(min(start + batch, len(missing)), len(missing))
+                progress(done, len(missing))
         self.vectors.save()
         self.matrix.take_new_vectors(self.vectors.vectors)
-        return len(missing)
+        return done
 
     def _embed_in_worker(self, pairs: list[tuple[str, str]], progress: Progress | None) -> int:
         from plur_desk.index import embed_worker
 
         parts = self.vectors.parts_dir
         assert parts is not None
-        proc = self._embed_process = embed_worker.start(pairs, parts)
+        with self._embed_lock:  # a stop asked while the work was waiting to start is not missed
+            if self._embedding_stopped:
+                return 0
+            proc = self._embed_process = embed_worker.start(pairs, parts)
         assert proc.stdout is not None
         for line in proc.stdout:
             done, total = (int(x) for x in line.split())
@@ -153,8 +163,12 @@ class SearchService:
         return sum(1 for key, _text in pairs if key in self.vectors.vectors)
 
     def stop_embedding(self) -> None:
-        """On close: the embedding process stops; what it wrote is kept and the next start resumes from there."""
-        proc = self._embed_process
+        """On close: the embedding process stops, or never starts if its job had not reached it yet (the close
+        waited for the whole embedding of a process started just after it: 3 s on the demo store); what it wrote is
+        kept and the next start resumes from there."""
+        with self._embed_lock:
+            self._embedding_stopped = True
+            proc = self._embed_process
         if proc is not None and proc.poll() is None:
             proc.kill()
 

@@ -82,6 +82,27 @@ def test_stopping_keeps_what_was_written(session, tmp_path):
     assert SearchService(session, tmp_path / "cache").embed_missing() == len(pairs)  # nothing lost, nothing twice
 
 
+def test_a_stop_asked_before_the_embedding_starts_means_no_process_starts(session, tmp_path, monkeypatch):
+    """The window closed while the embedding job was still waiting for its turn: the close must not then wait for
+    (or leave behind) a process started after it, and nothing is lost for the next start."""
+    started: list[object] = []
+    real_start = embed_worker.start
+    monkeypatch.setattr(embed_worker, "start", lambda *a, **k: started.append(a) or real_start(*a, **k))
+    service = SearchService(session, tmp_path / "cache")
+    service.stop_embedding()
+    assert service.embed_missing() == 0
+    assert started == []
+    assert SearchService(session, tmp_path / "cache").embed_missing() == len(_distinct(session))
+
+
+def test_a_stop_asked_before_the_embedding_starts_stops_the_in_process_one_too(session, tmp_path, monkeypatch):
+    service = SearchService(session, tmp_path / "cache")
+    monkeypatch.setattr(sys, "frozen", True, raising=False)  # a bundle embeds in its own process
+    service.stop_embedding()
+    assert service.embed_missing() == 0
+    assert service.vectors.vectors == {}
+
+
 def test_parts_cover_every_content_once_and_match_the_in_process_vectors(session, tmp_path, monkeypatch):
     monkeypatch.setattr(embed_worker, "PART_SIZE", 7)  # several parts, tokenised ahead while the previous one runs
     pairs = sorted(_distinct(session).items())
