@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,6 +26,12 @@ def data_dir() -> Path:
 
 def cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir(APP_NAME, appauthor=False))
+
+
+def store_cache_dir(cache_root: Path, root: Path) -> Path:
+    """The folder of one store's derived data (its parse cache, search index, vectors) under `cache_root`, named
+    by the store's path (`root` as the session holds it: resolved)."""
+    return cache_root / "stores" / hashlib.sha256(str(root).encode()).hexdigest()[:16]
 
 
 def default_store_path(explicit: str | os.PathLike[str] | None = None) -> Path:

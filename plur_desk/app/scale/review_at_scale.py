@@ -7,7 +7,6 @@ seen and compares only new or changed engrams for clusters; it is safe to call a
 
 from __future__ import annotations
 
-import hashlib
 from bisect import bisect_left, insort
 from collections.abc import Mapping, Sequence
 from datetime import datetime
@@ -27,6 +26,7 @@ from plur_desk.domain.engram_view import is_draft
 from plur_desk.domain.risk import Risk, RiskInput, assess
 from plur_desk.infra.errors import ActionRefused
 from plur_desk.infra.jobs import checkpoint, computing, waiting
+from plur_desk.infra.paths import store_cache_dir
 
 _Prepared = tuple[int, int, float | None, str, int]  # writer rejected, decided; nearest approved; cluster
 _NONE: _Prepared = (0, 0, None, "", 1)
@@ -89,10 +89,9 @@ class ScaleView:
         work a second time, in the window's process (a cold 50,000-engram store: minutes of a second ONNX run)."""
         path = None
         if cache_root is not None:
-            digest = hashlib.sha256(str(session.root).encode()).hexdigest()[:16]
             from plur_desk.index.embeddings import vectors_file  # numpy: not before the first draft
 
-            path = vectors_file(cache_root / "stores" / digest)
+            path = vectors_file(store_cache_dir(cache_root, session.root))
         index = make_cluster_index(path, semantic)
         view = cls(session, index)
         if wait_for_vectors and index.cache is not None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import subprocess
 import sys
 import threading
@@ -19,6 +18,7 @@ from plur_desk.index.fulltext import FulltextIndex, Hit
 from plur_desk.index.query import ParsedQuery, parse
 from plur_desk.index.vector_matrix import VectorMatrix
 from plur_desk.infra.jobs import checkpoint, computing
+from plur_desk.infra.paths import store_cache_dir
 
 UPDATE_PATIENCE_S = 0.25  # the index's update after a decision waits at most this long for a computation's turn
 
@@ -46,8 +46,7 @@ class SearchResult:
 class SearchService:
     def __init__(self, session: ReviewSession, cache_root: Path, *, embeddings: bool = True) -> None:
         self.session = session
-        digest = hashlib.sha256(str(session.root).encode()).hexdigest()[:16]
-        base = cache_root / "stores" / digest
+        base = store_cache_dir(cache_root, session.root)
         self.index = FulltextIndex(base / "tantivy")
         self._embeddings_wanted = embeddings
         self._embedder: Embedder | None = None

@@ -11,7 +11,6 @@ invalid block is never cached (neither its value nor its facts).
 
 from __future__ import annotations
 
-import hashlib
 import marshal
 import os
 from array import array
@@ -19,6 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from plur_desk.infra.paths import store_cache_dir
 from plur_desk.store.atomic import atomic_write
 from plur_desk.store.file_identity import FileIdentity
 from plur_desk.store.lists.known_split import KnownSplit
@@ -141,8 +141,7 @@ def cache_tag() -> str:
 
 def cache_path(cache_dir: Path, root: Path) -> Path:
     """The cache file of the store at `root` (resolved) under the platformdirs cache folder."""
-    digest = hashlib.sha256(str(root).encode()).hexdigest()[:16]
-    return cache_dir / "stores" / digest / f"engram-blocks.v{CACHE_FORMAT}.marshal"
+    return store_cache_dir(cache_dir, root) / f"engram-blocks.v{CACHE_FORMAT}.marshal"
 
 
 def read_file(path: Path, *, values: bool = True) -> CacheFile:
