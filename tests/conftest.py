@@ -32,6 +32,9 @@ def pytest_configure(config: pytest.Config) -> None:
     """pytest-xdist hands out the files in the order collected (below), not in its default order, by how many tests
     each holds: that put a file of one long test, such as the crash trials, near the end of the queue, where one
     worker ran it alone after the other had finished (tests/test_ci_order.py)."""
+    config.addinivalue_line(
+        "markers", "cold_vectors: the `window` fixture's cache holds no vectors: the window embeds the demo itself"
+    )
     if hasattr(config.option, "loadscopereorder"):
         config.option.loadscopereorder = False
 

@@ -14,7 +14,9 @@ from PySide6.QtWidgets import QApplication, QWidget
 
 from plur_desk.app.demo import demo_source
 from plur_desk.app.settings import Settings, SettingsStore
+from plur_desk.index.embeddings import vectors_file
 from plur_desk.infra.clock import FixedClock
+from plur_desk.infra.paths import cache_dir, store_cache_dir
 from plur_desk.ui.app import make_application
 from plur_desk.ui.main_window import MainWindow
 
@@ -31,7 +33,18 @@ def store_copy(tmp_path) -> Path:
 
 
 @pytest.fixture
-def window(qtbot, store_copy, tmp_path) -> MainWindow:
+def vectors_of() -> Path | None:
+    """A store holding `store_copy`'s statements (the demo): the `window` fixture puts their vectors in the window's
+    cache (`seed_vectors`). A test file whose `store_copy` holds others names its own, or None."""
+    return demo_source()
+
+
+@pytest.fixture
+def window(request, qtbot, store_copy, vectors_of, tmp_path, tmp_path_factory) -> MainWindow:
+    """Grace's window on `store_copy`, loaded. The statements of `vectors_of` have their vectors in the window's
+    cache, as for a store opened before, unless the test is marked `cold_vectors`."""
+    if vectors_of is not None and request.node.get_closest_marker("cold_vectors") is None:
+        seed_vectors(store_copy, vectors_of, tmp_path_factory)
     make_application()
     settings = Settings(reviewer_name="Grace Tester")
     win = MainWindow(SettingsStore(tmp_path / "settings.yaml"), settings, "Grace Tester", FixedClock(NOW))
@@ -43,6 +56,34 @@ def window(qtbot, store_copy, tmp_path) -> MainWindow:
     win.open_path(store_copy)
     wait_loaded(qtbot, win)
     return win
+
+
+_vectors_made: dict[Path, Path] = {}  # this test process's vector cache of each template store's statements
+
+
+def seed_vectors(store: Path, template: Path, factory: pytest.TempPathFactory) -> None:
+    """Put the vectors of `template`'s statements in the window's cache for `store`, where a window that opened the
+    store before left them: the window then embeds only the statements the template lacks, and no embedding process
+    starts for the others (one costs ~0.5 s of CPU, 60 s over the window tests; the window's cold embedding is tested
+    where it is asked for, with `cold_vectors`). The vectors are made once per test process and template, by the
+    app's own embedding path (`SearchService.embed_missing`, the worker process) on a copy of the template."""
+    made = _vectors_made.get(template)
+    if made is None:
+        from plur_desk.app.review.session import ReviewSession
+        from plur_desk.app.search.store_search import SearchService
+        from plur_desk.domain.review import Reviewer
+        from plur_desk.store.plur_store import PlurStore
+
+        root = factory.mktemp("vectors-of") / "store"
+        shutil.copytree(template, root, ignore=shutil.ignore_patterns(".plur-desk"))
+        plur = PlurStore(root)
+        plur.load()
+        session = ReviewSession(plur, Reviewer("Grace Tester"), FixedClock(NOW))
+        assert SearchService(session, root.parent / "cache").embed_missing() > 0
+        made = _vectors_made[template] = vectors_file(store_cache_dir(root.parent / "cache", session.root))
+    dest = vectors_file(store_cache_dir(cache_dir(), store.resolve()))
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(made, dest)
 
 
 def wait_loaded(qtbot, win: MainWindow) -> None:  # type: ignore[no-untyped-def]

@@ -21,7 +21,7 @@ from plur_desk.infra.clock import iso_ms
 from plur_desk.store.lists.yaml_dump import dump_engrams_document
 from plur_desk.ui.main_window import MainWindow
 
-from ui.conftest import NOW, grace_window, open_window_on
+from ui.conftest import NOW, grace_window, open_window_on, seed_vectors
 
 STATEMENTS = ["Run the tests before pushing", "Deploys happen on weekdays", "Backups run every 6 hours", "Use Node 22"]
 WRITERS = [{"asserted_by": "agent:codex"}, {"asserted_by": "agent:claude-code", "model": {"name": "opus"}}, None]
@@ -57,8 +57,15 @@ def _store(tmp_path: Path) -> Path:
     return store
 
 
-def _open(qtbot, tmp_path: Path) -> MainWindow:  # type: ignore[no-untyped-def]
-    win = open_window_on(qtbot, tmp_path, _store(tmp_path))
+_TEMPLATE: list[Path] = []  # a store as `_store` makes it, whose statements' vectors each window finds cached
+
+
+def _open(qtbot, tmp_path: Path, factory: pytest.TempPathFactory) -> MainWindow:  # type: ignore[no-untyped-def]
+    if not _TEMPLATE:
+        _TEMPLATE.append(_store(factory.mktemp("template")))
+    store = _store(tmp_path)
+    seed_vectors(store, _TEMPLATE[0], factory)  # as reopened: no embedding process per window (its own tests)
+    win = open_window_on(qtbot, tmp_path, store)
     win.scale.semantic_clusters = False
     _settle(qtbot, win)
     return win
@@ -165,7 +172,7 @@ OPS = st.lists(st.tuples(st.integers(0, 11), st.integers(0, 40), st.integers(0, 
 )
 @given(ops=OPS)
 def test_the_list_after_each_change_is_what_a_fresh_listing_gives(qtbot, tmp_path_factory, ops) -> None:
-    win = _open(qtbot, tmp_path_factory.mktemp("queue"))
+    win = _open(qtbot, tmp_path_factory.mktemp("queue"), tmp_path_factory)
     try:
         for op in ops:
             _step(qtbot, win, op)
@@ -180,8 +187,10 @@ def test_the_list_after_each_change_is_what_a_fresh_listing_gives(qtbot, tmp_pat
         win.close()
 
 
-def test_an_approval_takes_its_row_out_without_listing_the_queue_again(qtbot, tmp_path, monkeypatch) -> None:
-    win = _open(qtbot, tmp_path)
+def test_an_approval_takes_its_row_out_without_listing_the_queue_again(
+    qtbot, tmp_path, tmp_path_factory, monkeypatch
+) -> None:
+    win = _open(qtbot, tmp_path, tmp_path_factory)
     drafts, scale = win.drafts, win.scale
     header = drafts.table.horizontalHeader()
     header.setSortIndicator(1, Qt.SortOrder.AscendingOrder)
@@ -210,11 +219,13 @@ def test_an_approval_takes_its_row_out_without_listing_the_queue_again(qtbot, tm
     win.close()
 
 
-def test_rows_whose_age_moved_on_are_repainted_in_place_after_a_decision(qtbot, tmp_path, monkeypatch) -> None:
+def test_rows_whose_age_moved_on_are_repainted_in_place_after_a_decision(
+    qtbot, tmp_path, tmp_path_factory, monkeypatch
+) -> None:
     """With thousands of drafts created at every hour, some row's age reads differently every few seconds: the
     decision's update puts those rows in place (their place in every order is their creation's) instead of listing
     the queue again, and the list is still exactly what a fresh listing gives."""
-    win = _open(qtbot, tmp_path)
+    win = _open(qtbot, tmp_path, tmp_path_factory)
     drafts, scale, session = win.drafts, win.scale, win.session
     assert session is not None
     before = {r.id: r for r in drafts.model.rows}

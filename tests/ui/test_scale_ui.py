@@ -30,16 +30,22 @@ def _lexical(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ScaleController, "semantic_clusters", False)  # word overlap: fast and deterministic
 
 
-@pytest.fixture
-def store_copy(tmp_path: Path) -> Path:
-    """The demo store plus three drafts PLUR itself learned that say the same thing."""
-    dest = tmp_path / "store"
+@pytest.fixture(scope="module")
+def vectors_of(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo store plus three drafts PLUR itself learned that say the same thing (learned once for the file)."""
+    dest = tmp_path_factory.mktemp("paraphrased") / "store"
     shutil.copytree(demo_source(), dest)
     ops = [
         {"op": "learn", "statement": s, "options": {"scope": "project:web", "commitment": "draft"}} for s in PARAPHRASES
     ]
-    plur(dest, tmp_path / "node-home", ops)
+    plur(dest, dest.parent / "node-home", ops)
     return dest
+
+
+@pytest.fixture
+def store_copy(tmp_path: Path, vectors_of: Path) -> Path:
+    """A copy of the paraphrased demo store for each test."""
+    return Path(shutil.copytree(vectors_of, tmp_path / "store"))
 
 
 def _scaled(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]

@@ -39,6 +39,7 @@ def test_query_filters_the_queue_and_bulk_applies_to_all_results(qtbot, window, 
     assert others and all(e["scope"] != "project:web" for e in others)
 
 
+@pytest.mark.cold_vectors  # the window embeds the demo itself, in its worker process, then shows neighbours
 def test_detail_shows_similar_engrams_by_cosine_only(qtbot, window):
     qtbot.waitUntil(lambda: window.status_labels["search"].text() == "search: full text + semantic", timeout=60000)
     target = next(r.id for r in window.drafts.model.rows if r.statement == "Use spaces for indentation in every file")
