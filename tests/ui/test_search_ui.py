@@ -124,12 +124,14 @@ def test_a_query_s_answer_is_read_off_the_window_s_thread_and_the_list_stays_as_
     qtbot.waitUntil(lambda: bool(asked_on), timeout=5000)
     assert [r.id for r in window.drafts.model.rows] == whole  # not narrowed by a guess while the answer is read
     assert window.finder.searching() and window.status_labels["search"].text() == "searching…"
+    window.finder._progress.changed.emit("embedding 1/2")  # the index moves on meanwhile: the list is still unnarrowed
+    assert window.status_labels["search"].text() == "searching…"
     gate.set()
     qtbot.waitUntil(lambda: not window.finder.searching(), timeout=5000)
     rows = window.drafts.model.rows
     assert rows and len(rows) < len(whole) and all(r.scope == "project:web" for r in rows)
     assert threading.main_thread() not in asked_on
-    assert window.status_labels["search"].text() != "searching…"
+    assert window.status_labels["search"].text() == "embedding 1/2"  # the index's newest state, once answered
 
 
 @pytest.mark.parametrize("risk_order", [False, True])

@@ -48,7 +48,7 @@ class SearchController(QObject):
         self._version = 0  # the index's changes seen: an answer is for one query and one version
         self._asked: tuple[str, int] | None = None  # the query whose answer is being read
         self._answer: tuple[tuple[str, int], set[str]] | None = None  # the last answer, and its query
-        self._ready_text = ""  # the search status's text before "searching…", shown again once the answer is in
+        self._ready_text = ""  # the index's state, shown when no query's answer is awaited
         self.hint: tuple[str, str] | None = None  # (query, why it found nothing) for the last empty answer
         self._progress = _Progress(self)
         self._progress.changed.connect(self._show_status)
@@ -71,11 +71,16 @@ class SearchController(QObject):
 
     @Slot(str)
     def _show_status(self, text: str) -> None:
-        self._status.setText(text)
+        """The index's state. While a query's answer is awaited the label keeps saying "searching…" (the list is not
+        narrowed yet): the index's newest state is shown once the answer is in."""
+        self._ready_text = text
+        if self._status.text() != SEARCHING:
+            self._status.setText(text)
 
     def reset(self) -> None:
-        """Another store is being opened: this one's index is dropped."""
+        """Another store is being opened: this one's index is dropped, and no answer from it is awaited."""
         self.service, self.is_ready = None, False
+        self._status.setText(self._ready_text)
         self._index_changed(another=True)
 
     def _index_changed(self, another: bool = False) -> None:
@@ -178,9 +183,7 @@ class SearchController(QObject):
             ignored = service.ignored_parts(text)
             if ignored:
                 self.workspace.messages.status("Search: " + "; ".join(ignored), 8000)
-            if self._status.text() != SEARCHING:
-                self._ready_text = self._status.text()
-            self._show_status(SEARCHING)
+            self._status.setText(SEARCHING)
             self.workspace.jobs.read(
                 "search.matching",
                 lambda: service.all_ids(text),
@@ -220,8 +223,7 @@ class SearchController(QObject):
         self.workspace.messages.status(f"Search failed: {error}", 8000)
 
     def _searched(self) -> None:
-        if self._status.text() == SEARCHING:  # unless the index's progress has said something since
-            self._show_status(self._ready_text)
+        self._status.setText(self._ready_text)
 
     def similar_reader(self) -> Similar | None:
         """`similar_to` over the index as it is now, to run off the GUI thread (a product with every vector, and
