@@ -114,23 +114,25 @@ class MainWindow(QMainWindow):
         panes: tuple[QWidget, ...] = (self.drafts, self.tensions, self.validity, self.history, self.conflicts_pane)
         panes += (self.clusters, self.writers, self.changes)
         self.panes: dict[str, QWidget] = dict(zip(PANES, panes, strict=True))  # in the tabs' order
-        self.tabs = QTabWidget(self)
-        self.tabs.setObjectName("panes")
-        self.tabs.setDocumentMode(True)
-        for name, pane in self.panes.items():
-            self.tabs.addTab(pane, name.title())
-        main = QWidget()
-        layout = QVBoxLayout(main)
-        layout.setContentsMargins(0, 4, 0, 0)
-        layout.addWidget(self.tabs)
-        layout.addWidget(self.banner)  # under the panes: a notice (a new key, a refusal) never pushes the queue down
+        # Each widget is put where it stays before what it holds is added: with the app's style sheet, a widget
+        # moved to another parent has its whole subtree polished again (the panes were polished three times over).
+        self.stack = QStackedWidget(self)
+        self.setCentralWidget(self.stack)
         self.start, self.start_text = start_screen(
             lambda: self.opener.open_demo(), lambda: self.opener.open_store_dialog()
         )
-        self.stack = QStackedWidget(self)
         self.stack.addWidget(self.start)
+        main = QWidget(self.stack)
         self.stack.addWidget(main)
-        self.setCentralWidget(self.stack)
+        layout = QVBoxLayout(main)
+        layout.setContentsMargins(0, 4, 0, 0)
+        self.tabs = QTabWidget(main)
+        self.tabs.setObjectName("panes")
+        self.tabs.setDocumentMode(True)
+        layout.addWidget(self.tabs)
+        layout.addWidget(self.banner)  # under the panes: a notice (a new key, a refusal) never pushes the queue down
+        for name, pane in self.panes.items():
+            self.tabs.addTab(pane, name.title())
 
     def _build_controllers(self) -> None:
         ws = self.workspace
