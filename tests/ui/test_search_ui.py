@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 from PySide6.QtCore import Qt
 
-from ui.conftest import answer_modal, engrams_on_disk
+from plur_desk.app.demo import demo_source
+
+from ui.conftest import answer_modal, engrams_on_disk, open_window_on
 
 
 def test_query_filters_the_queue_and_bulk_applies_to_all_results(qtbot, window, store_copy):
@@ -183,3 +187,34 @@ def test_a_writer_typed_without_its_prefix_finds_it_and_a_filter_that_matches_no
     assert "matched none of the drafts" in said and "by:gemini matches no engram in this store" in said
     assert "agent:claude-code" in said
     assert window.statusBar().currentMessage().startswith("Search: by:gemini matches no engram")
+
+
+def test_opening_another_store_stops_the_embedding_of_the_one_left(qtbot, tmp_path, monkeypatch):
+    """The index's lane runs one job at a time: the store opened next must not wait behind the whole embedding of
+    the one left (minutes on a big store). The worker here is a stand-in that never ends on its own (the real one
+    embeds the demo in half a second, too fast to be caught running); the embedding job reads its output as the
+    real one's."""
+    import subprocess
+    import sys
+
+    from plur_desk.index import embed_worker
+
+    started: list[subprocess.Popen[bytes]] = []
+
+    def endless(*_args: object, **_kwargs: object) -> subprocess.Popen[bytes]:
+        proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], stdout=subprocess.PIPE)
+        started.append(proc)
+        return proc
+
+    monkeypatch.setattr(embed_worker, "start", endless)
+    first, other = (
+        shutil.copytree(demo_source(), tmp_path / name, ignore=shutil.ignore_patterns(".plur-desk"))
+        for name in ("first", "other")
+    )
+    window = open_window_on(qtbot, tmp_path, first)
+    qtbot.waitUntil(lambda: len(started) == 1, timeout=20000)
+    left = window.finder.service
+    window.open_path(other)
+    qtbot.waitUntil(lambda: started[0].poll() is not None, timeout=10000)  # killed, not left to run
+    qtbot.waitUntil(lambda: window.finder.is_ready and window.finder.service is not left, timeout=20000)
+    assert window.finder.service.session.root == other.resolve()

@@ -78,7 +78,10 @@ class SearchController(QObject):
             self._status.setText(text)
 
     def reset(self) -> None:
-        """Another store is being opened: this one's index is dropped, and no answer from it is awaited."""
+        """Another store is being opened: this one's index is dropped, and no answer from it is awaited. Its
+        embedding stops (what it wrote is kept for the next opening): the index's lane runs one job at a time, and
+        the new store's index waited behind the old store's whole embedding (minutes at 50,000 statements)."""
+        self.stop()
         self.service, self.is_ready = None, False
         self._status.setText(self._ready_text)
         self._index_changed(another=True)
