@@ -368,7 +368,7 @@ def main() -> int:
             f"  {name}: {took:.2f} s, max {worst:.0f} ms, p99 {p99:.0f} ms, gc {full} full, longest {longest:.0f} ms"
             f"; stalls over {LATE_MS} ms: {late[:12] or 'none'}; turns handed on {turns.handed_on - handed[0]}, "
             f"computations run without one {turns.ran_without - handed[1]}, longest wait for one "
-            f"{turns.longest_wait * 1000:.0f} ms",
+            f"{turns.longest_wait * 1000:.0f} ms; monotonic clock {began:.3f} s to {began + took:.3f} s",
             flush=True,
         )
         handed[:] = [turns.handed_on, turns.ran_without]
