@@ -34,3 +34,38 @@ def test_the_queue_is_drawn_inside_a_repaint_the_background_gives_way_to(window,
     table = window.drafts.table
     seen = _marked_at_each_cell(window, qtbot, lambda: table.viewport().update())
     assert seen and all(seen)
+
+
+def test_the_check_gives_way_while_its_progress_dialog_first_shows(qtbot):
+    """The value that shows a bulk check's window-modal progress blocks the window it covers: Qt tells each of the
+    window's widgets, and each one Python subclasses takes the interpreter lock, behind the check's Python."""
+    from PySide6.QtCore import QEvent, QObject
+    from PySide6.QtWidgets import QWidget
+
+    from plur_desk.infra.turns import Turns
+    from plur_desk.infra.window_first import WindowFirst
+    from plur_desk.ui.tensions.check_progress import CheckProgress
+
+    window = WindowFirst(Turns())
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    parent.show()
+    qtbot.waitExposed(parent)
+    blocked: list[bool] = []
+
+    class Watch(QObject):
+        def eventFilter(self, _watched, event):  # type: ignore[no-untyped-def]
+            if event.type() == QEvent.Type.WindowBlocked:
+                blocked.append(window.repainting)
+            return False
+
+    watch = Watch(parent)
+    parent.installEventFilter(watch)
+    progress = CheckProgress(parent, window)
+    dialog = progress.open(parent, 10, lambda: None)
+    dialog.setMinimumDuration(0)  # shown by its first value
+    progress.changed.emit(1, 10)
+    qtbot.waitUntil(lambda: dialog.isVisible(), timeout=5000)
+    assert blocked and all(blocked)
+    assert not window.repainting  # and the mark ends with it
+    progress.close(dialog)

@@ -54,7 +54,8 @@ def answered(result: Checked) -> Check:
 class ApprovalChecks:
     def __init__(self, workspace: Workspace, held: UndoBehindCheck, dialog_parent: QWidget) -> None:
         self.workspace, self._held, self._parent = workspace, held, dialog_parent
-        self._progress = CheckProgress(dialog_parent)  # a bulk approval's check, and its progress dialog
+        # a bulk approval's check, and its progress dialog
+        self._progress = CheckProgress(dialog_parent, workspace.jobs.pacing.window)
         self._queue: deque[Asked] = deque()  # in the order asked; the first one's check is the one running
 
     def ask(self, asked: Asked) -> None:
