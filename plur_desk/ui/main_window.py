@@ -24,7 +24,7 @@ from plur_desk.ui.action_map import action_map
 from plur_desk.ui.actions import Handlers, UiContext, build_actions, recolor_icons
 from plur_desk.ui.built_later import BuiltLater
 from plur_desk.ui.changes.changes_controller import ChangesController, ChangesPane
-from plur_desk.ui.common import icons, idle_collect, repaint_marks, tab_counts, theme, theme_redraw
+from plur_desk.ui.common import icons, idle_collect, tab_counts, theme, theme_redraw
 from plur_desk.ui.common.jobs import Jobs
 from plur_desk.ui.common.widgets import banner_label
 from plur_desk.ui.history.history_pane import HistoryPane
@@ -83,7 +83,6 @@ class MainWindow(QMainWindow):
         self.messages.offer_undo(self.qactions["edit.undo"])
         theme.listen(self, partial(recolor_icons, self.qactions, icons.icon))  # light icons on dark, and back
         theme_redraw.follow(self)  # the style sheet's colours and the details on screen, at once
-        repaint_marks.follow(self, self.jobs.pacing.window)  # a bulk approval's check gives way to its repaints
         recent = partial(
             fill_recent, settings=self.workspace.settings, open_recent=lambda p: self.opener.open_recent(p)
         )

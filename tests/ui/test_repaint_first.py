@@ -31,9 +31,18 @@ def _marked_at_each_cell(win, qtbot, ask) -> list[bool]:  # type: ignore[no-unty
 
 
 def test_the_queue_is_drawn_inside_a_repaint_the_background_gives_way_to(window, qtbot):
+    """While a computation that gives way runs (a bulk approval's check watches the repaints from its start to its
+    end), and only then: the marks cost the interpreter lock at every event to the window."""
+    from plur_desk.ui.common.repaint_marks import RepaintMarks
+
     table = window.drafts.table
+    marks = RepaintMarks(window, window.jobs.pacing.window)
+    marks.watch()
     seen = _marked_at_each_cell(window, qtbot, lambda: table.viewport().update())
     assert seen and all(seen)
+    marks.unwatch()
+    seen = _marked_at_each_cell(window, qtbot, lambda: table.viewport().update())
+    assert seen and not any(seen)
 
 
 def test_the_check_gives_way_while_its_progress_dialog_first_shows(qtbot):
