@@ -21,6 +21,7 @@ import os
 import random
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -44,6 +45,7 @@ IN_A_ROW = 8  # approvals in the phase that makes one approve's p99 a percentile
 class StallProbe:
     def __init__(self) -> None:
         self.gaps: list[float] = []
+        self.at: list[float] = []  # each tick's perf_counter seconds
         self.clock = QElapsedTimer()
         self.timer = QTimer()
         self.timer.setTimerType(Qt.TimerType.PreciseTimer)
@@ -53,6 +55,7 @@ class StallProbe:
 
     def start(self) -> None:
         self.gaps = []
+        self.at = []
         self.clock.start()
         self._last = 0.0
         self.timer.start()
@@ -60,6 +63,7 @@ class StallProbe:
     def _tick(self) -> None:
         now = self.clock.nsecsElapsed() / 1e6
         self.gaps.append(max(0.0, now - self._last - PERIOD_MS))
+        self.at.append(time.perf_counter())
         self._last = now
 
     def stop(self) -> tuple[float, float, int]:
@@ -67,6 +71,91 @@ class StallProbe:
         gaps = sorted(self.gaps) or [0.0]
         p99 = gaps[min(len(gaps) - 1, int(len(gaps) * 0.99))]
         return gaps[-1], p99, len(gaps)
+
+
+class EventTrace:
+    """What the GUI thread was doing during the stalls (`--trace MS`): every event delivered on it (QApplication's
+    notify, nested ones too) that took over MS, with its type, its receiver's class and name, and its depth (an
+    event delivered inside another's handling is one deeper). Python's notify costs a few microseconds per event:
+    a traced run's figures are not the untraced ones'."""
+
+    def __init__(self, over_ms: float) -> None:
+        self.over = over_ms / 1000
+        self.records: list[tuple[float, float, int, str, str]] = []  # start, seconds, depth, event, receiver
+        self.depth = 0
+        self.on = False
+        self.thread = threading.get_ident()
+        self.counts: dict[tuple[str, str], list[float]] = {}  # (event, receiver class) -> [count, seconds]
+        self.app: QApplication | None = None
+
+    def notify(self, deliver, receiver, event):  # type: ignore[no-untyped-def]
+        if not self.on or threading.get_ident() != self.thread:
+            return deliver(receiver, event)
+        kind = event.type()
+        name = type(receiver).__name__  # (the receiver may be deleted by its own event)
+        name += f"#{receiver.objectName()}" if receiver.objectName() else ""
+        if name.endswith("viewport") and receiver.parent() is not None:  # whose: the view's class and name
+            view = receiver.parent()
+            name += f" of {type(view).__name__}" + (f"#{view.objectName()}" if view.objectName() else "")
+        began = time.perf_counter()
+        self.depth += 1
+        try:
+            return deliver(receiver, event)
+        finally:
+            self.depth -= 1
+            took = time.perf_counter() - began
+            key = (getattr(kind, "name", str(kind)), name.split("#")[0])
+            if self.depth == 0:
+                tally = self.counts.setdefault(key, [0, 0.0])
+                tally[0] += 1
+                tally[1] += took
+            if took > self.over:
+                self.records.append((began, took, self.depth, key[0], name))
+
+    @classmethod
+    def application(cls, over_ms: float) -> EventTrace:
+        """The trace, and the QApplication whose notify feeds it (make_application takes the one made here); with
+        `over_ms` 0 a trace that records and reports nothing, and the application left as it comes."""
+        tracer = cls(over_ms)
+        if not over_ms:
+            return tracer
+
+        class TracedApp(QApplication):
+            def notify(self, receiver, event):  # type: ignore[no-untyped-def]
+                return tracer.notify(super().notify, receiver, event)
+
+        tracer.app = TracedApp([sys.argv[0]])
+        return tracer
+
+    def report(self, probe: StallProbe, began: float) -> None:
+        """Under each stall of the phase over LATE_MS, the events that took over MS meanwhile; then the event types
+        that took the most time in all (outermost deliveries)."""
+        if not self.on:
+            return
+        self.on = False
+        for at, gap in zip(probe.at, probe.gaps, strict=True):
+            if gap > LATE_MS:
+                start = at - (gap + PERIOD_MS) / 1000
+                print(
+                    f"    stall of {gap:.0f} ms, {(start - began) * 1000:.0f} ms into the phase "
+                    f"(monotonic clock {start:.4f} s to {at:.4f} s):"
+                )
+                print("\n".join(self.around(start, at)) or "      (no event over MS)")
+        most = sorted(self.counts.items(), key=lambda kv: -kv[1][1])[:8]
+        print(
+            "    most time, outermost events: "
+            + "; ".join(f"{k} -> {r} x{n}: {t * 1000:.0f} ms" for (k, r), (n, t) in most)
+        )
+
+    def start(self) -> None:
+        self.records, self.counts, self.on = [], {}, self.app is not None
+
+    def around(self, start: float, end: float) -> list[str]:
+        return [
+            f"      +{(b - start) * 1000:7.1f} ms {'  ' * d}{k} -> {r}: {t * 1000:.1f} ms"
+            for b, t, d, k, r in sorted(self.records)
+            if b < end and b + t > start
+        ]
 
 
 class GcProbe:
@@ -221,6 +310,14 @@ def main() -> int:
     parser.add_argument("--label", default="", help="a name for this run in the table (e.g. the commit)")
     parser.add_argument("--out", type=Path)
     parser.add_argument(
+        "--trace",
+        type=float,
+        default=0.0,
+        metavar="MS",
+        help="list, under each stall over 33 ms, the GUI thread's events that took over MS (and per phase the event "
+        "types that took the most time in all): slows the window a little",
+    )
+    parser.add_argument(
         "--only",
         default="approve,history,search,holdj",
         help="which phases after the open, index build and embedding: any of approve, history, search, holdj",
@@ -239,6 +336,7 @@ def main() -> int:
     store = copy_store(template_store(args.engrams, args.drafts, rng), work / "store")
     ids = [line.split(": ", 1)[1].strip() for line in (store / "engrams.yaml").open() if line.startswith("  - id: ")]
     write_history(store, args.history_lines, ids)
+    tracer = EventTrace.application(args.trace)
     app = make_application()
     win = MainWindow(SettingsStore(work / "settings.yaml"), Settings(reviewer_name="Bench Reviewer"), "Bench Reviewer")
     win.resize(1280, 800)
@@ -255,6 +353,7 @@ def main() -> int:
     def phase(name: str, action, done, linger: float = 0.3) -> None:  # type: ignore[no-untyped-def]
         probe.start()
         collector.take()
+        tracer.start()
         settle(app, 0.05)
         began = time.perf_counter()
         action()
@@ -269,10 +368,11 @@ def main() -> int:
             f"  {name}: {took:.2f} s, max {worst:.0f} ms, p99 {p99:.0f} ms, gc {full} full, longest {longest:.0f} ms"
             f"; stalls over {LATE_MS} ms: {late[:12] or 'none'}; turns handed on {turns.handed_on - handed[0]}, "
             f"computations run without one {turns.ran_without - handed[1]}, longest wait for one "
-            f"{turns.longest_wait * 1000:.0f} ms",
+            f"{turns.longest_wait * 1000:.0f} ms; monotonic clock {began:.3f} s to {began + took:.3f} s",
             flush=True,
         )
         handed[:] = [turns.handed_on, turns.ran_without]
+        tracer.report(probe, began)
         turns.longest_wait = 0.0
 
     idle = lambda: win.jobs.pending("session") == 0  # noqa: E731

@@ -113,6 +113,15 @@ def checkpoints(items: Iterable[T], every: int = 512) -> Iterator[T]:
             checkpoint()
 
 
+def give_way() -> None:
+    """Between the small steps of a computation the reviewer waits for (a bulk approval's contradiction check): wait
+    while the window repaints (infra/window_first.py `yield_to_repaint`), at most `MAX_WAIT_S` each time. Free
+    outside a job and on the window's own thread."""
+    job = _current.get()
+    if job is not None and job.pacing is not None:
+        job.pacing.window.yield_to_repaint()
+
+
 def cancelled() -> bool:
     """Whether the current job was cancelled (asked by a computation that stops in its own way)."""
     job = _current.get()

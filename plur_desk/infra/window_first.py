@@ -8,6 +8,14 @@ says when it starts such a burst (`window_busy`), and a background job that star
 burst to end (`yield_to_window`, sleeping, which releases the lock), at most `MAX_WAIT_S`. Nothing is skipped or
 reordered: a job starts at most that much later, in the order it was submitted.
 
+A repaint is the window's too (`repaint_started` .. `repaint_ended`, around the window's paints and layouts): a
+list's repaint calls into Python for every cell it draws (the model's `index` and `multiData`), and beside a thread
+running Python each call waited a switch interval for the lock. A bulk approval's contradiction check (seconds of
+Python) made one repaint of the queue 60-150 ms that way (perf: the window's thread in `take_gil` under
+`Sbk_GetPyOverride` under `QTableView::paintEvent`, a millisecond at a time). A computation the reviewer waits for
+gives way at its small steps (`infra/jobs.py` `give_way`, `yield_to_repaint`): while a repaint is under way it waits
+for its end, at most `MAX_WAIT_S` a step. A repaint's mark ends by itself `MAX_WAIT_S` after it was set, should its end never be said.
+
 Analytics nobody waits for (the scale view's clusters and risk, seconds of Python at 50,000 engrams) step
 further aside: while the reviewer is deciding (an action within the last `DECIDING_S`), they pause between their
 steps (`yield_to_reviewer`), at most `PATIENCE_S` a step, so a run of decisions is not answered beside them.
@@ -19,6 +27,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from plur_desk.infra.turns import Turns
 
@@ -39,10 +49,35 @@ class WindowFirst:
         self._until = 0.0  # monotonic time the window's current burst ends (a float: written and read whole)
         self._deciding_until = 0.0  # monotonic time the reviewer's run of actions is taken to end
         self._resumed = threading.local()  # per analytics thread: when its last pause ended (`at`)
+        self._painting_until = 0.0  # monotonic time a repaint under way is taken to end at the latest (0: none)
+        self._repainted = threading.Condition(threading.Lock())  # told when a repaint ends
 
     def window_busy(self, seconds: float = BURST_S) -> None:
         """On the window's thread, at the start of the work a key press or a new selection brings."""
         self._until = max(self._until, time.monotonic() + seconds)
+
+    def repaint_started(self) -> None:
+        """On the window's thread, as a repaint (or a layout) of the window starts: a computation giving way waits
+        until `repaint_ended`, or `MAX_WAIT_S` at most."""
+        self._painting_until = time.monotonic() + MAX_WAIT_S
+
+    def repaint_ended(self) -> None:
+        with self._repainted:
+            self._painting_until = 0.0
+            self._repainted.notify_all()
+
+    @property
+    def repainting(self) -> bool:
+        return self._painting_until > time.monotonic()
+
+    @contextmanager
+    def repaint(self) -> Iterator[None]:
+        """The block is a repaint (`repaint_started` .. `repaint_ended`)."""
+        self.repaint_started()
+        try:
+            yield
+        finally:
+            self.repaint_ended()
 
     def yield_to_window(self) -> float:
         """On a background thread, before a job starts (or between the steps of a long one): wait while the window
@@ -54,6 +89,19 @@ class WindowFirst:
         wait = min(wait, MAX_WAIT_S)
         time.sleep(wait)
         return wait
+
+    def yield_to_repaint(self) -> float:
+        """On a background thread, between the small steps of a computation the reviewer waits for: wait while the
+        window repaints (not for a burst: a decision waits on such a computation), at most `MAX_WAIT_S`. Returns the
+        wait (s); never on the main thread. Cheap when the window is not repainting: called every few tens of
+        microseconds of work."""
+        painting = self._painting_until - time.monotonic()
+        if painting <= 0 or threading.current_thread() is threading.main_thread():
+            return 0.0
+        began = time.monotonic()
+        with self._repainted:
+            self._repainted.wait_for(lambda: not self.repainting, min(painting, MAX_WAIT_S))
+        return time.monotonic() - began
 
     def reviewer_acted(self, seconds: float = DECIDING_S) -> None:
         """On the window's thread, when the reviewer runs an action (a decision, a move to another row): deciding

@@ -28,7 +28,7 @@ from plur_desk.domain.seen import Seen, seen_engram
 from plur_desk.domain.similar.contradiction import DEFAULT_THRESHOLD, Judgement, judge, token_similarity
 from plur_desk.index.lexicon import known_words
 from plur_desk.index.pairs import PairIndex, statement_keys
-from plur_desk.infra.jobs import checkpoints
+from plur_desk.infra.jobs import checkpoints, give_way
 
 DETECTOR = "plur_desk local detector"
 TOP_PARTNERS = 6  # per statement, the pairs sharing the most words are judged (a conflict shares nearly all)
@@ -252,6 +252,7 @@ class ConflictFinder:
         own = str(engram.get("id"))
         found = []
         for doc, _shared in self.index.neighbours(statement_keys(text)):
+            give_way()  # a bulk approval's check is seconds of Python: a repaint meanwhile goes first
             other = self.engrams[doc]
             if str(other.get("id")) == own:
                 continue

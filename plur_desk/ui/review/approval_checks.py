@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from plur_desk.app.review.session import ReviewSession
+from plur_desk.ui.common.repaint_marks import RepaintMarks
 from plur_desk.ui.review.held_undo import UndoBehindCheck
 from plur_desk.ui.tensions.check_progress import PROGRESS_EVERY_S, CheckProgress, every
 from plur_desk.ui.tensions.conflicts_support import Check, Checked
@@ -54,7 +55,9 @@ def answered(result: Checked) -> Check:
 class ApprovalChecks:
     def __init__(self, workspace: Workspace, held: UndoBehindCheck, dialog_parent: QWidget) -> None:
         self.workspace, self._held, self._parent = workspace, held, dialog_parent
-        self._progress = CheckProgress(dialog_parent)  # a bulk approval's check, and its progress dialog
+        # a bulk approval's check, and its progress dialog; the window's repaints, marked while one runs
+        self._progress = CheckProgress(dialog_parent, workspace.jobs.pacing.window)
+        self.repaints = RepaintMarks(dialog_parent.window(), workspace.jobs.pacing.window)
         self._queue: deque[Asked] = deque()  # in the order asked; the first one's check is the one running
 
     def ask(self, asked: Asked) -> None:
@@ -80,6 +83,7 @@ class ApprovalChecks:
         asked.started = True
         if len(asked.ids) > 1:
             asked.progress = self._progress.open(self._parent, len(asked.ids), lambda: self._cancelled(asked))
+            self.repaints.watch()  # the check gives way to them (infra/window_first.py)
         emit = every(PROGRESS_EVERY_S, self._progress.changed.emit)
         ids, check = list(asked.ids), asked.check
         self.workspace.jobs.read(
@@ -125,6 +129,8 @@ class ApprovalChecks:
         self._finish(asked, False, False)
 
     def _finish(self, asked: Asked, approved: bool, waits: bool) -> None:
+        if asked.progress is not None:
+            self.repaints.unwatch()
         if asked in self._queue:
             self._queue.remove(asked)
         self._held.ended(asked, approved, waits)  # an undo pressed meanwhile runs behind its write, or is refused

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 
+from plur_desk.infra.window_first import WindowFirst
+
 if TYPE_CHECKING:  # the dialog's class is made by PySide on its first import: with the first bulk check
     from PySide6.QtWidgets import QProgressDialog, QWidget
 
@@ -33,9 +35,10 @@ class CheckProgress(QObject):
 
     changed = Signal(int, int)  # drafts checked, of how many (emitted from the read pool's thread)
 
-    def __init__(self, parent: QObject | None = None) -> None:
+    def __init__(self, parent: QObject | None = None, window: WindowFirst | None = None) -> None:
         super().__init__(parent)
         self.dialog: QProgressDialog | None = None
+        self._window = window  # the window's marks: the check gives way while the dialog first shows
         self.changed.connect(self._progressed)
 
     def open(self, parent: QWidget, total: int, cancel: Callable[[], object]) -> QProgressDialog:
@@ -48,7 +51,14 @@ class CheckProgress(QObject):
     @Slot(int, int)
     def _progressed(self, n: int, total: int) -> None:
         dialog = self.dialog
-        if dialog is not None and dialog.maximum() == total:
+        if dialog is None or dialog.maximum() != total:
+            return
+        if dialog.isVisible() or self._window is None:
+            dialog.setValue(n)
+            return
+        # the value that shows the window-modal dialog blocks the window: Qt tells each of its widgets, and each
+        # that Python subclasses (the panes) takes the interpreter lock, behind the check (60-100 ms of one stall)
+        with self._window.repaint():
             dialog.setValue(n)
 
     def close(self, dialog: QProgressDialog | None) -> None:

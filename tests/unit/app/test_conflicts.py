@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 
 import numpy as np
 import pytest
@@ -323,3 +324,27 @@ def test_the_finder_keeps_each_engrams_subject_words_small_and_gates_on_them_as_
             answers.add(blocked_by(a, b, finder.context, held))
             assert blocked_by(a, b, finder.context, held) == blocked_by(a, b, finder.context)
     assert {None, "no shared subject"} <= answers
+
+
+def test_a_check_in_the_reviewers_job_gives_way_to_the_windows_repaint(session):
+    """A bulk approval's check is seconds of Python on a worker thread: while the window repaints it waits at its
+    next candidate, so the repaint's calls into Python do not each wait for the interpreter lock behind it."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from plur_desk.infra.jobs import Job, Pacing, running
+
+    finder = finder_for(session)
+    draft = session.engram("ENG-2026-11-04-001")
+    pacing = Pacing()
+
+    def check():  # type: ignore[no-untyped-def]
+        with running(Job(pacing)):
+            return finder.check(draft)
+
+    with ThreadPoolExecutor(1) as pool:
+        with pacing.window.repaint():
+            checked = pool.submit(check)
+            threading.Event().wait(0.05)  # (time for a check that does not wait to finish)
+            assert not checked.done()
+        found = checked.result(10)
+    assert [(c.engram_a, c.engram_b) for c in found] == [("ENG-2026-11-03-001", "ENG-2026-11-04-001")]

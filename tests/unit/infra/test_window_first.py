@@ -29,6 +29,7 @@ def _quiet_window(monkeypatch):
     monkeypatch.setattr(window_first, "_until", 0.0)
     monkeypatch.setattr(window_first, "_deciding_until", 0.0)
     monkeypatch.setattr(window_first, "_resumed", threading.local())  # each test's worker starts unpaused
+    monkeypatch.setattr(window_first, "_painting_until", 0.0)
 
 
 def test_a_job_does_not_wait_when_the_window_is_not_busy():
@@ -115,3 +116,56 @@ def test_closing_the_window_ends_every_pause():
     window_first.reviewer_left()
     assert _analytics_step() == 0.0
     assert _on_a_worker() == 0.0
+
+
+def test_a_step_taken_during_a_repaint_waits_for_the_repaint_to_end():
+    """A computation the reviewer waits for gives way to the window's repaint: beside it, every call the repaint
+    makes into Python (one per cell drawn) waited a switch interval for the interpreter lock."""
+    asked = threading.Event()
+
+    def step() -> tuple[bool, float]:
+        asked.set()
+        waited = window_first.yield_to_repaint()
+        return window_first.repainting, waited
+
+    with ThreadPoolExecutor(1) as pool:
+        with window_first.repaint():
+            stepped = pool.submit(step)
+            assert asked.wait(5)
+            time.sleep(0.03)  # (time for a step that does not wait to come back)
+            assert not stepped.done()  # parked while the window paints
+        painting_then, waited = stepped.result(5)
+    assert not painting_then and waited > 0.0
+
+
+def _step_on_a_worker() -> float:
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(window_first.yield_to_repaint).result()
+
+
+def test_a_step_never_waits_longer_than_the_bound_for_a_repaint():
+    with window_first.repaint():
+        waited = _step_on_a_worker()
+        assert window_first._painting_until > 0.0  # came back while the repaint was still under way
+    assert waited > 0.0
+    assert _step_on_a_worker() == 0.0  # the repaint is over: no wait
+
+
+def test_a_step_does_not_wait_for_a_burst():
+    """A decision waits on the check that gives way: a key press's burst (50 ms) is not waited for inside it."""
+    window_first.window_busy(60.0)
+    assert _step_on_a_worker() == 0.0
+    assert _on_a_worker() == wf.MAX_WAIT_S  # a job's start still waits for the burst
+
+
+def test_a_repaint_whose_end_is_never_said_stops_holding_steps_by_itself():
+    window_first.repaint_started()
+    assert window_first.repainting
+    window_first._painting_until = time.monotonic() - 0.001  # (its bound passed)
+    assert not window_first.repainting
+    assert _step_on_a_worker() == 0.0
+
+
+def test_the_windows_own_thread_never_waits_for_its_own_repaint():
+    with window_first.repaint():
+        assert window_first.yield_to_repaint() == 0.0
