@@ -111,6 +111,7 @@ class WindowFirst:
     def reviewer_left(self) -> None:
         """The window is closing: nothing is the reviewer's any more, and its threads are waited for."""
         self._until = self._deciding_until = 0.0
+        self.repaint_ended()
 
     def yield_to_reviewer(self) -> float:
         """For analytics, between their steps on a background thread: wait while the reviewer is deciding or the

@@ -1,8 +1,9 @@
 """The window's repaints come first: a computation the reviewer waits for (a bulk approval's contradiction check,
 seconds of Python on a worker thread) gives way while the window repaints. The queue's repaint calls into Python
 once or twice per cell it draws (`index`, `multiData`), and beside the check each call waited a switch interval for
-the interpreter lock: one repaint of the queue took 60-150 ms (bench/bench_stall.py --trace, perf). So every cell
-must be drawn inside a repaint the window has marked (ui/common/repaint_marks.py), whatever asked for it."""
+the interpreter lock: one repaint of the queue took 60-150 ms (bench/bench_stall.py --trace, perf). So the cells
+of the repaints the tests below ask for (those that reach the window as an UpdateRequest) must be drawn inside a
+repaint the window has marked (ui/common/repaint_marks.py)."""
 
 from __future__ import annotations
 

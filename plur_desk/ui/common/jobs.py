@@ -255,7 +255,10 @@ class Jobs(QObject):
     @Slot(int, object)
     def _on_failed(self, token: int, error: object) -> None:
         waiting = self._answered(token)
-        if waiting is None or waiting.on_error is None or isinstance(error, Cancelled):
+        if waiting is not None and isinstance(error, Cancelled):
+            self.dropped += bool(waiting.channel)  # a stale read that stopped where it asked: thrown away as well
+            return
+        if waiting is None or waiting.on_error is None:
             return
         if self._shown(token, waiting):
             waiting.on_error(error)  # type: ignore[arg-type]

@@ -1,8 +1,10 @@
 """The window's repaints, marked for the background work that gives way to them (infra/window_first.py).
 
-Qt sends a repaint (`UpdateRequest`) and a layout (`LayoutRequest`) of any of the window's widgets to the window
-itself, the top level, and paints them all in that one delivery. An event filter on the window sees each first: the
-repaint is marked as started, and as ended by a zero timer, which fires once the delivery (the paint) is over. The
+Qt sends a repaint (`UpdateRequest`) of any of the window's widgets to the window itself, the top level, and paints
+them all in that one delivery (a `LayoutRequest` goes to each widget that owns a layout: only the window's own is
+seen). An event filter on the window sees each first: the repaint is marked as started, and as ended by a zero
+timer, which fires once the delivery (the paint) is over. Paints that come another way (an expose, a resize, a
+synchronous `repaint()`) are not marked: they cost speed only, as before. The
 filter never handles an event (nor does a Python `event()` override of the window, which held the interpreter lock
 through every event's delivery: deleting the window then waited for a worker thread that needed the lock).
 
@@ -35,7 +37,8 @@ class RepaintMarks(QObject):
             self._window.installEventFilter(self)
 
     def unwatch(self) -> None:
-        self._watchers = max(0, self._watchers - 1)
+        assert self._watchers > 0, "unwatch without its watch"
+        self._watchers -= 1
         if not self._watchers:
             self._window.removeEventFilter(self)
             self._first.repaint_ended()

@@ -38,6 +38,7 @@ class Asked:
     started: bool = False
     over: bool = False  # answered, failed or dropped: a late cancel (closing its progress) changes nothing
     progress: QProgressDialog | None = None
+    watching: bool = False  # the window's repaints are marked for its check (until it answers or is dropped)
 
     def names(self) -> str:
         return ", ".join(self.ids[:3]) + (f" and {len(self.ids) - 3} more" if len(self.ids) > 3 else "")
@@ -83,6 +84,7 @@ class ApprovalChecks:
         asked.started = True
         if len(asked.ids) > 1:
             asked.progress = self._progress.open(self._parent, len(asked.ids), lambda: self._cancelled(asked))
+            asked.watching = True
             self.repaints.watch()  # the check gives way to them (infra/window_first.py)
         emit = every(PROGRESS_EVERY_S, self._progress.changed.emit)
         ids, check = list(asked.ids), asked.check
@@ -97,6 +99,7 @@ class ApprovalChecks:
         if asked.over:
             return
         asked.over = True
+        self._unwatch(asked)  # the check is done: the questions that follow are read with no event filtered
         self._progress.close(asked.progress)
         approved = waits = False
         try:
@@ -128,9 +131,13 @@ class ApprovalChecks:
             self.workspace.messages.status(said, 8000)
         self._finish(asked, False, False)
 
-    def _finish(self, asked: Asked, approved: bool, waits: bool) -> None:
-        if asked.progress is not None:
+    def _unwatch(self, asked: Asked) -> None:
+        if asked.watching:
+            asked.watching = False
             self.repaints.unwatch()
+
+    def _finish(self, asked: Asked, approved: bool, waits: bool) -> None:
+        self._unwatch(asked)
         if asked in self._queue:
             self._queue.remove(asked)
         self._held.ended(asked, approved, waits)  # an undo pressed meanwhile runs behind its write, or is refused

@@ -13,6 +13,7 @@ from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QWidget
 
 from plur_desk.app.review.session import ChangeSet
+from plur_desk.infra.jobs import Cancelled, cancelled
 from plur_desk.ui.common.jobs import CONFLICTS
 from plur_desk.ui.search.search_support import SearchController
 from plur_desk.ui.workspace import Workspace
@@ -147,6 +148,8 @@ class ConflictsController(QObject):
         def check(ids: list[str], progress: Callable[[int, int], None] | None = None) -> Checked:
             out = []
             for n, engram_id in enumerate(ids, 1):
+                if cancelled():  # the approval was dropped (cancelled, asked again): nobody waits for the rest
+                    raise Cancelled
                 out.append((engram_id, [w.text() for w in service.warnings_for(engram_id)]))
                 if progress is not None and (n % 10 == 0 or n == len(ids)):
                     progress(n, len(ids))
