@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # plur_desk's entry points on a fresh Debian/Ubuntu machine (idempotent, never touches the system Python):
 #   ./dev.sh run [STORE] [--demo] [--reviewer NAME]   install what the app needs, then launch it
-#   ./dev.sh test [PYTEST ARGS]                        install what the tests need, then run them (all: 2 workers)
+#   ./dev.sh test [PYTEST ARGS]                        install what the tests need, then run them (all: 4 workers)
 #   ./dev.sh lint                                      ruff check, ruff format --check and mypy
 # Everything Python goes into a project virtual environment, .venv (ignored by git). It is created with the
 # first `python3` on PATH (or $PYTHON) and reinstalled only when pyproject.toml or that interpreter changed.
@@ -155,13 +155,13 @@ case "$mode" in
     if [ $# -eq 0 ]; then cache_test_modules; fi
     wait "$derived"; wait_node_modules
     step "running the tests"
-    # The whole suite on three workers for the two cores of the machine CI runs on (PYTEST_WORKERS to change that):
-    # a third fills the time a test waits on a timer, a child process or the disk (the suite is ~520 CPU s: 3 and 4
-    # workers took 286 and 280 s on a quiet machine). Each test file runs on one worker: its module
-    # fixtures are made once and its tests run in their order. With arguments, exactly what they ask (add -n 2 for
-    # a parallel run of a part).
+    # The whole suite on four workers for the two cores of the machine CI runs on (PYTEST_WORKERS to change that):
+    # the extra ones fill the time a test waits on a timer, a child process or the disk (the suite is ~410 CPU s;
+    # on a quiet machine 3, 4 and 5 workers took 228-240, 211-223 and 221 s). Each test file runs on one worker:
+    # its module fixtures are made once and its tests run in their order. With arguments, exactly what they ask
+    # (add -n 2 for a parallel run of a part).
     # The slowest tests are listed after the whole suite, so a run that got slower says where.
-    if [ $# -eq 0 ]; then set -- -n "${PYTEST_WORKERS:-3}" --dist loadfile --durations=25; fi
+    if [ $# -eq 0 ]; then set -- -n "${PYTEST_WORKERS:-4}" --dist loadfile --durations=25; fi
     # A crash (SIGSEGV, SIGABRT) prints every thread's Python stack in every process, also after pytest's own
     # fault handler is gone (at exit): a full run once ended in exit 139 with no cause on record.
     export PYTHONFAULTHANDLER=1
