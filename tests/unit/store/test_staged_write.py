@@ -332,21 +332,40 @@ def _resident_pages(path: Path) -> int:
         os.close(fd)
 
 
+def _cached_and_clean(path: Path, data: bytes) -> None:
+    """`path` holds `data`, in the page cache (written and read) and clean (fsynced): pages the kernel may let go."""
+    path.write_bytes(data)
+    assert path.read_bytes() == data
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _drops_pages(probe: Path) -> bool:
+    """Whether this file system lets a file's cached pages go when asked (not tmpfs, whose pages are the file)."""
+    _cached_and_clean(probe, b"p" * (1 << 20))
+    cached = _resident_pages(probe)
+    fd = os.open(probe, os.O_RDONLY)
+    try:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+    return cached > 0 and _resident_pages(probe) == 0
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="mincore and posix_fadvise as Linux has them")
 def test_a_large_file_about_to_be_replaced_lets_its_cached_pages_go_first(tmp_path):
     """The new file's pages are then those the kernel has just freed, not long-free memory a virtual machine has
     handed back to its host (each faulted in again: bench/bench_decision.py's p95 211 -> 85 ms). The old file's
     pages go before the new file is written; its bytes on disk, and what the rename leaves, are unchanged."""
+    if not _drops_pages(tmp_path / "probe"):
+        pytest.skip("this file system keeps a file's pages when asked to let them go (tmpfs) or caches none")
     target = tmp_path / "engrams.yaml"
     old = os.urandom(1 << 21)
-    target.write_bytes(old)
-    assert target.read_bytes() == old  # in the page cache (written and read)
-    fd = os.open(target, os.O_RDONLY)
-    os.fsync(fd)  # clean pages: the kernel may let them go when asked
-    os.close(fd)
+    _cached_and_clean(target, old)
     before = _resident_pages(target)
-    if before == 0:
-        pytest.skip("this file system keeps no page cache for the file")
     opened = os.open(target, os.O_RDONLY)  # the old file as it was, whatever the rename does
     try:
         staged = stage(target, [b"new " * 1000])
@@ -358,13 +377,11 @@ def test_a_large_file_about_to_be_replaced_lets_its_cached_pages_go_first(tmp_pa
     assert target.read_bytes() == b"new " * 1000
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="mincore as Linux has it")
 def test_a_small_file_about_to_be_replaced_keeps_its_cached_pages(tmp_path):
     """Files under a megabyte (tensions.yaml, the journal's records) are not worth a system call each."""
     target = tmp_path / "tensions.yaml"
-    target.write_bytes(b"x" * 4096 * 4)
-    fd = os.open(target, os.O_RDONLY)
-    os.fsync(fd)
-    os.close(fd)
+    _cached_and_clean(target, b"x" * 4096 * 4)
     before = _resident_pages(target)
     stage(target, [b"y"]).discard()
     assert _resident_pages(target) == before
