@@ -181,12 +181,14 @@ def _drop_cached(target: Path) -> None:
     CPU instead of ~16 whenever the reviewer had paused (bench/bench_decision.py: p95 211 -> 85 ms). Elsewhere the
     pages freed are those of a file no one will read again. Clean pages only: the file on disk is untouched, and a
     reader that opens it before the rename reads it from the disk."""
-    advise = getattr(os, "posix_fadvise", None)
-    fd = _hold_old(target) if advise is not None else None
+    advise = getattr(os, "posix_fadvise", None)  # not on macOS or Windows
+    if advise is None:
+        return
+    fd = _hold_old(target)
     if fd is None:
         return
     try:
-        advise(fd, 0, 0, os.POSIX_FADV_DONTNEED)  # type: ignore[misc]
+        advise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
     except OSError:
         pass  # a hint only
     finally:
