@@ -9,8 +9,10 @@ module keeps it in a global. Outside a job (a command, a test) every call here i
 cancelled.
 
 A computation marks its steps with `checkpoint()`: the progress is reported, a cancelled stoppable job stops there
-(`Cancelled`), and the turn is handed on to another computation that waits (or, for analytics, `reviewer=True`: the
-step also waits while the reviewer is deciding).
+(`Cancelled`), a repaint of the window under way is waited for (its calls into Python need the interpreter lock:
+ui/common/repaint_marks.py), and the turn is handed on to another computation that waits (or, for analytics,
+`reviewer=True`: the step also waits while the reviewer is deciding). A step that must not stop (inside a
+computation whose state a stop would leave half made) gives way to the repaint alone (`give_way()`).
 """
 
 from __future__ import annotations
@@ -74,6 +76,7 @@ class Job:
             self.progress(done, total)
         if self.pacing is None:
             return
+        self.pacing.window.yield_to_repaint()  # a repaint of the window under way goes first (window_first.py)
         if reviewer:
             self.pacing.window.yield_to_reviewer()
         else:
@@ -114,9 +117,9 @@ def checkpoints(items: Iterable[T], every: int = 512) -> Iterator[T]:
 
 
 def give_way() -> None:
-    """Between the small steps of a computation the reviewer waits for (a bulk approval's contradiction check): wait
-    while the window repaints (infra/window_first.py `yield_to_repaint`), at most `MAX_WAIT_S` each time. Free
-    outside a job and on the window's own thread."""
+    """Between the small steps of a computation (a bulk approval's contradiction check, each signature verified):
+    wait while the window repaints (infra/window_first.py `yield_to_repaint`), at most `MAX_WAIT_S` each time. Never
+    stops the computation. Free outside a job and on the window's own thread."""
     job = _current.get()
     if job is not None and job.pacing is not None:
         job.pacing.window.yield_to_repaint()

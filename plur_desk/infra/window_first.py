@@ -8,14 +8,15 @@ says when it starts such a burst (`window_busy`), and a background job that star
 burst to end (`yield_to_window`, sleeping, which releases the lock), at most `MAX_WAIT_S`. Nothing is skipped or
 reordered: a job starts at most that much later, in the order it was submitted.
 
-A repaint is the window's too (`repaint_started` .. `repaint_ended`, around the repaints that reach the window:
-ui/common/repaint_marks.py): a list's repaint calls into Python for every cell it draws (the model's `index` and
-`multiData`), and beside a thread running Python each call waited a switch interval for the lock. A bulk approval's
-contradiction check (seconds of Python) made one repaint of the queue 60-150 ms that way (perf: the window's thread
-in `take_gil` under `Sbk_GetPyOverride` under `QTableView::paintEvent`, a millisecond at a time). A computation the
-reviewer waits for gives way at its small steps (`infra/jobs.py` `give_way`, `yield_to_repaint`): while a repaint is
-under way it waits for its end, at most `MAX_WAIT_S` a step. A repaint's mark ends by itself `MAX_WAIT_S` after it
-was set, should its end never be said.
+A repaint is the window's too (`repaint_started` .. `repaint_ended`, marked by the window's models at their first
+call into Python and ended at the event loop's next pass: ui/common/repaint_marks.py): a list's repaint calls into
+Python for every cell it draws (the model's `index` and `multiData`), and beside a thread running Python each call
+waited a switch interval for the lock. A bulk approval's contradiction check (seconds of Python) made one repaint of
+the queue 60-150 ms that way (perf: the window's thread in `take_gil` under `Sbk_GetPyOverride` under
+`QTableView::paintEvent`, a millisecond at a time), and so did the scale view verifying new signatures. Every
+computation gives way at its small steps (`infra/jobs.py` `checkpoint`, `give_way`; each signature verified):
+while a repaint is under way it waits for its end, at most `MAX_WAIT_S` a step. A repaint's mark ends by itself
+`MAX_WAIT_S` after it was set, should its end never be said.
 
 Analytics nobody waits for (the scale view's clusters and risk, seconds of Python at 50,000 engrams) step
 further aside: while the reviewer is deciding (an action within the last `DECIDING_S`), they pause between their

@@ -3,11 +3,13 @@ seconds of Python on a worker thread) gives way while the window repaints. The q
 once or twice per cell it draws (`index`, `multiData`), and beside the check each call waited a switch interval for
 the interpreter lock: one repaint of the queue took 60-150 ms (bench/bench_stall.py --trace, perf). So the cells
 of the repaints the tests below ask for (those that reach the window as an UpdateRequest) must be drawn inside a
-repaint the window has marked (ui/common/repaint_marks.py)."""
+repaint the window has marked (ui/common/repaint_marks.py), and background work must wait while one is marked."""
 
 from __future__ import annotations
 
 import sys
+
+import pytest
 
 
 def _marked_at_each_cell(win, qtbot, ask) -> list[bool]:  # type: ignore[no-untyped-def]
@@ -32,18 +34,73 @@ def _marked_at_each_cell(win, qtbot, ask) -> list[bool]:  # type: ignore[no-unty
 
 
 def test_the_queue_is_drawn_inside_a_repaint_the_background_gives_way_to(window, qtbot):
-    """While a computation that gives way runs (a bulk approval's check watches the repaints from its start to its
-    end), and only then: the marks cost the interpreter lock at every event to the window."""
-    from plur_desk.ui.common.repaint_marks import RepaintMarks
-
+    """Always: the queue's model marks the repaint at its first call into Python, and the mark ends once the event
+    loop runs again. A bulk approval's check also has the window's repaints marked from their start (`watch`)."""
     table = window.drafts.table
-    marks = RepaintMarks(window, window.jobs.pacing.window)
-    marks.watch()
+    seen = _marked_at_each_cell(window, qtbot, lambda: table.viewport().update())
+    assert seen and all(seen)
+    qtbot.waitUntil(lambda: not window.jobs.pacing.window.repainting, timeout=1000)  # ended by the loop's next pass
+    marks = window.jobs.repaints
+    marks.watch(window)
     seen = _marked_at_each_cell(window, qtbot, lambda: table.viewport().update())
     assert seen and all(seen)
     marks.unwatch()
-    seen = _marked_at_each_cell(window, qtbot, lambda: table.viewport().update())
-    assert seen and not any(seen)
+    assert not window.jobs.pacing.window.repainting
+
+
+def _waits_for_the_repaint(window, qtbot, monkeypatch, work) -> object:  # type: ignore[no-untyped-def]
+    """Run `work` on a thread, as a job of the window's, while a repaint is marked (its cap lifted, so only its end
+    lets the work on): it must still be waiting while the window's thread is busy, and go on once the event loop
+    runs (the repaint is over). Returns what `work` returned."""
+    import threading
+
+    from plur_desk.infra import window_first
+    from plur_desk.infra.jobs import Job, running
+
+    monkeypatch.setattr(window_first, "MAX_WAIT_S", 3600.0)
+    qtbot.wait(50)  # whatever was pending is painted first
+    job, out = Job(window.jobs.pacing), []
+
+    def run() -> None:
+        with running(job):
+            out.append(work())
+
+    window.drafts.model.index(0, 0)  # the window's thread in the model's Python, as at a repaint's first cell
+    assert window.jobs.pacing.window.repainting
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join(0.3)  # the window's thread is busy (no event loop): the repaint is not over
+    assert thread.is_alive() and not out
+    qtbot.waitUntil(lambda: not thread.is_alive(), timeout=5000)  # the loop runs: the mark ends, the work goes on
+    assert not window.jobs.pacing.window.repainting
+    return out[0]
+
+
+def test_a_job_waits_at_its_checkpoint_while_the_window_repaints(window, qtbot, monkeypatch):
+    from plur_desk.infra.jobs import checkpoint
+
+    def steps() -> int:
+        for _ in range(3):
+            checkpoint()
+        return 3
+
+    assert _waits_for_the_repaint(window, qtbot, monkeypatch, steps) == 3
+
+
+def test_each_signature_verified_in_the_background_waits_while_the_window_repaints(
+    window, qtbot, monkeypatch, store_copy
+):
+    """A view's refresh may verify hundreds of new signatures (the writer ledger after a bulk approval), each a few
+    hundred microseconds of Python: each gives way, as a checkpoint would, and the ledger still counts every one."""
+    from plur_desk.app.scale.writers import ledger_from_files
+    from plur_desk.app.trust.verifier import TrustChecker
+
+    ledger = _waits_for_the_repaint(
+        window, qtbot, monkeypatch, lambda: ledger_from_files(store_copy / "history", TrustChecker(store_copy))
+    )
+    cold = ledger_from_files(store_copy / "history", TrustChecker(store_copy))
+    assert (ledger.decisions, ledger.unverified) == (cold.decisions, cold.unverified)
+    assert sum(cold.unverified.values()) == 2  # the demo's signed claims: verified (under a key not trusted here)
 
 
 def test_the_check_gives_way_while_its_progress_dialog_first_shows(qtbot):
@@ -79,3 +136,18 @@ def test_the_check_gives_way_while_its_progress_dialog_first_shows(qtbot):
     assert blocked and all(blocked)
     assert not window.repainting  # and the mark ends with it
     progress.close(dialog)
+
+
+def test_a_marked_repaint_cuts_the_switch_interval_until_it_ends(window, qtbot):
+    """Threads that do not give way (a write, a load) hand the interpreter lock to the repaint's calls sooner while
+    it is marked; the window's usual interval is back once it ends, so background threads are not switched every
+    0.1 ms between repaints."""
+    from plur_desk.ui.app import SWITCH_INTERVAL
+    from plur_desk.ui.common.repaint_marks import PAINTING_SWITCH_S
+
+    qtbot.waitUntil(lambda: not window.jobs.pacing.window.repainting, timeout=1000)
+    assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL)
+    window.drafts.model.index(0, 0)  # the window's thread in the model's Python
+    assert sys.getswitchinterval() == pytest.approx(PAINTING_SWITCH_S)
+    qtbot.waitUntil(lambda: not window.jobs.pacing.window.repainting, timeout=1000)
+    assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL)

@@ -11,6 +11,7 @@ from pathlib import Path
 from plur_desk.app.demo import DEMO_REVIEWERS, from_demo_copy, is_demo_copy
 from plur_desk.app.trust.trust_file import TrustFile
 from plur_desk.domain.trust import TRUSTED, Trust, TrustedKey, TrustedKeys, TrustState, fingerprint
+from plur_desk.infra.jobs import give_way
 from plur_desk.store.keys.endorsements import ENDORSEMENTS, Endorsement, read_endorsements
 from plur_desk.store.keys.keys_file import KEYS_FILE, KeyEntry, KeyRegistry, read_keys
 from plur_desk.store.keys.signatures import Verifies, claimed_human, classify, verify
@@ -69,6 +70,14 @@ def _revoked(registry: KeyRegistry, identity: str, public_key: str) -> bool:
     return any(e.public_key == public_key and e.revoked_at is not None for e in registry.for_identity(identity))
 
 
+def _verify(event: dict[str, object], public_key: str) -> bool:
+    """`verify`, after any repaint of the window under way (infra/jobs.py `give_way`): a signature is a few hundred
+    microseconds of Python (the canonical bytes) and a view's refresh may verify hundreds of new ones, each a take of
+    the interpreter lock the repaint's calls into Python wait for."""
+    give_way()
+    return verify(event, public_key)
+
+
 class TrustChecker:
     def __init__(self, root: Path, trust_file: TrustFile | None = None) -> None:
         self.root = root
@@ -117,7 +126,7 @@ class TrustChecker:
         this process verified it. `kept`: what a reading kept on disk says about those bytes ({public key: whether
         it verifies}), used for this call alone and never remembered: a file anyone on the account can write must
         not make a line valid for the history or the ledger, which share what is remembered here."""
-        verifies = verify if line is None else self._remembered(line, kept)
+        verifies = _verify if line is None else self._remembered(line, kept)
         trust = classify(event, self._registry, self._trusted, verifies)
         if trust.counts_as_human and not self.demo and from_demo_copy(event):
             # signed with the user's own key while trying the demo, where nothing is kept: copied out, never a decision
@@ -145,7 +154,7 @@ class TrustChecker:
             if known is None and kept is not None:
                 known = kept.get(public_key)  # the reading's own answer: not remembered for anyone else
             if known is None:
-                known = verify(event, public_key)
+                known = _verify(event, public_key)
                 self._verified.setdefault(line, {})[public_key] = known  # verified here, so kept for every caller
             return known
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
 
 from plur_desk.infra.jobs import Cancelled, Job, Pacing, running
+from plur_desk.ui.common.repaint_marks import RepaintMarks
 
 SESSION = "session"  # loads, writes and reloads of the session, in order, never overlapping
 READS = "reads"  # reads for the screen, several at once, stale results dropped
@@ -91,6 +92,7 @@ class Jobs(QObject):
     def __init__(self, parent: QObject | None = None, pacing: Pacing | None = None, threads: int = READ_THREADS):
         super().__init__(parent)
         self.pacing = pacing if pacing is not None else Pacing(workers_below=WORKERS_BELOW)
+        self.repaints = RepaintMarks(self.pacing.window, self)  # the window's models mark their repaints with it
         self._lanes: dict[str, QThreadPool] = {}
         for lane in LANES:  # (made before the signals: a pool, deleted first, waits for its jobs to have answered)
             pool = self._lanes[lane] = QThreadPool(self)

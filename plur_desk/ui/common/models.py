@@ -53,13 +53,23 @@ def _age(days: float) -> str:
     return f"{int(days / 30)} mo"
 
 
+def _unmarked() -> None:
+    """A model no window marks its repaints for (a test's, before its pane is given the window's marks)."""
+
+
 class OneCallPerCell:
     """Every role a view's delegate asks of one cell, answered in one call into Python (`multiData`) instead of one
     `data()` call per role (about seven per cell on each repaint). Each call from Qt into Python takes the
     interpreter lock, and while another thread runs Python each take waits up to a switch interval: a repaint of
-    the queue beside a busy thread took 48 ms through `data()` and 4 ms through `multiData` (1,274 calls -> 182)."""
+    the queue beside a busy thread took 48 ms through `data()` and 4 ms through `multiData` (1,274 calls -> 182).
+    The first call of a repaint marks it under way (`painting`: the window's `RepaintMarks.mark`, set by the pane),
+    so background work gives way until it is over and the rest of its calls find the lock free
+    (ui/common/repaint_marks.py)."""
+
+    painting: Callable[[], None] = staticmethod(_unmarked)
 
     def multiData(self, index: Index, roleDataSpan: Any) -> None:
+        self.painting()
         data = self.data  # type: ignore[attr-defined]
         for role_data in roleDataSpan:
             role_data.setData(data(index, role_data.role()))
@@ -210,6 +220,7 @@ class RowsModel(OneCallPerCell, QAbstractTableModel, Generic[R]):
         roles this model answers set (the others stay invalid, as `data()`'s None leaves them): a repaint of the
         queue's visible cells made ~400 `data()` calls and as many `setData` calls into Qt, each a take of the
         interpreter lock while a worker runs Python."""
+        self.painting()
         n = index.row()
         rows = self.rows
         if not 0 <= n < len(rows) or not 0 <= (c := index.column()) < len(self.columns):
@@ -226,6 +237,7 @@ class RowsModel(OneCallPerCell, QAbstractTableModel, Generic[R]):
         """As QAbstractTableModel's, in one call into Python: its C++ asks rowCount and columnCount (two calls)
         for every index, e.g. each cell a repaint draws, and each call waits for the interpreter lock while a
         worker runs Python."""
+        self.painting()
         if parent.isValid() or not (0 <= row < len(self.rows) and 0 <= column < len(self.columns)):
             return QModelIndex()
         return self.createIndex(row, column)
@@ -259,6 +271,7 @@ class RowsModel(OneCallPerCell, QAbstractTableModel, Generic[R]):
         return None
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        self.painting()  # a header's repaint asks each section for several roles
         if (
             orientation == Qt.Orientation.Horizontal
             and role == Qt.ItemDataRole.DisplayRole

@@ -191,6 +191,7 @@ class HistoryModel(OneCallPerCell, QAbstractTableModel):
         return self._trusts[row]
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        self.painting()  # a header's repaint asks each section for several roles
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole and section < len(HEADERS):
             return HEADERS[section]
         return None

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from plur_desk.app.review.session import ReviewSession
-from plur_desk.ui.common.repaint_marks import RepaintMarks
 from plur_desk.ui.review.held_undo import UndoBehindCheck
 from plur_desk.ui.tensions.check_progress import PROGRESS_EVERY_S, CheckProgress, every
 from plur_desk.ui.tensions.conflicts_support import Check, Checked
@@ -58,7 +57,7 @@ class ApprovalChecks:
         self.workspace, self._held, self._parent = workspace, held, dialog_parent
         # a bulk approval's check, and its progress dialog; the window's repaints, marked while one runs
         self._progress = CheckProgress(dialog_parent, workspace.jobs.pacing.window)
-        self.repaints = RepaintMarks(dialog_parent.window(), workspace.jobs.pacing.window)
+        self.repaints = workspace.jobs.repaints
         self._queue: deque[Asked] = deque()  # in the order asked; the first one's check is the one running
 
     def ask(self, asked: Asked) -> None:
@@ -85,7 +84,7 @@ class ApprovalChecks:
         if len(asked.ids) > 1:
             asked.progress = self._progress.open(self._parent, len(asked.ids), lambda: self._cancelled(asked))
             asked.watching = True
-            self.repaints.watch()  # the check gives way to them (infra/window_first.py)
+            self.repaints.watch(self._parent.window())  # the check gives way to them (infra/window_first.py)
         emit = every(PROGRESS_EVERY_S, self._progress.changed.emit)
         ids, check = list(asked.ids), asked.check
         self.workspace.jobs.read(

@@ -63,6 +63,7 @@ class ConflictsModel(OneCallPerCell, QAbstractTableModel):
         return 0 if parent.isValid() else len(Column)
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> object:
+        self.painting()  # a header's repaint asks each section for several roles
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
             return _HEADERS[Column(section)]
         return None
