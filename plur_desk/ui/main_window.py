@@ -113,6 +113,7 @@ class MainWindow(QMainWindow):
         self.changes = ChangesPane(lambda: self.changes_review.refresh(), self)
         for model in (self.drafts.model, self.tensions.model, self.history.model, self.conflicts_pane.model):
             model.painting = ws.jobs.repaints.mark  # work in the background gives way to their repaints
+        ws.jobs.repaints.watch(self)  # and every repaint of the window (ui/common/repaint_marks.py)
         panes: tuple[QWidget, ...] = (self.drafts, self.tensions, self.validity, self.history, self.conflicts_pane)
         panes += (self.clusters, self.writers, self.changes)
         self.panes: dict[str, QWidget] = dict(zip(PANES, panes, strict=True))  # in the tabs' order

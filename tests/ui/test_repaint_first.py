@@ -34,17 +34,23 @@ def _marked_at_each_cell(win, qtbot, ask) -> list[bool]:  # type: ignore[no-unty
 
 
 def test_the_queue_is_drawn_inside_a_repaint_the_background_gives_way_to(window, qtbot):
-    """Always: the queue's model marks the repaint at its first call into Python, and the mark ends once the event
-    loop runs again. A bulk approval's check also has the window's repaints marked from their start (`watch`)."""
+    """Always: the window marks each repaint as it starts, and its models mark a list painted another way at their
+    first call into Python; the mark ends once the event loop runs again."""
     table = window.drafts.table
-    seen = _marked_at_each_cell(window, qtbot, lambda: table.viewport().update())
-    assert seen and all(seen)
-    qtbot.waitUntil(lambda: not window.jobs.pacing.window.repainting, timeout=1000)  # ended by the loop's next pass
-    marks = window.jobs.repaints
-    marks.watch(window)
-    seen = _marked_at_each_cell(window, qtbot, lambda: table.viewport().update())
-    assert seen and all(seen)
-    marks.unwatch()
+    first = window.jobs.pacing.window
+    for ask in (lambda: table.viewport().update(), lambda: table.viewport().repaint()):
+        seen = _marked_at_each_cell(window, qtbot, ask)
+        assert seen and all(seen)
+        qtbot.waitUntil(lambda: not first.repainting, timeout=1000)  # ended by the loop's next pass
+
+
+def test_a_window_that_closes_inside_a_repaint_leaves_the_switch_interval_as_it_was(window, qtbot):
+    from plur_desk.ui.app import SWITCH_INTERVAL
+
+    window.drafts.model.index(0, 0)  # the window's thread in the model's Python: a repaint is marked
+    assert sys.getswitchinterval() < SWITCH_INTERVAL / 2
+    window.jobs.reviewer_left()  # what closing the window does
+    assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL)
     assert not window.jobs.pacing.window.repainting
 
 

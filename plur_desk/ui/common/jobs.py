@@ -120,6 +120,7 @@ class Jobs(QObject):
         self.pacing.window.reviewer_acted()
 
     def reviewer_left(self) -> None:
+        self.repaints.end()  # (the switch interval as it was, should the window close inside a repaint)
         self.pacing.window.reviewer_left()
 
     # -- submitting -----------------------------------------------------------------------------------------

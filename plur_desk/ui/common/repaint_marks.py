@@ -1,25 +1,29 @@
 """The window's repaints, marked for the background work that gives way to them (infra/window_first.py).
 
-A list's repaint calls into Python for every cell it draws (the model's `index` and `multiData`), and each call
-takes the interpreter lock: beside a worker thread running Python each take waited a switch interval, and one
-repaint of the queue took 100-260 ms (bench_stall --trace: `Paint` of the drafts table's viewport, in the cold
-open, an approve, a history filter and hold J, while the scale view verified the session's new signatures and the
-embedding job took in vectors). So the window's models say when its thread is in their Python (`mark`, the first
-call of a repaint: a flag read after that), and the mark ends by a zero timer, once the delivery under way (the
-paint) is over. Meanwhile a computation gives way at its small steps (`checkpoint()`, `give_way()`, each signature
-it verifies): it waits for the mark's end, at most `MAX_WAIT_S`, and the rest of the repaint's calls find the lock
-free; and the switch interval is cut (`PAINTING_SWITCH_S`) for the threads that do not give way. Paints that never
-call Python (a text view, a label) are not marked.
+A repaint calls into Python many times: for every cell a list draws (the model's `index` and `multiData`), and for
+every widget a Python class defines (PySide asks Python whether it overrides the virtual being called). Each call
+takes the interpreter lock, and beside a worker thread running Python each take waited a switch interval: one
+repaint of the queue took 100-260 ms (bench_stall --trace: `Paint` of the drafts table's viewport, in the cold open,
+an approve, a history filter and hold J, while the scale view verified the session's new signatures, the embedding
+job took in vectors and the load wrote its cache). So a repaint is marked from its start to the event loop's next
+pass (a zero timer), and meanwhile:
 
-A computation the reviewer waits for may also have every repaint of the window marked from its start, before any
-Python of it runs (`watch` .. `unwatch`, a bulk approval's check): Qt sends a repaint (`UpdateRequest`) of any of the
-window's widgets to the window itself, the top level, and paints them all in that one delivery (a `LayoutRequest`
-goes to each widget that owns a layout: only the window's own is seen). An event filter on the window sees each
-first. The filter never handles an event (nor does a Python `event()` override of the window, which held the
-interpreter lock through every event's delivery: deleting the window then waited for a worker thread that needed
-the lock). It is on only while such a computation runs: it takes the interpreter lock at every event to the window
-and its end at every repaint, and beside a single approve's write that cost its repaint 4-6 ms of the window's
-99th-percentile tick (bench_stall, alternated)."""
+- every computation gives way at its small steps (`checkpoint()`, `give_way()`, each signature verified): it waits
+  for the mark's end, at most `MAX_WAIT_S`, and the repaint's calls find the lock free;
+- the switch interval is cut to `PAINTING_SWITCH_S`, for the threads that do not give way (a write, a load).
+
+Qt sends a repaint (`UpdateRequest`) of any of the window's widgets to the window itself, the top level, and paints
+them all in that one delivery (a `LayoutRequest` goes to each widget that owns a layout: only the window's own is
+seen): an event filter on the window (`watch`, for the window's life) marks each at its start. The filter never
+handles an event (nor does a Python `event()` override of the window, which held the interpreter lock through every
+event's delivery: deleting the window then waited for a worker thread that needed the lock). A list painted another
+way (a synchronous `repaint()`) is marked by its model's first call (`mark`, the models' `painting`).
+
+The filter was once on only while a bulk approval's check ran: it takes the interpreter lock at every event to the
+window, and beside a single approve's write that cost 4-6 ms of the window's 99th-percentile tick (bench_stall,
+alternated, with the lock taken back after a 1 ms switch interval). With the interval cut while a repaint lasts, on
+for good, one full stall run's longest stalls were 45 ms (cold open), 29 (one approve), 32 (bulk) and 15 (hold J),
+against 104-136, 33-70, 21-22 and 30-175 ms with the marks on the models alone or none."""
 
 from __future__ import annotations
 
@@ -49,11 +53,9 @@ class RepaintMarks(QObject):
         super().__init__(parent)
         self._first = first
         self._ended = QTimer(self, singleShot=True, interval=0)
-        self._ended.timeout.connect(self._end)
+        self._ended.timeout.connect(self.end)
         self._marked = False
         self._usual = _usual_interval(0.005)  # (Python's own, should another window's repaint have it cut now)
-        self._watched: QObject | None = None
-        self._watchers = 0
 
     def mark(self) -> None:
         """On the window's thread, from a model's Python while Qt draws (or asks) its cells: a repaint is under way
@@ -65,29 +67,23 @@ class RepaintMarks(QObject):
             self._first.repaint_started()
             self._ended.start()  # after this delivery: the next pass of the event loop
 
-    def _end(self) -> None:
+    def end(self) -> None:
+        """The repaint is over (the event loop's next pass; the window closing)."""
         if self._marked:
             sys.setswitchinterval(self._usual)
         self._marked = False
         self._first.repaint_ended()
 
     def watch(self, window: QObject) -> None:
-        """A computation that gives way starts: mark `window`'s repaints until as many `unwatch`."""
-        self._watchers += 1
-        if self._watchers == 1:
-            self._watched = window
-            window.installEventFilter(self)
-
-    def unwatch(self) -> None:
-        assert self._watchers > 0, "unwatch without its watch"
-        self._watchers -= 1
-        if not self._watchers and self._watched is not None:
-            self._watched.removeEventFilter(self)
-            self._watched = None
-            self._end()
+        """Mark every repaint of `window` (for its life: the filter goes with it)."""
+        window.installEventFilter(self)
 
     def eventFilter(self, _watched: QObject, event: QEvent) -> bool:
-        if event.type() in REPAINTS:
-            self._end()  # a new delivery: its end is the next pass
+        if event.type() not in REPAINTS:
+            return False
+        if self._marked:  # a new delivery: marked afresh, its end the next pass after it
+            self._first.repaint_started()
+            self._ended.start()
+        else:
             self.mark()
         return False

@@ -37,7 +37,6 @@ class Asked:
     started: bool = False
     over: bool = False  # answered, failed or dropped: a late cancel (closing its progress) changes nothing
     progress: QProgressDialog | None = None
-    watching: bool = False  # the window's repaints are marked for its check (until it answers or is dropped)
 
     def names(self) -> str:
         return ", ".join(self.ids[:3]) + (f" and {len(self.ids) - 3} more" if len(self.ids) > 3 else "")
@@ -55,9 +54,9 @@ def answered(result: Checked) -> Check:
 class ApprovalChecks:
     def __init__(self, workspace: Workspace, held: UndoBehindCheck, dialog_parent: QWidget) -> None:
         self.workspace, self._held, self._parent = workspace, held, dialog_parent
-        # a bulk approval's check, and its progress dialog; the window's repaints, marked while one runs
+        # a bulk approval's check, and its progress dialog (the check gives way to the window's repaints, which are
+        # always marked: ui/common/repaint_marks.py)
         self._progress = CheckProgress(dialog_parent, workspace.jobs.pacing.window)
-        self.repaints = workspace.jobs.repaints
         self._queue: deque[Asked] = deque()  # in the order asked; the first one's check is the one running
 
     def ask(self, asked: Asked) -> None:
@@ -83,8 +82,6 @@ class ApprovalChecks:
         asked.started = True
         if len(asked.ids) > 1:
             asked.progress = self._progress.open(self._parent, len(asked.ids), lambda: self._cancelled(asked))
-            asked.watching = True
-            self.repaints.watch(self._parent.window())  # the check gives way to them (infra/window_first.py)
         emit = every(PROGRESS_EVERY_S, self._progress.changed.emit)
         ids, check = list(asked.ids), asked.check
         self.workspace.jobs.read(
@@ -98,7 +95,6 @@ class ApprovalChecks:
         if asked.over:
             return
         asked.over = True
-        self._unwatch(asked)  # the check is done: the questions that follow are read with no event filtered
         self._progress.close(asked.progress)
         approved = waits = False
         try:
@@ -130,13 +126,7 @@ class ApprovalChecks:
             self.workspace.messages.status(said, 8000)
         self._finish(asked, False, False)
 
-    def _unwatch(self, asked: Asked) -> None:
-        if asked.watching:
-            asked.watching = False
-            self.repaints.unwatch()
-
     def _finish(self, asked: Asked, approved: bool, waits: bool) -> None:
-        self._unwatch(asked)
         if asked in self._queue:
             self._queue.remove(asked)
         self._held.ended(asked, approved, waits)  # an undo pressed meanwhile runs behind its write, or is refused
