@@ -99,6 +99,7 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="plur-bad-input-"))
     os.environ.setdefault("XDG_DATA_HOME", str(tmp / "data"))
     os.environ.setdefault("XDG_CACHE_HOME", str(tmp / "cache"))
+    os.environ.setdefault("XDG_CONFIG_HOME", str(tmp / "config"))  # the trust file: not the user's own
     (tmp / "base").mkdir()
     base = small_session(tmp / "base").store.root
     work = tmp / "work"

@@ -90,6 +90,7 @@ def main() -> None:
         work = ns.store.resolve() if ns.store else Path(tmp)
         os.environ["XDG_DATA_HOME"] = str(work / "data")  # the bench reviewer's key stays in the work folder
         os.environ["XDG_CACHE_HOME"] = str(work / "cache")
+        os.environ["XDG_CONFIG_HOME"] = str(work / "config")  # and the trust file naming it
         store, home = work / "store", work / "home"
         env = plur_env(store, home)
         rows: list[tuple[str, str]] = []

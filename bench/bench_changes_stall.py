@@ -83,6 +83,7 @@ def main() -> int:
     shutil.copytree(kept / "data", work / "data", symlinks=True)  # the bench reviewer's key
     os.environ["XDG_CACHE_HOME"] = str(work / "cache")
     os.environ["XDG_DATA_HOME"] = str(work / "data")
+    os.environ["XDG_CONFIG_HOME"] = str(work / "config")  # the trust file: not the user's own
     store = work / "store"
 
     from plur_desk.app.review.bootstrap import open_session

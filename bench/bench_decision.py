@@ -155,6 +155,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="bench-decision-"))
     os.environ["XDG_DATA_HOME"] = str(work / "data")
     os.environ["XDG_CACHE_HOME"] = str(work / "cache")
+    os.environ["XDG_CONFIG_HOME"] = str(work / "config")  # the trust file: not the user's own
     try:
         if args.store is not None:
             store = Path(shutil.copytree(args.store, work / "store"))

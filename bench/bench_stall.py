@@ -332,6 +332,9 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="stall-"))
     os.environ["XDG_CACHE_HOME"] = str(work / "cache")
     os.environ["XDG_DATA_HOME"] = str(work / "data")
+    # the trust file, else every run adds its new reviewer key to the user's own: 77 runs made each signature
+    # shown in the History pane 77 verifications on the window's thread (the newest key is tried last)
+    os.environ["XDG_CONFIG_HOME"] = str(work / "config")
     rng = "mulberry32" if args.statements == "distinct" else None
     store = copy_store(template_store(args.engrams, args.drafts, rng), work / "store")
     ids = [line.split(": ", 1)[1].strip() for line in (store / "engrams.yaml").open() if line.startswith("  - id: ")]
