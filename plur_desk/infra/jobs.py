@@ -74,7 +74,7 @@ class Job:
             raise Cancelled
         if done is not None and self.progress is not None:
             self.progress(done, total)
-        if self.pacing is None:
+        if self.pacing is None or _store_locks.get():
             return
         self.pacing.window.yield_to_repaint()  # a repaint of the window under way goes first (window_first.py)
         if reviewer:
@@ -84,6 +84,18 @@ class Job:
 
 
 _current: ContextVar[Job | None] = ContextVar("plur_desk_job", default=None)
+_store_locks: ContextVar[int] = ContextVar("plur_desk_store_locks", default=0)
+
+
+@contextmanager
+def holding_store_lock() -> Iterator[None]:
+    """The block holds a store file's lock (store/locking/lock.py `locked`): no step inside it waits for the window
+    or for another computation (an agent may be waiting for the lock); progress and cancel still count."""
+    token = _store_locks.set(_store_locks.get() + 1)
+    try:
+        yield
+    finally:
+        _store_locks.reset(token)
 
 
 def current_job() -> Job | None:
@@ -119,9 +131,9 @@ def checkpoints(items: Iterable[T], every: int = 512) -> Iterator[T]:
 def give_way() -> None:
     """Between the small steps of a computation (a bulk approval's contradiction check, each signature verified):
     wait while the window repaints (infra/window_first.py `yield_to_repaint`), at most `MAX_WAIT_S` each time. Never
-    stops the computation. Free outside a job and on the window's own thread."""
+    stops the computation. Free outside a job, on the window's own thread and while a store's lock is held."""
     job = _current.get()
-    if job is not None and job.pacing is not None:
+    if job is not None and job.pacing is not None and not _store_locks.get():
         job.pacing.window.yield_to_repaint()
 
 

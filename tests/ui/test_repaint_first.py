@@ -144,6 +144,32 @@ def test_the_check_gives_way_while_its_progress_dialog_first_shows(qtbot):
     progress.close(dialog)
 
 
+def test_nothing_waits_for_a_repaint_while_it_holds_a_store_lock(window, qtbot, monkeypatch, tmp_path):
+    """An agent may be waiting for the lock: a write's steps and verifications inside it never pause for the window
+    (the write path waits, if at all, before it takes the lock)."""
+    import threading
+
+    from plur_desk.infra import window_first
+    from plur_desk.infra.jobs import Job, checkpoint, give_way, running
+    from plur_desk.store.locking.lock import locked
+
+    monkeypatch.setattr(window_first, "MAX_WAIT_S", 3600.0)
+    qtbot.wait(50)
+    done = threading.Event()
+
+    def run() -> None:
+        with running(Job(window.jobs.pacing)), locked(tmp_path / "engrams.yaml"):
+            checkpoint()
+            give_way()
+            done.set()
+
+    window.drafts.model.index(0, 0)  # a repaint is marked, and stays so while this thread does not run the loop
+    thread = threading.Thread(target=run)
+    thread.start()
+    assert done.wait(10) and window.jobs.pacing.window.repainting
+    thread.join(10)
+
+
 def test_a_marked_repaint_cuts_the_switch_interval_until_it_ends(window, qtbot):
     """Threads that do not give way (a write, a load) hand the interpreter lock to the repaint's calls sooner while
     it is marked; the window's usual interval is back once it ends, so background threads are not switched every

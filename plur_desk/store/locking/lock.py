@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from plur_desk.infra.errors import LockTimeout
+from plur_desk.infra.jobs import holding_store_lock
 from plur_desk.store.locking import lock_takeover
 from plur_desk.store.locking.lock_heartbeat import SYSTEM_CLOCK, Heartbeat, LockClock
 
@@ -189,7 +190,8 @@ def locked(target: Path, policy: LockPolicy = ENGRAMS_POLICY, clock: LockClock =
         _sweep_publish_files(lock)
         beat = Heartbeat(lock, token, HEARTBEAT_SECONDS, clock)
         try:
-            yield token
+            with holding_store_lock():  # nothing inside waits for the window's repaints or another computation
+                yield token
         finally:
             beat.stop()  # before the release, as PLUR stops its heartbeat, so we never touch a lock after it
             lock_takeover.release_if_ours(lock, token)

@@ -11,7 +11,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from nacl.exceptions import BadSignatureError
 from nacl.signing import VerifyKey
 
-from plur_desk.domain.trust import TrustedKey, TrustedKeys, TrustState
+from plur_desk.domain.trust import TrustedKey, TrustedKeys, TrustState, fingerprint
 from plur_desk.store.history.chain import event_hash
 from plur_desk.store.keys.keys_file import KeyRegistry, read_keys, register_key, replace_key
 from plur_desk.store.keys.signatures import classify, private_key_der, public_key_b64, sign
@@ -186,3 +186,31 @@ def test_a_review_record_is_backed_only_by_the_event_of_the_same_decision():
     assert not backs_review(approval, approval["engram_id"], {**record, "state": "rejected"})
     assert not backs_review(approval, approval["engram_id"], {**record, "by": "Bob"})
     assert not backs_review(approval, "ENG-OTHER", record)
+
+
+def test_a_reviewer_with_many_keys_has_a_new_line_verified_once_and_the_verdict_is_the_same(tmp_path):
+    """Keys are tried newest first, each distinct key once: what a rotated or re-created key signs now costs one
+    verification, whatever the trust file kept; an old key's line is still found, with the same verdict."""
+    keys = [Ed25519PrivateKey.generate() for _ in range(6)]
+    register_key(tmp_path, "human:Ada", public_key_b64(keys[-1]), "2026-12-01T00:00:00.000Z")
+    registry = read_keys(tmp_path)
+    listed = [*keys, keys[0]]  # a key listed twice (own, and endorsed by a teammate)
+    trusted = TrustedKeys(tuple(TrustedKey("human:Ada", public_key_b64(k), "own") for k in listed))
+    tried: list[str] = []
+
+    def counting(event, public_key):  # type: ignore[no-untyped-def]
+        from plur_desk.store.keys.signatures import verify
+
+        tried.append(public_key)
+        return verify(event, public_key)
+
+    newest = classify(sign(_human(), keys[-1], "human:Ada"), registry, trusted, counting)
+    assert newest.state is TrustState.VALID and tried == [public_key_b64(keys[-1])]
+    tried.clear()
+    oldest = classify(sign(_human(), keys[0], "human:Ada"), registry, trusted, counting)
+    assert oldest.state is TrustState.VALID and fingerprint(public_key_b64(keys[0])) in oldest.detail
+    assert len(tried) == len(set(tried)) == 6  # each distinct key once
+    tried.clear()
+    forged = classify(sign(_human(), Ed25519PrivateKey.generate(), "human:Ada"), registry, trusted, counting)
+    assert forged.state is TrustState.INVALID
+    assert len(tried) == 7 and len(set(tried[:6])) == 6  # each trusted key once, then the one keys.yaml lists
