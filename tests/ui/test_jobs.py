@@ -237,3 +237,30 @@ def test_a_read_runs_as_its_job_and_a_stoppable_one_stops_at_its_checkpoint_once
     qtbot.waitUntil(lambda: jobs.pending() == 0, timeout=20000)
     assert seen == [True, "newer"] and errors == []  # the stopped read is neither shown nor told as a failure
     assert len(steps) < 200_000
+
+
+def test_a_job_submitted_behind_lets_the_lanes_later_jobs_go_first(qtbot):
+    """The agent changes' detection (a read of the session) waits on the session's lane behind every decision
+    submitted after it, until it starts; jobs of the same standing keep their order."""
+    pool = Jobs()
+    release, started = threading.Event(), threading.Event()
+    ran: list[str] = []
+
+    def job(name: str, wait: bool = False):  # type: ignore[no-untyped-def]
+        def fn() -> str:
+            if wait:
+                started.set()
+                release.wait(10)
+            ran.append(name)
+            return name
+
+        return fn
+
+    pool.submit(job("load", wait=True))  # holds the lane's one thread
+    assert started.wait(10)
+    pool.submit(job("detect"), behind=True)
+    pool.submit(job("decision 1"), decision=True)
+    pool.submit(job("decision 2"), decision=True)
+    release.set()
+    qtbot.waitUntil(lambda: pool.pending() == 0, timeout=10000)
+    assert ran == ["load", "decision 1", "decision 2", "detect"]

@@ -51,6 +51,7 @@ from plur_desk.domain.agents.baseline_renames import follow_renames
 from plur_desk.domain.review import ABSENT, Patch, Reviewer
 from plur_desk.domain.seen import Seen
 from plur_desk.infra.errors import ActionRefused, Outcome
+from plur_desk.infra.jobs import giving_way
 from plur_desk.store import baseline as baseline_file
 
 if TYPE_CHECKING:  # the ratification's module (the commands) loads with the first decision, not at launch
@@ -286,8 +287,8 @@ class ChangeWatch:
         if problem:
             raise ActionRefused(f"the store is read-only ({'; '.join(problem)}); watching was not started")
         by_id = self.snapshot.engrams
-        engrams = {i: engram_values(e) for i, e in by_id.items()}
-        extras = {i: engram_extras(e) for i, e in by_id.items()}
+        engrams = {i: engram_values(e) for i, e in giving_way(by_id.items())}  # a repaint need not wait (50k: ~1 s)
+        extras = {i: engram_extras(e) for i, e in giving_way(by_id.items())}
         tensions = {str(t.get("id")): tension_values(t) for t in self.snapshot.tensions.values()}
         note = "watching from here: claims nothing about the content"
         self._append("watching", engrams, tensions, note=note, extras=extras)

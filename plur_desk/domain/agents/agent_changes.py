@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
+from plur_desk.infra.jobs import giving_way
+
 ENGRAM_FIELDS: tuple[str, ...] = (
     "statement",
     "commitment",
@@ -333,9 +335,9 @@ def detect(
     known, known_at = baseline.engrams, baseline.engram_at
     get = known.get
     if watched is None:
-        moved = [(i, now) for i, engram in engrams.items() if get(i) != (now := engram_values(engram))]
+        moved = [(i, now) for i, engram in giving_way(engrams.items()) if get(i) != (now := engram_values(engram))]
     else:
-        moved = [(i, now) for i, now in watched.items() if get(i) != now]
+        moved = [(i, now) for i, now in giving_way(watched.items()) if get(i) != now]
     if prefetch is not None:
         prefetch(_wanted(baseline, engrams, tensions, moved))
     for ident, record in tensions.items():

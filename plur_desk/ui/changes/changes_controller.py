@@ -113,7 +113,7 @@ class ChangesController(QObject):
             self._queued = False  # a request from now on sees the store after what this one reads
             return _find(session)
 
-        self.ws.jobs.submit(find, self._show, self.ws.fail, same_store=True)
+        self.ws.jobs.submit(find, self._show, self.ws.fail, same_store=True, behind=True)  # decisions go first
 
     def _show(self, result: object) -> None:
         note, changes, seen = cast(Found, result)
