@@ -178,8 +178,9 @@ def check_signature(
                 key.public_key,
             )
     listed = registry.for_identity(signer)
+    failed = {k.public_key for k in mine}  # every trusted key was tried above, and none verified
     for entry in _tried(listed):
-        if verifies(event, entry.public_key):
+        if entry.public_key not in failed and verifies(event, entry.public_key):
             shown = f"the key keys.yaml lists for {signer} (fingerprint {fingerprint(entry.public_key)})"
             if mine:
                 yours = ", ".join(fingerprint(k.public_key) for k in mine)
