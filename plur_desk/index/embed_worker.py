@@ -1,6 +1,8 @@
 """Whole-store embedding in its own process: `python -m plur_desk.index.embed_worker PARTS_DIR [NICE]`.
 
-stdin: marshal of [(content_hash, statement)] (already deduplicated, only what has no vector yet). The texts go
+stdin: marshal frames, one after another, each of a list of (content_hash, statement) pairs (already deduplicated,
+only what has no vector yet; FEED_PIECE pairs a frame: one `marshal.dumps` of 50,000 pairs held the window's
+interpreter lock 40-50 ms as the embedding started at a store's open). The texts go
 shortest first, PART_SIZE at a time: each part is tokenised, sorted by token count and cut into batches of equal
 or nearly equal length (almost no padding; embeddings.length_batches); the batches run on one
 onnxruntime session from one thread per core (session.run releases the GIL; one intra-op thread each, so a core
@@ -20,12 +22,15 @@ import sys
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
+from plur_desk.infra.jobs import give_way
 from plur_desk.infra.workers import worker_command
 
 PART_SIZE = 2048
+FEED_PIECE = 2000  # pairs per marshal frame on the worker's stdin
 
 
 def embed_all(
@@ -91,11 +96,23 @@ def start(
     )
     assert proc.stdin is not None
     try:
-        proc.stdin.write(marshal.dumps(pairs))
+        for first in range(0, len(pairs), FEED_PIECE):
+            give_way()  # each frame is one C call that keeps the interpreter lock: a repaint goes first
+            proc.stdin.write(marshal.dumps(pairs[first : first + FEED_PIECE]))
         proc.stdin.close()
     except OSError:
         proc.kill()
     return proc
+
+
+def read_pairs(stream: BinaryIO) -> list[tuple[str, str]]:
+    """Every frame `start` wrote, until the end of the stream."""
+    pairs: list[tuple[str, str]] = []
+    while True:
+        try:
+            pairs.extend(marshal.load(stream))
+        except EOFError:
+            return pairs
 
 
 def _main() -> None:
@@ -105,7 +122,7 @@ def _main() -> None:
     # (bench_embed --approve: median 131/223 ms with it running vs 153/192 ms without; at nice 5 alone, ~2x).
     with contextlib.suppress(OSError, AttributeError):
         os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))  # type: ignore[attr-defined,unused-ignore]
-    pairs = marshal.loads(sys.stdin.buffer.read())
+    pairs = read_pairs(sys.stdin.buffer)
 
     def report(done: int, total: int) -> None:
         sys.stdout.write(f"{done} {total}\n")

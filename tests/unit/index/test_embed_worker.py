@@ -40,9 +40,11 @@ def _distinct(session: ReviewSession) -> dict[str, str]:
     return out
 
 
-def test_the_worker_gives_the_in_process_vectors_each_content_once(session, tmp_path):
+def test_the_worker_gives_the_in_process_vectors_each_content_once(session, tmp_path, monkeypatch):
     service = SearchService(session, tmp_path / "cache")
     distinct = _distinct(session)
+    monkeypatch.setattr(embed_worker, "FEED_PIECE", 3)  # its stdin in many frames: every pair of every frame embedded
+    assert len(distinct) > 3 * embed_worker.FEED_PIECE
     assert service.embed_missing() == len(distinct)
     assert set(service.vectors.vectors) == set(distinct)
     assert not list(service.vectors.parts_dir.glob("*.npz"))  # merged into the one cache file
