@@ -17,6 +17,7 @@ computation whose state a stop would leave half made) gives way to the repaint a
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -25,6 +26,7 @@ from typing import TypeVar
 
 from plur_desk.infra.turns import PATIENCE_S, Turns
 from plur_desk.infra.window_first import WindowFirst
+from plur_desk.infra.workers import lower_this_thread
 
 T = TypeVar("T")
 
@@ -39,10 +41,18 @@ class Pacing:
     """One window's pacing of its background work: the computations' turns, the window's bursts and the reviewer's
     decisions they step aside for, and how far below the window its worker processes run (infra/workers.py)."""
 
-    def __init__(self, workers_below: int = 0) -> None:
+    def __init__(self, workers_below: int = 0, threads_below: int = 0) -> None:
         self.turns = Turns()
         self.window = WindowFirst(self.turns)
         self.workers_below = workers_below
+        self.threads_below = threads_below
+        # the nice value of the thread that made the pacing (the window's): its job threads run `threads_below` under
+        self._window_nice = os.getpriority(os.PRIO_PROCESS, 0) if hasattr(os, "getpriority") else 0
+
+    def lower_job_thread(self) -> None:
+        """On a job's thread as it starts a job: that thread runs `threads_below` nice steps below the window's."""
+        if self.threads_below > 0:
+            lower_this_thread(self._window_nice + self.threads_below)
 
 
 class Job:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import threading
 from pathlib import Path
 
 # The folder that holds this process's plur_desk package (a checkout, or site-packages when installed).
@@ -30,3 +31,14 @@ def lower_worker(pid: int, steps: int) -> None:
     if steps > 0 and hasattr(os, "setpriority"):
         with contextlib.suppress(OSError):
             os.setpriority(os.PRIO_PROCESS, pid, min(19, os.getpriority(os.PRIO_PROCESS, 0) + steps))
+
+
+def lower_this_thread(nice: int) -> None:
+    """Run the calling thread at `nice` (Linux, where a thread's nice value is its own; nothing elsewhere, or where
+    it is refused). The window's job threads run below its own thread (infra/jobs.py `Pacing`): at the same nice
+    value, a job thread that had the core the window's thread woke on kept it 15 ms while the window's thread,
+    woken, waited to run (`perf record -e sched:sched_switch -e sched:sched_wakeup` over an approve: a stall of 20
+    ms, the other core running the embedding). A lower thread still gets every cycle the window does not want."""
+    if sys.platform == "linux" and hasattr(os, "setpriority"):
+        with contextlib.suppress(OSError):
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), min(19, nice))

@@ -33,6 +33,7 @@ POLL = "poll"  # the once-a-second look at the store's lock and files
 LANES = (SESSION, READS, INDEX, SCALE, CONFLICTS, POLL)
 READ_THREADS = 2
 WORKERS_BELOW = 10  # the window's parse workers: nice steps below it (infra/workers.py `lower_worker`)
+THREADS_BELOW = 5  # the threads running its jobs: nice steps below the window's thread (`lower_this_thread`)
 
 Done = Callable[[object], None]
 Failed = Callable[[Exception], None]
@@ -52,6 +53,8 @@ class _Run(QRunnable):
     def run(self) -> None:
         fn, self.fn = self.fn, _done  # the pool's wrapper may outlive the run: it keeps no closure (a session) alive
         job = self.job
+        if job.pacing is not None:
+            job.pacing.lower_job_thread()  # the window's thread first for a core (infra/workers.py)
         if self.steps_aside and job.pacing is not None:
             job.pacing.window.yield_to_window()  # started during a key press's work: after it (window_first.py)
         try:
@@ -91,7 +94,7 @@ class Jobs(QObject):
 
     def __init__(self, parent: QObject | None = None, pacing: Pacing | None = None, threads: int = READ_THREADS):
         super().__init__(parent)
-        self.pacing = pacing if pacing is not None else Pacing(workers_below=WORKERS_BELOW)
+        self.pacing = pacing if pacing is not None else Pacing(workers_below=WORKERS_BELOW, threads_below=THREADS_BELOW)
         self.repaints = RepaintMarks(self.pacing.window, self)  # the window's models mark their repaints with it
         self._lanes: dict[str, QThreadPool] = {}
         for lane in LANES:  # (made before the signals: a pool, deleted first, waits for its jobs to have answered)
