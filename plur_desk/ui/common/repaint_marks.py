@@ -36,10 +36,12 @@ from plur_desk.infra.window_first import WindowFirst
 REPAINTS = (QEvent.Type.UpdateRequest, QEvent.Type.LayoutRequest)
 # While a repaint is marked, a thread waiting for the interpreter lock asks for it after this long, not after the
 # window's usual switch interval (ui/app.py): the repaint's calls into Python take the lock back from a thread that
-# never gives way (a write, a load) in ~0.1 ms, not 1 ms. Only for the repaint: between background threads a switch
-# every 0.1 ms would cost them throughput. (bench_stall, one run each: a bulk approval's longest stall 97 -> 22 ms,
-# hold J 32 -> 30 ms, with the marks alone and with this beside them.)
-PAINTING_SWITCH_S = 0.0001
+# never gives way (a write, a load) in tens of microseconds, not 1 ms. Only for the repaint: between background
+# threads a switch that often would cost them throughput. (bench_stall, one run each: a bulk approval's longest
+# stall 97 -> 22 ms, hold J 32 -> 30 ms, with the marks alone and with 0.1 ms beside them. A table of 100 cells
+# repainted beside three threads running Python at the job threads' nice value: 0.1 ms, median 20.6 / p90 29.7 / max
+# 53 ms; 0.02 ms, 17.0 / 21.1 / 24.7 ms; the same beside two: 7.5 / 8.1 / 9.2 and 7.3 / 8.0 / 8.6 ms.)
+PAINTING_SWITCH_S = 0.00002
 
 
 def _usual_interval(otherwise: float) -> float:
