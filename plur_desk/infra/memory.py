@@ -89,12 +89,15 @@ def gc_paused() -> Iterator[None]:
     """No cyclic collection inside: building millions of small objects (a store's records) or the window's modules
     and widgets, none of them garbage, the young collections only slow the build down (at launch ~190 of them,
     30-40 ms of a warm 50,000-engram launch). What is alive afterwards is kept out of the passes
-    (`keep_loaded_objects`). Nested: only the outermost turns the collector back on."""
+    (`keep_loaded_objects`), before the collector is on again. Nested: only the outermost turns it back on."""
     was = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if was:
-            gc.enable()
+            # kept first, then the collector on: the other way round, a thread that allocated between the two ran a
+            # young collection over everything made while it was off, in one hold of the interpreter lock (a 170 ms
+            # pass at a 50,000-engram cold open, bench_stall's gc.callbacks)
             keep_loaded_objects()
+            gc.enable()
