@@ -14,6 +14,11 @@ if TYPE_CHECKING:  # the dialog's class is made by PySide on its first import: w
     from PySide6.QtWidgets import QProgressDialog, QWidget
 
 PROGRESS_EVERY_S = 0.05  # a check's progress reaches the window at most this often (and always at its end)
+# The progress shows only for a check that takes this long in all (Qt's estimate from its progress so far, or once it
+# has run this long): one of ~0.5 s (500 drafts at 50,000 engrams) showed its window for a moment, and showing it took
+# the window 36-44 ms in one tick (every list repaints as the window goes inactive, and the new window's first paint;
+# bench_stall --trace), then as much again as it closed. The question that follows the check is the feedback then.
+SHOW_AFTER_MS = 1000
 
 
 def every(seconds: float, emit: Callable[[int, int], object]) -> Callable[[int, int], None]:
@@ -69,13 +74,14 @@ class CheckProgress(QObject):
 
 
 def progress_dialog(parent: QWidget | None, total: int, cancel: Callable[[], object]) -> QProgressDialog:
-    """The window-modal progress of a check of `total` drafts, shown after 400 ms; Cancel and Escape call `cancel`."""
+    """The window-modal progress of a check of `total` drafts, shown when the check takes `SHOW_AFTER_MS` or more;
+    Cancel and Escape call `cancel`."""
     from PySide6.QtWidgets import QProgressDialog
 
     dialog = QProgressDialog(f"Checking {total} drafts for contradictions…", "Cancel", 0, total, parent)
     dialog.setObjectName("conflictCheckProgress")
     dialog.setWindowModality(Qt.WindowModality.WindowModal)
-    dialog.setMinimumDuration(400)
+    dialog.setMinimumDuration(SHOW_AFTER_MS)
     dialog.setAutoClose(False)
     dialog.setAutoReset(False)
     dialog.canceled.connect(cancel)
