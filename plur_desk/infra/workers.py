@@ -38,7 +38,8 @@ def lower_this_thread(nice: int) -> None:
     it is refused). The window's job threads run below its own thread (infra/jobs.py `Pacing`): at the same nice
     value, a job thread that had the core the window's thread woke on kept it 15 ms while the window's thread,
     woken, waited to run (`perf record -e sched:sched_switch -e sched:sched_wakeup` over an approve: a stall of 20
-    ms, the other core running the embedding). A lower thread still gets every cycle the window does not want."""
+    ms, the other core running the embedding). A lower thread still gets every cycle the window does not want. (Not
+    a thread that writes under the store's lock: an agent waiting for the lock would wait longer on a busy machine.)"""
     if sys.platform == "linux" and hasattr(os, "setpriority"):
         with contextlib.suppress(OSError):
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), min(19, nice))

@@ -33,7 +33,10 @@ POLL = "poll"  # the once-a-second look at the store's lock and files
 LANES = (SESSION, READS, INDEX, SCALE, CONFLICTS, POLL)
 READ_THREADS = 2
 WORKERS_BELOW = 10  # the window's parse workers: nice steps below it (infra/workers.py `lower_worker`)
-THREADS_BELOW = 5  # the threads running its jobs: nice steps below the window's thread (`lower_this_thread`)
+# The threads running its jobs, but the session's: nice steps below the window's thread (`lower_this_thread`). The
+# session's lane writes under the store's lock: it keeps the window's priority, so an agent waiting for the lock never
+# waits longer because a write of ours ran below a busy machine's other work.
+THREADS_BELOW = 5
 
 Done = Callable[[object], None]
 Failed = Callable[[Exception], None]
@@ -49,11 +52,12 @@ class _Run(QRunnable):
         super().__init__()
         self.token, self.job, self.fn, self.signals, self.read = token, job, fn, signals, read
         self.steps_aside = True
+        self.lowered = True  # its thread runs below the window's (not the session's lane: THREADS_BELOW)
 
     def run(self) -> None:
         fn, self.fn = self.fn, _done  # the pool's wrapper may outlive the run: it keeps no closure (a session) alive
         job = self.job
-        if job.pacing is not None:
+        if self.lowered and job.pacing is not None:
             job.pacing.lower_job_thread()  # the window's thread first for a core (infra/workers.py)
         if self.steps_aside and job.pacing is not None:
             job.pacing.window.yield_to_window()  # started during a key press's work: after it (window_first.py)
@@ -153,6 +157,7 @@ class Jobs(QObject):
         token, job = self._enter(lane, "", on_done, on_error, same_store, stoppable=False)
         run = _Run(token, job, fn, self._signals, read=False)
         run.steps_aside = not decision
+        run.lowered = lane != SESSION
         self._pool(lane).start(run, -1 if behind else 0)
         return token
 
