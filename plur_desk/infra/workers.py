@@ -30,7 +30,9 @@ def lower_worker(pid: int, steps: int) -> None:
     else wants, so a load on an otherwise idle machine is as fast."""
     if steps > 0 and hasattr(os, "setpriority"):
         with contextlib.suppress(OSError):
-            os.setpriority(os.PRIO_PROCESS, pid, min(19, os.getpriority(os.PRIO_PROCESS, 0) + steps))
+            # below the process's main thread (the window's): on Linux `0` would be the calling thread, and a job
+            # thread runs below the window already (`lower_this_thread`)
+            os.setpriority(os.PRIO_PROCESS, pid, min(19, os.getpriority(os.PRIO_PROCESS, os.getpid()) + steps))
 
 
 def lower_this_thread(nice: int) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 
 import pytest
 
@@ -87,10 +88,40 @@ def test_a_window_s_parse_workers_run_below_it_and_a_command_s_do_not():
     seen = []
     for job in (None, Job(Pacing(workers_below=0)), Job(Pacing(workers_below=3))):
         with running(job) if job is not None else contextlib.nullcontext():
-            proc = parse_pool._start_worker()
-        try:
-            seen.append(os.getpriority(os.PRIO_PROCESS, proc.pid) - mine)
-        finally:
-            proc.kill()
-            proc.wait()
+            seen.append(_started_worker_nice() - mine)
     assert seen == [0, 0, 3]
+
+
+def _started_worker_nice() -> int:
+    """The nice value a parse worker started here runs at (the worker is ended at once)."""
+    proc = parse_pool._start_worker()
+    try:
+        return os.getpriority(os.PRIO_PROCESS, proc.pid)
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="a thread's own nice value is Linux's")
+def test_a_window_s_parse_workers_started_from_a_lowered_job_thread_run_below_the_window_not_below_that_thread():
+    """A job's thread runs below the window's (`lower_this_thread`); the parse workers it starts still run
+    `workers_below` steps below the window's thread, not that many below its own."""
+    import threading
+
+    from plur_desk.infra.jobs import Job, Pacing, running
+    from plur_desk.infra.workers import lower_this_thread
+
+    mine = os.getpriority(os.PRIO_PROCESS, 0)
+    if mine > 19 - 8:
+        pytest.skip("this process already runs too low")
+    seen: list[int] = []
+
+    def in_a_job_thread() -> None:
+        lower_this_thread(mine + 5)
+        with running(Job(Pacing(workers_below=3))):
+            seen.append(_started_worker_nice() - mine)
+
+    thread = threading.Thread(target=in_a_job_thread)
+    thread.start()
+    thread.join(60)
+    assert seen == [3]
