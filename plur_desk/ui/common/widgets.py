@@ -105,6 +105,11 @@ class SafeBrowser(QTextBrowser):
 
     Everything it shows is built by us with escaped text, so nothing should ever ask; `blocked` records any
     request that does arrive (the hostile-corpus test asserts it stays empty).
+
+    Its vertical scroll bar is always there. Shown only when needed, every new text hid it (the document emptied)
+    and showed it again (laid out): the view narrowed, the whole text was laid out a second time at the new width
+    and the pane repainted, on each detail a selection or a late result brings. One update of a detail that
+    scrolls took 8.1 ms (median, max 18 ms) against 4.1 ms (max 6.3) with the bar kept, offscreen, idle.
     """
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -112,6 +117,7 @@ class SafeBrowser(QTextBrowser):
         self.blocked: list[str] = []
         self.setOpenLinks(False)
         self.setOpenExternalLinks(False)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
 
     def loadResource(self, kind: int, name: QUrl | str) -> Any:
         self.blocked.append(name.toString() if isinstance(name, QUrl) else name)
