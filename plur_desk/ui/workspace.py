@@ -117,10 +117,12 @@ class Workspace(QObject):
         about: str = "",
         failed: Callable[[], None] | None = None,
         approval: bool = False,
+        many: bool = False,
     ) -> None:
         """Run a session change on the session's lane; `applied` (then `after()`, when given) or a message follows.
         `about` names what failed in that message (the reviewer may be on another draft by then); `failed()` runs
-        after it. `approval`: an approval's write, asked for at its key press and written once its check answered."""
+        after it. `approval`: an approval's write, asked for at its key press and written once its check answered.
+        `many`: a decision on many drafts, whose write starts after the window's burst (ui/common/jobs.py)."""
         if not approval:
             self.decisions_handed += 1
 
@@ -140,7 +142,7 @@ class Workspace(QObject):
             if failed is not None:
                 failed()
 
-        self.jobs.submit(fn, done, refused, decision=True)
+        self.jobs.submit(fn, done, refused, decision=True, many=many)
 
     def replay(self, *, redo: bool) -> None:
         """Undo (or redo) on the session's lane the action on top as it is at this key press, or, behind actions

@@ -13,7 +13,10 @@ from ui.conftest import answer_modal, engrams_on_disk, human_events
 FLAGS = {"expired", "not yet valid", "credential-like string", "instruction-like text", "rejected before"}
 
 
-def test_enter_approves_the_clean_drafts_and_leaves_the_flagged_ones(qtbot, window, store_copy):
+def test_enter_approves_the_clean_drafts_and_leaves_the_flagged_ones(qtbot, window, store_copy, monkeypatch):
+    jobs, decisions = window.workspace.jobs, []
+    submit = jobs.submit
+    monkeypatch.setattr(jobs, "submit", lambda *a, **k: (k.get("decision") and decisions.append(k), submit(*a, **k))[1])
     window.drafts.table.setFocus()
     qtbot.keyClick(window.drafts.table, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)  # select all
     rows = window.drafts.selected_rows()
@@ -36,6 +39,7 @@ def test_enter_approves_the_clean_drafts_and_leaves_the_flagged_ones(qtbot, wind
     on_disk = engrams_on_disk(store_copy)
     assert all(on_disk[i]["commitment"] == "draft" for i in flagged)
     assert {r.id for r in window.drafts.model.rows} == flagged  # still waiting
+    assert [k["many"] for k in decisions] == [True]  # its write started after the window's burst (jobs.submit)
     qtbot.waitUntil(lambda: "left in the queue" in window.statusBar().currentMessage(), timeout=5000)
     assert f"{len(flagged)} flagged drafts left in the queue" in window.statusBar().currentMessage()
 

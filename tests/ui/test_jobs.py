@@ -152,6 +152,23 @@ def test_a_job_submitted_while_the_window_is_busy_starts_after_its_burst_in_orde
     assert all(at >= burst_ends for _, at in started)
 
 
+def test_a_decision_s_write_starts_at_once_and_a_decision_on_many_drafts_after_the_burst(qtbot):
+    """One decision's write goes at once (its time to disk is what the reviewer waits for); a bulk's, ~1 s of mostly
+    Python, waits for the key's burst like other jobs, so the repaint of the moved selection does not wait for it."""
+    import time
+
+    jobs = Jobs()
+    started: dict[str, float] = {}
+    for name, many in (("one", False), ("bulk", True)):
+        jobs.pacing.window.window_busy(0.08)  # (under MAX_WAIT_S, the longest a job waits)
+        burst_ends = jobs.pacing.window._until
+        jobs.submit(lambda name=name: started.__setitem__(name, time.monotonic()), decision=True, many=many)
+        qtbot.waitUntil(lambda: jobs.pending() == 0, timeout=10000)
+        started[name] -= burst_ends
+    assert started["one"] < -0.05  # well before the burst's end
+    assert started["bulk"] >= 0
+
+
 def test_an_action_marks_the_window_busy(qtbot):
     import time
 

@@ -144,19 +144,22 @@ class Jobs(QObject):
         *,
         lane: str = SESSION,
         decision: bool = False,
+        many: bool = False,
         same_store: bool = False,
         behind: bool = False,
     ) -> int:
         """Run `fn()` on `lane`, after the jobs submitted there before it. `decision`: the reviewer's own write,
         started at once instead of after the key press's burst (it is mostly file I/O, which releases the
         interpreter lock; the burst's wait was up to 50 ms of every decision's time to disk); other jobs step aside
-        for the window. `same_store`: `on_done`/`on_error` are not called once another store was opened. `behind`:
+        for the window, and so does a decision on `many` drafts (a bulk's write, ~1 s of mostly Python, began as the
+        question closed and the list repainted the moved selection: that repaint, its calls into Python waiting for
+        the write, was the bulk's longest tick, 21-27 ms; its store lock is taken after the wait). `same_store`: `on_done`/`on_error` are not called once another store was opened. `behind`:
         a read of the session that may come later: until it starts, every job submitted to the lane after it goes
         first (the agent changes' detection, 0.25 s of CPU at 50,000 engrams, had each decision of a run wait for
         it: key A to durable 340-380 ms instead of ~120)."""
         token, job = self._enter(lane, "", on_done, on_error, same_store, stoppable=False)
         run = _Run(token, job, fn, self._signals, read=False)
-        run.steps_aside = not decision
+        run.steps_aside = many or not decision
         run.lowered = lane != SESSION
         self._pool(lane).start(run, -1 if behind else 0)
         return token

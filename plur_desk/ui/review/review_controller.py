@@ -296,7 +296,9 @@ class ReviewController(QObject):
         bar = self.workspace.messages.status_bar
         done = (lambda: bar.showMessage(f"{bar.currentMessage()} — {note}", 8000)) if left else None
         about = f"{verb} {', '.join(decided[:3])}{' …' if len(decided) > 3 else ''}" if decided else ""
-        self.workspace.change(fn, done, about=about, failed=lambda: self._not_written(decided), approval=queued)
+        many = len(decided) > 1  # a bulk's write starts after the window's burst (ui/common/jobs.py)
+        failed = functools.partial(self._not_written, decided)
+        self.workspace.change(fn, done, about=about, failed=failed, approval=queued, many=many)
 
     def _not_written(self, decided: Sequence[str]) -> None:
         """A verdict's write failed after the queue moved on: its drafts are still listed (rows leave once written);
