@@ -258,7 +258,9 @@ class ChangeWatch:
         lines = []
         parts = chunks(engrams, tensions) if claim == "watching" else [(engrams, tensions)]
         own: dict[bytes, Reading] = {}
-        for part_engrams, part_tensions in parts:
+        # a repaint need not wait behind a whole store's lines (50 at 50,000 engrams, ~2.5 ms of Python each, on
+        # the session's lane after its first decision: that approve's repaint waited for them)
+        for part_engrams, part_tensions in giving_way(parts, every=1):
             values = line_values(part_engrams, part_tensions, extras)
             event = line_event(claim, values, self.reviewer, now, note=note, since=since)
             line = json.dumps(self.keys.sign(event), ensure_ascii=False, separators=(",", ":"))

@@ -284,3 +284,20 @@ def test_the_lines_a_session_writes_are_not_parsed_back_yet_read_as_a_fresh_read
     assert len(parsed) == 3  # the fresh read parsed every line
     assert (read.baseline, read.problems, read.lines) == (fresh.baseline, fresh.problems, fresh.lines)
     assert (read.baseline.engram_at, read.baseline.extras) == (fresh.baseline.engram_at, fresh.baseline.extras)
+
+
+def test_a_whole_store_s_baseline_lines_give_way_to_the_window_one_by_one(session, monkeypatch):
+    """Each line of a whole-store baseline is ~2.5 ms of Python on the session's lane (50 lines at 50,000 engrams):
+    a repaint under way goes first between two of them (infra/jobs.py `give_way`)."""
+    import plur_desk.infra.jobs as jobs
+
+    monkeypatch.setattr("plur_desk.domain.agents.baseline_lines.CHUNK", 1)
+    given: list[int] = []
+    give_way = jobs.give_way
+    monkeypatch.setattr(jobs, "give_way", lambda: (given.append(1), give_way())[1])
+    appended: list[int] = []
+    append = baseline.append
+    monkeypatch.setattr(baseline, "append", lambda root, lines: (appended.append(len(lines)), append(root, lines))[1])
+    assert session.watch.start() is True
+    assert appended and appended[0] > 2  # one line per engram here (fewer engrams than a `giving_way` step of 256)
+    assert len(given) >= appended[0]  # a give_way after every line
