@@ -64,7 +64,7 @@ def main() -> None:
         window.setGeometry(0, 0, width, height)
         window.show()
         window.open_path(store)
-        until(lambda: window.session is not None and window.session.history.loaded and window.runner.pending == 0)
+        until(lambda: window.session is not None and window.session.history.loaded and window.jobs.pending() == 0)
         until(lambda: any("rejected before" in r.flags for r in window.drafts.model.rows))
         # the draft that carries the most: a credential, its flags and what approving it would change
         target = next(r.id for r in window.drafts.model.rows if "credential-like string" in r.flags)
@@ -91,7 +91,7 @@ def main() -> None:
                     if found:
                         window.changes.table.setCurrentItem(found[0])
                 if name == "conflicts":  # scanned when shown: both statements of the first pair side by side
-                    until(lambda: window.conflicts_pane.found is not None and window.conflicts.runner.pending == 0, 60)
+                    until(lambda: window.conflicts_pane.found is not None and window.jobs.pending("conflicts") == 0, 60)
                 if name == "clusters":
                     until(lambda: window.clusters.built and window.clusters.model.rowCount() > 0, 60)
                 pump(0.8)
