@@ -27,7 +27,7 @@ win = MainWindow(SettingsStore(tmp / "settings.yaml"), Settings(reviewer_name="A
 win.show()
 win.open_path(store)
 deadline = time.time() + 30
-while (win.session is None or win.runner.pending) and time.time() < deadline:
+while (win.session is None or win.jobs.pending()) and time.time() < deadline:
     app.processEvents()
     time.sleep(0.02)
 for _ in range(50):
