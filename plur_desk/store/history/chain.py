@@ -18,7 +18,7 @@ from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
 
-from plur_desk.infra.json_pieces import long_list_within
+from plur_desk.infra.json_pieces import long_list_within, string_keys
 from plur_desk.store.lists.yaml_types import MAX_SAFE_INT, is_array_index, js_number_to_string
 from plur_desk.store.safe_open import open_regular
 
@@ -130,12 +130,13 @@ def js_stringify(value: object, *, sort: bool = False) -> str:
     ten times faster; a bulk approve of 500 signs, chains and writes ~1,500 of them). A value holding a long list
     is written a piece at a time, the same text (infra/json_pieces.py: one C call over a journal record of 500
     drafts held the interpreter lock ~10 ms)."""
-    if isinstance(value, (dict, list)) and long_list_within(value):
-        return _js_in_pieces(value, sort)
-    if isinstance(value, (dict, list)) and not _long_text_near_top(value):
-        text = _c_stringify(value, sort)
-        if text is not None:
-            return text
+    if isinstance(value, (dict, list)):
+        if long_list_within(value) and (isinstance(value, list) or string_keys(value)):
+            return _js_in_pieces(value, sort)
+        if not _long_text_near_top(value):
+            text = _c_stringify(value, sort)
+            if text is not None:
+                return text
     return _js_stringify(value, sort)
 
 

@@ -35,6 +35,7 @@ VALUES = [
     {"steps": [{"events": [_event(n) for n in range(100)], "fields": list(range(40))}], "pid": 7, "x": None},
     {"a": [1.5, math.inf, -0.0, 10**20, True, None] * 10, "b": [("tuple", 1)] * 40},
     {1: list(range(100)), "s": "t"},  # a key json.dumps turns into a string: written whole
+    [{2: list(range(40))}, "x", list(range(40))],  # the same inside a list written in pieces
     [[], {}, [[]] * 50, list(range(33))],
 ]
 
