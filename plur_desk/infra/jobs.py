@@ -17,7 +17,6 @@ computation whose state a stop would leave half made) gives way to the repaint a
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -46,13 +45,11 @@ class Pacing:
         self.window = WindowFirst(self.turns)
         self.workers_below = workers_below
         self.threads_below = threads_below
-        # the nice value of the thread that made the pacing (the window's): its job threads run `threads_below` under
-        self._window_nice = os.getpriority(os.PRIO_PROCESS, 0) if hasattr(os, "getpriority") else 0
 
     def lower_job_thread(self) -> None:
         """On a job's thread as it starts a job: that thread runs `threads_below` nice steps below the window's."""
         if self.threads_below > 0:
-            lower_this_thread(self._window_nice + self.threads_below)
+            lower_this_thread(self.threads_below)
 
 
 class Job:

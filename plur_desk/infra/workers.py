@@ -30,18 +30,24 @@ def lower_worker(pid: int, steps: int) -> None:
     else wants, so a load on an otherwise idle machine is as fast."""
     if steps > 0 and hasattr(os, "setpriority"):
         with contextlib.suppress(OSError):
-            # below the process's main thread (the window's): on Linux `0` would be the calling thread, and a job
-            # thread runs below the window already (`lower_this_thread`)
-            os.setpriority(os.PRIO_PROCESS, pid, min(19, os.getpriority(os.PRIO_PROCESS, os.getpid()) + steps))
+            os.setpriority(os.PRIO_PROCESS, pid, min(19, window_nice() + steps))
 
 
-def lower_this_thread(nice: int) -> None:
-    """Run the calling thread at `nice` (Linux, where a thread's nice value is its own; nothing elsewhere, or where
-    it is refused). The window's job threads run below its own thread (infra/jobs.py `Pacing`): at the same nice
-    value, a job thread that had the core the window's thread woke on kept it 15 ms while the window's thread,
-    woken, waited to run (`perf record -e sched:sched_switch -e sched:sched_wakeup` over an approve: a stall of 20
-    ms, the other core running the embedding). A lower thread still gets every cycle the window does not want. (Not
-    a thread that writes under the store's lock: an agent waiting for the lock would wait longer on a busy machine.)"""
+def window_nice() -> int:
+    """The nice value of the process's main thread, the window's. On Linux `getpriority(PRIO_PROCESS, 0)` answers
+    for the calling thread, and a job thread runs below the window already (`lower_this_thread`); the pid names the
+    main thread (elsewhere, the process)."""
+    return os.getpriority(os.PRIO_PROCESS, os.getpid()) if hasattr(os, "getpriority") else 0
+
+
+def lower_this_thread(steps: int) -> None:
+    """Run the calling thread `steps` nice steps below the window's thread (Linux, where a thread's nice value is its
+    own; nothing elsewhere, or where it is refused). The window's job threads run below its own thread
+    (infra/jobs.py `Pacing`): at the same nice value, a job thread that had the core the window's thread woke on
+    kept it 15 ms while the window's thread, woken, waited to run (`perf record -e sched:sched_switch -e
+    sched:sched_wakeup` over an approve: a stall of 20 ms, the other core running the embedding). A lower thread
+    still gets every cycle the window does not want. (Not a thread that writes under the store's lock: an agent
+    waiting for the lock would wait longer on a busy machine.)"""
     if sys.platform == "linux" and hasattr(os, "setpriority"):
         with contextlib.suppress(OSError):
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), min(19, nice))
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), min(19, window_nice() + steps))

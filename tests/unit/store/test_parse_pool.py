@@ -117,7 +117,7 @@ def test_a_window_s_parse_workers_started_from_a_lowered_job_thread_run_below_th
     seen: list[int] = []
 
     def in_a_job_thread() -> None:
-        lower_this_thread(mine + 5)
+        lower_this_thread(5)
         with running(Job(Pacing(workers_below=3))):
             seen.append(_started_worker_nice() - mine)
 
