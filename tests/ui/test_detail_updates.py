@@ -4,18 +4,9 @@ text hid the bar and showed it again, so the text was laid out twice and the who
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject
+from PySide6.QtCore import QEvent
 
-
-class _Resizes(QObject):
-    def __init__(self) -> None:
-        super().__init__()
-        self.count = 0
-
-    def eventFilter(self, _watched: QObject, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.Resize:
-            self.count += 1
-        return False
+from support.qt_events import EventCount
 
 
 def test_moving_through_the_drafts_never_resizes_the_detail_s_view(qtbot, window) -> None:  # type: ignore[no-untyped-def]
@@ -25,7 +16,7 @@ def test_moving_through_the_drafts_never_resizes_the_detail_s_view(qtbot, window
     table.setFocus()
     window.drafts.select_row(0)
     qtbot.waitUntil(lambda: window.drafts.displayed_seen() is not None, timeout=5000)
-    resizes = _Resizes()
+    resizes = EventCount(QEvent.Type.Resize)
     detail.viewport().installEventFilter(resizes)
     overflowed = 0
     for row in range(1, 4):

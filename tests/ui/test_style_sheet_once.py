@@ -3,22 +3,13 @@ opens) leaves every live widget's style alone instead of polishing all of them a
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject
+from PySide6.QtCore import QEvent
 from PySide6.QtWidgets import QApplication, QLabel
 
 from plur_desk.resources import RESOURCES
 from plur_desk.ui.app import make_application
 
-
-class StyleChanges(QObject):
-    def __init__(self) -> None:
-        super().__init__()
-        self.count = 0
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.StyleChange:
-            self.count += 1
-        return False
+from support.qt_events import EventCount
 
 
 def test_making_the_application_again_polishes_no_live_widget_again(qtbot) -> None:
@@ -27,7 +18,7 @@ def test_making_the_application_again_polishes_no_live_widget_again(qtbot) -> No
     label = QLabel("a widget alive before the application is made again")
     qtbot.addWidget(label)
     label.show()
-    changes = StyleChanges()
+    changes = EventCount(QEvent.Type.StyleChange)
     label.installEventFilter(changes)
     QApplication.instance().setStyleSheet(app.styleSheet() + "\n")  # the probe: a changed sheet does reach it
     assert changes.count > 0

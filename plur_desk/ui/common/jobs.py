@@ -157,10 +157,11 @@ class Jobs(QObject):
         interpreter lock; the burst's wait was up to 50 ms of every decision's time to disk); other jobs step aside
         for the window, and so does a decision on `many` drafts (a bulk's write, ~1 s of mostly Python, began as the
         question closed and the list repainted the moved selection: that repaint, its calls into Python waiting for
-        the write, was the bulk's longest tick, 21-27 ms; its store lock is taken after the wait). `same_store`: `on_done`/`on_error` are not called once another store was opened. `behind`:
-        a read of the session that may come later: until it starts, every job submitted to the lane after it goes
-        first (the agent changes' detection, 0.25 s of CPU at 50,000 engrams, had each decision of a run wait for
-        it: key A to durable 340-380 ms instead of ~120)."""
+        the write, was the bulk's longest tick, 21-27 ms; its store lock is taken after the wait). `same_store`:
+        `on_done`/`on_error` are not called once another store was opened. `behind`: a read of the session that may
+        come later: until it starts, every job submitted to the lane after it goes first (the agent changes'
+        detection, 0.25 s of CPU at 50,000 engrams, had each decision of a run wait for it: key A to durable 340-380
+        ms instead of ~120)."""
         token, job = self._enter(lane, "", on_done, on_error, same_store, stoppable=False)
         run = _Run(token, job, fn, self._signals, read=False)
         run.steps_aside = many or not decision
